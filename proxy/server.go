@@ -1,0 +1,228 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/rs/zerolog"
+)
+
+// Config is what a Server needs; cmd/pgaccel builds it from catalog.Config.
+type Config struct {
+	// Origin is the parsed origin.dsn. Only its host, port and TLS settings
+	// are used for client sessions: users authenticate as themselves.
+	Origin *pgconn.Config
+	// TLS, when set, lets clients upgrade with SSLRequest.
+	TLS *tls.Config
+	// MaxMessageBytes bounds a single client message body (0: 64 MiB).
+	MaxMessageBytes int
+	// ShutdownGrace is how long Shutdown lets busy statements finish.
+	ShutdownGrace time.Duration
+	// DialTimeout bounds the connect to the origin (0: 10s).
+	DialTimeout time.Duration
+	// Router decides each message's route; nil means OriginRouter.
+	Router Router
+	Logger zerolog.Logger
+}
+
+// Server accepts client connections and runs one session per client.
+type Server struct {
+	cfg Config
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	ln       net.Listener
+	sessions map[uint32]*session
+	closing  bool
+
+	nextPID atomic.Uint32
+	wg      sync.WaitGroup
+	baseCtx context.Context
+	cancel  context.CancelFunc
+	stopped chan struct{}
+
+	// panicHook, when set (by tests), sees every recovered session panic.
+	panicHook func(any)
+}
+
+// NewServer returns a Server that is not yet listening.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = defaultMaxMessageBytes
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 10 * time.Second
+	}
+	if cfg.Router == nil {
+		cfg.Router = OriginRouter{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		sessions: make(map[uint32]*session),
+		baseCtx:  ctx,
+		cancel:   cancel,
+		stopped:  make(chan struct{}),
+	}
+	// Start process ids away from 0 so they never look like a real
+	// backend's pid of a directly-connected client by accident.
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s.nextPID.Store(binary.BigEndian.Uint32(b[:])&0x3fffffff | 0x40000000)
+	return s
+}
+
+// Serve accepts connections on ln until Shutdown is called or ln fails.
+// It returns nil after a Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return errors.New("serve: server is shut down")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	s.log.Info().Str("addr", ln.Addr().String()).Msg("accepting connections")
+
+	var tempDelay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
+				s.log.Warn().Err(err).Dur("retry_in", tempDelay).Msg("accept failed")
+				time.Sleep(tempDelay)
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		tempDelay = 0
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(conn)
+		}()
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Shutdown stops accepting, closes idle sessions at once, lets busy ones
+// finish their statement until the grace period ends, then cancels their
+// origin queries and closes everything. It returns when every session
+// goroutine has exited or ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closing {
+		s.closing = true
+		if s.ln != nil {
+			_ = s.ln.Close()
+		}
+	}
+	sessions := s.sessionList()
+	s.mu.Unlock()
+
+	for _, ss := range sessions {
+		ss.beginShutdown()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+
+	grace := time.NewTimer(s.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	sessions = s.sessionList()
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.forceClose()
+	}
+	s.cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) sessionList() []*session {
+	out := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// register gives ss its own process id and secret key.
+func (s *Server) register(ss *session) bool {
+	var secret [4]byte
+	_, _ = rand.Read(secret[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	for {
+		pid := s.nextPID.Add(1)&0x3fffffff | 0x40000000
+		if _, taken := s.sessions[pid]; !taken {
+			ss.pid, ss.secret = pid, secret[:]
+			s.sessions[pid] = ss
+			return true
+		}
+	}
+}
+
+func (s *Server) unregister(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[ss.pid] == ss {
+		delete(s.sessions, ss.pid)
+	}
+}
+
+// lookupForCancel finds the session a CancelRequest names. The secret is
+// compared in constant time; a mismatch is indistinguishable from no match.
+func (s *Server) lookupForCancel(pid uint32, secret []byte) *session {
+	s.mu.Lock()
+	ss := s.sessions[pid]
+	s.mu.Unlock()
+	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
+		return nil
+	}
+	return ss
+}
+
+// SessionCount returns the number of sessions past authentication.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}

@@ -1,0 +1,364 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/rs/zerolog"
+)
+
+// flushThreshold is how many bytes of relayed messages may wait in a write
+// buffer before they are written even though more are coming.
+const flushThreshold = 64 << 10
+
+// SessionState is what the routing hook may read about a session. The
+// parameters are the origin's ParameterStatus values as last reported
+// (TimeZone, DateStyle, IntervalStyle, search_path is not reported by
+// Postgres before 18 and is tracked by the planner from SET statements).
+type SessionState struct {
+	User     string
+	Database string
+
+	mu       sync.RWMutex
+	params   map[string]string
+	txStatus byte
+}
+
+// Param returns the value of a ParameterStatus parameter, "" if unknown.
+func (st *SessionState) Param(name string) string {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.params[name]
+}
+
+// Params returns a copy of all ParameterStatus parameters.
+func (st *SessionState) Params() map[string]string {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := make(map[string]string, len(st.params))
+	for k, v := range st.params {
+		out[k] = v
+	}
+	return out
+}
+
+// TxStatus is the transaction status of the last ReadyForQuery the origin
+// sent: 'I' idle, 'T' in a transaction, 'E' in a failed transaction.
+func (st *SessionState) TxStatus() byte {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.txStatus
+}
+
+func (st *SessionState) setParam(name, value string) {
+	st.mu.Lock()
+	st.params[name] = value
+	st.mu.Unlock()
+}
+
+func (st *SessionState) setTxStatus(s byte) {
+	st.mu.Lock()
+	st.txStatus = s
+	st.mu.Unlock()
+}
+
+// session is one client connection and its origin connection.
+type session struct {
+	srv     *Server
+	log     zerolog.Logger
+	startup *pgproto3.StartupMessage
+	state   SessionState
+
+	client net.Conn
+	be     *pgproto3.Backend
+	// writeMu serializes writes to the client: the origin relay and the
+	// client loop (errors, shutdown notices) both write.
+	writeMu sync.Mutex
+
+	origin net.Conn
+	fe     *pgproto3.Frontend
+
+	pid       uint32
+	secret    []byte
+	originPID uint32
+	originKey []byte
+
+	// inflight counts the client's Query, Sync and FunctionCall messages
+	// whose ReadyForQuery has not come back yet: zero means idle.
+	inflight     atomic.Int64
+	shuttingDown atomic.Bool
+	terminated   atomic.Bool
+	closeOnce    sync.Once
+	closedInit   sync.Once
+	closed       chan struct{}
+}
+
+func newSession(s *Server, conn net.Conn, be *pgproto3.Backend, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
+	ss := &session{
+		srv:     s,
+		startup: startup,
+		client:  conn,
+		be:      be,
+		log:     log.With().Str("user", startup.Parameters["user"]).Logger(),
+	}
+	ss.state.User = startup.Parameters["user"]
+	ss.state.Database = startup.Parameters["database"]
+	if ss.state.Database == "" {
+		ss.state.Database = ss.state.User
+	}
+	ss.state.params = make(map[string]string)
+	return ss
+}
+
+// run takes the session through origin connect, authentication and relay.
+func (ss *session) run() {
+	defer ss.close()
+	defer ss.srv.unregister(ss)
+
+	if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
+		if !errors.Is(err, errHandled) {
+			ss.log.Debug().Err(err).Msg("origin connect or authentication failed")
+		}
+		return
+	}
+	if err := ss.finishStartup(); err != nil {
+		if !errors.Is(err, errHandled) {
+			ss.log.Debug().Err(err).Msg("session startup failed")
+		}
+		return
+	}
+	ss.log = ss.log.With().Uint32("session", ss.pid).Logger()
+	_ = ss.client.SetDeadline(time.Time{})
+	_ = ss.origin.SetDeadline(time.Time{})
+	ss.log.Debug().Msg("session started")
+
+	if ss.srv.isClosing() {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ss.relayOrigin()
+	}()
+	ss.relayClient()
+	ss.close()
+	<-done
+	ss.log.Debug().Msg("session ended")
+}
+
+// relayClient reads client messages, routes each through the hook, and
+// forwards it. It returns when the client leaves or the session closes.
+func (ss *session) relayClient() {
+	router := ss.srv.cfg.Router
+	pending := 0
+	for {
+		msg, err := ss.be.Receive()
+		if err != nil {
+			ss.clientReadFailed(err)
+			return
+		}
+		switch router.Route(&ss.state, msg) {
+		case RouteOrigin:
+		default:
+			ss.fatal(codeInternalError, "unknown route", "")
+			return
+		}
+
+		flush := false
+		switch m := msg.(type) {
+		case *pgproto3.Query, *pgproto3.Sync, *pgproto3.FunctionCall:
+			ss.inflight.Add(1)
+			flush = true
+		case *pgproto3.Flush, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			flush = true
+		case *pgproto3.CopyData:
+			pending += len(m.Data)
+		case *pgproto3.Bind:
+			for _, p := range m.Parameters {
+				pending += len(p)
+			}
+		case *pgproto3.Parse:
+			pending += len(m.Query)
+		case *pgproto3.Terminate:
+			ss.terminated.Store(true)
+			ss.fe.Send(m)
+			_ = ss.fe.Flush()
+			return
+		}
+		ss.fe.Send(msg)
+		if flush || pending >= flushThreshold {
+			pending = 0
+			if err := ss.fe.Flush(); err != nil {
+				ss.originFailed(err)
+				return
+			}
+		}
+	}
+}
+
+// clientReadFailed ends the session after a failed client read: a normal
+// disconnect, an oversized message, or a malformed one.
+func (ss *session) clientReadFailed(err error) {
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	switch {
+	case ss.isClosed():
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+		ss.log.Debug().Err(err).Msg("client disconnected")
+	case errors.As(err, &tooBig):
+		ss.log.Warn().Int("max_bytes", tooBig.MaxExpectedBodyLen).Int("bytes", tooBig.ActualBodyLen).Msg("client message too large; closing session")
+		ss.fatal(codeProgramLimitExceeded,
+			fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen),
+			"Raise server.max_message_bytes in the pgaccel config, or send smaller statements or COPY chunks.")
+	default:
+		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
+		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
+	}
+	if !ss.terminated.Load() && ss.fe != nil {
+		// Tell the origin we are leaving so its backend ends cleanly.
+		ss.fe.Send(&pgproto3.Terminate{})
+		_ = ss.fe.Flush()
+	}
+}
+
+// relayOrigin relays every origin message to the client, tracking
+// ParameterStatus and transaction status on the way.
+func (ss *session) relayOrigin() {
+	pending := 0
+	for {
+		msg, err := ss.fe.Receive()
+		if err != nil {
+			if !ss.isClosed() && !ss.terminated.Load() {
+				ss.originFailed(err)
+			}
+			ss.close()
+			return
+		}
+		closeAfter := false
+		idle := false
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			for _, v := range m.Values {
+				pending += len(v)
+			}
+		case *pgproto3.CopyData:
+			pending += len(m.Data)
+		case *pgproto3.ParameterStatus:
+			ss.state.setParam(m.Name, m.Value)
+		case *pgproto3.ReadyForQuery:
+			ss.state.setTxStatus(m.TxStatus)
+			idle = ss.inflight.Add(-1) <= 0
+			if idle {
+				ss.inflight.Store(0)
+			}
+		case *pgproto3.ErrorResponse:
+			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
+		}
+		ss.writeMu.Lock()
+		ss.be.Send(msg)
+		var werr error
+		if pending >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
+			pending = 0
+			werr = ss.be.Flush()
+		}
+		ss.writeMu.Unlock()
+		if werr != nil {
+			ss.log.Debug().Err(werr).Msg("client write failed")
+			ss.close()
+			return
+		}
+		if closeAfter {
+			ss.close()
+			return
+		}
+		if idle && ss.shuttingDown.Load() {
+			ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+			ss.close()
+			return
+		}
+	}
+}
+
+// originFailed reports a lost origin connection to the client.
+func (ss *session) originFailed(err error) {
+	ss.log.Warn().Err(err).Msg("lost the origin connection")
+	ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin: %v", err), "")
+	ss.close()
+}
+
+// fatal sends a FATAL ErrorResponse to the client. The session closes after.
+func (ss *session) fatal(code, message, hint string) {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if ss.isClosed() {
+		return
+	}
+	_ = ss.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	ss.be.Send(pgError(severityFatal, code, message, hint))
+	_ = ss.be.Flush()
+}
+
+func (ss *session) isClosed() bool {
+	select {
+	case <-ss.closedCh():
+		return true
+	default:
+		return false
+	}
+}
+
+// closed is closed when the session has closed its connections.
+func (ss *session) closedCh() chan struct{} {
+	ss.closedInit.Do(func() { ss.closed = make(chan struct{}) })
+	return ss.closed
+}
+
+func (ss *session) close() {
+	ss.closeOnce.Do(func() {
+		close(ss.closedCh())
+		ss.client.Close()
+		if ss.origin != nil {
+			ss.origin.Close()
+		}
+	})
+}
+
+// cancelQuery cancels whatever the session's origin backend is running.
+func (ss *session) cancelQuery() {
+	if ss.originKey == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ss.srv.cfg.DialTimeout)
+	defer cancel()
+	if err := ss.srv.cancelOrigin(ctx, ss.originPID, ss.originKey); err != nil {
+		ss.log.Warn().Err(err).Msg("cancel of the origin query failed")
+	}
+}
+
+// beginShutdown closes the session now if it is idle, else after its
+// current statement (see relayOrigin).
+func (ss *session) beginShutdown() {
+	ss.shuttingDown.Store(true)
+	if ss.inflight.Load() == 0 {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.close()
+	}
+}
+
+// forceClose cancels a statement still running after the grace period and
+// closes the session.
+func (ss *session) forceClose() {
+	if ss.inflight.Load() > 0 {
+		ss.cancelQuery()
+	}
+	ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+	ss.close()
+}

@@ -1,0 +1,284 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// startupTimeout bounds negotiation and authentication, as Postgres's
+// authentication_timeout does.
+const startupTimeout = defaultStartupTimeoutSecond * time.Second
+
+// handle runs one client connection from its first byte to its close.
+func (s *Server) handle(conn net.Conn) {
+	defer func() {
+		if r := recover(); r != nil {
+			if s.panicHook != nil {
+				s.panicHook(r)
+			}
+			s.log.Error().Interface("panic", r).Str("client", conn.RemoteAddr().String()).Msg("session panicked; closing it")
+			conn.Close()
+		}
+	}()
+	log := s.log.With().Str("client", conn.RemoteAddr().String()).Logger()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetKeepAlive(true)
+	}
+	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
+
+	conn, be, startup, err := s.negotiate(conn)
+	if err != nil {
+		if !errors.Is(err, errHandled) {
+			log.Debug().Err(err).Msg("startup failed")
+		}
+		conn.Close()
+		return
+	}
+	ss := newSession(s, conn, be, startup, log)
+	ss.run()
+}
+
+// errHandled marks a startup that ended as it should (a cancel request, or
+// an error already reported to the client).
+var errHandled = errors.New("handled")
+
+// negotiate answers SSLRequest and GSSENCRequest packets until a
+// StartupMessage or CancelRequest arrives.
+func (s *Server) negotiate(conn net.Conn) (net.Conn, *pgproto3.Backend, *pgproto3.StartupMessage, error) {
+	be := pgproto3.NewBackend(conn, conn)
+	sslDone, gssDone := false, false
+	for {
+		msg, err := be.ReceiveStartupMessage()
+		if err != nil {
+			// A startup packet we cannot read: tell the client why, the
+			// way Postgres does, and close.
+			be.Send(pgError(severityFatal, codeProtocolViolation, fmt.Sprintf("invalid startup packet: %v", err), ""))
+			_ = be.Flush()
+			return conn, nil, nil, fmt.Errorf("receive startup: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if sslDone {
+				return conn, nil, nil, errors.New("second SSLRequest")
+			}
+			sslDone = true
+			if s.cfg.TLS == nil {
+				if _, err := conn.Write([]byte{'N'}); err != nil {
+					return conn, nil, nil, err
+				}
+				continue
+			}
+			if _, err := conn.Write([]byte{'S'}); err != nil {
+				return conn, nil, nil, err
+			}
+			tc := tls.Server(conn, s.cfg.TLS)
+			if err := tc.Handshake(); err != nil {
+				return conn, nil, nil, fmt.Errorf("TLS handshake: %w", err)
+			}
+			// Bytes the client sent before the handshake were plaintext
+			// and are dropped with the old reader (CVE-2021-23214).
+			conn = tc
+			be = pgproto3.NewBackend(conn, conn)
+		case *pgproto3.GSSEncRequest:
+			if gssDone {
+				return conn, nil, nil, errors.New("second GSSENCRequest")
+			}
+			gssDone = true
+			if _, err := conn.Write([]byte{'N'}); err != nil {
+				return conn, nil, nil, err
+			}
+		case *pgproto3.CancelRequest:
+			s.handleCancel(m.ProcessID, m.SecretKey)
+			return conn, nil, nil, errHandled
+		case *pgproto3.StartupMessage:
+			if m.ProtocolVersion>>16 != 3 {
+				be.Send(pgError(severityFatal, codeFeatureNotSupported,
+					fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0", m.ProtocolVersion>>16, m.ProtocolVersion&0xffff), ""))
+				_ = be.Flush()
+				return conn, nil, nil, errHandled
+			}
+			if m.Parameters["user"] == "" {
+				be.Send(pgError(severityFatal, codeInvalidAuthorization, "no PostgreSQL user name specified in startup packet", ""))
+				_ = be.Flush()
+				return conn, nil, nil, errHandled
+			}
+			cp := &pgproto3.StartupMessage{ProtocolVersion: m.ProtocolVersion, Parameters: make(map[string]string, len(m.Parameters))}
+			for k, v := range m.Parameters {
+				cp.Parameters[k] = v
+			}
+			be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
+			return conn, be, cp, nil
+		default:
+			return conn, nil, nil, fmt.Errorf("unexpected startup message %T", msg)
+		}
+	}
+}
+
+// handleCancel maps a client's CancelRequest to the origin backend of the
+// session it names. Unknown keys are ignored, as Postgres ignores them.
+func (s *Server) handleCancel(pid uint32, secret []byte) {
+	ss := s.lookupForCancel(pid, secret)
+	if ss == nil {
+		s.log.Debug().Uint32("pid", pid).Msg("cancel request for unknown session")
+		return
+	}
+	ss.cancelQuery()
+}
+
+// connectOrigin dials the origin, sends the client's StartupMessage and
+// relays authentication until the origin accepts or refuses the client.
+// On return without error the origin has sent AuthenticationOk.
+func (ss *session) connectOrigin(ctx context.Context) error {
+	oc, err := ss.srv.dialOrigin(ctx)
+	if err != nil {
+		ss.fatal(codeUnableToConnect, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
+			"Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
+		return fmt.Errorf("dial origin: %w", err)
+	}
+	ss.origin = oc
+	ss.fe = pgproto3.NewFrontend(oc, oc)
+	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
+	ss.fe.Send(ss.startup)
+	if err := ss.fe.Flush(); err != nil {
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
+		return err
+	}
+
+	for {
+		msg, err := ss.fe.Receive()
+		if err != nil {
+			ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
+			return fmt.Errorf("receive auth: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.AuthenticationOk:
+			ss.be.Send(m)
+			_ = ss.be.SetAuthType(pgproto3.AuthTypeOk)
+			return nil
+		case *pgproto3.AuthenticationCleartextPassword:
+			if err := ss.relayAuthStep(m, pgproto3.AuthTypeCleartextPassword); err != nil {
+				return err
+			}
+		case *pgproto3.AuthenticationMD5Password:
+			if err := ss.relayAuthStep(m, pgproto3.AuthTypeMD5Password); err != nil {
+				return err
+			}
+		case *pgproto3.AuthenticationSASL:
+			mechs := slices.DeleteFunc(slices.Clone(m.AuthMechanisms), func(s string) bool { return s == "SCRAM-SHA-256-PLUS" })
+			if len(mechs) == 0 {
+				ss.fatal(codeFeatureNotSupported, "the origin only offers SCRAM-SHA-256-PLUS (channel binding), which cannot pass through a proxy",
+					"Allow SCRAM-SHA-256 without channel binding for connections from pgaccel, and connect with channel_binding=disable or prefer.")
+				return errHandled
+			}
+			if err := ss.relayAuthStep(&pgproto3.AuthenticationSASL{AuthMechanisms: mechs}, pgproto3.AuthTypeSASL); err != nil {
+				return err
+			}
+		case *pgproto3.AuthenticationSASLContinue:
+			if err := ss.relayAuthStep(m, pgproto3.AuthTypeSASLContinue); err != nil {
+				return err
+			}
+		case *pgproto3.AuthenticationSASLFinal:
+			// No answer from the client; AuthenticationOk follows.
+			ss.be.Send(m)
+		case *pgproto3.NegotiateProtocolVersion:
+			ss.be.Send(m)
+		case *pgproto3.ErrorResponse:
+			// The origin refused the client: wrong password, no such
+			// database, too many connections. Relay it verbatim.
+			ss.be.Send(m)
+			_ = ss.be.Flush()
+			return errHandled
+		case *pgproto3.AuthenticationGSS, *pgproto3.AuthenticationGSSContinue:
+			ss.fatal(codeFeatureNotSupported, "GSSAPI authentication cannot be relayed by pgaccel",
+				"Use scram-sha-256 or md5 for connections from pgaccel in the origin's pg_hba.conf.")
+			return errHandled
+		default:
+			ss.fatal(codeProtocolViolation, fmt.Sprintf("unexpected message %T from the origin during authentication", msg), "")
+			return fmt.Errorf("unexpected auth message %T", msg)
+		}
+	}
+}
+
+// relayAuthStep sends an authentication request to the client and relays
+// its one answer to the origin.
+func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) error {
+	ss.be.Send(req)
+	if err := ss.be.Flush(); err != nil {
+		return fmt.Errorf("send auth request: %w", err)
+	}
+	if err := ss.be.SetAuthType(authType); err != nil {
+		return err
+	}
+	msg, err := ss.be.Receive()
+	if err != nil {
+		// Clients such as psql close the connection to ask for a password
+		// and reconnect; that is not an error worth reporting.
+		return fmt.Errorf("receive auth answer: %w", err)
+	}
+	switch msg.(type) {
+	case *pgproto3.PasswordMessage, *pgproto3.SASLInitialResponse, *pgproto3.SASLResponse:
+	default:
+		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected a password response, got %T", msg), "")
+		return errHandled
+	}
+	ss.fe.Send(msg)
+	if err := ss.fe.Flush(); err != nil {
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
+		return err
+	}
+	return nil
+}
+
+// finishStartup relays what the origin sends between AuthenticationOk and
+// the first ReadyForQuery, swapping in the proxy's own BackendKeyData.
+func (ss *session) finishStartup() error {
+	sentKey := false
+	for {
+		msg, err := ss.fe.Receive()
+		if err != nil {
+			ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
+			return fmt.Errorf("receive startup: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ParameterStatus:
+			ss.state.setParam(m.Name, m.Value)
+			ss.be.Send(m)
+		case *pgproto3.BackendKeyData:
+			ss.originPID = m.ProcessID
+			ss.originKey = slices.Clone(m.SecretKey)
+			if !ss.srv.register(ss) {
+				ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+				return errHandled
+			}
+			sentKey = true
+			ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+		case *pgproto3.ReadyForQuery:
+			if !sentKey {
+				// An origin that sends no key (some poolers) still gets
+				// a proxy session; cancels then cannot reach it.
+				if !ss.srv.register(ss) {
+					ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+					return errHandled
+				}
+				ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+			}
+			ss.state.setTxStatus(m.TxStatus)
+			ss.be.Send(m)
+			return ss.be.Flush()
+		case *pgproto3.ErrorResponse:
+			ss.be.Send(m)
+			_ = ss.be.Flush()
+			return errHandled
+		default:
+			ss.be.Send(msg)
+		}
+	}
+}
