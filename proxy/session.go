@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,9 +89,14 @@ type session struct {
 	originPID uint32
 	originKey []byte
 
-	// inflight counts the client's Query, Sync and FunctionCall messages
-	// whose ReadyForQuery has not come back yet: zero means idle.
-	inflight     atomic.Int64
+	// pending is the queue of responses the origin still owes.
+	pending *pendingQueue
+	// segmentWrote is set by the client loop when a statement that writes
+	// is sent after the last Sync; txWrote by the origin loop when a
+	// ReadyForQuery shows a transaction that has written.
+	segmentWrote bool
+	txWrote      atomic.Bool
+	pendingBytes int
 	shuttingDown atomic.Bool
 	terminated   atomic.Bool
 	closeOnce    sync.Once
@@ -107,6 +110,7 @@ func newSession(s *Server, conn net.Conn, be *pgproto3.Backend, startup *pgproto
 		startup: startup,
 		client:  conn,
 		be:      be,
+		pending: newPendingQueue(),
 		log:     log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
 	ss.state.User = startup.Parameters["user"]
@@ -155,138 +159,6 @@ func (ss *session) run() {
 	ss.log.Debug().Msg("session ended")
 }
 
-// relayClient reads client messages, routes each through the hook, and
-// forwards it. It returns when the client leaves or the session closes.
-func (ss *session) relayClient() {
-	router := ss.srv.cfg.Router
-	pending := 0
-	for {
-		msg, err := ss.be.Receive()
-		if err != nil {
-			ss.clientReadFailed(err)
-			return
-		}
-		switch router.Route(&ss.state, msg) {
-		case RouteOrigin:
-		default:
-			ss.fatal(codeInternalError, "unknown route", "")
-			return
-		}
-
-		flush := false
-		switch m := msg.(type) {
-		case *pgproto3.Query, *pgproto3.Sync, *pgproto3.FunctionCall:
-			ss.inflight.Add(1)
-			flush = true
-		case *pgproto3.Flush, *pgproto3.CopyDone, *pgproto3.CopyFail:
-			flush = true
-		case *pgproto3.CopyData:
-			pending += len(m.Data)
-		case *pgproto3.Bind:
-			for _, p := range m.Parameters {
-				pending += len(p)
-			}
-		case *pgproto3.Parse:
-			pending += len(m.Query)
-		case *pgproto3.Terminate:
-			ss.terminated.Store(true)
-			ss.fe.Send(m)
-			_ = ss.fe.Flush()
-			return
-		}
-		ss.fe.Send(msg)
-		if flush || pending >= flushThreshold {
-			pending = 0
-			if err := ss.fe.Flush(); err != nil {
-				ss.originFailed(err)
-				return
-			}
-		}
-	}
-}
-
-// clientReadFailed ends the session after a failed client read: a normal
-// disconnect, an oversized message, or a malformed one.
-func (ss *session) clientReadFailed(err error) {
-	var tooBig *pgproto3.ExceededMaxBodyLenErr
-	switch {
-	case ss.isClosed():
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
-		ss.log.Debug().Err(err).Msg("client disconnected")
-	case errors.As(err, &tooBig):
-		ss.log.Warn().Int("max_bytes", tooBig.MaxExpectedBodyLen).Int("bytes", tooBig.ActualBodyLen).Msg("client message too large; closing session")
-		ss.fatal(codeProgramLimitExceeded,
-			fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen),
-			"Raise server.max_message_bytes in the pgaccel config, or send smaller statements or COPY chunks.")
-	default:
-		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
-		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
-	}
-	if !ss.terminated.Load() && ss.fe != nil {
-		// Tell the origin we are leaving so its backend ends cleanly.
-		ss.fe.Send(&pgproto3.Terminate{})
-		_ = ss.fe.Flush()
-	}
-}
-
-// relayOrigin relays every origin message to the client, tracking
-// ParameterStatus and transaction status on the way.
-func (ss *session) relayOrigin() {
-	pending := 0
-	for {
-		msg, err := ss.fe.Receive()
-		if err != nil {
-			if !ss.isClosed() && !ss.terminated.Load() {
-				ss.originFailed(err)
-			}
-			ss.close()
-			return
-		}
-		closeAfter := false
-		idle := false
-		switch m := msg.(type) {
-		case *pgproto3.DataRow:
-			for _, v := range m.Values {
-				pending += len(v)
-			}
-		case *pgproto3.CopyData:
-			pending += len(m.Data)
-		case *pgproto3.ParameterStatus:
-			ss.state.setParam(m.Name, m.Value)
-		case *pgproto3.ReadyForQuery:
-			ss.state.setTxStatus(m.TxStatus)
-			idle = ss.inflight.Add(-1) <= 0
-			if idle {
-				ss.inflight.Store(0)
-			}
-		case *pgproto3.ErrorResponse:
-			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
-		}
-		ss.writeMu.Lock()
-		ss.be.Send(msg)
-		var werr error
-		if pending >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
-			pending = 0
-			werr = ss.be.Flush()
-		}
-		ss.writeMu.Unlock()
-		if werr != nil {
-			ss.log.Debug().Err(werr).Msg("client write failed")
-			ss.close()
-			return
-		}
-		if closeAfter {
-			ss.close()
-			return
-		}
-		if idle && ss.shuttingDown.Load() {
-			ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
-			ss.close()
-			return
-		}
-	}
-}
-
 // originFailed reports a lost origin connection to the client.
 func (ss *session) originFailed(err error) {
 	ss.log.Warn().Err(err).Msg("lost the origin connection")
@@ -324,6 +196,7 @@ func (ss *session) closedCh() chan struct{} {
 func (ss *session) close() {
 	ss.closeOnce.Do(func() {
 		close(ss.closedCh())
+		ss.pending.close()
 		ss.client.Close()
 		if ss.origin != nil {
 			ss.origin.Close()
@@ -347,7 +220,7 @@ func (ss *session) cancelQuery() {
 // current statement (see relayOrigin).
 func (ss *session) beginShutdown() {
 	ss.shuttingDown.Store(true)
-	if ss.inflight.Load() == 0 {
+	if ss.pending.idle() {
 		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 	}
@@ -356,7 +229,7 @@ func (ss *session) beginShutdown() {
 // forceClose cancels a statement still running after the grace period and
 // closes the session.
 func (ss *session) forceClose() {
-	if ss.inflight.Load() > 0 {
+	if !ss.pending.idle() {
 		ss.cancelQuery()
 	}
 	ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")

@@ -1,0 +1,289 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults of the settings outside datasets. Dataset defaults are the
+// constants of each enumeration marked "default" below; all of them are
+// applied by one function (see applyDefaults in raw.go).
+const (
+	DefaultServerListen    = "127.0.0.1:15432"
+	DefaultAdminListen     = "127.0.0.1:8090"
+	DefaultDataDir         = "./.pgaccel"
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultShutdownGrace   = 10 * time.Second
+
+	// DefaultSnapshotPollInterval is the refresh_check_interval of a
+	// refresh_mode: snapshot dataset that sets none.
+	DefaultSnapshotPollInterval = time.Minute
+
+	// MinMaxMessageBytes is the smallest accepted server.max_message_bytes:
+	// below it ordinary queries would be rejected.
+	MinMaxMessageBytes = 4096
+)
+
+// Values of acceleration.engine.
+const (
+	EngineDuckDB = "duckdb" // default
+)
+
+// Values of acceleration.mode.
+const (
+	ModeMemory = "memory" // default
+	ModeFile   = "file"
+)
+
+// Values of acceleration.refresh_mode.
+const (
+	RefreshFull     = "full" // default
+	RefreshAppend   = "append"
+	RefreshChanges  = "changes"
+	RefreshCaching  = "caching"
+	RefreshSnapshot = "snapshot"
+	RefreshDisabled = "disabled"
+)
+
+// Values of ready_state (dataset, acceleration and runtime; the runtime
+// accepts only the first two).
+const (
+	ReadyOnLoad           = "on_load" // default
+	ReadyOnRegistration   = "on_registration"
+	ReadyOnSchemaResolved = "on_schema_resolved"
+)
+
+// Values of acceleration.refresh_on_startup.
+const (
+	RefreshOnStartupAuto   = "auto" // default
+	RefreshOnStartupAlways = "always"
+)
+
+// Values of acceleration.on_zero_results.
+const (
+	ZeroResultsReturnEmpty = "return_empty" // default
+	ZeroResultsUseSource   = "use_source"
+)
+
+// Values of acceleration.snapshots.
+const (
+	SnapshotsEnabled       = "enabled"
+	SnapshotsDisabled      = "disabled" // default
+	SnapshotsBootstrapOnly = "bootstrap_only"
+	SnapshotsCreateOnly    = "create_only"
+)
+
+// Values of snapshots.bootstrap_on_failure_behavior.
+const (
+	SnapshotFailureWarn     = "warn" // default
+	SnapshotFailureRetry    = "retry"
+	SnapshotFailureFallback = "fallback"
+)
+
+// Values of time_format and time_partition_format. Unset means the format
+// follows the column's type.
+const (
+	TimeFormatTimestamp   = "timestamp"
+	TimeFormatTimestamptz = "timestamptz"
+	TimeFormatUnixSeconds = "unix_seconds"
+	TimeFormatUnixMillis  = "unix_millis"
+	TimeFormatISO8601     = "iso8601"
+	TimeFormatDate        = "date"
+)
+
+// Config is a parsed, defaulted pgaccel.yaml.
+type Config struct {
+	Origin    Origin
+	Server    Server
+	Admin     Admin
+	Runtime   Runtime
+	Snapshots *Snapshots // nil when the file has no top-level snapshots block
+	Datasets  []*Dataset
+
+	file string         // name used in problems
+	keys map[string]int // line of every key given outside datasets, e.g. "server.tls.cert_file"
+}
+
+// Origin is the Postgres that pgaccel fronts.
+type Origin struct {
+	// DSN is a libpq connection string (URL or keyword/value), required.
+	// It may hold a password: never log it.
+	DSN string
+}
+
+// Server configures the pgwire listener.
+type Server struct {
+	Listen          string        // host:port, default DefaultServerListen
+	TLS             *TLS          // nil when server.tls is unset
+	MaxMessageBytes int           // largest client message accepted (pgproto3 SetMaxBodyLen)
+	ShutdownGrace   time.Duration // how long in-flight statements may run after shutdown starts
+}
+
+// TLS names the certificate and key the pgwire listener serves.
+type TLS struct {
+	CertFile string
+	KeyFile  string
+}
+
+// Admin configures the HTTP admin port.
+type Admin struct {
+	Listen string // host:port, default DefaultAdminListen
+}
+
+// Runtime holds process-wide settings.
+type Runtime struct {
+	DataDir    string // where file-mode accelerations live, default DefaultDataDir
+	ReadyState string // ReadyOnLoad or ReadyOnRegistration: when /v1/ready turns 200
+}
+
+// Snapshots is the top-level snapshots block: where acceleration snapshots
+// are stored for the datasets that opt in with acceleration.snapshots.
+type Snapshots struct {
+	Enabled                    bool // default true once the block is present
+	Location                   string
+	BootstrapOnFailureBehavior string // SnapshotFailure*, default warn
+	Params                     map[string]string
+	Line                       int // line of the block in the file
+}
+
+// Dataset is one origin table and how it is accelerated.
+type Dataset struct {
+	From          string // as written, e.g. "postgres:public.orders"
+	Schema, Table string // from From; unquoted identifiers folded to lower case as Postgres does
+
+	Name string // defaults to Table; unique (case-insensitively) and a valid SQL identifier
+
+	TimeColumn          string
+	TimeFormat          string // TimeFormat* or "" (follow the column type)
+	TimePartitionColumn string
+	TimePartitionFormat string
+	ReadyState          string // Ready*, default on_load (or acceleration.ready_state when only that is set)
+	Params              map[string]string
+
+	Acceleration Acceleration
+
+	Line int // line of the dataset in the file, for later error messages
+
+	index int            // position in the datasets list, from 0
+	keys  map[string]int // line of every key given for this dataset, e.g. "acceleration.refresh_cron"
+}
+
+// Acceleration is a dataset's acceleration block. Zero durations mean unset.
+type Acceleration struct {
+	Enabled     bool   // default true
+	Engine      string // EngineDuckDB
+	Mode        string // Mode*, default memory
+	RefreshMode string // Refresh*, default full
+
+	RefreshCheckInterval time.Duration // 0: no interval schedule (snapshot mode defaults to 1m)
+	RefreshCron          string        // 5-field cron expression, or ""
+	RefreshSQL           string
+	RefreshDataWindow    time.Duration
+	RefreshAppendOverlap time.Duration
+	RefreshOnStartup     string // RefreshOnStartup*, default auto
+
+	RefreshRetryEnabled     bool // default true
+	RefreshRetryMaxAttempts int  // 0: unlimited
+	RefreshJitterEnabled    bool // default false
+	RefreshJitterMax        time.Duration
+
+	RetentionCheckEnabled  bool
+	RetentionPeriod        time.Duration
+	RetentionSQL           string
+	RetentionCheckInterval time.Duration
+
+	OnZeroResults string   // ZeroResults*, default return_empty
+	PrimaryKey    []string // column names; the file accepts a string or a list
+	ReadyState    string   // same as the dataset's ReadyState after defaults
+	Snapshots     string   // Snapshots*, default disabled
+	Params        map[string]string
+}
+
+// Load reads the config file at path, expands ${env:NAME} references, parses
+// it, applies defaults and validates it. A config with problems returns a
+// *ValidationError listing all of them.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse is Load for a file already in memory; filename is used only in
+// problems. Environment variables come from the process environment.
+func Parse(data []byte, filename string) (*Config, error) {
+	return parse(data, filename, os.LookupEnv)
+}
+
+// parse decodes, defaults and validates data, looking variables up with env.
+func parse(data []byte, filename string, env func(string) (string, bool)) (*Config, error) {
+	raw, problems := decode(data, env)
+	if raw == nil {
+		return nil, newValidationError(filename, problems)
+	}
+	raw.applyDefaults()
+	cfg := raw.config(filename)
+	// A key whose value could not be decoded is left unset; what Validate
+	// then says about that key would only repeat the first problem.
+	bad := map[[2]string]bool{}
+	for _, p := range problems {
+		bad[[2]string{p.Dataset, p.Key}] = true
+	}
+	for _, p := range cfg.problems() {
+		if !bad[[2]string{p.Dataset, p.Key}] {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, newValidationError(filename, problems)
+	}
+	return cfg, nil
+}
+
+// Dataset returns the dataset with the given name (compared
+// case-insensitively), or nil.
+func (c *Config) Dataset(name string) *Dataset {
+	for _, d := range c.Datasets {
+		if strings.EqualFold(d.Name, name) {
+			return d
+		}
+	}
+	return nil
+}
+
+// QualifiedTable returns the origin table as a quoted SQL name,
+// "schema"."table".
+func (d *Dataset) QualifiedTable() string {
+	return quoteIdent(d.Schema) + "." + quoteIdent(d.Table)
+}
+
+// RetentionPredicate returns the WHERE predicate of acceleration.retention_sql
+// ("" when unset or not of the form DELETE FROM <table> WHERE <predicate>).
+// The planner negates it to build the fallback filter.
+func (d *Dataset) RetentionPredicate() string {
+	del, err := parseRetentionSQL(d.Acceleration.RetentionSQL)
+	if err != nil {
+		return ""
+	}
+	return del.where
+}
+
+// RefreshSelect splits acceleration.refresh_sql into its column list (nil
+// for *) and its WHERE predicate ("" when none). ok is false when
+// refresh_sql is unset or not of the form SELECT <columns> FROM <table>
+// [WHERE <predicate>].
+func (d *Dataset) RefreshSelect() (columns []string, where string, ok bool) {
+	sel, err := parseRefreshSQL(d.Acceleration.RefreshSQL)
+	if err != nil {
+		return nil, "", false
+	}
+	return sel.columns, sel.where, true
+}
+
+// quoteIdent quotes a Postgres identifier.
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

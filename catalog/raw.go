@@ -1,0 +1,307 @@
+package catalog
+
+import (
+	"maps"
+	"strings"
+	"time"
+)
+
+// The raw* structs mirror the file. Pointer fields are nil when the key is
+// absent (or null), so defaults can tell "unset" from a zero value. Tags name
+// the YAML keys; decode.go fills the structs by reflection from the tags and
+// records the line of every key it sets in Pos. The tag option "allowzero"
+// lets a duration be 0; numbers and other durations must be positive.
+
+type rawConfig struct {
+	Origin    *rawOrigin    `yaml:"origin"`
+	Server    *rawServer    `yaml:"server"`
+	Admin     *rawAdmin     `yaml:"admin"`
+	Runtime   *rawRuntime   `yaml:"runtime"`
+	Snapshots *rawSnapshots `yaml:"snapshots"`
+	Datasets  []*rawDataset `yaml:"datasets"`
+	Pos       positions     `yaml:"-"`
+}
+
+type rawOrigin struct {
+	DSN *string   `yaml:"dsn"`
+	Pos positions `yaml:"-"`
+}
+
+type rawServer struct {
+	Listen          *string        `yaml:"listen"`
+	TLS             *rawTLS        `yaml:"tls"`
+	MaxMessageBytes *int           `yaml:"max_message_bytes"`
+	ShutdownGrace   *time.Duration `yaml:"shutdown_grace,allowzero"`
+	Pos             positions      `yaml:"-"`
+}
+
+type rawTLS struct {
+	CertFile *string   `yaml:"cert_file"`
+	KeyFile  *string   `yaml:"key_file"`
+	Pos      positions `yaml:"-"`
+}
+
+type rawAdmin struct {
+	Listen *string   `yaml:"listen"`
+	Pos    positions `yaml:"-"`
+}
+
+type rawRuntime struct {
+	DataDir    *string   `yaml:"data_dir"`
+	ReadyState *string   `yaml:"ready_state"`
+	Pos        positions `yaml:"-"`
+}
+
+type rawSnapshots struct {
+	Enabled                    *bool             `yaml:"enabled"`
+	Location                   *string           `yaml:"location"`
+	BootstrapOnFailureBehavior *string           `yaml:"bootstrap_on_failure_behavior"`
+	Params                     map[string]string `yaml:"params"`
+	Pos                        positions         `yaml:"-"`
+}
+
+type rawDataset struct {
+	From                *string           `yaml:"from"`
+	Name                *string           `yaml:"name"`
+	TimeColumn          *string           `yaml:"time_column"`
+	TimeFormat          *string           `yaml:"time_format"`
+	TimePartitionColumn *string           `yaml:"time_partition_column"`
+	TimePartitionFormat *string           `yaml:"time_partition_format"`
+	ReadyState          *string           `yaml:"ready_state"`
+	Params              map[string]string `yaml:"params"`
+	Acceleration        *rawAcceleration  `yaml:"acceleration"`
+	Pos                 positions         `yaml:"-"`
+
+	index int // position in the datasets list, from 0
+}
+
+type rawAcceleration struct {
+	Enabled                 *bool             `yaml:"enabled"`
+	Engine                  *string           `yaml:"engine"`
+	Mode                    *string           `yaml:"mode"`
+	RefreshMode             *string           `yaml:"refresh_mode"`
+	RefreshCheckInterval    *time.Duration    `yaml:"refresh_check_interval"`
+	RefreshCron             *string           `yaml:"refresh_cron"`
+	RefreshSQL              *string           `yaml:"refresh_sql"`
+	RefreshDataWindow       *time.Duration    `yaml:"refresh_data_window"`
+	RefreshAppendOverlap    *time.Duration    `yaml:"refresh_append_overlap,allowzero"`
+	RefreshOnStartup        *string           `yaml:"refresh_on_startup"`
+	RefreshRetryEnabled     *bool             `yaml:"refresh_retry_enabled"`
+	RefreshRetryMaxAttempts *int              `yaml:"refresh_retry_max_attempts"`
+	RefreshJitterEnabled    *bool             `yaml:"refresh_jitter_enabled"`
+	RefreshJitterMax        *time.Duration    `yaml:"refresh_jitter_max"`
+	RetentionCheckEnabled   *bool             `yaml:"retention_check_enabled"`
+	RetentionPeriod         *time.Duration    `yaml:"retention_period"`
+	RetentionSQL            *string           `yaml:"retention_sql"`
+	RetentionCheckInterval  *time.Duration    `yaml:"retention_check_interval"`
+	OnZeroResults           *string           `yaml:"on_zero_results"`
+	PrimaryKey              *[]string         `yaml:"primary_key"`
+	ReadyState              *string           `yaml:"ready_state"`
+	Snapshots               *string           `yaml:"snapshots"`
+	Params                  map[string]string `yaml:"params"`
+	Pos                     positions         `yaml:"-"`
+}
+
+// positions maps each key given in a block to its line; the key "" is the
+// line of the block itself. Keys of params blocks are stored as
+// "params.<key>".
+type positions map[string]int
+
+// applyDefaults fills every unset setting with its default. It is the only
+// place defaults live.
+func (r *rawConfig) applyDefaults() {
+	orDefault(&r.Origin)
+	orDefault(&r.Server)
+	orValue(&r.Server.Listen, DefaultServerListen)
+	orValue(&r.Server.MaxMessageBytes, DefaultMaxMessageBytes)
+	orValue(&r.Server.ShutdownGrace, DefaultShutdownGrace)
+	orDefault(&r.Admin)
+	orValue(&r.Admin.Listen, DefaultAdminListen)
+	orDefault(&r.Runtime)
+	orValue(&r.Runtime.DataDir, DefaultDataDir)
+	orValue(&r.Runtime.ReadyState, ReadyOnLoad)
+	if s := r.Snapshots; s != nil {
+		orValue(&s.Enabled, true)
+		orValue(&s.BootstrapOnFailureBehavior, SnapshotFailureWarn)
+	}
+	for _, d := range r.Datasets {
+		if d.Name == nil {
+			if _, table, err := parseFrom(deref(d.From)); err == nil {
+				d.Name = &table
+			}
+		}
+		orDefault(&d.Acceleration)
+		a := d.Acceleration
+		// ready_state belongs to the dataset; acceleration.ready_state is
+		// the older spelling. Whichever is given sets both.
+		if a.ReadyState != nil {
+			orValue(&d.ReadyState, *a.ReadyState)
+		}
+		orValue(&d.ReadyState, ReadyOnLoad)
+		orValue(&a.ReadyState, *d.ReadyState)
+
+		orValue(&a.Enabled, true)
+		orValue(&a.Engine, EngineDuckDB)
+		orValue(&a.Mode, ModeMemory)
+		orValue(&a.RefreshMode, RefreshFull)
+		orValue(&a.RefreshOnStartup, RefreshOnStartupAuto)
+		orValue(&a.RefreshRetryEnabled, true)
+		orValue(&a.RefreshJitterEnabled, false)
+		orValue(&a.RetentionCheckEnabled, false)
+		orValue(&a.OnZeroResults, ZeroResultsReturnEmpty)
+		orValue(&a.Snapshots, SnapshotsDisabled)
+		if *a.RefreshMode == RefreshSnapshot {
+			orValue(&a.RefreshCheckInterval, DefaultSnapshotPollInterval)
+		}
+		if *a.RefreshJitterEnabled && a.RefreshCheckInterval != nil {
+			orValue(&a.RefreshJitterMax, *a.RefreshCheckInterval/10)
+		}
+	}
+}
+
+// config converts a defaulted rawConfig to a Config.
+func (r *rawConfig) config(file string) *Config {
+	c := &Config{
+		Origin: Origin{DSN: deref(r.Origin.DSN)},
+		Server: Server{
+			Listen:          deref(r.Server.Listen),
+			MaxMessageBytes: deref(r.Server.MaxMessageBytes),
+			ShutdownGrace:   deref(r.Server.ShutdownGrace),
+		},
+		Admin: Admin{Listen: deref(r.Admin.Listen)},
+		Runtime: Runtime{
+			DataDir:    deref(r.Runtime.DataDir),
+			ReadyState: deref(r.Runtime.ReadyState),
+		},
+		file: file,
+		keys: map[string]int{},
+	}
+	if t := r.Server.TLS; t != nil {
+		c.Server.TLS = &TLS{CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile)}
+	}
+	if s := r.Snapshots; s != nil {
+		c.Snapshots = &Snapshots{
+			Enabled:                    deref(s.Enabled),
+			Location:                   deref(s.Location),
+			BootstrapOnFailureBehavior: deref(s.BootstrapOnFailureBehavior),
+			Params:                     maps.Clone(s.Params),
+			Line:                       s.Pos[""],
+		}
+	}
+	addKeys(c.keys, "", r.Pos)
+	addKeys(c.keys, "origin.", r.Origin.Pos)
+	addKeys(c.keys, "server.", r.Server.Pos)
+	if r.Server.TLS != nil {
+		addKeys(c.keys, "server.tls.", r.Server.TLS.Pos)
+	}
+	addKeys(c.keys, "admin.", r.Admin.Pos)
+	addKeys(c.keys, "runtime.", r.Runtime.Pos)
+	if r.Snapshots != nil {
+		addKeys(c.keys, "snapshots.", r.Snapshots.Pos)
+	}
+	for _, d := range r.Datasets {
+		c.Datasets = append(c.Datasets, d.dataset())
+	}
+	return c
+}
+
+// dataset converts a defaulted rawDataset to a Dataset.
+func (d *rawDataset) dataset() *Dataset {
+	a := d.Acceleration
+	ds := &Dataset{
+		From:                deref(d.From),
+		Name:                deref(d.Name),
+		TimeColumn:          deref(d.TimeColumn),
+		TimeFormat:          deref(d.TimeFormat),
+		TimePartitionColumn: deref(d.TimePartitionColumn),
+		TimePartitionFormat: deref(d.TimePartitionFormat),
+		ReadyState:          deref(d.ReadyState),
+		Params:              maps.Clone(d.Params),
+		Acceleration: Acceleration{
+			Enabled:                 deref(a.Enabled),
+			Engine:                  deref(a.Engine),
+			Mode:                    deref(a.Mode),
+			RefreshMode:             deref(a.RefreshMode),
+			RefreshCheckInterval:    deref(a.RefreshCheckInterval),
+			RefreshCron:             deref(a.RefreshCron),
+			RefreshSQL:              deref(a.RefreshSQL),
+			RefreshDataWindow:       deref(a.RefreshDataWindow),
+			RefreshAppendOverlap:    deref(a.RefreshAppendOverlap),
+			RefreshOnStartup:        deref(a.RefreshOnStartup),
+			RefreshRetryEnabled:     deref(a.RefreshRetryEnabled),
+			RefreshRetryMaxAttempts: deref(a.RefreshRetryMaxAttempts),
+			RefreshJitterEnabled:    deref(a.RefreshJitterEnabled),
+			RefreshJitterMax:        deref(a.RefreshJitterMax),
+			RetentionCheckEnabled:   deref(a.RetentionCheckEnabled),
+			RetentionPeriod:         deref(a.RetentionPeriod),
+			RetentionSQL:            deref(a.RetentionSQL),
+			RetentionCheckInterval:  deref(a.RetentionCheckInterval),
+			OnZeroResults:           deref(a.OnZeroResults),
+			PrimaryKey:              deref(a.PrimaryKey),
+			ReadyState:              deref(a.ReadyState),
+			Snapshots:               deref(a.Snapshots),
+			Params:                  maps.Clone(a.Params),
+		},
+		Line:  d.Pos[""],
+		index: d.index,
+		keys:  map[string]int{},
+	}
+	if schema, table, err := parseFrom(ds.From); err == nil {
+		ds.Schema, ds.Table = schema, table
+	}
+	addKeys(ds.keys, "", d.Pos)
+	addKeys(ds.keys, "acceleration.", a.Pos)
+	return ds
+}
+
+// label names the dataset in problems found while decoding it: its name, or
+// its table when the name is not given.
+func (d *rawDataset) label() string {
+	if d.Name != nil {
+		return *d.Name
+	}
+	if _, table, err := parseFrom(deref(d.From)); err == nil {
+		return table
+	}
+	return ""
+}
+
+// addKeys copies the positions of one block into dst under prefix.
+func addKeys(dst map[string]int, prefix string, pos positions) {
+	for k, line := range pos {
+		if k == "" {
+			// The line of the block's key, recorded by the parent, is
+			// more useful than the line of its first entry.
+			if block := strings.TrimSuffix(prefix, "."); block != "" {
+				if _, ok := dst[block]; !ok {
+					dst[block] = line
+				}
+			}
+			continue
+		}
+		dst[prefix+k] = line
+	}
+}
+
+// orDefault allocates *p when it is nil.
+func orDefault[T any](p **T) {
+	if *p == nil {
+		*p = new(T)
+	}
+}
+
+// orValue sets *p to v when it is nil.
+func orValue[T any](p **T, v T) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+// deref returns *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,152 @@
+package catalog
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Status is where a dataset's acceleration stands.
+type Status string
+
+// Dataset statuses, as the spec names them.
+const (
+	StatusInitializing Status = "initializing" // registered, no data loaded yet
+	StatusReady        Status = "ready"        // loaded and serving
+	StatusRefreshing   Status = "refreshing"   // serving the previous data while a refresh runs
+	StatusError        Status = "error"        // the last refresh failed; earlier data may still serve
+	StatusDisabled     Status = "disabled"     // acceleration.enabled: false
+)
+
+// ColumnInfo is one column of an acceleration: its origin name and type,
+// and whether the acceleration holds it (types that cannot be kept exactly
+// are left out, and queries that need them go to the origin).
+type ColumnInfo struct {
+	Name        string
+	TypeOID     uint32
+	TypeMod     int32
+	TypeName    string // format_type() at the origin, e.g. "numeric(12,2)"
+	Accelerated bool
+}
+
+// DatasetState is the live state of one dataset, shared by the refresh
+// scheduler (which writes it), the planner and the admin port (which read
+// it). Values returned by the Registry are copies.
+type DatasetState struct {
+	Name        string
+	Status      Status
+	LastRefresh time.Time // when the last successful refresh completed
+	NextRefresh time.Time // zero when nothing is scheduled
+	Rows        int64     // rows in the acceleration after the last refresh
+	Error       string    // the last refresh error, "" after a success
+	// Loaded is true once the acceleration holds data it may serve.
+	Loaded bool
+	// Columns is the acceleration's schema after the last successful load.
+	Columns []ColumnInfo
+	// Generation increases with every swap of new data.
+	Generation uint64
+}
+
+// Servable reports whether queries may be answered from the acceleration.
+func (s DatasetState) Servable() bool {
+	return s.Loaded && s.Status != StatusDisabled
+}
+
+// Registry holds every configured dataset and its live state.
+type Registry struct {
+	mu       sync.RWMutex
+	datasets map[string]*Dataset
+	states   map[string]*DatasetState
+	byTable  map[string]string // "schema.table" -> dataset name
+}
+
+// NewRegistry registers the datasets of cfg, each initializing (or disabled).
+func NewRegistry(cfg *Config) *Registry {
+	r := &Registry{
+		datasets: make(map[string]*Dataset),
+		states:   make(map[string]*DatasetState),
+		byTable:  make(map[string]string),
+	}
+	for _, d := range cfg.Datasets {
+		st := &DatasetState{Name: d.Name, Status: StatusInitializing}
+		if !d.Acceleration.Enabled {
+			st.Status = StatusDisabled
+		}
+		r.datasets[d.Name] = d
+		r.states[d.Name] = st
+		r.byTable[d.Schema+"."+d.Table] = d.Name
+	}
+	return r
+}
+
+// Dataset returns the configuration of the named dataset.
+func (r *Registry) Dataset(name string) (*Dataset, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.datasets[name]
+	return d, ok
+}
+
+// ByTable returns the dataset that accelerates the origin table schema.table.
+func (r *Registry) ByTable(schema, table string) (*Dataset, DatasetState, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	name, ok := r.byTable[schema+"."+table]
+	if !ok {
+		return nil, DatasetState{}, false
+	}
+	return r.datasets[name], r.states[name].clone(), true
+}
+
+// State returns a copy of the named dataset's state.
+func (r *Registry) State(name string) (DatasetState, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	st, ok := r.states[name]
+	if !ok {
+		return DatasetState{}, false
+	}
+	return st.clone(), true
+}
+
+// States returns copies of every dataset's state, sorted by name.
+func (r *Registry) States() []DatasetState {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]DatasetState, 0, len(r.states))
+	for _, st := range r.states {
+		out = append(out, st.clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns the dataset names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.datasets))
+	for n := range r.datasets {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Update changes the named dataset's state under the registry's lock.
+func (r *Registry) Update(name string, fn func(*DatasetState)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.states[name]
+	if !ok {
+		return false
+	}
+	fn(st)
+	return true
+}
+
+func (s *DatasetState) clone() DatasetState {
+	c := *s
+	c.Columns = append([]ColumnInfo(nil), s.Columns...)
+	return c
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `pgaccel - a PostgreSQL proxy that answers reads from DuckDB accelerations
+
+Usage:
+  pgaccel run -c pgaccel.yaml        serve clients until SIGINT or SIGTERM
+  pgaccel validate -c pgaccel.yaml   check a config and print every problem
+  pgaccel demo [-listen ADDR]        start a throwaway origin with sample data and pgaccel in front of it
+  pgaccel version                    print the version
+
+Run 'pgaccel COMMAND -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func runMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, args[1:], stderr)
+	case "validate":
+		err = cmdValidate(args[1:], stdout, stderr)
+	case "demo":
+		err = cmdDemo(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "pgaccel", buildVersion())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "pgaccel: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return int(ee)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "pgaccel:", err)
+	return 1
+}
+
+// exitError ends the command with a status code and no further message;
+// the command has already printed what went wrong.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+// newLogger builds the one logger passed down to every component.
+func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), fmt.Errorf("invalid -log-level %q: use debug, info, warn or error", level)
+	}
+	switch format {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+	default:
+		return zerolog.Nop(), fmt.Errorf("invalid -log-format %q: use console or json", format)
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}

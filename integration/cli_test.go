@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// pgaccelBinary builds cmd/pgaccel once per test binary.
+func pgaccelBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pgaccel-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "pgaccel")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pgaccel")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestCLI_ValidatePrintsEveryProblem(t *testing.T) {
+	bin := pgaccelBinary(t)
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	body := `origin:
+  dsn: postgres://app@127.0.0.1/db
+server:
+  listn: 127.0.0.1:1
+datasets:
+  - from: postgres:public.orders
+    acceleration:
+      refresh_check_interval: 10m
+      refresh_cron: "0 * * * *"
+      engine: sqlite
+  - from: mysql:shop.orders
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "validate", "-c", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate of a bad config: want exit 1, got %v\n%s", err, out)
+	}
+	for _, want := range []string{"bad.yaml:4:", "listn", "bad.yaml:9:", "refresh_cron", "bad.yaml:10:", "engine", "bad.yaml:11:", "postgres:"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+
+	good := filepath.Join(t.TempDir(), "good.yaml")
+	if err := os.WriteFile(good, []byte("origin:\n  dsn: postgres://app@127.0.0.1/db\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "validate", "-c", good).CombinedOutput(); err != nil {
+		t.Fatalf("validate of a good config: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "pgaccel ") {
+		t.Fatalf("version: %v %s", err, out)
+	}
+}
+
+func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
+	bin := pgaccelBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	body := fmt.Sprintf("origin:\n  dsn: ${env:TEST_ORIGIN_DSN}\nserver:\n  listen: %s\n", addr)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "run", "-c", cfg, "-log-format", "json")
+	cmd.Env = append(os.Environ(), "TEST_ORIGIN_DSN="+origin.SuperDSN())
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	dsn := "postgres://app:app-pass@" + addr + "/" + origin.Database + "?sslmode=disable"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgaccel run did not listen: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := runPsql(t, psqlPath(t), dsn, "-Atc", "SELECT 'through the binary'")
+	if err != nil || strings.TrimSpace(out) != "through the binary" {
+		t.Fatalf("psql through pgaccel run: %v %s", err, out)
+	}
+	if strings.Contains(stderr.String(), "app-pass") || strings.Contains(stderr.String(), "password=") {
+		t.Errorf("log contains a password:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("pgaccel run exited with %v after SIGTERM\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("pgaccel run did not exit after SIGTERM")
+	}
+	_ = context.Background
+}

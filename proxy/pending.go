@@ -1,0 +1,177 @@
+package proxy
+
+import (
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// pendingKind is a client (or proxy) message sent to the origin whose
+// response has not fully arrived yet.
+type pendingKind uint8
+
+const (
+	pkParse pendingKind = iota
+	pkBind
+	pkDescribeStatement
+	pkDescribePortal
+	pkExecute
+	pkClose
+	pkSync
+	pkQuery
+	pkFunctionCall
+)
+
+// collector receives the origin's answer to a request the proxy made on
+// its own behalf. Messages are copies; done is closed after the last one.
+type collector struct {
+	msgs []pgproto3.BackendMessage
+	done chan struct{}
+}
+
+func newCollector() *collector { return &collector{done: make(chan struct{})} }
+
+// pendingItem is one entry of the queue of expected origin responses.
+type pendingItem struct {
+	kind pendingKind
+	// wrote marks a Sync or Query that ends a stretch of statements that
+	// wrote or ran DDL.
+	wrote bool
+	// private, when set, receives the responses instead of the client.
+	private *collector
+	// capture, when set, receives a copy of a Describe's descriptions; the
+	// client still gets them.
+	capture func(pgproto3.BackendMessage)
+	// last marks the final item of a private request: its collector is
+	// closed when the item completes.
+	last bool
+}
+
+// pendingQueue tracks, in order, the responses the origin still owes. It
+// is what lets the proxy know when every earlier message has been answered
+// (before it answers a statement itself) and which responses belong to the
+// proxy's own requests.
+//
+// Postgres skips every message after an error in the extended protocol up
+// to the next Sync; skipTail mirrors that for messages not queued yet.
+type pendingQueue struct {
+	mu       sync.Mutex
+	changed  *sync.Cond
+	items    []pendingItem
+	skipTail bool
+	closed   bool
+}
+
+func newPendingQueue() *pendingQueue {
+	q := &pendingQueue{}
+	q.changed = sync.NewCond(&q.mu)
+	return q
+}
+
+// push records a message sent to the origin. It reports false when the
+// origin will skip the message (an earlier error before the next Sync), in
+// which case nothing is queued.
+func (q *pendingQueue) push(it pendingItem) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.skipTail && it.kind != pkSync {
+		if it.private != nil && it.last {
+			close(it.private.done)
+		}
+		return false
+	}
+	if it.kind == pkSync {
+		q.skipTail = false
+	}
+	q.items = append(q.items, it)
+	return true
+}
+
+// head returns the oldest pending item.
+func (q *pendingQueue) head() (pendingItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return pendingItem{}, false
+	}
+	return q.items[0], true
+}
+
+// pop completes the oldest pending item.
+func (q *pendingQueue) pop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.popLocked()
+	q.changed.Broadcast()
+}
+
+func (q *pendingQueue) popLocked() {
+	if len(q.items) == 0 {
+		return
+	}
+	it := q.items[0]
+	q.items[0] = pendingItem{}
+	q.items = q.items[1:]
+	if it.private != nil && it.last {
+		close(it.private.done)
+	}
+}
+
+// failed handles an ErrorResponse for the head item of the extended
+// protocol: the head is done and the origin skips everything up to the
+// next Sync.
+func (q *pendingQueue) failed() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.popLocked()
+	for len(q.items) > 0 && q.items[0].kind != pkSync {
+		q.popLocked()
+	}
+	if len(q.items) == 0 {
+		q.skipTail = true
+	}
+	q.changed.Broadcast()
+}
+
+// skipping reports whether the origin is discarding messages until a Sync.
+func (q *pendingQueue) skipping() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.skipTail
+}
+
+// wait blocks until no response is pending (or the queue is closed) and
+// reports whether the queue is still open.
+func (q *pendingQueue) waitEmpty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) > 0 && !q.closed {
+		q.changed.Wait()
+	}
+	return !q.closed
+}
+
+// idle reports whether no response is pending.
+func (q *pendingQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0
+}
+
+// close wakes every waiter; the session is ending.
+func (q *pendingQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	for _, it := range q.items {
+		if it.private != nil && it.last {
+			select {
+			case <-it.private.done:
+			default:
+				close(it.private.done)
+			}
+		}
+	}
+	q.items = nil
+	q.changed.Broadcast()
+}

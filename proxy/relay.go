@@ -1,0 +1,258 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// relayClient reads client messages, routes each through the hook, and
+// forwards it. It returns when the client leaves or the session closes.
+func (ss *session) relayClient() {
+	router := ss.srv.cfg.Router
+	for {
+		msg, err := ss.be.Receive()
+		if err != nil {
+			ss.clientReadFailed(err)
+			return
+		}
+		switch router.Route(&ss.state, msg) {
+		case RouteOrigin:
+		default:
+			ss.fatal(codeInternalError, "unknown route", "")
+			return
+		}
+		if _, ok := msg.(*pgproto3.Terminate); ok {
+			ss.terminated.Store(true)
+			ss.fe.Send(msg)
+			_ = ss.fe.Flush()
+			return
+		}
+		if err := ss.forward(msg); err != nil {
+			ss.originFailed(err)
+			return
+		}
+	}
+}
+
+// forward sends one client message to the origin, records the response it
+// owes, and flushes at protocol sync points or when enough is buffered.
+func (ss *session) forward(msg pgproto3.FrontendMessage) error {
+	flush := false
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		ss.pending.push(pendingItem{kind: pkQuery})
+		flush = true
+	case *pgproto3.Sync:
+		ss.pending.push(pendingItem{kind: pkSync, wrote: ss.segmentWrote})
+		ss.segmentWrote = false
+		flush = true
+	case *pgproto3.FunctionCall:
+		ss.pending.push(pendingItem{kind: pkFunctionCall})
+		flush = true
+	case *pgproto3.Parse:
+		ss.pending.push(pendingItem{kind: pkParse})
+		ss.pendingBytes += len(m.Query)
+	case *pgproto3.Bind:
+		ss.pending.push(pendingItem{kind: pkBind})
+		for _, p := range m.Parameters {
+			ss.pendingBytes += len(p)
+		}
+	case *pgproto3.Describe:
+		kind := pkDescribePortal
+		if m.ObjectType == 'S' {
+			kind = pkDescribeStatement
+		}
+		ss.pending.push(pendingItem{kind: kind})
+	case *pgproto3.Execute:
+		ss.pending.push(pendingItem{kind: pkExecute})
+	case *pgproto3.Close:
+		ss.pending.push(pendingItem{kind: pkClose})
+	case *pgproto3.Flush, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		flush = true
+	case *pgproto3.CopyData:
+		ss.pendingBytes += len(m.Data)
+	}
+	ss.fe.Send(msg)
+	if flush || ss.pendingBytes >= flushThreshold {
+		ss.pendingBytes = 0
+		return ss.fe.Flush()
+	}
+	return nil
+}
+
+// clientReadFailed ends the session after a failed client read: a normal
+// disconnect, an oversized message, or a malformed one.
+func (ss *session) clientReadFailed(err error) {
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	switch {
+	case ss.isClosed():
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+		ss.log.Debug().Err(err).Msg("client disconnected")
+	case errors.As(err, &tooBig):
+		ss.log.Warn().Int("max_bytes", tooBig.MaxExpectedBodyLen).Int("bytes", tooBig.ActualBodyLen).Msg("client message too large; closing session")
+		ss.fatal(codeProgramLimitExceeded,
+			fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen),
+			"Raise server.max_message_bytes in the pgaccel config, or send smaller statements or COPY chunks.")
+	default:
+		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
+		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
+	}
+	if !ss.terminated.Load() && ss.fe != nil {
+		// Tell the origin we are leaving so its backend ends cleanly.
+		ss.fe.Send(&pgproto3.Terminate{})
+		_ = ss.fe.Flush()
+	}
+}
+
+// relayOrigin relays every origin message to the client (or to the
+// proxy's own pending request), tracking ParameterStatus, transaction
+// status and the queue of pending responses on the way.
+func (ss *session) relayOrigin() {
+	pendingOut := 0
+	for {
+		msg, err := ss.fe.Receive()
+		if err != nil {
+			if !ss.isClosed() && !ss.terminated.Load() {
+				ss.originFailed(err)
+			}
+			ss.close()
+			return
+		}
+		head, hasHead := ss.pending.head()
+		done, failed, async := completes(msg, head.kind, hasHead)
+
+		closeAfter := false
+		idle := false
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			for _, v := range m.Values {
+				pendingOut += len(v)
+			}
+		case *pgproto3.CopyData:
+			pendingOut += len(m.Data)
+		case *pgproto3.ParameterStatus:
+			ss.state.setParam(m.Name, m.Value)
+		case *pgproto3.ReadyForQuery:
+			ss.state.setTxStatus(m.TxStatus)
+			switch {
+			case m.TxStatus == 'I':
+				ss.txWrote.Store(false)
+			case hasHead && head.wrote:
+				ss.txWrote.Store(true)
+			}
+		case *pgproto3.ErrorResponse:
+			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
+		}
+		if hasHead && !async {
+			if head.capture != nil {
+				head.capture(msg)
+			}
+			if head.private != nil {
+				head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
+				switch {
+				case failed:
+					ss.pending.failed()
+				case done:
+					ss.pending.pop()
+				}
+				continue
+			}
+		}
+
+		ss.writeMu.Lock()
+		ss.be.Send(msg)
+		var werr error
+		if pendingOut >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
+			pendingOut = 0
+			werr = ss.be.Flush()
+		}
+		ss.writeMu.Unlock()
+		switch {
+		case failed:
+			ss.pending.failed()
+		case done:
+			ss.pending.pop()
+			idle = ss.pending.idle()
+		}
+		if werr != nil {
+			ss.log.Debug().Err(werr).Msg("client write failed")
+			ss.close()
+			return
+		}
+		if closeAfter {
+			ss.close()
+			return
+		}
+		if idle && ss.shuttingDown.Load() {
+			if _, isRFQ := msg.(*pgproto3.ReadyForQuery); isRFQ {
+				ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+				ss.close()
+				return
+			}
+		}
+	}
+}
+
+// completes classifies an origin message against the oldest pending item:
+// whether it completes it, whether it is an extended-protocol error (the
+// origin now skips to the next Sync), and whether it is asynchronous (not
+// an answer to anything).
+func completes(msg pgproto3.BackendMessage, head pendingKind, hasHead bool) (done, failed, async bool) {
+	switch msg.(type) {
+	case *pgproto3.ParameterStatus, *pgproto3.NoticeResponse, *pgproto3.NotificationResponse:
+		return false, false, true
+	}
+	if !hasHead {
+		return false, false, false
+	}
+	switch msg.(type) {
+	case *pgproto3.ParseComplete:
+		return head == pkParse, false, false
+	case *pgproto3.BindComplete:
+		return head == pkBind, false, false
+	case *pgproto3.CloseComplete:
+		return head == pkClose, false, false
+	case *pgproto3.RowDescription, *pgproto3.NoData:
+		return head == pkDescribeStatement || head == pkDescribePortal, false, false
+	case *pgproto3.CommandComplete, *pgproto3.EmptyQueryResponse, *pgproto3.PortalSuspended:
+		return head == pkExecute, false, false
+	case *pgproto3.ReadyForQuery:
+		return head == pkSync || head == pkQuery || head == pkFunctionCall, false, false
+	case *pgproto3.ErrorResponse:
+		if head == pkQuery || head == pkFunctionCall || head == pkSync {
+			return false, false, false
+		}
+		return false, true, false
+	}
+	return false, false, false
+}
+
+// copyBackendMessage returns a copy of msg that outlives the next Receive.
+func copyBackendMessage(msg pgproto3.BackendMessage) pgproto3.BackendMessage {
+	buf, err := msg.Encode(nil)
+	if err != nil {
+		return msg
+	}
+	fe := pgproto3.NewFrontend(&byteReader{b: buf}, io.Discard)
+	out, err := fe.Receive()
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+type byteReader struct{ b []byte }
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
