@@ -1,9 +1,38 @@
 // Package planner decides where a statement runs.
 //
 // It parses SQL with pg_query, classifies statements (read, write, DDL,
-// transaction control, session settings, catalog queries), resolves table
-// references against the accelerated datasets, and returns a route: the
-// origin, the acceleration (with the rewritten SQL), or a fallback.
+// transaction control, session settings, cursors, catalog queries),
+// resolves table references against the accelerated datasets as Postgres
+// would, and returns a route: the origin (with a short reason for metrics),
+// or the acceleration with the statement rewritten for DuckDB.
+//
+// # How Plan decides
+//
+//  1. Session-independent analysis, cached per statement text in a bounded
+//     LRU (cache.go): parse, fingerprint, statement kind (classify.go), and
+//     for a read, one walk of the parse tree (walk.go, relations.go) that
+//     collects the relations (minus CTE names in scope), the columns named,
+//     stars, and everything that sends a read to the origin whatever the
+//     session: locking clauses, data-modifying CTEs, SELECT INTO, catalog
+//     schemas, reg* types, and functions or operators with side effects or
+//     session dependence, or that DuckDB answers differently without an
+//     error (functions.go).
+//  2. Session-dependent checks, every call: Session.TxWrote, the fallback
+//     memory (RememberFallback), resolution of each relation through the
+//     session's temporary tables and search path (Resolver, with its own
+//     cache), the dataset's readiness (catalog.DatasetState.Servable), the
+//     columns the acceleration holds, and optionally the role's privileges.
+//  3. The rewrite (rewrite.go): dataset tables become their DuckDB tables,
+//     with Postgres' NULL ordering and LIKE escaping made explicit; the
+//     result is cached per statement and resolution.
+//
+// OriginResolver (resolver.go) and Privileges (privileges.go) ask the origin,
+// as the refresh account, what it would resolve and allow; both cache their
+// answers for a few seconds. Their tests against a real Postgres are in
+// planner/origintest.
+//
+// Everything the planner cannot prove safe goes to the origin: a wrong
+// answer from the acceleration is worse than a slower one from the origin.
 //
 // planner may import catalog only; it must never import proxy, refresh or
 // accelerator.

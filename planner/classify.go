@@ -1,0 +1,308 @@
+package planner
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// Kind is what a statement is, for the proxy's tracking of transaction and
+// session state.
+type Kind uint8
+
+// Statement kinds.
+const (
+	KindOther  Kind = iota // CHECKPOINT, LOAD, SET CONSTRAINTS, ...
+	KindEmpty              // no statement at all
+	KindMulti              // several statements in one text
+	KindSelect             // SELECT, WITH ... SELECT, TABLE, VALUES
+	KindInsert
+	KindUpdate
+	KindDelete
+	KindMerge
+	KindDDL // CREATE, ALTER, DROP, GRANT, TRUNCATE, COMMENT, SELECT INTO, REFRESH, ...
+	KindSet // SET, SET LOCAL, SET TRANSACTION
+	KindReset
+	KindDiscard
+	KindShow
+	KindBegin // BEGIN, START TRANSACTION
+	KindCommit
+	KindRollback
+	KindSavepoint
+	KindRelease
+	KindRollbackTo
+	KindPrepareTransaction
+	KindCommitPrepared
+	KindRollbackPrepared
+	KindCopy
+	KindDeclare
+	KindFetch
+	KindMove
+	KindClose
+	KindListen
+	KindNotify
+	KindUnlisten
+	KindPrepare
+	KindExecute
+	KindDeallocate
+	KindExplain
+	KindCall
+	KindDo
+	KindLock
+	KindVacuum // VACUUM, ANALYZE
+	kindCount
+)
+
+var kindNames = [kindCount]string{
+	KindOther: "other", KindEmpty: "empty", KindMulti: "multi", KindSelect: "select",
+	KindInsert: "insert", KindUpdate: "update", KindDelete: "delete", KindMerge: "merge",
+	KindDDL: "ddl", KindSet: "set", KindReset: "reset", KindDiscard: "discard", KindShow: "show",
+	KindBegin: "begin", KindCommit: "commit", KindRollback: "rollback", KindSavepoint: "savepoint",
+	KindRelease: "release", KindRollbackTo: "rollback_to", KindPrepareTransaction: "prepare_transaction",
+	KindCommitPrepared: "commit_prepared", KindRollbackPrepared: "rollback_prepared",
+	KindCopy: "copy", KindDeclare: "declare", KindFetch: "fetch", KindMove: "move", KindClose: "close",
+	KindListen: "listen", KindNotify: "notify", KindUnlisten: "unlisten",
+	KindPrepare: "prepare", KindExecute: "execute", KindDeallocate: "deallocate",
+	KindExplain: "explain", KindCall: "call", KindDo: "do", KindLock: "lock", KindVacuum: "vacuum",
+}
+
+func (k Kind) String() string {
+	if k < kindCount {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// EndsTransaction reports whether the statement ends the current
+// transaction block when it succeeds (COMMIT, ROLLBACK, PREPARE
+// TRANSACTION); the proxy then clears Session.TxWrote.
+func (k Kind) EndsTransaction() bool {
+	return k == KindCommit || k == KindRollback || k == KindPrepareTransaction
+}
+
+// analysis is everything about a statement text that does not depend on
+// the session. It is immutable once built, except for its rewrite cache.
+type analysis struct {
+	sql         string
+	kind        Kind
+	reason      string // set when the statement goes to the origin whatever the session
+	writes      bool
+	setsSession bool
+	fingerprint uint64
+	paramCount  int
+
+	// For reads that may be accelerated:
+	rels      []relRef     // relation references, CTE names excluded
+	cols      *columnUse   // which columns the statement mentions
+	qualified []qualColRef // column references of three or more parts
+	wholeRow  []string     // bare names that may be whole-row references
+
+	rewrites rewriteCache
+}
+
+// classify fills a from one statement.
+func classify(a *analysis, stmt *pg_query.Node) {
+	if sel := stmt.GetSelectStmt(); sel != nil {
+		classifySelect(a, sel) // counts parameters on its walk
+		return
+	}
+	a.paramCount = maxParam(stmt)
+	switch n := stmt.GetNode().(type) {
+	case *pg_query.Node_InsertStmt:
+		a.kind, a.reason, a.writes = KindInsert, ReasonWrite, true
+	case *pg_query.Node_UpdateStmt:
+		a.kind, a.reason, a.writes = KindUpdate, ReasonWrite, true
+	case *pg_query.Node_DeleteStmt:
+		a.kind, a.reason, a.writes = KindDelete, ReasonWrite, true
+	case *pg_query.Node_MergeStmt:
+		a.kind, a.reason, a.writes = KindMerge, ReasonWrite, true
+	case *pg_query.Node_VariableSetStmt:
+		classifySet(a, n.VariableSetStmt)
+	case *pg_query.Node_VariableShowStmt:
+		a.kind, a.reason = KindShow, ReasonSessionSetting
+	case *pg_query.Node_DiscardStmt:
+		a.kind, a.reason = KindDiscard, ReasonSessionSetting
+		t := n.DiscardStmt.Target
+		a.setsSession = t == pg_query.DiscardMode_DISCARD_ALL || t == pg_query.DiscardMode_DISCARD_TEMP
+	case *pg_query.Node_TransactionStmt:
+		a.kind, a.reason = transactionKind(n.TransactionStmt.Kind), ReasonTransaction
+	case *pg_query.Node_CopyStmt:
+		a.kind, a.reason, a.writes = KindCopy, ReasonUtility, n.CopyStmt.IsFrom
+	case *pg_query.Node_DeclareCursorStmt:
+		a.kind, a.reason = KindDeclare, ReasonCursor
+		var inner analysis
+		if q := n.DeclareCursorStmt.Query; q != nil {
+			classify(&inner, q)
+		}
+		a.writes = inner.writes // DECLARE ... FOR UPDATE locks rows
+	case *pg_query.Node_FetchStmt:
+		a.kind, a.reason = KindFetch, ReasonCursor
+		if n.FetchStmt.Ismove {
+			a.kind = KindMove
+		}
+	case *pg_query.Node_ClosePortalStmt:
+		a.kind, a.reason = KindClose, ReasonCursor
+	case *pg_query.Node_ListenStmt:
+		a.kind, a.reason = KindListen, ReasonUtility
+	case *pg_query.Node_NotifyStmt:
+		a.kind, a.reason = KindNotify, ReasonUtility
+	case *pg_query.Node_UnlistenStmt:
+		a.kind, a.reason = KindUnlisten, ReasonUtility
+	case *pg_query.Node_PrepareStmt:
+		a.kind, a.reason = KindPrepare, ReasonUtility
+	case *pg_query.Node_ExecuteStmt:
+		// What the prepared statement does is unknown here.
+		a.kind, a.reason, a.writes = KindExecute, ReasonUtility, true
+	case *pg_query.Node_DeallocateStmt:
+		a.kind, a.reason = KindDeallocate, ReasonUtility
+	case *pg_query.Node_ExplainStmt:
+		classifyExplain(a, n.ExplainStmt)
+	case *pg_query.Node_CallStmt:
+		a.kind, a.reason, a.writes = KindCall, ReasonUtility, true
+	case *pg_query.Node_DoStmt:
+		a.kind, a.reason, a.writes = KindDo, ReasonUtility, true
+	case *pg_query.Node_LockStmt:
+		a.kind, a.reason, a.writes = KindLock, ReasonLocking, true
+	case *pg_query.Node_VacuumStmt:
+		a.kind, a.reason = KindVacuum, ReasonUtility
+	case *pg_query.Node_CheckPointStmt, *pg_query.Node_LoadStmt, *pg_query.Node_ConstraintsSetStmt:
+		a.kind, a.reason = KindOther, ReasonUtility
+	case *pg_query.Node_CreateTableAsStmt:
+		a.kind, a.reason, a.writes = KindDDL, ReasonWrite, true
+		a.setsSession = n.CreateTableAsStmt.Into != nil && isTempRangeVar(n.CreateTableAsStmt.Into.Rel)
+	case nil:
+		a.kind, a.reason = KindOther, ReasonUnsupported
+	default:
+		// Everything else changes the schema, privileges or objects.
+		a.kind, a.reason, a.writes = KindDDL, ReasonWrite, true
+		a.setsSession = ddlChangesSession(stmt)
+	}
+}
+
+// classifySelect analyses a read; see relations.go for the walk.
+func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
+	a.kind = KindSelect
+	z := newAnalyzer(a)
+	walk(sel, z)
+	z.finish()
+}
+
+func classifySet(a *analysis, s *pg_query.VariableSetStmt) {
+	a.kind, a.reason = KindSet, ReasonSessionSetting
+	switch s.Kind {
+	case pg_query.VariableSetKind_VAR_RESET:
+		a.kind = KindReset
+	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		a.kind, a.setsSession = KindReset, true
+		return
+	}
+	switch strings.ToLower(s.Name) {
+	case "search_path", "role", "session_authorization":
+		a.setsSession = true
+	}
+}
+
+func classifyExplain(a *analysis, e *pg_query.ExplainStmt) {
+	a.kind, a.reason = KindExplain, ReasonUtility
+	analyze := false
+	for _, o := range e.Options {
+		if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "analyze") {
+			analyze = true
+		}
+	}
+	if analyze && e.Query != nil {
+		var inner analysis
+		classify(&inner, e.Query)
+		a.writes = inner.writes // EXPLAIN ANALYZE runs the statement
+		a.setsSession = inner.setsSession
+	}
+}
+
+func transactionKind(k pg_query.TransactionStmtKind) Kind {
+	switch k {
+	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		return KindBegin
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+		return KindCommit
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		return KindRollback
+	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		return KindSavepoint
+	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+		return KindRelease
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return KindRollbackTo
+	case pg_query.TransactionStmtKind_TRANS_STMT_PREPARE:
+		return KindPrepareTransaction
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT_PREPARED:
+		return KindCommitPrepared
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_PREPARED:
+		return KindRollbackPrepared
+	}
+	return KindOther
+}
+
+// ddlChangesSession reports whether a DDL statement may change how the
+// session resolves names: a temporary relation created, any relation
+// dropped or renamed or moved (it may be a temporary one), a schema created,
+// dropped or renamed (current_schemas lists only schemas that exist).
+func ddlChangesSession(stmt *pg_query.Node) bool {
+	switch n := stmt.GetNode().(type) {
+	case *pg_query.Node_CreateStmt:
+		return isTempRangeVar(n.CreateStmt.Relation)
+	case *pg_query.Node_ViewStmt:
+		return isTempRangeVar(n.ViewStmt.View)
+	case *pg_query.Node_CreateSeqStmt:
+		return isTempRangeVar(n.CreateSeqStmt.Sequence)
+	case *pg_query.Node_CreateSchemaStmt, *pg_query.Node_CreateExtensionStmt,
+		*pg_query.Node_AlterObjectSchemaStmt, *pg_query.Node_DropOwnedStmt:
+		return true
+	case *pg_query.Node_DropStmt:
+		switch n.DropStmt.RemoveType {
+		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW,
+			pg_query.ObjectType_OBJECT_MATVIEW, pg_query.ObjectType_OBJECT_SEQUENCE,
+			pg_query.ObjectType_OBJECT_FOREIGN_TABLE, pg_query.ObjectType_OBJECT_SCHEMA:
+			return true
+		}
+	case *pg_query.Node_RenameStmt:
+		switch n.RenameStmt.RenameType {
+		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW,
+			pg_query.ObjectType_OBJECT_MATVIEW, pg_query.ObjectType_OBJECT_SEQUENCE,
+			pg_query.ObjectType_OBJECT_FOREIGN_TABLE, pg_query.ObjectType_OBJECT_SCHEMA:
+			return true
+		}
+	}
+	return false
+}
+
+// isTempRangeVar reports whether rv names a temporary relation being
+// created: TEMP/TEMPORARY, or the pg_temp schema.
+func isTempRangeVar(rv *pg_query.RangeVar) bool {
+	return rv != nil && (rv.Relpersistence == "t" || isTempSchema(rv.Schemaname))
+}
+
+// isTempSchema reports whether schema is the session's temporary schema.
+func isTempSchema(schema string) bool {
+	return schema == "pg_temp" || strings.HasPrefix(schema, "pg_temp_")
+}
+
+// isCatalogSchema reports whether schema holds the system catalogs.
+func isCatalogSchema(schema string) bool {
+	return schema == "pg_catalog" || schema == "information_schema" || schema == "pg_toast"
+}
+
+// paramVisitor finds the highest $n.
+type paramVisitor struct{ max int }
+
+func (p *paramVisitor) enter(m proto.Message, _ *walker) {
+	if r, ok := m.(*pg_query.ParamRef); ok && int(r.Number) > p.max {
+		p.max = int(r.Number)
+	}
+}
+
+func maxParam(stmt *pg_query.Node) int {
+	var p paramVisitor
+	walk(stmt, &p)
+	return p.max
+}

@@ -1,0 +1,42 @@
+package planner
+
+import (
+	"context"
+	"testing"
+)
+
+// FuzzPlan checks that no text makes Plan panic, and that an accelerated
+// decision always carries SQL and datasets.
+func FuzzPlan(f *testing.F) {
+	for _, c := range planCases {
+		f.Add(c.sql)
+	}
+	for _, s := range []string{
+		`SELECT * FROM orders o1, LATERAL (WITH RECURSIVE x AS (SELECT 1 UNION SELECT * FROM x) SELECT * FROM x) y`,
+		`SELECT (o).id FROM orders o`,
+		`SELECT ARRAY(SELECT id FROM orders)`,
+		`SELECT * FROM ROWS FROM (generate_series(1, 3)) AS g(n) JOIN orders ON orders.id = g.n`,
+		`SELECT json_agg(t) FROM (SELECT id FROM orders) t`,
+		`SELECT 1 FROM orders GROUP BY GROUPING SETS ((id), ())`,
+		`SELECT * FROM XMLTABLE('/r' PASSING '<r/>' COLUMNS a int)`,
+		`WITH a AS MATERIALIZED (SELECT * FROM orders) SELECT * FROM a`,
+		"SELECT $1::int, $2 FROM orders WHERE id = ANY($3)",
+		"\x00", ";;;", "SELECT", "/* */ SELECT 1 -- x",
+	} {
+		f.Add(s)
+	}
+	reg := testRegistry(f)
+	res := newFakeResolver()
+	f.Fuzz(func(t *testing.T, sql string) {
+		p := New(reg, res, Options{CacheSize: 4})
+		for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}, TempTables: map[string]bool{"t": true}}} {
+			d := p.Plan(context.Background(), sql, s)
+			if d.Route == RouteAccelerate && (d.SQL == "" || len(d.Datasets) == 0 || d.Reason != "") {
+				t.Fatalf("accelerated decision %+v for %q", d, sql)
+			}
+			if d.Route == RouteOrigin && d.Reason == "" {
+				t.Fatalf("origin decision without reason for %q", sql)
+			}
+		}
+	})
+}

@@ -1,0 +1,310 @@
+package planner
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// Route is where a statement runs.
+type Route uint8
+
+// Routes.
+const (
+	RouteOrigin     Route = iota // forward to the origin unchanged
+	RouteAccelerate              // run Decision.SQL on DuckDB
+)
+
+func (r Route) String() string {
+	if r == RouteAccelerate {
+		return "accelerate"
+	}
+	return "origin"
+}
+
+// Reasons a statement goes to the origin. They are short and bounded, fit
+// for a metrics label.
+const (
+	ReasonWrite                = "write"                  // DML, DDL, SELECT INTO, data-modifying CTE
+	ReasonLocking              = "locking"                // FOR UPDATE/SHARE, LOCK
+	ReasonCatalog              = "catalog"                // pg_catalog, information_schema, reg* casts
+	ReasonNotAccelerated       = "not_accelerated"        // a relation that is no dataset
+	ReasonNotReady             = "not_ready"              // a dataset that is not servable yet
+	ReasonUnresolved           = "unresolved"             // a relation Postgres would not find
+	ReasonResolveError         = "resolve_error"          // the resolver failed
+	ReasonFunction             = "function"               // a side-effecting or session-dependent function
+	ReasonMultiStatement       = "multi_statement"        // more than one statement in the text
+	ReasonParseError           = "parse_error"            // the origin will report the exact error
+	ReasonTxWrote              = "tx_wrote"               // the transaction has written
+	ReasonTempTable            = "temp_table"             // a temporary table of the session
+	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
+	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly
+	ReasonKnownFallback        = "known_fallback"         // DuckDB failed on this fingerprint before
+	ReasonPrivilege            = "privilege"              // the role may not SELECT a table
+	ReasonRowSecurity          = "row_security"           // a table has row level security
+	ReasonColumnNotAccelerated = "column_not_accelerated" // a column the acceleration does not hold
+	ReasonSessionSetting       = "session_setting"        // SET, RESET, DISCARD, SHOW
+	ReasonTransaction          = "transaction"            // BEGIN, COMMIT, SAVEPOINT...
+	ReasonUtility              = "utility"                // PREPARE, EXECUTE, LISTEN, COPY, EXPLAIN, CALL, DO...
+	ReasonNoTables             = "no_tables"              // a read that references no dataset (SELECT 1, VALUES)
+	ReasonEmpty                = "empty"                  // an empty query string
+)
+
+// Session is what the proxy knows about the client session.
+type Session struct {
+	// User is current_user at the origin (after SET ROLE).
+	User string
+	// SearchPath holds the effective schemas as Postgres resolves them:
+	// the origin's current_schemas(false), so no "$user", no pg_catalog,
+	// no pg_temp and no schema the user lacks USAGE on.
+	SearchPath []string
+	// TxWrote is true when the current transaction has written, run DDL or
+	// locked (see Decision.Writes).
+	TxWrote bool
+	// TempTables holds the (lower case) names of the session's temporary
+	// tables. A temporary table shadows every other relation of that name.
+	TempTables map[string]bool
+}
+
+// TableID names an origin table.
+type TableID struct {
+	Schema, Name string
+}
+
+func (t TableID) String() string { return t.Schema + "." + t.Name }
+
+// Decision is where one statement runs and what the proxy must know about it.
+type Decision struct {
+	Route Route
+	// Reason is a short, bounded label saying why the statement goes to the
+	// origin; "" when it is accelerated.
+	Reason string
+	// SQL is, for RouteAccelerate, the statement rewritten for DuckDB.
+	SQL string
+	// Datasets are the datasets the statement reads (RouteAccelerate),
+	// each once, in the order the parse tree holds them.
+	Datasets []string
+	// Tables are the origin tables the statement reads, resolved as
+	// Postgres would, each once, for the caller's privilege check. For
+	// RouteAccelerate they are all of them; for RouteOrigin those resolved
+	// before the decision was made (possibly none).
+	Tables []TableID
+	// Fingerprint is pg_query's fingerprint (0 when the text does not
+	// parse), the key of RememberFallback.
+	Fingerprint uint64
+	// ParamCount is the highest $n the statement uses.
+	ParamCount int
+	// Kind is what the statement is; for several statements, KindMulti.
+	// A SELECT with a data-modifying CTE has the kind of its modification
+	// (KindInsert, ...); SELECT INTO is KindDDL.
+	Kind Kind
+	// SetsSearchPath is true when the statement may change what Session
+	// holds: search_path, the role, the temporary tables or the schemas
+	// that exist. The proxy must refresh Session after it runs (and again
+	// when the transaction ends, since ROLLBACK and SET LOCAL undo it).
+	SetsSearchPath bool
+
+	writes bool
+}
+
+// Writes reports whether the statement may write, run DDL or take locks,
+// so that later reads of the same transaction must see the origin: DML,
+// DDL, SELECT INTO, data-modifying CTEs, locking reads, LOCK, COPY FROM,
+// CALL, DO, EXECUTE, and reads calling nextval, setval or similar.
+func (d Decision) Writes() bool { return d.writes }
+
+// Resolver finds relations at the origin and names datasets' tables in
+// DuckDB.
+type Resolver interface {
+	// Relation returns the schema in which Postgres would find an
+	// unqualified relation name given the search path, i.e. the first
+	// schema in searchPath holding a relation with that name; and whether
+	// the name also exists in pg_catalog (searched first implicitly).
+	// found is false when no schema has it.
+	Relation(ctx context.Context, searchPath []string, name string) (schema string, inPgCatalog bool, found bool, err error)
+	// TableRef is the DuckDB reference of a dataset's table, e.g.
+	// `"ds_orders"."main"."orders"`.
+	TableRef(dataset string) string
+}
+
+// PrivilegeChecker says whether role may SELECT every table; *Privileges
+// implements it.
+type PrivilegeChecker interface {
+	CanSelect(ctx context.Context, role string, tables []TableID) (ok bool, reason string, err error)
+}
+
+// Defaults of Options.
+const (
+	DefaultCacheSize    = 4096
+	DefaultFallbackSize = 8192
+	DefaultMaxCachedSQL = 64 << 10
+)
+
+// Options tune a Planner. Zero values mean the defaults.
+type Options struct {
+	// CacheSize is how many statement texts keep their analysis
+	// (DefaultCacheSize).
+	CacheSize int
+	// MaxCachedSQL is the longest statement text cached, in bytes
+	// (DefaultMaxCachedSQL); longer ones are analysed on every call.
+	MaxCachedSQL int
+	// FallbackSize is how many fingerprints RememberFallback keeps
+	// (DefaultFallbackSize); the oldest are forgotten first.
+	FallbackSize int
+	// Privileges, when set, is asked before a statement is accelerated,
+	// with Session.User and Decision.Tables. When nil the caller checks.
+	Privileges PrivilegeChecker
+}
+
+// Planner decides where statements run. It is safe for concurrent use.
+type Planner struct {
+	reg       *catalog.Registry
+	res       Resolver
+	priv      PrivilegeChecker
+	maxCached int
+	cache     *lru
+	fallbacks *fingerprintSet
+	subsets   sync.Map // refresh_sql -> whether it selects a column subset
+}
+
+// New returns a Planner over the datasets of reg.
+func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.FallbackSize <= 0 {
+		opts.FallbackSize = DefaultFallbackSize
+	}
+	if opts.MaxCachedSQL <= 0 {
+		opts.MaxCachedSQL = DefaultMaxCachedSQL
+	}
+	return &Planner{
+		reg:       reg,
+		res:       res,
+		priv:      opts.Privileges,
+		maxCached: opts.MaxCachedSQL,
+		cache:     newLRU(opts.CacheSize),
+		fallbacks: newFingerprintSet(opts.FallbackSize),
+	}
+}
+
+// RememberFallback records that DuckDB could not run statements with this
+// fingerprint: later ones go straight to the origin ("known_fallback").
+func (p *Planner) RememberFallback(fingerprint uint64) {
+	if fingerprint != 0 {
+		p.fallbacks.add(fingerprint)
+	}
+}
+
+// Plan decides where sql runs for session s (nil means an empty session).
+func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
+	if s == nil {
+		s = &Session{}
+	}
+	a, tree := p.analysis(sql)
+	d := Decision{
+		Route:          RouteOrigin,
+		Fingerprint:    a.fingerprint,
+		ParamCount:     a.paramCount,
+		Kind:           a.kind,
+		SetsSearchPath: a.setsSession,
+		writes:         a.writes,
+	}
+	if a.reason != "" {
+		d.Reason = a.reason
+		return d
+	}
+	if s.TxWrote {
+		d.Reason = ReasonTxWrote
+		return d
+	}
+	if p.fallbacks.has(a.fingerprint) {
+		d.Reason = ReasonKnownFallback
+		return d
+	}
+	r, reason := p.resolve(ctx, a, s)
+	d.Tables = r.tables
+	if reason != "" {
+		d.Reason = reason
+		return d
+	}
+	if reason := p.checkColumns(a, r); reason != "" {
+		d.Reason = reason
+		return d
+	}
+	if p.priv != nil {
+		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)
+		switch {
+		case err != nil:
+			d.Reason = ReasonPrivilege
+			return d
+		case !ok:
+			d.Reason = why
+			if why == "" {
+				d.Reason = ReasonPrivilege
+			}
+			return d
+		}
+	}
+	out, err := p.rewrite(a, r, tree)
+	if err != nil {
+		d.Reason = ReasonUnsupported
+		return d
+	}
+	d.Route = RouteAccelerate
+	d.SQL = out
+	d.Datasets = r.datasetNames()
+	return d
+}
+
+// analysis returns the session-independent analysis of sql, from the cache
+// when it is there. When it had to parse, it also returns the parse tree,
+// which the caller may use once for the rewrite.
+func (p *Planner) analysis(sql string) (*analysis, *pg_query.ParseResult) {
+	cacheable := len(sql) <= p.maxCached
+	if cacheable {
+		if a, ok := p.cache.get(sql); ok {
+			return a, nil
+		}
+	}
+	a, tree := analyze(sql)
+	if cacheable {
+		// The key must not pin a larger buffer the caller sliced sql from.
+		a.sql = strings.Clone(sql)
+		p.cache.add(a.sql, a)
+	}
+	return a, tree
+}
+
+// analyze parses sql and computes everything about it that does not depend
+// on a session.
+func analyze(sql string) (*analysis, *pg_query.ParseResult) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return &analysis{kind: KindOther, reason: ReasonParseError}, nil
+	}
+	a := &analysis{sql: sql}
+	if fp, err := pg_query.FingerprintToUInt64(sql); err == nil {
+		a.fingerprint = fp
+	}
+	switch len(tree.Stmts) {
+	case 0:
+		a.kind, a.reason = KindEmpty, ReasonEmpty
+	case 1:
+		classify(a, tree.Stmts[0].Stmt)
+	default:
+		a.kind, a.reason = KindMulti, ReasonMultiStatement
+		for _, raw := range tree.Stmts {
+			var one analysis
+			classify(&one, raw.Stmt)
+			a.writes = a.writes || one.writes
+			a.setsSession = a.setsSession || one.setsSession
+			a.paramCount = max(a.paramCount, one.paramCount)
+		}
+	}
+	return a, tree
+}

@@ -1,0 +1,130 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of PrivilegesOptions.
+const (
+	DefaultPrivilegesTTL        = 5 * time.Second
+	DefaultPrivilegesMaxEntries = 10000
+)
+
+// PrivilegesOptions tune Privileges. Zero values mean the defaults.
+type PrivilegesOptions struct {
+	// TTL is how long an answer per (role, table) is reused
+	// (DefaultPrivilegesTTL): a REVOKE or a new policy takes effect on
+	// the acceleration at most this late.
+	TTL time.Duration
+	// MaxEntries bounds the cache (DefaultPrivilegesMaxEntries).
+	MaxEntries int
+}
+
+// Privileges says whether a role may read tables from the acceleration,
+// asking the origin (as the refresh account, through pool) what it would
+// allow: has_table_privilege(role, table, 'SELECT'), and no row level
+// security on the table (relrowsecurity), since the acceleration holds every
+// row and could not apply the policies.
+type Privileges struct {
+	pool  *pgxpool.Pool
+	cache *ttlCache[privAnswer]
+}
+
+var _ PrivilegeChecker = (*Privileges)(nil)
+
+type privAnswer struct {
+	exists, canSelect, rowSecurity bool
+}
+
+// NewPrivileges returns a Privileges over the origin behind pool.
+func NewPrivileges(pool *pgxpool.Pool, opts PrivilegesOptions) *Privileges {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultPrivilegesTTL
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultPrivilegesMaxEntries
+	}
+	return &Privileges{pool: pool, cache: newTTLCache[privAnswer](opts.TTL, opts.MaxEntries)}
+}
+
+// privilegesSQL answers, for each (schema, table) of $2 and $3, whether the
+// table exists, whether role $1 may SELECT it, and whether it has row level
+// security. A role that does not exist is an error.
+const privilegesSQL = `SELECT t.ord,
+       c.oid IS NOT NULL,
+       COALESCE(pg_catalog.has_table_privilege($1::text, c.oid, 'SELECT'), false),
+       COALESCE(c.relrowsecurity, false)
+FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(s, r, ord)
+LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = t.s
+LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = t.r`
+
+// CanSelect reports whether role may read every table from the
+// acceleration; when not, reason is ReasonRowSecurity, ReasonPrivilege or
+// ReasonUnresolved (a table that does not exist).
+func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableID) (bool, string, error) {
+	answers := make([]privAnswer, len(tables))
+	var missing []int
+	for i, t := range tables {
+		a, ok := p.cache.lookup(privKey(role, t))
+		if !ok {
+			missing = append(missing, i)
+			continue
+		}
+		answers[i] = a
+	}
+	if len(missing) > 0 {
+		if err := p.load(ctx, role, tables, missing, answers); err != nil {
+			return false, ReasonPrivilege, err
+		}
+	}
+	for _, a := range answers {
+		switch {
+		case !a.exists:
+			return false, ReasonUnresolved, nil
+		case !a.canSelect:
+			return false, ReasonPrivilege, nil
+		case a.rowSecurity:
+			return false, ReasonRowSecurity, nil
+		}
+	}
+	return true, "", nil
+}
+
+// load asks the origin about tables[missing] in one round trip.
+func (p *Privileges) load(ctx context.Context, role string, tables []TableID, missing []int, answers []privAnswer) error {
+	schemas := make([]string, len(missing))
+	names := make([]string, len(missing))
+	for j, i := range missing {
+		schemas[j], names[j] = tables[i].Schema, tables[i].Name
+	}
+	rows, err := p.pool.Query(ctx, privilegesSQL, role, schemas, names)
+	if err != nil {
+		return fmt.Errorf("check privileges of %s: %w", role, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ord int64
+		var a privAnswer
+		if err := rows.Scan(&ord, &a.exists, &a.canSelect, &a.rowSecurity); err != nil {
+			return fmt.Errorf("check privileges of %s: %w", role, err)
+		}
+		if ord < 1 || int(ord) > len(missing) {
+			return fmt.Errorf("check privileges of %s: unexpected row %d", role, ord)
+		}
+		i := missing[ord-1]
+		answers[i] = a
+		p.cache.put(privKey(role, tables[i]), a)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check privileges of %s: %w", role, err)
+	}
+	return nil
+}
+
+func privKey(role string, t TableID) string {
+	return role + "\x00" + t.Schema + "\x00" + t.Name
+}

@@ -1,0 +1,448 @@
+package planner
+
+import (
+	"context"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// relRef is one relation reference of a read, as written.
+type relRef struct {
+	ordinal    int    // position among all RangeVars in walk order (CTE references included)
+	schema     string // "" when unqualified
+	name       string
+	alias      string // "" when none
+	colAliases bool   // the alias renames columns: FROM orders o(a, b)
+}
+
+// refName is the name the rest of the statement uses for the relation.
+func (r relRef) refName() string {
+	if r.alias != "" {
+		return r.alias
+	}
+	return r.name
+}
+
+// qualColRef is a column reference of three parts, schema.table.column (or
+// schema.table.*): after the rewrite the table is known by its alias only,
+// so the schema must be dropped.
+type qualColRef struct {
+	ordinal int // position among all ColumnRefs in walk order
+	schema  string
+	rel     string
+}
+
+// columnUse is what a read says about columns.
+type columnUse struct {
+	names   map[string]struct{} // every name part of column references, USING lists and field selections
+	star    bool                // * or t.* anywhere
+	natural bool                // NATURAL JOIN anywhere
+}
+
+// Static reasons an analyzer may find, in order of precedence.
+const (
+	flagWrite uint8 = 1 << iota
+	flagLocking
+	flagCatalog
+	flagTempTable
+	flagFunction
+	flagUnsupported
+)
+
+var flagReasons = []struct {
+	flag   uint8
+	reason string
+}{
+	{flagWrite, ReasonWrite},
+	{flagLocking, ReasonLocking},
+	{flagCatalog, ReasonCatalog},
+	{flagTempTable, ReasonTempTable},
+	{flagFunction, ReasonFunction},
+	{flagUnsupported, ReasonUnsupported},
+}
+
+// analyzer is the visitor that analyses a read.
+type analyzer struct {
+	a        *analysis
+	flags    uint8
+	rangeVar int                         // RangeVars seen
+	colRef   int                         // ColumnRefs seen
+	refNames map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
+	bare     []string                    // one-part column references
+	fromSRF  map[*pg_query.FuncCall]bool // function calls that are FROM items
+}
+
+func newAnalyzer(a *analysis) *analyzer {
+	a.cols = &columnUse{names: make(map[string]struct{})}
+	return &analyzer{a: a, refNames: make(map[string]struct{}), fromSRF: make(map[*pg_query.FuncCall]bool)}
+}
+
+func (z *analyzer) flag(f uint8) { z.flags |= f }
+
+func (z *analyzer) enter(m proto.Message, w *walker) {
+	switch n := m.(type) {
+	case *pg_query.SelectStmt:
+		if len(n.LockingClause) > 0 {
+			z.flag(flagLocking)
+			z.a.writes = true
+		}
+		if n.IntoClause != nil {
+			// SELECT INTO is CREATE TABLE AS.
+			z.flag(flagWrite)
+			z.a.kind, z.a.writes = KindDDL, true
+			if isTempRangeVar(n.IntoClause.Rel) {
+				z.a.setsSession = true
+			}
+		}
+	case *pg_query.CommonTableExpr:
+		z.refNames[n.Ctename] = struct{}{}
+		if k := modifyingKind(n.Ctequery); k != KindOther {
+			z.flag(flagWrite)
+			z.a.kind, z.a.writes = k, true
+		}
+	case *pg_query.RangeVar:
+		z.rangeVar++
+		z.relation(n, z.rangeVar-1, w)
+	case *pg_query.RangeSubselect:
+		z.aliasName(n.Alias)
+	case *pg_query.RangeFunction:
+		z.aliasName(n.Alias)
+		for _, item := range n.Functions {
+			if l := item.GetList(); l != nil && len(l.Items) > 0 {
+				if fc := l.Items[0].GetFuncCall(); fc != nil {
+					z.fromSRF[fc] = true
+				}
+			}
+		}
+	case *pg_query.JoinExpr:
+		z.aliasName(n.Alias)
+		z.aliasName(n.JoinUsingAlias)
+		if n.IsNatural {
+			z.a.cols.natural = true
+		}
+		names, _ := stringsOf(n.UsingClause)
+		for _, s := range names {
+			z.a.cols.names[s] = struct{}{}
+		}
+	case *pg_query.RangeTableSample:
+		z.flag(flagUnsupported) // sampling differs in DuckDB
+	case *pg_query.RangeTableFunc, *pg_query.JsonTable:
+		z.flag(flagUnsupported)
+	case *pg_query.ColumnRef:
+		z.colRef++
+		z.columnRef(n, z.colRef-1)
+	case *pg_query.A_Indirection:
+		for _, ind := range n.Indirection {
+			if s, ok := ind.GetNode().(*pg_query.Node_String_); ok {
+				z.a.cols.names[s.String_.Sval] = struct{}{}
+			} else if _, ok := ind.GetNode().(*pg_query.Node_AStar); ok {
+				z.a.cols.star = true
+			}
+		}
+	case *pg_query.ParamRef:
+		z.a.paramCount = max(z.a.paramCount, int(n.Number))
+	case *pg_query.FuncCall:
+		v := checkFuncCall(n)
+		if setReturning[funcName(n)] && !z.fromSRF[n] {
+			// generate_series(1, 3) in a target list is three rows at
+			// the origin and one list in DuckDB.
+			v.flag |= flagUnsupported
+		}
+		z.flags |= v.flag
+		z.a.writes = z.a.writes || v.writes
+		z.a.setsSession = z.a.setsSession || v.setsSession
+	case *pg_query.SQLValueFunction:
+		// CURRENT_DATE, CURRENT_USER, ...: time of the transaction, session.
+		z.flag(flagFunction)
+	case *pg_query.TypeName:
+		z.flags |= checkTypeName(n)
+	case *pg_query.A_Const:
+		z.flags |= checkConst(n)
+	case *pg_query.A_Expr:
+		z.flags |= checkOperator(n)
+	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
+		z.flag(flagUnsupported)
+	}
+}
+
+// relation records one RangeVar.
+func (z *analyzer) relation(rv *pg_query.RangeVar, ordinal int, w *walker) {
+	if rv.Catalogname != "" {
+		z.flag(flagUnsupported) // db.schema.table
+		return
+	}
+	if rv.Schemaname == "" && w.inCTEScope(rv.Relname) {
+		z.aliasName(rv.Alias)
+		if rv.Alias == nil {
+			z.refNames[rv.Relname] = struct{}{}
+		}
+		return
+	}
+	switch {
+	case isCatalogSchema(rv.Schemaname):
+		z.flag(flagCatalog)
+	case isTempSchema(rv.Schemaname):
+		z.flag(flagTempTable)
+	}
+	if !rv.Inh {
+		// FROM ONLY t: the acceleration holds inheritance children too.
+		z.flag(flagUnsupported)
+	}
+	r := relRef{ordinal: ordinal, schema: rv.Schemaname, name: rv.Relname}
+	if rv.Alias != nil {
+		r.alias = rv.Alias.Aliasname
+		r.colAliases = len(rv.Alias.Colnames) > 0
+	}
+	z.refNames[r.refName()] = struct{}{}
+	z.a.rels = append(z.a.rels, r)
+}
+
+func (z *analyzer) aliasName(a *pg_query.Alias) {
+	if a != nil && a.Aliasname != "" {
+		z.refNames[a.Aliasname] = struct{}{}
+	}
+}
+
+// columnRef records one column reference.
+func (z *analyzer) columnRef(c *pg_query.ColumnRef, ordinal int) {
+	var parts []string
+	star := false
+	for _, f := range c.Fields {
+		switch v := f.GetNode().(type) {
+		case *pg_query.Node_String_:
+			parts = append(parts, v.String_.Sval)
+			z.a.cols.names[v.String_.Sval] = struct{}{}
+		case *pg_query.Node_AStar:
+			star = true
+		}
+	}
+	if star {
+		z.a.cols.star = true
+	}
+	switch {
+	case len(parts) == 1 && !star:
+		z.bare = append(z.bare, parts[0])
+	case len(c.Fields) == 3 && len(parts) >= 2:
+		z.a.qualified = append(z.a.qualified, qualColRef{ordinal: ordinal, schema: parts[0], rel: parts[1]})
+	case len(c.Fields) > 3:
+		z.flag(flagUnsupported)
+	}
+}
+
+// finish turns what the walk saw into the analysis' static verdict.
+func (z *analyzer) finish() {
+	for _, f := range flagReasons {
+		if z.flags&f.flag != 0 {
+			z.a.reason = f.reason
+			break
+		}
+	}
+	if z.a.reason == "" && len(z.a.rels) == 0 {
+		z.a.reason = ReasonNoTables
+	}
+	seen := map[string]bool{}
+	for _, b := range z.bare {
+		if _, ok := z.refNames[b]; ok && !seen[b] {
+			seen[b] = true
+			z.a.wholeRow = append(z.a.wholeRow, b)
+		}
+	}
+}
+
+// modifyingKind returns the kind of a data-modifying CTE body, or
+// KindOther for a read.
+func modifyingKind(n *pg_query.Node) Kind {
+	switch n.GetNode().(type) {
+	case *pg_query.Node_InsertStmt:
+		return KindInsert
+	case *pg_query.Node_UpdateStmt:
+		return KindUpdate
+	case *pg_query.Node_DeleteStmt:
+		return KindDelete
+	case *pg_query.Node_MergeStmt:
+		return KindMerge
+	}
+	return KindOther
+}
+
+// resolution is how one session resolves the relations of a read.
+type resolution struct {
+	schemas  []string // resolved schema of each analysis.rels entry
+	datasets []usedDataset
+	relDS    []int // index in datasets of each analysis.rels entry
+	tables   []TableID
+}
+
+type usedDataset struct {
+	ds    *catalog.Dataset
+	state catalog.DatasetState
+}
+
+func (r *resolution) datasetNames() []string {
+	out := make([]string, len(r.datasets))
+	for i, d := range r.datasets {
+		out[i] = d.ds.Name
+	}
+	return out
+}
+
+// resolve finds every relation of a read as Postgres would for session s,
+// and its dataset. It returns a reason when the read must go to the origin.
+func (p *Planner) resolve(ctx context.Context, a *analysis, s *Session) (resolution, string) {
+	r := resolution{
+		schemas: make([]string, len(a.rels)),
+		relDS:   make([]int, len(a.rels)),
+	}
+	for i, rel := range a.rels {
+		schema := rel.schema
+		if schema == "" {
+			if s.TempTables[rel.name] {
+				return r, ReasonTempTable // pg_temp is searched before everything
+			}
+			// A self-join asks once.
+			if j := sameUnqualified(a.rels[:i], rel.name); j >= 0 {
+				schema = r.schemas[j]
+			} else {
+				sch, inCatalog, found, err := p.res.Relation(ctx, s.SearchPath, rel.name)
+				switch {
+				case err != nil:
+					return r, ReasonResolveError
+				case inCatalog:
+					return r, ReasonCatalog
+				case !found:
+					return r, ReasonUnresolved
+				}
+				schema = sch
+			}
+		}
+		if isCatalogSchema(schema) {
+			return r, ReasonCatalog
+		}
+		if isTempSchema(schema) {
+			return r, ReasonTempTable
+		}
+		r.schemas[i] = schema
+		id := TableID{Schema: schema, Name: rel.name}
+		k := r.tableIndex(id)
+		if k < 0 {
+			r.tables = append(r.tables, id)
+			ds, st, ok := p.reg.ByTable(schema, rel.name)
+			if !ok {
+				return r, ReasonNotAccelerated
+			}
+			if !st.Servable() {
+				return r, ReasonNotReady
+			}
+			r.datasets = append(r.datasets, usedDataset{ds: ds, state: st})
+			k = len(r.datasets) - 1
+		}
+		r.relDS[i] = k
+	}
+	return r, ""
+}
+
+// tableIndex returns the position of id in r.tables, which equals its
+// position in r.datasets while every table so far is a dataset; -1 when
+// absent.
+func (r *resolution) tableIndex(id TableID) int {
+	for i, t := range r.tables {
+		if t == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func sameUnqualified(rels []relRef, name string) int {
+	for j, o := range rels {
+		if o.schema == "" && o.name == name {
+			return j
+		}
+	}
+	return -1
+}
+
+// checkColumns returns a reason when the read needs a column the
+// acceleration does not hold, or a form of column reference the rewrite
+// cannot keep exact.
+func (p *Planner) checkColumns(a *analysis, r resolution) string {
+	for _, name := range a.wholeRow {
+		if !anyDatasetHasColumn(r, name) {
+			// SELECT t FROM t: a whole-row value, a record at the origin.
+			return ReasonUnsupported
+		}
+	}
+	for _, q := range a.qualified {
+		if qualifiedTarget(a, r, q) < 0 {
+			return ReasonUnsupported
+		}
+	}
+	for i, d := range r.datasets {
+		subset := p.selectsSubset(d.ds)
+		hidden := false
+		for _, c := range d.state.Columns {
+			if c.Accelerated {
+				continue
+			}
+			hidden = true
+			if _, ok := a.cols.names[c.Name]; ok {
+				return ReasonColumnNotAccelerated
+			}
+		}
+		if !hidden && !subset {
+			continue
+		}
+		// The DuckDB table lacks columns the origin table has: anything
+		// that expands to all columns would differ.
+		if a.cols.star || a.cols.natural {
+			return ReasonColumnNotAccelerated
+		}
+		for j, rel := range a.rels {
+			if r.relDS[j] == i && rel.colAliases {
+				return ReasonColumnNotAccelerated
+			}
+		}
+	}
+	return ""
+}
+
+func anyDatasetHasColumn(r resolution, name string) bool {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// qualifiedTarget returns the index in a.rels of the unaliased relation a
+// three-part column reference names, or -1.
+func qualifiedTarget(a *analysis, r resolution, q qualColRef) int {
+	for i, rel := range a.rels {
+		if rel.alias == "" && rel.name == q.rel && r.schemas[i] == q.schema {
+			return i
+		}
+	}
+	return -1
+}
+
+// selectsSubset reports whether the dataset's refresh_sql selects only some
+// columns, so that the acceleration lacks the others.
+func (p *Planner) selectsSubset(d *catalog.Dataset) bool {
+	sql := d.Acceleration.RefreshSQL
+	if sql == "" {
+		return false
+	}
+	if v, ok := p.subsets.Load(sql); ok {
+		return v.(bool)
+	}
+	cols, _, ok := d.RefreshSelect()
+	subset := ok && cols != nil
+	p.subsets.Store(sql, subset)
+	return subset
+}

@@ -1,0 +1,224 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of ResolverOptions.
+const (
+	DefaultResolverTTL        = 5 * time.Second
+	DefaultResolverMaxEntries = 10000
+)
+
+// ResolverOptions tune an OriginResolver. Zero values mean the defaults.
+type ResolverOptions struct {
+	// TTL is how long an answer is reused (DefaultResolverTTL). A relation
+	// created or dropped at the origin is seen at most this late.
+	TTL time.Duration
+	// MaxEntries bounds the cache (DefaultResolverMaxEntries).
+	MaxEntries int
+}
+
+// OriginResolver resolves relation names by asking the origin's catalogs
+// (as the refresh account, through pool) and caches the answers briefly.
+// TableRef is the accelerator's.
+type OriginResolver struct {
+	pool     *pgxpool.Pool
+	tableRef func(dataset string) string
+	cache    *ttlCache[relationAnswer]
+}
+
+var _ Resolver = (*OriginResolver)(nil)
+
+type relationAnswer struct {
+	schema           string
+	inCatalog, found bool
+}
+
+// NewOriginResolver returns a Resolver over the origin behind pool;
+// tableRef names a dataset's DuckDB table.
+func NewOriginResolver(pool *pgxpool.Pool, tableRef func(dataset string) string, opts ResolverOptions) *OriginResolver {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultResolverTTL
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultResolverMaxEntries
+	}
+	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries)}
+}
+
+// TableRef returns the DuckDB reference of a dataset's table.
+func (o *OriginResolver) TableRef(dataset string) string { return o.tableRef(dataset) }
+
+// relationSQL lists the schemas among $2 that hold a relation named $1.
+// Every kind of pg_class entry counts: Postgres stops at the first schema
+// holding the name even when it is an index or a sequence.
+const relationSQL = `SELECT n.nspname
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = $1 AND n.nspname = ANY($2::text[])`
+
+// Relation returns the first schema of searchPath holding a relation
+// named name, and whether pg_catalog holds one too.
+func (o *OriginResolver) Relation(ctx context.Context, searchPath []string, name string) (string, bool, bool, error) {
+	key := relationKey(searchPath, name)
+	ans, err := o.cache.get(ctx, key, func(ctx context.Context) (relationAnswer, error) {
+		return o.query(ctx, searchPath, name)
+	})
+	return ans.schema, ans.inCatalog, ans.found, err
+}
+
+func (o *OriginResolver) query(ctx context.Context, searchPath []string, name string) (relationAnswer, error) {
+	schemas := append([]string{"pg_catalog"}, searchPath...)
+	rows, err := o.pool.Query(ctx, relationSQL, name, schemas)
+	if err != nil {
+		return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
+	}
+	defer rows.Close()
+	holds := map[string]bool{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
+		}
+		holds[s] = true
+	}
+	if err := rows.Err(); err != nil {
+		return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
+	}
+	ans := relationAnswer{inCatalog: holds["pg_catalog"]}
+	for _, s := range searchPath {
+		if holds[s] {
+			ans.schema, ans.found = s, true
+			break
+		}
+	}
+	return ans, nil
+}
+
+func relationKey(searchPath []string, name string) string {
+	n := len(name)
+	for _, s := range searchPath {
+		n += len(s) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range searchPath {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	b.WriteString(name)
+	return b.String()
+}
+
+// ttlCache caches values for a while, bounded in size, and lets one caller
+// load a missing key while the others wait for its answer. Errors are not
+// cached.
+type ttlCache[V any] struct {
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu       sync.Mutex
+	entries  map[string]ttlEntry[V]
+	inflight map[string]*loadCall[V]
+}
+
+type ttlEntry[V any] struct {
+	val     V
+	expires time.Time
+}
+
+type loadCall[V any] struct {
+	done chan struct{}
+	val  V
+	err  error
+}
+
+func newTTLCache[V any](ttl time.Duration, max int) *ttlCache[V] {
+	return &ttlCache[V]{
+		ttl:      ttl,
+		max:      max,
+		now:      time.Now,
+		entries:  make(map[string]ttlEntry[V]),
+		inflight: make(map[string]*loadCall[V]),
+	}
+}
+
+// lookup returns a fresh cached value.
+func (c *ttlCache[V]) lookup(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if ok && c.now().Before(e.expires) {
+		return e.val, true
+	}
+	var zero V
+	return zero, false
+}
+
+// get returns the cached value of key or loads it.
+func (c *ttlCache[V]) get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
+	c.mu.Lock()
+	if e, ok := c.entries[key]; ok && c.now().Before(e.expires) {
+		c.mu.Unlock()
+		return e.val, nil
+	}
+	if call, ok := c.inflight[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-call.done:
+			return call.val, call.err
+		case <-ctx.Done():
+			var zero V
+			return zero, ctx.Err()
+		}
+	}
+	call := &loadCall[V]{done: make(chan struct{})}
+	c.inflight[key] = call
+	c.mu.Unlock()
+
+	call.val, call.err = load(ctx)
+
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if call.err == nil {
+		c.store(key, call.val)
+	}
+	c.mu.Unlock()
+	close(call.done)
+	return call.val, call.err
+}
+
+// put stores a value.
+func (c *ttlCache[V]) put(key string, val V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store(key, val)
+}
+
+// store adds an entry; c.mu is held. When the cache is full it drops the
+// expired entries, then, if still full, arbitrary ones.
+func (c *ttlCache[V]) store(key string, val V) {
+	now := c.now()
+	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
+		for k, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		for k := range c.entries {
+			if len(c.entries) < c.max {
+				break
+			}
+			delete(c.entries, k)
+		}
+	}
+	c.entries[key] = ttlEntry[V]{val: val, expires: now.Add(c.ttl)}
+}

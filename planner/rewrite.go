@@ -1,0 +1,325 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// The rewrite turns a Postgres read into the DuckDB statement:
+//
+//   - every relation that is a dataset becomes the dataset's DuckDB table
+//     (Resolver.TableRef), keeping its alias, or aliased by its own name so
+//     that orders.id still works;
+//   - schema.table.column references lose the schema, since the table is
+//     now known by its alias;
+//   - ORDER BY items without NULLS FIRST/LAST get Postgres' default
+//     explicitly (NULLS LAST ascending, NULLS FIRST descending): DuckDB puts
+//     NULLs last both ways;
+//   - x LIKE p becomes like_escape(x, p, '\') (and NOT LIKE, ILIKE, ESCAPE
+//     alike) unless p is a literal without a backslash: Postgres' LIKE
+//     escapes with a backslash by default, DuckDB's does not;
+//   - pg_catalog.f(...) of the allowed built-ins and pg_catalog types the
+//     deparser would print qualified lose the qualification, which DuckDB
+//     does not know.
+//
+// The tree is deparsed by pg_query. $n parameters stay as they are.
+
+// maxRewrites bounds how many rewritten forms one statement text keeps
+// (one per distinct resolution: search paths and DuckDB table names).
+const maxRewrites = 4
+
+// rewriteCache holds the rewritten forms of one statement text.
+type rewriteCache struct {
+	mu      sync.Mutex
+	entries []rewriteEntry
+	next    int
+}
+
+type rewriteEntry struct {
+	key string
+	sql string
+}
+
+func (c *rewriteCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.key == key {
+			return e.sql, true
+		}
+	}
+	return "", false
+}
+
+func (c *rewriteCache) put(key, sql string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) < maxRewrites {
+		c.entries = append(c.entries, rewriteEntry{key, sql})
+		return
+	}
+	c.entries[c.next] = rewriteEntry{key, sql}
+	c.next = (c.next + 1) % maxRewrites
+}
+
+// rewrite returns the DuckDB form of a read resolved as r. tree, when not
+// nil, is the statement's parse tree, unchanged since the analysis; the
+// rewrite changes it.
+func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult) (string, error) {
+	refs := make([]string, len(r.datasets))
+	var key strings.Builder
+	for i, d := range r.datasets {
+		refs[i] = p.res.TableRef(d.ds.Name)
+		key.WriteString(refs[i])
+		key.WriteByte(0)
+	}
+	// The output is a function of the tables, which relation is which
+	// table, and (for schema.table.column references) the schemas.
+	for _, k := range r.relDS {
+		key.WriteString(strconv.Itoa(k))
+		key.WriteByte(1)
+	}
+	if len(a.qualified) > 0 {
+		for _, s := range r.schemas {
+			key.WriteString(s)
+			key.WriteByte(1)
+		}
+	}
+	if sql, ok := a.rewrites.get(key.String()); ok {
+		return sql, nil
+	}
+	sql, err := rewriteTree(a, r, refs, tree)
+	if err != nil {
+		return "", err
+	}
+	a.rewrites.put(key.String(), sql)
+	return sql, nil
+}
+
+// collector gathers the nodes the rewrite changes, numbered as the
+// analysis numbered them.
+type collector struct {
+	rangeVars []*pg_query.RangeVar
+	colRefs   []*pg_query.ColumnRef
+	sorts     []*pg_query.SortBy
+	funcs     []*pg_query.FuncCall
+	types     []*pg_query.TypeName
+	likes     []likeSite
+	targets   []*pg_query.ResTarget
+	aliases   []*pg_query.Alias
+	joins     []*pg_query.JoinExpr
+}
+
+// likeSite is a LIKE expression and the Node that holds it.
+type likeSite struct {
+	node *pg_query.Node
+	expr *pg_query.A_Expr
+}
+
+func (c *collector) enter(m proto.Message, w *walker) {
+	switch n := m.(type) {
+	case *pg_query.A_Expr:
+		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP || n.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || n.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			if _, ok := likeEscapeFunc(n); ok {
+				c.likes = append(c.likes, likeSite{w.node(), n})
+			}
+		}
+	case *pg_query.RangeVar:
+		c.rangeVars = append(c.rangeVars, n)
+	case *pg_query.ColumnRef:
+		c.colRefs = append(c.colRefs, n)
+	case *pg_query.SortBy:
+		c.sorts = append(c.sorts, n)
+	case *pg_query.FuncCall:
+		c.funcs = append(c.funcs, n)
+	case *pg_query.TypeName:
+		c.types = append(c.types, n)
+	case *pg_query.ResTarget:
+		c.targets = append(c.targets, n)
+	case *pg_query.Alias:
+		c.aliases = append(c.aliases, n)
+	case *pg_query.JoinExpr:
+		c.joins = append(c.joins, n)
+	}
+}
+
+var errRewrite = errors.New("rewrite: tree differs from analysis")
+
+func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseResult) (string, error) {
+	if tree == nil {
+		var err error
+		if tree, err = pg_query.Parse(a.sql); err != nil {
+			return "", fmt.Errorf("rewrite: parse: %w", err)
+		}
+	}
+	if len(tree.Stmts) != 1 {
+		return "", errRewrite
+	}
+	var c collector
+	walk(tree.Stmts[0].Stmt, &c)
+
+	targets := make([]*pg_query.RangeVar, len(refs))
+	for i, ref := range refs {
+		var err error
+		if targets[i], err = tableRefVar(ref); err != nil {
+			return "", err
+		}
+	}
+	// Column references first: matching them needs the relations as written.
+	for _, q := range a.qualified {
+		if q.ordinal >= len(c.colRefs) || qualifiedTarget(a, r, q) < 0 {
+			return "", errRewrite
+		}
+		cr := c.colRefs[q.ordinal]
+		cr.Fields = cr.Fields[1:]
+	}
+	for i, rel := range a.rels {
+		if rel.ordinal >= len(c.rangeVars) {
+			return "", errRewrite
+		}
+		rv := c.rangeVars[rel.ordinal]
+		if rv.Relname != rel.name || rv.Schemaname != rel.schema {
+			return "", errRewrite
+		}
+		t := targets[r.relDS[i]]
+		rv.Catalogname, rv.Schemaname, rv.Relname = t.Catalogname, t.Schemaname, t.Relname
+		if rv.Alias == nil {
+			rv.Alias = &pg_query.Alias{Aliasname: rel.name}
+		}
+	}
+	for _, s := range c.sorts {
+		explicitNulls(s)
+	}
+	for _, l := range c.likes {
+		if err := escapeLike(l); err != nil {
+			return "", err
+		}
+	}
+	for _, f := range c.funcs {
+		if len(f.Funcname) == 2 && f.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX && isPgCatalog(f.Funcname[0]) {
+			f.Funcname = f.Funcname[1:]
+		}
+	}
+	for _, t := range c.types {
+		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {
+			t.Names = t.Names[1:]
+		}
+	}
+	// Identifiers that are keywords in DuckDB but not reserved in Postgres
+	// come out of the deparser unquoted; quote them. A statement that
+	// already contains the marker text is left as it is (DuckDB may then
+	// refuse it, and the statement falls back to the origin).
+	var q identQuoter
+	if !strings.Contains(a.sql, quoteMarker) {
+		for _, cr := range c.colRefs {
+			for _, f := range cr.Fields {
+				q.protectNode(f)
+			}
+		}
+		for _, t := range c.targets {
+			if t.Name != "" {
+				q.protect(&t.Name)
+			}
+		}
+		for _, al := range c.aliases {
+			q.protect(&al.Aliasname)
+			for _, n := range al.Colnames {
+				q.protectNode(n)
+			}
+		}
+		for _, j := range c.joins {
+			for _, n := range j.UsingClause {
+				q.protectNode(n)
+			}
+		}
+	}
+	out, err := pg_query.Deparse(tree)
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparse: %w", err)
+	}
+	return q.restore(out), nil
+}
+
+// explicitNulls writes Postgres' default NULL order into s.
+func explicitNulls(s *pg_query.SortBy) {
+	if s.SortbyNulls != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT && s.SortbyNulls != pg_query.SortByNulls_SORT_BY_NULLS_UNDEFINED {
+		return
+	}
+	switch s.SortbyDir {
+	case pg_query.SortByDir_SORTBY_DESC:
+		s.SortbyNulls = pg_query.SortByNulls_SORTBY_NULLS_FIRST
+	case pg_query.SortByDir_SORTBY_USING:
+		// The operator decides; DuckDB rejects USING anyway.
+	default:
+		s.SortbyNulls = pg_query.SortByNulls_SORTBY_NULLS_LAST
+	}
+}
+
+// escapeLike replaces x LIKE p by like_escape(x, p, e), with e the
+// statement's ESCAPE or Postgres' default backslash, unless p is a literal
+// in which a backslash cannot matter.
+func escapeLike(l likeSite) error {
+	fn, _ := likeEscapeFunc(l.expr)
+	pattern := l.expr.Rexpr
+	escape := pg_query.MakeAConstStrNode(`\`, -1)
+	if fc := pattern.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
+		pattern, escape = fc.Args[0], fc.Args[1]
+	} else if c := pattern.GetAConst(); c != nil {
+		if s, ok := c.Val.(*pg_query.A_Const_Sval); ok && !strings.Contains(s.Sval.Sval, `\`) {
+			return nil
+		}
+	}
+	if l.node == nil || l.expr.Lexpr == nil || pattern == nil {
+		return errRewrite
+	}
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)},
+		[]*pg_query.Node{l.expr.Lexpr, pattern, escape}, l.expr.Location)
+	call.GetFuncCall().Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+	l.node.Node = call.Node
+	return nil
+}
+
+func isPgCatalog(n *pg_query.Node) bool {
+	s, ok := n.GetNode().(*pg_query.Node_String_)
+	return ok && s.String_.Sval == "pg_catalog"
+}
+
+// deparserNamesType reports whether the deparser prints pg_catalog.name
+// as an SQL type name (int, bigint, varchar, ...) rather than qualified.
+func deparserNamesType(n *pg_query.Node) bool {
+	s, ok := n.GetNode().(*pg_query.Node_String_)
+	if !ok {
+		return false
+	}
+	switch s.String_.Sval {
+	case "bpchar", "varchar", "numeric", "bool", "int2", "int4", "int8", "real", "float4", "float8",
+		"time", "timetz", "timestamp", "timestamptz", "interval":
+		return true
+	}
+	return false
+}
+
+// tableRefVar parses a DuckDB table reference such as
+// `"ds_orders"."main"."orders"` into its parts.
+func tableRefVar(ref string) (*pg_query.RangeVar, error) {
+	tree, err := pg_query.Parse("SELECT * FROM " + ref)
+	if err != nil {
+		return nil, fmt.Errorf("table reference %q: %w", ref, err)
+	}
+	var rv *pg_query.RangeVar
+	if len(tree.Stmts) == 1 {
+		if sel := tree.Stmts[0].Stmt.GetSelectStmt(); sel != nil && len(sel.FromClause) == 1 && len(sel.TargetList) == 1 {
+			rv = sel.FromClause[0].GetRangeVar()
+		}
+	}
+	if rv == nil || rv.Alias != nil {
+		return nil, fmt.Errorf("table reference %q is not a table name", ref)
+	}
+	return rv, nil
+}
