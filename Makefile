@@ -4,7 +4,8 @@ GOFLAGS   ?=
 TAGS      ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
-BENCHARGS ?=
+PASSTHROUGH_ARGS ?=
+TPCH_ARGS ?=
 
 .PHONY: all build test demo bench lint fuzz clean
 
@@ -20,15 +21,21 @@ test:
 demo: build
 	./bin/pgaccel demo
 
+# Benchmarks print ratios against the origin measured in the same run;
+# recorded results live in bench/RESULTS.md.
 bench:
-	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/passthrough $(BENCHARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/passthrough $(PASSTHROUGH_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/tpch $(TPCH_ARGS)
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./proxy -run '^$$' -fuzz FuzzSession -fuzztime 60s
+	$(GO) test ./proxy -run '^$$' -fuzz FuzzSession -fuzztime $(FUZZTIME)
+	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)
+	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

@@ -110,7 +110,8 @@ func (v *validator) listeners() {
 	s := v.cfg.Server
 	serverOK := v.hostPort("server.listen", s.Listen)
 	adminOK := v.hostPort("admin.listen", v.cfg.Admin.Listen)
-	if serverOK && adminOK && s.Listen == v.cfg.Admin.Listen {
+	// Port 0 asks the kernel for a free port: two of them never collide.
+	if serverOK && adminOK && s.Listen == v.cfg.Admin.Listen && !strings.HasSuffix(s.Listen, ":0") {
 		v.add("admin.listen", "is the same address as server.listen", "give the admin port its own address, such as "+DefaultAdminListen)
 	}
 	if s.MaxMessageBytes < MinMaxMessageBytes {

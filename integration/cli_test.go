@@ -92,7 +92,7 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cfg := filepath.Join(t.TempDir(), "pgaccel.yaml")
-	body := fmt.Sprintf("origin:\n  dsn: ${env:TEST_ORIGIN_DSN}\nserver:\n  listen: %s\n", addr)
+	body := fmt.Sprintf("origin:\n  dsn: ${env:TEST_ORIGIN_DSN}\nserver:\n  listen: %s\nadmin:\n  listen: 127.0.0.1:0\n", addr)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

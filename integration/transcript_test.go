@@ -61,16 +61,22 @@ func (tr *transcript) err(err error) {
 // the proxy and fails the test when the two transcripts differ.
 func differential(t *testing.T, p *testProxy, user, password string, session func(t *testing.T, c *pgx.Conn, tr *transcript)) {
 	t.Helper()
+	differentialDSN(t, origin.DSN(user, password), p.DSN(user, password), session)
+}
+
+// differentialDSN runs session on a connection to each DSN and compares.
+func differentialDSN(t *testing.T, directDSN, proxyDSN string, session func(t *testing.T, c *pgx.Conn, tr *transcript)) {
+	t.Helper()
 	run := func(dsn string) string {
 		c := connect(t, dsn)
 		var tr transcript
 		session(t, c, &tr)
 		return tr.String()
 	}
-	direct := run(origin.DSN(user, password))
-	proxied := run(p.DSN(user, password))
+	direct := run(directDSN)
+	proxied := run(proxyDSN)
 	if direct != proxied {
-		t.Fatalf("proxy transcript differs from the origin's\n--- direct\n%s\n--- proxy\n%s", direct, proxied)
+		t.Fatalf("proxy transcript differs from the origin's:\n%s", lineDiff(direct, proxied))
 	}
 	if strings.TrimSpace(direct) == "" {
 		t.Fatal("empty transcript: the session recorded nothing")
@@ -94,4 +100,30 @@ func extended(ctx context.Context, c *pgx.Conn, tr *transcript, sql string, para
 	r := c.PgConn().ExecParams(ctx, sql, params, nil, nil, resultFormats).Read()
 	tr.result(fmt.Sprintf("extended %q", sql), r)
 	tr.printf("txstatus %c", c.PgConn().TxStatus())
+}
+
+// lineDiff shows the first lines where two transcripts differ, with the
+// label of the step they belong to.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out strings.Builder
+	label := ""
+	shown := 0
+	for i := 0; i < max(len(al), len(bl)) && shown < 8; i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if strings.HasPrefix(x, "-- ") {
+			label = x
+		}
+		if x != y {
+			fmt.Fprintf(&out, "%s\n  direct: %s\n  proxy:  %s\n", label, x, y)
+			shown++
+		}
+	}
+	return out.String()
 }

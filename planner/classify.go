@@ -97,6 +97,10 @@ type analysis struct {
 	cols      *columnUse   // which columns the statement mentions
 	qualified []qualColRef // column references of three or more parts
 	wholeRow  []string     // bare names that may be whole-row references
+	// Inside float-sensitive aggregates (sum, avg, ...): column names used,
+	// and whether a value is cast to a float type.
+	aggCols      map[string]struct{}
+	aggFloatCast bool
 
 	rewrites rewriteCache
 }

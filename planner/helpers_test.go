@@ -100,7 +100,9 @@ func testRegistry(t testing.TB) *catalog.Registry {
 			t.Fatalf("no dataset %s", name)
 		}
 	}
-	load("orders", cols("id", "customer_id", "amount", "status", "created_at", "note"))
+	oc := cols("id", "customer_id", "amount", "status", "created_at", "note")
+	oc = append(oc, catalog.ColumnInfo{Name: "weight", TypeOID: 701, TypeName: "double precision", Accelerated: true})
+	load("orders", oc)
 	load("customers", cols("id", "name", "region"))
 	load("sales_orders", cols("id", "region", "amount"))
 	ev := cols("id", "kind", "payload")

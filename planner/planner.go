@@ -40,6 +40,7 @@ const (
 	ReasonMultiStatement       = "multi_statement"        // more than one statement in the text
 	ReasonParseError           = "parse_error"            // the origin will report the exact error
 	ReasonTxWrote              = "tx_wrote"               // the transaction has written
+	ReasonFloatAggregate       = "float_aggregate"        // sum/avg/... of floats: the summation order changes the last digits
 	ReasonTempTable            = "temp_table"             // a temporary table of the session
 	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
 	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly

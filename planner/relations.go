@@ -145,6 +145,7 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 	case *pg_query.ParamRef:
 		z.a.paramCount = max(z.a.paramCount, int(n.Number))
 	case *pg_query.FuncCall:
+		z.noteFloatAggregate(n)
 		v := checkFuncCall(n)
 		if setReturning[funcName(n)] && !z.fromSRF[n] {
 			// generate_series(1, 3) in a target list is three rows at
@@ -369,6 +370,9 @@ func sameUnqualified(rels []relRef, name string) int {
 // acceleration does not hold, or a form of column reference the rewrite
 // cannot keep exact.
 func (p *Planner) checkColumns(a *analysis, r resolution) string {
+	if floatAggregate(a, r) {
+		return ReasonFloatAggregate
+	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {
 			// SELECT t FROM t: a whole-row value, a record at the origin.

@@ -114,6 +114,7 @@ type collector struct {
 	targets   []*pg_query.ResTarget
 	aliases   []*pg_query.Alias
 	joins     []*pg_query.JoinExpr
+	divisions []*pg_query.A_Expr
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -125,6 +126,9 @@ type likeSite struct {
 func (c *collector) enter(m proto.Message, w *walker) {
 	switch n := m.(type) {
 	case *pg_query.A_Expr:
+		if isDivision(n) {
+			c.divisions = append(c.divisions, n)
+		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP || n.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || n.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			if _, ok := likeEscapeFunc(n); ok {
 				c.likes = append(c.likes, likeSite{w.node(), n})
@@ -195,6 +199,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	for _, s := range c.sorts {
 		explicitNulls(s)
+	}
+	for _, e := range c.divisions {
+		guardDivisor(e)
 	}
 	for _, l := range c.likes {
 		if err := escapeLike(l); err != nil {

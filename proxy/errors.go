@@ -13,6 +13,7 @@ const (
 	codeInvalidAuthorization    = "28000" // invalid_authorization_specification
 	codeAdminShutdown           = "57P01" // admin_shutdown
 	codeFeatureNotSupported     = "0A000" // feature_not_supported
+	codeQueryCanceled           = "57014" // query_canceled
 	codeProgramLimitExceeded    = "54000" // program_limit_exceeded
 	codeInternalError           = "XX000" // internal_error
 	severityFatal               = "FATAL"

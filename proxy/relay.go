@@ -32,7 +32,18 @@ func (ss *session) relayClient() {
 			_ = ss.fe.Flush()
 			return
 		}
-		if err := ss.forward(msg); err != nil {
+		var capture func(pgproto3.BackendMessage)
+		if ss.accel != nil {
+			handled := false
+			handled, capture = ss.accelerate(msg)
+			if handled {
+				if ss.isClosed() {
+					return
+				}
+				continue
+			}
+		}
+		if err := ss.forward(msg, capture); err != nil {
 			ss.originFailed(err)
 			return
 		}
@@ -41,11 +52,12 @@ func (ss *session) relayClient() {
 
 // forward sends one client message to the origin, records the response it
 // owes, and flushes at protocol sync points or when enough is buffered.
-func (ss *session) forward(msg pgproto3.FrontendMessage) error {
+func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.BackendMessage)) error {
 	flush := false
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		ss.pending.push(pendingItem{kind: pkQuery})
+		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote})
+		ss.segmentWrote = false
 		flush = true
 	case *pgproto3.Sync:
 		ss.pending.push(pendingItem{kind: pkSync, wrote: ss.segmentWrote})
@@ -67,7 +79,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage) error {
 		if m.ObjectType == 'S' {
 			kind = pkDescribeStatement
 		}
-		ss.pending.push(pendingItem{kind: kind})
+		ss.pending.push(pendingItem{kind: kind, capture: capture})
 	case *pgproto3.Execute:
 		ss.pending.push(pendingItem{kind: pkExecute})
 	case *pgproto3.Close:
@@ -83,6 +95,49 @@ func (ss *session) forward(msg pgproto3.FrontendMessage) error {
 		return ss.fe.Flush()
 	}
 	return nil
+}
+
+// accelerate gives the acceleration a look at a client message. It reports
+// whether the message was answered locally (or dropped after a local
+// error), and for a Describe a function that keeps the origin's answer.
+func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3.BackendMessage)) {
+	if ss.localSkip {
+		if _, ok := msg.(*pgproto3.Sync); !ok {
+			return true, nil
+		}
+		ss.localSkip = false
+	}
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
+		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) {
+			// Read the session info now, before this stretch starts: it
+			// cannot be read inside one without touching its transaction.
+			ss.ensureInfo()
+		}
+	}
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		handled := ss.handleQuery(m)
+		if !handled {
+			// A simple Query ends any extended-protocol stretch at the
+			// origin (it runs in, and commits, the implicit transaction).
+			ss.segmentOpen = false
+		}
+		return handled, nil
+	case *pgproto3.Parse:
+		ss.onParse(m)
+	case *pgproto3.Bind:
+		ss.onBind(m)
+	case *pgproto3.Describe:
+		return false, ss.describeCapture(m)
+	case *pgproto3.Execute:
+		return ss.handleExecute(m), nil
+	case *pgproto3.Close:
+		ss.onClose(m)
+	case *pgproto3.Sync:
+		ss.onSync()
+	}
+	return false, nil
 }
 
 // clientReadFailed ends the session after a failed client read: a normal

@@ -30,9 +30,14 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// DialTimeout bounds the connect to the origin (0: 10s).
 	DialTimeout time.Duration
-	// Router decides each message's route; nil means OriginRouter.
+	// Router sees every client message first; nil means OriginRouter.
 	Router Router
-	Logger zerolog.Logger
+	// Accel, when set, lets the session answer reads from the
+	// acceleration; nil relays everything to the origin.
+	Accel *Accel
+	// Metrics receives query counts and timings; nil disables them.
+	Metrics *Metrics
+	Logger  zerolog.Logger
 }
 
 // Server accepts client connections and runs one session per client.
@@ -50,6 +55,9 @@ type Server struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 	stopped chan struct{}
+
+	describes describeCache
+	metrics   *Metrics
 
 	// panicHook, when set (by tests), sees every recovered session panic.
 	panicHook func(any)
@@ -77,6 +85,7 @@ func NewServer(cfg Config) *Server {
 		baseCtx:  ctx,
 		cancel:   cancel,
 		stopped:  make(chan struct{}),
+		metrics:  cfg.Metrics,
 	}
 	// Start process ids away from 0 so they never look like a real
 	// backend's pid of a directly-connected client by accident.

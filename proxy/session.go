@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/rs/zerolog"
 )
 
@@ -97,11 +98,29 @@ type session struct {
 	segmentWrote bool
 	txWrote      atomic.Bool
 	pendingBytes int
-	shuttingDown atomic.Bool
-	terminated   atomic.Bool
-	closeOnce    sync.Once
-	closedInit   sync.Once
-	closed       chan struct{}
+
+	// Acceleration state, used only by the client loop.
+	accel          *Accel
+	info           sessionInfo
+	infoDirty      bool
+	infoPrepared   bool
+	changedInTx    bool
+	segmentOpen    bool // extended-protocol messages since the last Sync
+	localSkip      bool // a local error: skip client messages to the next Sync
+	stmts          map[string]*stmtInfo
+	portals        map[string]*portalInfo
+	settingsKey    string
+	settingsOK     bool
+	cachedSettings *encode.Settings
+	outBuf         []byte
+	localMu        sync.Mutex
+	localCancel    context.CancelFunc
+	canceled       bool
+	shuttingDown   atomic.Bool
+	terminated     atomic.Bool
+	closeOnce      sync.Once
+	closedInit     sync.Once
+	closed         chan struct{}
 }
 
 func newSession(s *Server, conn net.Conn, be *pgproto3.Backend, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
@@ -111,6 +130,9 @@ func newSession(s *Server, conn net.Conn, be *pgproto3.Backend, startup *pgproto
 		client:  conn,
 		be:      be,
 		pending: newPendingQueue(),
+		accel:   s.cfg.Accel,
+		stmts:   make(map[string]*stmtInfo),
+		portals: make(map[string]*portalInfo),
 		log:     log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
 	ss.state.User = startup.Parameters["user"]
@@ -204,8 +226,12 @@ func (ss *session) close() {
 	})
 }
 
-// cancelQuery cancels whatever the session's origin backend is running.
+// cancelQuery cancels whatever the session is running: a local query, or
+// its origin backend's.
 func (ss *session) cancelQuery() {
+	if ss.cancelLocal() {
+		return
+	}
 	if ss.originKey == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -23,7 +24,7 @@ func (s *Server) handle(conn net.Conn) {
 			if s.panicHook != nil {
 				s.panicHook(r)
 			}
-			s.log.Error().Interface("panic", r).Str("client", conn.RemoteAddr().String()).Msg("session panicked; closing it")
+			s.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Str("client", conn.RemoteAddr().String()).Msg("session panicked; closing it")
 			conn.Close()
 		}
 	}()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
@@ -70,7 +71,7 @@ datasets:
 		printConfigError(stderr, err)
 		return exitError(1)
 	}
-	a, err := startApp(cfg, log)
+	a, err := app.Start(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -94,5 +95,7 @@ Press Ctrl-C to stop; the origin and its data are removed.
 
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "\nStopping ...")
-	return a.Shutdown(cfg.Server.ShutdownGrace + 5*time.Second)
+	dctx, dcancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownGrace+10*time.Second)
+	defer dcancel()
+	return a.Shutdown(dctx)
 }

@@ -1,0 +1,295 @@
+package accelerator
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// DataDir holds the files of file-mode datasets (<DataDir>/<name>.duckdb);
+	// it is created on the first file-mode Attach.
+	DataDir string
+	// MemoryLimit is DuckDB's memory_limit, e.g. "2GB"; "" keeps DuckDB's
+	// default (80% of RAM).
+	MemoryLimit string
+	// Threads is DuckDB's thread count; 0 keeps DuckDB's default (one per core).
+	Threads int
+	// CompactEvery, when positive, makes a mode-memory load compact its
+	// table every that many bytes of COPY stream (see compact.go), which
+	// bounds the load's peak memory to about that much uncompressed data
+	// plus the compressed rest, at a cost: each compaction pauses the
+	// stream (on lineitem, 256 MiB slices doubled the load's time). 0
+	// compacts only after the load, in the background: the peak is the
+	// uncompressed table (about 170 bytes per lineitem row).
+	CompactEvery int64
+	Logger       zerolog.Logger
+}
+
+// Engine is the embedded DuckDB that holds every dataset's acceleration.
+// Each dataset lives in its own attached database, "ds_<name>", with its
+// table main."<name>" and, for bookkeeping, main."_pgaccel_checkpoint". It is
+// safe for concurrent use.
+type Engine struct {
+	opts Options
+	log  zerolog.Logger
+	db   *sql.DB
+
+	mu       sync.Mutex
+	datasets map[string]*dsHandle // by dataset name
+	sources  map[int64]*copySource
+	nextID   int64
+	closed   bool
+
+	// loadThreads is how many DuckDB threads decode and insert one load.
+	loadThreads int
+
+	closing chan struct{}  // closed by Close
+	wg      sync.WaitGroup // background compactions
+}
+
+// dsHandle is the engine's view of one attached dataset.
+type dsHandle struct {
+	mode   string     // catalog.ModeMemory or catalog.ModeFile
+	loadMu sync.Mutex // one load (and swap) at a time per dataset
+	path   string     // file mode: the database file
+}
+
+// TableInfo describes a dataset's stored acceleration: what Attach finds in
+// a file from an earlier run.
+type TableInfo struct {
+	// Columns are the origin's columns at the last refresh, each marked
+	// accelerated or not.
+	Columns []catalog.ColumnInfo
+	// Specs are the same columns as the refresh read them from the origin.
+	Specs       []ColumnSpec
+	LastRefresh time.Time // when that refresh completed
+	Rows        int64
+	RefreshSQL  string // acceleration.refresh_sql at that refresh
+}
+
+// maxLoadThreads bounds the threads of one load: beyond a few, the single
+// COPY stream is the limit.
+const maxLoadThreads = 4
+
+// copyFunction is the table function a load reads the COPY stream through.
+const copyFunction = "pgaccel_copy"
+
+// Open starts an in-process DuckDB. Close releases it.
+func Open(opts Options) (*Engine, error) {
+	q := url.Values{}
+	if opts.MemoryLimit != "" {
+		q.Set("memory_limit", opts.MemoryLimit)
+	}
+	if opts.Threads > 0 {
+		q.Set("threads", strconv.Itoa(opts.Threads))
+	}
+	dsn := ""
+	if len(q) > 0 {
+		dsn = "?" + q.Encode()
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	e := &Engine{
+		opts:     opts,
+		log:      opts.Logger,
+		db:       sql.OpenDB(connector),
+		datasets: make(map[string]*dsHandle),
+		sources:  make(map[int64]*copySource),
+		closing:  make(chan struct{}),
+	}
+	if err := e.lockDown(); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	var threads int
+	if err := e.db.QueryRow("SELECT current_setting('threads')").Scan(&threads); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	e.loadThreads = min(max(threads, 1), maxLoadThreads)
+	if err := e.registerCopyFunction(context.Background()); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	return e, nil
+}
+
+// Close closes DuckDB, after waiting for background compactions. File-mode
+// datasets are checkpointed to their files. Loads and queries still running
+// fail.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.closing)
+	e.mu.Unlock()
+	e.wg.Wait() // background compactions
+	if err := e.db.Close(); err != nil {
+		return fmt.Errorf("close duckdb: %w", err)
+	}
+	return nil
+}
+
+// lockDown turns off DuckDB's access to files and the network except for the
+// data dir: queries that reach Query must not read the proxy host's files
+// (read_csv('/etc/passwd')), write them (COPY ... TO) or attach databases
+// other than the datasets'.
+func (e *Engine) lockDown() error {
+	dir, err := filepath.Abs(e.dataDir())
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	for _, stmt := range []string{
+		"SET allowed_directories = [" + quoteLiteral(dir) + "]",
+		"SET enable_external_access = false",
+		// Postgres divides integers as integers; DuckDB gives a double
+		// unless told otherwise (it then truncates toward zero, like
+		// Postgres).
+		"SET GLOBAL integer_division = true",
+	} {
+		if _, err := e.db.Exec(stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dataDir is Options.DataDir or its default.
+func (e *Engine) dataDir() string {
+	if e.opts.DataDir == "" {
+		return catalog.DefaultDataDir
+	}
+	return e.opts.DataDir
+}
+
+// DatabaseName is the DuckDB catalog that holds a dataset: "ds_<name>".
+func DatabaseName(dataset string) string {
+	return "ds_" + dataset
+}
+
+// TableRef returns the quoted DuckDB name of a dataset's table, e.g.
+// "ds_orders"."main"."orders"; the planner rewrites references to the origin
+// table to it.
+func (e *Engine) TableRef(dataset string) string {
+	return tableRef(dataset, dataset)
+}
+
+// tableRef quotes table in the main schema of dataset's database.
+func tableRef(dataset, table string) string {
+	return quoteIdent(DatabaseName(dataset)) + ".main." + quoteIdent(table)
+}
+
+// Attach attaches the dataset's database: ':memory:' in mode memory,
+// <DataDir>/<name>.duckdb in mode file (created if missing). In file mode
+// it returns what the file already holds, so that it can serve at once after
+// a restart; existing is nil when there is nothing (always in memory mode).
+// Attaching an attached dataset again only returns its info.
+func (e *Engine) Attach(ctx context.Context, ds *catalog.Dataset) (existing *TableInfo, err error) {
+	h, err := e.attach(ctx, ds)
+	if err != nil {
+		return nil, fmt.Errorf("attach dataset %s: %w", ds.Name, err)
+	}
+	if h.mode != catalog.ModeFile {
+		return e.storedInfo(ctx, ds.Name)
+	}
+	h.loadMu.Lock() // a leftover of an interrupted load is dropped before use
+	defer h.loadMu.Unlock()
+	if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tableRef(ds.Name, loadTable)); err != nil {
+		return nil, fmt.Errorf("attach dataset %s: drop leftover load table: %w", ds.Name, err)
+	}
+	info, err := e.storedInfo(ctx, ds.Name)
+	if err != nil {
+		return nil, fmt.Errorf("attach dataset %s: %w", ds.Name, err)
+	}
+	return info, nil
+}
+
+// attach attaches ds's database once and returns its handle.
+func (e *Engine) attach(ctx context.Context, ds *catalog.Dataset) (*dsHandle, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errClosed
+	}
+	if h, ok := e.datasets[ds.Name]; ok {
+		return h, nil
+	}
+	if ds.Acceleration.Engine != "" && ds.Acceleration.Engine != catalog.EngineDuckDB {
+		return nil, fmt.Errorf("acceleration.engine %q is not supported", ds.Acceleration.Engine)
+	}
+	h := &dsHandle{mode: ds.Acceleration.Mode}
+	var stmt string
+	switch h.mode {
+	case catalog.ModeFile:
+		dir, err := filepath.Abs(e.dataDir())
+		if err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		h.path = filepath.Join(dir, ds.Name+".duckdb")
+		stmt = fmt.Sprintf("ATTACH %s AS %s", quoteLiteral(h.path), quoteIdent(DatabaseName(ds.Name)))
+	case catalog.ModeMemory, "":
+		h.mode = catalog.ModeMemory
+		// COMPRESS applies DuckDB's storage compression to the in-memory
+		// database, as for files: a third of the memory for typical tables.
+		stmt = fmt.Sprintf("ATTACH ':memory:' AS %s (COMPRESS)", quoteIdent(DatabaseName(ds.Name)))
+
+	default:
+		return nil, fmt.Errorf("acceleration.mode %q is not supported", h.mode)
+	}
+	if _, err := e.db.ExecContext(ctx, stmt); err != nil {
+		return nil, err
+	}
+	e.datasets[ds.Name] = h
+	e.log.Debug().Str("dataset", ds.Name).Str("mode", h.mode).Msg("attached acceleration database")
+	return h, nil
+}
+
+// handle returns the attached dataset's handle.
+func (e *Engine) handle(name string) (*dsHandle, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errClosed
+	}
+	h, ok := e.datasets[name]
+	if !ok {
+		return nil, fmt.Errorf("dataset %s is not attached", name)
+	}
+	return h, nil
+}
+
+// errClosed is returned by an Engine after Close.
+var errClosed = errors.New("accelerator engine is closed")
+
+// quoteIdent quotes a DuckDB identifier.
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// quoteLiteral quotes a DuckDB string literal.
+func quoteLiteral(s string) string {
+	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
+}

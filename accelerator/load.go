@@ -1,0 +1,216 @@
+package accelerator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// LoadStats describes a completed load.
+type LoadStats struct {
+	Rows     int64         // rows in the new table
+	Bytes    int64         // bytes of COPY stream read
+	Duration time.Duration // from the start of Load to the swap's commit
+	// Columns are all the columns passed to Load, marked accelerated or not.
+	Columns []catalog.ColumnInfo
+	// Completed is when the swap committed; the checkpoint's last refresh.
+	Completed time.Time
+}
+
+// Load replaces a dataset's table with the rows of a binary COPY stream.
+//
+// copyStream is the output of `COPY (...) TO STDOUT (FORMAT binary)`, header
+// included, whose columns are cols in order. The columns DuckDBType accepts
+// are decoded straight into DuckDB vectors, 2048 rows at a time, and
+// inserted into a new table by one INSERT that pulls the stream through a
+// table function; the rest are skipped. The new table is then swapped in
+// with the checkpoint in one transaction (see swap), so concurrent readers
+// see the old table until the commit and never an empty or partial one.
+//
+// On any error, including ctx being cancelled and the stream failing or
+// ending before its trailer, the old table and checkpoint stay as they were
+// and the new table is dropped. Loads of one dataset run one at a time; the
+// dataset is attached first if it is not yet.
+func (e *Engine) Load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader) (LoadStats, error) {
+	start := time.Now()
+	stats, err := e.load(ctx, ds, cols, copyStream)
+	stats.Duration = time.Since(start)
+	if err != nil {
+		return stats, fmt.Errorf("load dataset %s: %w", ds.Name, err)
+	}
+	e.log.Debug().Str("dataset", ds.Name).Int64("rows", stats.Rows).Int64("bytes", stats.Bytes).
+		Dur("duration", stats.Duration).Msg("loaded acceleration")
+	return stats, nil
+}
+
+func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader) (stats LoadStats, err error) {
+	h, err := e.attach(ctx, ds)
+	if err != nil {
+		return stats, err
+	}
+	ra := newReadahead(ctx, copyStream)
+	defer ra.Close()
+	src, defs, err := newCopySource(ctx, cols, ra, e.loadThreads)
+	if err != nil {
+		return stats, err
+	}
+	stats.Columns = src.columns
+
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return stats, err
+	}
+	defer conn.Close()
+
+	loadRef := tableRef(ds.Name, loadTable)
+	defer func() {
+		if err == nil {
+			return
+		}
+		// The load table must go even when ctx is what failed.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if _, derr := conn.ExecContext(cctx, "DROP TABLE IF EXISTS "+loadRef); derr != nil {
+			e.log.Warn().Err(derr).Str("dataset", ds.Name).Msg("cannot drop the table of a failed load")
+		}
+	}()
+
+	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+loadRef); err != nil {
+		return stats, fmt.Errorf("drop leftover load table: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE "+loadRef+" ("+strings.Join(defs, ", ")+")"); err != nil {
+		return stats, fmt.Errorf("create load table: %w", err)
+	}
+
+	if src.maxThreads > 1 {
+		// A parallel insert needs this; it is per connection, and the
+		// connection goes back to the pool after the load.
+		if _, err := conn.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
+			return stats, err
+		}
+		defer func() {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "RESET preserve_insertion_order"); rerr != nil {
+				e.log.Warn().Err(rerr).Msg("cannot reset preserve_insertion_order after a load")
+			}
+		}()
+	}
+
+	id := e.addSource(src)
+	defer e.removeSource(id)
+	exprs := make([]string, len(src.outs))
+	for i, o := range src.outs {
+		exprs[i] = stageExpr(o.typ, quoteIdent(o.stageName))
+	}
+	insert := fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", loadRef, strings.Join(exprs, ", "), copyFunction, id)
+
+	// In mode memory, inserted rows stay uncompressed until a checkpoint:
+	// with Options.CompactEvery the stream is inserted in slices, each
+	// compacted before the next.
+	var slice int64
+	if h.mode == catalog.ModeMemory && e.opts.CompactEvery > 0 {
+		slice = e.opts.CompactEvery
+	}
+	for {
+		src.startSlice(slice)
+		_, err = conn.ExecContext(ctx, insert)
+		var (
+			done   bool
+			srcErr error
+		)
+		stats.Rows, stats.Bytes, done, srcErr = src.result()
+		if srcErr != nil { // the typed cause of what DuckDB reports as text
+			return stats, srcErr
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return stats, cerr
+			}
+			return stats, fmt.Errorf("insert rows: %w", err)
+		}
+		if done {
+			break
+		}
+		if slice == 0 {
+			return stats, errTruncated
+		}
+		if cerr := e.compact(ctx, ds.Name); cerr != nil {
+			// Readers with open transactions prevent it; the load goes on
+			// uncompressed.
+			e.log.Debug().Err(cerr).Str("dataset", ds.Name).Msg("compaction during load skipped")
+		}
+	}
+
+	src.markInexact()
+	stats.Completed = time.Now()
+	stored := make([]storedColumn, len(cols))
+	for i, c := range cols {
+		stored[i] = storedColumn{ColumnSpec: c, Accelerated: stats.Columns[i].Accelerated}
+	}
+	err = e.swap(ctx, conn, ds.Name, checkpoint{
+		dataset:     ds.Name,
+		lastRefresh: stats.Completed,
+		rows:        stats.Rows,
+		columns:     stored,
+		refreshSQL:  ds.Acceleration.RefreshSQL,
+	})
+	if err != nil {
+		return stats, err
+	}
+	e.compactLater(h, ds.Name)
+	return stats, nil
+}
+
+// registerCopyFunction registers the table function through which an INSERT
+// pulls a load's COPY stream: pgaccel_copy(id) reads the source added
+// under id.
+func (e *Engine) registerCopyFunction(ctx context.Context) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return duckdb.RegisterTableUDF(conn, copyFunction, duckdb.ParallelChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_BIGINT)}},
+		BindArguments: func(_ map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
+			id, _ := args[0].(int64)
+			e.mu.Lock()
+			src, ok := e.sources[id]
+			e.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("%s(%d): no such load", copyFunction, id)
+			}
+			return src, nil
+		},
+	})
+}
+
+func (e *Engine) addSource(src *copySource) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextID++
+	e.sources[e.nextID] = src
+	return e.nextID
+}
+
+func (e *Engine) removeSource(id int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.sources, id)
+}
+
+func mustTypeInfo(t duckdb.Type) duckdb.TypeInfo {
+	ti, err := duckdb.NewTypeInfo(t)
+	if err != nil {
+		panic(err)
+	}
+	return ti
+}

@@ -1,0 +1,177 @@
+package accelerator
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// ResultColumn describes one column of a query result.
+type ResultColumn struct {
+	Name string
+	// DuckType is DuckDB's name of the column's type, as the driver reports
+	// it (DatabaseTypeName): "INTEGER", "DECIMAL(12,2)", "VARCHAR",
+	// "TIMESTAMPTZ", "INTEGER[]", ...
+	DuckType string
+}
+
+// ErrNotReadOnly is returned by Query for anything but one SELECT statement.
+var ErrNotReadOnly = errors.New("accelerator queries must be a single SELECT statement")
+
+// Sentinels of DuckDB's infinite dates and timestamps, as the driver returns
+// them (see Rows.Values). Postgres's finite ranges never reach them.
+var (
+	// InfinityTimestamp and NegInfinityTimestamp are TIMESTAMP and
+	// TIMESTAMPTZ 'infinity' and '-infinity'.
+	InfinityTimestamp    = time.UnixMicro(math.MaxInt64).UTC()
+	NegInfinityTimestamp = time.UnixMicro(-math.MaxInt64).UTC()
+	// InfinityDate and NegInfinityDate are DATE 'infinity' and '-infinity'.
+	InfinityDate    = time.Date(5881580, 7, 11, 0, 0, 0, 0, time.UTC)
+	NegInfinityDate = time.Date(-5877641, 6, 24, 0, 0, 0, 0, time.UTC)
+)
+
+// Query runs one read-only statement (a SELECT) on DuckDB. Cancelling ctx
+// interrupts DuckDB while the statement executes; the result is then
+// materialized and Rows only reads it. Close the Rows to release the
+// connection.
+//
+// The Go type of each value follows the column's DuckType:
+//
+//	BOOLEAN                     bool
+//	TINYINT/SMALLINT/INTEGER/BIGINT  int8/int16/int32/int64
+//	UTINYINT..UBIGINT           uint8..uint64
+//	HUGEINT                     *big.Int
+//	FLOAT / DOUBLE              float32 / float64 (NaN, ±Inf, -0 as stored)
+//	DECIMAL(p,s)                duckdb.Decimal{Width: p, Scale: s, Value: *big.Int unscaled}
+//	VARCHAR                     string
+//	BLOB                        []byte
+//	UUID                        []byte, 16 bytes in RFC 4122 order (not duckdb.UUID)
+//	DATE                        time.Time at 00:00 UTC; ±infinity are InfinityDate / NegInfinityDate
+//	TIME                        time.Time on 0001-01-01 UTC; 24:00:00 comes back as 00:00:00
+//	                            (select col::VARCHAR to tell them apart)
+//	TIMESTAMP                   time.Time in UTC (the wall clock as UTC); ±infinity are
+//	                            InfinityTimestamp / NegInfinityTimestamp
+//	TIMESTAMPTZ                 time.Time in UTC (the instant); same infinities
+//	INTERVAL                    duckdb.Interval{Months, Days int32; Micros int64}
+//	LIST (T[])                  []any of the element's Go values, nil for NULL elements
+//	JSON                        the decoded document (any); pgaccel stores json as VARCHAR
+//	NULL                        nil
+func (e *Engine) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query duckdb: %w", err)
+	}
+	r := &Rows{conn: conn}
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		// Prepare (unlike PrepareContext) refuses several statements
+		// instead of running all but the last.
+		st, err := c.Prepare(query)
+		if err != nil {
+			return err
+		}
+		stmt := st.(*duckdb.Stmt)
+		typ, err := stmt.StatementType()
+		if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
+			err = ErrNotReadOnly
+		}
+		if err != nil {
+			stmt.Close()
+			return err
+		}
+		named := make([]driver.NamedValue, len(args))
+		for i, a := range args {
+			named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+		}
+		rows, err := stmt.QueryContext(ctx, named)
+		if err != nil {
+			stmt.Close()
+			return err
+		}
+		// The connection stays reserved by r.conn until Close, so the
+		// driver objects may outlive this callback.
+		r.stmt, r.rows = stmt, rows
+		return nil
+	})
+	if err != nil {
+		conn.Close()
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		return nil, fmt.Errorf("query duckdb: %w", err)
+	}
+	names := r.rows.Columns()
+	r.cols = make([]ResultColumn, len(names))
+	typed, _ := r.rows.(driver.RowsColumnTypeDatabaseTypeName)
+	for i, n := range names {
+		r.cols[i].Name = n
+		if typed != nil {
+			r.cols[i].DuckType = typed.ColumnTypeDatabaseTypeName(i)
+		}
+	}
+	r.vals = make([]driver.Value, len(names))
+	r.out = make([]any, len(names))
+	return r, nil
+}
+
+// Rows is the result of Query. It is not safe for concurrent use.
+type Rows struct {
+	conn   *sql.Conn
+	stmt   *duckdb.Stmt
+	rows   driver.Rows
+	cols   []ResultColumn
+	vals   []driver.Value
+	out    []any
+	err    error
+	closed bool
+}
+
+// Columns describes the result's columns.
+func (r *Rows) Columns() []ResultColumn { return r.cols }
+
+// Next advances to the next row; false at the end or on an error (see Err).
+func (r *Rows) Next() bool {
+	if r.closed || r.err != nil {
+		return false
+	}
+	if err := r.rows.Next(r.vals); err != nil {
+		if !errors.Is(err, io.EOF) {
+			r.err = fmt.Errorf("read duckdb result: %w", err)
+		}
+		return false
+	}
+	for i, v := range r.vals {
+		r.out[i] = v
+	}
+	return true
+}
+
+// Values returns the current row, valid until the next call of Next (the
+// slice is reused; the values themselves are not).
+func (r *Rows) Values() []any { return r.out }
+
+// Err returns the error that ended Next early, if any.
+func (r *Rows) Err() error { return r.err }
+
+// Close releases the result and its connection. It is safe to call twice.
+func (r *Rows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	errs := []error{r.rows.Close(), r.stmt.Close(), r.conn.Close()}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close duckdb result: %w", err)
+	}
+	return nil
+}

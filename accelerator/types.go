@@ -1,0 +1,282 @@
+package accelerator
+
+import (
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// Postgres type OIDs of the types an acceleration can hold (pg_type.dat).
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidName        = 19
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidJSON        = 114
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidBpchar      = 1042
+	oidVarchar     = 1043
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidUUID        = 2950
+	oidJSONB       = 3802
+)
+
+// maxDecimalWidth is DuckDB's widest DECIMAL; wider numerics stay at the
+// origin.
+const maxDecimalWidth = 38
+
+// ColumnSpec is one origin column as pg_attribute and pg_type describe it.
+// Domains are described by their base type: that is what the binary COPY
+// stream and the origin's RowDescription carry.
+type ColumnSpec struct {
+	Name     string
+	TypeOID  uint32
+	TypeMod  int32  // atttypmod; -1 when none
+	TypeName string // format_type(atttypid, atttypmod), e.g. "numeric(12,2)"
+	// ElemOID is the element type of a one-dimensional array column
+	// (pg_type.typelem of an array type), 0 for every other column.
+	ElemOID uint32 `json:",omitempty"`
+}
+
+// kind is how a Postgres value is decoded from binary COPY and which DuckDB
+// type holds it.
+type kind uint8
+
+const (
+	kindNone kind = iota
+	kindBool
+	kindInt2
+	kindInt4
+	kindInt8
+	kindFloat4
+	kindFloat8
+	kindNumeric // DECIMAL(p,s), p <= 38
+	kindText    // text, varchar, name, json: the bytes as they are
+	kindBpchar  // char(n): trailing spaces removed
+	kindJSONB   // version byte 1, then the canonical text
+	kindBytea
+	kindDate
+	kindTime
+	kindTimestamp
+	kindTimestamptz
+	kindInterval
+	kindUUID
+)
+
+// colType is the resolved storage of one column: its kind, the DuckDB type
+// that holds it, and for arrays the element's colType.
+type colType struct {
+	kind      kind
+	duck      string // DuckDB type name, e.g. "DECIMAL(12,2)", "INTEGER[]"
+	precision uint8  // numeric
+	scale     uint8  // numeric
+	elem      *colType
+	elemOID   uint32 // the element OID the array's binary header must carry
+}
+
+// DuckDBType maps a Postgres column to the DuckDB type that keeps its values
+// exactly, or ok=false when none does (the column is then left out of the
+// acceleration and catalog.ColumnInfo.Accelerated is false).
+//
+//	Postgres                      DuckDB           notes
+//	bool                          BOOLEAN
+//	int2 / int4 / int8            SMALLINT / INTEGER / BIGINT
+//	float4 / float8               FLOAT / DOUBLE   NaN, ±Infinity, -0 kept
+//	numeric(p,s), p <= 38         DECIMAL(p,s)     NaN/±Infinity fail the load
+//	numeric, numeric(p>38)        -                not accelerated
+//	text, varchar(n), name        VARCHAR
+//	char(n), bpchar               VARCHAR          trailing spaces removed
+//	json                          VARCHAR          the exact text
+//	jsonb                         VARCHAR          Postgres's canonical jsonb text
+//	bytea                         BLOB
+//	date                          DATE             ±infinity kept
+//	time                          TIME             24:00:00 kept
+//	timestamp / timestamptz       TIMESTAMP / TIMESTAMPTZ  µs, ±infinity kept
+//	interval                      INTERVAL         months, days, µs kept apart
+//	uuid                          UUID
+//	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
+//	the above                                      lower bounds other than 1
+//	                                               fail the load
+//	anything else                 -                not accelerated
+func DuckDBType(c ColumnSpec) (duckType string, ok bool) {
+	t, ok := resolveType(c)
+	if !ok {
+		return "", false
+	}
+	return t.duck, true
+}
+
+// resolveType is DuckDBType with the decoding details.
+func resolveType(c ColumnSpec) (colType, bool) {
+	if c.ElemOID != 0 {
+		elem, ok := scalarType(c.ElemOID, c.TypeMod)
+		if !ok {
+			return colType{}, false
+		}
+		return colType{kind: kindNone, duck: elem.duck + "[]", elem: &elem, elemOID: c.ElemOID}, true
+	}
+	return scalarType(c.TypeOID, c.TypeMod)
+}
+
+// scalarType resolves a non-array type. typmod is the column's atttypmod
+// (for arrays it applies to the elements).
+func scalarType(oid uint32, typmod int32) (colType, bool) {
+	simple := func(k kind, duck string) (colType, bool) { return colType{kind: k, duck: duck}, true }
+	switch oid {
+	case oidBool:
+		return simple(kindBool, "BOOLEAN")
+	case oidInt2:
+		return simple(kindInt2, "SMALLINT")
+	case oidInt4:
+		return simple(kindInt4, "INTEGER")
+	case oidInt8:
+		return simple(kindInt8, "BIGINT")
+	case oidFloat4:
+		return simple(kindFloat4, "FLOAT")
+	case oidFloat8:
+		return simple(kindFloat8, "DOUBLE")
+	case oidNumeric:
+		p, s, ok := numericTypmod(typmod)
+		if !ok {
+			return colType{}, false
+		}
+		return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", p, s), precision: uint8(p), scale: uint8(s)}, true
+	case oidText, oidVarchar, oidName, oidJSON:
+		return simple(kindText, "VARCHAR")
+	case oidBpchar:
+		return simple(kindBpchar, "VARCHAR")
+	case oidJSONB:
+		return simple(kindJSONB, "VARCHAR")
+	case oidBytea:
+		return simple(kindBytea, "BLOB")
+	case oidDate:
+		return simple(kindDate, "DATE")
+	case oidTime:
+		return simple(kindTime, "TIME")
+	case oidTimestamp:
+		return simple(kindTimestamp, "TIMESTAMP")
+	case oidTimestamptz:
+		return simple(kindTimestamptz, "TIMESTAMPTZ")
+	case oidInterval:
+		return simple(kindInterval, "INTERVAL")
+	case oidUUID:
+		return simple(kindUUID, "UUID")
+	}
+	return colType{}, false
+}
+
+// numericTypmod decodes a numeric atttypmod, ((p << 16) | (s & 0x7ff)) + 4,
+// accepting only the precisions and scales DuckDB's DECIMAL holds
+// (1 <= p <= 38, 0 <= s <= p). Postgres 15+ also allows negative scales and
+// scales above the precision; those stay at the origin.
+func numericTypmod(typmod int32) (p, s int, ok bool) {
+	if typmod < 4 {
+		return 0, 0, false
+	}
+	v := typmod - 4
+	p = int(v>>16) & 0xffff
+	s = int(v & 0x7ff)
+	if s&0x400 != 0 { // sign-extend the 11-bit scale
+		s -= 0x800
+	}
+	if p < 1 || p > maxDecimalWidth || s < 0 || s > p {
+		return 0, 0, false
+	}
+	return p, s, true
+}
+
+// stageType is the DuckDB type the load's table function produces for a
+// column. Times and timestamps travel as BIGINT microseconds and are
+// converted by the INSERT's expressions (stageExpr), because duckdb-go
+// cannot write ±infinity or 24:00:00 through time.Time.
+func stageType(t colType) (duckdb.TypeInfo, error) {
+	if t.elem != nil {
+		child, err := stageType(*t.elem)
+		if err != nil {
+			return nil, err
+		}
+		return duckdb.NewListInfo(child)
+	}
+	switch t.kind {
+	case kindBool:
+		return duckdb.NewTypeInfo(duckdb.TYPE_BOOLEAN)
+	case kindInt2:
+		return duckdb.NewTypeInfo(duckdb.TYPE_SMALLINT)
+	case kindInt4:
+		return duckdb.NewTypeInfo(duckdb.TYPE_INTEGER)
+	case kindInt8, kindTime, kindTimestamp, kindTimestamptz:
+		return duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	case kindFloat4:
+		return duckdb.NewTypeInfo(duckdb.TYPE_FLOAT)
+	case kindFloat8:
+		return duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
+	case kindNumeric:
+		return duckdb.NewDecimalInfo(t.precision, t.scale)
+	case kindText, kindBpchar, kindJSONB:
+		return duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	case kindBytea:
+		return duckdb.NewTypeInfo(duckdb.TYPE_BLOB)
+	case kindDate:
+		return duckdb.NewTypeInfo(duckdb.TYPE_DATE)
+	case kindInterval:
+		return duckdb.NewTypeInfo(duckdb.TYPE_INTERVAL)
+	case kindUUID:
+		return duckdb.NewTypeInfo(duckdb.TYPE_UUID)
+	}
+	return nil, fmt.Errorf("no staging type for %s", t.duck)
+}
+
+// Sentinels of the staged BIGINT microseconds: Postgres's own ±infinity
+// encodings, kept as they are by the decoder.
+const (
+	stagedInfinity    = "9223372036854775807"
+	stagedNegInfinity = "-9223372036854775808"
+	microsPerDay      = "86400000000"
+)
+
+// stageExpr returns the SQL expression that turns the staged column ident
+// (a quoted name) into its DuckDB type.
+func stageExpr(t colType, ident string) string {
+	if t.elem != nil {
+		if !needsConversion(*t.elem) {
+			return ident
+		}
+		return fmt.Sprintf("list_transform(%s, lambda x: %s)", ident, stageExpr(*t.elem, "x"))
+	}
+	switch t.kind {
+	case kindTimestamp:
+		return fmt.Sprintf("CASE %[1]s WHEN %[2]s THEN 'infinity'::TIMESTAMP WHEN %[3]s THEN '-infinity'::TIMESTAMP ELSE make_timestamp(%[1]s) END",
+			ident, stagedInfinity, stagedNegInfinity)
+	case kindTimestamptz:
+		return fmt.Sprintf("CASE %[1]s WHEN %[2]s THEN 'infinity'::TIMESTAMPTZ WHEN %[3]s THEN '-infinity'::TIMESTAMPTZ ELSE make_timestamptz(%[1]s) END",
+			ident, stagedInfinity, stagedNegInfinity)
+	case kindTime:
+		// TIME + INTERVAL wraps at midnight; 24:00:00 is a valid Postgres
+		// (and DuckDB) time of its own.
+		return fmt.Sprintf("CASE WHEN %[1]s = %[2]s THEN TIME '24:00:00' ELSE TIME '00:00:00' + to_microseconds(%[1]s) END",
+			ident, microsPerDay)
+	}
+	return ident
+}
+
+// needsConversion reports whether a staged column differs from its DuckDB
+// type.
+func needsConversion(t colType) bool {
+	if t.elem != nil {
+		return needsConversion(*t.elem)
+	}
+	switch t.kind {
+	case kindTime, kindTimestamp, kindTimestamptz:
+		return true
+	}
+	return false
+}

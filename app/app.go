@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/admin"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy"
+	"github.com/pgaccel/pgaccel/refresh"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+)
+
+// App is a running pgaccel.
+type App struct {
+	Config   *catalog.Config
+	Registry *catalog.Registry
+	Engine   *accelerator.Engine
+	Runner   *refresh.Runner
+	Planner  *planner.Planner
+	Metrics  *prometheus.Registry
+
+	log     zerolog.Logger
+	pool    *pgxpool.Pool
+	proxy   *proxy.Server
+	ln      net.Listener
+	served  chan error
+	admin   *admin.Server
+	adminLn net.Listener
+	cancel  context.CancelFunc
+}
+
+// Start builds every component of cfg and starts serving: the proxy on
+// server.listen, the admin port on admin.listen, and the refresh runner.
+// The listeners are open when Start returns; datasets load in the
+// background.
+func Start(cfg *catalog.Config, log zerolog.Logger) (_ *App, err error) {
+	origin, err := pgconn.ParseConfig(cfg.Origin.DSN)
+	if err != nil {
+		// pgconn's message can contain the DSN; name the key instead.
+		return nil, errors.New("origin.dsn: not a valid Postgres connection string (URL or key=value form)")
+	}
+	var serverTLS *tls.Config
+	if t := cfg.Server.TLS; t != nil {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("server.tls: load cert_file %s and key_file %s: %w", t.CertFile, t.KeyFile, err)
+		}
+		serverTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &App{Config: cfg, log: log, cancel: cancel, served: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			a.closeParts()
+		}
+	}()
+
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry = catalog.NewRegistry(cfg)
+
+	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log}); err != nil {
+		return nil, fmt.Errorf("open the DuckDB engine: %w", err)
+	}
+	poolCfg, err := pgxpool.ParseConfig(cfg.Origin.DSN)
+	if err != nil {
+		return nil, errors.New("origin.dsn: not a valid Postgres connection string")
+	}
+	poolCfg.MaxConns = 4
+	poolCfg.ConnConfig.RuntimeParams["application_name"] = "pgaccel-catalog"
+	// The pool connects lazily, so an origin that is down does not stop
+	// pgaccel from starting and serving what it has.
+	if a.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
+		return nil, fmt.Errorf("origin catalog pool: %w", err)
+	}
+	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{})
+	a.Planner = planner.New(a.Registry, resolver, planner.Options{})
+	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{})
+
+	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log)
+
+	pm := proxy.NewMetrics(a.Metrics)
+	a.proxy = proxy.NewServer(proxy.Config{
+		Origin:          origin,
+		TLS:             serverTLS,
+		MaxMessageBytes: cfg.Server.MaxMessageBytes,
+		ShutdownGrace:   cfg.Server.ShutdownGrace,
+		Logger:          log,
+		Metrics:         pm,
+		Accel: &proxy.Accel{
+			Planner:    a.Planner,
+			Engine:     a.Engine,
+			Privileges: privileges,
+		},
+	})
+	if a.ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
+		return nil, fmt.Errorf("listen on server.listen %s: %w", cfg.Server.Listen, err)
+	}
+	if a.adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+		return nil, fmt.Errorf("listen on admin.listen %s: %w", cfg.Admin.Listen, err)
+	}
+	a.admin = admin.New(a.Registry, a.Runner, a.Metrics, log)
+	a.admin.Start(a.adminLn)
+	a.Runner.Start(ctx)
+	go func() { a.served <- a.proxy.Serve(a.ln) }()
+	return a, nil
+}
+
+// Addr is the proxy's listening address.
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// AdminAddr is the admin port's listening address.
+func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
+
+// Shutdown drains the proxy (statements finish within the grace period,
+// then are cancelled), stops refreshes and the admin port, and closes the
+// engine.
+func (a *App) Shutdown(ctx context.Context) error {
+	err := a.proxy.Shutdown(ctx)
+	if serr := <-a.served; serr != nil && err == nil {
+		err = serr
+	}
+	if aerr := a.admin.Close(ctx); aerr != nil && err == nil {
+		err = aerr
+	}
+	if rerr := a.Runner.Close(ctx); rerr != nil && err == nil {
+		err = rerr
+	}
+	a.closeParts()
+	return err
+}
+
+// closeParts releases what Start opened, in reverse order.
+func (a *App) closeParts() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.ln != nil && a.proxy == nil {
+		a.ln.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+	if a.Engine != nil {
+		if err := a.Engine.Close(); err != nil {
+			a.log.Warn().Err(err).Msg("close the DuckDB engine")
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package integration
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/rs/zerolog"
+)
+
+//go:embed testdata/accel_schema.sql
+var accelSchema string
+
+// startApp starts a whole pgaccel (proxy, engine, refresh, admin) from a
+// config whose datasets section is given, and waits until every dataset
+// has loaded.
+func startApp(t *testing.T, datasets string) *app.App {
+	t.Helper()
+	return startAppWith(t, datasets, true)
+}
+
+func startAppWith(t *testing.T, datasets string, wait bool) *app.App {
+	t.Helper()
+	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n%s",
+		origin.SuperDSN(), t.TempDir(), datasets)
+	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := catalog.Load(path)
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, cfgText)
+	}
+	level := zerolog.WarnLevel
+	if os.Getenv("PGACCEL_TEST_DEBUG") != "" {
+		level = zerolog.DebugLevel
+	}
+	a, err := app.Start(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(level))
+	if err != nil {
+		t.Fatalf("start pgaccel: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	if !wait {
+		return a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, name := range a.Registry.Names() {
+		if st, _ := a.Registry.State(name); st.Status == catalog.StatusDisabled {
+			continue
+		}
+		if err := a.Runner.WaitReady(ctx, name); err != nil {
+			t.Fatalf("dataset %s did not load: %v", name, err)
+		}
+	}
+	return a
+}
+
+// appDSN is a connection string through a's proxy.
+func appDSN(a *app.App, user, password string) string {
+	return "postgres://" + user + ":" + password + "@" + a.Addr() + "/" + origin.Database + "?sslmode=disable"
+}
+
+// routeCounts sums pgaccel_queries_total by route.
+func routeCounts(t *testing.T, a *app.App) map[string]float64 {
+	t.Helper()
+	mfs, err := a.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "pgaccel_queries_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" {
+					out[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+const accelDatasets = `  - from: postgres:public.acc_types
+  - from: postgres:public.acc_customers
+  - from: postgres:public.acc_orders
+  - from: postgres:public.acc_secret
+  - from: postgres:public.acc_rls
+  - from: postgres:public.acc_time24
+`
+
+// inline substitutes $n parameters by literals for the simple protocol.
+func inline(sql string, args []any) string {
+	for i := len(args); i >= 1; i-- {
+		var lit string
+		switch v := args[i-1].(type) {
+		case string:
+			lit = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		default:
+			lit = fmt.Sprint(v)
+		}
+		sql = strings.ReplaceAll(sql, "$"+strconv.Itoa(i), lit)
+	}
+	return sql
+}
+
+// textArgs renders args as text-format parameters.
+func textArgs(args []any) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(fmt.Sprint(a))
+	}
+	return out
+}
+
+// corpusSession runs q every way a client can: simple protocol, extended
+// with text results, extended with binary results, and pgx's own prepared
+// statements with binary parameters.
+func corpusSession(q corpusQuery) func(t *testing.T, c *pgx.Conn, tr *transcript) {
+	return func(t *testing.T, c *pgx.Conn, tr *transcript) {
+		ctx := ctxT(t)
+		simple(ctx, c, tr, inline(q.sql, q.args))
+		extended(ctx, c, tr, q.sql, textArgs(q.args), nil)
+		extended(ctx, c, tr, q.sql, textArgs(q.args), []int16{1})
+		rows, err := c.Query(ctx, q.sql, q.args...)
+		if err != nil {
+			tr.err(err)
+			return
+		}
+		for _, f := range rows.FieldDescriptions() {
+			tr.printf("pgx col %s %d %d fmt %d", f.Name, f.DataTypeOID, f.TypeModifier, f.Format)
+		}
+		for rows.Next() {
+			vals := rows.RawValues()
+			parts := make([]string, len(vals))
+			for i, v := range vals {
+				if v == nil {
+					parts[i] = "NULL"
+				} else {
+					parts[i] = fmt.Sprintf("%x", v)
+				}
+			}
+			tr.printf("pgx row %s", strings.Join(parts, " "))
+		}
+		if err := rows.Err(); err != nil {
+			tr.err(err)
+		}
+		tr.printf("pgx tag %s", rows.CommandTag())
+	}
+}
+
+func TestAccel_DifferentialCorpus(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	for _, q := range corpus {
+		t.Run(q.name, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), corpusSession(q))
+			after := routeCounts(t, a)
+			delta := func(r string) float64 { return after[r] - before[r] }
+			switch q.route {
+			case acc:
+				if delta(acc) != 4 || delta(fbk) != 0 {
+					t.Errorf("route: want 4 accelerated executions, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))
+				}
+			case fbk:
+				if delta(acc) != 0 || delta(fbk) < 1 {
+					t.Errorf("route: want a fallback, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))
+				}
+			case org:
+				if delta(acc) != 0 || delta(fbk) != 0 {
+					t.Errorf("route: want origin, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package integration
+
+// corpusQuery is one read of the differential corpus. route is the route
+// the proxy is expected to take: "accelerated", or "fallback"/"origin" for
+// statements the acceleration deliberately leaves to the origin. Results
+// must be byte-identical to the origin's whichever route serves them.
+type corpusQuery struct {
+	name  string
+	sql   string
+	args  []any // for the extended protocol; the simple protocol inlines them
+	route string
+}
+
+const (
+	acc = "accelerated"
+	org = "origin"
+	fbk = "fallback"
+)
+
+// corpus covers aggregations, joins, window functions, CTEs, DISTINCT ON,
+// ordering with NULLS FIRST/LAST, LIMIT/OFFSET, string and date functions,
+// casts, and every supported type with NULLs and edge values.
+var corpus = []corpusQuery{
+	// Every supported type, whole rows and single columns.
+	{"all types", "SELECT * FROM acc_types ORDER BY id", nil, acc},
+	{"bool", "SELECT id, b FROM acc_types ORDER BY id", nil, acc},
+	{"int2", "SELECT id, i2 FROM acc_types ORDER BY id", nil, acc},
+	{"int4", "SELECT id, i4 FROM acc_types ORDER BY id", nil, acc},
+	{"int8", "SELECT id, i8 FROM acc_types ORDER BY id", nil, acc},
+	{"float4", "SELECT id, f4 FROM acc_types ORDER BY id", nil, acc},
+	{"float8", "SELECT id, f8 FROM acc_types ORDER BY id", nil, acc},
+	{"numeric", "SELECT id, n, n0 FROM acc_types ORDER BY id", nil, acc},
+	{"text", "SELECT id, t, vc FROM acc_types ORDER BY id", nil, acc},
+	{"char", "SELECT id, c FROM acc_types ORDER BY id", nil, acc},
+	{"date", "SELECT id, d FROM acc_types ORDER BY id", nil, acc},
+	{"time", "SELECT id, tm FROM acc_types ORDER BY id", nil, acc},
+	{"time 24:00 left to the origin", "SELECT id, tm FROM acc_time24 ORDER BY id", nil, org},
+	{"other columns of a table with time 24:00", "SELECT id FROM acc_time24 ORDER BY id", nil, acc},
+	{"timestamp", "SELECT id, ts FROM acc_types ORDER BY id", nil, acc},
+	{"timestamptz", "SELECT id, tstz FROM acc_types ORDER BY id", nil, acc},
+	{"interval", "SELECT id, iv FROM acc_types ORDER BY id", nil, acc},
+	{"uuid", "SELECT id, u FROM acc_types ORDER BY id", nil, acc},
+	{"json", "SELECT id, j, jb FROM acc_types ORDER BY id", nil, acc},
+	{"bytea", "SELECT id, by FROM acc_types ORDER BY id", nil, acc},
+	{"arrays", "SELECT id, ai, at, an FROM acc_types ORDER BY id", nil, acc},
+	{"nulls only", "SELECT * FROM acc_types WHERE id = 7", nil, acc},
+	{"point by param", "SELECT * FROM acc_types WHERE id = $1", []any{3}, acc},
+	{"text param", "SELECT id FROM acc_types WHERE t = $1", []any{"one"}, acc},
+	{"char comparison", "SELECT id, c FROM acc_types WHERE c = 'ab' ORDER BY id", nil, acc},
+	{"char length", "SELECT id, length(c), c || '|' AS cat FROM acc_types ORDER BY id", nil, acc},
+	{"is null", "SELECT id FROM acc_types WHERE b IS NULL ORDER BY id", nil, acc},
+	{"bool filter", "SELECT count(*) FROM acc_types WHERE b", nil, acc},
+	{"float compare nan", "SELECT id FROM acc_types WHERE f8 > 1e300 ORDER BY id", nil, acc},
+
+	// Aggregations.
+	{"count star", "SELECT count(*) FROM acc_orders", nil, acc},
+	{"count column", "SELECT count(status) FROM acc_orders", nil, acc},
+	{"group by", "SELECT status, count(*) FROM acc_orders GROUP BY status ORDER BY status", nil, acc},
+	{"sum numeric", "SELECT status, sum(amount) FROM acc_orders GROUP BY status ORDER BY status NULLS FIRST", nil, acc},
+	{"sum int", "SELECT sum(qty) FROM acc_orders", nil, acc},
+	{"min max", "SELECT min(amount), max(amount), min(created_at), max(day) FROM acc_orders", nil, acc},
+	{"avg numeric", "SELECT avg(amount) FROM acc_orders", nil, fbk},
+	{"avg float", "SELECT avg(weight) FROM acc_orders", nil, org},
+	{"max float", "SELECT max(weight), min(weight) FROM acc_orders", nil, acc},
+	{"having", "SELECT customer_id, count(*) FROM acc_orders GROUP BY customer_id HAVING count(*) > 25 ORDER BY customer_id", nil, acc},
+	{"count distinct", "SELECT count(DISTINCT customer_id) FROM acc_orders", nil, acc},
+	{"filter clause", "SELECT count(*) FILTER (WHERE status = 'paid') AS paid, count(*) FILTER (WHERE qty > 5) AS big FROM acc_orders", nil, acc},
+	{"bool_and", "SELECT bool_and(qty > 0), bool_or(qty > 8) FROM acc_orders", nil, acc},
+	{"string_agg", "SELECT string_agg(name, ',' ORDER BY id) FROM acc_customers WHERE id <= 5", nil, acc},
+
+	// Joins.
+	{"inner join", "SELECT c.country, count(*) FROM acc_orders o JOIN acc_customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY c.country NULLS LAST", nil, acc},
+	{"left join", "SELECT c.id, count(o.id) FROM acc_customers c LEFT JOIN acc_orders o ON o.customer_id = c.id AND o.status = 'new' WHERE c.id <= 10 GROUP BY c.id ORDER BY c.id", nil, acc},
+	{"join using", "SELECT o.id, c.name FROM acc_orders o JOIN acc_customers c ON c.id = o.customer_id WHERE o.id < 6 ORDER BY o.id", nil, acc},
+	{"semi join", "SELECT count(*) FROM acc_customers c WHERE EXISTS (SELECT 1 FROM acc_orders o WHERE o.customer_id = c.id AND o.qty = 9)", nil, acc},
+	{"anti join", "SELECT count(*) FROM acc_customers c WHERE NOT EXISTS (SELECT 1 FROM acc_orders o WHERE o.customer_id = c.id)", nil, acc},
+	{"in subquery", "SELECT id FROM acc_customers WHERE id IN (SELECT customer_id FROM acc_orders WHERE amount > 999) ORDER BY id", nil, acc},
+	{"scalar subquery", "SELECT id, (SELECT max(amount) FROM acc_orders o WHERE o.customer_id = c.id) FROM acc_customers c ORDER BY id LIMIT 5", nil, acc},
+	{"cross join small", "SELECT a.id, b.id FROM acc_types a CROSS JOIN acc_types b WHERE a.id < 3 AND b.id < 3 ORDER BY 1, 2", nil, acc},
+
+	// Window functions.
+	{"row_number", "SELECT id, row_number() OVER (PARTITION BY status ORDER BY id) FROM acc_orders WHERE id <= 20 ORDER BY id", nil, acc},
+	{"rank", "SELECT id, qty, rank() OVER (ORDER BY qty DESC), dense_rank() OVER (ORDER BY qty DESC) FROM acc_orders WHERE id <= 15 ORDER BY id", nil, acc},
+	{"running sum", "SELECT id, sum(qty) OVER (ORDER BY id) FROM acc_orders WHERE id <= 10 ORDER BY id", nil, acc},
+	{"lag lead", "SELECT id, lag(amount) OVER (ORDER BY id), lead(amount, 2) OVER (ORDER BY id) FROM acc_orders WHERE id <= 8 ORDER BY id", nil, acc},
+	{"frame float", "SELECT id, avg(weight) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM acc_orders WHERE id <= 8 ORDER BY id", nil, org},
+	{"frame", "SELECT id, sum(qty) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM acc_orders WHERE id <= 8 ORDER BY id", nil, acc},
+
+	// CTEs, DISTINCT ON, set operations.
+	{"cte", "WITH big AS (SELECT * FROM acc_orders WHERE amount > 900) SELECT status, count(*) FROM big GROUP BY status ORDER BY status NULLS FIRST", nil, acc},
+	{"cte twice", "WITH c AS (SELECT customer_id, sum(qty) AS q FROM acc_orders GROUP BY customer_id) SELECT max(q), min(q) FROM c", nil, acc},
+	{"distinct on", "SELECT DISTINCT ON (customer_id) customer_id, id, amount FROM acc_orders ORDER BY customer_id, amount DESC, id LIMIT 10", nil, acc},
+	{"distinct", "SELECT DISTINCT status FROM acc_orders ORDER BY status", nil, acc},
+	{"union", "SELECT id FROM acc_types WHERE id < 3 UNION SELECT id FROM acc_customers WHERE id < 5 ORDER BY id", nil, acc},
+	{"union all", "SELECT status FROM acc_orders WHERE id < 3 UNION ALL SELECT country FROM acc_customers WHERE id < 3", nil, acc},
+	{"except", "SELECT id FROM acc_customers WHERE id < 10 EXCEPT SELECT customer_id FROM acc_orders ORDER BY 1", nil, acc},
+	{"table", "TABLE acc_customers ORDER BY id LIMIT 3", nil, acc},
+
+	// Ordering, limits.
+	{"nulls first", "SELECT id, status FROM acc_orders WHERE id <= 12 ORDER BY status NULLS FIRST, id", nil, acc},
+	{"nulls last desc", "SELECT id, b FROM acc_types ORDER BY b DESC NULLS LAST, id", nil, acc},
+	{"default nulls desc", "SELECT id, b FROM acc_types ORDER BY b DESC, id", nil, acc},
+	{"limit offset", "SELECT id FROM acc_orders ORDER BY id LIMIT 5 OFFSET 100", nil, acc},
+	{"limit param", "SELECT id FROM acc_orders ORDER BY id LIMIT $1", []any{3}, acc},
+	{"order by expression", "SELECT id, amount * qty AS total FROM acc_orders ORDER BY amount * qty DESC, id LIMIT 5", nil, acc},
+	{"text ordering", "SELECT name FROM acc_customers ORDER BY name LIMIT 5", nil, acc},
+
+	// Strings, dates, casts.
+	{"string functions", "SELECT id, upper(name), lower(name), length(name), substr(name, 3, 4), replace(name, 'customer', 'c') FROM acc_customers WHERE id <= 3 ORDER BY id", nil, acc},
+	{"concat", "SELECT id, name || '-' || country FROM acc_customers WHERE id <= 6 ORDER BY id", nil, acc},
+	{"like", "SELECT count(*) FROM acc_customers WHERE name LIKE 'customer 1%'", nil, acc},
+	{"trim", "SELECT id, trim(t), rtrim(vc) FROM acc_types ORDER BY id", nil, acc},
+	{"date arithmetic", "SELECT id, day + 7 AS next_week, day - date '2024-01-01' AS days FROM acc_orders WHERE id <= 3 ORDER BY id", nil, acc},
+	{"date_trunc", "SELECT date_trunc('month', day) AS m, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1", nil, fbk},
+	{"keyword names", "SELECT at AS at, id AS \"order\" FROM acc_types ORDER BY \"order\"", nil, acc},
+	{"extract", "SELECT extract(year FROM d) FROM acc_types WHERE id IN (1, 6) ORDER BY id", nil, acc},
+	{"cast int to text", "SELECT id::text, qty::numeric(5, 1), amount::int FROM acc_orders WHERE id <= 3 ORDER BY id", nil, acc},
+	{"cast to float", "SELECT amount::float8 FROM acc_orders WHERE id <= 3 ORDER BY id", nil, acc},
+	{"case", "SELECT id, CASE WHEN qty > 5 THEN 'big' WHEN qty > 2 THEN 'mid' ELSE 'small' END FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
+	{"coalesce", "SELECT id, coalesce(status, 'none'), nullif(qty, 1) FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
+	{"between timestamptz", "SELECT count(*) FROM acc_orders WHERE created_at BETWEEN '2024-01-02 00:00:00+00' AND '2024-01-03 00:00:00+00'", nil, acc},
+	{"numeric arithmetic", "SELECT id, amount + 1, amount * 2, amount - 0.5 FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
+	{"integer division", "SELECT id, qty / 2, qty % 4 FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
+	{"round", "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
+
+	// Left to the origin on purpose.
+	{"now is session dependent", "SELECT count(*) FROM acc_orders WHERE created_at < now()", nil, org},
+	{"catalog", "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", nil, org},
+	{"not accelerated", "SELECT * FROM acc_plain", nil, org},
+	{"regclass", "SELECT 'acc_orders'::regclass::oid > 0", nil, org},
+	{"values only", "VALUES (1, 'a'), (2, 'b')", nil, org},
+	{"for update", "SELECT id FROM acc_orders WHERE id = 1 FOR UPDATE", nil, org},
+}

@@ -1,0 +1,529 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/app"
+)
+
+// routeOf runs fn and reports which route served the statements it ran:
+// "accelerated" when any statement was answered locally, else "origin".
+func routeOf(t *testing.T, a *app.App, fn func()) string {
+	t.Helper()
+	before := routeCounts(t, a)
+	fn()
+	after := routeCounts(t, a)
+	if after[acc] > before[acc] {
+		return acc
+	}
+	if after[fbk] > before[fbk] {
+		return fbk
+	}
+	return org
+}
+
+func TestRouting_OriginServesWhatTheAccelerationMustNot(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets+"  - from: postgres:public.acc_plain\n    acceleration:\n      enabled: false\n")
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+
+	// Sanity: a plain read is accelerated.
+	if r := routeOf(t, a, func() { mustQuery(t, c, "SELECT count(*) FROM acc_orders") }); r != acc {
+		t.Fatalf("plain read: route %s", r)
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"write", func(t *testing.T) {
+			_, err := c.Exec(ctx, "UPDATE acc_plain SET v = 'plain' WHERE id = 1")
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"select for update", func(t *testing.T) {
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT qty FROM acc_orders WHERE id = 1 FOR UPDATE").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"disabled dataset", func(t *testing.T) { mustQuery(t, c, "SELECT * FROM acc_plain") }},
+		{"catalog", func(t *testing.T) { mustQuery(t, c, "SELECT relname FROM pg_class WHERE relname = 'acc_orders'") }},
+		{"information_schema", func(t *testing.T) {
+			mustQuery(t, c, "SELECT column_name FROM information_schema.columns WHERE table_name = 'acc_orders'")
+		}},
+		{"show", func(t *testing.T) { mustQuery(t, c, "SHOW search_path") }},
+		{"version", func(t *testing.T) { mustQuery(t, c, "SELECT version()") }},
+		{"row level security", func(t *testing.T) {
+			rows := mustQuery(t, c, "SELECT v FROM acc_rls ORDER BY id")
+			if len(rows) != 1 || rows[0] != "mine" {
+				t.Fatalf("RLS not applied: %v", rows)
+			}
+		}},
+		{"cursor", func(t *testing.T) {
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT id FROM acc_orders ORDER BY id"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "FETCH 2 FROM cur"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := routeOf(t, a, func() { tc.run(t) }); r != org {
+				t.Fatalf("route %s, want origin", r)
+			}
+		})
+	}
+
+	t.Run("read after write in a transaction", func(t *testing.T) {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		// A read before any write is still accelerated (pgjdbc wraps reads in transactions).
+		if r := routeOf(t, a, func() { mustQueryTx(t, tx, "SELECT count(*) FROM acc_orders") }); r != acc {
+			t.Fatalf("read-only transaction: route %s, want accelerated", r)
+		}
+		if _, err := tx.Exec(ctx, "UPDATE acc_orders SET qty = qty + 1 WHERE id = 1"); err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		r := routeOf(t, a, func() {
+			if err := tx.QueryRow(ctx, "SELECT qty FROM acc_orders WHERE id = 1").Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if r != org {
+			t.Fatalf("read after write: route %s, want origin", r)
+		}
+		var want int
+		d := connect(t, origin.DSN(appUser, appPass))
+		if err := d.QueryRow(ctx, "SELECT qty + 1 FROM acc_orders WHERE id = 1").Scan(&want); err != nil || got != want {
+			t.Fatalf("read after write saw %d, want %d (%v)", got, want, err)
+		}
+		if c.PgConn().TxStatus() != 'T' {
+			t.Fatalf("tx status %c", c.PgConn().TxStatus())
+		}
+	})
+
+	t.Run("no select privilege", func(t *testing.T) {
+		nc := connect(t, appDSN(a, "noaccess", "noaccess-pass"))
+		var err error
+		r := routeOf(t, a, func() { _, err = nc.Exec(ctx, "SELECT * FROM acc_secret") })
+		if r != org || pgErrCode(err) != "42501" {
+			t.Fatalf("route %s, err %v: want the origin's permission error 42501", r, err)
+		}
+	})
+
+	t.Run("search_path resolves to another schema", func(t *testing.T) {
+		sc := connect(t, appDSN(a, appUser, appPass))
+		if _, err := sc.Exec(ctx, "SET search_path = other, public"); err != nil {
+			t.Fatal(err)
+		}
+		var note string
+		r := routeOf(t, a, func() {
+			if err := sc.QueryRow(ctx, "SELECT note FROM acc_orders WHERE id = 1").Scan(&note); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if r != org || note != "from schema other" {
+			t.Fatalf("route %s, note %q", r, note)
+		}
+		if _, err := sc.Exec(ctx, "RESET search_path"); err != nil {
+			t.Fatal(err)
+		}
+		if r := routeOf(t, a, func() { mustQuery(t, sc, "SELECT count(*) FROM acc_orders") }); r != acc {
+			t.Fatalf("after RESET search_path: route %s, want accelerated", r)
+		}
+	})
+
+	t.Run("temporary table shadows a dataset", func(t *testing.T) {
+		tc := connect(t, appDSN(a, appUser, appPass))
+		if _, err := tc.Exec(ctx, "CREATE TEMP TABLE acc_orders (id int)"); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		r := routeOf(t, a, func() {
+			if err := tc.QueryRow(ctx, "SELECT count(*) FROM acc_orders").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if r != org || n != 0 {
+			t.Fatalf("route %s, count %d: want origin and the temp table's 0", r, n)
+		}
+	})
+}
+
+func TestRouting_DatasetNotReady(t *testing.T) {
+	mustExec(t, accelSchema)
+	// The dataset holds a value the acceleration cannot keep exactly (a
+	// numeric NaN in a numeric(10,2) column): it never loads.
+	mustExec(t, "DROP TABLE IF EXISTS acc_missing; CREATE TABLE acc_missing (id int, n numeric(10, 2)); INSERT INTO acc_missing VALUES (1, 'NaN'); GRANT SELECT ON acc_missing TO app")
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS acc_missing") })
+	a := startAppNoWait(t, "  - from: postgres:public.acc_missing\n  - from: postgres:public.acc_customers\n")
+	ctx := ctxT(t)
+	if err := a.Runner.WaitReady(ctx, "acc_customers"); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, appDSN(a, appUser, appPass))
+	var n int
+	r := routeOf(t, a, func() {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_missing").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r != org || n != 1 {
+		t.Fatalf("not-ready dataset: route %s count %d", r, n)
+	}
+}
+
+// startAppNoWait starts pgaccel without waiting for datasets to load.
+func startAppNoWait(t *testing.T, datasets string) *app.App {
+	t.Helper()
+	return startAppWith(t, datasets, false)
+}
+
+func mustQuery(t *testing.T, c *pgx.Conn, sql string) []string {
+	t.Helper()
+	rows, err := c.Query(ctxT(t), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
+func mustQueryTx(t *testing.T, tx pgx.Tx, sql string) {
+	t.Helper()
+	rows, err := tx.Query(ctxT(t), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefresh_StaleUntilNextRefresh(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, "  - from: postgres:public.acc_customers\n")
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	count := func() int {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_customers").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 200 {
+		t.Fatalf("count %d", n)
+	}
+	mustExec(t, "INSERT INTO acc_customers SELECT g, 'new ' || g, 'DE', NULL FROM generate_series(201, 250) g")
+	var n int
+	if r := routeOf(t, a, func() { n = count() }); r != acc || n != 200 {
+		t.Fatalf("after an origin insert: route %s count %d, want the accelerated 200", r, n)
+	}
+	if err := a.Runner.Refresh(ctx, "acc_customers"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 250 {
+		t.Fatalf("after refresh: count %d, want 250", n)
+	}
+}
+
+func TestRefresh_ConcurrentReadsNeverSeeEmpty(t *testing.T) {
+	mustExec(t, accelSchema)
+	mustExec(t, "DROP TABLE IF EXISTS acc_big; CREATE TABLE acc_big AS SELECT g AS id, md5(g::text) AS v FROM generate_series(1, 300000) g; GRANT SELECT ON acc_big TO app")
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS acc_big") })
+	a := startApp(t, "  - from: postgres:public.acc_big\n")
+	ctx := ctxT(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads, bad atomic.Int64
+	var badMu sync.Mutex
+	var badSeen []int64
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := pgx.Connect(ctx, appDSN(a, appUser, appPass))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close(ctx)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var n int64
+				if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_big").Scan(&n); err != nil {
+					t.Error(err)
+					return
+				}
+				reads.Add(1)
+				if n != 300000 && n != 400000 {
+					bad.Add(1)
+					badMu.Lock()
+					badSeen = append(badSeen, n)
+					badMu.Unlock()
+				}
+			}
+		}()
+	}
+	mustExec(t, "INSERT INTO acc_big SELECT g, md5(g::text) FROM generate_series(300001, 400000) g")
+	for range 3 {
+		if err := a.Runner.Refresh(ctx, "acc_big"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if bad.Load() > 0 {
+		t.Fatalf("%d of %d reads saw a partial table: %v", bad.Load(), reads.Load(), badSeen)
+	}
+	if reads.Load() < 10 {
+		t.Fatalf("only %d reads ran during the refreshes", reads.Load())
+	}
+	t.Logf("%d reads during 3 full refreshes, none partial", reads.Load())
+}
+
+func TestAccel_CancelInterruptsDuckDB(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, "  - from: postgres:public.acc_orders\n")
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	errc := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		// A cross join big enough to run for minutes in DuckDB.
+		_, err := c.Exec(ctx, "SELECT count(*) FROM acc_orders a, acc_orders b, acc_orders c WHERE a.qty + b.qty + c.qty = 100")
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := c.PgConn().CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("query finished instead of being cancelled")
+		}
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "57014" {
+			t.Fatalf("want 57014 query_canceled, got %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("cancel did not interrupt the accelerated query")
+	}
+	t.Logf("cancelled after %v", time.Since(start))
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_orders").Scan(&n); err != nil || n != 5000 {
+		t.Fatalf("session after cancel: %d %v", n, err)
+	}
+}
+
+// rawSession runs raw protocol messages on a fresh connection to dsn and
+// records every reply up to the given number of ReadyForQuery messages.
+func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs int) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fe := pgproto3.NewFrontend(conn, conn)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "trustuser", "database": origin.Database}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+			t.Fatal(e.Message)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	for _, m := range msgs {
+		fe.Send(m)
+	}
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var tr strings.Builder
+	for rfqs > 0 {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("receive: %v\n%s", err, tr.String())
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ReadyForQuery:
+			rfqs--
+			fmt.Fprintf(&tr, "ReadyForQuery %c\n", m.TxStatus)
+		case *pgproto3.DataRow:
+			fmt.Fprintf(&tr, "DataRow %q\n", m.Values)
+		case *pgproto3.ErrorResponse:
+			fmt.Fprintf(&tr, "Error %s %s\n", m.Code, m.Message)
+		case *pgproto3.CommandComplete:
+			fmt.Fprintf(&tr, "CommandComplete %s\n", m.CommandTag)
+		case *pgproto3.RowDescription:
+			fmt.Fprintf(&tr, "RowDescription")
+			for _, f := range m.Fields {
+				fmt.Fprintf(&tr, " %s/%d/%d/%d", f.Name, f.DataTypeOID, f.TypeModifier, f.Format)
+			}
+			fmt.Fprintln(&tr)
+		case *pgproto3.ParameterDescription:
+			fmt.Fprintf(&tr, "ParameterDescription %v\n", m.ParameterOIDs)
+		case *pgproto3.NoticeResponse, *pgproto3.ParameterStatus:
+		default:
+			fmt.Fprintf(&tr, "%T\n", msg)
+		}
+	}
+	return tr.String()
+}
+
+func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	cases := []struct {
+		name string
+		msgs []pgproto3.FrontendMessage
+		rfqs int
+	}{
+		{"row limit and resumption", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Name: "s1", Query: "SELECT id, amount FROM acc_orders WHERE id <= $1 ORDER BY id"},
+			&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+			&pgproto3.Bind{PreparedStatement: "s1", Parameters: [][]byte{[]byte("7")}, ResultFormatCodes: []int16{0, 1}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{MaxRows: 3},
+			&pgproto3.Execute{MaxRows: 3},
+			&pgproto3.Execute{MaxRows: 3},
+			&pgproto3.Sync{},
+		}, 1},
+		{"exact multiple of the row limit", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Query: "SELECT id FROM acc_orders WHERE id <= 4 ORDER BY id"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{MaxRows: 2},
+			&pgproto3.Execute{MaxRows: 2},
+			&pgproto3.Execute{MaxRows: 2},
+			&pgproto3.Sync{},
+		}, 1},
+		{"mixed pipeline with an error", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Name: "a", Query: "SELECT count(*) FROM acc_orders"},
+			&pgproto3.Bind{PreparedStatement: "a"},
+			&pgproto3.Execute{},
+			&pgproto3.Parse{Name: "b", Query: "SELECT relname FROM pg_class WHERE relname = 'acc_orders'"},
+			&pgproto3.Bind{PreparedStatement: "b"},
+			&pgproto3.Execute{},
+			&pgproto3.Bind{PreparedStatement: "a"},
+			&pgproto3.Execute{},
+			&pgproto3.Parse{Query: "SELECT 1/0"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{},
+			&pgproto3.Bind{PreparedStatement: "a"},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "a"},
+			&pgproto3.Execute{},
+			&pgproto3.Bind{PreparedStatement: "b"},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		}, 2},
+		{"error in bind skips accelerated execute", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Name: "c", Query: "SELECT id FROM acc_orders WHERE id = $1::int"},
+			&pgproto3.Bind{PreparedStatement: "c", Parameters: [][]byte{[]byte("not a number")}},
+			&pgproto3.Execute{},
+			&pgproto3.Bind{PreparedStatement: "c", Parameters: [][]byte{[]byte("2")}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "c", Parameters: [][]byte{[]byte("3")}},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'S', Name: "c"},
+			&pgproto3.Sync{},
+		}, 2},
+		{"simple queries in a transaction", []pgproto3.FrontendMessage{
+			&pgproto3.Query{String: "BEGIN"},
+			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
+			&pgproto3.Query{String: "SELECT 1/0"},
+			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
+			&pgproto3.Query{String: "ROLLBACK"},
+			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
+		}, 6},
+		{"pipelined read after write", []pgproto3.FrontendMessage{
+			&pgproto3.Query{String: "BEGIN"},
+			&pgproto3.Query{String: "UPDATE acc_orders SET qty = 100 WHERE id = 1"},
+			&pgproto3.Query{String: "SELECT qty FROM acc_orders WHERE id = 1"},
+			&pgproto3.Query{String: "ROLLBACK"},
+			&pgproto3.Query{String: "SELECT qty FROM acc_orders WHERE id = 1"},
+		}, 5},
+		{"extended read after write in one stretch", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Query: "UPDATE acc_orders SET qty = 100 WHERE id = 2"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{},
+			&pgproto3.Parse{Query: "SELECT qty FROM acc_orders WHERE id = 2"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{},
+			&pgproto3.Query{String: "ROLLBACK"},
+			&pgproto3.Query{String: "UPDATE acc_orders SET qty = 1 + id % 9 WHERE id = 2"},
+			&pgproto3.Query{String: "SELECT count(*) FROM acc_orders"},
+		}, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			direct := rawSession(t, origin.Addr(), tc.msgs, tc.rfqs)
+			var proxied string
+			r := routeOf(t, a, func() { proxied = rawSession(t, a.Addr(), tc.msgs, tc.rfqs) })
+			if direct != proxied {
+				t.Fatalf("differs:\n%s", lineDiff(direct, proxied))
+			}
+			if r != acc {
+				t.Fatalf("route %s: the acceleration answered nothing", r)
+			}
+		})
+	}
+}

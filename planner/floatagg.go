@@ -1,0 +1,91 @@
+package planner
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// Aggregates over floating-point values depend on the order and method of
+// summation: Postgres and DuckDB add the same doubles differently (DuckDB
+// in parallel, with compensated sums), so sum(float8) or avg(float8) can
+// differ in the last digit. Such statements go to the origin.
+var floatSensitiveAggs = map[string]bool{
+	"sum": true, "avg": true, "stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"variance": true, "var_samp": true, "var_pop": true, "corr": true,
+	"covar_pop": true, "covar_samp": true, "regr_avgx": true, "regr_avgy": true,
+	"regr_intercept": true, "regr_r2": true, "regr_slope": true, "regr_sxx": true,
+	"regr_sxy": true, "regr_syy": true,
+}
+
+// floatTypeNames are the spellings of float4 and float8 in a cast.
+var floatTypeNames = map[string]bool{"float4": true, "float8": true, "real": true, "float": true, "double precision": true}
+
+// aggUse collects, inside the arguments of float-sensitive aggregates, the
+// column names used and whether anything is cast to a float type.
+type aggUse struct {
+	cols      map[string]struct{}
+	floatCast bool
+}
+
+func (u *aggUse) enter(m proto.Message, w *walker) {
+	switch n := m.(type) {
+	case *pg_query.ColumnRef:
+		for _, f := range n.Fields {
+			if s, ok := f.GetNode().(*pg_query.Node_String_); ok {
+				u.cols[s.String_.Sval] = struct{}{}
+			}
+		}
+	case *pg_query.TypeName:
+		for _, part := range n.Names {
+			if s, ok := part.GetNode().(*pg_query.Node_String_); ok && floatTypeNames[strings.ToLower(s.String_.Sval)] {
+				u.floatCast = true
+			}
+		}
+	}
+}
+
+// noteFloatAggregate records the columns inside a float-sensitive
+// aggregate's arguments.
+func (z *analyzer) noteFloatAggregate(fc *pg_query.FuncCall) {
+	if !floatSensitiveAggs[funcName(fc)] {
+		return
+	}
+	if z.a.aggCols == nil {
+		z.a.aggCols = map[string]struct{}{}
+	}
+	u := &aggUse{cols: z.a.aggCols}
+	for _, arg := range fc.Args {
+		walk(arg, u)
+	}
+	if fc.AggFilter != nil {
+		walk(fc.AggFilter, u)
+	}
+	if u.floatCast {
+		z.a.aggFloatCast = true
+	}
+}
+
+// floatAggregate reports whether a float-sensitive aggregate of the
+// statement reads a float column of a referenced dataset, or a value cast
+// to a float type.
+func floatAggregate(a *analysis, r resolution) bool {
+	if a.aggFloatCast {
+		return true
+	}
+	if len(a.aggCols) == 0 {
+		return false
+	}
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.TypeOID != 700 && c.TypeOID != 701 {
+				continue
+			}
+			if _, ok := a.aggCols[c.Name]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,455 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/encode"
+)
+
+// Planner decides each statement's route (see package planner).
+type Planner interface {
+	Plan(ctx context.Context, sql string, s *planner.Session) planner.Decision
+	RememberFallback(fingerprint uint64)
+}
+
+// Engine runs accelerated statements (see package accelerator).
+type Engine interface {
+	Query(ctx context.Context, sql string, args ...any) (*accelerator.Rows, error)
+}
+
+// Privileges checks the origin's GRANTs and row level security for the
+// tables of an accelerated statement.
+type Privileges interface {
+	CanSelect(ctx context.Context, role string, tables []planner.TableID) (ok bool, reason string, err error)
+}
+
+// Accel is the acceleration side of the proxy. A Config without one
+// relays everything to the origin.
+type Accel struct {
+	Planner    Planner
+	Engine     Engine
+	Privileges Privileges
+}
+
+// stmtInfo is what the session knows of a prepared statement.
+type stmtInfo struct {
+	sql       string
+	paramOIDs []uint32 // from Parse, completed by a Describe
+	params    *pgproto3.ParameterDescription
+	rows      *pgproto3.RowDescription
+	noData    bool
+}
+
+// portalInfo is what the session knows of a bound portal.
+type portalInfo struct {
+	stmt          *stmtInfo
+	params        [][]byte
+	paramFormats  []int16
+	resultFormats []int16
+	rows          *pgproto3.RowDescription
+	// active is a local result suspended by Execute's row limit.
+	active *localResult
+}
+
+// localResult is an accelerated result being sent to the client.
+type localResult struct {
+	rows    *accelerator.Rows
+	enc     *encode.Encoder
+	sent    int64
+	cancel  context.CancelFunc
+	started time.Time
+	dataset string
+}
+
+func (r *localResult) close() {
+	if r.rows != nil {
+		r.rows.Close()
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// describeCache remembers the origin's RowDescription of simple-protocol
+// statements, keyed by text and search path, so that a repeated
+// accelerated query does not pay an origin round trip.
+type describeCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[string]*pgproto3.RowDescription
+}
+
+const describeCacheMax = 8192
+
+func (c *describeCache) get(key string) *pgproto3.RowDescription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+func (c *describeCache) put(key string, rd *pgproto3.RowDescription) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= describeCacheMax {
+		c.m = make(map[string]*pgproto3.RowDescription)
+	}
+	c.m[key] = rd
+}
+
+// invalidate drops every entry: some session ran DDL.
+func (c *describeCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.gen++
+}
+
+// planSession is the planner's view of the session now.
+func (ss *session) planSession() *planner.Session {
+	return &planner.Session{
+		User:       ss.info.user,
+		SearchPath: ss.info.searchPath,
+		TxWrote:    ss.txWrote.Load() || ss.segmentWrote,
+		TempTables: ss.info.tempTables,
+	}
+}
+
+// noteOrigin records what a statement sent to the origin may have changed:
+// whether the transaction wrote, and whether the session info (search path,
+// user, temp tables, output settings) must be read again.
+func (ss *session) noteOrigin(d planner.Decision) {
+	switch d.Kind {
+	case planner.KindDDL:
+		ss.srv.describes.invalidate()
+	case planner.KindDiscard, planner.KindDeallocate:
+		// DISCARD ALL and DEALLOCATE ALL drop the proxy's statement too.
+		ss.infoPrepared = false
+	case planner.KindMulti, planner.KindOther:
+		// Anything may be in there.
+		ss.srv.describes.invalidate()
+		ss.segmentWrote = true
+		ss.markDirty()
+		return
+	}
+	if d.Writes() {
+		ss.segmentWrote = true
+	}
+	switch {
+	case d.SetsSearchPath:
+		ss.markDirty()
+	case d.Kind == planner.KindSet, d.Kind == planner.KindReset, d.Kind == planner.KindDiscard,
+		d.Kind == planner.KindDo, d.Kind == planner.KindCall, d.Kind == planner.KindExecute:
+		ss.markDirty()
+	case d.Kind.EndsTransaction():
+		// ROLLBACK undoes SETs and temp tables of the transaction, COMMIT
+		// ends SET LOCAL: read again if anything changed in it.
+		if ss.changedInTx {
+			ss.infoDirty = true
+			ss.changedInTx = false
+		}
+	}
+}
+
+// markDirty makes the next accelerated statement read the session info
+// again first.
+func (ss *session) markDirty() {
+	ss.infoDirty = true
+	ss.changedInTx = true
+}
+
+// ensureInfo makes the session info current before a statement is
+// planned: it is read once per session and again after anything that may
+// have changed it.
+func (ss *session) ensureInfo() bool {
+	if ss.info.valid && !ss.infoDirty {
+		return true
+	}
+	if ss.segmentOpen || !ss.drain() || ss.state.TxStatus() == 'E' {
+		return false
+	}
+	if err := ss.refreshInfo(); err != nil {
+		ss.log.Debug().Err(err).Msg("session info refresh failed")
+		return false
+	}
+	return true
+}
+
+// prepareLocal makes the session ready to answer d locally: every earlier
+// origin response delivered and the user allowed to read the tables. It
+// returns false (with d's reason updated) when the statement must go to the
+// origin.
+func (ss *session) prepareLocal(ctx context.Context, d planner.Decision) (planner.Decision, bool) {
+	// The status is known only once every earlier response is in: an
+	// earlier statement of a pipeline may have failed the transaction.
+	if !ss.drain() || ss.state.TxStatus() == 'E' {
+		d.Route, d.Reason = planner.RouteOrigin, "transaction_failed"
+		return d, false
+	}
+	if ss.txWrote.Load() || ss.segmentWrote {
+		// An earlier statement of this transaction wrote; its answer may
+		// have arrived only now.
+		d.Route, d.Reason = planner.RouteOrigin, "tx_wrote"
+		return d, false
+	}
+	if ss.accel.Privileges != nil {
+		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.info.user, d.Tables)
+		if err != nil || !ok {
+			if err != nil {
+				reason = "privilege_check_failed"
+			}
+			d.Route, d.Reason = planner.RouteOrigin, reason
+			return d, false
+		}
+	}
+	return d, true
+}
+
+// settings returns the encoder settings of the session, or nil when the
+// session uses a setting the encoder cannot honour exactly.
+func (ss *session) settings() *encode.Settings {
+	params := ss.state.Params()
+	params["extra_float_digits"] = ss.info.extraFloatDigits
+	params["bytea_output"] = ss.info.byteaOutput
+	key := params["TimeZone"] + "\x00" + params["DateStyle"] + "\x00" + params["IntervalStyle"] + "\x00" + params["extra_float_digits"] + "\x00" + params["bytea_output"] + "\x00" + params["client_encoding"]
+	if ss.settingsKey == key && ss.settingsOK {
+		return ss.cachedSettings
+	}
+	ss.settingsKey = key
+	if enc := params["client_encoding"]; enc != "UTF8" && enc != "SQL_ASCII" {
+		ss.settingsOK, ss.cachedSettings = false, nil
+		return nil
+	}
+	s, err := encode.LoadSettings(params)
+	if err != nil {
+		ss.settingsOK, ss.cachedSettings = false, nil
+		return nil
+	}
+	ss.settingsOK, ss.cachedSettings = true, s
+	return s
+}
+
+// localContext is the context of a local query; a client's CancelRequest
+// cancels it.
+func (ss *session) localContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
+	ss.localMu.Lock()
+	ss.localCancel = cancel
+	ss.canceled = false
+	ss.localMu.Unlock()
+	return ctx, func() {
+		ss.localMu.Lock()
+		ss.localCancel = nil
+		ss.localMu.Unlock()
+		cancel()
+	}
+}
+
+// cancelLocal interrupts a running local query, if any.
+func (ss *session) cancelLocal() bool {
+	ss.localMu.Lock()
+	defer ss.localMu.Unlock()
+	if ss.localCancel != nil {
+		ss.localCancel()
+		ss.canceled = true
+		return true
+	}
+	return false
+}
+
+// canceledByClient reports whether the last local query was cancelled by
+// the client's CancelRequest.
+func (ss *session) canceledByClient() bool {
+	ss.localMu.Lock()
+	defer ss.localMu.Unlock()
+	return ss.canceled
+}
+
+// queryCanceled is Postgres's error for a statement cancelled by request.
+func queryCanceled() *pgproto3.ErrorResponse {
+	return &pgproto3.ErrorResponse{Severity: severityError, SeverityUnlocalized: severityError, Code: codeQueryCanceled, Message: "canceling statement due to user request"}
+}
+
+// columnsFor builds the encoder's target columns from the origin's row
+// description and the client's result formats.
+func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, error) {
+	cols := make([]encode.Column, len(rd.Fields))
+	for i, f := range rd.Fields {
+		var format int16
+		switch len(formats) {
+		case 0:
+		case 1:
+			format = formats[0]
+		default:
+			if len(formats) != len(rd.Fields) {
+				return nil, errors.New("result format count does not match the columns")
+			}
+			format = formats[i]
+		}
+		cols[i] = encode.Column{TypeOID: f.DataTypeOID, TypeMod: f.TypeModifier, Format: format}
+	}
+	return cols, nil
+}
+
+// startLocal runs d on the engine and prepares the encoder for rd. Errors
+// mean the statement must go to the origin instead.
+func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, formats []int16, args []any, s *encode.Settings) (*localResult, error) {
+	cols, err := columnsFor(rd, formats)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := ss.localContext()
+	rows, err := ss.accel.Engine.Query(ctx, d.SQL, args...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	rcols := rows.Columns()
+	if len(rcols) != len(cols) {
+		rows.Close()
+		cancel()
+		return nil, errors.New("the acceleration returns a different number of columns than the origin")
+	}
+	duckTypes := make([]string, len(rcols))
+	for i, c := range rcols {
+		duckTypes[i] = c.DuckType
+	}
+	enc, err := encode.NewEncoder(cols, duckTypes, s)
+	if err != nil {
+		rows.Close()
+		cancel()
+		return nil, err
+	}
+	ds := ""
+	if len(d.Datasets) > 0 {
+		ds = d.Datasets[0]
+	}
+	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), dataset: ds}, nil
+}
+
+// errAfterOutput is a local failure after rows reached the client: the
+// statement can no longer move to the origin.
+type errAfterOutput struct{ err error }
+
+func (e *errAfterOutput) Error() string { return e.err.Error() }
+
+// localBufferLimit is how much of a local result is held before the first
+// write; a failure within it can still fall back to the origin.
+const localBufferLimit = 1 << 20
+
+// sendRows encodes up to maxRows rows (0: all) of r and writes them after
+// head (messages that precede the rows, e.g. a RowDescription). It reports
+// whether the result is exhausted. Errors before anything was written are
+// returned plainly (the caller falls back to the origin); later ones as
+// *errAfterOutput.
+func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxRows int64) (done bool, n int64, err error) {
+	buf := ss.outBuf[:0]
+	for _, m := range head {
+		if buf, err = m.Encode(buf); err != nil {
+			return false, 0, err
+		}
+	}
+	wroteAny := false
+	write := func() error {
+		err := ss.writeClient(buf)
+		buf = buf[:0]
+		wroteAny = true
+		return err
+	}
+	for maxRows <= 0 || n < maxRows {
+		if !r.rows.Next() {
+			if err := r.rows.Err(); err != nil {
+				if wroteAny {
+					return false, n, &errAfterOutput{err}
+				}
+				return false, n, err
+			}
+			// The caller appends the completion message and flushes.
+			ss.outBuf = buf
+			return true, n, nil
+		}
+		vals := r.rows.Values()
+		start := len(buf)
+		buf = append(buf, 'D', 0, 0, 0, 0, byte(len(vals)>>8), byte(len(vals)))
+		for i, v := range vals {
+			lenAt := len(buf)
+			buf = append(buf, 0, 0, 0, 0)
+			out, isNull, err := r.enc.AppendValue(buf, i, v)
+			if err != nil {
+				if wroteAny {
+					return false, n, &errAfterOutput{err}
+				}
+				return false, n, err
+			}
+			if isNull {
+				buf = append(buf[:lenAt], 0xff, 0xff, 0xff, 0xff)
+				continue
+			}
+			buf = out
+			putUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
+		}
+		putUint32(buf[start+1:], uint32(len(buf)-start-1))
+		n++
+		r.sent++
+		if len(buf) >= localBufferLimit {
+			if err := write(); err != nil {
+				return false, n, &errAfterOutput{err}
+			}
+		}
+	}
+	// The row limit was reached: the portal is suspended unless the result
+	// happens to end exactly here, which Postgres also reports as suspended.
+	ss.outBuf = buf
+	return false, n, nil
+}
+
+func putUint32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+}
+
+// finish writes what sendRows left in the session's output buffer followed
+// by tail, and flushes.
+func (ss *session) finish(tail ...pgproto3.BackendMessage) error {
+	buf := ss.outBuf
+	for _, m := range tail {
+		var err error
+		if buf, err = m.Encode(buf); err != nil {
+			return err
+		}
+	}
+	err := ss.writeClient(buf)
+	if cap(buf) > 4*localBufferLimit {
+		buf = nil
+	}
+	ss.outBuf = buf[:0]
+	return err
+}
+
+func selectTag(n int64) *pgproto3.CommandComplete {
+	return &pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))}
+}
+
+// describeKey keys the describe cache by statement text and everything
+// that changes how the origin resolves it.
+func (ss *session) describeKey(sql string) string {
+	return sql + "\x00" + ss.info.user + "\x00" + strings.Join(ss.info.searchPath, ",")
+}
+
+// writeClient writes encoded messages to the client after anything the
+// origin relay still holds in its buffer, keeping the order.
+func (ss *session) writeClient(buf []byte) error {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if err := ss.be.Flush(); err != nil {
+		return err
+	}
+	_, err := ss.client.Write(buf)
+	return err
+}

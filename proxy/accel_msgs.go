@@ -1,0 +1,410 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/encode"
+)
+
+// handleQuery answers a simple-protocol Query locally when the planner
+// routes it to the acceleration; it reports false when the Query must be
+// forwarded to the origin.
+func (ss *session) handleQuery(m *pgproto3.Query) bool {
+	ctx := ss.srv.baseCtx
+	if ss.segmentOpen || !ss.ensureInfo() {
+		d := ss.accel.Planner.Plan(ctx, m.String, ss.planSession())
+		if d.Route == planner.RouteAccelerate {
+			d.Route, d.Reason = planner.RouteOrigin, "session_info"
+		}
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	d := ss.planFresh(ctx, m.String)
+	if d.Route != planner.RouteAccelerate {
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	start := time.Now()
+	d, ok := ss.prepareLocal(ctx, d)
+	if !ok {
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	s := ss.settings()
+	if s == nil {
+		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
+		return false
+	}
+	key := ss.describeKey(m.String)
+	rd := ss.srv.describes.get(key)
+	if rd == nil {
+		var err error
+		rd, err = ss.describeSQL(m.String)
+		if err != nil || rd == nil {
+			// The origin refuses it (it will say why) or it returns no rows.
+			ss.countOrigin(d)
+			return false
+		}
+		ss.srv.describes.put(key, rd)
+	}
+	r, err := ss.startLocal(d, rd, nil, nil, s)
+	if err != nil {
+		if ss.canceledByClient() {
+			ss.outBuf = ss.outBuf[:0]
+			_ = ss.finish(queryCanceled(), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+			return true
+		}
+		ss.fallback(d, err)
+		return false
+	}
+	defer r.close()
+	_, n, err := ss.sendRows(r, []pgproto3.BackendMessage{rd}, 0)
+	if err != nil && ss.canceledByClient() {
+		var late *errAfterOutput
+		if !errors.As(err, &late) {
+			ss.outBuf = ss.outBuf[:0]
+		}
+		_ = ss.finish(queryCanceled(), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+		return true
+	}
+	if err != nil {
+		var late *errAfterOutput
+		if !errors.As(err, &late) {
+			ss.outBuf = ss.outBuf[:0]
+			ss.fallback(d, err)
+			return false
+		}
+		ss.localFailedLate(err)
+		_ = ss.finish(&pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+		return true
+	}
+	// Count before the client can see the answer (and ask the metrics).
+	ss.srv.metrics.count(routeAccelerated, r.dataset, "")
+	ss.srv.metrics.observe(routeAccelerated, start)
+	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
+		ss.close()
+	}
+	return true
+}
+
+// fallback records that the acceleration could not run d (DuckDB could not
+// bind or run it, or its result cannot be encoded exactly): it goes to the
+// origin now and straight there next time.
+func (ss *session) fallback(d planner.Decision, err error) {
+	ss.log.Debug().Err(err).Str("dataset", firstDataset(d)).Msg("acceleration cannot answer; falling back to the origin")
+	ss.accel.Planner.RememberFallback(d.Fingerprint)
+	ss.srv.metrics.count(routeFallback, firstDataset(d), "engine")
+}
+
+// localFailedLate reports a failure after rows were sent: too late to move
+// the statement to the origin.
+func (ss *session) localFailedLate(err error) {
+	ss.log.Warn().Err(err).Msg("accelerated query failed after sending rows")
+	ss.outBuf = ss.outBuf[:0]
+	e := pgError(severityError, codeInternalError, "accelerated query failed: "+err.Error(), "")
+	buf, _ := e.Encode(nil)
+	ss.outBuf = append(ss.outBuf, buf...)
+}
+
+func (ss *session) countOrigin(d planner.Decision) {
+	if e := ss.log.Debug(); e.Enabled() {
+		e.Str("reason", d.Reason).Str("kind", d.Kind.String()).Msg("statement goes to the origin")
+	}
+	ss.srv.metrics.count(routeOrigin, firstDataset(d), d.Reason)
+}
+
+func firstDataset(d planner.Decision) string {
+	if len(d.Datasets) > 0 {
+		return d.Datasets[0]
+	}
+	return ""
+}
+
+// onParse records a statement the client prepares; it always goes to the
+// origin too, so the statement stays executable there.
+func (ss *session) onParse(m *pgproto3.Parse) {
+	ss.segmentOpen = true
+	ss.stmts[m.Name] = &stmtInfo{sql: m.Query, paramOIDs: slices.Clone(m.ParameterOIDs)}
+}
+
+// onBind records a portal: its statement, parameters and result formats.
+func (ss *session) onBind(m *pgproto3.Bind) {
+	ss.segmentOpen = true
+	if old := ss.portals[m.DestinationPortal]; old != nil && old.active != nil {
+		old.active.close()
+	}
+	p := &portalInfo{
+		stmt:          ss.stmts[m.PreparedStatement],
+		paramFormats:  slices.Clone(m.ParameterFormatCodes),
+		resultFormats: slices.Clone(m.ResultFormatCodes),
+		params:        make([][]byte, len(m.Parameters)),
+	}
+	for i, v := range m.Parameters {
+		if v != nil {
+			p.params[i] = slices.Clone(v)
+		}
+	}
+	ss.portals[m.DestinationPortal] = p
+}
+
+// describeCapture returns a function that keeps the descriptions the origin
+// sends for a client's Describe, for later local execution.
+func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMessage) {
+	ss.segmentOpen = true
+	if m.ObjectType == 'S' {
+		st := ss.stmts[m.Name]
+		if st == nil {
+			return nil
+		}
+		return func(msg pgproto3.BackendMessage) {
+			switch r := msg.(type) {
+			case *pgproto3.ParameterDescription:
+				st.params = copyBackendMessage(r).(*pgproto3.ParameterDescription)
+			case *pgproto3.RowDescription:
+				st.rows = copyBackendMessage(r).(*pgproto3.RowDescription)
+			case *pgproto3.NoData:
+				st.noData = true
+			}
+		}
+	}
+	p := ss.portals[m.Name]
+	if p == nil {
+		return nil
+	}
+	return func(msg pgproto3.BackendMessage) {
+		if r, ok := msg.(*pgproto3.RowDescription); ok {
+			p.rows = copyBackendMessage(r).(*pgproto3.RowDescription)
+		}
+	}
+}
+
+// onClose forgets a closed statement or portal.
+func (ss *session) onClose(m *pgproto3.Close) {
+	ss.segmentOpen = true
+	if m.ObjectType == 'S' {
+		delete(ss.stmts, m.Name)
+		return
+	}
+	if p := ss.portals[m.Name]; p != nil && p.active != nil {
+		p.active.close()
+	}
+	delete(ss.portals, m.Name)
+}
+
+// onSync ends an extended-protocol stretch. Unnamed portals and, outside a
+// transaction block, all portals end with it at the origin.
+func (ss *session) onSync() {
+	ss.segmentOpen = false
+	if ss.state.TxStatus() == 'I' || ss.state.TxStatus() == 0 {
+		for name, p := range ss.portals {
+			if p.active != nil {
+				p.active.close()
+			}
+			delete(ss.portals, name)
+		}
+		return
+	}
+	if p := ss.portals[""]; p != nil {
+		if p.active != nil {
+			p.active.close()
+		}
+		delete(ss.portals, "")
+	}
+}
+
+// handleExecute answers an Execute locally when its statement is routed to
+// the acceleration; it reports false when the Execute must be forwarded.
+func (ss *session) handleExecute(m *pgproto3.Execute) bool {
+	p := ss.portals[m.Portal]
+	if p == nil || p.stmt == nil {
+		return false
+	}
+	if p.active != nil {
+		return ss.continueLocal(p, m)
+	}
+	ctx := ss.srv.baseCtx
+	if !ss.ensureInfo() {
+		d := ss.accel.Planner.Plan(ctx, p.stmt.sql, ss.planSession())
+		if d.Route == planner.RouteAccelerate {
+			d.Route, d.Reason = planner.RouteOrigin, "session_info"
+		}
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	d := ss.planFresh(ctx, p.stmt.sql)
+	if d.Route != planner.RouteAccelerate {
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	start := time.Now()
+	d, ok := ss.prepareLocal(ctx, d)
+	if !ok {
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return false
+	}
+	s := ss.settings()
+	if s == nil {
+		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
+		return false
+	}
+	// Parameter types: from Parse when all were given, else the origin's.
+	oids := p.stmt.paramOIDs
+	if len(p.params) > 0 && (len(oids) != len(p.params) || slices.Contains(oids, 0)) {
+		if p.stmt.params == nil {
+			name := ss.stmtName(p.stmt)
+			pd, _, err := ss.describeInline('S', name)
+			if err != nil || pd == nil {
+				return false
+			}
+			p.stmt.params = pd
+		}
+		oids = p.stmt.params.ParameterOIDs
+	}
+	if len(oids) < len(p.params) {
+		return false
+	}
+	if p.rows == nil {
+		_, rd, err := ss.describeInline('P', m.Portal)
+		if err != nil || rd == nil {
+			return false
+		}
+		p.rows = rd
+	}
+	args := make([]any, len(p.params))
+	placeholders := make([]string, len(p.params))
+	for i, v := range p.params {
+		if v == nil {
+			// NULL: DuckDB infers the type from the context, as Postgres did.
+			placeholders[i] = "$" + strconv.Itoa(i+1)
+			continue
+		}
+		var format int16
+		switch len(p.paramFormats) {
+		case 0:
+		case 1:
+			format = p.paramFormats[0]
+		default:
+			format = p.paramFormats[i]
+		}
+		val, err := encode.DecodeParam(oids[i], format, v, s)
+		if err != nil {
+			ss.srv.metrics.count(routeOrigin, firstDataset(d), "parameter_type")
+			return false
+		}
+		arg, ph, err := encode.BindArg(oids[i], val)
+		if err != nil {
+			ss.srv.metrics.count(routeOrigin, firstDataset(d), "parameter_type")
+			return false
+		}
+		args[i] = arg
+		placeholders[i] = strings.Replace(ph, "?", "$"+strconv.Itoa(i+1), 1)
+	}
+	if len(args) > 0 {
+		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
+			if n < 1 || n > len(placeholders) {
+				return "", false
+			}
+			return placeholders[n-1], true
+		})
+		if !ok {
+			return false
+		}
+		d.SQL = sql
+	}
+	r, err := ss.startLocal(d, p.rows, p.resultFormats, args, s)
+	if err != nil {
+		if ss.canceledByClient() {
+			ss.outBuf = ss.outBuf[:0]
+			ss.localSkip = true
+			_ = ss.finish(queryCanceled())
+			return true
+		}
+		ss.fallback(d, err)
+		return false
+	}
+	r.started = start
+	p.active = r
+	return ss.continueLocal(p, m)
+}
+
+// stmtName finds the name under which st is prepared.
+func (ss *session) stmtName(st *stmtInfo) string {
+	for name, s := range ss.stmts {
+		if s == st {
+			return name
+		}
+	}
+	return ""
+}
+
+// continueLocal sends the next rows of a local result for an Execute.
+func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
+	r := p.active
+	firstCall := r.sent == 0
+	done, n, err := ss.sendRows(r, nil, int64(m.MaxRows))
+	if err != nil && ss.canceledByClient() {
+		var late *errAfterOutput
+		if !errors.As(err, &late) {
+			ss.outBuf = ss.outBuf[:0]
+		}
+		r.close()
+		p.active = nil
+		ss.localSkip = true
+		_ = ss.finish(queryCanceled())
+		return true
+	}
+	if err != nil {
+		var late *errAfterOutput
+		if !errors.As(err, &late) && firstCall {
+			ss.outBuf = ss.outBuf[:0]
+			r.close()
+			p.active = nil
+			ss.fallback(planner.Decision{Datasets: []string{r.dataset}}, err)
+			return false
+		}
+		r.close()
+		p.active = nil
+		ss.localFailedLate(err)
+		// Postgres skips to the next Sync after an error; so does the
+		// origin for this stretch if we tell it nothing. Mirror it.
+		ss.localSkip = true
+		_ = ss.finish()
+		return true
+	}
+	var tail pgproto3.BackendMessage = &pgproto3.PortalSuspended{}
+	if done {
+		tail = selectTag(n)
+		ss.srv.metrics.count(routeAccelerated, r.dataset, "")
+		ss.srv.metrics.observe(routeAccelerated, r.started)
+		r.close()
+		p.active = nil
+	}
+	if err := ss.finish(tail); err != nil {
+		ss.close()
+	}
+	return true
+}
+
+// planFresh plans sql; when only a write earlier in a pipeline stands in
+// the way, it waits for the origin's answers (the transaction may have
+// ended since) and plans again.
+func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
+	d := ss.accel.Planner.Plan(ctx, sql, ss.planSession())
+	if d.Reason == planner.ReasonTxWrote && !ss.segmentWrote && !ss.pending.idle() && ss.drain() {
+		d = ss.accel.Planner.Plan(ctx, sql, ss.planSession())
+	}
+	return d
+}

@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Route labels of the query metrics.
+const (
+	routeAccelerated = "accelerated"
+	routeOrigin      = "origin"
+	routeFallback    = "fallback"
+)
+
+// Metrics are the proxy's Prometheus collectors. Labels are bounded: route,
+// dataset (from the config) and reason (a fixed set of planner labels).
+type Metrics struct {
+	queries  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	sessions prometheus.Gauge
+}
+
+// NewMetrics registers the proxy's collectors on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_queries_total",
+			Help: "Statements executed, by route (accelerated, origin, fallback), dataset and reason for not accelerating.",
+		}, []string{"route", "dataset", "reason"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pgaccel_query_duration_seconds",
+			Help:    "Time from a statement's arrival to its last result row, by route (accelerated and fallback; origin statements are relayed and not timed).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"route"}),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pgaccel_client_sessions",
+			Help: "Client sessions past authentication.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.queries, m.duration, m.sessions)
+	}
+	return m
+}
+
+func (m *Metrics) count(route, dataset, reason string) {
+	if m == nil {
+		return
+	}
+	m.queries.WithLabelValues(route, dataset, reason).Inc()
+}
+
+func (m *Metrics) observe(route string, since time.Time) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues(route).Observe(time.Since(since).Seconds())
+}
+
+func (m *Metrics) sessionDelta(d float64) {
+	if m == nil {
+		return
+	}
+	m.sessions.Add(d)
+}

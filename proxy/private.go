@@ -1,0 +1,216 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+var errSessionClosed = errors.New("session closed")
+
+// privateMsg is one message of a request the proxy makes on the client's
+// origin connection for itself; kind is the response it expects (use
+// hasKind=false for Flush, which expects none).
+type privateMsg struct {
+	msg     pgproto3.FrontendMessage
+	kind    pendingKind
+	hasKind bool
+}
+
+// privateRequest sends msgs to the origin and waits for their responses,
+// which are kept from the client. It must run on the client loop and only
+// when no client response is pending (after drain).
+func (ss *session) privateRequest(msgs ...privateMsg) ([]pgproto3.BackendMessage, error) {
+	c := newCollector()
+	lastItem := -1
+	for i, m := range msgs {
+		if m.hasKind {
+			lastItem = i
+		}
+	}
+	if lastItem < 0 {
+		return nil, errors.New("private request expects no response")
+	}
+	for i, m := range msgs {
+		if m.hasKind {
+			if !ss.pending.push(pendingItem{kind: m.kind, private: c, last: i == lastItem}) {
+				return nil, errors.New("origin is skipping to the next Sync")
+			}
+		}
+		ss.fe.Send(m.msg)
+	}
+	if err := ss.fe.Flush(); err != nil {
+		return nil, err
+	}
+	select {
+	case <-c.done:
+	case <-ss.closedCh():
+		return nil, errSessionClosed
+	}
+	return c.msgs, nil
+}
+
+// drain asks the origin for everything it owes (Flush, not Sync: a Sync
+// would end the client's implicit transaction) and waits until every
+// earlier message has been answered. It reports false when the session is
+// closing or the origin is skipping to the next Sync after an error.
+func (ss *session) drain() bool {
+	if !ss.pending.idle() {
+		ss.fe.Send(&pgproto3.Flush{})
+		if err := ss.fe.Flush(); err != nil {
+			return false
+		}
+	}
+	if !ss.pending.waitEmpty() {
+		return false
+	}
+	return !ss.pending.skipping()
+}
+
+// sessionInfo is what the planner and encoder need to know about the
+// origin session that ParameterStatus does not report.
+type sessionInfo struct {
+	valid            bool
+	user             string
+	searchPath       []string
+	tempTables       map[string]bool
+	extraFloatDigits string
+	byteaOutput      string
+}
+
+const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
+	`array_to_json(current_schemas(false))::text, ` +
+	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema())`
+
+// infoStatement is the name of the session-info statement the proxy
+// prepares on each origin session it reads info from.
+const infoStatement = "_pgaccel_session_info"
+
+// refreshInfo re-reads the session's user, search path, temp tables and the
+// output settings Postgres does not report. It uses a statement and portal
+// of its own, so the client's unnamed statement is untouched, and runs only
+// between the client's extended-protocol stretches (it ends with a Sync).
+func (ss *session) refreshInfo() error {
+	err := ss.readInfo()
+	var oe *originError
+	if errors.As(err, &oe) && ss.infoPrepared {
+		// The client may have deallocated our statement (DISCARD ALL).
+		ss.infoPrepared = false
+		err = ss.readInfo()
+	}
+	return err
+}
+
+func (ss *session) readInfo() error {
+	if ss.segmentOpen {
+		return errors.New("read session info: inside an extended-protocol stretch")
+	}
+	var msgs []privateMsg
+	if !ss.infoPrepared {
+		msgs = append(msgs, privateMsg{msg: &pgproto3.Parse{Name: infoStatement, Query: sessionInfoSQL}, kind: pkParse, hasKind: true})
+	}
+	msgs = append(msgs,
+		privateMsg{msg: &pgproto3.Bind{DestinationPortal: infoStatement, PreparedStatement: infoStatement}, kind: pkBind, hasKind: true},
+		privateMsg{msg: &pgproto3.Execute{Portal: infoStatement}, kind: pkExecute, hasKind: true},
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: infoStatement}, kind: pkClose, hasKind: true},
+	)
+	msgs = append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true})
+	resp, err := ss.privateRequest(msgs...)
+	if err != nil {
+		return err
+	}
+	var row *pgproto3.DataRow
+	for _, m := range resp {
+		switch m := m.(type) {
+		case *pgproto3.ParseComplete:
+			ss.infoPrepared = true
+		case *pgproto3.DataRow:
+			row = m
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("read session info: %w", &originError{m})
+		}
+	}
+	if row == nil || len(row.Values) != 5 {
+		return errors.New("read session info: no row")
+	}
+	info := sessionInfo{
+		valid:            true,
+		user:             string(row.Values[0]),
+		extraFloatDigits: string(row.Values[1]),
+		byteaOutput:      string(row.Values[2]),
+		tempTables:       map[string]bool{},
+	}
+	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
+		return fmt.Errorf("read session info: search path: %w", err)
+	}
+	var temps []string
+	if err := json.Unmarshal(row.Values[4], &temps); err != nil {
+		return fmt.Errorf("read session info: temp tables: %w", err)
+	}
+	for _, t := range temps {
+		info.tempTables[t] = true
+	}
+	ss.info = info
+	ss.infoDirty = false
+	return nil
+}
+
+// describeSQL asks the origin for the parameter and row descriptions of
+// sql, as an unnamed statement, and ends with a Sync. Postgres's error is
+// returned as *pgproto3.ErrorResponse.
+func (ss *session) describeSQL(sql string) (*pgproto3.RowDescription, error) {
+	msgs, err := ss.privateRequest(
+		privateMsg{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
+		privateMsg{msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true},
+		privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
+	)
+	if err != nil {
+		return nil, err
+	}
+	var rd *pgproto3.RowDescription
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *pgproto3.RowDescription:
+			rd = m
+		case *pgproto3.ErrorResponse:
+			return nil, &originError{m}
+		}
+	}
+	return rd, nil
+}
+
+// describeInline asks the origin to describe a statement or portal in the
+// middle of the client's extended-protocol stretch, without a Sync.
+func (ss *session) describeInline(objectType byte, name string) (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
+	kind := pkDescribePortal
+	if objectType == 'S' {
+		kind = pkDescribeStatement
+	}
+	msgs, err := ss.privateRequest(
+		privateMsg{msg: &pgproto3.Describe{ObjectType: objectType, Name: name}, kind: kind, hasKind: true},
+		privateMsg{msg: &pgproto3.Flush{}},
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pd *pgproto3.ParameterDescription
+	var rd *pgproto3.RowDescription
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *pgproto3.ParameterDescription:
+			pd = m
+		case *pgproto3.RowDescription:
+			rd = m
+		case *pgproto3.ErrorResponse:
+			return nil, nil, &originError{m}
+		}
+	}
+	return pd, rd, nil
+}
+
+// originError is an ErrorResponse the origin sent to a private request.
+type originError struct{ resp *pgproto3.ErrorResponse }
+
+func (e *originError) Error() string { return e.resp.Code + ": " + e.resp.Message }

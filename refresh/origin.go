@@ -1,0 +1,106 @@
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgaccel/pgaccel/accelerator"
+)
+
+// This file reads the origin: its connection, the columns of a dataset's
+// table, and the binary COPY of its rows.
+
+// applicationName names refresh connections in pg_stat_activity.
+const applicationName = "pgaccel refresh"
+
+// connectOrigin connects to the origin for one refresh.
+func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		// The parse error may quote the DSN, password included.
+		return nil, errors.New("connect to origin: origin.dsn is not a valid connection string")
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = applicationName
+	}
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to origin: %w", err)
+	}
+	return conn, nil
+}
+
+// columnsSQL lists a table's columns in attnum order. Domains are described
+// by their base type (what binary COPY sends); array columns carry their
+// element type.
+const columnsSQL = `
+SELECT a.attname,
+       COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
+       CASE WHEN t.typbasetype <> 0 THEN t.typtypmod ELSE a.atttypmod END,
+       format_type(a.atttypid, a.atttypmod),
+       CASE WHEN bt.typcategory = 'A' THEN bt.typelem ELSE 0 END
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
+WHERE a.attrelid = (SELECT c.oid FROM pg_catalog.pg_class c
+                    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = $1 AND c.relname = $2)
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum`
+
+// errTableNotFound is returned when the dataset's table does not exist (or
+// the refresh role cannot see it).
+var errTableNotFound = errors.New("table not found at the origin")
+
+// originColumns reads the columns of schema.table.
+func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table string) ([]accelerator.ColumnSpec, error) {
+	res := conn.ExecParams(ctx, columnsSQL, [][]byte{[]byte(schema), []byte(table)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, res.Err)
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, errTableNotFound)
+	}
+	cols := make([]accelerator.ColumnSpec, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		oid, err1 := strconv.ParseUint(string(r[1]), 10, 32)
+		mod, err2 := strconv.ParseInt(string(r[2]), 10, 32)
+		elem, err3 := strconv.ParseUint(string(r[4]), 10, 32)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+		}
+		cols = append(cols, accelerator.ColumnSpec{
+			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
+		})
+	}
+	return cols, nil
+}
+
+// scrubber removes a password from error text.
+type scrubber struct{ secrets []string }
+
+// newScrubber scrubs the password of dsn (and the DSN itself).
+func newScrubber(dsn string) scrubber {
+	var sc scrubber
+	if cfg, err := pgconn.ParseConfig(dsn); err == nil && cfg.Password != "" {
+		sc.secrets = append(sc.secrets, dsn, cfg.Password)
+	}
+	return sc
+}
+
+// text returns err's message without the secrets.
+func (sc scrubber) text(err error) string {
+	s := err.Error()
+	for _, secret := range sc.secrets {
+		s = strings.ReplaceAll(s, secret, "********")
+	}
+	return s
+}
