@@ -58,6 +58,9 @@ type Engine struct {
 	// loadThreads is how many DuckDB threads decode and insert one load.
 	loadThreads int
 
+	// connTZ is the TimeZone last set on each driver connection.
+	connTZ sync.Map // *duckdb.Conn -> string
+
 	closing chan struct{}  // closed by Close
 	wg      sync.WaitGroup // background compactions
 }

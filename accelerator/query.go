@@ -64,6 +64,16 @@ var (
 //	JSON                        the decoded document (any); pgaccel stores json as VARCHAR
 //	NULL                        nil
 func (e *Engine) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	return e.QueryIn(ctx, "", query, args...)
+}
+
+// QueryIn is Query with DuckDB's TimeZone set to timeZone (an IANA name,
+// as Postgres's TimeZone setting) for the statement, so that timestamptz
+// arithmetic, truncation, extraction and literals behave as they do in the
+// client's session. An empty timeZone leaves the connection's as it is.
+// A zone DuckDB does not know is an error: the statement must then go to
+// the origin.
+func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...any) (*Rows, error) {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("query duckdb: %w", err)
@@ -73,6 +83,9 @@ func (e *Engine) Query(ctx context.Context, query string, args ...any) (*Rows, e
 		c, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		if err := e.setTimeZone(ctx, c, timeZone); err != nil {
+			return err
 		}
 		// Prepare (unlike PrepareContext) refuses several statements
 		// instead of running all but the last.
@@ -173,5 +186,22 @@ func (r *Rows) Close() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close duckdb result: %w", err)
 	}
+	return nil
+}
+
+// setTimeZone sets DuckDB's TimeZone on c when it differs from the zone
+// last set there.
+func (e *Engine) setTimeZone(ctx context.Context, c *duckdb.Conn, timeZone string) error {
+	if timeZone == "" {
+		return nil
+	}
+	if tz, ok := e.connTZ.Load(c); ok && tz.(string) == timeZone {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, "SET TimeZone = "+quoteLiteral(timeZone), nil); err != nil {
+		e.connTZ.Delete(c)
+		return fmt.Errorf("set DuckDB TimeZone to %q: %w", timeZone, err)
+	}
+	e.connTZ.Store(c, timeZone)
 	return nil
 }

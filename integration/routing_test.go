@@ -527,3 +527,35 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 		})
 	}
 }
+
+func TestAccel_SessionTimeZone(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	queries := []string{
+		"SELECT id, created_at, day FROM acc_orders WHERE id <= 3 ORDER BY id",
+		"SELECT count(*) FROM acc_orders WHERE created_at >= '2024-01-02 00:00:00'",
+		"SELECT date_trunc('day', created_at) AS d, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1 LIMIT 5",
+		"SELECT extract(hour FROM created_at) AS h, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1",
+		"SELECT created_at::date AS d, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1 LIMIT 3",
+		"SELECT id, tstz, ts FROM acc_types ORDER BY id",
+	}
+	for _, tz := range []string{"UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"} {
+		t.Run(tz, func(t *testing.T) {
+			var accelerated float64
+			before := routeCounts(t, a)
+			differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), func(t *testing.T, c *pgx.Conn, tr *transcript) {
+				ctx := ctxT(t)
+				simple(ctx, c, tr, "SET TimeZone = '"+tz+"'")
+				for _, q := range queries {
+					simple(ctx, c, tr, q)
+					extended(ctx, c, tr, q, nil, []int16{1})
+				}
+			})
+			accelerated = routeCounts(t, a)[acc] - before[acc]
+			if accelerated < 4 {
+				t.Fatalf("only %v statements accelerated under TimeZone %s", accelerated, tz)
+			}
+			t.Logf("%s: %v of %d statements accelerated", tz, accelerated, 2*len(queries))
+		})
+	}
+}

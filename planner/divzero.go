@@ -31,7 +31,7 @@ func guardDivisor(e *pg_query.A_Expr) {
 	fail := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("division by zero", -1)}, -1)
 	e.Rexpr = &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
-		Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: isZero, Result: fail}}}},
+		Args:      []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: isZero, Result: fail}}}},
 		Defresult: divisor,
 		Location:  -1,
 	}}}

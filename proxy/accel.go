@@ -20,9 +20,10 @@ type Planner interface {
 	RememberFallback(fingerprint uint64)
 }
 
-// Engine runs accelerated statements (see package accelerator).
+// Engine runs accelerated statements (see package accelerator) with
+// DuckDB's TimeZone set to the session's.
 type Engine interface {
-	Query(ctx context.Context, sql string, args ...any) (*accelerator.Rows, error)
+	QueryIn(ctx context.Context, timeZone, sql string, args ...any) (*accelerator.Rows, error)
 }
 
 // Privileges checks the origin's GRANTs and row level security for the
@@ -306,7 +307,7 @@ func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, f
 		return nil, err
 	}
 	ctx, cancel := ss.localContext()
-	rows, err := ss.accel.Engine.Query(ctx, d.SQL, args...)
+	rows, err := ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
 	if err != nil {
 		cancel()
 		return nil, err
