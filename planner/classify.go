@@ -101,6 +101,8 @@ type analysis struct {
 	// and whether a value is cast to a float type.
 	aggCols      map[string]struct{}
 	aggFloatCast bool
+	// Column names used as operands of ||: they must be text-like.
+	concatCols map[string]struct{}
 
 	rewrites rewriteCache
 }

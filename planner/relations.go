@@ -146,6 +146,7 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 		z.a.paramCount = max(z.a.paramCount, int(n.Number))
 	case *pg_query.FuncCall:
 		z.noteFloatAggregate(n)
+		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)
 		if setReturning[funcName(n)] && !z.fromSRF[n] {
 			// generate_series(1, 3) in a target list is three rows at
@@ -164,6 +165,9 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 		z.flags |= checkConst(n)
 	case *pg_query.A_Expr:
 		z.flags |= checkOperator(n)
+		z.checkConcat(n)
+	case *pg_query.TypeCast:
+		z.flags |= checkTextCast(n)
 	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
 		z.flag(flagUnsupported)
 	}
@@ -372,6 +376,9 @@ func sameUnqualified(rels []relRef, name string) int {
 func (p *Planner) checkColumns(a *analysis, r resolution) string {
 	if floatAggregate(a, r) {
 		return ReasonFloatAggregate
+	}
+	if concatNotText(a, r) {
+		return ReasonUnsupported
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {
