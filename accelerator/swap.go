@@ -138,5 +138,7 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		TypeMod:     c.TypeMod,
 		TypeName:    c.TypeName,
 		Accelerated: accelerated,
+
+		BinaryCollation: c.BinaryCollation,
 	}
 }

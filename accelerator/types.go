@@ -45,6 +45,8 @@ type ColumnSpec struct {
 	// ElemOID is the element type of a one-dimensional array column
 	// (pg_type.typelem of an array type), 0 for every other column.
 	ElemOID uint32 `json:",omitempty"`
+	// BinaryCollation: the origin compares the column's values by bytes.
+	BinaryCollation bool
 }
 
 // kind is how a Postgres value is decoded from binary COPY and which DuckDB

@@ -27,6 +27,10 @@ type ColumnInfo struct {
 	TypeMod     int32
 	TypeName    string // format_type() at the origin, e.g. "numeric(12,2)"
 	Accelerated bool
+	// BinaryCollation is true when the column's values compare and sort
+	// by their bytes at the origin (not collatable, or the C/POSIX
+	// collation), as they do in DuckDB.
+	BinaryCollation bool
 }
 
 // DatasetState is the live state of one dataset, shared by the refresh

@@ -105,6 +105,7 @@ const accelDatasets = `  - from: postgres:public.acc_types
   - from: postgres:public.acc_secret
   - from: postgres:public.acc_rls
   - from: postgres:public.acc_time24
+  - from: postgres:public.acc_coll
 `
 
 // inline substitutes $n parameters by literals for the simple protocol.

@@ -108,7 +108,7 @@ var corpus = []corpusQuery{
 	{"text ordering", "SELECT name FROM acc_customers ORDER BY name LIMIT 5", nil, acc},
 
 	// Strings, dates, casts.
-	{"string functions", "SELECT id, upper(name), lower(name), length(name), substr(name, 3, 4), replace(name, 'customer', 'c') FROM acc_customers WHERE id <= 3 ORDER BY id", nil, acc},
+	{"string functions", "SELECT id, length(name), substr(name, 3, 4), replace(name, 'customer', 'c'), left(name, 3), strpos(name, 'm') FROM acc_customers WHERE id <= 3 ORDER BY id", nil, acc},
 	{"concat", "SELECT id, name || '-' || country FROM acc_customers WHERE id <= 6 ORDER BY id", nil, acc},
 	{"like", "SELECT count(*) FROM acc_customers WHERE name LIKE 'customer 1%'", nil, acc},
 	{"trim", "SELECT id, trim(t), rtrim(vc) FROM acc_types ORDER BY id", nil, acc},
@@ -144,6 +144,11 @@ var corpus = []corpusQuery{
 	{"division by zero", "SELECT id / (id - id) FROM acc_types WHERE id = 1", nil, anyRoute},
 	{"substr negative", "SELECT substr(name, -1, 4) FROM acc_customers WHERE id = 1", nil, anyRoute},
 	{"string_agg distinct", "SELECT string_agg(DISTINCT country, ',' ORDER BY country) FROM acc_customers", nil, anyRoute},
+
+	{"order by a linguistic collation", "SELECT name FROM acc_coll ORDER BY name", nil, org},
+	{"order by a C-collated column", "SELECT code FROM acc_coll ORDER BY code", nil, acc},
+	{"equality under a linguistic collation", "SELECT id FROM acc_coll WHERE name = 'B'", nil, acc},
+	{"upper of non-ascii", "SELECT upper(code), lower(name) FROM acc_coll ORDER BY id", nil, org},
 
 	// Left to the origin on purpose.
 	{"now is session dependent", "SELECT count(*) FROM acc_orders WHERE created_at < now()", nil, org},

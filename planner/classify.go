@@ -103,6 +103,8 @@ type analysis struct {
 	aggFloatCast bool
 	// Column names used as operands of ||: they must be text-like.
 	concatCols map[string]struct{}
+	// ordering: the statement sorts or range-compares values.
+	ordering bool
 
 	rewrites rewriteCache
 }

@@ -85,7 +85,7 @@ func testRegistry(t testing.TB) *catalog.Registry {
 	cols := func(names ...string) []catalog.ColumnInfo {
 		var out []catalog.ColumnInfo
 		for _, n := range names {
-			out = append(out, catalog.ColumnInfo{Name: n, TypeOID: 25, TypeName: "text", Accelerated: true})
+			out = append(out, catalog.ColumnInfo{Name: n, TypeOID: 25, TypeName: "text", Accelerated: true, BinaryCollation: true})
 		}
 		return out
 	}

@@ -41,6 +41,7 @@ const (
 	ReasonParseError           = "parse_error"            // the origin will report the exact error
 	ReasonTxWrote              = "tx_wrote"               // the transaction has written
 	ReasonFloatAggregate       = "float_aggregate"        // sum/avg/... of floats: the summation order changes the last digits
+	ReasonCollation            = "collation"              // orders text whose origin collation is not bytewise
 	ReasonTempTable            = "temp_table"             // a temporary table of the session
 	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
 	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly

@@ -83,6 +83,7 @@ func newAnalyzer(a *analysis) *analyzer {
 func (z *analyzer) flag(f uint8) { z.flags |= f }
 
 func (z *analyzer) enter(m proto.Message, w *walker) {
+	z.noteOrdering(m)
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
 		if len(n.LockingClause) > 0 {
@@ -379,6 +380,9 @@ func (p *Planner) checkColumns(a *analysis, r resolution) string {
 	}
 	if concatNotText(a, r) {
 		return ReasonUnsupported
+	}
+	if collationSensitive(a, r) {
+		return ReasonCollation
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {

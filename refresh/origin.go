@@ -46,7 +46,13 @@ SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
        CASE WHEN t.typbasetype <> 0 THEN t.typtypmod ELSE a.atttypmod END,
        format_type(a.atttypid, a.atttypmod),
-       CASE WHEN bt.typcategory = 'A' THEN bt.typelem ELSE 0 END
+       CASE WHEN bt.typcategory = 'A' THEN bt.typelem ELSE 0 END,
+       CASE WHEN a.attcollation = 0 THEN true
+            ELSE COALESCE((SELECT CASE WHEN co.collprovider = 'd'
+                                       THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX')
+                                             FROM pg_catalog.pg_database d WHERE d.datname = current_database())
+                                       ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END
+                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -79,6 +85,7 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
+			BinaryCollation: string(r[5]) == "t",
 		})
 	}
 	return cols, nil

@@ -1,6 +1,6 @@
 -- Origin tables for the acceleration tests: every supported type, with
 -- NULLs and edge values, plus a small star schema for joins.
-DROP TABLE IF EXISTS acc_time24, acc_types, acc_orders, acc_customers, acc_plain, acc_secret, acc_rls CASCADE;
+DROP TABLE IF EXISTS acc_coll, acc_time24, acc_types, acc_orders, acc_customers, acc_plain, acc_secret, acc_rls CASCADE;
 DROP SCHEMA IF EXISTS other CASCADE;
 
 CREATE TABLE acc_types (
@@ -78,6 +78,10 @@ FROM generate_series(1, 5000) g;
 CREATE TABLE acc_time24 (id int PRIMARY KEY, tm time);
 INSERT INTO acc_time24 VALUES (1, '24:00:00'), (2, '12:00:00');
 
+-- A linguistic collation: ordering by it differs from DuckDB's bytewise one.
+CREATE TABLE acc_coll (id int PRIMARY KEY, name text COLLATE "en-x-icu", code text);
+INSERT INTO acc_coll VALUES (1, 'b', 'b'), (2, 'B', 'B'), (3, 'a', 'a'), (4, 'É', 'É'), (5, 'e', 'e');
+
 -- Not accelerated: reads of it go to the origin.
 CREATE TABLE acc_plain (id int PRIMARY KEY, v text);
 INSERT INTO acc_plain VALUES (1, 'plain');
@@ -98,7 +102,7 @@ CREATE TABLE other.acc_orders (id bigint PRIMARY KEY, note text);
 INSERT INTO other.acc_orders VALUES (1, 'from schema other');
 
 GRANT USAGE ON SCHEMA other TO PUBLIC;
-GRANT SELECT ON acc_types, acc_customers, acc_orders, acc_plain, acc_rls, acc_time24, other.acc_orders TO app;
+GRANT SELECT ON acc_types, acc_customers, acc_orders, acc_plain, acc_rls, acc_time24, acc_coll, other.acc_orders TO app;
 GRANT SELECT ON acc_types, acc_customers, acc_orders, acc_plain TO noaccess;
 GRANT ALL ON acc_plain TO app;
 GRANT UPDATE ON acc_orders TO app;
