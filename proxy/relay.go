@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -146,7 +147,8 @@ func (ss *session) clientReadFailed(err error) {
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
 	switch {
 	case ss.isClosed():
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		ss.log.Debug().Err(err).Msg("client disconnected")
 	case errors.As(err, &tooBig):
 		ss.log.Warn().Int("max_bytes", tooBig.MaxExpectedBodyLen).Int("bytes", tooBig.ActualBodyLen).Msg("client message too large; closing session")

@@ -54,7 +54,8 @@ var errHandled = errors.New("handled")
 // negotiate answers SSLRequest and GSSENCRequest packets until a
 // StartupMessage or CancelRequest arrives.
 func (s *Server) negotiate(conn net.Conn) (net.Conn, *pgproto3.Backend, *pgproto3.StartupMessage, error) {
-	be := pgproto3.NewBackend(conn, conn)
+	rw := fastIO(conn)
+	be := pgproto3.NewBackend(rw, rw)
 	sslDone, gssDone := false, false
 	for {
 		msg, err := be.ReceiveStartupMessage()
@@ -145,7 +146,8 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 		return fmt.Errorf("dial origin: %w", err)
 	}
 	ss.origin = oc
-	ss.fe = pgproto3.NewFrontend(oc, oc)
+	orw := fastIO(oc)
+	ss.fe = pgproto3.NewFrontend(orw, orw)
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
 	ss.fe.Send(ss.startup)
 	if err := ss.fe.Flush(); err != nil {

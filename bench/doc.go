@@ -1,0 +1,32 @@
+// Package bench holds pgaccel's benchmarks. Performance is measured here and
+// in `go test -bench` functions, never asserted by timed tests.
+//
+// Each benchmark is its own main package under bench/, run with `go run`:
+//
+//   - bench/passthrough measures the cost of the proxy on the path every
+//     query takes when it is not accelerated: pgbench against a throwaway
+//     origin Postgres directly, through pgaccel (in-process, OriginRouter)
+//     and through pgbouncer (session pool mode), side by side. Runs are
+//     interleaved (round by round, workload by workload, target by target,
+//     the target order rotating each round) so that machine drift hits all
+//     three alike, and the report gives the median of the rounds:
+//
+//     go run ./bench/passthrough -scale 10 -duration 10s -rounds 3 -out /tmp/pt.md
+//
+//     It needs the PostgreSQL server and pgbench (apt-get install -y
+//     postgresql postgresql-client) and pgbouncer (apt-get install -y
+//     pgbouncer); it installs nothing itself. Besides TPS and latency it
+//     reports each proxy's own CPU time per transaction, which is much less
+//     sensitive to a busy shared machine than TPS. -cpuprofile writes a Go
+//     CPU profile of the process (the in-process proxy and little else);
+//     it does not see the runtime's sysmon thread, so for the whole picture
+//     use `perf record -g -p <pid>` as well. -out replaces the
+//     "## Pass-through (pgbench)" section of a results file and keeps the
+//     other sections.
+//
+// Results with the exact command, date and machine are kept in RESULTS.md
+// next to this file.
+//
+// bench may import every pgaccel package (the origin comes from
+// integration/pgtest); nothing imports bench.
+package bench

@@ -1,0 +1,270 @@
+// Command passthrough benchmarks pgaccel's pass-through path against a
+// direct connection and pgbouncer with pgbench. See package bench's doc.
+//
+//	go run ./bench/passthrough [-scale 10] [-duration 10s] [-rounds 3]
+//	                           [-targets direct,pgaccel,pgbouncer]
+//	                           [-out FILE] [-cpuprofile FILE]
+//
+// It starts a throwaway origin (integration/pgtest), loads it with
+// `pgbench -i`, starts pgaccel in-process and pgbouncer as a child process,
+// runs every workload against every target, prints a Markdown report and
+// stops everything it started, also on error, SIGINT and SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/rs/zerolog"
+)
+
+// options are the command-line flags.
+type options struct {
+	scale      int
+	duration   time.Duration
+	rounds     int
+	targets    []string
+	out        string
+	cpuprofile string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "passthrough: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	err = benchmark(ctx, opts, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "passthrough: interrupted; everything started was stopped\n")
+		return 130
+	default:
+		fmt.Fprintf(stderr, "passthrough: %v\n", err)
+		return 1
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var targets string
+	fs := flag.NewFlagSet("passthrough", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.scale, "scale", 10, "pgbench scale factor for `pgbench -i -s`")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of each pgbench run (whole seconds)")
+	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
+	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
+	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q; every setting is a flag (see -help)", fs.Args())
+	}
+	var problems []string
+	if o.scale < 1 {
+		problems = append(problems, "-scale must be at least 1")
+	}
+	if o.duration < time.Second || o.duration%time.Second != 0 {
+		problems = append(problems, "-duration must be a whole number of seconds, at least 1s (pgbench -T takes seconds)")
+	}
+	if o.rounds < 1 {
+		problems = append(problems, "-rounds must be at least 1")
+	}
+	for _, t := range strings.Split(targets, ",") {
+		t = strings.TrimSpace(t)
+		if !isTarget(t) {
+			problems = append(problems, fmt.Sprintf("-targets: unknown target %q (choose from %s)", t, strings.Join(targetNames, ", ")))
+			continue
+		}
+		o.targets = append(o.targets, t)
+	}
+	if len(problems) > 0 {
+		return o, errors.New(strings.Join(problems, "; "))
+	}
+	return o, nil
+}
+
+// benchmark runs the whole benchmark; everything it starts is stopped
+// before it returns.
+func benchmark(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) (err error) {
+	pgb, err := findPgbench()
+	if err != nil {
+		return err
+	}
+	wantBouncer := slices.Contains(opts.targets, targetPgbouncer)
+	if wantBouncer {
+		if err := checkPgbouncer(); err != nil {
+			return err
+		}
+	}
+	progress := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+
+	progress("starting origin PostgreSQL")
+	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	origin, err := pgtest.Start(startCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start origin: %w", err)
+	}
+	defer func() {
+		if stopErr := origin.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	pgb.configure(origin)
+
+	progress("pgbench -i -s %d", opts.scale)
+	if err := pgb.initialize(ctx, origin.Host, origin.Port, opts.scale); err != nil {
+		return err
+	}
+
+	targets := []target{{name: targetDirect, host: origin.Host, port: origin.Port}}
+	if slices.Contains(opts.targets, targetPgaccel) {
+		log := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Str("component", "pgaccel").Logger().Level(zerolog.WarnLevel)
+		px, startErr := startPgaccel(origin, log)
+		if startErr != nil {
+			return startErr
+		}
+		defer func() {
+			if stopErr := px.stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		targets = append(targets, px.target())
+	}
+	if wantBouncer {
+		bouncer, startErr := startPgbouncer(ctx, origin)
+		if startErr != nil {
+			return startErr
+		}
+		defer func() {
+			if stopErr := bouncer.stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		targets = append(targets, bouncer.target())
+	}
+	targets = selectTargets(targets, opts.targets)
+
+	info := collectMachineInfo(ctx, origin, pgb)
+
+	if opts.cpuprofile != "" {
+		f, createErr := os.Create(opts.cpuprofile)
+		if createErr != nil {
+			return fmt.Errorf("create CPU profile: %w", createErr)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("start CPU profile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("write CPU profile: %w", cerr)
+			}
+		}()
+	}
+
+	results, err := runAll(ctx, pgb, targets, opts, progress)
+	if err != nil {
+		return err
+	}
+
+	rep := report{
+		command:  commandLine(args),
+		machine:  info,
+		opts:     opts,
+		targets:  targetNamesOf(targets),
+		results:  results,
+		finished: time.Now(),
+		loadEnd:  loadAverage(),
+	}
+	md := rep.markdown()
+	if _, err := io.WriteString(stdout, md); err != nil {
+		return fmt.Errorf("print report: %w", err)
+	}
+	if opts.out != "" {
+		if err := writeReport(opts.out, md); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runAll runs every case against every target, round by round. Within a
+// round the target order rotates so that no target always runs first after
+// another target's write-heavy run.
+func runAll(ctx context.Context, pgb *pgbench, targets []target, opts options, progress func(string, ...any)) (*results, error) {
+	res := newResults()
+	cases := benchCases()
+	total := opts.rounds * len(cases) * len(targets)
+	n := 0
+	for r := 0; r < opts.rounds; r++ {
+		for _, c := range cases {
+			for i := range targets {
+				t := targets[(i+r)%len(targets)]
+				n++
+				out, err := runOne(ctx, pgb, t, c, opts.duration)
+				if err != nil {
+					return nil, fmt.Errorf("round %d, %s, %s: %w", r+1, c, t.name, err)
+				}
+				res.add(c, t.name, out)
+				progress("[%d/%d] round %d  %-34s %-9s %10.1f tps %8.3f ms", n, total, r+1, c, t.name, out.tps, out.latencyMS)
+			}
+		}
+	}
+	return res, nil
+}
+
+// runOne runs c against t once, measuring the proxy's CPU time too.
+func runOne(ctx context.Context, pgb *pgbench, t target, c benchCase, d time.Duration) (outcome, error) {
+	var before time.Duration
+	if t.cpu != nil {
+		var err error
+		if before, err = t.cpu(); err != nil {
+			return outcome{}, err
+		}
+	}
+	out, err := pgb.run(ctx, t, c, d)
+	if err != nil || t.cpu == nil {
+		return out, err
+	}
+	after, err := t.cpu()
+	if err != nil {
+		return outcome{}, err
+	}
+	out.proxyCPU, out.hasCPU = after-before, true
+	return out, nil
+}
+
+// commandLine is how the benchmark was invoked, for the report.
+func commandLine(args []string) string {
+	return strings.TrimSpace("go run ./bench/passthrough " + strings.Join(args, " "))
+}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+// results holds every run's outcome by case and target, in run order.
+type results struct {
+	runs map[string]map[string][]outcome // case → target → rounds
+}
+
+func newResults() *results {
+	return &results{runs: make(map[string]map[string][]outcome)}
+}
+
+func (r *results) add(c benchCase, target string, o outcome) {
+	byTarget := r.runs[c.String()]
+	if byTarget == nil {
+		byTarget = make(map[string][]outcome)
+		r.runs[c.String()] = byTarget
+	}
+	byTarget[target] = append(byTarget[target], o)
+}
+
+// metric reads one number from a run; ok is false when the run has none.
+type metric func(outcome) (v float64, ok bool)
+
+var (
+	tpsMetric     metric = func(o outcome) (float64, bool) { return o.tps, true }
+	latencyMetric metric = func(o outcome) (float64, bool) { return o.latencyMS, true }
+	// cpuMetric is the proxy's CPU time per transaction in microseconds.
+	cpuMetric metric = func(o outcome) (float64, bool) {
+		if !o.hasCPU || o.txns == 0 {
+			return 0, false
+		}
+		return float64(o.proxyCPU.Microseconds()) / float64(o.txns), true
+	}
+)
+
+// median is the median of m over c's runs on target; ok is false when no
+// run has m.
+func (r *results) median(c benchCase, target string, m metric) (v float64, ok bool) {
+	var xs []float64
+	for _, o := range r.runs[c.String()][target] {
+		if v, ok := m(o); ok {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return median(xs), true
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// machineInfo describes where the benchmark ran.
+type machineInfo struct {
+	nproc     int
+	cpu       string
+	kernel    string
+	postgres  string
+	pgbouncer string
+	pgbench   string
+	goVersion string
+	revision  string // of the pgaccel checkout
+	started   time.Time
+	loadStart string // /proc/loadavg's 1/5/15-minute averages
+}
+
+func collectMachineInfo(ctx context.Context, origin *pgtest.Server, pgb *pgbench) machineInfo {
+	info := machineInfo{
+		nproc:     runtime.NumCPU(), // sched_getaffinity, as nproc(1) counts
+		cpu:       cpuModel(),
+		kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		postgres:  postgresVersion(ctx, origin),
+		pgbouncer: "not run",
+		pgbench:   pgb.version(ctx),
+		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		revision:  revision(ctx),
+		started:   time.Now().UTC(),
+		loadStart: loadAverage(),
+	}
+	if checkPgbouncer() == nil {
+		info.pgbouncer = pgbouncerVersion(ctx)
+	}
+	return info
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	sc := bufio.NewScanner(strings.NewReader(readFile("/proc/cpuinfo")))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "unknown"
+	}
+	return string(b)
+}
+
+// loadAverage is the 1, 5 and 15 minute load averages: the machine may be
+// shared, and the report should say how busy it was.
+func loadAverage() string {
+	f := strings.Fields(readFile("/proc/loadavg"))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// revision is `git describe --always --dirty` of the working directory, the
+// pgaccel checkout being measured.
+func revision(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// postgresVersion is the origin's server_version.
+func postgresVersion(ctx context.Context, origin *pgtest.Server) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, origin.SuperDSN())
+	if err != nil {
+		return "unknown"
+	}
+	defer conn.Close(context.Background())
+	return "PostgreSQL " + conn.ParameterStatus("server_version")
+}
+
+// report is the Markdown the benchmark prints.
+type report struct {
+	command  string
+	machine  machineInfo
+	opts     options
+	targets  []string
+	results  *results
+	finished time.Time
+	loadEnd  string
+}
+
+func (r report) markdown() string {
+	var b strings.Builder
+	m := r.machine
+	fmt.Fprintf(&b, "%s\n\n", resultsHeading)
+	fmt.Fprintf(&b, "Command: `%s`  \n", r.command)
+	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
+	fmt.Fprintf(&b, "Date: %s (finished %s)  \n", m.started.Format(time.RFC3339), r.finished.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Machine: nproc %d, %s, Linux %s; %s; %s; %s; Go %s  \n",
+		m.nproc, m.cpu, m.kernel, m.postgres, m.pgbouncer, m.pgbench, m.goVersion)
+	fmt.Fprintf(&b, "Load average (1/5/15 min): start %s, end %s\n\n", m.loadStart, r.loadEnd)
+	fmt.Fprintf(&b, "pgbench scale %d, each run `-T %d`, %d round(s); runs interleaved (round → workload → clients → target, "+
+		"target order rotating each round). Medians over the rounds; ratios are of median TPS; TPS excludes initial "+
+		"connection time. pgaccel runs in-process with the origin-only router; pgbouncer runs in session mode. "+
+		"Origin, proxies and pgbench share the same %d CPUs.\n\n",
+		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, m.nproc)
+
+	has := func(t string) bool { return slices.Contains(r.targets, t) }
+	var ratios [][2]string
+	for _, q := range [][2]string{{targetPgaccel, targetDirect}, {targetPgbouncer, targetDirect}, {targetPgaccel, targetPgbouncer}} {
+		if has(q[0]) && has(q[1]) {
+			ratios = append(ratios, q)
+		}
+	}
+	var proxies []string
+	for _, t := range r.targets {
+		if t != targetDirect {
+			proxies = append(proxies, t)
+		}
+	}
+
+	// Throughput.
+	var head []string
+	for _, t := range r.targets {
+		head = append(head, "TPS "+t)
+	}
+	for _, q := range ratios {
+		head = append(head, q[0]+"/"+q[1])
+	}
+	tableHead(&b, head)
+	for _, c := range benchCases() {
+		tps := map[string]float64{}
+		var cells []string
+		for _, t := range r.targets {
+			v, ok := r.results.median(c, t, tpsMetric)
+			tps[t] = v
+			cells = append(cells, number(v, ok, "%.0f"))
+		}
+		for _, q := range ratios {
+			cells = append(cells, ratio(tps[q[0]], tps[q[1]]))
+		}
+		tableRow(&b, c, cells)
+	}
+
+	// Latency and proxy CPU.
+	fmt.Fprintf(&b, "\nLatency (pgbench \"latency average\", ms) and the proxy's own CPU time per transaction "+
+		"(user+system, µs; for pgaccel the whole benchmark process, which only waits for pgbench meanwhile):\n\n")
+	head = head[:0]
+	for _, t := range r.targets {
+		head = append(head, "ms "+t)
+	}
+	for _, t := range proxies {
+		head = append(head, "CPU µs/txn "+t)
+	}
+	tableHead(&b, head)
+	for _, c := range benchCases() {
+		var cells []string
+		for _, t := range r.targets {
+			v, ok := r.results.median(c, t, latencyMetric)
+			cells = append(cells, number(v, ok, "%.3f"))
+		}
+		for _, t := range proxies {
+			v, ok := r.results.median(c, t, cpuMetric)
+			cells = append(cells, number(v, ok, "%.1f"))
+		}
+		tableRow(&b, c, cells)
+	}
+
+	// Every run.
+	fmt.Fprintf(&b, "\nEvery run, TPS by round:\n\n| Workload | Clients | Target |")
+	for i := 1; i <= r.opts.rounds; i++ {
+		fmt.Fprintf(&b, " %d |", i)
+	}
+	b.WriteString("\n|---|--:|---|" + strings.Repeat("--:|", r.opts.rounds) + "\n")
+	for _, c := range benchCases() {
+		for _, t := range r.targets {
+			fmt.Fprintf(&b, "| %s | %d | %s |", c.workload.name, c.clients.conns, t)
+			for _, o := range r.results.runs[c.String()][t] {
+				fmt.Fprintf(&b, " %.0f |", o.tps)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func tableHead(b *strings.Builder, cols []string) {
+	b.WriteString("| Workload | Clients |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n|---|--:|" + strings.Repeat("--:|", len(cols)) + "\n")
+}
+
+func tableRow(b *strings.Builder, c benchCase, cells []string) {
+	fmt.Fprintf(b, "| %s | %d |", c.workload.name, c.clients.conns)
+	for _, v := range cells {
+		fmt.Fprintf(b, " %s |", v)
+	}
+	b.WriteString("\n")
+}
+
+func number(v float64, ok bool, format string) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// resultsHeading starts the report; writeReport replaces the section it
+// heads, so one results file can hold other benchmarks' sections too.
+const resultsHeading = "## Pass-through (pgbench)"
+
+// writeReport writes md to path: in place of an existing section headed
+// resultsHeading (up to the next "## " heading), else appended.
+func writeReport(path, md string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	text := string(old)
+	var out string
+	// The heading counts only at the start of a line.
+	start := strings.Index("\n"+text, "\n"+resultsHeading+"\n")
+	switch {
+	case start < 0 && strings.TrimSpace(text) == "":
+		out = md
+	case start < 0:
+		out = strings.TrimRight(text, "\n") + "\n\n" + md
+	default:
+		rest := ""
+		if i := strings.Index(text[start+len(resultsHeading):], "\n## "); i >= 0 {
+			rest = text[start+len(resultsHeading)+i+1:]
+		}
+		out = text[:start] + strings.TrimRight(md, "\n") + "\n"
+		if rest != "" {
+			out += "\n" + rest
+		}
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
