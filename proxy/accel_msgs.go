@@ -19,12 +19,7 @@ import (
 func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	ctx := ss.srv.baseCtx
 	if ss.segmentOpen || !ss.ensureInfo() {
-		d := ss.accel.Planner.Plan(ctx, m.String, ss.planSession())
-		if d.Route == planner.RouteAccelerate {
-			d.Route, d.Reason = planner.RouteOrigin, "session_info"
-		}
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
+		ss.toOriginUninformed(ctx, m.String)
 		return false
 	}
 	d := ss.planFresh(ctx, m.String)
@@ -234,12 +229,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	ctx := ss.srv.baseCtx
 	if !ss.ensureInfo() {
-		d := ss.accel.Planner.Plan(ctx, p.stmt.sql, ss.planSession())
-		if d.Route == planner.RouteAccelerate {
-			d.Route, d.Reason = planner.RouteOrigin, "session_info"
-		}
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
+		ss.toOriginUninformed(ctx, p.stmt.sql)
 		return false
 	}
 	d := ss.planFresh(ctx, p.stmt.sql)
@@ -407,4 +397,15 @@ func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
 		d = ss.accel.Planner.Plan(ctx, sql, ss.planSession())
 	}
 	return d
+}
+
+// toOriginUninformed sends sql to the origin when the session info could
+// not be read first, still noting what the statement may change.
+func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
+	d := ss.accel.Planner.Plan(ctx, sql, ss.planSession())
+	if d.Route == planner.RouteAccelerate {
+		d.Route, d.Reason = planner.RouteOrigin, "session_info"
+	}
+	ss.countOrigin(d)
+	ss.noteOrigin(d)
 }
