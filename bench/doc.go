@@ -24,6 +24,14 @@
 //     "## Pass-through (pgbench)" section of a results file and keeps the
 //     other sections.
 //
+//   - bench/tpch measures accelerated reads: TPC-H data generated offline
+//     (go-tpc's dbgen port), loaded into a throwaway origin, then each query
+//     checked equal to the origin's answer and timed on the origin, through
+//     pgaccel and on bare DuckDB, interleaved; plus the full refresh of
+//     lineitem against a plain binary COPY and the peak memory during it:
+//
+//     go run ./bench/tpch -sf 1 -rounds 3 -out bench/RESULTS.md
+//
 // Results with the exact command, date and machine are kept in RESULTS.md
 // next to this file.
 //

@@ -124,7 +124,8 @@ var corpus = []corpusQuery{
 	{"between timestamptz", "SELECT count(*) FROM acc_orders WHERE created_at BETWEEN '2024-01-02 00:00:00+00' AND '2024-01-03 00:00:00+00'", nil, acc},
 	{"numeric arithmetic", "SELECT id, amount + 1, amount * 2, amount - 0.5 FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
 	{"integer division", "SELECT id, qty / 2, qty % 4 FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
-	{"round", "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
+	{"round", "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, org},
+	{"round numeric", "SELECT id, round(amount, 1), round(amount) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
 
 	// Casts and functions whose output depends on Postgres's own formatting
 	// or locale: whichever route serves them, the answer must be exact.
@@ -149,6 +150,12 @@ var corpus = []corpusQuery{
 	{"order by a C-collated column", "SELECT code FROM acc_coll ORDER BY code", nil, acc},
 	{"equality under a linguistic collation", "SELECT id FROM acc_coll WHERE name = 'B'", nil, acc},
 	{"upper of non-ascii", "SELECT upper(code), lower(name) FROM acc_coll ORDER BY id", nil, org},
+
+	{"coalesce numeric with zero", "SELECT id, coalesce(n, 0) FROM acc_types ORDER BY id", nil, org},
+	{"case numeric with zero", "SELECT sum(CASE WHEN status = 'paid' THEN amount ELSE 0 END) FROM acc_orders WHERE id < 3", nil, org},
+	{"union numeric scales", "SELECT amount FROM acc_orders WHERE id = 1 UNION ALL SELECT 0", nil, org},
+	{"cast to unconstrained numeric", "SELECT (weight * 0.001)::numeric FROM acc_orders WHERE id <= 3 ORDER BY id", nil, org},
+	{"integer case", "SELECT sum(CASE WHEN status = 'paid' THEN 1 ELSE 0 END) FROM acc_orders", nil, acc},
 
 	// Left to the origin on purpose.
 	{"now is session dependent", "SELECT count(*) FROM acc_orders WHERE created_at < now()", nil, org},

@@ -105,6 +105,13 @@ type analysis struct {
 	concatCols map[string]struct{}
 	// ordering: the statement sorts or range-compares values.
 	ordering bool
+	// mergesValues: CASE, COALESCE, set operations... merge values that
+	// may differ in numeric scale; numericLiteral: a literal like 1.5.
+	mergesValues   bool
+	numericLiteral bool
+	// mergeCols: columns merged by those constructs; numeric ones merge
+	// scales.
+	mergeCols map[string]struct{}
 
 	rewrites rewriteCache
 }

@@ -42,6 +42,7 @@ const (
 	ReasonTxWrote              = "tx_wrote"               // the transaction has written
 	ReasonFloatAggregate       = "float_aggregate"        // sum/avg/... of floats: the summation order changes the last digits
 	ReasonCollation            = "collation"              // orders text whose origin collation is not bytewise
+	ReasonNumericScale         = "numeric_scale"          // merges numeric values whose display scales may differ
 	ReasonTempTable            = "temp_table"             // a temporary table of the session
 	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
 	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly

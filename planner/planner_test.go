@@ -41,6 +41,8 @@ var planCases = []planCase{
 	// Reads of accelerated tables.
 	accel("point query", `SELECT * FROM orders WHERE id = $1`,
 		`SELECT * FROM ds_orders.main.orders orders WHERE id = $1`, "orders").withParams(1),
+	accel("integer CASE merges no scales", `SELECT CASE WHEN id > 1 THEN 1 ELSE 0 END FROM orders`,
+		`SELECT CASE WHEN id > 1 THEN 1 ELSE 0 END FROM ds_orders.main.orders orders`, "orders"),
 	accel("text concatenation", `SELECT status || '-' || note FROM orders`,
 		`SELECT (status || '-') || note FROM ds_orders.main.orders orders`, "orders"),
 	accel("literal cast to text", `SELECT 'x'::text, $1::text FROM orders`,
@@ -230,6 +232,8 @@ var planCases = []planCase{
 	origin("column not accelerated", `SELECT secret FROM events`, KindSelect, ReasonColumnNotAccelerated),
 	origin("sum of a float column", `SELECT sum(weight) FROM orders`, KindSelect, ReasonFloatAggregate),
 	origin("float cast to text", `SELECT weight::text FROM orders`, KindSelect, ReasonUnsupported),
+	origin("scales merged by CASE", `SELECT CASE WHEN id > 1 THEN 1.5 ELSE 0 END FROM orders`, KindSelect, ReasonNumericScale),
+	origin("cast to unconstrained numeric", `SELECT id::numeric FROM orders`, KindSelect, ReasonUnsupported),
 	origin("cast to varchar", `SELECT CAST(created_at AS varchar) FROM orders`, KindSelect, ReasonUnsupported),
 	origin("number concatenated", `SELECT 'w=' || weight FROM orders`, KindSelect, ReasonUnsupported),
 	origin("number literal concatenated", `SELECT status || 1.5 FROM orders`, KindSelect, ReasonUnsupported),

@@ -84,6 +84,7 @@ func (z *analyzer) flag(f uint8) { z.flags |= f }
 
 func (z *analyzer) enter(m proto.Message, w *walker) {
 	z.noteOrdering(m)
+	z.noteMerging(m)
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
 		if len(n.LockingClause) > 0 {
@@ -168,7 +169,7 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 	case *pg_query.TypeCast:
-		z.flags |= checkTextCast(n)
+		z.flags |= checkTextCast(n) | checkNumericCast(n)
 	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
 		z.flag(flagUnsupported)
 	}
@@ -383,6 +384,9 @@ func (p *Planner) checkColumns(a *analysis, r resolution) string {
 	}
 	if collationSensitive(a, r) {
 		return ReasonCollation
+	}
+	if scaleMerging(a, r) {
+		return ReasonNumericScale
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/rs/zerolog"
+)
+
+// options are the command-line flags.
+type options struct {
+	sf            float64
+	rounds        int
+	refreshRounds int
+	queries       string
+	timeout       time.Duration
+	out           string
+	// generateChild makes this process loadTPCH's generator (hidden).
+	generateChild bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "tpch: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if opts.generateChild {
+		if err := generateChild(ctx, opts.sf, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "tpch generator: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+
+	err = benchmark(ctx, opts, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "tpch: interrupted; everything started was stopped\n")
+		return 130
+	default:
+		fmt.Fprintf(stderr, "tpch: %v\n", err)
+		return 1
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("tpch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Float64Var(&o.sf, "sf", 0.1, "TPC-H scale factor: a whole number, or a multiple of 0.001 below 1")
+	fs.IntVar(&o.rounds, "rounds", 3, "timed runs of every query on every target")
+	fs.IntVar(&o.refreshRounds, "refresh-rounds", 3, "timed refreshes of lineitem (and plain COPYs)")
+	fs.StringVar(&o.queries, "queries", "all", "comma-separated queries to run, e.g. 1,3,6 (all: Q1 to Q22)")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
+	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
+	fs.BoolVar(&o.generateChild, "generate-child", false, "internal: generate the data as the child process of a run")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q; every setting is a flag (see -help)", fs.Args())
+	}
+	var problems []string
+	if o.sf <= 0 {
+		problems = append(problems, "-sf must be positive")
+	}
+	if o.rounds < 1 {
+		problems = append(problems, "-rounds must be at least 1")
+	}
+	if o.refreshRounds < 0 {
+		problems = append(problems, "-refresh-rounds must not be negative")
+	}
+	if o.timeout <= 0 {
+		problems = append(problems, "-timeout must be positive")
+	}
+	if _, err := selectQueries(tpchQueries(1), o.queries); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return o, errors.New(strings.Join(problems, "; "))
+	}
+	return o, nil
+}
+
+// benchmark runs the whole benchmark; everything it starts is stopped
+// before it returns.
+func benchmark(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) (err error) {
+	progress := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	qs, err := selectQueries(tpchQueries(opts.sf), opts.queries)
+	if err != nil {
+		return err
+	}
+	rep := report{command: commandLine(args), opts: opts}
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", loadAvg()})
+
+	progress("starting origin PostgreSQL")
+	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	origin, err := pgtest.Start(startCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start origin: %w", err)
+	}
+	defer func() {
+		if stopErr := origin.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+
+	if rep.load, err = loadTPCH(ctx, origin, opts.sf, progress); err != nil {
+		return err
+	}
+
+	progress("starting pgaccel; loading the 8 datasets")
+	dataDir, err := os.MkdirTemp("", "pgaccel-tpch-")
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	defer os.RemoveAll(dataDir)
+	logs := &logCapture{console: zerolog.ConsoleWriter{Out: stderr}}
+	rep.rssBeforeStart = readStatus("VmRSS")
+	a, accelLoad, err := startPgaccel(ctx, origin, dataDir, logs)
+	if a != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if serr := a.Shutdown(sctx); serr != nil && err == nil {
+				err = fmt.Errorf("shut pgaccel down: %w", serr)
+			}
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	rep.accelLoad = accelLoad
+	progress("pgaccel ready in %v; RSS %d MiB (%d MiB before it started)", accelLoad.Round(time.Millisecond), readStatus("VmRSS")>>20, rep.rssBeforeStart>>20)
+	rep.machine = collectMachineInfo(ctx, origin, a)
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after loading", loadAvg()})
+
+	if opts.refreshRounds > 0 {
+		progress("measuring the refresh of lineitem against plain COPY")
+		if rep.refresh, rep.idleRSS, err = measureRefresh(ctx, a, origin, opts, progress); err != nil {
+			return err
+		}
+		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after refresh", loadAvg()})
+	}
+
+	c := &clients{
+		originDSN: origin.DSN(pgtest.AppUser, pgtest.AppPassword),
+		proxyDSN:  "postgres://" + pgtest.AppUser + ":" + pgtest.AppPassword + "@" + a.Addr() + "/" + origin.Database + "?sslmode=disable",
+	}
+	defer c.close()
+	progress("running %d queries, %d round(s)", len(qs), opts.rounds)
+	rep.queries, err = runQueries(ctx, a, c, logs, qs, opts, progress)
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		if q.name == "Q1" {
+			progress("Q1 with an exact avg(numeric), hand-written for DuckDB")
+			rep.exactAvg = probeExactAvg(ctx, a, c, q, opts)
+		}
+	}
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", loadAvg()})
+	rep.finished = time.Now()
+
+	md := rep.markdown()
+	fmt.Fprint(stdout, md)
+	if opts.out != "" {
+		if err := appendResults(opts.out, md); err != nil {
+			return err
+		}
+		progress("appended the report to %s", opts.out)
+	}
+	return nil
+}
+
+// commandLine is how the benchmark was run, for the report: `go run
+// ./bench/tpch ...`, or the binary's path when it was built beforehand.
+func commandLine(args []string) string {
+	prog := "go run ./bench/tpch"
+	if exe := os.Args[0]; !strings.Contains(exe, "go-build") {
+		prog = exe
+	}
+	return strings.TrimSpace(prog + " " + strings.Join(args, " "))
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestAppendResults_KeepsOtherSections(t *testing.T) {
+	tests := []struct {
+		name, before, want string
+	}{
+		{"missing file", "", "## TPC-H (accelerated reads)\n\n### new\n"},
+		{"no section yet", "# Results\n\n## Pass-through (pgbench)\n\nx\n",
+			"# Results\n\n## Pass-through (pgbench)\n\nx\n\n## TPC-H (accelerated reads)\n\n### new\n"},
+		{"section last", "## TPC-H (accelerated reads)\n\n### old\n",
+			"## TPC-H (accelerated reads)\n\n### old\n\n### new\n"},
+		{"section in the middle", "## A\n\na\n\n## TPC-H (accelerated reads)\n\n### old\n\n## B\n\nb\n",
+			"## A\n\na\n\n## TPC-H (accelerated reads)\n\n### old\n\n### new\n\n## B\n\nb\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "RESULTS.md")
+			if tt.before != "" {
+				if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := appendResults(path, "### new\n"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestQ11Fraction_IsExact(t *testing.T) {
+	tests := []struct {
+		sf   float64
+		want string
+	}{
+		{1, "0.0001"}, {0.1, "0.001"}, {0.01, "0.01"}, {10, "0.00001"}, {100, "0.000001"},
+	}
+	for _, tt := range tests {
+		if got := q11Fraction(tt.sf); got != tt.want {
+			t.Errorf("q11Fraction(%g) = %s, want %s", tt.sf, got, tt.want)
+		}
+	}
+}
+
+func TestCompareRows_TiesAndDifferences(t *testing.T) {
+	tests := []struct {
+		origin, proxy []string
+		equal         bool
+		want          string
+	}{
+		{[]string{"a", "b"}, []string{"a", "b"}, true, "equal"},
+		{[]string{"a", "b"}, []string{"b", "a"}, true, "equal rows, ties ordered differently"},
+		{[]string{"a", "b"}, []string{"a", "c"}, false, `DIFFERENT (2 vs 2 rows; row 2: origin "b", pgaccel "c")`},
+		{[]string{"a"}, nil, false, `DIFFERENT (1 vs 0 rows; row 1: origin "a", pgaccel "(none)")`},
+	}
+	for _, tt := range tests {
+		got, equal := compareRows(tt.origin, tt.proxy)
+		if got != tt.want || equal != tt.equal {
+			t.Errorf("compareRows(%q, %q) = %q, %v; want %q, %v", tt.origin, tt.proxy, got, equal, tt.want, tt.equal)
+		}
+	}
+}
