@@ -102,6 +102,7 @@ func Start(cfg *catalog.Config, log zerolog.Logger) (_ *App, err error) {
 			Planner:    a.Planner,
 			Engine:     a.Engine,
 			Privileges: privileges,
+			Generation: a.generation,
 		},
 	})
 	if a.ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
@@ -115,6 +116,15 @@ func Start(cfg *catalog.Config, log zerolog.Logger) (_ *App, err error) {
 	a.Runner.Start(ctx)
 	go func() { a.served <- a.proxy.Serve(a.ln) }()
 	return a, nil
+}
+
+// generation sums the swap generations of the named datasets.
+func (a *App) generation(datasets []string) uint64 {
+	var g uint64
+	for _, name := range datasets {
+		g += a.Registry.Generation(name)
+	}
+	return g
 }
 
 // Addr is the proxy's listening address.

@@ -113,6 +113,17 @@ func (r *Registry) State(name string) (DatasetState, bool) {
 	return st.clone(), true
 }
 
+// Generation returns the named dataset's swap generation (0 if unknown),
+// without copying its state.
+func (r *Registry) Generation(name string) uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if st, ok := r.states[name]; ok {
+		return st.Generation
+	}
+	return 0
+}
+
 // States returns copies of every dataset's state, sorted by name.
 func (r *Registry) States() []DatasetState {
 	r.mu.RLock()

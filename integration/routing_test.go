@@ -559,3 +559,26 @@ func TestAccel_SessionTimeZone(t *testing.T) {
 		})
 	}
 }
+
+func TestAccel_OriginSchemaChangeAfterRefresh(t *testing.T) {
+	mustExec(t, "DROP TABLE IF EXISTS acc_evolve; CREATE TABLE acc_evolve (id int PRIMARY KEY, v int); INSERT INTO acc_evolve VALUES (1, 10); GRANT SELECT ON acc_evolve TO app")
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS acc_evolve") })
+	a := startApp(t, "  - from: postgres:public.acc_evolve\n")
+	ctx := ctxT(t)
+	q := "SELECT * FROM acc_evolve ORDER BY id"
+	session := func(t *testing.T, c *pgx.Conn, tr *transcript) { simple(ctx, c, tr, q) }
+	differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), session)
+	// The table changes at the origin, behind the proxy's back, and is
+	// refreshed: the cached description must not outlive the old schema.
+	mustExec(t, "ALTER TABLE acc_evolve ALTER COLUMN v TYPE numeric(10, 2); ALTER TABLE acc_evolve ADD COLUMN note text DEFAULT 'n'")
+	if err := a.Runner.Refresh(ctx, "acc_evolve"); err != nil {
+		t.Fatal(err)
+	}
+	var r string
+	r = routeOf(t, a, func() {
+		differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), session)
+	})
+	if r != acc {
+		t.Fatalf("after the refresh: route %s, want accelerated", r)
+	}
+}

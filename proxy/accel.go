@@ -38,6 +38,11 @@ type Accel struct {
 	Planner    Planner
 	Engine     Engine
 	Privileges Privileges
+	// Generation, when set, returns a number that changes whenever one of
+	// the datasets is reloaded; cached origin descriptions of statements
+	// over them are then asked again (the origin's table may have changed
+	// behind the proxy's back).
+	Generation func(datasets []string) uint64
 }
 
 // stmtInfo is what the session knows of a prepared statement.
@@ -439,8 +444,12 @@ func selectTag(n int64) *pgproto3.CommandComplete {
 
 // describeKey keys the describe cache by statement text and everything
 // that changes how the origin resolves it.
-func (ss *session) describeKey(sql string) string {
-	return sql + "\x00" + ss.info.user + "\x00" + strings.Join(ss.info.searchPath, ",")
+func (ss *session) describeKey(sql string, d planner.Decision) string {
+	var gen uint64
+	if ss.accel.Generation != nil {
+		gen = ss.accel.Generation(d.Datasets)
+	}
+	return sql + "\x00" + ss.info.user + "\x00" + strings.Join(ss.info.searchPath, ",") + "\x00" + strconv.FormatUint(gen, 10)
 }
 
 // writeClient writes encoded messages to the client after anything the

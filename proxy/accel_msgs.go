@@ -40,7 +40,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
 		return false
 	}
-	key := ss.describeKey(m.String)
+	key := ss.describeKey(m.String, d)
 	rd := ss.srv.describes.get(key)
 	if rd == nil {
 		var err error
