@@ -21,12 +21,22 @@
 //  4. Session start. The origin's ParameterStatus messages are relayed and
 //     copied into the session; its BackendKeyData is kept for cancels and the
 //     client gets the proxy's own key; ReadyForQuery is relayed.
-//  5. Relay. Each client message is decoded with pgproto3, passed through
-//     the single routing hook (Router) and, for RouteOrigin, re-encoded to
-//     the origin. A second goroutine relays every origin message to the
-//     client, tracking ParameterStatus and the transaction status carried by
-//     ReadyForQuery. Messages larger than server.max_message_bytes, and
-//     malformed ones, end the session with an ErrorResponse (08P01).
+//  5. Relay. Each client message is decoded with pgproto3 and passed
+//     through the routing hook (Router). With an Accel configured, a Query
+//     or an Execute whose statement the planner routes to the acceleration
+//     is answered locally (accel.go, accel_msgs.go); everything else,
+//     including every Parse, Bind and Describe, is re-encoded to the
+//     origin. A second goroutine relays every origin message to the client,
+//     tracking ParameterStatus, the transaction status carried by
+//     ReadyForQuery, and the queue of responses the origin still owes
+//     (pending.go). Before answering locally, the client loop asks the
+//     origin for everything it owes with Flush (never Sync, which would end
+//     the client's implicit transaction) and waits for the queue to empty,
+//     so replies reach the client in order; the proxy's own requests to the
+//     origin (session info, descriptions: private.go) are answered into
+//     the queue and never reach the client. Messages larger than
+//     server.max_message_bytes end the session with 54000, malformed ones
+//     with 08P01.
 //  6. Shutdown. On Server.Shutdown the listener closes; idle sessions are
 //     closed with 57P01 at once, busy ones when their statement finishes or,
 //     after the grace period, after a cancel of their origin backend.
