@@ -73,6 +73,8 @@ type localResult struct {
 	cancel  context.CancelFunc
 	started time.Time
 	dataset string
+	// fingerprint of the statement, for the fallback memory.
+	fingerprint uint64
 }
 
 func (r *localResult) close() {

@@ -326,6 +326,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	r.started = start
+	r.fingerprint = d.Fingerprint
 	p.active = r
 	return ss.continueLocal(p, m)
 }
@@ -362,7 +363,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 			ss.outBuf = ss.outBuf[:0]
 			r.close()
 			p.active = nil
-			ss.fallback(planner.Decision{Datasets: []string{r.dataset}}, err)
+			ss.fallback(planner.Decision{Datasets: []string{r.dataset}, Fingerprint: r.fingerprint}, err)
 			return false
 		}
 		r.close()

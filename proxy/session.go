@@ -176,6 +176,7 @@ func (ss *session) run() {
 		ss.relayOrigin()
 	}()
 	ss.relayClient()
+	ss.closePortals()
 	ss.close()
 	<-done
 	ss.log.Debug().Msg("session ended")
@@ -260,4 +261,15 @@ func (ss *session) forceClose() {
 	}
 	ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
 	ss.close()
+}
+
+// closePortals releases the DuckDB results of suspended local portals. It
+// runs on the client loop's goroutine after the loop ends.
+func (ss *session) closePortals() {
+	for name, p := range ss.portals {
+		if p.active != nil {
+			p.active.close()
+		}
+		delete(ss.portals, name)
+	}
 }
