@@ -131,6 +131,10 @@ func Open(opts Options) (*Engine, error) {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
+	if err := e.registerNumericAvg(context.Background()); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
 	return e, nil
 }
 

@@ -112,6 +112,8 @@ type analysis struct {
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}
+	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
+	exactAvg []int
 
 	rewrites rewriteCache
 }
@@ -200,6 +202,12 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
 	walk(sel, z)
+	a.exactAvg = exactAvgPositions(sel)
+	if z.avgCalls > len(a.exactAvg) {
+		// An avg that is not a whole output column would run in
+		// floating point in DuckDB.
+		z.flag(flagUnsupported)
+	}
 	z.finish()
 }
 

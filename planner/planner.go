@@ -101,6 +101,10 @@ type Decision struct {
 	Fingerprint uint64
 	// ParamCount is the highest $n the statement uses.
 	ParamCount int
+	// NumericText lists the output columns (from 0) that the rewritten
+	// statement returns as the exact text of a Postgres numeric (an avg
+	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
+	NumericText []int
 	// Kind is what the statement is; for several statements, KindMulti.
 	// A SELECT with a data-modifying CTE has the kind of its modification
 	// (KindInsert, ...); SELECT INTO is KindDDL.
@@ -261,6 +265,7 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	d.Route = RouteAccelerate
 	d.SQL = out
 	d.Datasets = r.datasetNames()
+	d.NumericText = a.exactAvg
 	return d
 }
 

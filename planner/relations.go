@@ -68,6 +68,7 @@ var flagReasons = []struct {
 type analyzer struct {
 	a        *analysis
 	flags    uint8
+	avgCalls int                         // avg(...) calls anywhere in the statement
 	rangeVar int                         // RangeVars seen
 	colRef   int                         // ColumnRefs seen
 	refNames map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
@@ -147,6 +148,9 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 	case *pg_query.ParamRef:
 		z.a.paramCount = max(z.a.paramCount, int(n.Number))
 	case *pg_query.FuncCall:
+		if funcName(n) == "avg" {
+			z.avgCalls++
+		}
 		z.noteFloatAggregate(n)
 		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)

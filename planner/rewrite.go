@@ -203,6 +203,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	for _, e := range c.divisions {
 		guardDivisor(e)
 	}
+	if len(a.exactAvg) > 0 {
+		rewriteAvg(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
+	}
 	for _, l := range c.likes {
 		if err := escapeLike(l); err != nil {
 			return "", err

@@ -3,11 +3,14 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/planner"
@@ -75,6 +78,8 @@ type localResult struct {
 	dataset string
 	// fingerprint of the statement, for the fallback memory.
 	fingerprint uint64
+	// textNumeric marks columns whose values are numeric text.
+	textNumeric []bool
 }
 
 func (r *localResult) close() {
@@ -329,6 +334,18 @@ func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, f
 	for i, c := range rcols {
 		duckTypes[i] = c.DuckType
 	}
+	// Columns the planner rewrote to the exact numeric text of an avg are
+	// numerics with a scale of their own, value by value.
+	var textNumeric []bool
+	for _, i := range d.NumericText {
+		if i < len(cols) && cols[i].TypeOID == oidNumeric && duckTypes[i] == "VARCHAR" {
+			if textNumeric == nil {
+				textNumeric = make([]bool, len(cols))
+			}
+			textNumeric[i] = true
+			duckTypes[i] = "DECIMAL(38,0)"
+		}
+	}
 	enc, err := encode.NewEncoder(cols, duckTypes, s)
 	if err != nil {
 		rows.Close()
@@ -339,7 +356,7 @@ func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, f
 	if len(d.Datasets) > 0 {
 		ds = d.Datasets[0]
 	}
-	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), dataset: ds}, nil
+	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), dataset: ds, textNumeric: textNumeric}, nil
 }
 
 // errAfterOutput is a local failure after rows reached the client: the
@@ -384,6 +401,14 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 			return true, n, nil
 		}
 		vals := r.rows.Values()
+		if r.textNumeric != nil {
+			if err := numericFromText(vals, r.textNumeric); err != nil {
+				if wroteAny {
+					return false, n, &errAfterOutput{err}
+				}
+				return false, n, err
+			}
+		}
 		start := len(buf)
 		buf = append(buf, 'D', 0, 0, 0, 0, byte(len(vals)>>8), byte(len(vals)))
 		for i, v := range vals {
@@ -464,4 +489,30 @@ func (ss *session) writeClient(buf []byte) error {
 	}
 	_, err := ss.client.Write(buf)
 	return err
+}
+
+const oidNumeric = 1700
+
+// numericFromText turns the marked text values into decimals that keep
+// their own scale.
+func numericFromText(vals []any, marked []bool) error {
+	for i, v := range vals {
+		if i >= len(marked) || !marked[i] || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("numeric text column %d is %T", i+1, v)
+		}
+		intPart, frac, _ := strings.Cut(s, ".")
+		if len(frac) > 255 {
+			return fmt.Errorf("numeric text column %d: scale %d too large", i+1, len(frac))
+		}
+		u, ok := new(big.Int).SetString(intPart+frac, 10)
+		if !ok {
+			return fmt.Errorf("numeric text column %d: %q is not a number", i+1, s)
+		}
+		vals[i] = duckdb.Decimal{Width: 38, Scale: uint8(len(frac)), Value: u}
+	}
+	return nil
 }

@@ -1,0 +1,69 @@
+package accelerator
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestNumericAvg_MatchesPostgres compares NumericAvg with the origin's
+// avg(numeric) and avg(int) over groups of random values.
+func TestNumericAvg_MatchesPostgres(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, srv.SuperDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	r := rand.New(rand.NewSource(7))
+	type group struct {
+		typ  string
+		vals []string
+	}
+	var groups []group
+	for i := 0; i < 300; i++ {
+		scale := r.Intn(5)
+		typ := fmt.Sprintf("numeric(20,%d)", scale)
+		if i%5 == 0 {
+			typ, scale = "int8", 0
+		}
+		var vals []string
+		for j := 0; j < 1+r.Intn(9); j++ {
+			mag := []int64{1, 7, 100, 99999, 123456789, 1e12}[r.Intn(6)]
+			v := r.Int63n(mag)
+			if r.Intn(3) == 0 {
+				v = -v
+			}
+			s := fmt.Sprint(v)
+			if scale > 0 {
+				neg := strings.HasPrefix(s, "-")
+				s = strings.TrimPrefix(s, "-")
+				for len(s) <= scale {
+					s = "0" + s
+				}
+				s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+				if neg {
+					s = "-" + s
+				}
+			}
+			vals = append(vals, s)
+		}
+		groups = append(groups, group{typ, vals})
+	}
+	for _, g := range groups {
+		q := fmt.Sprintf("SELECT avg(v)::text, sum(v)::text, count(v) FROM unnest(ARRAY[%s]::%s[]) v", strings.Join(g.vals, ","), g.typ)
+		var want, sum string
+		var n int64
+		if err := c.QueryRow(ctx, q).Scan(&want, &sum, &n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		got, err := NumericAvg(sum, n)
+		if err != nil || got != want {
+			t.Errorf("avg of %v (%s): got %q (%v), want %q", g.vals, g.typ, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package planner
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// DuckDB's avg of integers and decimals is a DOUBLE; Postgres's is an exact
+// numeric. An avg(x) that is a whole output column of the statement is
+// rewritten to the accelerator's exact function,
+//
+//	pgaccel_numeric_avg(sum(x)::text, count(x))
+//
+// whose text the proxy encodes as a numeric (Decision.NumericText lists
+// those columns). Any other avg (inside an expression, HAVING, ORDER BY, a
+// window, DISTINCT or FILTER) would compute in floating point and compare
+// or combine inexactly: such statements go to the origin. An avg of a
+// float column is left alone here: floatAggregate sends it to the origin.
+
+// numericAvgFunction is accelerator.NumericAvgFunction (planner does not
+// import accelerator).
+const numericAvgFunction = "pgaccel_numeric_avg"
+
+// exactAvgPositions returns the output columns of sel that are a plain
+// avg(x), or nil when the target list cannot be numbered (a set
+// operation, or a * that expands to several columns).
+func exactAvgPositions(sel *pg_query.SelectStmt) []int {
+	if sel == nil || (sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) {
+		return nil
+	}
+	var pos []int
+	for i, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			for _, f := range cr.Fields {
+				if f.GetAStar() != nil {
+					return nil
+				}
+			}
+		}
+		if fc := rt.Val.GetFuncCall(); fc != nil && plainAvg(fc) {
+			pos = append(pos, i)
+		}
+	}
+	return pos
+}
+
+// plainAvg reports whether fc is avg(x) without DISTINCT, FILTER, ORDER BY
+// or a window.
+func plainAvg(fc *pg_query.FuncCall) bool {
+	return funcName(fc) == "avg" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct &&
+		fc.AggFilter == nil && fc.Over == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup
+}
+
+// rewriteAvg replaces the plain avg(x) at the given output positions.
+func rewriteAvg(sel *pg_query.SelectStmt, positions []int) {
+	for _, i := range positions {
+		rt := sel.TargetList[i].GetResTarget()
+		fc := rt.Val.GetFuncCall()
+		arg := fc.Args[0]
+		sum := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")}, []*pg_query.Node{arg}, -1)
+		count := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, []*pg_query.Node{arg}, -1)
+		text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      sum,
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, []*pg_query.Node{text, count}, -1)
+	}
+}
