@@ -111,7 +111,7 @@ func decimalWeight(intDigits, frac string) (weight, first int) {
 		return 0, 0
 	}
 	g := k / 4
-	group := frac[4*g:min(4*g+4, len(frac))]
+	group := frac[4*g : min(4*g+4, len(frac))]
 	group += strings.Repeat("0", 4-len(group))
 	first, _ = strconv.Atoi(group)
 	return -(g + 1), first

@@ -128,7 +128,9 @@ var corpus = []corpusQuery{
 	{"coalesce", "SELECT id, coalesce(status, 'none'), nullif(qty, 1) FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
 	{"between timestamptz", "SELECT count(*) FROM acc_orders WHERE created_at BETWEEN '2024-01-02 00:00:00+00' AND '2024-01-03 00:00:00+00'", nil, acc},
 	{"numeric arithmetic", "SELECT id, amount + 1, amount * 2, amount - 0.5 FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
-	{"integer division", "SELECT id, qty / 2, qty % 4 FROM acc_orders WHERE id <= 6 ORDER BY id", nil, acc},
+	{"integer division", "SELECT id, qty / 2, qty % 4 FROM acc_orders WHERE id <= 6 ORDER BY id", nil, org},
+	{"integer division without numerics", "SELECT id, id / 7, id % 5, -id / 7 FROM acc_customers WHERE id <= 10 ORDER BY id", nil, acc},
+	{"numeric division in a filter", "SELECT count(*) FROM acc_orders WHERE amount / 3 > 100", nil, org},
 	{"round", "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, org},
 	{"round numeric", "SELECT id, round(amount, 1), round(amount) FROM acc_orders WHERE id <= 4 ORDER BY id", nil, acc},
 

@@ -114,6 +114,8 @@ type analysis struct {
 	mergeCols map[string]struct{}
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
+	// divides: the statement uses / (or %).
+	divides bool
 
 	rewrites rewriteCache
 }

@@ -138,3 +138,25 @@ func scaleMerging(a *analysis, r resolution) bool {
 	}
 	return false
 }
+
+// numericDivision reports whether the statement divides while numeric
+// values may be among the operands: DuckDB divides DECIMALs in floating
+// point, Postgres exactly, so a comparison or a cast of the quotient could
+// differ. (A quotient that is itself an output column would be refused by
+// the encoder, but one in WHERE, HAVING or under a cast would not.)
+func numericDivision(a *analysis, r resolution) bool {
+	if !a.divides {
+		return false
+	}
+	if a.numericLiteral {
+		return true
+	}
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.TypeOID == 1700 {
+				return true
+			}
+		}
+	}
+	return false
+}

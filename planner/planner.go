@@ -43,6 +43,7 @@ const (
 	ReasonFloatAggregate       = "float_aggregate"        // sum/avg/... of floats: the summation order changes the last digits
 	ReasonCollation            = "collation"              // orders text whose origin collation is not bytewise
 	ReasonNumericScale         = "numeric_scale"          // merges numeric values whose display scales may differ
+	ReasonNumericDivision      = "numeric_division"       // divides where numerics may be operands: DuckDB divides them in floating point
 	ReasonTempTable            = "temp_table"             // a temporary table of the session
 	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
 	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly

@@ -235,6 +235,7 @@ var planCases = []planCase{
 	origin("sum of a float column", `SELECT sum(weight) FROM orders`, KindSelect, ReasonFloatAggregate),
 	origin("float cast to text", `SELECT weight::text FROM orders`, KindSelect, ReasonUnsupported),
 	origin("scales merged by CASE", `SELECT CASE WHEN id > 1 THEN 1.5 ELSE 0 END FROM orders`, KindSelect, ReasonNumericScale),
+	origin("division with a numeric literal", `SELECT id FROM orders WHERE id / 1.5 > 2`, KindSelect, ReasonNumericDivision),
 	origin("cast to unconstrained numeric", `SELECT id::numeric FROM orders`, KindSelect, ReasonUnsupported),
 	origin("cast to varchar", `SELECT CAST(created_at AS varchar) FROM orders`, KindSelect, ReasonUnsupported),
 	origin("number concatenated", `SELECT 'w=' || weight FROM orders`, KindSelect, ReasonUnsupported),

@@ -170,6 +170,9 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 	case *pg_query.A_Const:
 		z.flags |= checkConst(n)
 	case *pg_query.A_Expr:
+		if isDivision(n) {
+			z.a.divides = true
+		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 	case *pg_query.TypeCast:
@@ -391,6 +394,9 @@ func (p *Planner) checkColumns(a *analysis, r resolution) string {
 	}
 	if scaleMerging(a, r) {
 		return ReasonNumericScale
+	}
+	if numericDivision(a, r) {
+		return ReasonNumericDivision
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {
