@@ -164,6 +164,9 @@ var corpus = []corpusQuery{
 	{"cast to unconstrained numeric", "SELECT (weight * 0.001)::numeric FROM acc_orders WHERE id <= 3 ORDER BY id", nil, org},
 	{"integer case", "SELECT sum(CASE WHEN status = 'paid' THEN 1 ELSE 0 END) FROM acc_orders", nil, acc},
 
+	{"subquery column named like a table", "SELECT acc_customers FROM (SELECT name AS acc_customers FROM acc_customers) s ORDER BY 1 LIMIT 3", nil, acc},
+	{"whole-row reference", "SELECT c FROM acc_customers c ORDER BY c.id LIMIT 2", nil, org},
+
 	// Left to the origin on purpose.
 	{"now is session dependent", "SELECT count(*) FROM acc_orders WHERE created_at < now()", nil, org},
 	{"catalog", "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", nil, org},

@@ -41,6 +41,8 @@ var planCases = []planCase{
 	// Reads of accelerated tables.
 	accel("point query", `SELECT * FROM orders WHERE id = $1`,
 		`SELECT * FROM ds_orders.main.orders orders WHERE id = $1`, "orders").withParams(1),
+	accel("subquery column named like a table", `SELECT customers FROM (SELECT name AS customers FROM customers) s`,
+		`SELECT customers FROM (SELECT name AS customers FROM ds_customers.main.customers customers) s`, "customers"),
 	accel("avg rewritten exactly", `SELECT status, avg(amount) FROM orders GROUP BY status`,
 		`SELECT status, pgaccel_numeric_avg(sum(amount)::text, count(amount)) FROM ds_orders.main.orders orders GROUP BY status`, "orders"),
 	accel("integer CASE merges no scales", `SELECT CASE WHEN id > 1 THEN 1 ELSE 0 END FROM orders`,

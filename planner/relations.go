@@ -72,6 +72,7 @@ type analyzer struct {
 	rangeVar int                         // RangeVars seen
 	colRef   int                         // ColumnRefs seen
 	refNames map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
+	outNames map[string]struct{}         // output column names given with AS
 	bare     []string                    // one-part column references
 	fromSRF  map[*pg_query.FuncCall]bool // function calls that are FROM items
 }
@@ -134,6 +135,13 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 		z.flag(flagUnsupported) // sampling differs in DuckDB
 	case *pg_query.RangeTableFunc, *pg_query.JsonTable:
 		z.flag(flagUnsupported)
+	case *pg_query.ResTarget:
+		if n.Name != "" {
+			if z.outNames == nil {
+				z.outNames = map[string]struct{}{}
+			}
+			z.outNames[n.Name] = struct{}{}
+		}
 	case *pg_query.ColumnRef:
 		z.colRef++
 		z.columnRef(n, z.colRef-1)
@@ -259,6 +267,13 @@ func (z *analyzer) finish() {
 	}
 	seen := map[string]bool{}
 	for _, b := range z.bare {
+		if _, isColumn := z.outNames[b]; isColumn {
+			// A subquery's output column of that name (SELECT nation FROM
+			// (SELECT n_name AS nation FROM nation) s): Postgres resolves
+			// the bare name to the column. Were it a whole-row reference
+			// after all, its record type would make the encoder refuse it.
+			continue
+		}
 		if _, ok := z.refNames[b]; ok && !seen[b] {
 			seen[b] = true
 			z.a.wholeRow = append(z.a.wholeRow, b)
