@@ -39,7 +39,7 @@ func startLocal(ctx context.Context) (_ *Server, err error) {
 		return nil, err
 	}
 	if os.Geteuid() == 0 {
-		if s.cred, err = postgresCredential(); err != nil {
+		if s.cred, err = PostgresCredential(); err != nil {
 			return nil, err
 		}
 	}
@@ -68,10 +68,10 @@ func startLocal(ctx context.Context) (_ *Server, err error) {
 	return s, nil
 }
 
-// postgresCredential returns the credential of the "postgres" OS user, used
-// to run the server programs when this process is root (initdb and postgres
-// refuse to run as root).
-func postgresCredential() (*syscall.Credential, error) {
+// PostgresCredential returns the credential of the "postgres" OS user, used
+// to run the server programs when this process is root (initdb, postgres
+// and pgbouncer refuse to run as root).
+func PostgresCredential() (*syscall.Credential, error) {
 	u, err := user.Lookup("postgres")
 	if err != nil {
 		return nil, fmt.Errorf("running as root needs the OS user \"postgres\" to own the test server, "+
