@@ -5,7 +5,7 @@
 //
 //   - bench/passthrough measures the cost of the proxy on the path every
 //     query takes when it is not accelerated: pgbench against a throwaway
-//     origin Postgres directly, through pgaccel (in-process, OriginRouter)
+//     origin Postgres directly, through pgaccel (in-process, no acceleration)
 //     and through pgbouncer (session pool mode), side by side. Runs are
 //     interleaved (round by round, workload by workload, target by target,
 //     the target order rotating each round) so that machine drift hits all

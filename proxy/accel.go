@@ -50,6 +50,7 @@ type Accel struct {
 
 // stmtInfo is what the session knows of a prepared statement.
 type stmtInfo struct {
+	name      string
 	sql       string
 	paramOIDs []uint32 // from Parse, completed by a Describe
 	params    *pgproto3.ParameterDescription
@@ -226,27 +227,20 @@ func (ss *session) prepareLocal(ctx context.Context, d planner.Decision) (planne
 }
 
 // settings returns the encoder settings of the session, or nil when the
-// session uses a setting the encoder cannot honour exactly.
+// session uses a setting the encoder cannot honour exactly (LoadSettings
+// checks client_encoding too). They are rebuilt only when a ParameterStatus
+// or the session info has changed since.
 func (ss *session) settings() *encode.Settings {
+	gen := ss.state.generation()
+	if ss.settingsValid && ss.settingsGen == gen && ss.settingsInfo == ss.infoGen {
+		return ss.cachedSettings
+	}
 	params := ss.state.Params()
 	params["extra_float_digits"] = ss.info.extraFloatDigits
 	params["bytea_output"] = ss.info.byteaOutput
-	key := params["TimeZone"] + "\x00" + params["DateStyle"] + "\x00" + params["IntervalStyle"] + "\x00" + params["extra_float_digits"] + "\x00" + params["bytea_output"] + "\x00" + params["client_encoding"]
-	if ss.settingsKey == key && ss.settingsOK {
-		return ss.cachedSettings
-	}
-	ss.settingsKey = key
-	if enc := params["client_encoding"]; enc != "UTF8" && enc != "SQL_ASCII" {
-		ss.settingsOK, ss.cachedSettings = false, nil
-		return nil
-	}
-	s, err := encode.LoadSettings(params)
-	if err != nil {
-		ss.settingsOK, ss.cachedSettings = false, nil
-		return nil
-	}
-	ss.settingsOK, ss.cachedSettings = true, s
-	return s
+	ss.cachedSettings, _ = encode.LoadSettings(params) // nil when not exact
+	ss.settingsValid, ss.settingsGen, ss.settingsInfo = true, gen, ss.infoGen
+	return ss.cachedSettings
 }
 
 // localContext is the context of a local query; a client's CancelRequest

@@ -17,27 +17,15 @@ import (
 // routes it to the acceleration; it reports false when the Query must be
 // forwarded to the origin.
 func (ss *session) handleQuery(m *pgproto3.Query) bool {
-	ctx := ss.srv.baseCtx
-	if ss.segmentOpen || !ss.ensureInfo() {
-		ss.toOriginUninformed(ctx, m.String)
-		return false
-	}
-	d := ss.planFresh(ctx, m.String)
-	if d.Route != planner.RouteAccelerate {
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
+	if ss.segmentOpen {
+		// Answering it locally would need a Sync of ours inside the
+		// client's open stretch.
+		ss.toOriginUninformed(ss.srv.baseCtx, m.String)
 		return false
 	}
 	start := time.Now()
-	d, ok := ss.prepareLocal(ctx, d)
+	d, s, ok := ss.decideLocal(m.String)
 	if !ok {
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
-		return false
-	}
-	s := ss.settings()
-	if s == nil {
-		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
 		return false
 	}
 	key := ss.describeKey(m.String, d)
@@ -129,7 +117,7 @@ func firstDataset(d planner.Decision) string {
 // origin too, so the statement stays executable there.
 func (ss *session) onParse(m *pgproto3.Parse) {
 	ss.segmentOpen = true
-	ss.stmts[m.Name] = &stmtInfo{sql: m.Query, paramOIDs: slices.Clone(m.ParameterOIDs)}
+	ss.stmts[m.Name] = &stmtInfo{name: m.Name, sql: m.Query, paramOIDs: slices.Clone(m.ParameterOIDs)}
 }
 
 // onBind records a portal: its statement, parameters and result formats.
@@ -227,35 +215,16 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	if p.active != nil {
 		return ss.continueLocal(p, m)
 	}
-	ctx := ss.srv.baseCtx
-	if !ss.ensureInfo() {
-		ss.toOriginUninformed(ctx, p.stmt.sql)
-		return false
-	}
-	d := ss.planFresh(ctx, p.stmt.sql)
-	if d.Route != planner.RouteAccelerate {
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
-		return false
-	}
 	start := time.Now()
-	d, ok := ss.prepareLocal(ctx, d)
+	d, s, ok := ss.decideLocal(p.stmt.sql)
 	if !ok {
-		ss.countOrigin(d)
-		ss.noteOrigin(d)
-		return false
-	}
-	s := ss.settings()
-	if s == nil {
-		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
 		return false
 	}
 	// Parameter types: from Parse when all were given, else the origin's.
 	oids := p.stmt.paramOIDs
 	if len(p.params) > 0 && (len(oids) != len(p.params) || slices.Contains(oids, 0)) {
 		if p.stmt.params == nil {
-			name := ss.stmtName(p.stmt)
-			pd, _, err := ss.describeInline('S', name)
+			pd, _, err := ss.describeInline('S', p.stmt.name)
 			if err != nil || pd == nil {
 				return false
 			}
@@ -331,16 +300,6 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	return ss.continueLocal(p, m)
 }
 
-// stmtName finds the name under which st is prepared.
-func (ss *session) stmtName(st *stmtInfo) string {
-	for name, s := range ss.stmts {
-		if s == st {
-			return name
-		}
-	}
-	return ""
-}
-
 // continueLocal sends the next rows of a local result for an Execute.
 func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	r := p.active
@@ -409,4 +368,31 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 	}
 	ss.countOrigin(d)
 	ss.noteOrigin(d)
+}
+
+// decideLocal takes a statement through everything that must hold before
+// it is answered locally: fresh session info, the planner's route, every
+// earlier origin response delivered, privileges, and session settings the
+// encoder can honour. When one fails, the statement is counted and noted
+// for the origin and ok is false.
+func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settings, ok bool) {
+	ctx := ss.srv.baseCtx
+	if !ss.ensureInfo() {
+		ss.toOriginUninformed(ctx, sql)
+		return d, nil, false
+	}
+	d = ss.planFresh(ctx, sql)
+	if d.Route == planner.RouteAccelerate {
+		d, ok = ss.prepareLocal(ctx, d)
+	}
+	if !ok {
+		ss.countOrigin(d)
+		ss.noteOrigin(d)
+		return d, nil, false
+	}
+	if s = ss.settings(); s == nil {
+		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
+		return d, nil, false
+	}
+	return d, s, true
 }

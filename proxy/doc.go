@@ -22,7 +22,7 @@
 //     copied into the session; its BackendKeyData is kept for cancels and the
 //     client gets the proxy's own key; ReadyForQuery is relayed.
 //  5. Relay. Each client message is decoded with pgproto3 and passed
-//     through the routing hook (Router). With an Accel configured, a Query
+//     through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration
 //     is answered locally (accel.go, accel_msgs.go); everything else,
 //     including every Parse, Bind and Describe, is re-encoded to the

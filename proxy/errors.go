@@ -7,20 +7,18 @@ import (
 // SQLSTATE codes the proxy itself reports. Errors of the origin are relayed
 // as the origin sent them and never pass through here.
 const (
-	codeConnectionFailure       = "08006" // connection_failure
-	codeUnableToConnect         = "08001" // sqlclient_unable_to_establish_sqlconnection
-	codeProtocolViolation       = "08P01" // protocol_violation
-	codeInvalidAuthorization    = "28000" // invalid_authorization_specification
-	codeAdminShutdown           = "57P01" // admin_shutdown
-	codeFeatureNotSupported     = "0A000" // feature_not_supported
-	codeQueryCanceled           = "57014" // query_canceled
-	codeProgramLimitExceeded    = "54000" // program_limit_exceeded
-	codeInternalError           = "XX000" // internal_error
-	severityFatal               = "FATAL"
-	severityError               = "ERROR"
-	errorPrefix                 = "pgaccel: "
-	defaultMaxMessageBytes      = 64 << 20
-	defaultStartupTimeoutSecond = 60
+	codeConnectionFailure    = "08006" // connection_failure
+	codeUnableToConnect      = "08001" // sqlclient_unable_to_establish_sqlconnection
+	codeProtocolViolation    = "08P01" // protocol_violation
+	codeInvalidAuthorization = "28000" // invalid_authorization_specification
+	codeAdminShutdown        = "57P01" // admin_shutdown
+	codeFeatureNotSupported  = "0A000" // feature_not_supported
+	codeQueryCanceled        = "57014" // query_canceled
+	codeProgramLimitExceeded = "54000" // program_limit_exceeded
+	codeInternalError        = "XX000" // internal_error
+	severityFatal            = "FATAL"
+	severityError            = "ERROR"
+	errorPrefix              = "pgaccel: "
 )
 
 // pgError builds an ErrorResponse with both the localized and the

@@ -99,10 +99,23 @@ func (q *pendingQueue) head() (pendingItem, bool) {
 
 // pop completes the oldest pending item.
 func (q *pendingQueue) pop() {
+	q.settle(true, false)
+}
+
+// settle applies the classification of an origin message to the queue,
+// under one lock: done completes the head, failed completes it and skips
+// to the next Sync. It reports whether nothing is pending any more.
+func (q *pendingQueue) settle(done, failed bool) (idle bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.popLocked()
-	q.changed.Broadcast()
+	switch {
+	case failed:
+		q.failedLocked()
+	case done:
+		q.popLocked()
+		q.changed.Broadcast()
+	}
+	return len(q.items) == 0
 }
 
 func (q *pendingQueue) popLocked() {
@@ -123,6 +136,10 @@ func (q *pendingQueue) popLocked() {
 func (q *pendingQueue) failed() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.failedLocked()
+}
+
+func (q *pendingQueue) failedLocked() {
 	q.popLocked()
 	for len(q.items) > 0 && q.items[0].kind != pkSync {
 		q.popLocked()

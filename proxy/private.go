@@ -153,6 +153,7 @@ func (ss *session) readInfo() error {
 		info.tempTables[t] = true
 	}
 	ss.info = info
+	ss.infoGen++
 	ss.infoDirty = false
 	return nil
 }

@@ -11,20 +11,14 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// relayClient reads client messages, routes each through the hook, and
-// forwards it. It returns when the client leaves or the session closes.
+// relayClient reads client messages, gives each to the routing hook
+// (accelerate) when an acceleration is configured, and forwards the rest
+// to the origin. It returns when the client leaves or the session closes.
 func (ss *session) relayClient() {
-	router := ss.srv.cfg.Router
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
 			ss.clientReadFailed(err)
-			return
-		}
-		switch router.Route(&ss.state, msg) {
-		case RouteOrigin:
-		default:
-			ss.fatal(codeInternalError, "unknown route", "")
 			return
 		}
 		if _, ok := msg.(*pgproto3.Terminate); ok {
@@ -211,12 +205,7 @@ func (ss *session) relayOrigin() {
 			}
 			if head.private != nil {
 				head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
-				switch {
-				case failed:
-					ss.pending.failed()
-				case done:
-					ss.pending.pop()
-				}
+				ss.pending.settle(done, failed)
 				continue
 			}
 		}
@@ -229,12 +218,8 @@ func (ss *session) relayOrigin() {
 			werr = ss.be.Flush()
 		}
 		ss.writeMu.Unlock()
-		switch {
-		case failed:
-			ss.pending.failed()
-		case done:
-			ss.pending.pop()
-			idle = ss.pending.idle()
+		if done || failed {
+			idle = ss.pending.settle(done, failed) && done
 		}
 		if werr != nil {
 			ss.log.Debug().Err(werr).Msg("client write failed")

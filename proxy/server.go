@@ -30,8 +30,6 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// DialTimeout bounds the connect to the origin (0: 10s).
 	DialTimeout time.Duration
-	// Router sees every client message first; nil means OriginRouter.
-	Router Router
 	// Accel, when set, lets the session answer reads from the
 	// acceleration; nil relays everything to the origin.
 	Accel *Accel
@@ -39,6 +37,9 @@ type Config struct {
 	Metrics *Metrics
 	Logger  zerolog.Logger
 }
+
+// defaultMaxMessageBytes bounds a client message when the config does not.
+const defaultMaxMessageBytes = 64 << 20
 
 // Server accepts client connections and runs one session per client.
 type Server struct {
@@ -73,9 +74,6 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 10 * time.Second
-	}
-	if cfg.Router == nil {
-		cfg.Router = OriginRouter{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{

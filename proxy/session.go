@@ -28,6 +28,7 @@ type SessionState struct {
 
 	mu       sync.RWMutex
 	params   map[string]string
+	gen      uint64 // counts ParameterStatus changes
 	txStatus byte
 }
 
@@ -59,8 +60,18 @@ func (st *SessionState) TxStatus() byte {
 
 func (st *SessionState) setParam(name, value string) {
 	st.mu.Lock()
-	st.params[name] = value
+	if st.params[name] != value {
+		st.params[name] = value
+		st.gen++
+	}
 	st.mu.Unlock()
+}
+
+// generation changes whenever a parameter does.
+func (st *SessionState) generation() uint64 {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.gen
 }
 
 func (st *SessionState) setTxStatus(s byte) {
@@ -109,8 +120,10 @@ type session struct {
 	localSkip      bool // a local error: skip client messages to the next Sync
 	stmts          map[string]*stmtInfo
 	portals        map[string]*portalInfo
-	settingsKey    string
-	settingsOK     bool
+	infoGen        uint64 // counts session info reads
+	settingsValid  bool
+	settingsGen    uint64 // SessionState generation the settings were built for
+	settingsInfo   uint64 // infoGen the settings were built for
 	cachedSettings *encode.Settings
 	outBuf         []byte
 	localMu        sync.Mutex

@@ -15,7 +15,7 @@ import (
 
 // startupTimeout bounds negotiation and authentication, as Postgres's
 // authentication_timeout does.
-const startupTimeout = defaultStartupTimeoutSecond * time.Second
+const startupTimeout = 60 * time.Second
 
 // handle runs one client connection from its first byte to its close.
 func (s *Server) handle(conn net.Conn) {
