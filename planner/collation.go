@@ -53,26 +53,6 @@ func (z *analyzer) noteOrdering(m any) {
 	}
 }
 
-// collationSensitive reports whether the statement orders or compares
-// text while a referenced dataset has a text column, mentioned by the
-// statement, whose origin collation is not bytewise.
-func collationSensitive(a *analysis, r resolution) bool {
-	if !a.ordering {
-		return false
-	}
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.BinaryCollation || !collatable(c.TypeOID) {
-				continue
-			}
-			if _, ok := a.cols.names[c.Name]; ok || a.cols.star || a.cols.natural {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // collatable reports whether values of the type compare by a collation.
 func collatable(oid uint32) bool {
 	switch oid {

@@ -14,7 +14,7 @@ import (
 // those columns). Any other avg (inside an expression, HAVING, ORDER BY, a
 // window, DISTINCT or FILTER) would compute in floating point and compare
 // or combine inexactly: such statements go to the origin. An avg of a
-// float column is left alone here: floatAggregate sends it to the origin.
+// float column is left alone here: valueHazard sends it to the origin.
 
 // numericAvgFunction is accelerator.NumericAvgFunction (planner does not
 // import accelerator).

@@ -66,26 +66,3 @@ func (z *analyzer) noteFloatAggregate(fc *pg_query.FuncCall) {
 		z.a.aggFloatCast = true
 	}
 }
-
-// floatAggregate reports whether a float-sensitive aggregate of the
-// statement reads a float column of a referenced dataset, or a value cast
-// to a float type.
-func floatAggregate(a *analysis, r resolution) bool {
-	if a.aggFloatCast {
-		return true
-	}
-	if len(a.aggCols) == 0 {
-		return false
-	}
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.TypeOID != 700 && c.TypeOID != 701 {
-				continue
-			}
-			if _, ok := a.aggCols[c.Name]; ok {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -398,20 +398,8 @@ func sameUnqualified(rels []relRef, name string) int {
 // acceleration does not hold, or a form of column reference the rewrite
 // cannot keep exact.
 func (p *Planner) checkColumns(a *analysis, r resolution) string {
-	if floatAggregate(a, r) {
-		return ReasonFloatAggregate
-	}
-	if concatNotText(a, r) {
-		return ReasonUnsupported
-	}
-	if collationSensitive(a, r) {
-		return ReasonCollation
-	}
-	if scaleMerging(a, r) {
-		return ReasonNumericScale
-	}
-	if numericDivision(a, r) {
-		return ReasonNumericDivision
+	if reason := valueHazard(a, r); reason != "" {
+		return reason
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {

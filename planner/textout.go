@@ -123,19 +123,3 @@ func checkSubstr(fc *pg_query.FuncCall) uint8 {
 	}
 	return 0
 }
-
-// concatNotText reports whether a column used as an operand of || is not
-// text-like in a referenced dataset. A name found in no dataset is taken
-// as an alias of text computed in the statement only if no dataset has it.
-func concatNotText(a *analysis, r resolution) bool {
-	for name := range a.concatCols {
-		for _, d := range r.datasets {
-			for _, c := range d.state.Columns {
-				if c.Name == name && !textTypeOIDs[c.TypeOID] {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
