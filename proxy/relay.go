@@ -153,8 +153,9 @@ func (ss *session) clientReadFailed(err error) {
 		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
 		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
 	}
-	if !ss.terminated.Load() && ss.fe != nil {
-		// Tell the origin we are leaving so its backend ends cleanly.
+	if !ss.terminated.Swap(true) && ss.fe != nil {
+		// Tell the origin we are leaving so its backend ends cleanly; its
+		// closing the connection is then no news to report.
 		ss.fe.Send(&pgproto3.Terminate{})
 		_ = ss.fe.Flush()
 	}

@@ -131,6 +131,7 @@ type session struct {
 	canceled       bool
 	shuttingDown   atomic.Bool
 	terminated     atomic.Bool
+	fatalSent      bool // guarded by writeMu
 	closeOnce      sync.Once
 	closedInit     sync.Once
 	closed         chan struct{}
@@ -206,9 +207,12 @@ func (ss *session) originFailed(err error) {
 func (ss *session) fatal(code, message, hint string) {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	if ss.isClosed() {
+	// A session ends with one FATAL, like a Postgres backend: the first
+	// reason is the one the client hears.
+	if ss.isClosed() || ss.fatalSent {
 		return
 	}
+	ss.fatalSent = true
 	_ = ss.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	ss.be.Send(pgError(severityFatal, code, message, hint))
 	_ = ss.be.Flush()
