@@ -82,7 +82,8 @@ type TableInfo struct {
 	Specs       []ColumnSpec
 	LastRefresh time.Time // when that refresh completed
 	Rows        int64
-	RefreshSQL  string // acceleration.refresh_sql at that refresh
+	RefreshSQL  string   // acceleration.refresh_sql at that refresh
+	PrimaryKey  []string // acceleration.primary_key at that refresh
 }
 
 // maxLoadThreads bounds the threads of one load: beyond a few, the single

@@ -14,7 +14,9 @@ import (
 
 // LoadStats describes a completed load.
 type LoadStats struct {
-	Rows     int64         // rows in the new table
+	Rows     int64         // rows read from the stream
+	Total    int64         // rows in the table once published (Rows less deletions, or the merged table)
+	Deleted  int64         // loaded rows removed by LoadOptions.Delete
 	Bytes    int64         // bytes of COPY stream read
 	Duration time.Duration // from the start of Load to the swap's commit
 	// Columns are all the columns passed to Load, marked accelerated or not.
@@ -38,8 +40,42 @@ type LoadStats struct {
 // and the new table is dropped. Loads of one dataset run one at a time; the
 // dataset is attached first if it is not yet.
 func (e *Engine) Load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader) (LoadStats, error) {
+	return e.LoadWith(ctx, ds, cols, copyStream, LoadOptions{})
+}
+
+// LoadOptions change how LoadWith publishes the rows it loaded.
+type LoadOptions struct {
+	// Delete holds DuckDB predicates over the loaded columns: rows for
+	// which any is true are removed before the rows are published (the
+	// retention policy, so that evicted rows never show).
+	Delete []string
+	// Append merges the loaded rows into the current table instead of
+	// replacing it. Without a current table, or when its columns differ
+	// from cols, the load replaces it as usual.
+	Append *AppendMerge
+	// PrimaryKey is recorded in the checkpoint.
+	PrimaryKey []string
+}
+
+// AppendMerge says how an append refresh's rows join the current table.
+type AppendMerge struct {
+	// TimeColumn orders versions of a row: with PrimaryKey, the newest
+	// version of each key wins.
+	TimeColumn string
+	// PrimaryKey identifies a row. Without it, rows are compared whole.
+	PrimaryKey []string
+	// Overlap is a DuckDB predicate on the current table that selects the
+	// rows the load may bring again (time_column past the load's lower
+	// bound). Without PrimaryKey, loaded rows that equal one of these are
+	// not added again (as a multiset: n equal rows at the origin stay n).
+	Overlap string
+}
+
+// LoadWith is Load with options: deletions before publishing (retention)
+// and append merges.
+func (e *Engine) LoadWith(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader, opts LoadOptions) (LoadStats, error) {
 	start := time.Now()
-	stats, err := e.load(ctx, ds, cols, copyStream)
+	stats, err := e.load(ctx, ds, cols, copyStream, opts)
 	stats.Duration = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("load dataset %s: %w", ds.Name, err)
@@ -49,7 +85,7 @@ func (e *Engine) Load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	return stats, nil
 }
 
-func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader) (stats LoadStats, err error) {
+func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpec, copyStream io.Reader, opts LoadOptions) (stats LoadStats, err error) {
 	h, err := e.attach(ctx, ds)
 	if err != nil {
 		return stats, err
@@ -150,18 +186,40 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 
 	src.markInexact()
-	stats.Completed = time.Now()
+	merge := false
+	if opts.Append != nil {
+		if merge, err = e.canMerge(ctx, conn, ds.Name, cols, stats.Columns); err != nil {
+			return stats, err
+		}
+	}
+	if len(opts.Delete) > 0 && !merge { // a merge deletes after merging, so that new versions replace old ones first
+		res, err := conn.ExecContext(ctx, "DELETE FROM "+loadRef+" AS "+quoteIdent(ds.Name)+" WHERE "+orPredicates(opts.Delete))
+		if err != nil {
+			return stats, fmt.Errorf("apply retention to the loaded rows: %w", err)
+		}
+		if stats.Deleted, err = res.RowsAffected(); err != nil {
+			return stats, err
+		}
+	}
+	stats.Total = stats.Rows - stats.Deleted
 	stored := make([]storedColumn, len(cols))
 	for i, c := range cols {
 		stored[i] = storedColumn{ColumnSpec: c, Accelerated: stats.Columns[i].Accelerated}
 	}
-	err = e.swap(ctx, conn, ds.Name, checkpoint{
-		dataset:     ds.Name,
-		lastRefresh: stats.Completed,
-		rows:        stats.Rows,
-		columns:     stored,
-		refreshSQL:  ds.Acceleration.RefreshSQL,
-	})
+	cp := checkpoint{
+		dataset:    ds.Name,
+		rows:       stats.Total,
+		columns:    stored,
+		refreshSQL: ds.Acceleration.RefreshSQL,
+		primaryKey: opts.PrimaryKey,
+	}
+	if merge {
+		stats.Total, stats.Deleted, stats.Completed, err = e.merge(ctx, conn, ds.Name, cp, opts.Append, opts.Delete)
+	} else {
+		stats.Completed = time.Now()
+		cp.lastRefresh = stats.Completed
+		err = e.swap(ctx, conn, ds.Name, cp)
+	}
 	if err != nil {
 		return stats, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
@@ -21,8 +22,10 @@ const (
 	checkpointTable = "_pgaccel_checkpoint"
 )
 
-// checkpointFormat versions the checkpoint row's layout.
-const checkpointFormat = 1
+// checkpointFormat versions the checkpoint row's layout. Format 2 added
+// primary_key; a file with another format is not served until a refresh
+// rewrites it.
+const checkpointFormat = 2
 
 // checkpoint is the row of checkpointTable.
 type checkpoint struct {
@@ -31,6 +34,7 @@ type checkpoint struct {
 	rows        int64
 	columns     []storedColumn
 	refreshSQL  string
+	primaryKey  []string
 }
 
 // storedColumn is one column in the checkpoint's JSON.
@@ -43,10 +47,6 @@ type storedColumn struct {
 // checkpoint, in one DuckDB transaction: readers see the old table until the
 // commit and the new one after it, never neither.
 func (e *Engine) swap(ctx context.Context, conn *sql.Conn, name string, cp checkpoint) (err error) {
-	cols, err := json.Marshal(cp.columns)
-	if err != nil {
-		return fmt.Errorf("encode checkpoint columns: %w", err)
-	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin swap: %w", err)
@@ -56,34 +56,210 @@ func (e *Engine) swap(ctx context.Context, conn *sql.Conn, name string, cp check
 			_ = tx.Rollback()
 		}
 	}()
-	target := tableRef(name, name)
-	cpRef := tableRef(name, checkpointTable)
-	stmts := []struct {
-		sql  string
-		args []any
-	}{
-		{"DROP TABLE IF EXISTS " + target, nil},
-		{"ALTER TABLE " + tableRef(name, loadTable) + " RENAME TO " + quoteIdent(name), nil},
-		{"CREATE TABLE IF NOT EXISTS " + cpRef + ` (
-			format INTEGER NOT NULL,
-			dataset VARCHAR NOT NULL,
-			last_refresh TIMESTAMPTZ NOT NULL,
-			row_count BIGINT NOT NULL,
-			columns VARCHAR NOT NULL,
-			refresh_sql VARCHAR NOT NULL)`, nil},
-		{"DELETE FROM " + cpRef, nil},
-		{"INSERT INTO " + cpRef + " VALUES (?, ?, ?, ?, ?, ?)",
-			[]any{checkpointFormat, cp.dataset, cp.lastRefresh, cp.rows, string(cols), cp.refreshSQL}},
-	}
-	for _, s := range stmts {
-		if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS " + tableRef(name, name),
+		"ALTER TABLE " + tableRef(name, loadTable) + " RENAME TO " + quoteIdent(name),
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("swap: %w", err)
 		}
+	}
+	if err := writeCheckpoint(ctx, tx, name, cp); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit swap: %w", err)
 	}
 	return nil
+}
+
+// writeCheckpoint replaces the checkpoint row of the dataset's database,
+// inside tx.
+func writeCheckpoint(ctx context.Context, tx *sql.Tx, name string, cp checkpoint) error {
+	cols, err := json.Marshal(cp.columns)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint columns: %w", err)
+	}
+	pk, err := json.Marshal(cp.primaryKey)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint primary key: %w", err)
+	}
+	cpRef := tableRef(name, checkpointTable)
+	stmts := []struct {
+		sql  string
+		args []any
+	}{
+		{"DROP TABLE IF EXISTS " + cpRef, nil},
+		{"CREATE TABLE " + cpRef + ` (
+			format INTEGER NOT NULL,
+			dataset VARCHAR NOT NULL,
+			last_refresh TIMESTAMPTZ NOT NULL,
+			row_count BIGINT NOT NULL,
+			columns VARCHAR NOT NULL,
+			refresh_sql VARCHAR NOT NULL,
+			primary_key VARCHAR NOT NULL)`, nil},
+		{"INSERT INTO " + cpRef + " VALUES (?, ?, ?, ?, ?, ?, ?)",
+			[]any{checkpointFormat, cp.dataset, cp.lastRefresh, cp.rows, string(cols), cp.refreshSQL, string(pk)}},
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("write checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// canMerge reports whether an append load can merge into the current
+// table: there is one, and its columns are the loaded ones.
+func (e *Engine) canMerge(ctx context.Context, conn *sql.Conn, name string, specs []ColumnSpec, cols []catalog.ColumnInfo) (bool, error) {
+	info, err := e.storedInfo(ctx, name)
+	if err != nil || info == nil {
+		return false, err
+	}
+	if len(info.Specs) != len(specs) {
+		return false, nil
+	}
+	for i, c := range specs {
+		if info.Specs[i] != c || info.Columns[i].Accelerated != cols[i].Accelerated {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// merge adds the load table's rows to the dataset's table, deletes the rows
+// matching any of the del predicates, and rewrites the checkpoint, in one
+// transaction; it returns the table's row count, the rows deleted and the
+// commit time. See AppendMerge.
+func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp checkpoint, m *AppendMerge, del []string) (total, deleted int64, completed time.Time, err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, time.Time{}, fmt.Errorf("begin merge: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	target, load := tableRef(name, name), tableRef(name, loadTable)
+	var stmts []string
+	if len(m.PrimaryKey) > 0 {
+		keys := make([]string, len(m.PrimaryKey))
+		on := make([]string, len(m.PrimaryKey))
+		for i, k := range m.PrimaryKey {
+			keys[i] = quoteIdent(k)
+			on[i] = "t." + keys[i] + " = l." + keys[i]
+		}
+		tc := quoteIdent(m.TimeColumn)
+		stmts = []string{
+			// The newest loaded version of each key ...
+			"DELETE FROM " + load + " WHERE rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER (PARTITION BY " +
+				strings.Join(keys, ", ") + " ORDER BY " + tc + " DESC NULLS LAST) AS n FROM " + load + ") WHERE n > 1)",
+			// ... replaces the stored one unless that is newer.
+			"DELETE FROM " + target + " AS t USING " + load + " AS l WHERE " + strings.Join(on, " AND ") +
+				" AND NOT coalesce(t." + tc + " > l." + tc + ", false)",
+			"DELETE FROM " + load + " AS l USING " + target + " AS t WHERE " + strings.Join(on, " AND "),
+			"INSERT INTO " + target + " SELECT * FROM " + load,
+		}
+	} else {
+		overlap := "false"
+		if m.Overlap != "" {
+			overlap = m.Overlap
+		}
+		stmts = []string{"INSERT INTO " + target + " SELECT * FROM " + load + " EXCEPT ALL SELECT * FROM " + target + " WHERE " + overlap}
+	}
+	stmts = append(stmts, "DROP TABLE "+load)
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
+		}
+	}
+	if len(del) > 0 {
+		res, err := tx.ExecContext(ctx, "DELETE FROM "+target+" AS "+quoteIdent(name)+" WHERE "+orPredicates(del))
+		if err != nil {
+			return 0, 0, time.Time{}, fmt.Errorf("apply retention after the merge: %w", err)
+		}
+		if deleted, err = res.RowsAffected(); err != nil {
+			return 0, 0, time.Time{}, err
+		}
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+target).Scan(&total); err != nil {
+		return 0, 0, time.Time{}, fmt.Errorf("count merged rows: %w", err)
+	}
+	cp.rows, cp.lastRefresh = total, time.Now()
+	if err := writeCheckpoint(ctx, tx, name, cp); err != nil {
+		return 0, 0, time.Time{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, time.Time{}, fmt.Errorf("commit merge: %w", err)
+	}
+	return total, deleted, cp.lastRefresh, nil
+}
+
+// DeleteWhere removes the rows of the dataset's table for which any of the
+// DuckDB predicates holds (a retention pass), and updates the checkpoint's
+// row count in the same transaction. It waits for a load in progress.
+func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []string) (deleted, total int64, err error) {
+	h, err := e.handle(dataset)
+	if err != nil {
+		return 0, 0, err
+	}
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	info, err := e.storedInfo(ctx, dataset)
+	if err != nil || info == nil {
+		return 0, 0, err
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	target := tableRef(dataset, dataset)
+	res, err := tx.ExecContext(ctx, "DELETE FROM "+target+" AS "+quoteIdent(dataset)+" WHERE "+orPredicates(predicates))
+	if err != nil {
+		return 0, 0, fmt.Errorf("retention delete: %w", err)
+	}
+	if deleted, err = res.RowsAffected(); err != nil {
+		return 0, 0, err
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+target).Scan(&total); err != nil {
+		return 0, 0, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE "+tableRef(dataset, checkpointTable)+" SET row_count = ?", total); err != nil {
+		return 0, 0, fmt.Errorf("update checkpoint: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, fmt.Errorf("commit retention delete: %w", err)
+	}
+	if deleted > 0 {
+		e.compactLater(h, dataset)
+	}
+	return deleted, total, nil
+}
+
+// orPredicates joins predicates with OR, each parenthesized.
+func orPredicates(preds []string) string {
+	parts := make([]string, len(preds))
+	for i, p := range preds {
+		parts[i] = "(" + p + ")"
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// Stored describes what the dataset's acceleration holds now, from its
+// checkpoint; nil when it holds nothing (or is not attached).
+func (e *Engine) Stored(ctx context.Context, dataset string) (*TableInfo, error) {
+	return e.storedInfo(ctx, dataset)
 }
 
 // storedInfo reads the checkpoint of the dataset's database; nil when there
@@ -102,11 +278,15 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 	var (
 		format     int
 		cols       string
+		pk         string
 		info       TableInfo
 		lastUpdate time.Time
 	)
-	err = e.db.QueryRowContext(ctx, "SELECT format, last_refresh, row_count, columns, refresh_sql FROM "+
-		tableRef(name, checkpointTable)+" LIMIT 1").Scan(&format, &lastUpdate, &info.Rows, &cols, &info.RefreshSQL)
+	err = e.db.QueryRowContext(ctx, "SELECT format FROM "+tableRef(name, checkpointTable)+" LIMIT 1").Scan(&format)
+	if err == nil && format == checkpointFormat {
+		err = e.db.QueryRowContext(ctx, "SELECT last_refresh, row_count, columns, refresh_sql, primary_key FROM "+
+			tableRef(name, checkpointTable)+" LIMIT 1").Scan(&lastUpdate, &info.Rows, &cols, &info.RefreshSQL, &pk)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -121,6 +301,9 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 	var stored []storedColumn
 	if err := json.Unmarshal([]byte(cols), &stored); err != nil {
 		return nil, fmt.Errorf("decode checkpoint columns: %w", err)
+	}
+	if err := json.Unmarshal([]byte(pk), &info.PrimaryKey); err != nil {
+		return nil, fmt.Errorf("decode checkpoint primary key: %w", err)
 	}
 	info.LastRefresh = lastUpdate
 	for _, c := range stored {

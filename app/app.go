@@ -43,7 +43,18 @@ type App struct {
 // server.listen, the admin port on admin.listen, and the refresh runner.
 // The listeners are open when Start returns; datasets load in the
 // background.
-func Start(cfg *catalog.Config, log zerolog.Logger) (_ *App, err error) {
+func Start(cfg *catalog.Config, log zerolog.Logger) (*App, error) {
+	return StartWith(cfg, log, Options{})
+}
+
+// Options are settings of StartWith that the config file does not hold.
+type Options struct {
+	// Clock drives the refresh scheduler; the system clock when nil.
+	Clock refresh.Clock
+}
+
+// StartWith is Start with options.
+func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, err error) {
 	origin, err := pgconn.ParseConfig(cfg.Origin.DSN)
 	if err != nil {
 		// pgconn's message can contain the DSN; name the key instead.
@@ -88,7 +99,11 @@ func Start(cfg *catalog.Config, log zerolog.Logger) (_ *App, err error) {
 	a.Planner = planner.New(a.Registry, resolver, planner.Options{})
 	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{})
 
-	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log)
+	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log, refresh.Options{
+		Concurrency: cfg.Runtime.RefreshConcurrency,
+		Metrics:     refresh.NewMetrics(a.Metrics),
+		Clock:       opts.Clock,
+	})
 
 	pm := proxy.NewMetrics(a.Metrics)
 	a.proxy = proxy.NewServer(proxy.Config{

@@ -17,6 +17,9 @@ const (
 	DefaultMaxMessageBytes = 64 << 20
 	DefaultShutdownGrace   = 10 * time.Second
 
+	// DefaultRefreshConcurrency is how many refreshes run at once.
+	DefaultRefreshConcurrency = 2
+
 	// DefaultSnapshotPollInterval is the refresh_check_interval of a
 	// refresh_mode: snapshot dataset that sets none.
 	DefaultSnapshotPollInterval = time.Minute
@@ -136,6 +139,9 @@ type Admin struct {
 type Runtime struct {
 	DataDir    string // where file-mode accelerations live, default DefaultDataDir
 	ReadyState string // ReadyOnLoad or ReadyOnRegistration: when /v1/ready turns 200
+	// RefreshConcurrency bounds the dataset refreshes running at once,
+	// default DefaultRefreshConcurrency.
+	RefreshConcurrency int
 }
 
 // Snapshots is the top-level snapshots block: where acceleration snapshots

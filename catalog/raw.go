@@ -47,9 +47,11 @@ type rawAdmin struct {
 }
 
 type rawRuntime struct {
-	DataDir    *string   `yaml:"data_dir"`
-	ReadyState *string   `yaml:"ready_state"`
-	Pos        positions `yaml:"-"`
+	DataDir    *string `yaml:"data_dir"`
+	ReadyState *string `yaml:"ready_state"`
+	// RefreshConcurrency bounds the refreshes running at once.
+	RefreshConcurrency *int      `yaml:"refresh_concurrency"`
+	Pos                positions `yaml:"-"`
 }
 
 type rawSnapshots struct {
@@ -120,6 +122,7 @@ func (r *rawConfig) applyDefaults() {
 	orDefault(&r.Runtime)
 	orValue(&r.Runtime.DataDir, DefaultDataDir)
 	orValue(&r.Runtime.ReadyState, ReadyOnLoad)
+	orValue(&r.Runtime.RefreshConcurrency, DefaultRefreshConcurrency)
 	if s := r.Snapshots; s != nil {
 		orValue(&s.Enabled, true)
 		orValue(&s.BootstrapOnFailureBehavior, SnapshotFailureWarn)
@@ -172,6 +175,8 @@ func (r *rawConfig) config(file string) *Config {
 		Runtime: Runtime{
 			DataDir:    deref(r.Runtime.DataDir),
 			ReadyState: deref(r.Runtime.ReadyState),
+
+			RefreshConcurrency: deref(r.Runtime.RefreshConcurrency),
 		},
 		file: file,
 		keys: map[string]int{},

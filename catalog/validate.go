@@ -173,6 +173,9 @@ func (v *validator) runtime() {
 	if !slices.Contains([]string{ReadyOnLoad, ReadyOnRegistration}, r.ReadyState) {
 		v.add("runtime.ready_state", fmt.Sprintf("%q is not on_load or on_registration", r.ReadyState), choose(r.ReadyState, ReadyOnLoad, ReadyOnRegistration))
 	}
+	if r.RefreshConcurrency < 0 {
+		v.add("runtime.refresh_concurrency", "must be at least 1", fmt.Sprintf("remove it to run %d refreshes at once", DefaultRefreshConcurrency))
+	}
 }
 
 func (v *validator) snapshots() {

@@ -6,28 +6,56 @@
 // refresh may import catalog and accelerator; it must never import proxy or
 // planner.
 //
-// # What exists now
+// # The scheduler (runner.go, schedule.go)
 //
-// A Runner (runner.go) with one goroutine per enabled dataset:
+// A Runner has one goroutine per enabled dataset:
 //
 //  1. Attach the dataset's acceleration. A file-mode dataset whose file holds
-//     a table is published at once: Loaded, status ready, its rows, columns
-//     and last refresh from the file's checkpoint.
-//  2. Decide the first refresh: now when there is nothing stored or
-//     refresh_on_startup is always; with auto and stored data, when
-//     refresh_check_interval has elapsed since the stored last refresh (never
-//     without an interval), as the spec says.
-//  3. Refresh every refresh_check_interval. A failed refresh is retried after
-//     1 s, 2 s, 4 s ... up to 5 min (refresh_retry_enabled,
-//     refresh_retry_max_attempts), never later than the next interval.
+//     a table and a checkpoint (last refresh, rows, columns, refresh_sql,
+//     primary key) is published at once: Loaded, status ready. An append
+//     dataset is not: it is ready after its first append after start.
+//  2. Decide the first refresh. With stored data and refresh_on_startup:
+//     auto, the schedule continues from the stored last refresh (at once
+//     when overdue; never without a schedule), unless refresh_sql changed
+//     since. Otherwise at once, after the initial jitter (0 to
+//     refresh_jitter_max).
+//  3. Refresh on the schedule: every refresh_check_interval ± jitter, or at
+//     the times of refresh_cron (then up to refresh_jitter_max later), or
+//     never (on demand only). next_refresh is published in the registry;
+//     a refresh that has not succeeded keeps its due time.
+//  4. On failure, classify the error (schedule.go): transient ones
+//     (connection refused or reset, timeouts, the origin restarting,
+//     serialization failures, exhausted resources, unknown) are retried
+//     after 1, 2, 3, 5, 8 ... s (capped at 300 s, randomized ±25 %) while
+//     refresh_retry_enabled and up to refresh_retry_max_attempts retries;
+//     configuration errors (credentials, TLS, a missing table or column,
+//     SQL the origin rejects) are logged as errors and wait for the next
+//     scheduled or on-demand refresh. Every failure counts in
+//     dataset_acceleration_refresh_errors_total{dataset,reason}.
 //
-// Runner.Refresh runs one refresh now (the admin API's on-demand refresh);
-// refreshes of one dataset never overlap. Runner.WaitReady waits for the
-// first load. Every refresh is a full refresh (fullrefresh.go): other
-// refresh modes log a warning and refresh in full, disabled only attaches.
-// Cron, jitter, append, changes, caching, snapshots and retention are not
-// implemented yet; the scheduler replaces Runner.run and keeps
-// Runner.refresh, the unit that runs one refresh and publishes its outcome.
+// Refreshes take a slot of a semaphore (runtime.refresh_concurrency,
+// default 2). Trigger and Refresh request an on-demand refresh: a refresh
+// of the dataset in progress is cancelled and replaced. Time comes from a
+// Clock, so tests step through cron schedules with a ManualClock.
+//
+// A second goroutine per dataset with retention_check_enabled runs a
+// retention pass every retention_check_interval (retention.go): DELETE the
+// rows older than retention_period by time_column, and those matching
+// retention_sql's condition, in the acceleration. When a setting is missing
+// it logs a [retention] error naming it and schedules nothing. Every load
+// also applies the policy before publishing, so evicted rows never show.
+//
+// # Append refreshes (timefmt.go)
+//
+// An append refresh reads rows past max(time_column) in the acceleration
+// less refresh_append_overlap (>= the start of that day for time_format:
+// date), in the column's time format, plus time_partition_column >= the
+// partition of the newest stored row not past that bound (true whatever
+// the partitions' granularity). The rows are merged in one DuckDB
+// transaction (accelerator.AppendMerge): with primary_key, the newest
+// version of each key by time_column wins; without, rows that equal stored
+// rows past the bound are not added again (EXCEPT ALL, so duplicates at
+// the origin stay duplicates).
 //
 // # A full refresh
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,24 +37,62 @@ func parseConfig(t testing.TB, dsn, dataDir, datasets string) *catalog.Config {
 
 // harness is a runner with its engine and registry.
 type harness struct {
-	cfg *catalog.Config
-	reg *catalog.Registry
-	eng *accelerator.Engine
-	run *Runner
+	cfg  *catalog.Config
+	reg  *catalog.Registry
+	eng  *accelerator.Engine
+	run  *Runner
+	logs *logBuffer // the runner's log lines (debug and up)
 }
 
 // newHarness opens an engine (data in dataDir, a temp dir when "") and a
-// runner for cfg. Both are closed when the test ends.
-func newHarness(t testing.TB, cfg *catalog.Config) *harness {
+// runner for cfg, with opts when given. Both are closed when the test ends.
+func newHarness(t testing.TB, cfg *catalog.Config, opts ...Options) *harness {
 	t.Helper()
 	eng, err := accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{cfg: cfg, reg: catalog.NewRegistry(cfg), eng: eng}
-	h.run = NewRunner(cfg, h.reg, eng, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel))
+	h := &harness{cfg: cfg, reg: catalog.NewRegistry(cfg), eng: eng, logs: &logBuffer{}}
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	log := zerolog.New(zerolog.MultiLevelWriter(
+		&zerolog.FilteredLevelWriter{Writer: zerolog.LevelWriterAdapter{Writer: zerolog.NewTestWriter(t)}, Level: zerolog.InfoLevel},
+		h.logs)).Level(zerolog.DebugLevel)
+	h.run = NewRunner(cfg, h.reg, eng, log, o)
 	t.Cleanup(func() { h.close(t) })
 	return h
+}
+
+// logBuffer keeps log lines for tests to search.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, string(p))
+	return len(p), nil
+}
+
+// matching returns the lines that contain every one of subs.
+func (b *logBuffer) matching(subs ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.lines {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(l, s)
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // close stops the runner and closes the engine; safe to call twice.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,23 +14,42 @@ import (
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
-// Retry backoff after a failed refresh: it starts at retryMin and doubles up
-// to retryMax (the spec's "about one second ... at most five minutes").
-const (
-	retryMin = time.Second
-	retryMax = 5 * time.Minute
-)
+// DefaultConcurrency is how many refreshes run at once when
+// Options.Concurrency is 0.
+const DefaultConcurrency = 2
+
+// warnEvery is how often a dataset whose refresh keeps failing logs the
+// failure as a warning; in between, retries log at debug level.
+const warnEvery = 5 * time.Minute
+
+// Options tune a Runner.
+type Options struct {
+	// Clock is the scheduler's time source; SystemClock when nil.
+	Clock Clock
+	// Concurrency bounds the refreshes running at once; DefaultConcurrency
+	// when 0. Refreshes past it wait for a slot.
+	Concurrency int
+	// Metrics records refresh outcomes; nil records nothing.
+	Metrics *Metrics
+	// Rand returns a uniform random number in [0, n); tests fix it.
+	Rand func(n int64) int64
+}
 
 // Runner keeps every enabled dataset's acceleration loaded: one task per
-// dataset attaches its acceleration, loads it, and refreshes it every
-// acceleration.refresh_check_interval. Every refresh is a full refresh for
-// now; the other refresh modes, cron and jitter come with the scheduler.
+// dataset attaches its acceleration, loads it, and refreshes it on its
+// schedule (refresh_check_interval or refresh_cron, with jitter), on demand
+// (Trigger, Refresh), and again after failures (Fibonacci backoff). A
+// retention task per dataset evicts rows every retention_check_interval.
 type Runner struct {
-	cfg *catalog.Config
-	reg *catalog.Registry
-	eng *accelerator.Engine
-	log zerolog.Logger
-	sc  scrubber
+	cfg     *catalog.Config
+	reg     *catalog.Registry
+	eng     *accelerator.Engine
+	log     zerolog.Logger
+	sc      scrubber
+	clock   Clock
+	rnd     func(int64) int64
+	metrics *Metrics
+	sem     chan struct{} // one slot per refresh allowed to run
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
@@ -41,10 +61,16 @@ type Runner struct {
 
 // task is one dataset's refresh state.
 type task struct {
-	ds *catalog.Dataset
+	ds    *catalog.Dataset
+	sched schedule
 
-	refreshMu sync.Mutex // one refresh of the dataset at a time
+	kick    chan struct{} // on-demand requests wake the task (buffered, 1)
+	waitMu  sync.Mutex
+	waiters []chan error // callers of Refresh waiting for the next refresh
+
+	refreshMu sync.Mutex // one refresh or retention pass of the dataset at a time
 	attached  bool       // guarded by refreshMu
+	stored    *accelerator.TableInfo
 
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
@@ -53,31 +79,47 @@ type task struct {
 	lastErr error // the last refresh's error, nil after a success
 }
 
+// errSuperseded cancels a refresh that an on-demand request replaces.
+var errSuperseded = errors.New("superseded by an on-demand refresh")
+
 // NewRunner prepares a task for each dataset of cfg. Nothing runs before
 // Start; Refresh works without it.
-func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engine, log zerolog.Logger) *Runner {
+func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engine, log zerolog.Logger, opts Options) *Runner {
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Rand == nil {
+		opts.Rand = defaultRand
+	}
 	r := &Runner{
-		cfg:   cfg,
-		reg:   reg,
-		eng:   eng,
-		log:   log,
-		sc:    newScrubber(cfg.Origin.DSN),
-		tasks: make(map[string]*task),
+		cfg:     cfg,
+		reg:     reg,
+		eng:     eng,
+		log:     log,
+		sc:      newScrubber(cfg.Origin.DSN),
+		clock:   opts.Clock,
+		rnd:     opts.Rand,
+		metrics: opts.Metrics,
+		sem:     make(chan struct{}, opts.Concurrency),
+		tasks:   make(map[string]*task),
 	}
 	for _, ds := range cfg.Datasets {
-		r.tasks[ds.Name] = &task{ds: ds, ready: make(chan struct{})}
+		r.tasks[ds.Name] = &task{
+			ds:    ds,
+			sched: newSchedule(&ds.Acceleration, opts.Rand),
+			kick:  make(chan struct{}, 1),
+			ready: make(chan struct{}),
+		}
 	}
 	return r
 }
 
-// Start starts one goroutine per enabled dataset. Each attaches the
-// dataset's acceleration (a file-mode dataset with stored data is Loaded
-// and Ready at once), loads it when there is nothing to serve yet or
-// refresh_on_startup is always (with auto, stored data is refreshed when
-// refresh_check_interval has elapsed since its last refresh), then refreshes
-// it every refresh_check_interval. A failed refresh is retried with backoff
-// (refresh_retry_enabled, refresh_retry_max_attempts). The goroutines stop
-// when ctx is done or Close is called.
+// Start starts one goroutine per enabled dataset (see run) and one per
+// dataset with retention checks (see retain). They stop when ctx is done or
+// Close is called.
 func (r *Runner) Start(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -96,6 +138,13 @@ func (r *Runner) Start(ctx context.Context) {
 			defer r.wg.Done()
 			r.run(ctx, t)
 		}()
+		if ds.Acceleration.RetentionCheckEnabled {
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				r.retain(ctx, t)
+			}()
+		}
 	}
 }
 
@@ -120,14 +169,89 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 }
 
-// Refresh runs one full refresh of the dataset now, after any refresh of it
-// in progress, and returns its error.
+// ErrNoOnDemand is returned for a refresh of a dataset whose refresh mode
+// does not refresh on demand.
+var ErrNoOnDemand = errors.New("does not refresh on demand")
+
+// ErrUnknownDataset is returned for a dataset the configuration lacks.
+var ErrUnknownDataset = errors.New("no such dataset")
+
+// ErrNotAccelerated is returned for a dataset with acceleration.enabled:
+// false.
+var ErrNotAccelerated = errors.New("is not accelerated")
+
+// Trigger starts an on-demand refresh of the dataset and returns at once.
+// A refresh of it in progress is cancelled and replaced by the new one.
+func (r *Runner) Trigger(dataset string) error {
+	t, err := r.task(dataset)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		return fmt.Errorf("dataset %s: the refresh scheduler is not running", dataset)
+	}
+	t.request(nil)
+	return nil
+}
+
+// Refresh starts an on-demand refresh of the dataset, as Trigger does, and
+// waits for it. Before Start, it runs the refresh itself.
 func (r *Runner) Refresh(ctx context.Context, dataset string) error {
 	t, err := r.task(dataset)
 	if err != nil {
 		return err
 	}
-	return r.refresh(ctx, t)
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		if err := r.acquire(ctx); err != nil {
+			return err
+		}
+		defer r.release()
+		return r.refresh(ctx, t)
+	}
+	done := make(chan error, 1)
+	t.request(done)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// request queues an on-demand refresh; done, when not nil, receives its
+// outcome.
+func (t *task) request(done chan error) {
+	if done != nil {
+		t.waitMu.Lock()
+		t.waiters = append(t.waiters, done)
+		t.waitMu.Unlock()
+	}
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// takeWaiters returns the callers waiting for the refresh about to start.
+func (t *task) takeWaiters() []chan error {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	w := t.waiters
+	t.waiters = nil
+	return w
+}
+
+// requeue puts back waiters of a refresh that was superseded.
+func (t *task) requeue(w []chan error) {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	t.waiters = append(w, t.waiters...)
 }
 
 // WaitReady blocks until the dataset has loaded once, or its first load
@@ -156,15 +280,44 @@ func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 func (r *Runner) task(name string) (*task, error) {
 	t, ok := r.tasks[name]
 	if !ok {
-		return nil, fmt.Errorf("no dataset named %s", name)
+		return nil, fmt.Errorf("dataset %s: %w", name, ErrUnknownDataset)
 	}
 	if !t.ds.Acceleration.Enabled {
-		return nil, fmt.Errorf("dataset %s is not accelerated (acceleration.enabled is false)", name)
+		return nil, fmt.Errorf("dataset %s %w (acceleration.enabled is false)", name, ErrNotAccelerated)
+	}
+	if m := t.ds.Acceleration.RefreshMode; m == catalog.RefreshDisabled {
+		return nil, fmt.Errorf("dataset %s %w (refresh_mode: %s)", name, ErrNoOnDemand, m)
 	}
 	return t, nil
 }
 
-// run is a dataset's goroutine.
+func (r *Runner) acquire(ctx context.Context) error {
+	select {
+	case r.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) release() { <-r.sem }
+
+// run is a dataset's goroutine. It attaches the acceleration (a file-mode
+// dataset with stored data serves it at once), then loops: wait until the
+// next refresh is due or requested, run it, and schedule the next one.
+//
+// The first refresh: with stored data and refresh_on_startup: auto, the
+// schedule continues from the stored last refresh (at once when that is
+// overdue, never without a schedule), unless refresh_sql changed since, or
+// the mode is append (an append dataset is not ready before its first
+// append after start). Otherwise at once, after the initial jitter.
+//
+// After a failure: transient errors are retried after a Fibonacci backoff
+// (1, 2, 3, 5, 8 ... s, at most 5 min, randomized) while
+// refresh_retry_enabled and up to refresh_retry_max_attempts retries;
+// configuration errors, and transient ones past the limit, wait for the
+// next scheduled refresh. next_refresh keeps the due time of a refresh that
+// has not succeeded yet.
 func (r *Runner) run(ctx context.Context, t *task) {
 	ds := t.ds
 	log := r.log.With().Str("dataset", ds.Name).Logger()
@@ -177,57 +330,169 @@ func (r *Runner) run(ctx context.Context, t *task) {
 		t.markReady()
 		return
 	}
-	if m := ds.Acceleration.RefreshMode; m != catalog.RefreshFull {
+	switch m := ds.Acceleration.RefreshMode; m {
+	case catalog.RefreshFull, catalog.RefreshAppend:
+	default:
 		log.Warn().Str("refresh_mode", m).Msg("refresh mode not implemented yet; refreshing in full")
 	}
 
-	interval := ds.Acceleration.RefreshCheckInterval
-	next := time.Now() // the first refresh
-	if info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways {
-		next = time.Time{} // auto: serve the stored data ...
-		if interval > 0 {
-			next = info.LastRefresh.Add(interval) // ... until it is due
-		}
+	now := r.clock.Now()
+	var next plan
+	switch {
+	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
+		info.RefreshSQL == ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshMode != catalog.RefreshAppend:
+		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
+	case info != nil && info.RefreshSQL != ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways:
+		log.Info().Msg("refresh_sql changed since the stored refresh; refreshing now")
+		next = plan{due: now, start: now}
+	default:
+		next = plan{due: now, start: now.Add(t.sched.initialDelay())}
 	}
-	backoff, failures := retryMin, 0
+	if !t.sched.scheduled() {
+		next.due = time.Time{} // next_refresh only for scheduled refreshes
+	}
+	log.Debug().Str("schedule", describeSchedule(&ds.Acceleration)).Time("first", next.start).Msg("refresh scheduled")
+
+	retries := 0
+	var lastWarn time.Time
 	for {
-		if next.IsZero() {
-			r.setNext(ds.Name, time.Time{})
-			<-ctx.Done()
+		if !r.wait(ctx, t, next) {
 			return
 		}
-		r.setNext(ds.Name, next)
-		timer := time.NewTimer(time.Until(next))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		err := r.refresh(ctx, t)
+		err := r.runOnce(ctx, t)
 		if ctx.Err() != nil {
 			return
 		}
-		next = time.Time{}
-		if interval > 0 {
-			next = time.Now().Add(interval)
-		}
+		now := r.clock.Now()
 		if err == nil {
-			if failures > 0 {
-				log.Info().Int("failures", failures).Msg("refresh recovered")
+			if retries > 0 {
+				log.Info().Int("retries", retries).Msg("refresh recovered")
 			}
-			backoff, failures = retryMin, 0
+			retries, lastWarn = 0, time.Time{}
+			next = r.scheduled(t, now)
 			continue
 		}
-		failures++
+		reason, transient := classify(err)
 		acc := ds.Acceleration
-		if !acc.RefreshRetryEnabled || acc.RefreshRetryMaxAttempts > 0 && failures >= acc.RefreshRetryMaxAttempts {
-			continue // wait for the next interval, if any
+		msg := r.sc.text(err)
+		switch {
+		case !transient:
+			log.Error().Str("reason", reason).Str("error", msg).
+				Msg("refresh failed with an error that retrying cannot fix; not retried until the next scheduled or on-demand refresh")
+		case acc.RefreshRetryEnabled && (acc.RefreshRetryMaxAttempts == 0 || retries < acc.RefreshRetryMaxAttempts):
+			retries++
+			wait := fibonacciDelay(retries, r.rnd)
+			ev := log.Debug()
+			if lastWarn.IsZero() || now.Sub(lastWarn) >= warnEvery {
+				ev, lastWarn = log.Warn(), now
+			}
+			ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait).
+				Msg("refresh failed; the previous acceleration, if any, keeps serving; retrying")
+			// next_refresh keeps the due time that has not succeeded.
+			next = plan{due: next.due, start: now.Add(wait)}
+			continue
+		default:
+			log.Warn().Str("reason", reason).Str("error", msg).Int("retries", retries).
+				Msg("refresh failed and retries are exhausted or disabled; waiting for the next scheduled or on-demand refresh")
 		}
-		if retry := time.Now().Add(backoff); next.IsZero() || retry.Before(next) {
-			next = retry
+		retries = 0
+		after := r.scheduled(t, now)
+		if !next.due.IsZero() && !after.due.IsZero() {
+			after.due, after.announce = next.due, false // kept until a refresh succeeds
 		}
-		backoff = min(2*backoff, retryMax)
+		next = after
+	}
+}
+
+// plan is when the next refresh runs.
+type plan struct {
+	due   time.Time // reported as next_refresh; zero when none is scheduled
+	start time.Time // when it starts; zero: only on demand
+	// announce: report start once due passes (a cron time followed by
+	// jitter).
+	announce bool
+}
+
+// scheduled plans the refresh the schedule has after from.
+func (r *Runner) scheduled(t *task, from time.Time) plan {
+	due, start := t.sched.next(from)
+	return plan{due: due, start: start, announce: start.After(due)}
+}
+
+// wait publishes next_refresh and waits until p.start (forever when zero)
+// or an on-demand request; it reports false when ctx is done.
+func (r *Runner) wait(ctx context.Context, t *task, p plan) bool {
+	r.setNext(t.ds.Name, p.due)
+	if p.announce {
+		ok, kicked := r.sleep(ctx, t, p.due)
+		if !ok || kicked {
+			return ok
+		}
+		r.setNext(t.ds.Name, p.start)
+	}
+	ok, _ := r.sleep(ctx, t, p.start)
+	return ok
+}
+
+// sleep waits until at (forever when zero), an on-demand request, or ctx;
+// ok is false when ctx is done.
+func (r *Runner) sleep(ctx context.Context, t *task, at time.Time) (ok, kicked bool) {
+	var timeout <-chan time.Time
+	if !at.IsZero() {
+		d := at.Sub(r.clock.Now())
+		if d <= 0 {
+			return ctx.Err() == nil, false
+		}
+		timer := r.clock.NewTimer(d)
+		defer timer.Stop()
+		timeout = timer.C()
+	}
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-t.kick:
+		return true, true
+	case <-timeout:
+		return true, false
+	}
+}
+
+// runOnce runs one refresh of t in a concurrency slot. An on-demand
+// request that arrives while it runs cancels it and starts a new one; the
+// callers waiting get the outcome of the refresh that completes.
+func (r *Runner) runOnce(ctx context.Context, t *task) error {
+	for {
+		if err := r.acquire(ctx); err != nil {
+			return err
+		}
+		select { // requests so far are served by this refresh
+		case <-t.kick:
+		default:
+		}
+		waiters := t.takeWaiters()
+		runCtx, cancel := context.WithCancelCause(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.refresh(runCtx, t) }()
+		var err error
+		superseded := false
+		select {
+		case err = <-done:
+		case <-t.kick:
+			cancel(errSuperseded)
+			err = <-done
+			superseded = true
+		}
+		cancel(nil)
+		r.release()
+		if superseded && ctx.Err() == nil {
+			r.log.Info().Str("dataset", t.ds.Name).Msg("refresh in progress cancelled: an on-demand refresh replaces it")
+			t.requeue(waiters)
+			continue
+		}
+		for _, w := range waiters {
+			w <- err
+		}
+		return err
 	}
 }
 
@@ -254,24 +519,37 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 		return nil, err
 	}
 	t.attached = true
-	if info != nil {
+	t.stored = info
+	if info == nil {
+		return nil, nil
+	}
+	r.metrics.restored(t.ds.Name, info.LastRefresh.UnixMilli(), info.Rows)
+	if t.ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+		// Not ready before the first append after start.
 		r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
-			st.Status = catalog.StatusReady
-			st.Loaded = true
 			st.LastRefresh = info.LastRefresh
 			st.Rows = info.Rows
-			st.Columns = info.Columns
-			st.Error = ""
-			st.Generation++
 		})
 		r.log.Info().Str("dataset", t.ds.Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
-			Msg("serving the stored acceleration")
-		t.markReady()
+			Msg("stored append acceleration found; it serves once the first append refresh completes")
+		return info, nil
 	}
+	r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
+		st.Status = catalog.StatusReady
+		st.Loaded = true
+		st.LastRefresh = info.LastRefresh
+		st.Rows = info.Rows
+		st.Columns = info.Columns
+		st.Error = ""
+		st.Generation++
+	})
+	r.log.Info().Str("dataset", t.ds.Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
+		Msg("serving the stored acceleration")
+	t.markReady()
 	return info, nil
 }
 
-// refresh runs one full refresh of t and publishes its outcome.
+// refresh runs one refresh of t and publishes its outcome.
 func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.refreshMu.Lock()
 	defer t.refreshMu.Unlock()
@@ -285,9 +563,16 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 			st.Status = catalog.StatusRefreshing
 		}
 	})
-	log.Debug().Msg("full refresh started")
-	stats, err := fullRefresh(ctx, r.eng, r.cfg.Origin.DSN, ds)
+	mode := ds.Acceleration.RefreshMode
+	if mode != catalog.RefreshAppend {
+		mode = catalog.RefreshFull
+	}
+	log.Debug().Str("mode", mode).Msg("refresh started")
+	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now())
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
 		err = fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
 		t.setErr(err)
 		msg := r.sc.text(err)
@@ -295,27 +580,97 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 			st.Status = catalog.StatusError
 			st.Error = msg
 		})
-		ev := log.Warn()
-		if errors.Is(err, context.Canceled) {
-			ev = log.Info()
+		if ctx.Err() == nil {
+			reason, _ := classify(err)
+			r.metrics.refreshFailed(ds.Name, reason)
 		}
-		ev.Str("error", msg).Msg("full refresh failed; the previous acceleration, if any, keeps serving")
 		t.markReady()
 		return err
 	}
 	t.setErr(nil)
 	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
-		st.LastRefresh = stats.Completed
-		st.Rows = stats.Rows
+		st.LastRefresh = out.completed
+		st.Rows = out.total
 		st.Error = ""
 		st.Loaded = true
-		st.Columns = stats.Columns
+		st.Columns = out.columns
 		st.Generation++
 	})
-	log.Info().Int64("rows", stats.Rows).Int64("bytes", stats.Bytes).Dur("duration", stats.Duration).
-		Msg("full refresh done")
+	r.metrics.refreshed(ds.Name, mode, out)
+	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
+		Dur("duration", out.duration).Msg("refresh done")
 	t.markReady()
+	return nil
+}
+
+// retain is a dataset's retention goroutine: with retention_check_enabled,
+// it evicts rows every retention_check_interval. When a setting the policy
+// needs is missing it logs a [retention] error naming it and schedules no
+// pass.
+func (r *Runner) retain(ctx context.Context, t *task) {
+	ds := t.ds
+	if refusals := retentionRefusals(ds); len(refusals) > 0 {
+		for _, f := range refusals {
+			r.log.Error().Str("dataset", ds.Name).Str("missing", f.setting).
+				Msgf("[retention] dataset %s: no retention pass is scheduled: %s", ds.Name, f.Error())
+		}
+		return
+	}
+	interval := ds.Acceleration.RetentionCheckInterval
+	for {
+		timer := r.clock.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C():
+		}
+		if err := r.retainOnce(ctx, t); err != nil && ctx.Err() == nil {
+			r.log.Warn().Str("dataset", ds.Name).Str("error", r.sc.text(err)).Msg("[retention] pass failed; the next one runs on schedule")
+		}
+	}
+}
+
+// RetainNow runs one retention pass of the dataset now (for tests and
+// operators).
+func (r *Runner) RetainNow(ctx context.Context, dataset string) error {
+	t, err := r.task(dataset)
+	if err != nil {
+		return err
+	}
+	return r.retainOnce(ctx, t)
+}
+
+func (r *Runner) retainOnce(ctx context.Context, t *task) error {
+	t.refreshMu.Lock()
+	defer t.refreshMu.Unlock()
+	ds := t.ds
+	if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored == nil {
+		return nil
+	}
+	info, err := r.eng.Stored(ctx, ds.Name)
+	if err != nil || info == nil {
+		return err
+	}
+	pol, err := retentionPolicy(ds, info.Specs)
+	if err != nil {
+		return err
+	}
+	preds := pol.duckPredicates(r.clock.Now())
+	deleted, total, err := r.eng.DeleteWhere(ctx, ds.Name, preds)
+	if err != nil {
+		return err
+	}
+	r.metrics.retained(ds.Name, deleted, total)
+	if deleted > 0 {
+		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+			st.Rows = total
+			st.Generation++
+		})
+	}
+	r.log.Info().Str("dataset", ds.Name).Int64("deleted", deleted).Int64("rows", total).
+		Str("policy", pol.describe()).Msg("[retention] pass done")
 	return nil
 }
 
@@ -335,4 +690,19 @@ func (t *task) err() error {
 	t.errMu.Lock()
 	defer t.errMu.Unlock()
 	return t.lastErr
+}
+
+// describeSchedule says when a dataset refreshes, for logs.
+func describeSchedule(a *catalog.Acceleration) string {
+	var parts []string
+	if a.RefreshCheckInterval > 0 {
+		parts = append(parts, "every "+a.RefreshCheckInterval.String())
+	}
+	if a.RefreshCron != "" {
+		parts = append(parts, "at cron '"+a.RefreshCron+"'")
+	}
+	if len(parts) == 0 {
+		return "once, then on demand"
+	}
+	return strings.Join(parts, " ")
 }

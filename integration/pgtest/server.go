@@ -172,3 +172,20 @@ func connString(host string, port int, user, password, database string) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// Pause stops a local server (fast shutdown) without removing it, to
+// simulate an origin outage; Resume starts it again on the same port.
+func (s *Server) Pause() error {
+	if s.External {
+		return errors.New("pgtest: cannot pause an external server")
+	}
+	return s.pgctlStop()
+}
+
+// Resume starts a server stopped by Pause on its port.
+func (s *Server) Resume(ctx context.Context) error {
+	if s.External {
+		return errors.New("pgtest: cannot resume an external server")
+	}
+	return s.pgctlStart(ctx)
+}

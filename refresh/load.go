@@ -1,0 +1,186 @@
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// loadOutcome is what one refresh did.
+type loadOutcome struct {
+	rows      int64 // rows read from the origin
+	total     int64 // rows in the acceleration afterwards
+	bytes     int64
+	duration  time.Duration
+	completed time.Time
+	columns   []catalog.ColumnInfo
+}
+
+// loadDataset runs one refresh of ds in its refresh mode: it reads the
+// table's columns, then streams
+//
+//	COPY (SELECT <columns> FROM "schema"."table" WHERE <refresh_sql's WHERE> AND <data window> [AND <append bound>]) TO STDOUT (FORMAT binary)
+//
+// into Engine.LoadWith. A full refresh replaces the acceleration; an append
+// refresh reads the rows past the stored max(time_column) less
+// refresh_append_overlap and merges them in (see appendBounds). Rows the
+// retention policy would evict are removed before the rows are published.
+// The columns are refresh_sql's (all of them for *); those whose type
+// cannot be accelerated are sent as NULLs, so that the stream still has
+// every selected column and the acceleration records them as not
+// accelerated. On failure the previous acceleration keeps serving.
+func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, now time.Time) (loadOutcome, error) {
+	conn, err := connectOrigin(ctx, dsn)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	closeConn := func() { conn.Close(context.Background()) }
+	defer func() {
+		if closeConn != nil {
+			closeConn()
+		}
+	}()
+	all, err := originColumns(ctx, conn, ds.Schema, ds.Table)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	if err := checkColumns(ds, all); err != nil {
+		return loadOutcome{}, err
+	}
+	opts := accelerator.LoadOptions{PrimaryKey: ds.Acceleration.PrimaryKey}
+	cols, query, err := copyQuery(ds, all)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	if ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+		b, err := appendBounds(ctx, eng, ds, all, cols)
+		if err != nil {
+			return loadOutcome{}, err
+		}
+		opts.Append = &accelerator.AppendMerge{TimeColumn: ds.TimeColumn, PrimaryKey: ds.Acceleration.PrimaryKey, Overlap: b.overlap}
+		if _, query, err = copyQuery(ds, all, b.origin...); err != nil {
+			return loadOutcome{}, err
+		}
+	}
+	if pol, err := retentionPolicy(ds, cols); err == nil && pol != nil && ds.Acceleration.RetentionCheckEnabled {
+		opts.Delete = pol.duckPredicates(now)
+	}
+	closeConn = nil // startCopy takes the connection over
+	stream, err := startCopy(ctx, conn, query)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	defer stream.Close()
+	st, err := eng.LoadWith(ctx, ds, cols, stream, opts)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	return loadOutcome{
+		rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed,
+		columns: st.Columns,
+	}, nil
+}
+
+// checkColumns checks that the columns the dataset names exist at the
+// origin: time_column, time_partition_column and primary_key.
+func checkColumns(ds *catalog.Dataset, all []accelerator.ColumnSpec) error {
+	has := make(map[string]bool, len(all))
+	for _, c := range all {
+		has[c.Name] = true
+	}
+	check := func(key, col string) error {
+		if col != "" && !has[col] {
+			return fmt.Errorf("%s %q is not a column of %s.%s: %w", key, col, ds.Schema, ds.Table, errMissingColumn)
+		}
+		return nil
+	}
+	if err := check("time_column", ds.TimeColumn); err != nil {
+		return err
+	}
+	if err := check("time_partition_column", ds.TimePartitionColumn); err != nil {
+		return err
+	}
+	for _, k := range ds.Acceleration.PrimaryKey {
+		if err := check("acceleration.primary_key column", k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyQuery returns the columns a full refresh of ds reads, in order, and
+// its COPY statement.
+// extra predicates (Postgres SQL) are added to the WHERE clause.
+func copyQuery(ds *catalog.Dataset, all []accelerator.ColumnSpec, extra ...string) ([]accelerator.ColumnSpec, string, error) {
+	cols := all
+	var where []string
+	if ds.Acceleration.RefreshSQL != "" {
+		names, pred, ok := ds.RefreshSelect()
+		if !ok {
+			return nil, "", fmt.Errorf("acceleration.refresh_sql is not of the form SELECT <columns> FROM <table> [WHERE <condition>]: %w", errConfig)
+		}
+		if names != nil {
+			byName := make(map[string]accelerator.ColumnSpec, len(all))
+			for _, c := range all {
+				byName[c.Name] = c
+			}
+			cols = make([]accelerator.ColumnSpec, 0, len(names))
+			for _, n := range names {
+				c, ok := byName[n]
+				if !ok {
+					return nil, "", fmt.Errorf("acceleration.refresh_sql selects column %q, which %s.%s does not have: %w", n, ds.Schema, ds.Table, errMissingColumn)
+				}
+				cols = append(cols, c)
+			}
+		}
+		if pred != "" {
+			where = append(where, "("+pred+")")
+		}
+	}
+	if w := ds.Acceleration.RefreshDataWindow; w > 0 {
+		pred, err := windowPredicate(ds, all, w)
+		if err != nil {
+			return nil, "", err
+		}
+		where = append(where, pred)
+	}
+	where = append(where, extra...)
+
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		if _, ok := accelerator.DuckDBType(c); ok {
+			sel[i] = quoteIdent(c.Name)
+		} else {
+			sel[i] = "NULL"
+		}
+	}
+	q := "COPY (SELECT " + strings.Join(sel, ", ") + " FROM " + ds.QualifiedTable()
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return cols, q + ") TO STDOUT (FORMAT binary)", nil
+}
+
+// windowPredicate is refresh_data_window's filter: time_column newer than
+// now() minus the window, in the column's time format.
+func windowPredicate(ds *catalog.Dataset, all []accelerator.ColumnSpec, w time.Duration) (string, error) {
+	if ds.TimeColumn == "" {
+		return "", fmt.Errorf("acceleration.refresh_data_window needs time_column: %w", errConfig)
+	}
+	tf, err := timeFormatOf(ds.TimeColumn, ds.TimeFormat, all)
+	if err != nil {
+		return "", err
+	}
+	since := "(now() - interval '" + strconv.FormatInt(w.Microseconds(), 10) + " microseconds')"
+	return tf.originAfter(quoteIdent(ds.TimeColumn), since), nil
+}
+
+// quoteIdent quotes a Postgres identifier.
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

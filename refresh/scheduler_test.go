@@ -1,0 +1,222 @@
+package refresh
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// counterValue reads a counter.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// waitFor polls cond until it holds or the test's patience ends.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestScheduler_CronWithJitterOnAManualClock(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS cron_t; CREATE TABLE cron_t (id int); INSERT INTO cron_t VALUES (1);`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("cron_t", "memory", `refresh_cron: "*/5 * * * *"
+refresh_jitter_enabled: true
+refresh_jitter_max: 30s`))
+	clock := NewManualClock(time.Date(2026, 11, 30, 10, 2, 0, 0, time.UTC))
+	highest := func(n int64) int64 { return n - 1 }
+	h := newHarness(t, cfg, Options{Clock: clock, Rand: highest})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.run.Start(ctx)
+
+	// The initial load waits for its jitter (30 s with this random source).
+	if !clock.WaitTimers(1, 10*time.Second) {
+		t.Fatal("no timer for the initial load")
+	}
+	if p := clock.Pending(); p[0] != time.Date(2026, 11, 30, 10, 2, 30, 0, time.UTC) {
+		t.Errorf("initial load at %v, want 10:02:30", p[0])
+	}
+	if st := h.state(t, "cron_t"); st.Loaded {
+		t.Fatal("loaded before the jitter passed")
+	}
+	clock.Advance(30 * time.Second)
+	if err := h.run.WaitReady(ctx, "cron_t"); err != nil {
+		t.Fatal(err)
+	}
+	// next_refresh is the cron time, then the jittered start once it passes.
+	at := func(h, m, s int) time.Time { return time.Date(2026, 11, 30, h, m, s, 0, time.UTC) }
+	waitFor(t, "next_refresh 10:05", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 0)) })
+	originExec(t, "INSERT INTO cron_t VALUES (2)")
+	clock.Set(at(10, 5, 0))
+	waitFor(t, "next_refresh 10:05:30", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 30)) })
+	if st := h.state(t, "cron_t"); st.Rows != 1 {
+		t.Fatalf("refreshed before the jitter: %+v", st)
+	}
+	clock.Set(at(10, 5, 30))
+	waitFor(t, "the cron refresh", func() bool { return h.state(t, "cron_t").Rows == 2 })
+	waitFor(t, "next_refresh 10:10", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 10, 0)) })
+}
+
+func TestScheduler_AutoResumesTheIntervalFromTheCheckpointAndAlwaysReloads(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS auto_t; CREATE TABLE auto_t (id int); INSERT INTO auto_t VALUES (1);`)
+	dir := t.TempDir()
+	clock := NewManualClock(time.Now().Truncate(time.Second))
+	cfg := parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h"))
+	h := newHarness(t, cfg, Options{Clock: clock})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "auto_t"); err != nil {
+		t.Fatal(err)
+	}
+	first := h.state(t, "auto_t")
+	h.close(t)
+	originExec(t, "INSERT INTO auto_t VALUES (2)")
+
+	// auto: serves the file at once, next refresh an hour after the stored
+	// one; nothing is read from the origin meanwhile.
+	h2 := newHarness(t, parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h")), Options{Clock: clock})
+	h2.run.Start(ctx)
+	if err := h2.run.WaitReady(ctx, "auto_t"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "next_refresh", func() bool { return !h2.state(t, "auto_t").NextRefresh.IsZero() })
+	st := h2.state(t, "auto_t")
+	if st.Rows != 1 || st.Generation != 1 || !st.NextRefresh.Equal(first.LastRefresh.Truncate(time.Microsecond).Add(time.Hour)) {
+		t.Errorf("auto restart: %+v, want 1 row and next refresh an hour after %v", st, first.LastRefresh)
+	}
+	if len(h2.logs.matching("refresh done")) != 0 {
+		t.Error("auto restart refreshed")
+	}
+	// The interval elapses: it refreshes.
+	clock.Set(st.NextRefresh)
+	waitFor(t, "the due refresh", func() bool { return h2.state(t, "auto_t").Rows == 2 })
+	h2.close(t)
+
+	// always: reloads at start.
+	originExec(t, "INSERT INTO auto_t VALUES (3)")
+	h3 := newHarness(t, parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h\nrefresh_on_startup: always")), Options{Clock: clock})
+	h3.run.Start(ctx)
+	waitFor(t, "the startup reload", func() bool { return h3.state(t, "auto_t").Rows == 3 })
+	h3.close(t)
+
+	// auto with a refresh_sql changed since the checkpoint: reloads too.
+	h4 := newHarness(t, parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h\nrefresh_sql: SELECT * FROM auto_t WHERE id > 1")), Options{Clock: clock})
+	h4.run.Start(ctx)
+	waitFor(t, "the reload for the new refresh_sql", func() bool { return h4.state(t, "auto_t").Rows == 2 && h4.state(t, "auto_t").Generation == 2 })
+	if len(h4.logs.matching("refresh_sql changed")) != 1 {
+		t.Error("no log of the refresh_sql change")
+	}
+}
+
+func TestScheduler_OnDemandReplacesARefreshInProgress(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS ondemand_t;
+		CREATE TABLE ondemand_t (id bigint, s text);
+		INSERT INTO ondemand_t SELECT g, md5(g::text) FROM generate_series(1, 1500000) g;`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("ondemand_t", "memory", ""))
+	h := newHarness(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	// While the initial load's COPY runs, an on-demand refresh arrives.
+	waitFor(t, "the initial COPY", func() bool {
+		return len(originQuery(t, `SELECT 1 FROM pg_stat_activity WHERE application_name = '`+applicationName+`' AND query LIKE 'COPY%ondemand_t%'`)) > 0
+	})
+	if err := h.run.Refresh(ctx, "ondemand_t"); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.logs.matching("on-demand refresh replaces it")) != 1 {
+		t.Errorf("the initial load was not replaced: %v", h.logs.matching("ondemand_t"))
+	}
+	if st := h.state(t, "ondemand_t"); st.Rows != 1500000 || st.Generation != 1 || st.Status != catalog.StatusReady {
+		t.Errorf("state = %+v, want one completed load", st)
+	}
+	// Unknown and non-refreshable datasets are refused.
+	if err := h.run.Trigger("nope"); !errors.Is(err, ErrUnknownDataset) {
+		t.Errorf("Trigger(nope) = %v", err)
+	}
+}
+
+func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS retry_t; CREATE TABLE retry_t (id int); INSERT INTO retry_t VALUES (1), (2);`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("retry_t", "memory", ""))
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, cfg, Options{Metrics: NewMetrics(reg)})
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = srv.Resume(context.Background())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	// Two failures (retried after about 1 s, then 2 s), then the origin is
+	// back.
+	waitFor(t, "two failed attempts", func() bool {
+		return counterValue(t, h.run.metrics.errors.WithLabelValues("retry_t", reasonConnection)) >= 2
+	})
+	if st := h.state(t, "retry_t"); st.Status != catalog.StatusError || st.Loaded {
+		t.Errorf("state while down = %+v", st)
+	}
+	if err := srv.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	waitFor(t, "the recovery", func() bool { return h.state(t, "retry_t").Loaded })
+	if st := h.state(t, "retry_t"); st.Rows != 2 || st.Status != catalog.StatusReady {
+		t.Errorf("state after recovery = %+v", st)
+	}
+	if len(h.logs.matching(`"level":"warn"`, "retrying", `"retry":1`)) != 1 {
+		t.Error("the first failure was not a warning")
+	}
+	if len(h.logs.matching("refresh recovered")) != 1 {
+		t.Error("no recovery log")
+	}
+}
+
+func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS missing_t;`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("missing_t", "memory", ""))
+	reg := prometheus.NewRegistry()
+	clock := NewManualClock(time.Now())
+	h := newHarness(t, cfg, Options{Metrics: NewMetrics(reg), Clock: clock})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "missing_t"); err == nil {
+		t.Fatal("a missing table loaded")
+	}
+	clock.Advance(time.Hour) // no retry timer to fire
+	time.Sleep(200 * time.Millisecond)
+	if n := counterValue(t, h.run.metrics.errors.WithLabelValues("missing_t", reasonSchema)); n != 1 {
+		t.Errorf("errors{reason=schema} = %v, want 1 (not retried)", n)
+	}
+	lines := h.logs.matching(`"level":"error"`, `"dataset":"missing_t"`, "retrying cannot fix", "table not found")
+	if len(lines) != 1 {
+		t.Errorf("want one error log naming the dataset and cause, got %v", h.logs.matching("missing_t"))
+	}
+	if p := clock.Pending(); len(p) != 0 {
+		t.Errorf("timers pending after a configuration error: %v", p)
+	}
+}
