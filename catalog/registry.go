@@ -49,6 +49,12 @@ type DatasetState struct {
 	Columns []ColumnInfo
 	// Generation increases with every swap of new data.
 	Generation uint64
+	// FallbackReady is true once FallbackFilter has been built for the
+	// origin's columns (datasets with on_zero_results: use_source).
+	FallbackReady bool
+	// FallbackFilter is the Postgres predicate a use_source fallback adds
+	// for the dataset (see Dataset.FallbackFilter); "" for none.
+	FallbackFilter string
 }
 
 // Servable reports whether queries may be answered from the acceleration.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
 // This file reads the few pieces of SQL the config holds: the table named by
@@ -167,6 +169,9 @@ func parseRefreshSQL(sql string) (selectStmt, error) {
 		return selectStmt{}, fmt.Errorf("must read from one table, without joins or subqueries: %w", err)
 	}
 	stmt := selectStmt{target: target, where: strings.TrimSpace(m[3])}
+	if err := checkRefreshShape(sql); err != nil {
+		return selectStmt{}, err
+	}
 	if strings.TrimSpace(m[1]) == "*" {
 		return stmt, nil
 	}
@@ -178,6 +183,38 @@ func parseRefreshSQL(sql string) (selectStmt, error) {
 		stmt.columns = append(stmt.columns, name)
 	}
 	return stmt, nil
+}
+
+// checkRefreshShape checks with Postgres' own parser what the pattern
+// cannot see: one plain SELECT, and a filter that reads only the dataset
+// (no subqueries).
+func checkRefreshShape(sql string) error {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return fmt.Errorf("is not valid SQL: %v", err)
+	}
+	if len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
+		return errors.New("must be one SELECT statement")
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	switch {
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		return errors.New("must be one SELECT, without UNION, INTERSECT or EXCEPT")
+	case sel.WithClause != nil:
+		return errors.New("must not use WITH")
+	case len(sel.DistinctClause) > 0, len(sel.GroupClause) > 0, sel.HavingClause != nil, len(sel.SortClause) > 0,
+		sel.LimitCount != nil, sel.LimitOffset != nil, len(sel.LockingClause) > 0, sel.IntoClause != nil, len(sel.WindowClause) > 0:
+		return errors.New("may only choose columns and filter rows: DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET, FOR UPDATE, INTO and WINDOW are not supported")
+	case len(sel.FromClause) != 1 || sel.FromClause[0].GetRangeVar() == nil:
+		return errors.New("must read from one table, without joins or subqueries")
+	}
+	if sel.WhereClause != nil {
+		js, err := pg_query.ParseToJSON(sql)
+		if err == nil && strings.Contains(js, `"SubLink"`) {
+			return errors.New("may filter only on this dataset's columns: subqueries (IN (SELECT ...), EXISTS, ANY/ALL) are not supported")
+		}
+	}
+	return nil
 }
 
 // namesDataset reports whether a statement's target names dataset d: its

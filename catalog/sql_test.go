@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,28 @@ func TestParseRefreshSQL_Shapes(t *testing.T) {
 		if (err == nil) != tt.ok || !reflect.DeepEqual(got.columns, tt.columns) || !reflect.DeepEqual(got.target, tt.target) || got.where != tt.where {
 			t.Errorf("parseRefreshSQL(%q) = %+v, %v; want %q %q %q ok=%v", tt.sql, got, err, tt.columns, tt.target, tt.where, tt.ok)
 		}
+	}
+}
+
+func TestParseRefreshSQL_NamesTheRuleBroken(t *testing.T) {
+	tests := []struct{ sql, want string }{
+		{"SELECT * FROM t WHERE id IN (SELECT id FROM u)", "subqueries"},
+		{"SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u)", "subqueries"},
+		{"SELECT * FROM t WHERE a = 1 ORDER BY a", "ORDER BY"},
+		{"SELECT DISTINCT a FROM t", "DISTINCT"},
+		{"SELECT a AS b FROM t", "not expressions or aliases"},
+		{"SELECT a + 1 FROM t", "not expressions or aliases"},
+		{"SELECT * FROM t JOIN u ON u.id = t.id", "one table"},
+		{"SELECT * FROM t WHERE a = 1 UNION SELECT * FROM t", "UNION"},
+		{"SELECT * FROM t WHERE (", "not valid SQL"},
+	}
+	for _, tt := range tests {
+		_, err := parseRefreshSQL(tt.sql)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want %q", tt.sql, err, tt.want)
+		}
+	}
+	if _, err := parseRefreshSQL(`SELECT id, "Kind" FROM public.t WHERE kind = 'a' AND at > now() - interval '1 day'`); err != nil {
+		t.Errorf("a valid refresh_sql: %v", err)
 	}
 }

@@ -118,6 +118,9 @@ type analysis struct {
 	divides bool
 
 	rewrites rewriteCache
+	// fallbacks holds the origin forms of the statement for
+	// on_zero_results: use_source (see fallback.go).
+	fallbacks rewriteCache
 }
 
 // classify fills a from one statement.

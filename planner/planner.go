@@ -48,6 +48,7 @@ const (
 	ReasonCursor               = "cursor"                 // DECLARE, FETCH, MOVE, CLOSE
 	ReasonUnsupported          = "unsupported"            // syntax the acceleration cannot answer exactly
 	ReasonKnownFallback        = "known_fallback"         // DuckDB failed on this fingerprint before
+	ReasonFallbackFilter       = "fallback_filter"        // use_source, but its origin statement cannot be built yet
 	ReasonPrivilege            = "privilege"              // the role may not SELECT a table
 	ReasonRowSecurity          = "row_security"           // a table has row level security
 	ReasonColumnNotAccelerated = "column_not_accelerated" // a column the acceleration does not hold
@@ -106,6 +107,12 @@ type Decision struct {
 	// statement returns as the exact text of a Postgres numeric (an avg
 	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
 	NumericText []int
+	// FallbackSQL is, for RouteAccelerate over a dataset with
+	// on_zero_results: use_source, the statement the origin runs when the
+	// acceleration's answer has no rows: the client's statement with each
+	// such dataset read through the inverse of its retention policy (the
+	// statement itself when there is none). "" without use_source.
+	FallbackSQL string
 	// Kind is what the statement is; for several statements, KindMulti.
 	// A SELECT with a data-modifying CTE has the kind of its modification
 	// (KindInsert, ...); SELECT INTO is KindDDL.
@@ -258,11 +265,17 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 			return d
 		}
 	}
+	fallback, ok := p.fallbackSQL(a, r)
+	if !ok {
+		d.Reason = ReasonFallbackFilter
+		return d
+	}
 	out, err := p.rewrite(a, r, tree)
 	if err != nil {
 		d.Reason = ReasonUnsupported
 		return d
 	}
+	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.SQL = out
 	d.Datasets = r.datasetNames()

@@ -81,6 +81,22 @@ type localResult struct {
 	fingerprint uint64
 	// textNumeric marks columns whose values are numeric text.
 	textNumeric []bool
+	// peeked is true when the first row was read ahead (by emptyResult)
+	// and not sent yet.
+	peeked bool
+}
+
+// emptyResult reports whether r has no rows, reading its first row ahead
+// (sendRows sends it). A failure counts as not empty: sendRows reports it.
+func (r *localResult) emptyResult() bool {
+	if r.peeked {
+		return false
+	}
+	if r.rows.Next() {
+		r.peeked = true
+		return false
+	}
+	return r.rows.Err() == nil
 }
 
 func (r *localResult) close() {
@@ -383,7 +399,13 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 		return err
 	}
 	for maxRows <= 0 || n < maxRows {
-		if !r.rows.Next() {
+		more := r.peeked
+		if more {
+			r.peeked = false
+		} else {
+			more = r.rows.Next()
+		}
+		if !more {
 			if err := r.rows.Err(); err != nil {
 				if wroteAny {
 					return false, n, &errAfterOutput{err}

@@ -50,6 +50,14 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.fallback(d, err)
 		return false
 	}
+	if d.FallbackSQL != "" && r.emptyResult() {
+		// on_zero_results: use_source. The origin answers, through the
+		// inverse of the retention policies.
+		r.close()
+		ss.zeroResults(d)
+		m.String = d.FallbackSQL
+		return false
+	}
 	defer r.close()
 	_, n, err := ss.sendRows(r, []pgproto3.BackendMessage{rd}, 0)
 	if err != nil && ss.canceledByClient() {
@@ -296,8 +304,67 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	r.started = start
 	r.fingerprint = d.Fingerprint
+	if d.FallbackSQL != "" && r.emptyResult() {
+		r.close()
+		ss.zeroResults(d)
+		if d.FallbackSQL == p.stmt.sql {
+			return false // the client's own statement, at the origin
+		}
+		return ss.executeFallback(p, oids, d.FallbackSQL)
+	}
 	p.active = r
 	return ss.continueLocal(p, m)
+}
+
+// zeroResults counts a use_source fallback.
+func (ss *session) zeroResults(d planner.Decision) {
+	ss.log.Debug().Str("dataset", firstDataset(d)).Msg("accelerated answer is empty; on_zero_results: use_source asks the origin")
+	ss.srv.metrics.count(routeFallback, firstDataset(d), "zero_results")
+}
+
+// fallbackName names the statement and portal of a use_source fallback in
+// the extended protocol.
+const fallbackName = "_pgaccel_zero_results"
+
+// executeFallback answers an Execute of portal p by running sql (the
+// statement with the inverse retention filters) at the origin with p's
+// parameters and formats, under names of the proxy's own so that the
+// client's statements and portals stay as they are. The rows are held in
+// memory until the origin is done (fallback results are usually point
+// lookups). An origin error is relayed, and the rest of the client's
+// stretch up to Sync is skipped, as the origin skips it.
+func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql string) bool {
+	msgs, err := ss.privateRequest(
+		privateMsg{msg: &pgproto3.Parse{Name: fallbackName, Query: sql, ParameterOIDs: oids[:len(p.params)]}, kind: pkParse, hasKind: true},
+		privateMsg{msg: &pgproto3.Bind{DestinationPortal: fallbackName, PreparedStatement: fallbackName,
+			ParameterFormatCodes: p.paramFormats, Parameters: p.params, ResultFormatCodes: p.resultFormats}, kind: pkBind, hasKind: true},
+		privateMsg{msg: &pgproto3.Execute{Portal: fallbackName}, kind: pkExecute, hasKind: true},
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: fallbackName}, kind: pkClose, hasKind: true},
+		privateMsg{msg: &pgproto3.Flush{}},
+	)
+	if err != nil {
+		ss.close()
+		return true
+	}
+	ss.outBuf = ss.outBuf[:0]
+	for _, msg := range msgs {
+		switch msg.(type) {
+		case *pgproto3.DataRow, *pgproto3.CommandComplete, *pgproto3.EmptyQueryResponse, *pgproto3.ErrorResponse,
+			*pgproto3.NoticeResponse:
+			if ss.outBuf, err = msg.Encode(ss.outBuf); err != nil {
+				ss.close()
+				return true
+			}
+			if _, ok := msg.(*pgproto3.ErrorResponse); ok {
+				ss.localSkip = true
+			}
+		}
+	}
+	if err := ss.finish(); err != nil {
+		ss.close()
+	}
+	return true
 }
 
 // continueLocal sends the next rows of a local result for an Execute.

@@ -2,10 +2,13 @@ package refresh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
@@ -19,6 +22,9 @@ type loadOutcome struct {
 	duration  time.Duration
 	completed time.Time
 	columns   []catalog.ColumnInfo
+	// fallbackFilter is the inverse of the retention policy for
+	// on_zero_results: use_source.
+	fallbackFilter string
 }
 
 // loadDataset runs one refresh of ds in its refresh mode: it reads the
@@ -52,6 +58,10 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err := checkColumns(ds, all); err != nil {
 		return loadOutcome{}, err
 	}
+	fallback, err := checkFallbackFilter(ctx, conn, ds, all)
+	if err != nil {
+		return loadOutcome{}, err
+	}
 	opts := accelerator.LoadOptions{PrimaryKey: ds.Acceleration.PrimaryKey}
 	cols, query, err := copyQuery(ds, all)
 	if err != nil {
@@ -82,8 +92,36 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	}
 	return loadOutcome{
 		rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed,
-		columns: st.Columns,
+		columns: st.Columns, fallbackFilter: fallback,
 	}, nil
+}
+
+// checkFallbackFilter makes sure that the filter an on_zero_results:
+// use_source fallback adds (the inverse of the retention policy) can be
+// built and runs against the origin table; otherwise the dataset does not
+// load, as the spec says, rather than let a fallback return evicted rows.
+func checkFallbackFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, all []accelerator.ColumnSpec) (string, error) {
+	if ds.Acceleration.OnZeroResults != catalog.ZeroResultsUseSource {
+		return "", nil
+	}
+	cols := make([]catalog.ColumnInfo, len(all))
+	for i, c := range all {
+		cols[i] = catalog.ColumnInfo{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, TypeName: c.TypeName}
+	}
+	filter, err := ds.FallbackFilter(cols)
+	if err == nil && filter != "" {
+		res := conn.ExecParams(ctx, "SELECT 1 FROM "+ds.QualifiedTable()+" WHERE "+filter+" LIMIT 0", nil, nil, nil, nil).Read()
+		err = res.Err
+		var pgErr *pgconn.PgError
+		if err != nil && !errors.As(err, &pgErr) {
+			return "", err // the connection, not the filter
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("Failed to register dataset '%s' (postgres): `on_zero_results: use_source` cannot be combined with this retention configuration, so the dataset was not loaded. %v. Remove on_zero_results: use_source, or use a retention_sql or retention_period policy that can be evaluated as a filter on the source columns: %w",
+			ds.Name, err, errConfig)
+	}
+	return filter, nil
 }
 
 // checkColumns checks that the columns the dataset names exist at the

@@ -534,6 +534,10 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 			Msg("stored append acceleration found; it serves once the first append refresh completes")
 		return info, nil
 	}
+	// The fallback filter from the stored columns; when they lack
+	// time_column, use_source waits for a refresh (queries go to the
+	// origin meanwhile).
+	filter, ferr := t.ds.FallbackFilter(info.Columns)
 	r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
 		st.Loaded = true
@@ -541,6 +545,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 		st.Rows = info.Rows
 		st.Columns = info.Columns
 		st.Error = ""
+		st.FallbackReady, st.FallbackFilter = ferr == nil, filter
 		st.Generation++
 	})
 	r.log.Info().Str("dataset", t.ds.Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
@@ -595,6 +600,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		st.Error = ""
 		st.Loaded = true
 		st.Columns = out.columns
+		st.FallbackReady, st.FallbackFilter = true, out.fallbackFilter
 		st.Generation++
 	})
 	r.metrics.refreshed(ds.Name, mode, out)

@@ -16,55 +16,23 @@ import (
 // at the origin) and the matching predicates over the acceleration
 // (DuckDB).
 
-// Type OIDs of the columns a time format can be inferred from.
-const (
-	oidInt2        = 21
-	oidInt4        = 23
-	oidInt8        = 20
-	oidFloat4      = 700
-	oidFloat8      = 701
-	oidNumeric     = 1700
-	oidText        = 25
-	oidVarchar     = 1043
-	oidBpchar      = 1042
-	oidDate        = 1082
-	oidTimestamp   = 1114
-	oidTimestamptz = 1184
-)
-
 // timeFormat is how a time column's values are read.
 type timeFormat string
 
 // timeFormatOf returns the format of column col: the configured one, or
-// the one its type implies (date, timestamp, timestamptz; numbers are Unix
-// seconds; text is ISO 8601).
+// the one its type implies (see catalog.TimeFormatFor).
 func timeFormatOf(col, configured string, all []accelerator.ColumnSpec) (timeFormat, error) {
-	var spec *accelerator.ColumnSpec
-	for i := range all {
-		if all[i].Name == col {
-			spec = &all[i]
+	for _, c := range all {
+		if c.Name != col {
+			continue
 		}
+		f, err := catalog.TimeFormatFor(configured, c.TypeOID, c.TypeName)
+		if err != nil {
+			return "", fmt.Errorf("time_column %q %w: %w", col, err, errConfig)
+		}
+		return timeFormat(f), nil
 	}
-	if spec == nil {
-		return "", fmt.Errorf("time_column %q is not a column of the table: %w", col, errMissingColumn)
-	}
-	if configured != "" {
-		return timeFormat(configured), nil
-	}
-	switch spec.TypeOID {
-	case oidDate:
-		return catalog.TimeFormatDate, nil
-	case oidTimestamp:
-		return catalog.TimeFormatTimestamp, nil
-	case oidTimestamptz:
-		return catalog.TimeFormatTimestamptz, nil
-	case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric:
-		return catalog.TimeFormatUnixSeconds, nil
-	case oidText, oidVarchar, oidBpchar:
-		return catalog.TimeFormatISO8601, nil
-	}
-	return "", fmt.Errorf("time_column %q has type %s, which is not a time: set time_format, or choose a date, timestamp or timestamptz column: %w",
-		col, spec.TypeName, errConfig)
+	return "", fmt.Errorf("time_column %q is not a column of the table: %w", col, errMissingColumn)
 }
 
 // originAfter is the Postgres predicate "column col is after e", where e
