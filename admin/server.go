@@ -6,18 +6,19 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/refresh"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 )
 
-// Refresher starts an on-demand refresh of a dataset (refresh.Runner).
+// Refresher starts an on-demand refresh of a dataset (refresh.Runner):
+// it returns at once, replacing a refresh of the dataset in progress.
 type Refresher interface {
-	Refresh(ctx context.Context, dataset string) error
+	Trigger(dataset string) error
 }
 
 // Server is the admin HTTP port. This is its first cut: health, readiness,
@@ -123,15 +124,26 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 func (s *Server) refreshDataset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if _, ok := s.reg.Dataset(name); !ok {
-		http.Error(w, "unknown dataset "+strconv.Quote(name)+"\n", http.StatusNotFound)
+		writeMessage(w, http.StatusNotFound, "Dataset "+name+" not found.")
 		return
 	}
-	go func() {
-		if err := s.refresh.Refresh(s.ctx, name); err != nil {
-			s.log.Warn().Err(err).Str("dataset", name).Msg("on-demand refresh failed")
+	if err := s.refresh.Trigger(name); err != nil {
+		code := http.StatusServiceUnavailable
+		switch {
+		case errors.Is(err, refresh.ErrUnknownDataset):
+			code = http.StatusNotFound
+		case errors.Is(err, refresh.ErrNotAccelerated), errors.Is(err, refresh.ErrNoOnDemand):
+			code = http.StatusBadRequest
 		}
-	}()
+		writeMessage(w, code, err.Error())
+		return
+	}
+	writeMessage(w, http.StatusCreated, "Dataset refresh triggered for "+name+".")
+}
+
+// writeMessage answers {"message": msg} with code.
+func writeMessage(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write([]byte(`{"message":"Dataset refresh triggered for ` + name + `."}` + "\n"))
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }

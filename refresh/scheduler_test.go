@@ -3,6 +3,7 @@ package refresh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -219,4 +220,90 @@ func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
 	if p := clock.Pending(); len(p) != 0 {
 		t.Errorf("timers pending after a configuration error: %v", p)
 	}
+}
+
+func TestScheduler_StoredAppendDatasetIsReadyAfterItsFirstAppend(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS appready_t; CREATE TABLE appready_t (id int, at timestamptz);
+		INSERT INTO appready_t SELECT g, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 10) g;`)
+	dir := t.TempDir()
+	yaml := `  - from: postgres:public.appready_t
+    time_column: at
+    acceleration:
+      mode: file
+      refresh_mode: append
+`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := newHarness(t, parseConfig(t, "", dir, yaml))
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "appready_t"); err != nil {
+		t.Fatal(err)
+	}
+	h.close(t)
+	originExec(t, "INSERT INTO appready_t VALUES (11, timestamptz '2026-01-02 00:00:00+00')")
+
+	// With the origin out of reach, the stored rows are not served: the
+	// dataset waits for its first append.
+	h2 := newHarness(t, parseConfig(t, "postgres://nobody@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", dir, yaml))
+	h2.run.Start(ctx)
+	_ = h2.run.WaitReady(ctx, "appready_t")
+	if st := h2.state(t, "appready_t"); st.Loaded || st.Rows != 10 || st.LastRefresh.IsZero() {
+		t.Errorf("stored append dataset before its first append: %+v", st)
+	}
+	h2.close(t)
+
+	// With the origin there, it is ready once the append ran.
+	h3 := newHarness(t, parseConfig(t, "", dir, yaml))
+	h3.run.Start(ctx)
+	if err := h3.run.WaitReady(ctx, "appready_t"); err != nil {
+		t.Fatal(err)
+	}
+	if st := h3.state(t, "appready_t"); !st.Loaded || st.Rows != 11 {
+		t.Errorf("after the first append: %+v", st)
+	}
+}
+
+func TestScheduler_BoundsConcurrentRefreshes(t *testing.T) {
+	var yaml string
+	for _, n := range []string{"conc_a", "conc_b", "conc_c"} {
+		originExec(t, "DROP TABLE IF EXISTS "+n+"; CREATE TABLE "+n+" (id bigint, s text); INSERT INTO "+n+" SELECT g, md5(g::text) FROM generate_series(1, 400000) g;")
+		yaml += dataset(n, "memory", "")
+	}
+	h := newHarness(t, parseConfig(t, "", t.TempDir(), yaml), Options{Concurrency: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	most := 0
+	for {
+		rows := originQuery(t, `SELECT count(*) FROM pg_stat_activity WHERE application_name = '`+applicationName+`' AND query LIKE 'COPY%conc_%' AND state = 'active'`)
+		if n := int(parseInt(t, *rows[0][0])); n > most {
+			most = n
+		}
+		done := true
+		for _, n := range []string{"conc_a", "conc_b", "conc_c"} {
+			done = done && h.state(t, n).Loaded
+		}
+		if done {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the datasets did not load")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if most > 1 {
+		t.Errorf("%d refreshes ran at once with Concurrency 1", most)
+	}
+	if most == 0 {
+		t.Log("no COPY was caught running; the bound is not observed this time")
+	}
+}
+
+func parseInt(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
