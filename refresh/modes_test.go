@@ -287,3 +287,46 @@ func TestRetention_RefusalsAreLoggedAndScheduleNothing(t *testing.T) {
 		t.Errorf("timers pending: %v", p)
 	}
 }
+
+func TestAppend_UnixMillisAndISO8601(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS ms_t, iso_t;
+		CREATE TABLE ms_t (id int, ms bigint);
+		INSERT INTO ms_t SELECT g, 1767225600000 + g * 1000 FROM generate_series(1, 50) g;
+		CREATE TABLE iso_t (id int, at text);
+		INSERT INTO iso_t SELECT g, to_char((timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM generate_series(1, 50) g;`)
+	cfg := parseConfig(t, "", t.TempDir(), `  - from: postgres:public.ms_t
+    time_column: ms
+    time_format: unix_millis
+    acceleration:
+      refresh_mode: append
+      refresh_append_overlap: 10s
+  - from: postgres:public.iso_t
+    time_column: at
+    time_format: iso8601
+    acceleration:
+      refresh_mode: append
+      refresh_append_overlap: 10m
+`)
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	for _, n := range []string{"ms_t", "iso_t"} {
+		if err := h.run.Refresh(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	originExec(t, `INSERT INTO ms_t VALUES (51, 1767225600000 + 51000), (52, 1767225600000 + 45500);
+		INSERT INTO iso_t VALUES (51, '2026-01-01T00:51:00Z'), (52, '2026-01-01T00:45:30Z'), (53, '2026-01-01T00:30:00Z');`)
+	for _, n := range []string{"ms_t", "iso_t"} {
+		if err := h.run.Refresh(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ms: 51 is new, 52 is 4.5 s before the stored max (inside the 10 s
+	// overlap). iso: 51 new, 52 inside the 10 min overlap, 53 outside it.
+	if got := strings.Join(duckRows(t, h, "SELECT count(*), count(DISTINCT id) FROM "+h.eng.TableRef("ms_t")), ""); got != "52 52" {
+		t.Errorf("ms_t: %s, want 52 distinct rows", got)
+	}
+	if got := strings.Join(duckRows(t, h, "SELECT count(*), count(DISTINCT id) FROM "+h.eng.TableRef("iso_t")), ""); got != "52 52" {
+		t.Errorf("iso_t: %s, want 52 distinct rows (53 is older than the overlap)", got)
+	}
+}

@@ -307,3 +307,35 @@ func parseInt(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
+	cfg := parseConfig(t, "postgres://nobody@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", t.TempDir(),
+		dataset("maxretry_t", "memory", "refresh_retry_max_attempts: 2"))
+	clock := NewManualClock(time.Now())
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, cfg, Options{Clock: clock, Metrics: NewMetrics(reg)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	failures := func() float64 { return counterValue(t, h.run.metrics.errors.WithLabelValues("maxretry_t", reasonConnection)) }
+	for want := 1.0; want <= 3; want++ {
+		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
+		if want < 3 {
+			if !clock.WaitTimers(1, 10*time.Second) {
+				t.Fatalf("no retry timer after attempt %v", want)
+			}
+			clock.Advance(10 * time.Second) // past the 1..2.5 s backoff
+		}
+	}
+	// The first attempt and two retries; then nothing until an on-demand
+	// refresh (there is no schedule).
+	time.Sleep(200 * time.Millisecond)
+	clock.Advance(time.Hour)
+	time.Sleep(200 * time.Millisecond)
+	if n := failures(); n != 3 {
+		t.Errorf("attempts = %v, want 3", n)
+	}
+	if len(h.logs.matching("retries are exhausted")) != 1 {
+		t.Errorf("no log of the exhausted retries")
+	}
+}
