@@ -317,7 +317,9 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h.run.Start(ctx)
-	failures := func() float64 { return counterValue(t, h.run.metrics.errors.WithLabelValues("maxretry_t", reasonConnection)) }
+	failures := func() float64 {
+		return counterValue(t, h.run.metrics.errors.WithLabelValues("maxretry_t", reasonConnection))
+	}
 	for want := 1.0; want <= 3; want++ {
 		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
 		if want < 3 {
