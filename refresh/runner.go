@@ -68,15 +68,24 @@ type task struct {
 	waitMu  sync.Mutex
 	waiters []chan error // callers of Refresh waiting for the next refresh
 
-	refreshMu sync.Mutex // one refresh or retention pass of the dataset at a time
-	attached  bool       // guarded by refreshMu
-	stored    *accelerator.TableInfo
+	refreshMu  sync.Mutex // one refresh or retention pass of the dataset at a time
+	attached   bool       // guarded by refreshMu
+	stored     *accelerator.TableInfo
+	waitLogged bool // the "waits for its source" line was logged; guarded by refreshMu
 
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
 
-	errMu   sync.Mutex
-	lastErr error // the last refresh's error, nil after a success
+	errMu     sync.Mutex
+	lastErr   error // the last refresh's error, nil after a success
+	succeeded bool  // a refresh succeeded in this process
+}
+
+// connected reports whether a refresh of t has succeeded in this process.
+func (t *task) connected() bool {
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	return t.succeeded
 }
 
 // errSuperseded cancels a refresh that an on-demand request replaces.
@@ -375,19 +384,35 @@ func (r *Runner) run(ctx context.Context, t *task) {
 		reason, transient := classify(err)
 		acc := ds.Acceleration
 		msg := r.sc.text(err)
+		st, _ := r.reg.State(ds.Name)
+		// Until the source has answered once in this process, a source
+		// that cannot be reached is retried without limit (the dataset is
+		// registered, or resumes refreshing, once it answers).
+		connecting := !t.connected() && sourceUnreachable(reason)
 		switch {
 		case !transient:
-			log.Error().Str("reason", reason).Str("error", msg).
-				Msg("refresh failed with an error that retrying cannot fix; not retried until the next scheduled or on-demand refresh")
-		case acc.RefreshRetryEnabled && (acc.RefreshRetryMaxAttempts == 0 || retries < acc.RefreshRetryMaxAttempts):
+			ev := log.Error().Str("reason", reason).Str("error", msg)
+			if st.Loaded && (reason == reasonAuth || reason == reasonTLS) {
+				ev.Msgf("Dataset '%s' cannot connect to its source because of its configuration, so it is served from its existing acceleration and will not refresh until the configuration is fixed. %s", ds.Name, msg)
+			} else {
+				ev.Msg("refresh failed with an error that retrying cannot fix; not retried until the next scheduled or on-demand refresh")
+			}
+		case connecting || acc.RefreshRetryEnabled && (acc.RefreshRetryMaxAttempts == 0 || retries < acc.RefreshRetryMaxAttempts):
 			retries++
 			wait := fibonacciDelay(retries, r.rnd)
 			ev := log.Debug()
 			if lastWarn.IsZero() || now.Sub(lastWarn) >= warnEvery {
 				ev, lastWarn = log.Warn(), now
 			}
-			ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait).
-				Msg("refresh failed; the previous acceleration, if any, keeps serving; retrying")
+			ev = ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait)
+			switch {
+			case connecting && st.Loaded:
+				ev.Msgf("Failed to connect to the source for dataset %s. Serving data from the existing acceleration for %s while retrying the connection. %s", ds.Name, ds.Name, msg)
+			case connecting:
+				ev.Msgf("Failed to connect to the source for dataset %s. It has no acceleration to serve yet: queries on it go to the origin until the source answers; retrying the connection. %s", ds.Name, msg)
+			default:
+				ev.Msg("refresh failed; the previous acceleration, if any, keeps serving; retrying")
+			}
 			// next_refresh keeps the due time that has not succeeded.
 			next = plan{due: next.due, start: now.Add(wait)}
 			continue
@@ -581,6 +606,14 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		err = fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
 		t.setErr(err)
 		msg := r.sc.text(err)
+		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+			// Stored data that must wait for the first append (see attach).
+			if !t.waitLogged {
+				t.waitLogged = true
+				log.Info().Msgf("Dataset '%s' waits for its source before serving because it uses `refresh_mode: append`.", ds.Name)
+			}
+			msg = "Not served: waits for its source because it uses `refresh_mode: append`. Cause: " + msg
+		}
 		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 			st.Status = catalog.StatusError
 			st.Error = msg
@@ -690,6 +723,9 @@ func (t *task) setErr(err error) {
 	t.errMu.Lock()
 	defer t.errMu.Unlock()
 	t.lastErr = err
+	if err == nil {
+		t.succeeded = true
+	}
 }
 
 func (t *task) err() error {

@@ -194,6 +194,16 @@ func classify(err error) (reason string, transient bool) {
 	return reasonOther, true
 }
 
+// sourceUnreachable reports whether a failure of this reason means the
+// source could not be reached (rather than refused the refresh).
+func sourceUnreachable(reason string) bool {
+	switch reason {
+	case reasonConnection, reasonTimeout, reasonOriginRestart, reasonResources:
+		return true
+	}
+	return false
+}
+
 // errConfig marks failures that only a configuration change fixes.
 var errConfig = errors.New("configuration error")
 

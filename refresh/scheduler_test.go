@@ -309,14 +309,30 @@ func parseInt(t *testing.T, s string) int64 {
 }
 
 func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
-	cfg := parseConfig(t, "postgres://nobody@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", t.TempDir(),
-		dataset("maxretry_t", "memory", "refresh_retry_max_attempts: 2"))
+	originExec(t, `DROP TABLE IF EXISTS maxretry_t; CREATE TABLE maxretry_t (id int); INSERT INTO maxretry_t VALUES (1);`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("maxretry_t", "memory", "refresh_retry_max_attempts: 2"))
 	clock := NewManualClock(time.Now())
 	reg := prometheus.NewRegistry()
 	h := newHarness(t, cfg, Options{Clock: clock, Metrics: NewMetrics(reg)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "maxretry_t"); err != nil {
+		t.Fatal(err)
+	}
+	// The source answered once; now it goes away and an on-demand refresh
+	// fails: retry settings apply.
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := srv.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if err := h.run.Trigger("maxretry_t"); err != nil {
+		t.Fatal(err)
+	}
 	failures := func() float64 {
 		return counterValue(t, h.run.metrics.errors.WithLabelValues("maxretry_t", reasonConnection))
 	}
@@ -340,4 +356,48 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 	if len(h.logs.matching("retries are exhausted")) != 1 {
 		t.Errorf("no log of the exhausted retries")
 	}
+}
+
+func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testing.T) {
+	// refresh_retry_enabled: false does not stop the first connection:
+	// the dataset is registered once its source answers.
+	originExec(t, `DROP TABLE IF EXISTS connect_t; CREATE TABLE connect_t (id int); INSERT INTO connect_t VALUES (1);`)
+	cfg := parseConfig(t, "", t.TempDir(), dataset("connect_t", "memory", "refresh_retry_enabled: false"))
+	clock := NewManualClock(time.Now())
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, cfg, Options{Clock: clock, Metrics: NewMetrics(reg)})
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = srv.Resume(context.Background())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h.run.Start(ctx)
+	failures := func() float64 { return counterValue(t, h.run.metrics.errors.WithLabelValues("connect_t", reasonConnection)) }
+	for want := 1.0; want <= 4; want++ {
+		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
+		if !clock.WaitTimers(1, 10*time.Second) {
+			t.Fatalf("no retry after attempt %v", want)
+		}
+		if want < 4 {
+			clock.Advance(10 * time.Second) // past the backoff of the first retries
+		}
+	}
+	if st := h.state(t, "connect_t"); st.Status != catalog.StatusError || st.Loaded {
+		t.Errorf("state while the source is down: %+v", st)
+	}
+	if len(h.logs.matching(`"level":"warn"`, "Failed to connect to the source for dataset connect_t")) != 1 {
+		t.Errorf("want one warning (then at most every 5 minutes): %v", h.logs.matching("Failed to connect"))
+	}
+	if err := srv.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	clock.Advance(retryCap)
+	waitFor(t, "the load once the source answers", func() bool { return h.state(t, "connect_t").Loaded })
 }
