@@ -378,7 +378,9 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h.run.Start(ctx)
-	failures := func() float64 { return counterValue(t, h.run.metrics.errors.WithLabelValues("connect_t", reasonConnection)) }
+	failures := func() float64 {
+		return counterValue(t, h.run.metrics.errors.WithLabelValues("connect_t", reasonConnection))
+	}
 	for want := 1.0; want <= 4; want++ {
 		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
 		if !clock.WaitTimers(1, 10*time.Second) {
