@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -55,6 +56,8 @@ type LoadOptions struct {
 	Append *AppendMerge
 	// PrimaryKey is recorded in the checkpoint.
 	PrimaryKey []string
+	// Progress, when set, counts the rows read so far.
+	Progress *atomic.Int64
 }
 
 // AppendMerge says how an append refresh's rows join the current table.
@@ -96,6 +99,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	if err != nil {
 		return stats, err
 	}
+	src.progress = opts.Progress
 	stats.Columns = src.columns
 
 	h.loadMu.Lock()

@@ -36,11 +36,12 @@ type copySource struct {
 
 	mu       sync.Mutex // guards everything below
 	tr       *tupleReader
-	header   bool  // the stream's header has been read
-	done     bool  // the trailer has been read
-	sliceEnd int64 // stop taking tuples at this many bytes read (0: no limit)
-	rows     int64 // rows taken off the stream
-	err      error // the first error, returned to Load as is
+	header   bool          // the stream's header has been read
+	done     bool          // the trailer has been read
+	sliceEnd int64         // stop taking tuples at this many bytes read (0: no limit)
+	rows     int64         // rows taken off the stream
+	progress *atomic.Int64 // when set, follows rows
+	err      error         // the first error, returned to Load as is
 }
 
 // outColumn is one accelerated column: which stream field feeds it and how.
@@ -180,6 +181,9 @@ func (s *copySource) take(local *localState) error {
 		}
 		local.ntuple++
 		s.rows++
+	}
+	if s.progress != nil {
+		s.progress.Store(s.rows)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net"
@@ -15,37 +16,69 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Refresher starts an on-demand refresh of a dataset (refresh.Runner):
-// it returns at once, replacing a refresh of the dataset in progress.
+// Refresher is the refresh scheduler as the admin port uses it
+// (refresh.Runner).
 type Refresher interface {
+	// Trigger starts an on-demand refresh and returns at once, replacing a
+	// refresh of the dataset in progress.
 	Trigger(dataset string) error
+	// Progress reports a refresh running now.
+	Progress(dataset string) (rows, estimate int64, running bool)
+	// SetRefreshSQL replaces refresh_sql until restart.
+	SetRefreshSQL(dataset, sql string) error
 }
 
-// Server is the admin HTTP port. This is its first cut: health, readiness,
-// dataset status and metrics.
+// Options configure a Server.
+type Options struct {
+	// Token, when set, is required as "Authorization: Bearer <token>" by
+	// every endpoint except /health and /v1/ready.
+	Token string
+	// RuntimeReadyState is runtime.ready_state: on_load (every dataset by
+	// its own ready_state) or on_registration (ready once started).
+	RuntimeReadyState string
+}
+
+// Server is the admin HTTP port: health, readiness, dataset status,
+// on-demand refresh, refresh_sql changes and metrics.
 type Server struct {
 	reg     *catalog.Registry
 	refresh Refresher
 	metrics *prometheus.Registry
-	ctx     context.Context
-	cancel  context.CancelFunc
+	opts    Options
 	log     zerolog.Logger
 	srv     *http.Server
 	done    chan error
 }
 
 // New builds the admin server; metrics is the process's private registry.
-func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry, log zerolog.Logger) *Server {
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{reg: reg, refresh: refresh, metrics: metrics, log: log, done: make(chan error, 1), ctx: ctx, cancel: cancel}
+func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry, log zerolog.Logger, opts Options) *Server {
+	s := &Server{reg: reg, refresh: refresh, metrics: metrics, log: log, opts: opts, done: make(chan error, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/ready", s.ready)
-	mux.HandleFunc("GET /v1/datasets", s.datasets)
-	mux.HandleFunc("POST /v1/datasets/{name}/acceleration/refresh", s.refreshDataset)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics}))
+	mux.HandleFunc("GET /v1/datasets", s.auth(s.datasets))
+	mux.HandleFunc("POST /v1/datasets/{name}/acceleration/refresh", s.auth(s.refreshDataset))
+	mux.HandleFunc("PATCH /v1/datasets/{name}/acceleration", s.auth(s.patchAcceleration))
+	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics}).ServeHTTP))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s
+}
+
+// auth requires the bearer token, when one is configured.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.opts.Token == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.opts.Token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="pgaccel"`)
+			writeMessage(w, http.StatusUnauthorized, "A valid bearer token is required (admin.token).")
+			return
+		}
+		h(w, r)
+	}
 }
 
 // Start serves on ln until Close.
@@ -61,7 +94,6 @@ func (s *Server) Start(ln net.Listener) {
 
 // Close stops the server, letting requests in flight finish until ctx ends.
 func (s *Server) Close(ctx context.Context) error {
-	s.cancel()
 	err := s.srv.Shutdown(ctx)
 	if serr := <-s.done; serr != nil && err == nil {
 		err = serr
@@ -74,44 +106,105 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// ready answers 200 when every enabled dataset has loaded once, else 503.
+// ready answers 200 "ready" when the runtime is ready, else 503 "not
+// ready": not while shutting down; with runtime ready_state on_load, when
+// every accelerated dataset is ready by its ready_state: on_load once it
+// has been Ready (loaded) in this process, even if it is in Error since;
+// on_registration at once; on_schema_resolved once the origin's schema of
+// its table has been read.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	for _, st := range s.reg.States() {
-		if st.Status == catalog.StatusDisabled {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !s.isReady() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("not ready"))
+		return
+	}
+	_, _ = w.Write([]byte("ready"))
+}
+
+func (s *Server) isReady() bool {
+	if s.reg.ShuttingDown() {
+		return false
+	}
+	if s.opts.RuntimeReadyState == catalog.ReadyOnRegistration {
+		return true
+	}
+	for _, name := range s.reg.Names() {
+		d, _ := s.reg.Dataset(name)
+		st, _ := s.reg.State(name)
+		if !d.Acceleration.Enabled {
 			continue
 		}
-		if !st.Loaded {
-			http.Error(w, "not ready: dataset "+st.Name+" has not loaded yet\n", http.StatusServiceUnavailable)
-			return
+		switch d.ReadyState {
+		case catalog.ReadyOnRegistration:
+		case catalog.ReadyOnSchemaResolved:
+			if !st.SchemaResolved {
+				return false
+			}
+		default:
+			if !st.ReadyOnce {
+				return false
+			}
 		}
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte("ready\n"))
+	return true
 }
 
 type datasetJSON struct {
-	Name        string     `json:"name"`
-	Status      string     `json:"status"`
-	Rows        int64      `json:"rows"`
-	LastRefresh *time.Time `json:"last_refresh,omitempty"`
-	NextRefresh *time.Time `json:"next_refresh,omitempty"`
-	Error       string     `json:"error_message,omitempty"`
+	Name                string `json:"name"`
+	From                string `json:"from"`
+	AccelerationEnabled bool   `json:"acceleration_enabled"`
+	RefreshMode         string `json:"refresh_mode,omitempty"`
+	// With ?status=true:
+	Status        string        `json:"status,omitempty"`
+	LastRefresh   *time.Time    `json:"last_refresh,omitempty"`
+	NextRefresh   *time.Time    `json:"next_refresh,omitempty"`
+	Error         string        `json:"error_message,omitempty"`
+	Rows          *int64        `json:"rows,omitempty"`
+	RefreshStatus *progressJSON `json:"refresh_progress,omitempty"`
 }
 
+type progressJSON struct {
+	RowsLoaded    int64  `json:"rows_loaded"`
+	RowsEstimated *int64 `json:"rows_estimated,omitempty"`
+}
+
+// datasets lists the datasets; with ?status=true, with their status,
+// freshness, error, row count and the progress of a refresh running.
 func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
-	states := s.reg.States()
-	out := make([]datasetJSON, 0, len(states))
-	for _, st := range states {
-		d := datasetJSON{Name: st.Name, Status: string(st.Status), Rows: st.Rows, Error: st.Error}
-		if !st.LastRefresh.IsZero() {
-			t := st.LastRefresh
-			d.LastRefresh = &t
+	withStatus := r.URL.Query().Get("status") == "true"
+	names := s.reg.Names()
+	out := make([]datasetJSON, 0, len(names))
+	for _, name := range names {
+		d, _ := s.reg.Dataset(name)
+		st, _ := s.reg.State(name)
+		j := datasetJSON{Name: name, From: d.From, AccelerationEnabled: d.Acceleration.Enabled}
+		if d.Acceleration.Enabled {
+			j.RefreshMode = d.Acceleration.RefreshMode
 		}
-		if !st.NextRefresh.IsZero() {
-			t := st.NextRefresh
-			d.NextRefresh = &t
+		if withStatus {
+			j.Status = st.Status.Display()
+			j.Error = st.Error
+			if d.Acceleration.Enabled {
+				if !st.LastRefresh.IsZero() {
+					t := st.LastRefresh.UTC()
+					j.LastRefresh = &t
+				}
+				if !st.NextRefresh.IsZero() {
+					t := st.NextRefresh.UTC()
+					j.NextRefresh = &t
+				}
+				rows := st.Rows
+				j.Rows = &rows
+				if n, est, running := s.refresh.Progress(name); running {
+					j.RefreshStatus = &progressJSON{RowsLoaded: n}
+					if est >= 0 {
+						j.RefreshStatus.RowsEstimated = &est
+					}
+				}
+			}
 		}
-		out = append(out, d)
+		out = append(out, j)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
@@ -119,8 +212,8 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(out)
 }
 
-// refreshDataset starts a refresh of one dataset and answers 201 at once,
-// as Spice does; the dataset's status shows its progress.
+// refreshDataset starts a refresh of one dataset and answers 201 at once;
+// the dataset's status shows its progress.
 func (s *Server) refreshDataset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if _, ok := s.reg.Dataset(name); !ok {
@@ -139,6 +232,37 @@ func (s *Server) refreshDataset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeMessage(w, http.StatusCreated, "Dataset refresh triggered for "+name+".")
+}
+
+// patchAcceleration applies {"refresh_sql": "..."} until restart.
+func (s *Server) patchAcceleration(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, ok := s.reg.Dataset(name); !ok {
+		writeMessage(w, http.StatusNotFound, "Dataset "+name+" not found.")
+		return
+	}
+	var body struct {
+		RefreshSQL *string `json:"refresh_sql"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.RefreshSQL == nil {
+		msg := `The body must be a JSON object {"refresh_sql": "SELECT ..."}`
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		writeMessage(w, http.StatusBadRequest, msg)
+		return
+	}
+	if err := s.refresh.SetRefreshSQL(name, *body.RefreshSQL); err != nil {
+		code := http.StatusBadRequest
+		if errors.Is(err, refresh.ErrUnknownDataset) {
+			code = http.StatusNotFound
+		}
+		writeMessage(w, code, err.Error())
+		return
+	}
+	writeMessage(w, http.StatusOK, "refresh_sql of "+name+" updated until restart; a refresh has started.")
 }
 
 // writeMessage answers {"message": msg} with code.

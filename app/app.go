@@ -126,7 +126,11 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	if a.adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
 		return nil, fmt.Errorf("listen on admin.listen %s: %w", cfg.Admin.Listen, err)
 	}
-	a.admin = admin.New(a.Registry, a.Runner, a.Metrics, log)
+	a.admin = admin.New(a.Registry, a.Runner, a.Metrics, log, admin.Options{
+		Token:             cfg.Admin.Token,
+		RuntimeReadyState: cfg.Runtime.ReadyState,
+	})
+	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))
 	a.admin.Start(a.adminLn)
 	a.Runner.Start(ctx)
 	go func() { a.served <- a.proxy.Serve(a.ln) }()
@@ -152,6 +156,7 @@ func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
 // then are cancelled), stops refreshes and the admin port, and closes the
 // engine.
 func (a *App) Shutdown(ctx context.Context) error {
+	a.Registry.ShutDown() // status ShuttingDown, /v1/ready 503 while draining
 	err := a.proxy.Shutdown(ctx)
 	if serr := <-a.served; serr != nil && err == nil {
 		err = serr

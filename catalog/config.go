@@ -133,6 +133,9 @@ type TLS struct {
 // Admin configures the HTTP admin port.
 type Admin struct {
 	Listen string // host:port, default DefaultAdminListen
+	// Token, when set, is the bearer token every endpoint but /health and
+	// /v1/ready requires. Never log it.
+	Token string
 }
 
 // Runtime holds process-wide settings.

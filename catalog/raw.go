@@ -43,6 +43,7 @@ type rawTLS struct {
 
 type rawAdmin struct {
 	Listen *string   `yaml:"listen"`
+	Token  *string   `yaml:"token"`
 	Pos    positions `yaml:"-"`
 }
 
@@ -171,7 +172,7 @@ func (r *rawConfig) config(file string) *Config {
 			MaxMessageBytes: deref(r.Server.MaxMessageBytes),
 			ShutdownGrace:   deref(r.Server.ShutdownGrace),
 		},
-		Admin: Admin{Listen: deref(r.Admin.Listen)},
+		Admin: Admin{Listen: deref(r.Admin.Listen), Token: deref(r.Admin.Token)},
 		Runtime: Runtime{
 			DataDir:    deref(r.Runtime.DataDir),
 			ReadyState: deref(r.Runtime.ReadyState),

@@ -11,12 +11,30 @@ type Status string
 
 // Dataset statuses, as the spec names them.
 const (
-	StatusInitializing Status = "initializing" // registered, no data loaded yet
-	StatusReady        Status = "ready"        // loaded and serving
-	StatusRefreshing   Status = "refreshing"   // serving the previous data while a refresh runs
-	StatusError        Status = "error"        // the last refresh failed; earlier data may still serve
-	StatusDisabled     Status = "disabled"     // acceleration.enabled: false
+	StatusInitializing Status = "initializing"  // registered, no data loaded yet
+	StatusReady        Status = "ready"         // loaded and serving
+	StatusRefreshing   Status = "refreshing"    // serving the previous data while a refresh runs
+	StatusError        Status = "error"         // the last refresh failed; earlier data may still serve
+	StatusDisabled     Status = "disabled"      // acceleration.enabled: false
+	StatusShuttingDown Status = "shutting_down" // the process is stopping
 )
+
+// Display is the status as the admin API shows it (the spec's names).
+func (s Status) Display() string {
+	switch s {
+	case StatusInitializing:
+		return "Initializing"
+	case StatusReady, StatusDisabled:
+		return "Ready"
+	case StatusRefreshing:
+		return "Refreshing"
+	case StatusError:
+		return "Error"
+	case StatusShuttingDown:
+		return "ShuttingDown"
+	}
+	return string(s)
+}
 
 // ColumnInfo is one column of an acceleration: its origin name and type,
 // and whether the acceleration holds it (types that cannot be kept exactly
@@ -49,6 +67,13 @@ type DatasetState struct {
 	Columns []ColumnInfo
 	// Generation increases with every swap of new data.
 	Generation uint64
+	// ReadyOnce is true once the dataset has been Ready (loaded and
+	// serving) in this process; runtime readiness counts it even after an
+	// error.
+	ReadyOnce bool
+	// SchemaResolved is true once the origin's columns of the table have
+	// been read in this process (ready_state: on_schema_resolved).
+	SchemaResolved bool
 	// FallbackReady is true once FallbackFilter has been built for the
 	// origin's columns (datasets with on_zero_results: use_source).
 	FallbackReady bool
@@ -64,10 +89,11 @@ func (s DatasetState) Servable() bool {
 
 // Registry holds every configured dataset and its live state.
 type Registry struct {
-	mu       sync.RWMutex
-	datasets map[string]*Dataset
-	states   map[string]*DatasetState
-	byTable  map[string]string // "schema.table" -> dataset name
+	mu           sync.RWMutex
+	shuttingDown bool
+	datasets     map[string]*Dataset
+	states       map[string]*DatasetState
+	byTable      map[string]string // "schema.table" -> dataset name
 }
 
 // NewRegistry registers the datasets of cfg, each initializing (or disabled).
@@ -163,11 +189,49 @@ func (r *Registry) Update(name string, fn func(*DatasetState)) bool {
 		return false
 	}
 	fn(st)
+	if st.Loaded && st.Status == StatusReady {
+		st.ReadyOnce = true
+	}
+	if r.shuttingDown && st.Status != StatusDisabled {
+		st.Status = StatusShuttingDown
+	}
 	return true
+}
+
+// ShutDown marks every accelerated dataset ShuttingDown, for good.
+func (r *Registry) ShutDown() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shuttingDown = true
+	for _, st := range r.states {
+		if st.Status != StatusDisabled {
+			st.Status = StatusShuttingDown
+		}
+	}
+}
+
+// ShuttingDown reports whether ShutDown was called.
+func (r *Registry) ShuttingDown() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.shuttingDown
 }
 
 func (s *DatasetState) clone() DatasetState {
 	c := *s
 	c.Columns = append([]ColumnInfo(nil), s.Columns...)
 	return c
+}
+
+// ReplaceDataset replaces the configuration of the dataset of d's name
+// (PATCH of refresh_sql); the table it accelerates must be the same.
+func (r *Registry) ReplaceDataset(d *Dataset) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.datasets[d.Name]
+	if !ok || old.Schema != d.Schema || old.Table != d.Table {
+		return false
+	}
+	r.datasets[d.Name] = d
+	return true
 }

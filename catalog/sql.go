@@ -228,3 +228,24 @@ func namesDataset(target []string, d *Dataset) bool {
 	}
 	return false
 }
+
+// WithRefreshSQL returns a copy of d whose refresh_sql is sql, checked as
+// the config file's would be ("" removes it).
+func (d *Dataset) WithRefreshSQL(sql string) (*Dataset, error) {
+	nd := *d
+	nd.Acceleration.RefreshSQL = strings.TrimSpace(sql)
+	if nd.Acceleration.RefreshSQL == "" {
+		return &nd, nil
+	}
+	stmt, err := parseRefreshSQL(nd.Acceleration.RefreshSQL)
+	if err != nil {
+		return nil, fmt.Errorf("refresh_sql %s", err)
+	}
+	if !namesDataset(stmt.target, d) {
+		return nil, fmt.Errorf("refresh_sql reads from %s, not from this dataset; write SELECT * FROM %s WHERE <condition>", strings.Join(stmt.target, "."), d.Name)
+	}
+	if d.Acceleration.RefreshMode == RefreshChanges && stmt.where != "" {
+		return nil, errors.New("refresh_sql may choose columns but not filter rows with refresh_mode: changes")
+	}
+	return &nd, nil
+}

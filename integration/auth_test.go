@@ -87,8 +87,8 @@ func TestOrigin_UnreachableAtConnect(t *testing.T) {
 	ctx := ctxT(t)
 	for range 3 {
 		_, err := pgx.Connect(ctx, p.DSN(appUser, appPass))
-		if got := pgErrCode(err); got != "08001" {
-			t.Fatalf("code %q, want 08001: %v", got, err)
+		if got := pgErrCode(err); got != "08006" {
+			t.Fatalf("code %q, want 08006: %v", got, err)
 		}
 		if !strings.Contains(err.Error(), "cannot connect to the origin") {
 			t.Fatalf("unclear message: %v", err)

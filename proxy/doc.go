@@ -13,7 +13,7 @@
 //     origin.dsn (TLS when its sslmode asks for it) and sends it the client's
 //     StartupMessage unchanged: user, database, options and all other
 //     parameters. An unreachable origin is reported to the client as a FATAL
-//     ErrorResponse with SQLSTATE 08001 and only that client is closed.
+//     ErrorResponse with SQLSTATE 08006 and only that client is closed.
 //  3. Authentication relay. Every authentication message of the origin is
 //     relayed to the client and every answer back, so the origin decides who
 //     gets in (trust, cleartext, md5, SCRAM-SHA-256). SCRAM-SHA-256-PLUS is

@@ -8,7 +8,6 @@ import (
 // as the origin sent them and never pass through here.
 const (
 	codeConnectionFailure    = "08006" // connection_failure
-	codeUnableToConnect      = "08001" // sqlclient_unable_to_establish_sqlconnection
 	codeProtocolViolation    = "08P01" // protocol_violation
 	codeInvalidAuthorization = "28000" // invalid_authorization_specification
 	codeAdminShutdown        = "57P01" // admin_shutdown

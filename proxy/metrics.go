@@ -19,6 +19,7 @@ type Metrics struct {
 	queries  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	sessions prometheus.Gauge
+	origin   prometheus.Counter
 }
 
 // NewMetrics registers the proxy's collectors on reg.
@@ -37,9 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_client_sessions",
 			Help: "Client sessions past authentication.",
 		}),
+		origin: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pgaccel_origin_connection_errors_total",
+			Help: "Client sessions that could not connect to the origin.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.duration, m.sessions)
+		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin)
 	}
 	return m
 }
@@ -56,6 +61,12 @@ func (m *Metrics) observe(route string, since time.Time) {
 		return
 	}
 	m.duration.WithLabelValues(route).Observe(time.Since(since).Seconds())
+}
+
+func (m *Metrics) originFailed() {
+	if m != nil {
+		m.origin.Inc()
+	}
 }
 
 func (m *Metrics) sessionDelta(d float64) {

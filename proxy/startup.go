@@ -141,8 +141,9 @@ func (s *Server) handleCancel(pid uint32, secret []byte) {
 func (ss *session) connectOrigin(ctx context.Context) error {
 	oc, err := ss.srv.dialOrigin(ctx)
 	if err != nil {
-		ss.fatal(codeUnableToConnect, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
-			"Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
+		ss.srv.metrics.originFailed()
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
+			"New sessions need the origin to authenticate. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
 		return fmt.Errorf("dial origin: %w", err)
 	}
 	ss.origin = oc

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,7 +41,7 @@ type loadOutcome struct {
 // cannot be accelerated are sent as NULLs, so that the stream still has
 // every selected column and the acceleration records them as not
 // accelerated. On failure the previous acceleration keeps serving.
-func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, now time.Time) (loadOutcome, error) {
+func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, now time.Time, w *watch) (loadOutcome, error) {
 	conn, err := connectOrigin(ctx, dsn)
 	if err != nil {
 		return loadOutcome{}, err
@@ -55,6 +56,10 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
+	if w != nil {
+		w.schemaResolved()
+		w.estimate.Store(estimateRows(ctx, conn, ds))
+	}
 	if err := checkColumns(ds, all); err != nil {
 		return loadOutcome{}, err
 	}
@@ -63,6 +68,9 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 		return loadOutcome{}, err
 	}
 	opts := accelerator.LoadOptions{PrimaryKey: ds.Acceleration.PrimaryKey}
+	if w != nil {
+		opts.Progress = &w.rows
+	}
 	cols, query, err := copyQuery(ds, all)
 	if err != nil {
 		return loadOutcome{}, err
@@ -122,6 +130,30 @@ func checkFallbackFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 			ds.Name, err, errConfig)
 	}
 	return filter, nil
+}
+
+// watch lets the admin port follow a refresh: the rows read so far, the
+// origin's estimate of the table's rows, and when its schema is resolved.
+type watch struct {
+	rows           atomic.Int64
+	estimate       atomic.Int64 // -1: unknown
+	schemaResolved func()
+}
+
+// estimateRows is the planner's estimate of the table's rows (-1 when the
+// table was never analyzed). It does not bound a refresh_sql filter.
+func estimateRows(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset) int64 {
+	res := conn.ExecParams(ctx, `SELECT c.reltuples::bigint FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+		[][]byte{[]byte(ds.Schema), []byte(ds.Table)}, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(res.Rows[0][0]), 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // checkColumns checks that the columns the dataset names exist at the

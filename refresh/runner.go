@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -61,7 +62,7 @@ type Runner struct {
 
 // task is one dataset's refresh state.
 type task struct {
-	ds    *catalog.Dataset
+	dsp   atomic.Pointer[catalog.Dataset] // replaced by SetRefreshSQL
 	sched schedule
 
 	kick    chan struct{} // on-demand requests wake the task (buffered, 1)
@@ -75,6 +76,8 @@ type task struct {
 
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
+
+	watch atomic.Pointer[watch] // the refresh running, if any
 
 	errMu     sync.Mutex
 	lastErr   error // the last refresh's error, nil after a success
@@ -116,14 +119,45 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 		tasks:   make(map[string]*task),
 	}
 	for _, ds := range cfg.Datasets {
-		r.tasks[ds.Name] = &task{
-			ds:    ds,
+		t := &task{
 			sched: newSchedule(&ds.Acceleration, opts.Rand),
 			kick:  make(chan struct{}, 1),
 			ready: make(chan struct{}),
 		}
+		t.dsp.Store(ds)
+		r.tasks[ds.Name] = t
 	}
 	return r
+}
+
+// dataset is the task's configuration (refresh_sql may change at run time).
+func (t *task) dataset() *catalog.Dataset { return t.dsp.Load() }
+
+// SetRefreshSQL replaces the dataset's refresh_sql until restart (PATCH
+// /v1/datasets/{name}/acceleration) after checking it as the config file's
+// would be, and starts a refresh with it.
+func (r *Runner) SetRefreshSQL(dataset, sql string) error {
+	t, err := r.task(dataset)
+	if err != nil {
+		return err
+	}
+	t.refreshMu.Lock()
+	nd, err := t.dataset().WithRefreshSQL(sql)
+	if err != nil {
+		t.refreshMu.Unlock()
+		return err
+	}
+	t.dsp.Store(nd)
+	r.reg.ReplaceDataset(nd)
+	t.refreshMu.Unlock()
+	r.log.Info().Str("dataset", dataset).Str("refresh_sql", sql).Msg("refresh_sql changed until restart; refreshing")
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if started {
+		t.request(nil)
+	}
+	return nil
 }
 
 // Start starts one goroutine per enabled dataset (see run) and one per
@@ -176,6 +210,21 @@ func (r *Runner) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop refresh runner: %w", ctx.Err())
 	}
+}
+
+// Progress reports the refresh of the dataset running now: the rows read
+// so far and the origin's estimate of the table's rows (-1 when unknown).
+// running is false when no refresh of it runs.
+func (r *Runner) Progress(dataset string) (rows, estimate int64, running bool) {
+	t, ok := r.tasks[dataset]
+	if !ok {
+		return 0, -1, false
+	}
+	w := t.watch.Load()
+	if w == nil {
+		return 0, -1, false
+	}
+	return w.rows.Load(), w.estimate.Load(), true
 }
 
 // ErrNoOnDemand is returned for a refresh of a dataset whose refresh mode
@@ -291,10 +340,10 @@ func (r *Runner) task(name string) (*task, error) {
 	if !ok {
 		return nil, fmt.Errorf("dataset %s: %w", name, ErrUnknownDataset)
 	}
-	if !t.ds.Acceleration.Enabled {
+	if !t.dataset().Acceleration.Enabled {
 		return nil, fmt.Errorf("dataset %s %w (acceleration.enabled is false)", name, ErrNotAccelerated)
 	}
-	if m := t.ds.Acceleration.RefreshMode; m == catalog.RefreshDisabled {
+	if m := t.dataset().Acceleration.RefreshMode; m == catalog.RefreshDisabled {
 		return nil, fmt.Errorf("dataset %s %w (refresh_mode: %s)", name, ErrNoOnDemand, m)
 	}
 	return t, nil
@@ -328,7 +377,7 @@ func (r *Runner) release() { <-r.sem }
 // next scheduled refresh. next_refresh keeps the due time of a refresh that
 // has not succeeded yet.
 func (r *Runner) run(ctx context.Context, t *task) {
-	ds := t.ds
+	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
 	info, err := r.attach(ctx, t)
 	if err != nil {
@@ -447,13 +496,13 @@ func (r *Runner) scheduled(t *task, from time.Time) plan {
 // wait publishes next_refresh and waits until p.start (forever when zero)
 // or an on-demand request; it reports false when ctx is done.
 func (r *Runner) wait(ctx context.Context, t *task, p plan) bool {
-	r.setNext(t.ds.Name, p.due)
+	r.setNext(t.dataset().Name, p.due)
 	if p.announce {
 		ok, kicked := r.sleep(ctx, t, p.due)
 		if !ok || kicked {
 			return ok
 		}
-		r.setNext(t.ds.Name, p.start)
+		r.setNext(t.dataset().Name, p.start)
 	}
 	ok, _ := r.sleep(ctx, t, p.start)
 	return ok
@@ -510,7 +559,7 @@ func (r *Runner) runOnce(ctx context.Context, t *task) error {
 		cancel(nil)
 		r.release()
 		if superseded && ctx.Err() == nil {
-			r.log.Info().Str("dataset", t.ds.Name).Msg("refresh in progress cancelled: an on-demand refresh replaces it")
+			r.log.Info().Str("dataset", t.dataset().Name).Msg("refresh in progress cancelled: an on-demand refresh replaces it")
 			t.requeue(waiters)
 			continue
 		}
@@ -533,10 +582,10 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	if t.attached {
 		return nil, nil
 	}
-	info, err := r.eng.Attach(ctx, t.ds)
+	info, err := r.eng.Attach(ctx, t.dataset())
 	if err != nil {
 		t.setErr(err)
-		r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
+		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
 			st.Status = catalog.StatusError
 			st.Error = r.sc.text(err)
 		})
@@ -548,22 +597,22 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	if info == nil {
 		return nil, nil
 	}
-	r.metrics.restored(t.ds.Name, info.LastRefresh.UnixMilli(), info.Rows)
-	if t.ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+	r.metrics.restored(t.dataset().Name, info.LastRefresh.UnixMilli(), info.Rows)
+	if t.dataset().Acceleration.RefreshMode == catalog.RefreshAppend {
 		// Not ready before the first append after start.
-		r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
+		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
 			st.LastRefresh = info.LastRefresh
 			st.Rows = info.Rows
 		})
-		r.log.Info().Str("dataset", t.ds.Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
+		r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 			Msg("stored append acceleration found; it serves once the first append refresh completes")
 		return info, nil
 	}
 	// The fallback filter from the stored columns; when they lack
 	// time_column, use_source waits for a refresh (queries go to the
 	// origin meanwhile).
-	filter, ferr := t.ds.FallbackFilter(info.Columns)
-	r.reg.Update(t.ds.Name, func(st *catalog.DatasetState) {
+	filter, ferr := t.dataset().FallbackFilter(info.Columns)
+	r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
 		st.Loaded = true
 		st.LastRefresh = info.LastRefresh
@@ -573,7 +622,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 		st.FallbackReady, st.FallbackFilter = ferr == nil, filter
 		st.Generation++
 	})
-	r.log.Info().Str("dataset", t.ds.Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
+	r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 		Msg("serving the stored acceleration")
 	t.markReady()
 	return info, nil
@@ -583,7 +632,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.refreshMu.Lock()
 	defer t.refreshMu.Unlock()
-	ds := t.ds
+	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
 	if _, err := r.attachLocked(ctx, t); err != nil {
 		return fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
@@ -598,7 +647,13 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		mode = catalog.RefreshFull
 	}
 	log.Debug().Str("mode", mode).Msg("refresh started")
-	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now())
+	w := &watch{schemaResolved: func() {
+		r.reg.Update(ds.Name, func(st *catalog.DatasetState) { st.SchemaResolved = true })
+	}}
+	w.estimate.Store(-1)
+	t.watch.Store(w)
+	defer t.watch.Store(nil)
+	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now(), w)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			err = fmt.Errorf("%w (%w)", err, cause)
@@ -648,7 +703,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 // needs is missing it logs a [retention] error naming it and schedules no
 // pass.
 func (r *Runner) retain(ctx context.Context, t *task) {
-	ds := t.ds
+	ds := t.dataset()
 	if refusals := retentionRefusals(ds); len(refusals) > 0 {
 		for _, f := range refusals {
 			r.log.Error().Str("dataset", ds.Name).Str("missing", f.setting).
@@ -684,7 +739,7 @@ func (r *Runner) RetainNow(ctx context.Context, dataset string) error {
 func (r *Runner) retainOnce(ctx context.Context, t *task) error {
 	t.refreshMu.Lock()
 	defer t.refreshMu.Unlock()
-	ds := t.ds
+	ds := t.dataset()
 	if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored == nil {
 		return nil
 	}
