@@ -30,8 +30,18 @@ func startApp(t *testing.T, datasets string) *app.App {
 
 func startAppWith(t *testing.T, datasets string, wait bool) *app.App {
 	t.Helper()
-	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n%s",
-		origin.SuperDSN(), t.TempDir(), datasets)
+	return startAppTop(t, "", datasets, wait)
+}
+
+// startAppTop is startAppWith with extra top-level YAML (blocks other than
+// origin, server, runtime and datasets, such as admin).
+func startAppTop(t *testing.T, top, datasets string, wait bool) *app.App {
+	t.Helper()
+	if top == "" {
+		top = "admin:\n  listen: 127.0.0.1:0\n"
+	}
+	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\ndatasets:\n%s",
+		origin.SuperDSN(), top, t.TempDir(), datasets)
 	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)

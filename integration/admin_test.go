@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,5 +51,166 @@ func TestAdmin_OnDemandRefresh(t *testing.T) {
 	}
 	if code, msg := adminPost(t, a.AdminAddr(), "/v1/datasets/acc_orders/acceleration/refresh"); code != http.StatusBadRequest || !strings.Contains(msg, "not accelerated") {
 		t.Errorf("dataset not accelerated: %d %q", code, msg)
+	}
+}
+
+// adminGet gets path with an optional bearer token and returns the status
+// and body.
+func adminGet(t *testing.T, addr, path, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func waitState(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestAdmin_ReadinessFollowsReadyState(t *testing.T) {
+	mustExec(t, accelSchema)
+	mustExec(t, "DROP TABLE IF EXISTS adm_gone; CREATE TABLE adm_gone (id int); INSERT INTO adm_gone VALUES (1)")
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS adm_gone") })
+
+	// A dataset that cannot load keeps /v1/ready at 503 with on_load ...
+	a := startAppNoWait(t, "  - from: postgres:public.acc_customers\n  - from: postgres:public.adm_missing\n")
+	if err := a.Runner.WaitReady(ctxT(t), "acc_customers"); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Runner.WaitReady(ctxT(t), "adm_missing")
+	if code, body := adminGet(t, a.AdminAddr(), "/v1/ready", ""); code != 503 || body != "not ready" {
+		t.Errorf("on_load with a dataset not loaded: %d %q", code, body)
+	}
+	// ... but not with on_registration, whose queries go to the origin
+	// until it loads.
+	b := startAppNoWait(t, "  - from: postgres:public.acc_customers\n  - from: postgres:public.adm_missing\n    ready_state: on_registration\n")
+	if err := b.Runner.WaitReady(ctxT(t), "acc_customers"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := adminGet(t, b.AdminAddr(), "/v1/ready", ""); code != 200 || body != "ready" {
+		t.Errorf("on_registration: %d %q", code, body)
+	}
+
+	// A dataset that has been Ready once keeps the runtime ready when a
+	// later refresh fails.
+	c := startApp(t, "  - from: postgres:public.adm_gone\n")
+	mustExec(t, "DROP TABLE adm_gone")
+	if err := c.Runner.Refresh(ctxT(t), "adm_gone"); err == nil {
+		t.Fatal("refresh of a dropped table succeeded")
+	}
+	code, body := adminGet(t, c.AdminAddr(), "/v1/datasets?status=true", "")
+	var ds []map[string]any
+	if err := json.Unmarshal([]byte(body), &ds); err != nil || code != 200 || len(ds) != 1 {
+		t.Fatalf("datasets: %d %s", code, body)
+	}
+	if ds[0]["status"] != "Error" || ds[0]["from"] != "postgres:public.adm_gone" || ds[0]["acceleration_enabled"] != true ||
+		ds[0]["refresh_mode"] != "full" || ds[0]["rows"] != float64(1) || ds[0]["last_refresh"] == nil ||
+		!strings.Contains(ds[0]["error_message"].(string), "table not found") {
+		t.Errorf("dataset after a failed refresh: %v", ds[0])
+	}
+	if code, body := adminGet(t, c.AdminAddr(), "/v1/ready", ""); code != 200 || body != "ready" {
+		t.Errorf("after Ready once, then Error: %d %q", code, body)
+	}
+	// Without ?status=true, no status.
+	_, body = adminGet(t, c.AdminAddr(), "/v1/datasets", "")
+	if strings.Contains(body, `"status"`) || !strings.Contains(body, `"name": "adm_gone"`) {
+		t.Errorf("datasets without status=true: %s", body)
+	}
+	// The status metric.
+	_, metrics := adminGet(t, c.AdminAddr(), "/metrics", "")
+	for _, want := range []string{`dataset_acceleration_status{dataset="adm_gone",status="Error"} 1`,
+		`dataset_acceleration_refresh_errors_total{dataset="adm_gone",reason="schema"} 1`,
+		`dataset_acceleration_last_refresh_unix_time_ms{dataset="adm_gone"}`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestAdmin_TokenAndPatchRefreshSQL(t *testing.T) {
+	mustExec(t, accelSchema)
+	const token = "s3cr3t-t0ken"
+	a := startAppTop(t, "admin:\n  listen: 127.0.0.1:0\n  token: "+token+"\n", "  - from: postgres:public.acc_customers\n", true)
+	addr := a.AdminAddr()
+	for _, path := range []string{"/v1/datasets", "/v1/datasets?status=true", "/metrics"} {
+		if code, _ := adminGet(t, addr, path, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without token: %d", path, code)
+		}
+		if code, _ := adminGet(t, addr, path, "wrong"); code != http.StatusUnauthorized {
+			t.Errorf("%s with a wrong token: %d", path, code)
+		}
+		if code, _ := adminGet(t, addr, path, token); code != http.StatusOK {
+			t.Errorf("%s with the token: %d", path, code)
+		}
+	}
+	for _, path := range []string{"/health", "/v1/ready"} {
+		if code, _ := adminGet(t, addr, path, ""); code != http.StatusOK {
+			t.Errorf("%s needs no token: %d", path, code)
+		}
+	}
+	before, _ := a.Registry.State("acc_customers")
+	if code, _ := adminPost(t, addr, "/v1/datasets/acc_customers/acceleration/refresh"); code != http.StatusUnauthorized {
+		t.Errorf("refresh without token: %d", code)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if st, _ := a.Registry.State("acc_customers"); st.Generation != before.Generation {
+		t.Errorf("a refresh ran without the token")
+	}
+
+	patch := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPatch, "http://"+addr+"/v1/datasets/acc_customers/acceleration", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m struct{ Message string }
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m.Message
+	}
+	for _, bad := range []struct{ body, want string }{
+		{`{"refresh_sql": "SELECT id AS x FROM acc_customers"}`, "not expressions or aliases"},
+		{`{"refresh_sql": "SELECT * FROM acc_orders"}`, "not from this dataset"},
+		{`{"refresh_sql": "SELECT * FROM acc_customers WHERE id IN (SELECT 1)"}`, "subqueries"},
+		{`{"refresh": 1}`, "must be a JSON object"},
+	} {
+		if code, msg := patch(bad.body); code != http.StatusBadRequest || !strings.Contains(msg, bad.want) {
+			t.Errorf("PATCH %s: %d %q, want 400 with %q", bad.body, code, msg, bad.want)
+		}
+	}
+	if code, msg := patch(`{"refresh_sql": "SELECT * FROM acc_customers WHERE id <= 10"}`); code != http.StatusOK {
+		t.Fatalf("PATCH: %d %q", code, msg)
+	}
+	waitState(t, "the refresh with the new refresh_sql", func() bool {
+		st, _ := a.Registry.State("acc_customers")
+		return st.Rows == 10
+	})
+	c := connect(t, appDSN(a, appUser, appPass))
+	var n int
+	if r := routeOf(t, a, func() {
+		if err := c.QueryRow(ctxT(t), "SELECT count(*) FROM acc_customers").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}); r != acc || n != 10 {
+		t.Errorf("after PATCH: %d rows via %s", n, r)
 	}
 }

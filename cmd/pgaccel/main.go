@@ -23,6 +23,8 @@ const usage = `pgaccel - a PostgreSQL proxy that answers reads from DuckDB accel
 Usage:
   pgaccel run -c pgaccel.yaml        serve clients until SIGINT or SIGTERM
   pgaccel validate -c pgaccel.yaml   check a config and print every problem
+  pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
+  pgaccel refresh DATASET            start a refresh of DATASET in a running pgaccel
   pgaccel demo [-listen ADDR]        start a throwaway origin with sample data and pgaccel in front of it
   pgaccel version                    print the version
 
@@ -47,6 +49,10 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stderr)
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
+	case "status":
+		err = cmdStatus(args[1:], stdout, stderr)
+	case "refresh":
+		err = cmdRefresh(args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
