@@ -272,9 +272,12 @@ func TestRetention_RefusalsAreLoggedAndScheduleNothing(t *testing.T) {
 		{"no_time_column", "time_column"},
 		{"no_interval", "retention_check_interval"},
 	} {
-		lines := h.logs.matching(`"level":"error"`, "[retention] dataset "+want.dataset+":", `"missing":"`+want.missing+`"`)
-		if len(lines) != 1 {
-			t.Errorf("%s: want one [retention] error naming %s, got %v", want.dataset, want.missing, h.logs.matching("[retention]", want.dataset))
+		deadline := time.Now().Add(10 * time.Second)
+		for len(h.logs.matching(`"level":"error"`, "[retention] dataset "+want.dataset+":", `"missing":"`+want.missing+`"`)) != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: want one [retention] error naming %s, got %v", want.dataset, want.missing, h.logs.matching("[retention]", want.dataset))
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if lines := h.logs.matching("disabled_quietly", "[retention]"); len(lines) > 0 {

@@ -191,9 +191,7 @@ func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
 	if len(h.logs.matching(`"level":"warn"`, "retrying", `"retry":1`)) != 1 {
 		t.Error("the first failure was not a warning")
 	}
-	if len(h.logs.matching("refresh recovered")) != 1 {
-		t.Error("no recovery log")
-	}
+	waitFor(t, "the recovery log", func() bool { return len(h.logs.matching("refresh recovered")) == 1 })
 }
 
 func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
@@ -213,10 +211,9 @@ func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
 	if n := counterValue(t, h.run.metrics.errors.WithLabelValues("missing_t", reasonSchema)); n != 1 {
 		t.Errorf("errors{reason=schema} = %v, want 1 (not retried)", n)
 	}
-	lines := h.logs.matching(`"level":"error"`, `"dataset":"missing_t"`, "retrying cannot fix", "table not found")
-	if len(lines) != 1 {
-		t.Errorf("want one error log naming the dataset and cause, got %v", h.logs.matching("missing_t"))
-	}
+	waitFor(t, "one error log naming the dataset and cause", func() bool {
+		return len(h.logs.matching(`"level":"error"`, `"dataset":"missing_t"`, "retrying cannot fix", "table not found")) == 1
+	})
 	if p := clock.Pending(); len(p) != 0 {
 		t.Errorf("timers pending after a configuration error: %v", p)
 	}
@@ -353,9 +350,7 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 	if n := failures(); n != 3 {
 		t.Errorf("attempts = %v, want 3", n)
 	}
-	if len(h.logs.matching("retries are exhausted")) != 1 {
-		t.Errorf("no log of the exhausted retries")
-	}
+	waitFor(t, "the log of the exhausted retries", func() bool { return len(h.logs.matching("retries are exhausted")) == 1 })
 }
 
 func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testing.T) {
