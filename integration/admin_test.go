@@ -109,6 +109,25 @@ func TestAdmin_ReadinessFollowsReadyState(t *testing.T) {
 		t.Errorf("on_registration: %d %q", code, body)
 	}
 
+	// on_schema_resolved: ready once the origin's columns were read, even
+	// though the load itself fails (a numeric NaN the acceleration cannot
+	// keep exactly).
+	mustExec(t, "DROP TABLE IF EXISTS adm_nan; CREATE TABLE adm_nan (id int, n numeric(10, 2)); INSERT INTO adm_nan VALUES (1, 'NaN')")
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS adm_nan") })
+	for _, rs := range []struct {
+		state string
+		code  int
+	}{{"on_schema_resolved", 200}, {"on_load", 503}} {
+		s := startAppNoWait(t, "  - from: postgres:public.adm_nan\n    ready_state: "+rs.state+"\n")
+		_ = s.Runner.WaitReady(ctxT(t), "adm_nan")
+		if st, _ := s.Registry.State("adm_nan"); st.Loaded || !st.SchemaResolved {
+			t.Fatalf("adm_nan: %+v", st)
+		}
+		if code, _ := adminGet(t, s.AdminAddr(), "/v1/ready", ""); code != rs.code {
+			t.Errorf("ready_state %s with the schema read and the load failed: %d, want %d", rs.state, code, rs.code)
+		}
+	}
+
 	// A dataset that has been Ready once keeps the runtime ready when a
 	// later refresh fails.
 	c := startApp(t, "  - from: postgres:public.adm_gone\n")

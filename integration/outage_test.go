@@ -110,6 +110,7 @@ func TestOutage_KillRestartAndOriginDown(t *testing.T) {
 		INSERT INTO out_big SELECT g, md5(g::text) FROM generate_series(1, 2000000) g;
 		CREATE TABLE out_small (id int, v text);
 		INSERT INTO out_small SELECT g, 'v' || g FROM generate_series(1, 100) g;
+		ANALYZE out_big;
 		GRANT SELECT ON out_big, out_small TO app;`)
 	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS out_big, out_small") })
 
@@ -169,6 +170,12 @@ datasets:
 			t.Fatal(err)
 		}
 		return n > 0
+	})
+	// Its progress shows in the dataset's status.
+	waitState(t, "refresh progress", func() bool {
+		d := datasetStatus(t, admin, token, "out_big")
+		p, _ := d["refresh_progress"].(map[string]any)
+		return p != nil && p["rows_loaded"].(float64) > 0 && p["rows_estimated"] == float64(2000000) && d["status"] == "Refreshing"
 	})
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
