@@ -398,7 +398,7 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	var next plan
 	switch {
 	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
-		info.RefreshSQL == ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshMode != catalog.RefreshAppend:
+		info.RefreshSQL == ds.Acceleration.RefreshSQL && !waitsForSource(ds):
 		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
 	case info != nil && info.RefreshSQL != ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways:
 		log.Info().Msg("refresh_sql changed since the stored refresh; refreshing now")
@@ -598,7 +598,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 		return nil, nil
 	}
 	r.metrics.restored(t.dataset().Name, info.LastRefresh.UnixMilli(), info.Rows)
-	if t.dataset().Acceleration.RefreshMode == catalog.RefreshAppend {
+	if waitsForSource(t.dataset()) {
 		// Not ready before the first append after start.
 		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
 			st.LastRefresh = info.LastRefresh
@@ -661,13 +661,14 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		err = fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
 		t.setErr(err)
 		msg := r.sc.text(err)
-		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && ds.Acceleration.RefreshMode == catalog.RefreshAppend {
-			// Stored data that must wait for the first append (see attach).
+		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && waitsForSource(ds) {
+			// Stored data that must wait for the first refresh (see attach).
+			mode := ds.Acceleration.RefreshMode
 			if !t.waitLogged {
 				t.waitLogged = true
-				log.Info().Msgf("Dataset '%s' waits for its source before serving because it uses `refresh_mode: append`.", ds.Name)
+				log.Info().Msgf("Dataset '%s' waits for its source before serving because it uses `refresh_mode: %s`.", ds.Name, mode)
 			}
-			msg = "Not served: waits for its source because it uses `refresh_mode: append`. Cause: " + msg
+			msg = "Not served: waits for its source because it uses `refresh_mode: " + mode + "`. Cause: " + msg
 		}
 		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 			st.Status = catalog.StatusError
@@ -787,6 +788,18 @@ func (t *task) err() error {
 	t.errMu.Lock()
 	defer t.errMu.Unlock()
 	return t.lastErr
+}
+
+// waitsForSource reports whether a stored acceleration of ds must wait for
+// a refresh in this process before it serves: append (issue 4: not ready
+// before its first append after start), and changes and caching (the
+// spec's modes that wait for their source).
+func waitsForSource(ds *catalog.Dataset) bool {
+	switch ds.Acceleration.RefreshMode {
+	case catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshCaching:
+		return true
+	}
+	return false
 }
 
 // describeSchedule says when a dataset refreshes, for logs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,9 +245,13 @@ func TestScheduler_StoredAppendDatasetIsReadyAfterItsFirstAppend(t *testing.T) {
 	h2 := newHarness(t, parseConfig(t, "postgres://nobody@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", dir, yaml))
 	h2.run.Start(ctx)
 	_ = h2.run.WaitReady(ctx, "appready_t")
-	if st := h2.state(t, "appready_t"); st.Loaded || st.Rows != 10 || st.LastRefresh.IsZero() {
+	if st := h2.state(t, "appready_t"); st.Loaded || st.Rows != 10 || st.LastRefresh.IsZero() ||
+		!strings.HasPrefix(st.Error, "Not served: waits for its source because it uses `refresh_mode: append`. Cause: ") {
 		t.Errorf("stored append dataset before its first append: %+v", st)
 	}
+	waitFor(t, "the INFO line", func() bool {
+		return len(h2.logs.matching(`"level":"info"`, "Dataset 'appready_t' waits for its source before serving because it uses `refresh_mode: append`.")) == 1
+	})
 	h2.close(t)
 
 	// With the origin there, it is ready once the append ran.
