@@ -137,5 +137,11 @@ func fallbackTree(a *analysis, r resolution, filters []string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	// The deparser prints what it cannot express (such as $0) as
+	// something Postgres does not read; such a statement goes to the
+	// origin as the client wrote it.
+	if _, err := pg_query.Parse(out); err != nil {
+		return "", false
+	}
 	return out, true
 }

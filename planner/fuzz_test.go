@@ -3,6 +3,10 @@ package planner
 import (
 	"context"
 	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // FuzzPlan checks that no text makes Plan panic, and that an accelerated
@@ -26,16 +30,38 @@ func FuzzPlan(f *testing.F) {
 		f.Add(s)
 	}
 	reg := testRegistry(f)
+	// The same datasets with on_zero_results: use_source and a retention
+	// inverse, so that the fallback form is built too.
+	useSource := testRegistry(f)
+	for _, name := range useSource.Names() {
+		d, _ := useSource.Dataset(name)
+		nd := *d
+		nd.Acceleration.OnZeroResults = catalog.ZeroResultsUseSource
+		useSource.ReplaceDataset(&nd)
+		useSource.Update(name, func(s *catalog.DatasetState) {
+			s.FallbackReady, s.FallbackFilter = true, `(NOT (id = '1') OR (id = '1') IS NULL)`
+		})
+	}
 	res := newFakeResolver()
 	f.Fuzz(func(t *testing.T, sql string) {
-		p := New(reg, res, Options{CacheSize: 4})
-		for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}, TempTables: map[string]bool{"t": true}}} {
-			d := p.Plan(context.Background(), sql, s)
-			if d.Route == RouteAccelerate && (d.SQL == "" || len(d.Datasets) == 0 || d.Reason != "") {
-				t.Fatalf("accelerated decision %+v for %q", d, sql)
-			}
-			if d.Route == RouteOrigin && d.Reason == "" {
-				t.Fatalf("origin decision without reason for %q", sql)
+		for _, r := range []*catalog.Registry{reg, useSource} {
+			p := New(r, res, Options{CacheSize: 4})
+			for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}, TempTables: map[string]bool{"t": true}}} {
+				d := p.Plan(context.Background(), sql, s)
+				if d.Route == RouteAccelerate && (d.SQL == "" || len(d.Datasets) == 0 || d.Reason != "") {
+					t.Fatalf("accelerated decision %+v for %q", d, sql)
+				}
+				if d.Route == RouteOrigin && d.Reason == "" {
+					t.Fatalf("origin decision without reason for %q", sql)
+				}
+				if r == useSource && d.Route == RouteAccelerate {
+					if d.FallbackSQL == "" {
+						t.Fatalf("use_source without a fallback form for %q", sql)
+					}
+					if _, err := pg_query.Parse(d.FallbackSQL); err != nil {
+						t.Fatalf("fallback form %q of %q does not parse: %v", d.FallbackSQL, sql, err)
+					}
+				}
 			}
 		}
 	})
