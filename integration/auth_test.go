@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -21,7 +22,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/proxy"
+	"github.com/rs/zerolog"
 )
 
 func pgErrCode(err error) string {
@@ -238,4 +242,58 @@ func TestProxy_PortAndPID(t *testing.T) {
 		t.Fatalf("client got the origin's pid %d as its BackendKeyData", backendPID)
 	}
 	_ = strconv.Itoa
+}
+
+// The proxy's links to the origin use TLS when origin.dsn asks for it:
+// sessions (with SCRAM through the TLS link) and refreshes.
+func TestOriginTLS_SessionsAndRefreshes(t *testing.T) {
+	mustExec(t, accelSchema)
+	dsn := strings.Replace(origin.SuperDSN(), "sslmode=disable", "sslmode=require", 1)
+	if dsn == origin.SuperDSN() {
+		t.Fatalf("unexpected DSN form %s", dsn)
+	}
+	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n  - from: postgres:public.acc_customers\n",
+		dsn, t.TempDir())
+	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := catalog.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = a.Shutdown(ctx)
+	})
+	ctx := ctxT(t)
+	if err := a.Runner.WaitReady(ctx, "acc_customers"); err != nil {
+		t.Fatalf("refresh over TLS: %v", err)
+	}
+	c := connect(t, appDSN(a, appUser, appPass))
+	var ssl bool
+	if err := c.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil || !ssl {
+		t.Fatalf("session's origin link: ssl=%v, %v", ssl, err)
+	}
+	var n int
+	if r := routeOf(t, a, func() {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_customers").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}); r != acc || n != 200 {
+		t.Errorf("accelerated read: %d via %s", n, r)
+	}
+	var refreshSSL int
+	if err := originConn(t).QueryRow(ctx, `SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+		WHERE a.application_name = 'pgaccel-catalog' AND s.ssl`).Scan(&refreshSSL); err != nil {
+		t.Fatal(err)
+	}
+	if refreshSSL == 0 {
+		t.Errorf("the catalog pool does not use TLS")
+	}
 }

@@ -59,6 +59,9 @@ func startLocal(ctx context.Context) (_ *Server, err error) {
 	if err := s.initdb(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.writeServerCert(); err != nil {
+		return nil, err
+	}
 	if err := s.startWithFreePort(ctx); err != nil {
 		return nil, err
 	}
@@ -212,6 +215,9 @@ synchronous_commit = off
 full_page_writes = off
 logging_collector = off
 log_connections = on
+ssl = on
+ssl_cert_file = 'server.crt'
+ssl_key_file = 'server.key'
 `, port, strings.ReplaceAll(s.Dir, "'", "''"))
 }
 

@@ -36,6 +36,10 @@ type Server struct {
 	Dir      string // the temp dir holding the cluster, its socket and log; "" when External
 	External bool   // true when described by PGACCEL_TEST_ORIGIN_DSN; Stop leaves it alone
 
+	// CACert is the PEM of the local server's self-signed certificate
+	// (TLS is on; sslmode=require connects with it). Nil when External.
+	CACert []byte
+
 	binDir, dataDir, logFile string
 	cred                     *syscall.Credential // the postgres OS user when running as root, else nil
 
