@@ -403,3 +403,32 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 	clock.Advance(retryCap)
 	waitFor(t, "the load once the source answers", func() bool { return h.state(t, "connect_t").Loaded })
 }
+
+func TestScheduler_RejectedCredentialsAreAnErrorAndServeTheStoredData(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS creds_t; CREATE TABLE creds_t (id int); INSERT INTO creds_t VALUES (1), (2);`)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := newHarness(t, parseConfig(t, "", dir, dataset("creds_t", "file", "refresh_on_startup: always")))
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "creds_t"); err != nil {
+		t.Fatal(err)
+	}
+	h.close(t)
+
+	reg := prometheus.NewRegistry()
+	h2 := newHarness(t, parseConfig(t, srv.DSN(srv.SuperUser, "wrong-password"), dir, dataset("creds_t", "file", "refresh_on_startup: always")),
+		Options{Metrics: NewMetrics(reg)})
+	h2.run.Start(ctx)
+	waitFor(t, "the configuration error", func() bool {
+		return len(h2.logs.matching(`"level":"error"`, "Dataset 'creds_t' cannot connect to its source because of its configuration, so it is served from its existing acceleration and will not refresh until the configuration is fixed.")) == 1
+	})
+	st := h2.state(t, "creds_t")
+	if !st.Loaded || st.Rows != 2 || st.Status != catalog.StatusError || !strings.Contains(st.Error, "password authentication failed") || strings.Contains(st.Error, "wrong-password") {
+		t.Errorf("state = %+v", st)
+	}
+	time.Sleep(2 * time.Second) // no retry comes
+	if n := counterValue(t, h2.run.metrics.errors.WithLabelValues("creds_t", reasonAuth)); n != 1 {
+		t.Errorf("errors{reason=auth} = %v, want 1 (not retried)", n)
+	}
+}
