@@ -112,6 +112,11 @@ type analysis struct {
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}
+	// mergesOutside and mergeColsOutside are mergesValues and mergeCols
+	// without the merges inside scaleTargets (see scaletrack.go).
+	mergesOutside    bool
+	mergeColsOutside map[string]struct{}
+	scaleTargets     []scaleTarget
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
 	// divides: the statement uses / (or %).
@@ -206,6 +211,7 @@ func classify(a *analysis, stmt *pg_query.Node) {
 func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
+	a.scaleTargets, z.exempt = scaleCandidates(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	if z.avgCalls > len(a.exactAvg) {

@@ -6,10 +6,15 @@ package planner
 // collation.go, numericscale.go). It returns the reason the statement
 // must go to the origin, or "".
 func valueHazard(a *analysis, r resolution) string {
+	merges, mergeCols := a.mergesValues, a.mergeCols
+	if _, _, ok := scalePositions(a, r); ok {
+		// The merges inside scale-tracked outputs print exactly.
+		merges, mergeCols = a.mergesOutside, a.mergeColsOutside
+	}
 	switch {
 	case a.aggFloatCast:
 		return ReasonFloatAggregate
-	case a.mergesValues && a.numericLiteral:
+	case merges && a.numericLiteral:
 		return ReasonNumericScale
 	case a.divides && a.numericLiteral:
 		return ReasonNumericDivision
@@ -22,7 +27,7 @@ func valueHazard(a *analysis, r resolution) string {
 					return ReasonFloatAggregate
 				}
 			case c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray:
-				if _, merged := a.mergeCols[c.Name]; merged || a.mergesValues {
+				if _, merged := mergeCols[c.Name]; merged || merges {
 					return ReasonNumericScale
 				}
 				if a.divides && c.TypeOID == oidNumeric {
@@ -48,4 +53,7 @@ const (
 	oidFloat8       = 701
 	oidNumeric      = 1700
 	oidNumericArray = 1231
+	oidInt2         = 21
+	oidInt4         = 23
+	oidInt8         = 20
 )

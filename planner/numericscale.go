@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // A Postgres numeric value carries its own display scale, row by row; a
@@ -37,6 +38,10 @@ func checkNumericCast(tc *pg_query.TypeCast) uint8 {
 
 // noteMerging records constructs that merge values into one column.
 func (z *analyzer) noteMerging(m any) {
+	outside := true
+	if pm, ok := m.(proto.Message); ok && z.exempt[pm] {
+		outside = false
+	}
 	switch n := m.(type) {
 	case *pg_query.CaseExpr:
 		branches := []*pg_query.Node{n.Defresult}
@@ -45,14 +50,14 @@ func (z *analyzer) noteMerging(m any) {
 				branches = append(branches, cw.Result)
 			}
 		}
-		z.merging(branches)
+		z.merging(branches, outside)
 	case *pg_query.CoalesceExpr:
-		z.merging(n.Args)
+		z.merging(n.Args, outside)
 	case *pg_query.MinMaxExpr:
-		z.merging(n.Args)
+		z.merging(n.Args, true)
 	case *pg_query.A_Expr:
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-			z.merging([]*pg_query.Node{n.Lexpr})
+			z.merging([]*pg_query.Node{n.Lexpr}, true)
 		}
 	case *pg_query.SelectStmt:
 		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
@@ -67,13 +72,13 @@ func (z *analyzer) noteMerging(m any) {
 					}
 				}
 				if len(arm.ValuesLists) > 0 {
-					z.a.mergesValues = true
+					z.mergesAll(true)
 				}
-				z.merging(vals)
+				z.merging(vals, true)
 			}
 		}
 		if len(n.ValuesLists) > 1 {
-			z.a.mergesValues = true
+			z.mergesAll(true)
 		}
 	case *pg_query.A_Const:
 		if _, ok := n.Val.(*pg_query.A_Const_Fval); ok {
@@ -82,10 +87,19 @@ func (z *analyzer) noteMerging(m any) {
 	}
 }
 
+// mergesAll marks the statement as merging values of any kind (and, when
+// outside, outside the scale-tracked outputs too).
+func (z *analyzer) mergesAll(outside bool) {
+	z.a.mergesValues = true
+	if outside {
+		z.a.mergesOutside = true
+	}
+}
+
 // merging notes the values merged into one column: literals that cannot
 // carry a numeric scale are fine, column references are checked against
 // the datasets' column types per plan, anything else marks the statement.
-func (z *analyzer) merging(branches []*pg_query.Node) {
+func (z *analyzer) merging(branches []*pg_query.Node, outside bool) {
 	for _, b := range branches {
 		if b == nil {
 			continue // CASE without ELSE: NULL
@@ -96,21 +110,27 @@ func (z *analyzer) merging(branches []*pg_query.Node) {
 					z.a.mergeCols = map[string]struct{}{}
 				}
 				z.a.mergeCols[name] = struct{}{}
+				if outside {
+					if z.a.mergeColsOutside == nil {
+						z.a.mergeColsOutside = map[string]struct{}{}
+					}
+					z.a.mergeColsOutside[name] = struct{}{}
+				}
 				continue
 			}
-			z.a.mergesValues = true
+			z.mergesAll(outside)
 			return
 		}
 		c := b.GetAConst()
 		if c == nil {
-			z.a.mergesValues = true
+			z.mergesAll(outside)
 			return
 		}
 		switch c.Val.(type) {
 		case *pg_query.A_Const_Ival, *pg_query.A_Const_Sval, *pg_query.A_Const_Boolval:
 		default:
 			if !c.Isnull {
-				z.a.mergesValues = true
+				z.mergesAll(outside)
 				return
 			}
 		}

@@ -280,6 +280,9 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	d.SQL = out
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
+	if pos, _, ok := scalePositions(a, r); ok && len(pos) > 0 {
+		d.NumericText = append(append([]int(nil), a.exactAvg...), pos...)
+	}
 	return d
 }
 

@@ -75,6 +75,7 @@ type analyzer struct {
 	outNames map[string]struct{}         // output column names given with AS
 	bare     []string                    // one-part column references
 	fromSRF  map[*pg_query.FuncCall]bool // function calls that are FROM items
+	exempt   map[proto.Message]bool      // merges inside scale-tracked outputs
 }
 
 func newAnalyzer(a *analysis) *analyzer {

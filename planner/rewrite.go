@@ -91,6 +91,20 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			key.WriteByte(1)
 		}
 	}
+	// Scale-tracked outputs depend on the columns' scales.
+	if pos, colScale, ok := scalePositions(a, r); ok {
+		for _, p := range pos {
+			key.WriteString(strconv.Itoa(p))
+			key.WriteByte(2)
+		}
+		for _, st := range a.scaleTargets {
+			for _, c := range st.cols {
+				key.WriteString(c)
+				key.WriteByte(3)
+				key.WriteString(strconv.Itoa(colScale[c]))
+			}
+		}
+	}
 	if sql, ok := a.rewrites.get(key.String()); ok {
 		return sql, nil
 	}
@@ -247,6 +261,13 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			for _, n := range j.UsingClause {
 				q.protectNode(n)
 			}
+		}
+	}
+	// Last, so that the scale expressions clone the rewritten (and
+	// quoted) conditions.
+	if pos, colScale, ok := scalePositions(a, r); ok && len(pos) > 0 {
+		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), pos, colScale); err != nil {
+			return "", err
 		}
 	}
 	out, err := pg_query.Deparse(tree)

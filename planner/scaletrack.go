@@ -1,0 +1,396 @@
+package planner
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// Scale-tracked output columns. A Postgres numeric carries its display
+// scale value by value, so
+//
+//	SELECT sum(CASE WHEN status = 'paid' THEN amount ELSE 0 END) ...
+//
+// prints 12.50 for a group with a paid order and 0 for one without, while
+// DuckDB's DECIMAL prints 0.00. numericscale.go sends such merges to the
+// origin, except in an output column of the outermost SELECT built only
+// from numeric or integer columns, integer and decimal literals, + - *,
+// CASE, COALESCE and sum: there the rewrite computes, next to the value,
+// the scale Postgres would give it, row by row,
+//
+//	scale(column numeric(p,s)) = s, scale(integer) = 0, scale(1.50) = 2
+//	scale(a + b), scale(a - b) = greatest(scale(a), scale(b))
+//	scale(a * b) = scale(a) + scale(b)
+//	scale(CASE WHEN c THEN a ... ELSE b END) = CASE WHEN c THEN scale(a) ... ELSE scale(b) END
+//	scale(COALESCE(a, b)) = CASE WHEN a IS NOT NULL THEN scale(a) ELSE scale(b) END
+//	scale(sum(a)) = max(CASE WHEN a IS NOT NULL THEN scale(a) END)
+//
+// (numeric_add, numeric_mul and numeric_sum in utils/adt/numeric.c), and
+// the column becomes
+//
+//	pgaccel_numeric_scale(CAST(value AS text), scale)
+//
+// whose text the proxy encodes as a numeric with that scale (as for the
+// exact avg). DuckDB's value is exact and its scale at least Postgres's, so
+// only zeros are dropped; the function fails otherwise, and the statement
+// falls back to the origin. The statement must not refer to such a column
+// by position or name in GROUP BY or ORDER BY (it would group or sort by
+// text), nor be DISTINCT or a set operation.
+
+// numericScaleFunction is accelerator.NumericScaleFunction.
+const numericScaleFunction = "pgaccel_numeric_scale"
+
+// scaleTarget is an output column whose scale can be tracked.
+type scaleTarget struct {
+	pos     int
+	cols    []string // names of the columns in value positions
+	decimal bool     // it has a decimal literal
+}
+
+// scaleCandidates returns the output columns of sel whose scale can be
+// tracked, and the CASE and COALESCE nodes inside them.
+func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool) {
+	if sel == nil || (sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) ||
+		len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
+		return nil, nil
+	}
+	// Column names are matched to the datasets' columns by name: only
+	// plain tables (and joins of them) may be in FROM.
+	if sel.WithClause != nil || len(sel.FromClause) == 0 {
+		return nil, nil
+	}
+	for _, f := range sel.FromClause {
+		if !plainFrom(f) {
+			return nil, nil
+		}
+	}
+	var out []scaleTarget
+	exempt := map[proto.Message]bool{}
+	outNames := map[string]bool{}
+	for i, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			continue
+		}
+		st := scaleTarget{pos: i}
+		merges := map[proto.Message]bool{}
+		if !trackable(rt.Val, &st, merges, false) || len(merges) == 0 {
+			continue
+		}
+		for m := range merges {
+			exempt[m] = true
+		}
+		outNames[rt.Name] = true
+		outNames[outputName(rt.Val)] = true
+		out = append(out, st)
+	}
+	// GROUP BY and ORDER BY by position or by the output name of such a
+	// column would group or sort by the rewritten text.
+	refersToOutput := func(n *pg_query.Node) bool {
+		if n.GetAConst() != nil {
+			return true
+		}
+		cr := n.GetColumnRef()
+		return cr != nil && len(cr.Fields) == 1 && outNames[lastField(cr)]
+	}
+	for _, g := range sel.GroupClause {
+		if refersToOutput(g) {
+			return nil, nil
+		}
+	}
+	for _, s := range sel.SortClause {
+		if sb := s.GetSortBy(); sb == nil || refersToOutput(sb.Node) {
+			return nil, nil
+		}
+	}
+	return out, exempt
+}
+
+// plainFrom reports whether a FROM item is a table or a join of tables.
+func plainFrom(n *pg_query.Node) bool {
+	if n.GetRangeVar() != nil {
+		return true
+	}
+	if j := n.GetJoinExpr(); j != nil {
+		return plainFrom(j.Larg) && plainFrom(j.Rarg)
+	}
+	return false
+}
+
+// trackable reports whether the scale of value expression n can be
+// tracked, collecting its columns and its CASE and COALESCE nodes.
+func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool, inSum bool) bool {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		if len(v.ColumnRef.Fields) > 2 || lastField(v.ColumnRef) == "" {
+			return false
+		}
+		st.cols = append(st.cols, lastField(v.ColumnRef))
+		return true
+	case *pg_query.Node_AConst:
+		switch c := v.AConst.Val.(type) {
+		case *pg_query.A_Const_Ival:
+			return true
+		case *pg_query.A_Const_Fval:
+			if _, ok := literalScale(c.Fval.Fval); !ok {
+				return false
+			}
+			st.decimal = true
+			return true
+		}
+		return v.AConst.Isnull
+	case *pg_query.Node_AExpr:
+		e := v.AExpr
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 {
+			return false
+		}
+		op, _ := stringsOf(e.Name)
+		if len(op) != 1 {
+			return false
+		}
+		switch op[0] {
+		case "+", "-", "*":
+		default:
+			return false
+		}
+		if e.Lexpr == nil { // unary
+			return op[0] == "-" && trackable(e.Rexpr, st, merges, inSum)
+		}
+		return trackable(e.Lexpr, st, merges, inSum) && trackable(e.Rexpr, st, merges, inSum)
+	case *pg_query.Node_CaseExpr:
+		merges[v.CaseExpr] = true
+		for _, w := range v.CaseExpr.Args {
+			cw := w.GetCaseWhen()
+			if cw == nil || cw.Result == nil || !trackable(cw.Result, st, merges, inSum) {
+				return false
+			}
+		}
+		return v.CaseExpr.Defresult == nil || trackable(v.CaseExpr.Defresult, st, merges, inSum)
+	case *pg_query.Node_CoalesceExpr:
+		merges[v.CoalesceExpr] = true
+		for _, a := range v.CoalesceExpr.Args {
+			if !trackable(a, st, merges, inSum) {
+				return false
+			}
+		}
+		return len(v.CoalesceExpr.Args) > 0
+	case *pg_query.Node_FuncCall:
+		fc := v.FuncCall
+		if inSum || funcName(fc) != "sum" || len(fc.Funcname) != 1 || len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct ||
+			fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
+			return false
+		}
+		return trackable(fc.Args[0], st, merges, true)
+	}
+	return false
+}
+
+// literalScale is the display scale of a decimal literal as written.
+func literalScale(s string) (int, bool) {
+	if strings.ContainsAny(s, "eE") {
+		return 0, false
+	}
+	_, frac, _ := strings.Cut(s, ".")
+	return len(frac), true
+}
+
+// scaleExpr builds the DuckDB expression of the scale of n, given the
+// scale of each column name. n is the rewritten value expression (its
+// parts are cloned into the result).
+func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool) {
+	intConst := func(i int) *pg_query.Node { return pg_query.MakeAConstIntNode(int64(i), -1) }
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		s, ok := colScale[lastField(v.ColumnRef)]
+		return intConst(s), ok
+	case *pg_query.Node_AConst:
+		switch c := v.AConst.Val.(type) {
+		case *pg_query.A_Const_Ival:
+			return intConst(0), true
+		case *pg_query.A_Const_Fval:
+			s, ok := literalScale(c.Fval.Fval)
+			return intConst(s), ok
+		}
+		if v.AConst.Isnull {
+			return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, true
+		}
+	case *pg_query.Node_AExpr:
+		e := v.AExpr
+		op, _ := stringsOf(e.Name)
+		if e.Lexpr == nil {
+			return scaleExpr(e.Rexpr, colScale)
+		}
+		l, ok1 := scaleExpr(e.Lexpr, colScale)
+		r, ok2 := scaleExpr(e.Rexpr, colScale)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		if len(op) == 1 && op[0] == "*" {
+			return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, l, r, -1), true
+		}
+		return &pg_query.Node{Node: &pg_query.Node_MinMaxExpr{MinMaxExpr: &pg_query.MinMaxExpr{
+			Op: pg_query.MinMaxOp_IS_GREATEST, Args: []*pg_query.Node{l, r}, Location: -1}}}, true
+	case *pg_query.Node_CaseExpr:
+		c := v.CaseExpr
+		out := &pg_query.CaseExpr{Location: -1}
+		if c.Arg != nil {
+			out.Arg = proto.Clone(c.Arg).(*pg_query.Node)
+		}
+		for _, w := range c.Args {
+			cw := w.GetCaseWhen()
+			r, ok := scaleExpr(cw.Result, colScale)
+			if !ok {
+				return nil, false
+			}
+			out.Args = append(out.Args, &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+				Expr: proto.Clone(cw.Expr).(*pg_query.Node), Result: r, Location: -1}}})
+		}
+		if c.Defresult != nil {
+			d, ok := scaleExpr(c.Defresult, colScale)
+			if !ok {
+				return nil, false
+			}
+			out.Defresult = d
+		}
+		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: out}}, true
+	case *pg_query.Node_CoalesceExpr:
+		out := &pg_query.CaseExpr{Location: -1}
+		args := v.CoalesceExpr.Args
+		for i, a := range args {
+			s, ok := scaleExpr(a, colScale)
+			if !ok {
+				return nil, false
+			}
+			if i == len(args)-1 {
+				out.Defresult = s
+				break
+			}
+			out.Args = append(out.Args, &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+				Expr: notNull(a), Result: s, Location: -1}}})
+		}
+		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: out}}, true
+	case *pg_query.Node_FuncCall:
+		fc := v.FuncCall
+		s, ok := scaleExpr(fc.Args[0], colScale)
+		if !ok {
+			return nil, false
+		}
+		perRow := &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+			Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+				Expr: notNull(fc.Args[0]), Result: s, Location: -1}}}},
+			Location: -1,
+		}}}
+		max := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("max")}, []*pg_query.Node{perRow}, -1)
+		if fc.AggFilter != nil {
+			max.GetFuncCall().AggFilter = proto.Clone(fc.AggFilter).(*pg_query.Node)
+		}
+		return max, true
+	}
+	return nil, false
+}
+
+// notNull is "n IS NOT NULL" over a clone of n.
+func notNull(n *pg_query.Node) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+		Arg: proto.Clone(n).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}
+}
+
+// scalePositions returns the scale-tracked output columns to rewrite for
+// resolution r: those with a decimal literal or a numeric column (the
+// others are integers, which need nothing). ok is false when a column of a
+// candidate is not a numeric with a scale or an integer of the datasets:
+// the merges then count as in numericscale.go.
+func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]int, ok bool) {
+	if len(a.scaleTargets) == 0 {
+		return nil, nil, false
+	}
+	colScale = map[string]int{}
+	numeric := map[string]bool{}
+	for _, st := range a.scaleTargets {
+		for _, name := range st.cols {
+			if _, done := colScale[name]; done {
+				continue
+			}
+			found := false
+			for _, d := range r.datasets {
+				for _, c := range d.state.Columns {
+					if c.Name != name {
+						continue
+					}
+					var s int
+					switch c.TypeOID {
+					case oidNumeric:
+						if c.TypeMod < 4 {
+							return nil, nil, false
+						}
+						s = int((c.TypeMod - 4) & 0xffff)
+						numeric[name] = true
+					case oidInt2, oidInt4, oidInt8:
+					default:
+						return nil, nil, false
+					}
+					if found && colScale[name] != s {
+						return nil, nil, false
+					}
+					colScale[name], found = s, true
+				}
+			}
+			if !found {
+				return nil, nil, false
+			}
+		}
+	}
+	for _, st := range a.scaleTargets {
+		involved := st.decimal
+		for _, c := range st.cols {
+			involved = involved || numeric[c]
+		}
+		if involved {
+			pos = append(pos, st.pos)
+		}
+	}
+	return pos, colScale, true
+}
+
+// rewriteScales wraps the output columns of sel (the rewritten statement)
+// at pos in numericScaleFunction.
+func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int) error {
+	for _, i := range pos {
+		if sel == nil || i >= len(sel.TargetList) {
+			return errRewrite
+		}
+		rt := sel.TargetList[i].GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return errRewrite
+		}
+		scale, ok := scaleExpr(rt.Val, colScale)
+		if !ok {
+			return errRewrite
+		}
+		text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      rt.Val,
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{text, scale}, -1)
+	}
+	return nil
+}
+
+// outputName is the column name Postgres gives an unnamed output
+// expression: a column's name, a function's name, "case", "coalesce", or
+// "?column?" (what GROUP BY and ORDER BY may refer to).
+func outputName(n *pg_query.Node) string {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		return lastField(v.ColumnRef)
+	case *pg_query.Node_FuncCall:
+		return funcName(v.FuncCall)
+	case *pg_query.Node_CaseExpr:
+		return "case"
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce"
+	}
+	return "?column?"
+}
