@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -80,3 +81,107 @@ func NumericScale(v string, scale int64) (string, error) {
 }
 
 func notDigit(r rune) bool { return r < '0' || r > '9' }
+
+// NumericDivFunction is a DuckDB scalar function that divides two
+// decimals as Postgres's numeric_div does:
+//
+//	pgaccel_numeric_div(a VARCHAR, b VARCHAR) -> VARCHAR
+//
+// a and b are the exact texts of the operands with Postgres's display
+// scales (see NumericScaleFunction); the quotient has the scale
+// select_div_scale chooses from them and is rounded half away from zero.
+// Division by zero is an error (the statement then falls back to the
+// origin, which reports its own). NULL operands give NULL.
+const NumericDivFunction = "pgaccel_numeric_div"
+
+func (e *Engine) registerNumericDiv(ctx context.Context) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return duckdb.RegisterScalarUDF(conn, NumericDivFunction, numericDivUDF{})
+}
+
+type numericDivUDF struct{}
+
+func (numericDivUDF) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{
+		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_VARCHAR)},
+		ResultTypeInfo: mustTypeInfo(duckdb.TYPE_VARCHAR),
+	}
+}
+
+func (numericDivUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+		a, ok1 := values[0].(string)
+		b, ok2 := values[1].(string)
+		if !ok1 || !ok2 {
+			return nil, nil
+		}
+		return NumericDiv(a, b)
+	}}
+}
+
+// decimalParts splits decimal text into its sign, digits as an integer,
+// integer digits (without leading zeros) and fraction digits.
+func decimalParts(s string) (neg bool, u *big.Int, intDigits, frac string, err error) {
+	neg = strings.HasPrefix(s, "-")
+	digits := strings.TrimPrefix(s, "-")
+	intPart, frac, _ := strings.Cut(digits, ".")
+	if intPart == "" || strings.ContainsFunc(intPart, notDigit) || strings.ContainsFunc(frac, notDigit) {
+		return false, nil, "", "", errors.New("not a decimal: " + s)
+	}
+	u, ok := new(big.Int).SetString(intPart+frac, 10)
+	if !ok {
+		return false, nil, "", "", errors.New("not a decimal: " + s)
+	}
+	return neg, u, strings.TrimLeft(intPart, "0"), frac, nil
+}
+
+// NumericDiv returns Postgres's text of a / b for decimal texts a and b.
+func NumericDiv(a, b string) (string, error) {
+	neg1, u1, int1, frac1, err := decimalParts(a)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", NumericDivFunction, err)
+	}
+	neg2, u2, int2, frac2, err := decimalParts(b)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", NumericDivFunction, err)
+	}
+	if u2.Sign() == 0 {
+		return "", errors.New("division by zero")
+	}
+	// select_div_scale (utils/adt/numeric.c).
+	w1, d1 := decimalWeight(int1, frac1)
+	w2, d2 := decimalWeight(int2, frac2)
+	qweight := w1 - w2
+	if d1 <= d2 {
+		qweight--
+	}
+	rscale := 16 - qweight*4
+	rscale = max(rscale, len(frac1), len(frac2), 0)
+	rscale = min(rscale, 1000)
+	// round(|a| / |b| at rscale), half away from zero:
+	// u1/10^s1 / (u2/10^s2) * 10^rscale = u1 * 10^(rscale - s1 + s2) / u2.
+	num := new(big.Int).Set(u1)
+	den := new(big.Int).Set(u2)
+	if e := rscale - len(frac1) + len(frac2); e >= 0 {
+		num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil))
+	} else {
+		den.Mul(den, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-e)), nil))
+	}
+	num.Mul(num, big.NewInt(2)).Add(num, den)
+	q := num.Quo(num, den.Mul(den, big.NewInt(2)))
+	s := q.String()
+	if rscale > 0 {
+		if len(s) <= rscale {
+			s = strings.Repeat("0", rscale-len(s)+1) + s
+		}
+		s = s[:len(s)-rscale] + "." + s[len(s)-rscale:]
+	}
+	if neg1 != neg2 && q.Sign() != 0 {
+		s = "-" + s
+	}
+	return s, nil
+}

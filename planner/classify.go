@@ -121,6 +121,9 @@ type analysis struct {
 	exactAvg []int
 	// divides: the statement uses / (or %).
 	divides bool
+	// dividesOutside: a division other than the top-level one of a
+	// scale-tracked output (see scaletrack.go).
+	dividesOutside bool
 
 	rewrites rewriteCache
 	// fallbacks holds the origin forms of the statement for

@@ -6,17 +6,17 @@ package planner
 // collation.go, numericscale.go). It returns the reason the statement
 // must go to the origin, or "".
 func valueHazard(a *analysis, r resolution) string {
-	merges, mergeCols := a.mergesValues, a.mergeCols
+	merges, mergeCols, divides := a.mergesValues, a.mergeCols, a.divides
 	if _, _, ok := scalePositions(a, r); ok {
-		// The merges inside scale-tracked outputs print exactly.
-		merges, mergeCols = a.mergesOutside, a.mergeColsOutside
+		// The merges and divisions of scale-tracked outputs are exact.
+		merges, mergeCols, divides = a.mergesOutside, a.mergeColsOutside, a.dividesOutside
 	}
 	switch {
 	case a.aggFloatCast:
 		return ReasonFloatAggregate
 	case merges && a.numericLiteral:
 		return ReasonNumericScale
-	case a.divides && a.numericLiteral:
+	case divides && a.numericLiteral:
 		return ReasonNumericDivision
 	}
 	for _, d := range r.datasets {
@@ -30,7 +30,7 @@ func valueHazard(a *analysis, r resolution) string {
 				if _, merged := mergeCols[c.Name]; merged || merges {
 					return ReasonNumericScale
 				}
-				if a.divides && c.TypeOID == oidNumeric {
+				if divides && c.TypeOID == oidNumeric {
 					return ReasonNumericDivision
 				}
 			}

@@ -181,6 +181,9 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 	case *pg_query.A_Expr:
 		if isDivision(n) {
 			z.a.divides = true
+			if !z.exempt[n] {
+				z.a.dividesOutside = true
+			}
 		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)

@@ -32,20 +32,41 @@ import (
 //	pgaccel_numeric_scale(CAST(value AS text), scale)
 //
 // whose text the proxy encodes as a numeric with that scale (as for the
-// exact avg). DuckDB's value is exact and its scale at least Postgres's, so
+// exact avg). An output column that is a division a / b of two such
+// expressions becomes
+//
+//	pgaccel_numeric_div(<a as above>, <b as above>)
+//
+// which divides the two texts as numeric_div does (the scale from
+// select_div_scale, rounded half away from zero); with integers only, it
+// stays an integer division, which DuckDB computes as Postgres does. DuckDB's value is exact and its scale at least Postgres's, so
 // only zeros are dropped; the function fails otherwise, and the statement
 // falls back to the origin. The statement must not refer to such a column
 // by position or name in GROUP BY or ORDER BY (it would group or sort by
 // text), nor be DISTINCT or a set operation.
 
-// numericScaleFunction is accelerator.NumericScaleFunction.
-const numericScaleFunction = "pgaccel_numeric_scale"
+// numericScaleFunction is accelerator.NumericScaleFunction, and
+// numericDivFunction accelerator.NumericDivFunction.
+const (
+	numericScaleFunction = "pgaccel_numeric_scale"
+	numericDivFunction   = "pgaccel_numeric_div"
+)
+
+// divisionOp is the operator of a division A_Expr ("/" or "%").
+func divisionOp(e *pg_query.A_Expr) string {
+	op, _ := stringsOf(e.Name)
+	if len(op) != 1 {
+		return ""
+	}
+	return op[0]
+}
 
 // scaleTarget is an output column whose scale can be tracked.
 type scaleTarget struct {
 	pos     int
 	cols    []string // names of the columns in value positions
 	decimal bool     // it has a decimal literal
+	divides bool     // it is a / b, a and b trackable
 }
 
 // scaleCandidates returns the output columns of sel whose scale can be
@@ -75,7 +96,16 @@ func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message
 		}
 		st := scaleTarget{pos: i}
 		merges := map[proto.Message]bool{}
-		if !trackable(rt.Val, &st, merges, false) || len(merges) == 0 {
+		val := rt.Val
+		if e := val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
+			// A division, as the whole output: numeric division is
+			// exact through the operands' texts (numericDivFunction).
+			if !trackable(e.Lexpr, &st, merges, false) || !trackable(e.Rexpr, &st, merges, false) {
+				continue
+			}
+			st.divides = true
+			merges[e] = true
+		} else if !trackable(val, &st, merges, false) || len(merges) == 0 {
 			continue
 		}
 		for m := range merges {
@@ -364,18 +394,57 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int)
 		if rt == nil || rt.Val == nil {
 			return errRewrite
 		}
-		scale, ok := scaleExpr(rt.Val, colScale)
-		if !ok {
-			return errRewrite
+		if e := rt.Val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
+			// a / b: both operands as Postgres's texts, divided exactly.
+			// The divisor may carry the division-by-zero guard: the
+			// function raises on zero itself.
+			divisor := e.Rexpr
+			if c := divisor.GetCaseExpr(); c != nil && len(c.Args) == 1 && c.Defresult != nil && isZeroGuard(c) {
+				divisor = c.Defresult
+			}
+			l, err := scaledText(e.Lexpr, colScale)
+			if err != nil {
+				return err
+			}
+			r, err := scaledText(divisor, colScale)
+			if err != nil {
+				return err
+			}
+			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
+			continue
 		}
-		text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg:      rt.Val,
-			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
-			Location: -1,
-		}}}
-		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{text, scale}, -1)
+		v, err := scaledText(rt.Val, colScale)
+		if err != nil {
+			return err
+		}
+		rt.Val = v
 	}
 	return nil
+}
+
+// scaledText is numericScaleFunction(CAST(n AS text), scale of n).
+func scaledText(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, error) {
+	scale, ok := scaleExpr(n, colScale)
+	if !ok {
+		return nil, errRewrite
+	}
+	text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+		Arg:      n,
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+		Location: -1,
+	}}}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{text, scale}, -1), nil
+}
+
+// isZeroGuard reports whether c is guardDivisor's CASE WHEN b = 0 THEN
+// error(...) ELSE b END.
+func isZeroGuard(c *pg_query.CaseExpr) bool {
+	cw := c.Args[0].GetCaseWhen()
+	if cw == nil || cw.Result == nil {
+		return false
+	}
+	fc := cw.Result.GetFuncCall()
+	return fc != nil && funcName(fc) == "error"
 }
 
 // outputName is the column name Postgres gives an unnamed output

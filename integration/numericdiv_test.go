@@ -1,0 +1,97 @@
+package integration
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pgaccel/pgaccel/accelerator"
+)
+
+// The exact numeric division and display scales of the acceleration
+// against Postgres's own, for random operands of many magnitudes and
+// scales (equal leading digits included).
+func TestNumericDivAndScale_MatchPostgres(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	decimal := func() string {
+		intDigits := rng.IntN(12)
+		scale := rng.IntN(8)
+		var b strings.Builder
+		if rng.IntN(4) == 0 {
+			b.WriteByte('-')
+		}
+		if intDigits == 0 {
+			b.WriteByte('0')
+		}
+		for i := 0; i < intDigits; i++ {
+			d := rng.IntN(10)
+			if i == 0 && d == 0 {
+				d = 1 + rng.IntN(9)
+			}
+			b.WriteByte(byte('0' + d))
+		}
+		if scale > 0 {
+			b.WriteByte('.')
+			for i := 0; i < scale; i++ {
+				b.WriteByte(byte('0' + rng.IntN(10)))
+			}
+		}
+		return b.String()
+	}
+	var as, bs []string
+	for len(as) < 3000 {
+		a, b := decimal(), decimal()
+		if rng.IntN(5) == 0 { // same leading digits, other magnitudes
+			b = strings.TrimPrefix(a, "-")
+			if rng.IntN(2) == 0 {
+				b += "1"
+			} else if i := strings.IndexByte(b, '.'); i > 1 {
+				b = b[:i-1] + "." + b[i-1:i] + b[i+1:]
+			}
+		}
+		if strings.Trim(b, "-0.") == "" {
+			continue
+		}
+		as, bs = append(as, a), append(bs, b)
+	}
+	c := connect(t, origin.SuperDSN())
+	rows, err := c.Query(ctxT(t), `SELECT (a::numeric / b::numeric)::text FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(a, b, n) ORDER BY n`, as, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	i, bad := 0, 0
+	for rows.Next() {
+		var want string
+		if err := rows.Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := accelerator.NumericDiv(as[i], bs[i])
+		if err != nil || got != want {
+			bad++
+			if bad <= 10 {
+				t.Errorf("%s / %s = %q (%v), Postgres %q", as[i], bs[i], got, err, want)
+			}
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if i != len(as) || bad > 0 {
+		t.Errorf("%d of %d quotients differ", bad, i)
+	}
+	// Scales: trailing zeros dropped or added, never other digits.
+	for _, tc := range []struct {
+		v     string
+		scale int64
+		want  string
+	}{{"12.3400", 2, "12.34"}, {"-0.50", 1, "-0.5"}, {"7", 3, "7.000"}, {"1.00", 0, "1"}} {
+		if got, err := accelerator.NumericScale(tc.v, tc.scale); err != nil || got != tc.want {
+			t.Errorf("NumericScale(%s, %d) = %q, %v", tc.v, tc.scale, got, err)
+		}
+	}
+	if _, err := accelerator.NumericScale("1.25", 1); err == nil {
+		t.Error("NumericScale dropped a non-zero digit")
+	}
+}
