@@ -117,6 +117,7 @@ type analysis struct {
 	mergesOutside    bool
 	mergeColsOutside map[string]struct{}
 	scaleTargets     []scaleTarget
+	scaleSubs        map[string]*staticScale // FROM subqueries' output scales, by name
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
 	// divides: the statement uses / (or %).
@@ -214,7 +215,7 @@ func classify(a *analysis, stmt *pg_query.Node) {
 func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
-	a.scaleTargets, z.exempt = scaleCandidates(sel)
+	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	if z.avgCalls > len(a.exactAvg) {

@@ -41,7 +41,10 @@ import (
 // select_div_scale, rounded half away from zero); with integers only, it
 // stays an integer division, which DuckDB computes as Postgres does. DuckDB's value is exact and its scale at least Postgres's, so
 // only zeros are dropped; the function fails otherwise, and the statement
-// falls back to the origin. The statement must not refer to such a column
+// falls back to the origin. FROM holds plain tables (and joins of them), or
+// only subqueries over plain tables: their output columns referred to by
+// name must have a fixed scale (columns, literals, + - *). The statement
+// must not refer to such a column
 // by position or name in GROUP BY or ORDER BY (it would group or sort by
 // text), nor be DISTINCT or a set operation.
 
@@ -71,19 +74,41 @@ type scaleTarget struct {
 
 // scaleCandidates returns the output columns of sel whose scale can be
 // tracked, and the CASE and COALESCE nodes inside them.
-func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool) {
+func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool, map[string]*staticScale) {
+	targets, exempt, subs := scaleCandidatesFrom(sel)
+	if len(targets) == 0 {
+		return nil, nil, nil
+	}
+	return targets, exempt, subs
+}
+
+func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool, map[string]*staticScale) {
 	if sel == nil || (sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) ||
 		len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	// Column names are matched to the datasets' columns by name: only
-	// plain tables (and joins of them) may be in FROM.
+	// Column names are matched to the datasets' columns by name: FROM
+	// holds only plain tables (and joins of them), or only subqueries
+	// over plain tables, whose output columns have a fixed scale.
 	if sel.WithClause != nil || len(sel.FromClause) == 0 {
-		return nil, nil
+		return nil, nil, nil
+	}
+	nsub := 0
+	for _, f := range sel.FromClause {
+		if f.GetRangeSubselect() != nil {
+			nsub++
+		}
+	}
+	var subs map[string]*staticScale
+	if nsub > 0 {
+		if nsub != len(sel.FromClause) {
+			return nil, nil, nil // tables and subqueries mixed
+		}
+		subs = map[string]*staticScale{}
 	}
 	for _, f := range sel.FromClause {
-		if !plainFrom(f) {
-			return nil, nil
+		if subs == nil && !plainFrom(f) || subs != nil && !subqueryScales(f.GetRangeSubselect(), subs) {
+			return nil, nil, nil
 		}
 	}
 	var out []scaleTarget
@@ -126,15 +151,138 @@ func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message
 	}
 	for _, g := range sel.GroupClause {
 		if refersToOutput(g) {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	for _, s := range sel.SortClause {
 		if sb := s.GetSortBy(); sb == nil || refersToOutput(sb.Node) {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
-	return out, exempt
+	return out, exempt, subs
+}
+
+// staticScale is the scale of a subquery's output column, the same on
+// every row: a formula over the columns of its tables.
+type staticScale struct {
+	op      byte // 'c' column, 'k' constant, '+' greatest of args, '*' sum of args
+	col     string
+	k       int
+	decimal bool // 'k': a decimal literal
+	args    []*staticScale
+}
+
+// subqueryScales records the output columns of a FROM subquery over plain
+// tables whose scale is fixed (nil for the others). Two outputs of one
+// name, in one subquery or two, make the name unusable (nil).
+func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) bool {
+	if rs.Lateral || rs.Subquery == nil {
+		return false
+	}
+	sub := rs.Subquery.GetSelectStmt()
+	if sub == nil || sub.WithClause != nil || len(sub.ValuesLists) > 0 || len(sub.FromClause) == 0 ||
+		(sub.Op != pg_query.SetOperation_SETOP_NONE && sub.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) {
+		return false
+	}
+	for _, f := range sub.FromClause {
+		if !plainFrom(f) {
+			return false
+		}
+	}
+	if rs.Alias != nil && len(rs.Alias.Colnames) > 0 {
+		return false // renamed columns
+	}
+	for _, t := range sub.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return false
+		}
+		name := rt.Name
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			if lastField(cr) == "" {
+				return false // * or t.*
+			}
+			if name == "" {
+				name = lastField(cr)
+			}
+		}
+		if name == "" {
+			continue // ?column? and the like: not referable by name
+		}
+		if _, dup := subs[name]; dup {
+			subs[name] = nil
+			continue
+		}
+		subs[name] = fixedScale(rt.Val)
+	}
+	return true
+}
+
+// fixedScale is the formula of n's scale when it is the same on every row
+// (columns, literals, + - *), else nil.
+func fixedScale(n *pg_query.Node) *staticScale {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		if len(v.ColumnRef.Fields) > 2 || lastField(v.ColumnRef) == "" {
+			return nil
+		}
+		return &staticScale{op: 'c', col: lastField(v.ColumnRef)}
+	case *pg_query.Node_AConst:
+		switch c := v.AConst.Val.(type) {
+		case *pg_query.A_Const_Ival:
+			return &staticScale{op: 'k'}
+		case *pg_query.A_Const_Fval:
+			if s, ok := literalScale(c.Fval.Fval); ok {
+				return &staticScale{op: 'k', k: s, decimal: true}
+			}
+		}
+	case *pg_query.Node_AExpr:
+		e := v.AExpr
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			return nil
+		}
+		op, _ := stringsOf(e.Name)
+		if len(op) != 1 {
+			return nil
+		}
+		if e.Lexpr == nil {
+			if op[0] == "-" {
+				return fixedScale(e.Rexpr)
+			}
+			return nil
+		}
+		l, r := fixedScale(e.Lexpr), fixedScale(e.Rexpr)
+		if l == nil || r == nil {
+			return nil
+		}
+		switch op[0] {
+		case "+", "-":
+			return &staticScale{op: '+', args: []*staticScale{l, r}}
+		case "*":
+			return &staticScale{op: '*', args: []*staticScale{l, r}}
+		}
+	}
+	return nil
+}
+
+// eval computes the scale from the tables' column scales; numeric is true
+// when a numeric column or a decimal literal is involved.
+func (s *staticScale) eval(col func(string) (scale int, numeric, ok bool)) (scale int, numeric, ok bool) {
+	switch s.op {
+	case 'c':
+		return col(s.col)
+	case 'k':
+		return s.k, s.decimal, true
+	}
+	l, ln, ok1 := s.args[0].eval(col)
+	r, rn, ok2 := s.args[1].eval(col)
+	if !ok1 || !ok2 {
+		return 0, false, false
+	}
+	if s.op == '*' {
+		return l + r, ln || rn, true
+	}
+	return max(l, r), ln || rn, true
 }
 
 // plainFrom reports whether a FROM item is a table or a join of tables.
@@ -342,33 +490,21 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 			if _, done := colScale[name]; done {
 				continue
 			}
-			found := false
-			for _, d := range r.datasets {
-				for _, c := range d.state.Columns {
-					if c.Name != name {
-						continue
-					}
-					var s int
-					switch c.TypeOID {
-					case oidNumeric:
-						if c.TypeMod < 4 {
-							return nil, nil, false
-						}
-						s = int((c.TypeMod - 4) & 0xffff)
-						numeric[name] = true
-					case oidInt2, oidInt4, oidInt8:
-					default:
-						return nil, nil, false
-					}
-					if found && colScale[name] != s {
-						return nil, nil, false
-					}
-					colScale[name], found = s, true
+			var s int
+			var isNum, found bool
+			if a.scaleSubs != nil {
+				f := a.scaleSubs[name]
+				if f == nil {
+					return nil, nil, false
 				}
+				s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
+			} else {
+				s, isNum, found = datasetColumnScale(r, name)
 			}
 			if !found {
 				return nil, nil, false
 			}
+			colScale[name], numeric[name] = s, isNum
 		}
 	}
 	for _, st := range a.scaleTargets {
@@ -381,6 +517,35 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 		}
 	}
 	return pos, colScale, true
+}
+
+// datasetColumnScale is the scale of the datasets' column of that name:
+// a numeric's declared scale, 0 for integers. ok is false for another
+// type, no such column, or columns of that name with different scales.
+func datasetColumnScale(r resolution, name string) (scale int, numeric, ok bool) {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name != name {
+				continue
+			}
+			s, n := 0, false
+			switch c.TypeOID {
+			case oidNumeric:
+				if c.TypeMod < 4 {
+					return 0, false, false
+				}
+				s, n = int((c.TypeMod-4)&0xffff), true
+			case oidInt2, oidInt4, oidInt8:
+			default:
+				return 0, false, false
+			}
+			if ok && (s != scale || n != numeric) {
+				return 0, false, false
+			}
+			scale, numeric, ok = s, n, true
+		}
+	}
+	return scale, numeric, ok
 }
 
 // rewriteScales wraps the output columns of sel (the rewritten statement)
