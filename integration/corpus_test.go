@@ -179,6 +179,7 @@ var corpus = []corpusQuery{
 	{"division with parameters", "SELECT sum(amount) / $1 FROM acc_orders WHERE qty > $2", []any{7, 3}, anyRoute},
 	{"share over a derived table", "SELECT o_year, sum(CASE WHEN status = 'paid' THEN volume ELSE 0 END) / sum(volume) AS share FROM (SELECT extract(year from day) AS o_year, amount * qty AS volume, status FROM acc_orders) t GROUP BY o_year ORDER BY o_year", nil, acc},
 	{"conditional sum over a derived table", "SELECT sum(CASE WHEN s.flag THEN s.v ELSE 0 END), sum(s.v - 1.5) FROM (SELECT amount AS v, qty > 5 AS flag FROM acc_orders WHERE id < 100) s", nil, acc},
+	{"BI wrapper with a star", "SELECT virtual_table.status, sum(CASE WHEN virtual_table.qty > 5 THEN virtual_table.amount ELSE 0 END) AS big, sum(virtual_table.amount) / count(*) AS mean FROM (SELECT * FROM acc_orders WHERE id < 500) AS virtual_table GROUP BY virtual_table.status ORDER BY virtual_table.status", nil, acc},
 	{"derived table with a merge inside", "SELECT sum(x) FROM (SELECT CASE WHEN qty > 5 THEN amount ELSE 0 END AS x FROM acc_orders) s", nil, org},
 	{"union numeric scales", "SELECT amount FROM acc_orders WHERE id = 1 UNION ALL SELECT 0", nil, org},
 	{"cast to unconstrained numeric", "SELECT (weight * 0.001)::numeric FROM acc_orders WHERE id <= 3 ORDER BY id", nil, org},

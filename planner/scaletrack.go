@@ -24,7 +24,7 @@ import (
 //	scale(a * b) = scale(a) + scale(b)
 //	scale(CASE WHEN c THEN a ... ELSE b END) = CASE WHEN c THEN scale(a) ... ELSE scale(b) END
 //	scale(COALESCE(a, b)) = CASE WHEN a IS NOT NULL THEN scale(a) ELSE scale(b) END
-//	scale(sum(a)) = max(CASE WHEN a IS NOT NULL THEN scale(a) END)
+//	scale(sum(a)) = max(CASE WHEN a IS NOT NULL THEN scale(a) END), scale(count(...)) = 0
 //
 // (numeric_add, numeric_mul and numeric_sum in utils/adt/numeric.c), and
 // the column becomes
@@ -162,6 +162,10 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	return out, exempt, subs
 }
 
+// starColumns is the key of subqueryScales' map that marks a * among the
+// outputs.
+const starColumns = "*"
+
 // staticScale is the scale of a subquery's output column, the same on
 // every row: a formula over the columns of its tables.
 type staticScale struct {
@@ -200,7 +204,12 @@ func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) b
 		name := rt.Name
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if lastField(cr) == "" {
-				return false // * or t.*
+				// * or t.*: the tables' columns, by their names
+				// (resolved against the datasets per plan).
+				if _, dup := subs[starColumns]; !dup {
+					subs[starColumns] = &staticScale{op: '*'}
+				}
+				continue
 			}
 			if name == "" {
 				name = lastField(cr)
@@ -355,6 +364,9 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		return len(v.CoalesceExpr.Args) > 0
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
+		if funcName(fc) == "count" && len(fc.Funcname) == 1 && fc.Over == nil && !fc.AggWithinGroup {
+			return true // a bigint: scale 0
+		}
 		if inSum || funcName(fc) != "sum" || len(fc.Funcname) != 1 || len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct ||
 			fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
 			return false
@@ -450,6 +462,9 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: out}}, true
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
+		if funcName(fc) == "count" {
+			return intConst(0), true
+		}
 		s, ok := scaleExpr(fc.Args[0], colScale)
 		if !ok {
 			return nil, false
@@ -493,11 +508,18 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 			var s int
 			var isNum, found bool
 			if a.scaleSubs != nil {
-				f := a.scaleSubs[name]
-				if f == nil {
-					return nil, nil, false
+				f, named := a.scaleSubs[name]
+				_, star := a.scaleSubs[starColumns]
+				switch {
+				case named && f == nil:
+					return nil, nil, false // ambiguous, or no fixed scale
+				case named && star:
+					return nil, nil, false // may clash with a column of the *
+				case named:
+					s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
+				case star:
+					s, isNum, found = datasetColumnScale(r, name)
 				}
-				s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
 			} else {
 				s, isNum, found = datasetColumnScale(r, name)
 			}
