@@ -144,6 +144,10 @@ func Open(opts Options) (*Engine, error) {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
+	if err := e.registerNumericAvgDec(context.Background()); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
 	return e, nil
 }
 

@@ -116,3 +116,82 @@ func decimalWeight(intDigits, frac string) (weight, first int) {
 	first, _ = strconv.Atoi(group)
 	return -(g + 1), first
 }
+
+// NumericAvgDecFunction is NumericAvgFunction as an exact DECIMAL, for
+// averages that are compared rather than printed:
+//
+//	pgaccel_numeric_avg_dec(CAST(sum(x) AS VARCHAR), count(x)) -> DECIMAL(38,24)
+//
+// The value is Postgres's avg (the quotient rounded to select_div_scale's
+// scale) exactly; when that needs more than 24 fraction digits, or 14
+// integer digits, the function fails and the statement falls back to the
+// origin.
+const NumericAvgDecFunction = "pgaccel_numeric_avg_dec"
+
+// avgDecScale is the scale of NumericAvgDecFunction's DECIMAL(38, 24).
+const avgDecScale = 24
+
+func (e *Engine) registerNumericAvgDec(ctx context.Context) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return duckdb.RegisterScalarUDF(conn, NumericAvgDecFunction, numericAvgDecUDF{})
+}
+
+type numericAvgDecUDF struct{}
+
+func (numericAvgDecUDF) Config() duckdb.ScalarFuncConfig {
+	dec, err := duckdb.NewDecimalInfo(38, avgDecScale)
+	if err != nil {
+		panic(err)
+	}
+	return duckdb.ScalarFuncConfig{
+		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT)},
+		ResultTypeInfo: dec,
+	}
+}
+
+func (numericAvgDecUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+		sum, _ := values[0].(string)
+		n, ok := values[1].(int64)
+		if !ok {
+			return nil, fmt.Errorf("%s: count is %T", NumericAvgDecFunction, values[1])
+		}
+		if n == 0 || values[0] == nil {
+			return nil, nil
+		}
+		return NumericAvgDec(sum, n)
+	}}
+}
+
+// NumericAvgDec returns Postgres's avg of sum/n as the unscaled value of a
+// DECIMAL(38, 24).
+func NumericAvgDec(sum string, n int64) (*big.Int, error) {
+	text, err := NumericAvg(sum, n)
+	if err != nil {
+		return nil, err
+	}
+	neg := strings.HasPrefix(text, "-")
+	intPart, frac, _ := strings.Cut(strings.TrimPrefix(text, "-"), ".")
+	if len(frac) > avgDecScale {
+		if strings.Trim(frac[avgDecScale:], "0") != "" {
+			return nil, fmt.Errorf("%s: avg %s needs more than %d fraction digits", NumericAvgDecFunction, text, avgDecScale)
+		}
+		frac = frac[:avgDecScale]
+	}
+	if len(strings.TrimLeft(intPart, "0")) > 38-avgDecScale {
+		return nil, fmt.Errorf("%s: avg %s has too many integer digits", NumericAvgDecFunction, text)
+	}
+	frac += strings.Repeat("0", avgDecScale-len(frac))
+	v, ok := new(big.Int).SetString(intPart+frac, 10)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a number: %s", NumericAvgDecFunction, text)
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return v, nil
+}

@@ -67,3 +67,29 @@ func TestNumericAvg_MatchesPostgres(t *testing.T) {
 		}
 	}
 }
+
+func TestNumericAvgDec_IsTheRoundedAvgExactly(t *testing.T) {
+	for _, tc := range []struct {
+		sum  string
+		n    int64
+		want string // unscaled DECIMAL(38,24)
+		err  bool
+	}{
+		{"10", 3, "3333333333333333300000000", false},       // 3.3333333333333333 (rscale 16)
+		{"-23.76", 2, "-11880000000000000000000000", false}, // -11.8800000000000000
+		{"1", 100000000, "10000000000000000", false},        // 1e-8 (rscale 28, zeros past 24)
+		{"1", 3000000000000, "", true},                      // non-zero digits past 24
+		{"1234567890123456.00", 1, "", true},                // 16 integer digits
+	} {
+		got, err := NumericAvgDec(tc.sum, tc.n)
+		if tc.err {
+			if err == nil {
+				t.Errorf("NumericAvgDec(%s, %d) = %v, want an error", tc.sum, tc.n, got)
+			}
+			continue
+		}
+		if err != nil || got.String() != tc.want {
+			t.Errorf("NumericAvgDec(%s, %d) = %v, %v; want %s", tc.sum, tc.n, got, err, tc.want)
+		}
+	}
+}

@@ -120,6 +120,9 @@ type analysis struct {
 	scaleSubs        map[string]*staticScale // FROM subqueries' output scales, by name
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
+	// predAvg: ordinals (among FuncCalls, in walk order) of the plain avg
+	// calls inside predicates, rewritten to exact decimals (predavg.go).
+	predAvg []int
 	// divides: the statement uses / (or %).
 	divides bool
 	// dividesOutside: a division other than the top-level one of a
@@ -216,9 +219,10 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
+	z.predAvg = predicateAvgs(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
-	if z.avgCalls > len(a.exactAvg) {
+	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {
 		// An avg that is not a whole output column would run in
 		// floating point in DuckDB.
 		z.flag(flagUnsupported)

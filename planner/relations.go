@@ -76,6 +76,10 @@ type analyzer struct {
 	bare     []string                    // one-part column references
 	fromSRF  map[*pg_query.FuncCall]bool // function calls that are FROM items
 	exempt   map[proto.Message]bool      // merges inside scale-tracked outputs
+	predAvg  map[*pg_query.FuncCall]bool // plain avg calls inside predicates
+	// funcCalls numbers FuncCalls in walk order, as the rewrite's
+	// collector does.
+	funcCalls int
 }
 
 func newAnalyzer(a *analysis) *analyzer {
@@ -159,7 +163,11 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 	case *pg_query.FuncCall:
 		if funcName(n) == "avg" {
 			z.avgCalls++
+			if z.predAvg[n] {
+				z.a.predAvg = append(z.a.predAvg, z.funcCalls)
+			}
 		}
+		z.funcCalls++
 		z.noteFloatAggregate(n)
 		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)

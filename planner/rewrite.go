@@ -220,6 +220,12 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	if len(a.exactAvg) > 0 {
 		rewriteAvg(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
 	}
+	for _, i := range a.predAvg {
+		if i >= len(c.funcs) || !plainAvg(c.funcs[i]) {
+			return "", errRewrite
+		}
+		rewritePredicateAvg(c.funcs[i])
+	}
 	for _, l := range c.likes {
 		if err := escapeLike(l); err != nil {
 			return "", err
