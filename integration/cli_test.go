@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -96,10 +95,10 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
+	stderr := &syncBuffer{} // written by the process while the test reads it
 	cmd := exec.Command(bin, "run", "-c", cfg, "-log-format", "json")
 	cmd.Env = append(os.Environ(), "TEST_ORIGIN_DSN="+origin.SuperDSN())
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

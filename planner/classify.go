@@ -123,6 +123,11 @@ type analysis struct {
 	// predAvg: ordinals (among FuncCalls, in walk order) of the plain avg
 	// calls inside predicates, rewritten to exact decimals (predavg.go).
 	predAvg []int
+	// roundUntracked: a round(x, k) or trunc(x, k) whose display scale is
+	// not tracked (see scaletrack.go) and not only compared.
+	roundUntracked bool
+	// roundTracked: such a call inside a scale-tracked output.
+	roundTracked bool
 	// divides: the statement uses / (or %).
 	divides bool
 	// dividesOutside: a division other than the top-level one of a
@@ -220,6 +225,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
 	z.predAvg = predicateAvgs(sel)
+	z.predRound = predicateRounds(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {

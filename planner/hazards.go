@@ -7,7 +7,11 @@ package planner
 // must go to the origin, or "".
 func valueHazard(a *analysis, r resolution) string {
 	merges, mergeCols, divides := a.mergesValues, a.mergeCols, a.divides
-	if _, _, ok := scalePositions(a, r); ok {
+	_, _, scaleOK := scalePositions(a, r)
+	if a.roundUntracked || a.roundTracked && !scaleOK {
+		return ReasonNumericScale
+	}
+	if scaleOK {
 		// The merges and divisions of scale-tracked outputs are exact.
 		merges, mergeCols, divides = a.mergesOutside, a.mergeColsOutside, a.dividesOutside
 	}

@@ -241,7 +241,7 @@ var planCases = []planCase{
 	origin("scales merged by CASE, sorted by the output", `SELECT CASE WHEN id > 1 THEN 1.5 ELSE 0 END AS v FROM orders ORDER BY v`, KindSelect, ReasonNumericScale),
 	origin("scales merged by CASE in a subquery", `SELECT v FROM (SELECT CASE WHEN id > 1 THEN 1.5 ELSE 0 END AS v FROM orders) s`, KindSelect, ReasonNumericScale),
 	origin("scales merged by CASE, DISTINCT", `SELECT DISTINCT CASE WHEN id > 1 THEN 1.5 ELSE 0 END FROM orders`, KindSelect, ReasonNumericScale),
-	origin("scales merged by CASE with a function", `SELECT CASE WHEN id > 1 THEN round(1.55, 1) ELSE 0 END FROM orders`, KindSelect, ReasonNumericScale),
+	origin("scales merged by CASE with a function", `SELECT CASE WHEN id > 1 THEN abs(1.55) ELSE 0 END FROM orders`, KindSelect, ReasonNumericScale),
 	origin("division with a numeric literal", `SELECT id FROM orders WHERE id / 1.5 > 2`, KindSelect, ReasonNumericDivision),
 	origin("cast to unconstrained numeric", `SELECT id::numeric FROM orders`, KindSelect, ReasonUnsupported),
 	origin("cast to varchar", `SELECT CAST(created_at AS varchar) FROM orders`, KindSelect, ReasonUnsupported),

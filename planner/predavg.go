@@ -29,8 +29,27 @@ func predicateAvgs(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
 	return f.found
 }
 
+// predicateRounds returns the round(x, k) and trunc(x, k) calls of sel
+// inside predicates.
+func predicateRounds(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
+	f := &predFinder{found: map[*pg_query.FuncCall]bool{}, rounds: map[*pg_query.FuncCall]bool{}}
+	walk(sel, f)
+	return f.rounds
+}
+
+// scaleSetting reports whether fc is round(x, k) or trunc(x, k): their
+// result is a numeric with scale k, whatever x is — in DuckDB it keeps
+// x's type and scale.
+func scaleSetting(fc *pg_query.FuncCall) bool {
+	name := funcName(fc)
+	return (name == "round" || name == "trunc") && len(fc.Args) == 2
+}
+
 type predFinder struct {
 	found map[*pg_query.FuncCall]bool
+	// rounds: round(x, k) and trunc(x, k) calls inside predicates, where
+	// only their value counts.
+	rounds map[*pg_query.FuncCall]bool
 }
 
 func (f *predFinder) enter(m proto.Message, w *walker) {
@@ -40,11 +59,25 @@ func (f *predFinder) enter(m proto.Message, w *walker) {
 		preds = []*pg_query.Node{n.WhereClause, n.HavingClause}
 	case *pg_query.JoinExpr:
 		preds = []*pg_query.Node{n.Quals}
+	case *pg_query.FuncCall:
+		preds = []*pg_query.Node{n.AggFilter}
 	}
 	for _, p := range preds {
 		if p != nil {
 			walk(p, avgCollector(f.found))
+			if f.rounds != nil {
+				walk(p, roundCollector(f.rounds))
+			}
 		}
+	}
+}
+
+// roundCollector marks every round(x, k) and trunc(x, k) it sees.
+type roundCollector map[*pg_query.FuncCall]bool
+
+func (c roundCollector) enter(m proto.Message, w *walker) {
+	if fc, ok := m.(*pg_query.FuncCall); ok && scaleSetting(fc) {
+		c[fc] = true
 	}
 }
 

@@ -66,17 +66,18 @@ var flagReasons = []struct {
 
 // analyzer is the visitor that analyses a read.
 type analyzer struct {
-	a        *analysis
-	flags    uint8
-	avgCalls int                         // avg(...) calls anywhere in the statement
-	rangeVar int                         // RangeVars seen
-	colRef   int                         // ColumnRefs seen
-	refNames map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
-	outNames map[string]struct{}         // output column names given with AS
-	bare     []string                    // one-part column references
-	fromSRF  map[*pg_query.FuncCall]bool // function calls that are FROM items
-	exempt   map[proto.Message]bool      // merges inside scale-tracked outputs
-	predAvg  map[*pg_query.FuncCall]bool // plain avg calls inside predicates
+	a         *analysis
+	flags     uint8
+	avgCalls  int                         // avg(...) calls anywhere in the statement
+	rangeVar  int                         // RangeVars seen
+	colRef    int                         // ColumnRefs seen
+	refNames  map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
+	outNames  map[string]struct{}         // output column names given with AS
+	bare      []string                    // one-part column references
+	fromSRF   map[*pg_query.FuncCall]bool // function calls that are FROM items
+	exempt    map[proto.Message]bool      // merges inside scale-tracked outputs
+	predAvg   map[*pg_query.FuncCall]bool // plain avg calls inside predicates
+	predRound map[*pg_query.FuncCall]bool // round(x, k) and trunc(x, k) inside predicates
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
 	// collector does.
 	funcCalls int
@@ -168,6 +169,15 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 			}
 		}
 		z.funcCalls++
+		if scaleSetting(n) && !z.predRound[n] {
+			// Printed with DuckDB's scale (round(2, 2) is 2, not 2.00)
+			// unless its output is scale-tracked.
+			if z.exempt[n] {
+				z.a.roundTracked = true
+			} else {
+				z.a.roundUntracked = true
+			}
+		}
 		z.noteFloatAggregate(n)
 		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)

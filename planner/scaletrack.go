@@ -362,10 +362,23 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			}
 		}
 		return len(v.CoalesceExpr.Args) > 0
+	case *pg_query.Node_TypeCast:
+		// CAST(a AS numeric(p,s)): rounded half away from zero to s in
+		// both engines (an overflow is an error in both).
+		if _, ok := castScale(v.TypeCast); !ok {
+			return false
+		}
+		st.decimal = true
+		return trackable(v.TypeCast.Arg, st, merges, inSum)
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
 		if funcName(fc) == "count" && len(fc.Funcname) == 1 && fc.Over == nil && !fc.AggWithinGroup {
 			return true // a bigint: scale 0
+		}
+		if _, ok := roundScale(fc); ok {
+			merges[fc] = true // the scale changes here: track it
+			st.decimal = true // round(integer, k) is a numeric
+			return trackable(fc.Args[0], st, merges, inSum)
 		}
 		if inSum || funcName(fc) != "sum" || len(fc.Funcname) != 1 || len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct ||
 			fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
@@ -374,6 +387,52 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		return trackable(fc.Args[0], st, merges, true)
 	}
 	return false
+}
+
+// castScale is s of a cast to numeric(p,s) or decimal(p,s).
+func castScale(tc *pg_query.TypeCast) (int, bool) {
+	if tc.TypeName == nil || len(tc.TypeName.Typmods) != 2 || tc.TypeName.ArrayBounds != nil {
+		return 0, false
+	}
+	names, ok := stringsOf(tc.TypeName.Names)
+	if !ok || len(names) == 0 {
+		return 0, false
+	}
+	switch strings.ToLower(names[len(names)-1]) {
+	case "numeric", "decimal":
+	default:
+		return 0, false
+	}
+	c := tc.TypeName.Typmods[1].GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	if !ok || iv.Ival.Ival < 0 {
+		return 0, false
+	}
+	return int(iv.Ival.Ival), true
+}
+
+// roundScale is k of round(a, k) (0 for round(a)), for a literal k >= 0:
+// Postgres's round gives scale k, rounding half away from zero, as DuckDB
+// does for decimals.
+func roundScale(fc *pg_query.FuncCall) (int, bool) {
+	if funcName(fc) != "round" || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.Args) == 0 || len(fc.Args) > 2 {
+		return 0, false
+	}
+	if len(fc.Args) == 1 {
+		return 0, true
+	}
+	c := fc.Args[1].GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	if !ok || iv.Ival.Ival < 0 || iv.Ival.Ival > 30 {
+		return 0, false
+	}
+	return int(iv.Ival.Ival), true
 }
 
 // literalScale is the display scale of a decimal literal as written.
@@ -460,10 +519,16 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 				Expr: notNull(a), Result: s, Location: -1}}})
 		}
 		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: out}}, true
+	case *pg_query.Node_TypeCast:
+		s, ok := castScale(v.TypeCast)
+		return intConst(s), ok
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
 		if funcName(fc) == "count" {
 			return intConst(0), true
+		}
+		if s, ok := roundScale(fc); ok {
+			return intConst(s), true
 		}
 		s, ok := scaleExpr(fc.Args[0], colScale)
 		if !ok {
