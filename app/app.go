@@ -106,6 +106,20 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	})
 
 	pm := proxy.NewMetrics(a.Metrics)
+	// Without an accelerated dataset every statement goes to the origin:
+	// the proxy then relays without the routing hook.
+	var accel *proxy.Accel
+	for _, ds := range cfg.Datasets {
+		if ds.Acceleration.Enabled {
+			accel = &proxy.Accel{
+				Planner:    a.Planner,
+				Engine:     a.Engine,
+				Privileges: privileges,
+				Generation: a.generation,
+			}
+			break
+		}
+	}
 	a.proxy = proxy.NewServer(proxy.Config{
 		Origin:          origin,
 		TLS:             serverTLS,
@@ -113,12 +127,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		ShutdownGrace:   cfg.Server.ShutdownGrace,
 		Logger:          log,
 		Metrics:         pm,
-		Accel: &proxy.Accel{
-			Planner:    a.Planner,
-			Engine:     a.Engine,
-			Privileges: privileges,
-			Generation: a.generation,
-		},
+		Accel:           accel,
 	})
 	if a.ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
 		return nil, fmt.Errorf("listen on server.listen %s: %w", cfg.Server.Listen, err)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestPlan_CachesAnalysisPerText(t *testing.T) {
-	p := New(testRegistry(t), newFakeResolver(), Options{CacheSize: 2})
+	p := New(testRegistry(t), newFakeResolver(), Options{CacheSize: 2, NoFastPath: true})
 	ctx := context.Background()
 	q := `SELECT * FROM orders WHERE id = $1`
 	p.Plan(ctx, q, defaultSession())
@@ -210,7 +210,7 @@ func TestPlan_PrivilegesOption(t *testing.T) {
 }
 
 func TestPlan_Concurrent(t *testing.T) {
-	p := New(testRegistry(t), newFakeResolver(), Options{CacheSize: 8})
+	p := New(testRegistry(t), newFakeResolver(), Options{CacheSize: 8, NoFastPath: true})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)

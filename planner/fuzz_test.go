@@ -44,8 +44,19 @@ func FuzzPlan(f *testing.F) {
 	}
 	res := newFakeResolver()
 	f.Fuzz(func(t *testing.T, sql string) {
+		// The fast path may only send to the origin what the full path
+		// sends there, and never a statement that writes or changes the
+		// session.
+		if fast := New(reg, res, Options{}); fast.quickOrigin(sql) {
+			full := New(reg, res, Options{NoFastPath: true})
+			for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}}} {
+				if d := full.Plan(context.Background(), sql, s); d.Route != RouteOrigin || d.Writes() || d.SetsSearchPath {
+					t.Fatalf("fast path sends %q to the origin; the full path: %+v", sql, d)
+				}
+			}
+		}
 		for _, r := range []*catalog.Registry{reg, useSource} {
-			p := New(r, res, Options{CacheSize: 4})
+			p := New(r, res, Options{CacheSize: 4, NoFastPath: true})
 			for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}, TempTables: map[string]bool{"t": true}}} {
 				d := p.Plan(context.Background(), sql, s)
 				if d.Route == RouteAccelerate && (d.SQL == "" || len(d.Datasets) == 0 || d.Reason != "") {

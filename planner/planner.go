@@ -173,6 +173,9 @@ type Options struct {
 	// Privileges, when set, is asked before a statement is accelerated,
 	// with Session.User and Decision.Tables. When nil the caller checks.
 	Privileges PrivilegeChecker
+	// NoFastPath plans every statement in full (tests compare the fast
+	// path with it).
+	NoFastPath bool
 }
 
 // Planner decides where statements run. It is safe for concurrent use.
@@ -184,6 +187,11 @@ type Planner struct {
 	cache     *lru
 	fallbacks *fingerprintSet
 	subsets   sync.Map // refresh_sql -> whether it selects a column subset
+
+	namesOnce sync.Once
+	names     map[string]bool // datasets' names and tables (fastpath.go)
+
+	noFastPath bool
 }
 
 // New returns a Planner over the datasets of reg.
@@ -204,6 +212,8 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 		maxCached: opts.MaxCachedSQL,
 		cache:     newLRU(opts.CacheSize),
 		fallbacks: newFingerprintSet(opts.FallbackSize),
+
+		noFastPath: opts.NoFastPath,
 	}
 }
 
@@ -219,6 +229,9 @@ func (p *Planner) RememberFallback(fingerprint uint64) {
 func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	if s == nil {
 		s = &Session{}
+	}
+	if !p.noFastPath && p.quickOrigin(sql) {
+		return Decision{Route: RouteOrigin, Reason: ReasonNoDataset, Kind: KindSelect}
 	}
 	a, tree := p.analysis(sql)
 	d := Decision{

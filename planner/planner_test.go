@@ -354,8 +354,11 @@ func TestPlan_Routes(t *testing.T) {
 	res := newFakeResolver()
 	failing := newFakeResolver()
 	failing.fail = errOriginDown
-	p := New(reg, res, Options{})
-	pFail := New(reg, failing, Options{})
+	// The cases check the full path; the fast path must agree on the
+	// route whenever it answers.
+	p := New(reg, res, Options{NoFastPath: true})
+	pFail := New(reg, failing, Options{NoFastPath: true})
+	fast := New(reg, res, Options{})
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
 			s := defaultSession()
@@ -370,6 +373,10 @@ func TestPlan_Routes(t *testing.T) {
 			for pass := range 2 {
 				d := pl.Plan(context.Background(), c.sql, s)
 				checkDecision(t, c, d, pass)
+			}
+			if fast.quickOrigin(c.sql) && (c.route != RouteOrigin || c.writes || c.sets || c.kind != KindSelect) {
+				t.Errorf("the fast path sends %q to the origin; the full path says route %v, writes %v, sets %v, kind %v",
+					c.sql, c.route, c.writes, c.sets, c.kind)
 			}
 		})
 	}

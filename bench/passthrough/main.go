@@ -37,6 +37,10 @@ type options struct {
 	targets    []string
 	out        string
 	cpuprofile string
+	// withDataset runs pgaccel as `pgaccel run` with one accelerated
+	// dataset (not read by pgbench): every statement then goes through the
+	// routing hook before it takes the origin route.
+	withDataset bool
 }
 
 func main() {
@@ -78,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
+	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -148,7 +153,11 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	targets := []target{{name: targetDirect, host: origin.Host, port: origin.Port}}
 	if slices.Contains(opts.targets, targetPgaccel) {
 		log := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Str("component", "pgaccel").Logger().Level(zerolog.WarnLevel)
-		px, startErr := startPgaccel(origin, log)
+		start := startPgaccel
+		if opts.withDataset {
+			start = startPgaccelApp
+		}
+		px, startErr := start(origin, log)
 		if startErr != nil {
 			return startErr
 		}

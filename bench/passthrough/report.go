@@ -171,6 +171,14 @@ type report struct {
 	loadEnd  string
 }
 
+// pgaccelMode says how pgaccel was configured.
+func (r report) pgaccelMode() string {
+	if r.opts.withDataset {
+		return "as `pgaccel run` with one accelerated dataset that pgbench does not read (every statement passes the routing hook)"
+	}
+	return "without accelerated datasets, as `pgaccel run` is then (no routing hook: every message takes the origin route)"
+}
+
 func (r report) markdown() string {
 	var b strings.Builder
 	m := r.machine
@@ -183,9 +191,9 @@ func (r report) markdown() string {
 	fmt.Fprintf(&b, "Load average (1/5/15 min): start %s, end %s\n\n", m.loadStart, r.loadEnd)
 	fmt.Fprintf(&b, "pgbench scale %d, each run `-T %d`, %d round(s); runs interleaved (round → workload → clients → target, "+
 		"target order rotating each round). Medians over the rounds; ratios are of median TPS; TPS excludes initial "+
-		"connection time. pgaccel runs in-process with the origin-only router; pgbouncer runs in session mode. "+
+		"connection time. pgaccel runs in-process %s; pgbouncer runs in session mode. "+
 		"Origin, proxies and pgbench share the same %d CPUs.\n\n",
-		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, m.nproc)
+		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, r.pgaccelMode(), m.nproc)
 
 	has := func(t string) bool { return slices.Contains(r.targets, t) }
 	var ratios [][2]string

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/proxy"
 	"github.com/rs/zerolog"
@@ -60,6 +64,9 @@ type pgaccelProxy struct {
 	srv  *proxy.Server
 	ln   net.Listener
 	done chan error
+	// app and dir, instead, for startPgaccelApp.
+	app *app.App
+	dir string
 }
 
 // startPgaccel starts the proxy in front of origin on a free loopback port,
@@ -85,7 +92,15 @@ func startPgaccel(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, err
 }
 
 func (p *pgaccelProxy) target() target {
-	return target{name: targetPgaccel, host: "127.0.0.1", port: p.ln.Addr().(*net.TCPAddr).Port, cpu: selfCPU}
+	addr := ""
+	if p.app != nil {
+		addr = p.app.Addr()
+	} else {
+		addr = p.ln.Addr().String()
+	}
+	_, portText, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portText)
+	return target{name: targetPgaccel, host: "127.0.0.1", port: port, cpu: selfCPU}
 }
 
 // selfCPU is this process's CPU time: the proxy's, as the rest of the
@@ -102,6 +117,10 @@ func selfCPU() (time.Duration, error) {
 func (p *pgaccelProxy) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if p.app != nil {
+		defer os.RemoveAll(p.dir)
+		return p.app.Shutdown(ctx)
+	}
 	if err := p.srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("stop pgaccel: %w", err)
 	}
@@ -109,4 +128,36 @@ func (p *pgaccelProxy) stop() error {
 		return fmt.Errorf("pgaccel serve: %w", err)
 	}
 	return nil
+}
+
+// startPgaccelApp starts pgaccel as `pgaccel run` does (app.Start) with one
+// accelerated dataset, bench_dim, that pgbench never reads.
+func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, error) {
+	ctx := context.Background()
+	if err := origin.Exec(ctx, `DROP TABLE IF EXISTS bench_dim;
+		CREATE TABLE bench_dim (id int PRIMARY KEY, v text);
+		INSERT INTO bench_dim SELECT g, 'v' || g FROM generate_series(1, 100) g;`); err != nil {
+		return nil, fmt.Errorf("create bench_dim: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "pgaccel-bench-")
+	if err != nil {
+		return nil, err
+	}
+	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n  - from: postgres:public.bench_dim\n",
+		origin.SuperDSN(), dir)
+	cfg, err := catalog.Parse([]byte(yaml), "bench.yaml")
+	if err != nil {
+		return nil, err
+	}
+	a, err := app.Start(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := a.Runner.WaitReady(wctx, "bench_dim"); err != nil {
+		return nil, fmt.Errorf("bench_dim did not load: %w", err)
+	}
+	p := &pgaccelProxy{app: a, dir: dir}
+	return p, nil
 }

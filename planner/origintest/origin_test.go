@@ -198,7 +198,7 @@ datasets:
 		reg.Update(n, func(s *catalog.DatasetState) { s.Status, s.Loaded = catalog.StatusReady, true })
 	}
 	res := planner.NewOriginResolver(pool, tableRef, planner.ResolverOptions{})
-	p := planner.New(reg, res, planner.Options{Privileges: planner.NewPrivileges(pool, planner.PrivilegesOptions{})})
+	p := planner.New(reg, res, planner.Options{Privileges: planner.NewPrivileges(pool, planner.PrivilegesOptions{}), NoFastPath: true})
 
 	conn, err := pgx.Connect(ctx, srv.DSN(pgtest.AppUser, pgtest.AppPassword))
 	if err != nil {

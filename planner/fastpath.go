@@ -1,0 +1,261 @@
+package planner
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// A fast path for reads that cannot touch a dataset. Planning a statement
+// means parsing it (pg_query) and classifying it, tens of microseconds;
+// the analysis is cached by statement text, but simple-protocol statements
+// with literals (SELECT ... WHERE id = 42) differ every time and never hit
+// the cache. When a statement
+//
+//   - starts with SELECT and is one statement,
+//   - names no dataset (no identifier equal to a dataset's name or table),
+//   - and has no INTO, FOR (UPDATE/SHARE), or call of a function that
+//     writes, locks or changes the session (nextval, set_config, ...),
+//
+// it reads no dataset and changes nothing the proxy tracks, so it goes to
+// the origin without being parsed. The scan is conservative: anything it
+// does not understand (U& identifiers, unterminated quotes) takes the full
+// path. It can only send to the origin what the full path might have
+// accelerated never the other way, so answers stay exact.
+
+// ReasonNoDataset: the statement names no dataset (fast path).
+const ReasonNoDataset = "no_dataset"
+
+// quickOrigin reports whether sql takes the fast path to the origin.
+func (p *Planner) quickOrigin(sql string) bool {
+	names := p.datasetNames()
+	if len(names) == 0 {
+		return false
+	}
+	first := true
+	ended := false
+	ok := scanTokens(sql, func(tok string, quoted bool) bool {
+		if ended {
+			return false // a second statement
+		}
+		if tok == ";" {
+			ended = true
+			return true
+		}
+		if first {
+			first = false
+			if quoted || !strings.EqualFold(tok, "select") {
+				return false
+			}
+			return true
+		}
+		if tok == "" { // punctuation or literal
+			return true
+		}
+		low := strings.ToLower(tok)
+		if names[low] || names[tok] {
+			return false
+		}
+		if quoted {
+			return true
+		}
+		switch low {
+		case "into", "for", "set_config":
+			return false
+		}
+		for _, pre := range writingPrefixes {
+			if strings.HasPrefix(low, pre) {
+				return false
+			}
+		}
+		return true
+	})
+	return ok && !first
+}
+
+// datasetNames are the names and table names of every dataset, lower case
+// and as written.
+func (p *Planner) datasetNames() map[string]bool {
+	p.namesOnce.Do(func() {
+		p.names = map[string]bool{}
+		for _, n := range p.reg.Names() {
+			d, ok := p.reg.Dataset(n)
+			if !ok {
+				continue
+			}
+			for _, s := range []string{d.Name, d.Table} {
+				p.names[s] = true
+				p.names[strings.ToLower(s)] = true
+			}
+		}
+	})
+	return p.names
+}
+
+// scanTokens calls fn for each token of sql: identifiers and keywords (tok
+// as written, quoted when it was a "quoted identifier"), ";" for a
+// statement end, and "" for anything else (literals, operators). It stops
+// and returns false when fn does, or when the text is beyond the scanner
+// (unterminated quotes or comments, U& escapes).
+func scanTokens(sql string, fn func(tok string, quoted bool) bool) bool {
+	i, n := 0, len(sql)
+	for i < n {
+		c := sql[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && i+1 < n && sql[i+1] == '-':
+			for i < n && sql[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && sql[i+1] == '*':
+			depth := 0
+			for {
+				if i+1 >= n {
+					return false
+				}
+				if sql[i] == '/' && sql[i+1] == '*' {
+					depth++
+					i += 2
+					continue
+				}
+				if sql[i] == '*' && sql[i+1] == '/' {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+					continue
+				}
+				i++
+			}
+		case c == '\'':
+			end, ok := skipString(sql, i, false)
+			if !ok || !fn("", false) {
+				return false
+			}
+			i = end
+		case c == '"':
+			var b strings.Builder
+			j := i + 1
+			for {
+				if j >= n {
+					return false
+				}
+				if sql[j] == '"' {
+					if j+1 < n && sql[j+1] == '"' {
+						b.WriteByte('"')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(sql[j])
+				j++
+			}
+			if !fn(b.String(), true) {
+				return false
+			}
+			i = j + 1
+		case c == '$':
+			j := i + 1
+			for j < n && (isIdentChar(sql[j]) && !(sql[j] >= '0' && sql[j] <= '9' && j == i+1)) {
+				j++
+			}
+			if j < n && sql[j] == '$' { // $tag$ ... $tag$
+				tag := sql[i : j+1]
+				end := strings.Index(sql[j+1:], tag)
+				if end < 0 {
+					return false
+				}
+				if !fn("", false) {
+					return false
+				}
+				i = j + 1 + end + len(tag)
+				continue
+			}
+			for j < n && sql[j] >= '0' && sql[j] <= '9' { // $1
+				j++
+			}
+			if !fn("", false) {
+				return false
+			}
+			i = max(j, i+1)
+		case c == ';':
+			if !fn(";", false) {
+				return false
+			}
+			i++
+		case isIdentStart(sql, i):
+			j := i
+			for j < n && (isIdentChar(sql[j]) || sql[j] >= 0x80) {
+				j++
+			}
+			word := sql[i:j]
+			if j < n && sql[j] == '\'' && len(word) == 1 {
+				switch word[0] {
+				case 'e', 'E':
+					end, ok := skipString(sql, j, true)
+					if !ok || !fn("", false) {
+						return false
+					}
+					i = end
+					continue
+				case 'b', 'B', 'x', 'X', 'n', 'N':
+					end, ok := skipString(sql, j, false)
+					if !ok || !fn("", false) {
+						return false
+					}
+					i = end
+					continue
+				}
+			}
+			if (word == "u" || word == "U") && j < n && sql[j] == '&' {
+				return false // U&'...' and U&"...": escapes the scanner does not read
+			}
+			if !fn(word, false) {
+				return false
+			}
+			i = j
+		default:
+			// Numbers, operators, punctuation.
+			_, size := utf8.DecodeRuneInString(sql[i:])
+			if !fn("", false) {
+				return false
+			}
+			i += max(size, 1)
+		}
+	}
+	return true
+}
+
+// skipString returns the index after the string literal starting at the
+// quote at i; backslash escapes count when escapes is set (E'...').
+func skipString(sql string, i int, escapes bool) (int, bool) {
+	j := i + 1
+	for j < len(sql) {
+		switch sql[j] {
+		case '\\':
+			if escapes {
+				j += 2
+				continue
+			}
+		case '\'':
+			if j+1 < len(sql) && sql[j+1] == '\'' {
+				j += 2
+				continue
+			}
+			return j + 1, true
+		}
+		j++
+	}
+	return 0, false
+}
+
+func isIdentStart(sql string, i int) bool {
+	c := sql[i]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+func isIdentChar(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

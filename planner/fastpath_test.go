@@ -1,0 +1,46 @@
+package planner
+
+import (
+	"context"
+	"testing"
+)
+
+func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	for _, tc := range []struct {
+		sql  string
+		want bool
+	}{
+		{"SELECT abalance FROM pgbench_accounts WHERE aid = 42;", true},
+		{"select 1", true},
+		{"  /* c */ SELECT 'orders' FROM t -- orders\n", true}, // names in strings and comments do not count
+		{"SELECT $$orders$$, E'it''s \\' orders', x FROM t", true},
+		{"SELECT * FROM orders", false},
+		{"SELECT * FROM ORDERS", false},
+		{`SELECT * FROM "orders"`, false},
+		{"SELECT * FROM public.orders WHERE id = 1", false},
+		{"SELECT * FROM t WHERE x IN (SELECT id FROM customers)", false},
+		{"SELECT nextval('s')", false},
+		{"SELECT set_config('search_path', 'x', false)", false},
+		{"SELECT * FROM t FOR UPDATE", false},
+		{"SELECT * INTO x FROM t", false},
+		{"SELECT 1; SELECT * FROM orders", false},
+		{"WITH x AS (SELECT 1) SELECT * FROM x", false},
+		{"UPDATE t SET a = 1", false},
+		{"SELECT 'unterminated", false},
+		{`SELECT U&"d\0061t" FROM t`, false},
+		{"(SELECT 1)", false},
+		{"", false},
+	} {
+		if got := p.quickOrigin(tc.sql); got != tc.want {
+			t.Errorf("quickOrigin(%q) = %v, want %v", tc.sql, got, tc.want)
+		}
+	}
+	d := p.Plan(context.Background(), "SELECT abalance FROM pgbench_accounts WHERE aid = 42", defaultSession())
+	if d.Route != RouteOrigin || d.Reason != ReasonNoDataset || d.Kind != KindSelect || d.Writes() {
+		t.Errorf("fast decision = %+v", d)
+	}
+	if p.cache.len() != 0 {
+		t.Error("the fast path parsed and cached the statement")
+	}
+}
