@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// A fast path for reads that cannot touch a dataset. Planning a statement
+// A fast path for reads that cannot touch a dataset, and for plain writes. Planning a statement
 // means parsing it (pg_query) and classifying it, tens of microseconds;
 // the analysis is cached by statement text, but simple-protocol statements
 // with literals (SELECT ... WHERE id = 42) differ every time and never hit
@@ -17,7 +17,8 @@ import (
 //     writes, locks or changes the session (nextval, set_config, ...),
 //
 // it reads no dataset and changes nothing the proxy tracks, so it goes to
-// the origin without being parsed. The scan is conservative: anything it
+// the origin without being parsed. A single INSERT, UPDATE or DELETE goes
+// to the origin as a write without being parsed either. The scan is conservative: anything it
 // does not understand (U& identifiers, unterminated quotes) takes the full
 // path. It can only send to the origin what the full path might have
 // accelerated never the other way, so answers stay exact.
@@ -27,13 +28,23 @@ const ReasonNoDataset = "no_dataset"
 
 // quickOrigin reports whether sql takes the fast path to the origin.
 func (p *Planner) quickOrigin(sql string) bool {
+	_, ok := p.quickDecision(sql)
+	return ok
+}
+
+// quickDecision is the fast path: a read that names no dataset (see
+// above), or one INSERT, UPDATE or DELETE statement — a write, which goes
+// to the origin whatever it names. ok is false when the statement needs
+// the full plan.
+func (p *Planner) quickDecision(sql string) (d Decision, ok bool) {
 	names := p.datasetNames()
 	if len(names) == 0 {
-		return false
+		return d, false
 	}
-	first := true
+	var kind Kind
+	started := false
 	ended := false
-	ok := scanTokens(sql, func(tok string, quoted bool) bool {
+	scanned := scanTokens(sql, func(tok string, quoted bool) bool {
 		if ended {
 			return false // a second statement
 		}
@@ -41,14 +52,26 @@ func (p *Planner) quickOrigin(sql string) bool {
 			ended = true
 			return true
 		}
-		if first {
-			first = false
-			if quoted || !strings.EqualFold(tok, "select") {
+		if !started {
+			started = true
+			if quoted {
+				return false
+			}
+			switch strings.ToLower(tok) {
+			case "select":
+				kind = KindSelect
+			case "insert":
+				kind = KindInsert
+			case "update":
+				kind = KindUpdate
+			case "delete":
+				kind = KindDelete
+			default:
 				return false
 			}
 			return true
 		}
-		if tok == "" { // punctuation or literal
+		if kind != KindSelect || tok == "" { // writes: only one statement matters
 			return true
 		}
 		low := strings.ToLower(tok)
@@ -69,7 +92,13 @@ func (p *Planner) quickOrigin(sql string) bool {
 		}
 		return true
 	})
-	return ok && !first
+	if !scanned || !started {
+		return d, false
+	}
+	if kind == KindSelect {
+		return Decision{Route: RouteOrigin, Reason: ReasonNoDataset, Kind: KindSelect}, true
+	}
+	return Decision{Route: RouteOrigin, Reason: ReasonWrite, Kind: kind, writes: true}, true
 }
 
 // datasetNames are the names and table names of every dataset, lower case

@@ -26,7 +26,10 @@ func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
 		{"SELECT * INTO x FROM t", false},
 		{"SELECT 1; SELECT * FROM orders", false},
 		{"WITH x AS (SELECT 1) SELECT * FROM x", false},
-		{"UPDATE t SET a = 1", false},
+		{"UPDATE t SET a = 1", true},                 // a write: the origin, whatever it names
+		{"insert into orders values (1, 'x')", true}, // idem
+		{"DELETE FROM t; SELECT 1", false},
+		{"MERGE INTO t USING u ON true WHEN MATCHED THEN DELETE", false},
 		{"SELECT 'unterminated", false},
 		{`SELECT U&"d\0061t" FROM t`, false},
 		{"(SELECT 1)", false},
@@ -42,5 +45,9 @@ func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
 	}
 	if p.cache.len() != 0 {
 		t.Error("the fast path parsed and cached the statement")
+	}
+	d = p.Plan(context.Background(), "UPDATE pgbench_accounts SET abalance = abalance + 7 WHERE aid = 42", defaultSession())
+	if d.Route != RouteOrigin || d.Reason != ReasonWrite || d.Kind != KindUpdate || !d.Writes() {
+		t.Errorf("fast write decision = %+v", d)
 	}
 }

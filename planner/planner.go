@@ -230,8 +230,10 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	if s == nil {
 		s = &Session{}
 	}
-	if !p.noFastPath && p.quickOrigin(sql) {
-		return Decision{Route: RouteOrigin, Reason: ReasonNoDataset, Kind: KindSelect}
+	if !p.noFastPath {
+		if d, ok := p.quickDecision(sql); ok {
+			return d
+		}
 	}
 	a, tree := p.analysis(sql)
 	d := Decision{

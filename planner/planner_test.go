@@ -374,9 +374,10 @@ func TestPlan_Routes(t *testing.T) {
 				d := pl.Plan(context.Background(), c.sql, s)
 				checkDecision(t, c, d, pass)
 			}
-			if fast.quickOrigin(c.sql) && (c.route != RouteOrigin || c.writes || c.sets || c.kind != KindSelect) {
-				t.Errorf("the fast path sends %q to the origin; the full path says route %v, writes %v, sets %v, kind %v",
-					c.sql, c.route, c.writes, c.sets, c.kind)
+			if d, ok := fast.quickDecision(c.sql); ok && (c.route != RouteOrigin || c.writes != d.Writes() || c.sets || c.kind != d.Kind ||
+				d.Reason != ReasonNoDataset && d.Reason != c.reason) {
+				t.Errorf("the fast path decides %+v for %q; the full path says route %v, reason %q, writes %v, sets %v, kind %v",
+					d, c.sql, c.route, c.reason, c.writes, c.sets, c.kind)
 			}
 		})
 	}
