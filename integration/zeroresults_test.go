@@ -205,3 +205,42 @@ func TestZeroResults_FallbackFormKeepsTheMeaningOfEveryCorpusQuery(t *testing.T)
 	}
 	t.Logf("%d corpus statements checked", checked)
 }
+
+// A fallback that fails at the origin reports the origin's error, and the
+// rest of the pipeline up to Sync is skipped as the origin skips it; the
+// session goes on.
+func TestZeroResults_FallbackErrorInAPipeline(t *testing.T) {
+	mustExec(t, zeroResultsSchema)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS zr_events, zr_bad") })
+	a := startApp(t, `  - from: postgres:public.zr_events
+    acceleration:
+      refresh_sql: SELECT * FROM zr_events WHERE id <= 5
+      on_zero_results: use_source
+      retention_sql: DELETE FROM zr_events WHERE status = 'archived'
+`)
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	before := routeCounts(t, a)
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT v FROM zr_events WHERE id = $1", 2)                      // accelerated
+	batch.Queue("SELECT v FROM zr_events WHERE id = $1 AND 1 / (id - 7) > 0", 7) // empty here, 1/0 at the origin
+	batch.Queue("SELECT v FROM zr_events WHERE id = $1", 3)                      // skipped
+	br := c.SendBatch(ctx, batch)
+	var v string
+	if err := br.QueryRow().Scan(&v); err != nil || v != "v2" {
+		t.Fatalf("first: %q %v", v, err)
+	}
+	if err := br.QueryRow().Scan(&v); pgErrCode(err) != "22012" {
+		t.Fatalf("second: %v, want division_by_zero from the origin", err)
+	}
+	_ = br.Close()
+	if after := routeCounts(t, a); after[fbk]-before[fbk] != 1 {
+		t.Errorf("fallbacks: %v, want the one of the second statement", after[fbk]-before[fbk])
+	}
+	// The session is usable, on both routes.
+	for _, id := range []int{4, 8} {
+		if err := c.QueryRow(ctx, "SELECT v FROM zr_events WHERE id = $1", id).Scan(&v); err != nil || v != fmt.Sprintf("v%d", id) {
+			t.Errorf("after the failed pipeline, id %d: %q %v", id, v, err)
+		}
+	}
+}

@@ -335,6 +335,10 @@ const fallbackName = "_pgaccel_zero_results"
 // stretch up to Sync is skipped, as the origin skips it.
 func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql string) bool {
 	msgs, err := ss.privateRequest(
+		// A failed earlier fallback may have left them behind (the origin
+		// skipped its Closes); closing what does not exist is no error.
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: fallbackName}, kind: pkClose, hasKind: true},
 		privateMsg{msg: &pgproto3.Parse{Name: fallbackName, Query: sql, ParameterOIDs: oids[:len(p.params)]}, kind: pkParse, hasKind: true},
 		privateMsg{msg: &pgproto3.Bind{DestinationPortal: fallbackName, PreparedStatement: fallbackName,
 			ParameterFormatCodes: p.paramFormats, Parameters: p.params, ResultFormatCodes: p.resultFormats}, kind: pkBind, hasKind: true},
