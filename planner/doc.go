@@ -8,6 +8,9 @@
 //
 // # How Plan decides
 //
+//  0. The fast path (fastpath.go): a single SELECT that names no dataset and
+//     cannot write, or a single INSERT/UPDATE/DELETE, goes to the origin
+//     after a scan of its tokens, without a parse.
 //  1. Session-independent analysis, cached per statement text in a bounded
 //     LRU (cache.go): parse, fingerprint, statement kind (classify.go), and
 //     for a read, one walk of the parse tree (walk.go, relations.go) that
@@ -23,8 +26,13 @@
 //     cache), the dataset's readiness (catalog.DatasetState.Servable), the
 //     columns the acceleration holds, and optionally the role's privileges.
 //  3. The rewrite (rewrite.go): dataset tables become their DuckDB tables,
-//     with Postgres' NULL ordering and LIKE escaping made explicit; the
-//     result is cached per statement and resolution.
+//     with Postgres' NULL ordering and LIKE escaping made explicit; exact
+//     numerics where DuckDB's differ: avg as a whole output column
+//     (exactavg.go) or inside predicates (predavg.go), display scales that
+//     vary row by row and numeric division as a whole output column
+//     (scaletrack.go); the result is cached per statement and resolution.
+//  4. For datasets with on_zero_results: use_source, the statement the
+//     origin runs when the accelerated answer is empty (fallback.go).
 //
 // OriginResolver (resolver.go) and Privileges (privileges.go) ask the origin,
 // as the refresh account, what it would resolve and allow; both cache their

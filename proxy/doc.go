@@ -37,6 +37,11 @@
 //     the queue and never reach the client. Messages larger than
 //     server.max_message_bytes end the session with 54000, malformed ones
 //     with 08P01.
+//     With on_zero_results: use_source, an accelerated answer whose first
+//     row does not come is replaced by the origin's answer to the
+//     planner's FallbackSQL (the simple Query's text is swapped; in the
+//     extended protocol the proxy runs it under its own statement name with
+//     the portal's parameters).
 //  6. Shutdown. On Server.Shutdown the listener closes; idle sessions are
 //     closed with 57P01 at once, busy ones when their statement finishes or,
 //     after the grace period, after a cancel of their origin backend.
