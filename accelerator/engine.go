@@ -132,19 +132,7 @@ func Open(opts Options) (*Engine, error) {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
-	if err := e.registerNumericAvg(context.Background()); err != nil {
-		e.db.Close()
-		return nil, fmt.Errorf("open duckdb: %w", err)
-	}
-	if err := e.registerNumericScale(context.Background()); err != nil {
-		e.db.Close()
-		return nil, fmt.Errorf("open duckdb: %w", err)
-	}
-	if err := e.registerNumericDiv(context.Background()); err != nil {
-		e.db.Close()
-		return nil, fmt.Errorf("open duckdb: %w", err)
-	}
-	if err := e.registerNumericAvgDec(context.Background()); err != nil {
+	if err := e.registerNumericFunctions(context.Background()); err != nil {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}

@@ -1,9 +1,7 @@
 package accelerator
 
 import (
-	"context"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -24,16 +22,6 @@ import (
 // zero; the scale varies from group to group, so the result is text, which
 // the proxy turns into a numeric with that scale.
 const NumericAvgFunction = "pgaccel_numeric_avg"
-
-// registerNumericAvg registers NumericAvgFunction.
-func (e *Engine) registerNumericAvg(ctx context.Context) error {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return duckdb.RegisterScalarUDF(conn, NumericAvgFunction, numericAvgUDF{})
-}
 
 type numericAvgUDF struct{}
 
@@ -59,42 +47,12 @@ func (numericAvgUDF) Executor() duckdb.ScalarFuncExecutor {
 }
 
 // NumericAvg returns Postgres's text of sum/n for avg: sum is an integer or
-// a decimal, n > 0.
+// a decimal, n > 0. avg is numeric_div of the sum by the count.
 func NumericAvg(sum string, n int64) (string, error) {
-	neg := strings.HasPrefix(sum, "-")
-	digits := strings.TrimPrefix(sum, "-")
-	intPart, frac, _ := strings.Cut(digits, ".")
-	scale := len(frac)
-	u, ok := new(big.Int).SetString(intPart+frac, 10)
-	if !ok || n <= 0 {
-		return "", errors.New(NumericAvgFunction + ": not a number: " + sum)
+	if n <= 0 {
+		return "", fmt.Errorf("%s: count %d", NumericAvgFunction, n)
 	}
-	w1, d1 := decimalWeight(strings.TrimLeft(intPart, "0"), frac)
-	w2, d2 := decimalWeight(fmt.Sprint(n), "")
-	// select_div_scale (utils/adt/numeric.c).
-	qweight := w1 - w2
-	if d1 <= d2 {
-		qweight--
-	}
-	rscale := 16 - qweight*4
-	rscale = max(rscale, scale, 0)
-	rscale = min(rscale, 1000)
-	// round(|u| * 10^(rscale-scale) / n), half away from zero.
-	num := new(big.Int).Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rscale-scale)), nil))
-	den := big.NewInt(n)
-	num.Mul(num, big.NewInt(2)).Add(num, den)
-	q := num.Quo(num, den.Mul(den, big.NewInt(2)))
-	s := q.String()
-	if rscale > 0 {
-		if len(s) <= rscale {
-			s = strings.Repeat("0", rscale-len(s)+1) + s
-		}
-		s = s[:len(s)-rscale] + "." + s[len(s)-rscale:]
-	}
-	if neg && q.Sign() != 0 {
-		s = "-" + s
-	}
-	return s, nil
+	return NumericDiv(sum, strconv.FormatInt(n, 10))
 }
 
 // decimalWeight returns Postgres's base-10000 weight and leading digit of
@@ -130,15 +88,6 @@ const NumericAvgDecFunction = "pgaccel_numeric_avg_dec"
 
 // avgDecScale is the scale of NumericAvgDecFunction's DECIMAL(38, 24).
 const avgDecScale = 24
-
-func (e *Engine) registerNumericAvgDec(ctx context.Context) error {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return duckdb.RegisterScalarUDF(conn, NumericAvgDecFunction, numericAvgDecUDF{})
-}
 
 type numericAvgDecUDF struct{}
 

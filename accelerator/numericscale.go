@@ -11,6 +11,27 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 )
 
+// registerNumericFunctions registers the scalar functions through which
+// the planner's rewrites compute Postgres's exact numerics.
+func (e *Engine) registerNumericFunctions(ctx context.Context) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for name, udf := range map[string]duckdb.ScalarFunc{
+		NumericAvgFunction:    numericAvgUDF{},
+		NumericAvgDecFunction: numericAvgDecUDF{},
+		NumericScaleFunction:  numericScaleUDF{},
+		NumericDivFunction:    numericDivUDF{},
+	} {
+		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // NumericScaleFunction is a DuckDB scalar function that prints a decimal
 // with the display scale Postgres would give it:
 //
@@ -21,15 +42,6 @@ import (
 // NULL. The planner uses it where Postgres's scale varies row by row (see
 // planner/scaletrack.go); the proxy encodes the text as a numeric.
 const NumericScaleFunction = "pgaccel_numeric_scale"
-
-func (e *Engine) registerNumericScale(ctx context.Context) error {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return duckdb.RegisterScalarUDF(conn, NumericScaleFunction, numericScaleUDF{})
-}
 
 type numericScaleUDF struct{}
 
@@ -93,15 +105,6 @@ func notDigit(r rune) bool { return r < '0' || r > '9' }
 // Division by zero is an error (the statement then falls back to the
 // origin, which reports its own). NULL operands give NULL.
 const NumericDivFunction = "pgaccel_numeric_div"
-
-func (e *Engine) registerNumericDiv(ctx context.Context) error {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return duckdb.RegisterScalarUDF(conn, NumericDivFunction, numericDivUDF{})
-}
 
 type numericDivUDF struct{}
 
