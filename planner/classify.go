@@ -224,8 +224,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
-	z.predAvg = predicateAvgs(sel)
-	z.predRound = predicateRounds(sel)
+	z.predAvg, z.predRound = predicateCalls(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {

@@ -58,15 +58,24 @@ func plainAvg(fc *pg_query.FuncCall) bool {
 func rewriteAvg(sel *pg_query.SelectStmt, positions []int) {
 	for _, i := range positions {
 		rt := sel.TargetList[i].GetResTarget()
-		fc := rt.Val.GetFuncCall()
-		arg := fc.Args[0]
-		sum := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")}, []*pg_query.Node{arg}, -1)
-		count := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, []*pg_query.Node{arg}, -1)
-		text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg:      sum,
-			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
-			Location: -1,
-		}}}
-		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, []*pg_query.Node{text, count}, -1)
+		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(rt.Val.GetFuncCall()), -1)
 	}
+}
+
+// avgArgs are the arguments of the exact avg functions for avg(x):
+// sum(x)::text and count(x).
+func avgArgs(avg *pg_query.FuncCall) []*pg_query.Node {
+	arg := avg.Args[0]
+	sum := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")}, []*pg_query.Node{arg}, -1)
+	count := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, []*pg_query.Node{arg}, -1)
+	return []*pg_query.Node{textCast(sum), count}
+}
+
+// textCast is n::text.
+func textCast(n *pg_query.Node) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+		Arg:      n,
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+		Location: -1,
+	}}}
 }

@@ -7,7 +7,7 @@ package planner
 // must go to the origin, or "".
 func valueHazard(a *analysis, r resolution) string {
 	merges, mergeCols, divides := a.mergesValues, a.mergeCols, a.divides
-	_, _, scaleOK := scalePositions(a, r)
+	scaleOK := r.scale.ok
 	if a.roundUntracked || a.roundTracked && !scaleOK {
 		return ReasonNumericScale
 	}

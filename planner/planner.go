@@ -262,6 +262,7 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 		d.Reason = reason
 		return d
 	}
+	r.scale = planScales(a, r)
 	if reason := p.checkColumns(a, r); reason != "" {
 		d.Reason = reason
 		return d
@@ -295,8 +296,8 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	d.SQL = out
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
-	if pos, _, ok := scalePositions(a, r); ok && len(pos) > 0 {
-		d.NumericText = append(append([]int(nil), a.exactAvg...), pos...)
+	if r.scale.ok && len(r.scale.pos) > 0 {
+		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.pos...)
 	}
 	return d
 }

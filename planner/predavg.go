@@ -21,20 +21,13 @@ import (
 // numericAvgDecFunction is accelerator.NumericAvgDecFunction.
 const numericAvgDecFunction = "pgaccel_numeric_avg_dec"
 
-// predicateAvgs returns the plain avg calls of sel that sit inside a
-// predicate.
-func predicateAvgs(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
-	f := &predFinder{found: map[*pg_query.FuncCall]bool{}}
-	walk(sel, f)
-	return f.found
-}
-
-// predicateRounds returns the round(x, k) and trunc(x, k) calls of sel
-// inside predicates.
-func predicateRounds(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
-	f := &predFinder{found: map[*pg_query.FuncCall]bool{}, rounds: map[*pg_query.FuncCall]bool{}}
-	walk(sel, f)
-	return f.rounds
+// predicateCalls returns the calls of sel inside predicates (WHERE,
+// HAVING, JOIN ... ON, FILTER), where only their value counts: the plain
+// avg calls, and the round(x, k) and trunc(x, k) calls.
+func predicateCalls(sel *pg_query.SelectStmt) (avgs, rounds map[*pg_query.FuncCall]bool) {
+	c := predCalls{avgs: map[*pg_query.FuncCall]bool{}, rounds: map[*pg_query.FuncCall]bool{}}
+	walk(sel, predFinder{c})
+	return c.avgs, c.rounds
 }
 
 // scaleSetting reports whether fc is round(x, k) or trunc(x, k): their
@@ -45,14 +38,10 @@ func scaleSetting(fc *pg_query.FuncCall) bool {
 	return (name == "round" || name == "trunc") && len(fc.Args) == 2
 }
 
-type predFinder struct {
-	found map[*pg_query.FuncCall]bool
-	// rounds: round(x, k) and trunc(x, k) calls inside predicates, where
-	// only their value counts.
-	rounds map[*pg_query.FuncCall]bool
-}
+// predFinder walks every predicate of the tree with predCalls.
+type predFinder struct{ calls predCalls }
 
-func (f *predFinder) enter(m proto.Message, w *walker) {
+func (f predFinder) enter(m proto.Message, w *walker) {
 	var preds []*pg_query.Node
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
@@ -64,42 +53,27 @@ func (f *predFinder) enter(m proto.Message, w *walker) {
 	}
 	for _, p := range preds {
 		if p != nil {
-			walk(p, avgCollector(f.found))
-			if f.rounds != nil {
-				walk(p, roundCollector(f.rounds))
-			}
+			walk(p, f.calls)
 		}
 	}
 }
 
-// roundCollector marks every round(x, k) and trunc(x, k) it sees.
-type roundCollector map[*pg_query.FuncCall]bool
+// predCalls marks the avg and round/trunc calls it sees.
+type predCalls struct{ avgs, rounds map[*pg_query.FuncCall]bool }
 
-func (c roundCollector) enter(m proto.Message, w *walker) {
-	if fc, ok := m.(*pg_query.FuncCall); ok && scaleSetting(fc) {
-		c[fc] = true
-	}
-}
-
-// avgCollector marks every plain avg call it sees.
-type avgCollector map[*pg_query.FuncCall]bool
-
-func (c avgCollector) enter(m proto.Message, w *walker) {
-	if fc, ok := m.(*pg_query.FuncCall); ok && plainAvg(fc) {
-		c[fc] = true
+func (c predCalls) enter(m proto.Message, w *walker) {
+	fc, ok := m.(*pg_query.FuncCall)
+	switch {
+	case !ok:
+	case plainAvg(fc):
+		c.avgs[fc] = true
+	case scaleSetting(fc):
+		c.rounds[fc] = true
 	}
 }
 
 // rewritePredicateAvg replaces avg(x) by the exact decimal form.
 func rewritePredicateAvg(fc *pg_query.FuncCall) {
-	arg := fc.Args[0]
-	sum := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")}, []*pg_query.Node{arg}, -1)
-	count := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, []*pg_query.Node{proto.Clone(arg).(*pg_query.Node)}, -1)
-	text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-		Arg:      sum,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
-		Location: -1,
-	}}}
+	fc.Args = avgArgs(fc)
 	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(numericAvgDecFunction)}
-	fc.Args = []*pg_query.Node{text, count}
 }

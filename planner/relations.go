@@ -325,6 +325,7 @@ type resolution struct {
 	datasets []usedDataset
 	relDS    []int // index in datasets of each analysis.rels entry
 	tables   []TableID
+	scale    scalePlan // set by Plan once resolved
 }
 
 type usedDataset struct {

@@ -92,8 +92,8 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 		}
 	}
 	// Scale-tracked outputs depend on the columns' scales.
-	if pos, colScale, ok := scalePositions(a, r); ok {
-		for _, p := range pos {
+	if sc := r.scale; sc.ok {
+		for _, p := range sc.pos {
 			key.WriteString(strconv.Itoa(p))
 			key.WriteByte(2)
 		}
@@ -101,7 +101,7 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			for _, c := range st.cols {
 				key.WriteString(c)
 				key.WriteByte(3)
-				key.WriteString(strconv.Itoa(colScale[c]))
+				key.WriteString(strconv.Itoa(sc.colScale[c]))
 			}
 		}
 	}
@@ -271,8 +271,8 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	// Last, so that the scale expressions clone the rewritten (and
 	// quoted) conditions.
-	if pos, colScale, ok := scalePositions(a, r); ok && len(pos) > 0 {
-		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), pos, colScale); err != nil {
+	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
+		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), sc.pos, sc.colScale); err != nil {
 			return "", err
 		}
 	}

@@ -554,16 +554,25 @@ func notNull(n *pg_query.Node) *pg_query.Node {
 		Arg: proto.Clone(n).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}
 }
 
-// scalePositions returns the scale-tracked output columns to rewrite for
+// scalePlan is planScales' answer for one resolution, computed once per
+// Plan (resolution.scale) and used by the hazard check, the rewrite and
+// Decision.NumericText.
+type scalePlan struct {
+	pos      []int
+	colScale map[string]int
+	ok       bool
+}
+
+// planScales returns the scale-tracked output columns to rewrite for
 // resolution r: those with a decimal literal or a numeric column (the
 // others are integers, which need nothing). ok is false when a column of a
 // candidate is not a numeric with a scale or an integer of the datasets:
 // the merges then count as in numericscale.go.
-func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]int, ok bool) {
+func planScales(a *analysis, r resolution) scalePlan {
 	if len(a.scaleTargets) == 0 {
-		return nil, nil, false
+		return scalePlan{}
 	}
-	colScale = map[string]int{}
+	colScale := map[string]int{}
 	numeric := map[string]bool{}
 	for _, st := range a.scaleTargets {
 		for _, name := range st.cols {
@@ -577,9 +586,9 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 				_, star := a.scaleSubs[starColumns]
 				switch {
 				case named && f == nil:
-					return nil, nil, false // ambiguous, or no fixed scale
+					return scalePlan{} // ambiguous, or no fixed scale
 				case named && star:
-					return nil, nil, false // may clash with a column of the *
+					return scalePlan{} // may clash with a column of the *
 				case named:
 					s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
 				case star:
@@ -589,11 +598,12 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 				s, isNum, found = datasetColumnScale(r, name)
 			}
 			if !found {
-				return nil, nil, false
+				return scalePlan{}
 			}
 			colScale[name], numeric[name] = s, isNum
 		}
 	}
+	var pos []int
 	for _, st := range a.scaleTargets {
 		involved := st.decimal
 		for _, c := range st.cols {
@@ -603,7 +613,7 @@ func scalePositions(a *analysis, r resolution) (pos []int, colScale map[string]i
 			pos = append(pos, st.pos)
 		}
 	}
-	return pos, colScale, true
+	return scalePlan{pos: pos, colScale: colScale, ok: true}
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:
@@ -680,12 +690,7 @@ func scaledText(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, erro
 	if !ok {
 		return nil, errRewrite
 	}
-	text := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-		Arg:      n,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
-		Location: -1,
-	}}}
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{text, scale}, -1), nil
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{textCast(n), scale}, -1), nil
 }
 
 // isZeroGuard reports whether c is guardDivisor's CASE WHEN b = 0 THEN
