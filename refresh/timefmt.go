@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -147,7 +148,7 @@ func appendBounds(ctx context.Context, eng *accelerator.Engine, ds *catalog.Data
 			ds.TimeColumn, tcSpec.TypeName, errConfig)
 	}
 	info, err := eng.Stored(ctx, ds.Name)
-	if err != nil || info == nil || !sameSpecs(info.Specs, cols) {
+	if err != nil || info == nil || !slices.Equal(info.Specs, cols) {
 		return appendPlan{}, err
 	}
 	table := eng.TableRef(ds.Name)
@@ -160,19 +161,13 @@ func appendBounds(ctx context.Context, eng *accelerator.Engine, ds *catalog.Data
 		duckNotOp = " <= "
 	)
 	if tf.numeric() {
-		rows, err := eng.Query(ctx, "SELECT CAST(max("+tcDuck+") AS VARCHAR) FROM "+table)
+		v, err := firstValue(ctx, eng, "SELECT CAST(max("+tcDuck+") AS VARCHAR) FROM "+table)
 		if err != nil {
 			return appendPlan{}, fmt.Errorf("read max(time_column): %w", err)
 		}
-		var maxText *string
-		for rows.Next() {
-			if v, ok := rows.Values()[0].(string); ok {
-				maxText = &v
-			}
-		}
-		rows.Close()
-		if maxText == nil {
-			return appendPlan{}, nil
+		maxText, ok := v.(string)
+		if !ok {
+			return appendPlan{}, nil // nothing stored
 		}
 		overlap := ds.Acceleration.RefreshAppendOverlap
 		var back int64
@@ -181,24 +176,18 @@ func appendBounds(ctx context.Context, eng *accelerator.Engine, ds *catalog.Data
 		} else {
 			back = int64(math.Ceil(overlap.Seconds()))
 		}
-		bound := "(" + *maxText + " - " + strconv.FormatInt(back, 10) + ")"
+		bound := "(" + maxText + " - " + strconv.FormatInt(back, 10) + ")"
 		plan.origin = append(plan.origin, tcPG+" > "+bound)
 		plan.overlap = tcDuck + " > " + bound
 		notPast = tcDuck + " <= " + bound
 	} else {
-		rows, err := eng.Query(ctx, "SELECT max("+tf.duckValue(tcDuck)+") FROM "+table)
+		v, err := firstValue(ctx, eng, "SELECT max("+tf.duckValue(tcDuck)+") FROM "+table)
 		if err != nil {
 			return appendPlan{}, fmt.Errorf("read max(time_column): %w", err)
 		}
-		var maxTime *time.Time
-		for rows.Next() {
-			if v, ok := rows.Values()[0].(time.Time); ok {
-				maxTime = &v
-			}
-		}
-		rows.Close()
-		if maxTime == nil {
-			return appendPlan{}, nil
+		maxTime, ok := v.(time.Time)
+		if !ok {
+			return appendPlan{}, nil // nothing stored
 		}
 		bound := maxTime.UTC().Add(-ds.Acceleration.RefreshAppendOverlap)
 		if tf == catalog.TimeFormatDate {
@@ -212,42 +201,53 @@ func appendBounds(ctx context.Context, eng *accelerator.Engine, ds *catalog.Data
 	}
 
 	if pc := ds.TimePartitionColumn; pc != "" {
-		var pcSpec *accelerator.ColumnSpec
-		for i := range cols {
-			if cols[i].Name == pc {
-				pcSpec = &cols[i]
-			}
+		pred, err := partitionBound(ctx, eng, table, pc, cols, notPast, "ORDER BY "+tf.duckValue(tcDuck)+" DESC")
+		if err != nil {
+			return appendPlan{}, err
 		}
-		if pcSpec != nil {
-			if _, ok := accelerator.DuckDBType(*pcSpec); ok {
-				rows, err := eng.Query(ctx, "SELECT CAST("+quoteIdent(pc)+" AS VARCHAR) FROM "+table+" WHERE "+notPast+
-					" AND "+quoteIdent(pc)+" IS NOT NULL ORDER BY "+tf.duckValue(tcDuck)+" DESC LIMIT 1")
-				if err != nil {
-					return appendPlan{}, fmt.Errorf("read the partition bound: %w", err)
-				}
-				for rows.Next() {
-					if v, ok := rows.Values()[0].(string); ok {
-						plan.origin = append(plan.origin, quoteIdent(pc)+" >= "+quoteLiteral(v)+"::"+pcSpec.TypeName)
-					}
-				}
-				rows.Close()
-			}
+		if pred != "" {
+			plan.origin = append(plan.origin, pred)
 		}
 	}
 	return plan, nil
 }
 
-// sameSpecs reports whether two column lists are the same.
-func sameSpecs(a, b []accelerator.ColumnSpec) bool {
-	if len(a) != len(b) {
-		return false
+// partitionBound is the Postgres predicate "pc >= the partition of the
+// newest stored row not past the bound" ("" when there is none, or pc is
+// not an accelerated column of cols).
+func partitionBound(ctx context.Context, eng *accelerator.Engine, table, pc string, cols []accelerator.ColumnSpec, notPast, order string) (string, error) {
+	i := slices.IndexFunc(cols, func(c accelerator.ColumnSpec) bool { return c.Name == pc })
+	if i < 0 {
+		return "", nil
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	if _, ok := accelerator.DuckDBType(cols[i]); !ok {
+		return "", nil
 	}
-	return true
+	v, err := firstValue(ctx, eng, "SELECT CAST("+quoteIdent(pc)+" AS VARCHAR) FROM "+table+" WHERE "+notPast+
+		" AND "+quoteIdent(pc)+" IS NOT NULL "+order+" LIMIT 1")
+	if err != nil {
+		return "", fmt.Errorf("read the partition bound: %w", err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", nil
+	}
+	return quoteIdent(pc) + " >= " + quoteLiteral(s) + "::" + cols[i].TypeName, nil
+}
+
+// firstValue runs query on the engine and returns the first column of its
+// first row (nil without rows).
+func firstValue(ctx context.Context, eng *accelerator.Engine, query string) (any, error) {
+	rows, err := eng.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	v := rows.Values()[0]
+	return v, rows.Err()
 }
 
 // quoteLiteral quotes a Postgres string literal.
