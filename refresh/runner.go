@@ -612,16 +612,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	// time_column, use_source waits for a refresh (queries go to the
 	// origin meanwhile).
 	filter, ferr := t.dataset().FallbackFilter(info.Columns)
-	r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
-		st.Status = catalog.StatusReady
-		st.Loaded = true
-		st.LastRefresh = info.LastRefresh
-		st.Rows = info.Rows
-		st.Columns = info.Columns
-		st.Error = ""
-		st.FallbackReady, st.FallbackFilter = ferr == nil, filter
-		st.Generation++
-	})
+	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, filter, ferr == nil)
 	r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 		Msg("serving the stored acceleration")
 	t.markReady()
@@ -682,16 +673,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		return err
 	}
 	t.setErr(nil)
-	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
-		st.Status = catalog.StatusReady
-		st.LastRefresh = out.completed
-		st.Rows = out.total
-		st.Error = ""
-		st.Loaded = true
-		st.Columns = out.columns
-		st.FallbackReady, st.FallbackFilter = true, out.fallbackFilter
-		st.Generation++
-	})
+	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.fallbackFilter, true)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
@@ -767,6 +749,21 @@ func (r *Runner) retainOnce(ctx context.Context, t *task) error {
 	r.log.Info().Str("dataset", ds.Name).Int64("deleted", deleted).Int64("rows", total).
 		Str("policy", pol.describe()).Msg("[retention] pass done")
 	return nil
+}
+
+// publishLoaded makes the dataset's new data visible: Ready, Loaded, its
+// last refresh, rows, columns and fallback filter, and a new generation.
+func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, filter string, filterReady bool) {
+	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.Status = catalog.StatusReady
+		st.Loaded = true
+		st.LastRefresh = last
+		st.Rows = rows
+		st.Columns = cols
+		st.Error = ""
+		st.FallbackReady, st.FallbackFilter = filterReady, filter
+		st.Generation++
+	})
 }
 
 func (r *Runner) setNext(name string, next time.Time) {
