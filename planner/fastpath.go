@@ -26,6 +26,15 @@ import (
 // ReasonNoDataset: the statement names no dataset (fast path).
 const ReasonNoDataset = "no_dataset"
 
+// Quick returns the fast path's decision for sql, when it has one: the
+// origin, whatever the session (the caller may skip reading the session).
+func (p *Planner) Quick(sql string) (Decision, bool) {
+	if p.noFastPath {
+		return Decision{}, false
+	}
+	return p.quickDecision(sql)
+}
+
 // quickOrigin reports whether sql takes the fast path to the origin.
 func (p *Planner) quickOrigin(sql string) bool {
 	_, ok := p.quickDecision(sql)

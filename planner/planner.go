@@ -230,10 +230,8 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	if s == nil {
 		s = &Session{}
 	}
-	if !p.noFastPath {
-		if d, ok := p.quickDecision(sql); ok {
-			return d
-		}
+	if d, ok := p.Quick(sql); ok {
+		return d
 	}
 	a, tree := p.analysis(sql)
 	d := Decision{

@@ -20,6 +20,9 @@ import (
 // Planner decides each statement's route (see package planner).
 type Planner interface {
 	Plan(ctx context.Context, sql string, s *planner.Session) planner.Decision
+	// Quick is the planner's fast path: a decision for the origin that
+	// does not depend on the session, when it has one.
+	Quick(sql string) (planner.Decision, bool)
 	RememberFallback(fingerprint uint64)
 }
 

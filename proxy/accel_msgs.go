@@ -448,6 +448,13 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 // for the origin and ok is false.
 func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settings, ok bool) {
 	ctx := ss.srv.baseCtx
+	// Statements that go to the origin whatever the session need no
+	// session info (which may cost an origin round trip).
+	if qd, quick := ss.accel.Planner.Quick(sql); quick {
+		ss.countOrigin(qd)
+		ss.noteOrigin(qd)
+		return qd, nil, false
+	}
 	if !ss.ensureInfo() {
 		ss.toOriginUninformed(ctx, sql)
 		return d, nil, false
