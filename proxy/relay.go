@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"reflect"
+	"slices"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -276,26 +278,33 @@ func completes(msg pgproto3.BackendMessage, head pendingKind, hasHead bool) (don
 }
 
 // copyBackendMessage returns a copy of msg that outlives the next Receive.
+// The descriptions kept for every prepared statement are copied field by
+// field; anything else is encoded and decoded into a new value of its type
+// (Decode may keep slices of the fresh encoding, which nothing else holds).
 func copyBackendMessage(msg pgproto3.BackendMessage) pgproto3.BackendMessage {
+	switch m := msg.(type) {
+	case *pgproto3.RowDescription:
+		out := &pgproto3.RowDescription{Fields: slices.Clone(m.Fields)}
+		n := 0
+		for _, f := range m.Fields {
+			n += len(f.Name)
+		}
+		names := make([]byte, 0, n)
+		for i, f := range out.Fields {
+			names = append(names, f.Name...)
+			out.Fields[i].Name = names[len(names)-len(f.Name) : len(names) : len(names)]
+		}
+		return out
+	case *pgproto3.ParameterDescription:
+		return &pgproto3.ParameterDescription{ParameterOIDs: slices.Clone(m.ParameterOIDs)}
+	}
 	buf, err := msg.Encode(nil)
-	if err != nil {
+	if err != nil || len(buf) < 5 {
 		return msg
 	}
-	fe := pgproto3.NewFrontend(&byteReader{b: buf}, io.Discard)
-	out, err := fe.Receive()
-	if err != nil {
+	out, ok := reflect.New(reflect.TypeOf(msg).Elem()).Interface().(pgproto3.BackendMessage)
+	if !ok || out.Decode(buf[5:]) != nil {
 		return msg
 	}
 	return out
-}
-
-type byteReader struct{ b []byte }
-
-func (r *byteReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b)
-	r.b = r.b[n:]
-	return n, nil
 }
