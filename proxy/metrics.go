@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,13 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	sessions prometheus.Gauge
 	origin   prometheus.Counter
+
+	// counters caches queries' children: every statement is counted,
+	// and WithLabelValues hashes and locks each time.
+	counters sync.Map // queryLabels -> prometheus.Counter
 }
+
+type queryLabels struct{ route, dataset, reason string }
 
 // NewMetrics registers the proxy's collectors on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -53,7 +60,12 @@ func (m *Metrics) count(route, dataset, reason string) {
 	if m == nil {
 		return
 	}
-	m.queries.WithLabelValues(route, dataset, reason).Inc()
+	key := queryLabels{route, dataset, reason}
+	c, ok := m.counters.Load(key)
+	if !ok {
+		c, _ = m.counters.LoadOrStore(key, m.queries.WithLabelValues(route, dataset, reason))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 func (m *Metrics) observe(route string, since time.Time) {
