@@ -74,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var targets string
+	var targets, only string
 	fs := flag.NewFlagSet("passthrough", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.scale, "scale", 10, "pgbench scale factor for `pgbench -i -s`")
@@ -82,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
+	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple; default all)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
 	if err := fs.Parse(args); err != nil {
@@ -107,6 +108,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			continue
 		}
 		o.targets = append(o.targets, t)
+	}
+	if only != "" {
+		var keep []workload
+		for _, name := range strings.Split(only, ",") {
+			name = strings.TrimSpace(name)
+			i := slices.IndexFunc(workloads, func(w workload) bool { return strings.ReplaceAll(w.name, " ", "-") == name })
+			if i < 0 {
+				problems = append(problems, fmt.Sprintf("-workloads: unknown workload %q", name))
+				continue
+			}
+			keep = append(keep, workloads[i])
+		}
+		workloads = keep
 	}
 	if len(problems) > 0 {
 		return o, errors.New(strings.Join(problems, "; "))
