@@ -582,3 +582,46 @@ func TestAccel_OriginSchemaChangeAfterRefresh(t *testing.T) {
 		t.Fatalf("after the refresh: route %s, want accelerated", r)
 	}
 }
+
+// A fresh session whose first stretch of extended-protocol messages opens
+// with a statement bound for the origin anyway skips the session-info round
+// trip; an accelerable read later in that stretch is then answered by the
+// origin (exactly), and the next stretch is accelerated again.
+func TestRouting_StretchOpenedByAnOriginStatement(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	d := connect(t, origin.DSN(appUser, appPass))
+	var want int64
+	if err := d.QueryRow(ctx, "SELECT count(*) FROM acc_orders").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	var one, got int64
+	r := routeOf(t, a, func() {
+		b := &pgx.Batch{}
+		b.Queue("SELECT 1")
+		b.Queue("SELECT count(*) FROM acc_orders")
+		br := c.SendBatch(ctx, b)
+		if err := br.QueryRow().Scan(&one); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.QueryRow().Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r != org || one != 1 || got != want {
+		t.Fatalf("first stretch: route %s, answers %d and %d: want origin, 1 and %d", r, one, got, want)
+	}
+	r = routeOf(t, a, func() {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_orders").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r != acc || got != want {
+		t.Fatalf("next stretch: route %s, count %d: want accelerated and %d", r, got, want)
+	}
+}

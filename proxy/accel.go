@@ -59,7 +59,14 @@ type stmtInfo struct {
 	params    *pgproto3.ParameterDescription
 	rows      *pgproto3.RowDescription
 	noData    bool
+	// origin is the planner's fast-path decision when it has one: the
+	// statement goes to the origin whatever the session, so nothing of it
+	// (parameters, descriptions) needs keeping.
+	origin *planner.Decision
 }
+
+// originOnly reports whether st is known to go to the origin every time.
+func (st *stmtInfo) originOnly() bool { return st != nil && st.origin != nil }
 
 // portalInfo is what the session knows of a bound portal.
 type portalInfo struct {

@@ -125,7 +125,38 @@ func firstDataset(d planner.Decision) string {
 // origin too, so the statement stays executable there.
 func (ss *session) onParse(m *pgproto3.Parse) {
 	ss.segmentOpen = true
-	ss.stmts[m.Name] = &stmtInfo{name: m.Name, sql: m.Query, paramOIDs: slices.Clone(m.ParameterOIDs)}
+	st := &stmtInfo{name: m.Name, sql: m.Query}
+	if d, ok := ss.accel.Planner.Quick(m.Query); ok {
+		st.origin = &d
+	} else {
+		st.paramOIDs = slices.Clone(m.ParameterOIDs)
+	}
+	ss.stmts[m.Name] = st
+}
+
+// originOnly reports whether msg (Parse, Bind, Describe, Execute or Close)
+// concerns a statement that goes to the origin whatever the session.
+func (ss *session) originOnly(msg pgproto3.FrontendMessage) bool {
+	switch m := msg.(type) {
+	case *pgproto3.Parse:
+		_, ok := ss.accel.Planner.Quick(m.Query)
+		return ok
+	case *pgproto3.Bind:
+		return ss.stmts[m.PreparedStatement].originOnly()
+	case *pgproto3.Describe:
+		if m.ObjectType == 'S' {
+			return ss.stmts[m.Name].originOnly()
+		}
+		return ss.portalOriginOnly(m.Name)
+	case *pgproto3.Execute:
+		return ss.portalOriginOnly(m.Portal)
+	}
+	return false
+}
+
+func (ss *session) portalOriginOnly(name string) bool {
+	p := ss.portals[name]
+	return p != nil && p.stmt.originOnly()
 }
 
 // onBind records a portal: its statement, parameters and result formats.
@@ -133,6 +164,11 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 	ss.segmentOpen = true
 	if old := ss.portals[m.DestinationPortal]; old != nil && old.active != nil {
 		old.active.close()
+	}
+	if st := ss.stmts[m.PreparedStatement]; st.originOnly() {
+		// Never run here: its parameters need no keeping.
+		ss.portals[m.DestinationPortal] = &portalInfo{stmt: st}
+		return
 	}
 	p := &portalInfo{
 		stmt:          ss.stmts[m.PreparedStatement],
@@ -154,7 +190,7 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 	ss.segmentOpen = true
 	if m.ObjectType == 'S' {
 		st := ss.stmts[m.Name]
-		if st == nil {
+		if st == nil || st.originOnly() {
 			return nil
 		}
 		return func(msg pgproto3.BackendMessage) {
@@ -169,7 +205,7 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 		}
 	}
 	p := ss.portals[m.Name]
-	if p == nil {
+	if p == nil || p.stmt.originOnly() {
 		return nil
 	}
 	return func(msg pgproto3.BackendMessage) {
@@ -222,6 +258,11 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	if p.active != nil {
 		return ss.continueLocal(p, m)
+	}
+	if d := p.stmt.origin; d != nil {
+		ss.countOrigin(*d)
+		ss.noteOrigin(*d)
+		return false
 	}
 	start := time.Now()
 	d, s, ok := ss.decideLocal(p.stmt.sql)

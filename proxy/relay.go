@@ -106,9 +106,12 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) {
+		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) && !ss.originOnly(msg) {
 			// Read the session info now, before this stretch starts: it
 			// cannot be read inside one without touching its transaction.
+			// A stretch that opens with a statement bound for the origin
+			// anyway skips the round trip; an accelerable statement later
+			// in that stretch then goes to the origin too.
 			ss.ensureInfo()
 		}
 	}
