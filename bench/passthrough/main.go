@@ -234,7 +234,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		return fmt.Errorf("print report: %w", err)
 	}
 	if opts.out != "" {
-		if err := writeReport(opts.out, md); err != nil {
+		if err := writeReport(opts.out, rep.heading(), md); err != nil {
 			return err
 		}
 	}

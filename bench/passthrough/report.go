@@ -182,7 +182,7 @@ func (r report) pgaccelMode() string {
 func (r report) markdown() string {
 	var b strings.Builder
 	m := r.machine
-	fmt.Fprintf(&b, "%s\n\n", resultsHeading)
+	fmt.Fprintf(&b, "%s\n\n", r.heading())
 	fmt.Fprintf(&b, "Command: `%s`  \n", r.command)
 	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
 	fmt.Fprintf(&b, "Date: %s (finished %s)  \n", m.started.Format(time.RFC3339), r.finished.UTC().Format(time.RFC3339))
@@ -304,13 +304,24 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f", a/b)
 }
 
-// resultsHeading starts the report; writeReport replaces the section it
-// heads, so one results file can hold other benchmarks' sections too.
-const resultsHeading = "## Pass-through (pgbench)"
+// resultsHeading starts the report (datasetHeading with -with-dataset);
+// writeReport replaces the section it heads, so one results file can hold
+// other benchmarks' sections too.
+const (
+	resultsHeading = "## Pass-through (pgbench)"
+	datasetHeading = "## Pass-through with one accelerated dataset (pgbench)"
+)
+
+func (r report) heading() string {
+	if r.opts.withDataset {
+		return datasetHeading
+	}
+	return resultsHeading
+}
 
 // writeReport writes md to path: in place of an existing section headed
-// resultsHeading (up to the next "## " heading), else appended.
-func writeReport(path, md string) error {
+// heading (up to the next "## " heading), else appended.
+func writeReport(path, heading, md string) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
@@ -318,7 +329,7 @@ func writeReport(path, md string) error {
 	text := string(old)
 	var out string
 	// The heading counts only at the start of a line.
-	start := strings.Index("\n"+text, "\n"+resultsHeading+"\n")
+	start := strings.Index("\n"+text, "\n"+heading+"\n")
 	switch {
 	case start < 0 && strings.TrimSpace(text) == "":
 		out = md
@@ -326,8 +337,8 @@ func writeReport(path, md string) error {
 		out = strings.TrimRight(text, "\n") + "\n\n" + md
 	default:
 		rest := ""
-		if i := strings.Index(text[start+len(resultsHeading):], "\n## "); i >= 0 {
-			rest = text[start+len(resultsHeading)+i+1:]
+		if i := strings.Index(text[start+len(heading):], "\n## "); i >= 0 {
+			rest = text[start+len(heading)+i+1:]
 		}
 		out = text[:start] + strings.TrimRight(md, "\n") + "\n"
 		if rest != "" {

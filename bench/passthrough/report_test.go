@@ -21,6 +21,9 @@ func TestWriteReport_KeepsOtherSections(t *testing.T) {
 		{name: "replaces its own section at the end",
 			before: "## TPC-H\n\ntpch\n\n" + resultsHeading + "\n\nold run\n",
 			want:   "## TPC-H\n\ntpch\n\n" + md},
+		{name: "the dataset run's section is another section",
+			before: resultsHeading + "\n\nold run\n\n" + datasetHeading + "\n\ndataset run\n",
+			want:   md + "\n" + datasetHeading + "\n\ndataset run\n"},
 		{name: "heading only counts at a line start",
 			before: "see " + resultsHeading + "\n",
 			want:   "see " + resultsHeading + "\n\n" + md},
@@ -33,7 +36,7 @@ func TestWriteReport_KeepsOtherSections(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := writeReport(path, md); err != nil {
+			if err := writeReport(path, resultsHeading, md); err != nil {
 				t.Fatalf("writeReport: %v", err)
 			}
 			got, err := os.ReadFile(path)
