@@ -47,6 +47,9 @@ type ColumnSpec struct {
 	ElemOID uint32 `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
+	// Key: the column is the origin table's whole primary key. The
+	// acceleration indexes it (see keyIndex).
+	Key bool `json:",omitempty"`
 }
 
 // kind is how a Postgres value is decoded from binary COPY and which DuckDB

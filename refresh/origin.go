@@ -40,7 +40,8 @@ func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
 
 // columnsSQL lists a table's columns in attnum order. Domains are described
 // by their base type (what binary COPY sends); array columns carry their
-// element type.
+// element type; the last field says whether the column alone is the
+// primary key.
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -52,7 +53,9 @@ SELECT a.attname,
                                        THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX')
                                              FROM pg_catalog.pg_database d WHERE d.datname = current_database())
                                        ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END
-                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END
+                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+               WHERE i.indrelid = a.attrelid AND i.indisprimary AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum)
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -85,7 +88,7 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
-			BinaryCollation: string(r[5]) == "t",
+			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t",
 		})
 	}
 	return cols, nil
