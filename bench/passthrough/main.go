@@ -41,6 +41,9 @@ type options struct {
 	// dataset (not read by pgbench): every statement then goes through the
 	// routing hook before it takes the origin route.
 	withDataset bool
+	// accelerated also accelerates pgbench_accounts: select-only reads are
+	// then answered by DuckDB (point reads by the primary key).
+	accelerated bool
 }
 
 func main() {
@@ -84,9 +87,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
 	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple; default all)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
+	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, so that select-only reads are answered by DuckDB (implies -with-dataset)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.accelerated {
+		o.withDataset = true
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q; every setting is a flag (see -help)", fs.Args())
@@ -167,11 +174,13 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	targets := []target{{name: targetDirect, host: origin.Host, port: origin.Port}}
 	if slices.Contains(opts.targets, targetPgaccel) {
 		log := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Str("component", "pgaccel").Logger().Level(zerolog.WarnLevel)
-		start := startPgaccel
+		var px *pgaccelProxy
+		var startErr error
 		if opts.withDataset {
-			start = startPgaccelApp
+			px, startErr = startPgaccelApp(origin, log, opts.accelerated)
+		} else {
+			px, startErr = startPgaccel(origin, log)
 		}
-		px, startErr := start(origin, log)
 		if startErr != nil {
 			return startErr
 		}

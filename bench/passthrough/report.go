@@ -173,6 +173,9 @@ type report struct {
 
 // pgaccelMode says how pgaccel was configured.
 func (r report) pgaccelMode() string {
+	if r.opts.accelerated {
+		return "as `pgaccel run` with pgbench_accounts accelerated (select-only reads are point reads by its primary key, answered by DuckDB; tpcb-like writes go to the origin, and so do its reads after them)"
+	}
 	if r.opts.withDataset {
 		return "as `pgaccel run` with one accelerated dataset that pgbench does not read (every statement passes the routing hook)"
 	}
@@ -310,9 +313,13 @@ func ratio(a, b float64) string {
 const (
 	resultsHeading = "## Pass-through (pgbench)"
 	datasetHeading = "## Pass-through with one accelerated dataset (pgbench)"
+	accelHeading   = "## Accelerated point reads (pgbench)"
 )
 
 func (r report) heading() string {
+	if r.opts.accelerated {
+		return accelHeading
+	}
 	if r.opts.withDataset {
 		return datasetHeading
 	}

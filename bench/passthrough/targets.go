@@ -131,8 +131,9 @@ func (p *pgaccelProxy) stop() error {
 }
 
 // startPgaccelApp starts pgaccel as `pgaccel run` does (app.Start) with one
-// accelerated dataset, bench_dim, that pgbench never reads.
-func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, error) {
+// accelerated dataset, bench_dim, that pgbench never reads; with accounts,
+// pgbench_accounts is accelerated too.
+func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger, accounts bool) (*pgaccelProxy, error) {
 	ctx := context.Background()
 	if err := origin.Exec(ctx, `DROP TABLE IF EXISTS bench_dim;
 		CREATE TABLE bench_dim (id int PRIMARY KEY, v text);
@@ -145,6 +146,11 @@ func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, 
 	}
 	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n  - from: postgres:public.bench_dim\n",
 		origin.SuperDSN(), dir)
+	ready := []string{"bench_dim"}
+	if accounts {
+		yaml += "  - from: postgres:public.pgbench_accounts\n"
+		ready = append(ready, "pgbench_accounts")
+	}
 	cfg, err := catalog.Parse([]byte(yaml), "bench.yaml")
 	if err != nil {
 		return nil, err
@@ -155,8 +161,10 @@ func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, 
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := a.Runner.WaitReady(wctx, "bench_dim"); err != nil {
-		return nil, fmt.Errorf("bench_dim did not load: %w", err)
+	for _, name := range ready {
+		if err := a.Runner.WaitReady(wctx, name); err != nil {
+			return nil, fmt.Errorf("%s did not load: %w", name, err)
+		}
 	}
 	p := &pgaccelProxy{app: a, dir: dir}
 	return p, nil
