@@ -21,7 +21,10 @@
 // plus Accelerated) and refresh_sql. After a restart Attach returns it as
 // TableInfo, so the dataset serves at once. A load writes into
 // main."_pgaccel_load" first (dropped on failure, and by Attach if a crash
-// left it).
+// left it). When the origin's primary key is a single column of an indexable
+// type (ColumnSpec.Key), the swap's transaction also creates the index
+// "_pgaccel_key" on it, after the rename (DuckDB cannot rename a table that
+// has an index); appends merge into the indexed table.
 //
 // Open turns off DuckDB's access to files and the network outside the data
 // dir (enable_external_access=false, allowed_directories=[data dir]): a
