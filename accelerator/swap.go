@@ -356,5 +356,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		Accelerated: accelerated,
 
 		BinaryCollation: c.BinaryCollation,
+		Key:             c.Key,
 	}
 }

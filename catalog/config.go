@@ -145,7 +145,20 @@ type Runtime struct {
 	// RefreshConcurrency bounds the dataset refreshes running at once,
 	// default DefaultRefreshConcurrency.
 	RefreshConcurrency int
+	// PointReads is PointReadsOrigin (the default) or
+	// PointReadsAcceleration: where a read of one dataset by its primary
+	// key (WHERE id = 42) is answered.
+	PointReads string
 }
+
+// Values of runtime.point_reads. The origin answers a read by its primary
+// key from its index in well under a millisecond; DuckDB spends longer just
+// preparing any statement, so such reads go to the origin unless the
+// config says otherwise.
+const (
+	PointReadsOrigin       = "origin"
+	PointReadsAcceleration = "acceleration"
+)
 
 // Snapshots is the top-level snapshots block: where acceleration snapshots
 // are stored for the datasets that opt in with acceleration.snapshots.

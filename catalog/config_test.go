@@ -39,7 +39,7 @@ func TestLoad_ValidFullExample(t *testing.T) {
 			ShutdownGrace:   30 * time.Second,
 		},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
-		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2},
+		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
 			Location:                   "s3://my-bucket/snapshots/",
@@ -147,7 +147,7 @@ func TestParse_Defaults(t *testing.T) {
 		Origin:  Origin{DSN: "host=localhost"},
 		Server:  Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
 		Admin:   Admin{Listen: "127.0.0.1:8090"},
-		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2},
+		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",
 			ReadyState: ReadyOnLoad,
@@ -267,8 +267,9 @@ func TestLoad_InvalidFixtures(t *testing.T) {
 			{7, "", "admin.listen", `"localhost" is not a host:port address`},
 			{9, "", "runtime.data_dir", "must not be empty"},
 			{10, "", "runtime.ready_state", `"on_schema_resolved" is not on_load or on_registration`},
-			{11, "", "snapshots.location", "is required when snapshots are enabled"},
-			{12, "", "snapshots.bootstrap_on_failure_behavior", `"retyr" is not warn, retry or fallback`},
+			{11, "", "runtime.point_reads", `"fastest" is not origin or acceleration`},
+			{12, "", "snapshots.location", "is required when snapshots are enabled"},
+			{13, "", "snapshots.bootstrap_on_failure_behavior", `"retyr" is not warn, retry or fallback`},
 		}},
 		{"testdata/invalid_syntax.yaml", []wantProblem{
 			{5, "", "", "invalid YAML: ',' or ']' must be specified"},

@@ -51,8 +51,10 @@ type rawRuntime struct {
 	DataDir    *string `yaml:"data_dir"`
 	ReadyState *string `yaml:"ready_state"`
 	// RefreshConcurrency bounds the refreshes running at once.
-	RefreshConcurrency *int      `yaml:"refresh_concurrency"`
-	Pos                positions `yaml:"-"`
+	RefreshConcurrency *int `yaml:"refresh_concurrency"`
+	// PointReads routes reads by a dataset's primary key.
+	PointReads *string   `yaml:"point_reads"`
+	Pos        positions `yaml:"-"`
 }
 
 type rawSnapshots struct {
@@ -124,6 +126,7 @@ func (r *rawConfig) applyDefaults() {
 	orValue(&r.Runtime.DataDir, DefaultDataDir)
 	orValue(&r.Runtime.ReadyState, ReadyOnLoad)
 	orValue(&r.Runtime.RefreshConcurrency, DefaultRefreshConcurrency)
+	orValue(&r.Runtime.PointReads, PointReadsOrigin)
 	if s := r.Snapshots; s != nil {
 		orValue(&s.Enabled, true)
 		orValue(&s.BootstrapOnFailureBehavior, SnapshotFailureWarn)
@@ -178,6 +181,7 @@ func (r *rawConfig) config(file string) *Config {
 			ReadyState: deref(r.Runtime.ReadyState),
 
 			RefreshConcurrency: deref(r.Runtime.RefreshConcurrency),
+			PointReads:         deref(r.Runtime.PointReads),
 		},
 		file: file,
 		keys: map[string]int{},

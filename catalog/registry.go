@@ -49,6 +49,8 @@ type ColumnInfo struct {
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.
 	BinaryCollation bool
+	// Key: the column alone is the origin table's primary key.
+	Key bool
 }
 
 // DatasetState is the live state of one dataset, shared by the refresh

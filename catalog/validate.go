@@ -176,6 +176,9 @@ func (v *validator) runtime() {
 	if r.RefreshConcurrency < 0 {
 		v.add("runtime.refresh_concurrency", "must be at least 1", fmt.Sprintf("remove it to run %d refreshes at once", DefaultRefreshConcurrency))
 	}
+	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
+		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
+	}
 }
 
 func (v *validator) snapshots() {
