@@ -96,7 +96,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		return nil, fmt.Errorf("origin catalog pool: %w", err)
 	}
 	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{})
-	a.Planner = planner.New(a.Registry, resolver, planner.Options{})
+	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration})
 	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{})
 
 	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log, refresh.Options{

@@ -120,6 +120,9 @@ type analysis struct {
 	scaleSubs        map[string]*staticScale // FROM subqueries' output scales, by name
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
+	// pointCols: columns the WHERE of a one-table SELECT pins to a value
+	// (pointread.go).
+	pointCols []string
 	// predAvg: ordinals (among FuncCalls, in walk order) of the plain avg
 	// calls inside predicates, rewritten to exact decimals (predavg.go).
 	predAvg []int
@@ -227,6 +230,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	z.predAvg, z.predRound = predicateCalls(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
+	a.pointCols = pointColumns(sel)
 	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {
 		// An avg that is not a whole output column would run in
 		// floating point in DuckDB.

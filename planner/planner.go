@@ -176,6 +176,9 @@ type Options struct {
 	// NoFastPath plans every statement in full (tests compare the fast
 	// path with it).
 	NoFastPath bool
+	// PointReadsToOrigin sends a read of one dataset by its primary key to
+	// the origin (runtime.point_reads: origin; see pointread.go).
+	PointReadsToOrigin bool
 }
 
 // Planner decides where statements run. It is safe for concurrent use.
@@ -191,7 +194,8 @@ type Planner struct {
 	namesOnce sync.Once
 	names     map[string]bool // datasets' names and tables (fastpath.go)
 
-	noFastPath bool
+	noFastPath  bool
+	pointOrigin bool
 }
 
 // New returns a Planner over the datasets of reg.
@@ -213,7 +217,8 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 		cache:     newLRU(opts.CacheSize),
 		fallbacks: newFingerprintSet(opts.FallbackSize),
 
-		noFastPath: opts.NoFastPath,
+		noFastPath:  opts.NoFastPath,
+		pointOrigin: opts.PointReadsToOrigin,
 	}
 }
 
@@ -258,6 +263,10 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	d.Tables = r.tables
 	if reason != "" {
 		d.Reason = reason
+		return d
+	}
+	if p.pointOrigin && isPointRead(a, r) {
+		d.Reason = ReasonPointRead
 		return d
 	}
 	r.scale = planScales(a, r)

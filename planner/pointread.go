@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Point reads. A read of one table that pins its primary key to a value
+// (SELECT ... FROM orders WHERE id = 42, or = $1) touches at most one row,
+// and the origin answers it from its primary-key index in tens of
+// microseconds; DuckDB spends longer than that preparing any statement
+// (bench/RESULTS.md, "Accelerated point reads"). With runtime.point_reads:
+// origin (the default) such reads go to the origin. Both routes answer
+// exactly, so the rule is a matter of speed only: the shape test below is
+// conservative, and what it misses is accelerated as before.
+
+// ReasonPointRead: a read of one dataset by its primary key.
+const ReasonPointRead = "point_read"
+
+// pointColumns returns the columns that sel's WHERE pins to a constant or a
+// parameter with = (in its top-level AND), when sel is a plain SELECT of
+// one table: no set operation, WITH, or other FROM item.
+func pointColumns(sel *pg_query.SelectStmt) []string {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil || len(sel.FromClause) != 1 || sel.WhereClause == nil {
+		return nil
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil {
+		return nil
+	}
+	qualifiers := []string{rv.Relname}
+	if rv.Alias != nil {
+		qualifiers = []string{rv.Alias.Aliasname} // the alias hides the name
+	}
+	var cols []string
+	var conjuncts func(n *pg_query.Node)
+	conjuncts = func(n *pg_query.Node) {
+		if b := n.GetBoolExpr(); b != nil {
+			if b.Boolop == pg_query.BoolExprType_AND_EXPR {
+				for _, arg := range b.Args {
+					conjuncts(arg)
+				}
+			}
+			return
+		}
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
+			return
+		}
+		for _, pair := range [][2]*pg_query.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
+			if col, ok := columnOf(pair[0], qualifiers); ok && isValue(pair[1]) {
+				cols = append(cols, col)
+			}
+		}
+	}
+	conjuncts(sel.WhereClause)
+	return cols
+}
+
+// columnOf returns the column n names: col, or q.col with q one of
+// qualifiers.
+func columnOf(n *pg_query.Node, qualifiers []string) (string, bool) {
+	ref := n.GetColumnRef()
+	if ref == nil {
+		return "", false
+	}
+	var names []string
+	for _, f := range ref.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return "", false // t.*
+		}
+		names = append(names, s.Sval)
+	}
+	switch {
+	case len(names) == 1:
+		return names[0], true
+	case len(names) == 2 && slices.Contains(qualifiers, names[0]):
+		return names[1], true
+	}
+	return "", false
+}
+
+// isValue reports whether n is a constant or a parameter, maybe cast.
+func isValue(n *pg_query.Node) bool {
+	for {
+		if tc := n.GetTypeCast(); tc != nil {
+			n = tc.Arg
+			continue
+		}
+		return n.GetAConst() != nil || n.GetParamRef() != nil
+	}
+}
+
+// isPointRead reports whether a reads the single dataset of r by its whole
+// primary key.
+func isPointRead(a *analysis, r resolution) bool {
+	if len(a.pointCols) == 0 || len(r.datasets) != 1 {
+		return false
+	}
+	for _, c := range r.datasets[0].state.Columns {
+		if c.Key {
+			return slices.Contains(a.pointCols, c.Name)
+		}
+	}
+	return false
+}
