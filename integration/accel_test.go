@@ -34,14 +34,24 @@ func startAppWith(t *testing.T, datasets string, wait bool) *app.App {
 }
 
 // startAppTop is startAppWith with extra top-level YAML (blocks other than
-// origin, server, runtime and datasets, such as admin).
+// origin, server, runtime and datasets, such as admin). Point reads are
+// accelerated (runtime.point_reads: acceleration), so that the tests that
+// check DuckDB's answers row by row with WHERE id = ... still reach DuckDB;
+// startAppRuntime keeps the default.
 func startAppTop(t *testing.T, top, datasets string, wait bool) *app.App {
+	t.Helper()
+	return startAppRuntime(t, top, "  point_reads: acceleration\n", datasets, wait)
+}
+
+// startAppRuntime starts pgaccel with top-level YAML top and runtime keys
+// runtime (indented YAML lines) besides data_dir.
+func startAppRuntime(t *testing.T, top, runtime, datasets string, wait bool) *app.App {
 	t.Helper()
 	if top == "" {
 		top = "admin:\n  listen: 127.0.0.1:0\n"
 	}
-	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\ndatasets:\n%s",
-		origin.SuperDSN(), top, t.TempDir(), datasets)
+	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\n%sdatasets:\n%s",
+		origin.SuperDSN(), top, t.TempDir(), runtime, datasets)
 	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)

@@ -625,3 +625,67 @@ func TestRouting_StretchOpenedByAnOriginStatement(t *testing.T) {
 		t.Fatalf("next stretch: route %s, count %d: want accelerated and %d", r, got, want)
 	}
 }
+
+// With the default runtime.point_reads (origin), a read of one dataset by
+// its primary key goes to the origin, which answers it from its index;
+// everything else that reads the dataset is still accelerated.
+func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startAppRuntime(t, "", "", accelDatasets, true)
+	c := connect(t, appDSN(a, appUser, appPass))
+	d := connect(t, origin.DSN(appUser, appPass))
+	cases := []struct {
+		sql   string
+		args  []any
+		route string
+	}{
+		{"SELECT * FROM acc_orders WHERE id = 17", nil, org},
+		{"SELECT status, amount FROM acc_orders o WHERE o.id = $1 AND qty > 0", []any{17}, org},
+		{"SELECT count(*) FROM acc_orders WHERE 17 = id", nil, org},
+		{"SELECT name FROM acc_customers WHERE id = $1::int", []any{3}, org},
+		{"SELECT count(*) FROM acc_orders WHERE id > 17", nil, acc},
+		{"SELECT count(*) FROM acc_orders WHERE id = 17 OR id = 18", nil, acc},
+		{"SELECT count(*) FROM acc_orders WHERE customer_id = 17", nil, acc},
+		{"SELECT o.amount, c.name FROM acc_orders o JOIN acc_customers c ON c.id = o.customer_id WHERE o.id = 17", nil, acc},
+	}
+	for _, tc := range cases {
+		want := mustQueryArgs(t, d, tc.sql, tc.args...)
+		var got []string
+		r := routeOf(t, a, func() { got = mustQueryArgs(t, c, tc.sql, tc.args...) })
+		if r != tc.route || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: route %s, rows %q; want route %s, rows %q", tc.sql, r, got, tc.route, want)
+		}
+	}
+	// The point read is as fresh as the origin; the acceleration is not.
+	mustExec(t, "UPDATE acc_orders SET status = 'changed' WHERE id = 17")
+	t.Cleanup(func() { mustExec(t, accelSchema) })
+	if got := mustQueryArgs(t, c, "SELECT status FROM acc_orders WHERE id = 17"); len(got) != 1 || got[0] != "changed" {
+		t.Errorf("point read after an origin update = %q, want the origin's new value", got)
+	}
+	if got := mustQueryArgs(t, c, "SELECT count(*) FROM acc_orders WHERE status = 'changed'"); len(got) != 1 || got[0] != "0" {
+		t.Errorf("accelerated count after an origin update = %q, want 0 until the next refresh", got)
+	}
+}
+
+// mustQueryArgs runs sql with args and returns each row's values as text,
+// joined by "|".
+func mustQueryArgs(t *testing.T, c *pgx.Conn, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := c.Query(ctxT(t), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
