@@ -44,6 +44,8 @@ type options struct {
 	// accelerated also accelerates pgbench_accounts: select-only reads are
 	// then answered by DuckDB (point reads by the primary key).
 	accelerated bool
+	// pointReads is runtime.point_reads for the -accelerated runs.
+	pointReads string
 }
 
 func main() {
@@ -87,13 +89,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
 	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple; default all)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
-	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, so that select-only reads are answered by DuckDB (implies -with-dataset)")
+	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
+	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.accelerated {
 		o.withDataset = true
+	}
+	if o.pointReads != "origin" && o.pointReads != "acceleration" {
+		return o, fmt.Errorf("-point-reads: %q is not origin or acceleration", o.pointReads)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q; every setting is a flag (see -help)", fs.Args())
@@ -177,7 +183,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		var px *pgaccelProxy
 		var startErr error
 		if opts.withDataset {
-			px, startErr = startPgaccelApp(origin, log, opts.accelerated)
+			px, startErr = startPgaccelApp(origin, log, opts.accelerated, opts.pointReads)
 		} else {
 			px, startErr = startPgaccel(origin, log)
 		}

@@ -173,8 +173,11 @@ type report struct {
 
 // pgaccelMode says how pgaccel was configured.
 func (r report) pgaccelMode() string {
+	if r.opts.accelerated && r.opts.pointReads == "acceleration" {
+		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: acceleration` (select-only reads are point reads by its primary key, answered by DuckDB through the key's index; tpcb-like writes go to the origin, and so do its reads after them)"
+	}
 	if r.opts.accelerated {
-		return "as `pgaccel run` with pgbench_accounts accelerated (select-only reads are point reads by its primary key, answered by DuckDB; tpcb-like writes go to the origin, and so do its reads after them)"
+		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: origin`, the default (select-only reads are point reads by its primary key: planned, then relayed to the origin)"
 	}
 	if r.opts.withDataset {
 		return "as `pgaccel run` with one accelerated dataset that pgbench does not read (every statement passes the routing hook)"
@@ -313,12 +316,12 @@ func ratio(a, b float64) string {
 const (
 	resultsHeading = "## Pass-through (pgbench)"
 	datasetHeading = "## Pass-through with one accelerated dataset (pgbench)"
-	accelHeading   = "## Accelerated point reads (pgbench)"
+	accelHeading   = "## Accelerated point reads with point_reads: %s (pgbench)"
 )
 
 func (r report) heading() string {
 	if r.opts.accelerated {
-		return accelHeading
+		return fmt.Sprintf(accelHeading, r.opts.pointReads)
 	}
 	if r.opts.withDataset {
 		return datasetHeading

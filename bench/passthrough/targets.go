@@ -133,7 +133,7 @@ func (p *pgaccelProxy) stop() error {
 // startPgaccelApp starts pgaccel as `pgaccel run` does (app.Start) with one
 // accelerated dataset, bench_dim, that pgbench never reads; with accounts,
 // pgbench_accounts is accelerated too.
-func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger, accounts bool) (*pgaccelProxy, error) {
+func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger, accounts bool, pointReads string) (*pgaccelProxy, error) {
 	ctx := context.Background()
 	if err := origin.Exec(ctx, `DROP TABLE IF EXISTS bench_dim;
 		CREATE TABLE bench_dim (id int PRIMARY KEY, v text);
@@ -144,8 +144,8 @@ func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger, accounts bool) (
 	if err != nil {
 		return nil, err
 	}
-	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n  - from: postgres:public.bench_dim\n",
-		origin.SuperDSN(), dir)
+	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n  point_reads: %s\ndatasets:\n  - from: postgres:public.bench_dim\n",
+		origin.SuperDSN(), dir, pointReads)
 	ready := []string{"bench_dim"}
 	if accounts {
 		yaml += "  - from: postgres:public.pgbench_accounts\n"
