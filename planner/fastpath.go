@@ -35,6 +35,21 @@ func (p *Planner) Quick(sql string) (Decision, bool) {
 	return p.quickDecision(sql)
 }
 
+// QuickTxWrote is Quick for a session whose transaction has written: every
+// read then goes to the origin, whatever it names, so a single SELECT that
+// writes and changes nothing the proxy tracks needs no parse either
+// (reason tx_wrote, as the full plan would say).
+func (p *Planner) QuickTxWrote(sql string) (Decision, bool) {
+	if p.noFastPath {
+		return Decision{}, false
+	}
+	d, ok := p.quickScan(sql, nil)
+	if ok && d.Kind == KindSelect {
+		d.Reason = ReasonTxWrote
+	}
+	return d, ok
+}
+
 // quickOrigin reports whether sql takes the fast path to the origin.
 func (p *Planner) quickOrigin(sql string) bool {
 	_, ok := p.quickDecision(sql)
@@ -50,6 +65,12 @@ func (p *Planner) quickDecision(sql string) (d Decision, ok bool) {
 	if len(names) == 0 {
 		return d, false
 	}
+	return p.quickScan(sql, names)
+}
+
+// quickScan is the fast path's token scan; a read that names one of names
+// needs the full plan (names nil: any read may take the fast path).
+func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok bool) {
 	var kind Kind
 	started := false
 	ended := false

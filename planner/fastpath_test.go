@@ -51,3 +51,36 @@ func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
 		t.Errorf("fast write decision = %+v", d)
 	}
 }
+
+func TestQuickTxWrote_AnyPlainReadGoesToTheOrigin(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	for _, tc := range []struct {
+		sql  string
+		want bool
+	}{
+		{"SELECT * FROM orders WHERE id = 1", true},
+		{"SELECT abalance FROM pgbench_accounts WHERE aid = 42;", true},
+		{"UPDATE orders SET a = 1", true},
+		{"SELECT nextval('s') FROM orders", false},
+		{"SELECT set_config('search_path', 'x', false)", false},
+		{"SELECT * FROM orders FOR UPDATE", false},
+		{"SELECT * INTO x FROM orders", false},
+		{"SELECT 1; SELECT * FROM orders", false},
+		{"COMMIT", false},
+	} {
+		d, ok := p.QuickTxWrote(tc.sql)
+		if ok != tc.want {
+			t.Errorf("QuickTxWrote(%q) = %v, want %v", tc.sql, ok, tc.want)
+			continue
+		}
+		if ok && d.Kind == KindSelect && d.Reason != ReasonTxWrote {
+			t.Errorf("QuickTxWrote(%q): reason %q, want %q", tc.sql, d.Reason, ReasonTxWrote)
+		}
+		if ok {
+			full := New(testRegistry(t), newFakeResolver(), Options{NoFastPath: true}).Plan(context.Background(), tc.sql, &Session{TxWrote: true})
+			if full.Route != RouteOrigin || full.Kind != d.Kind || full.Writes() != d.Writes() {
+				t.Errorf("%q: fast path %+v, full plan %+v", tc.sql, d, full)
+			}
+		}
+	}
+}

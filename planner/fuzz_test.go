@@ -61,6 +61,13 @@ func FuzzPlan(f *testing.F) {
 				}
 			}
 		}
+		// In a transaction that has written, the same holds for every read.
+		if fd, ok := New(reg, res, Options{}).QuickTxWrote(sql); ok {
+			d := New(reg, res, Options{NoFastPath: true}).Plan(context.Background(), sql, &Session{TxWrote: true})
+			if d.Reason != ReasonParseError && (d.Route != RouteOrigin || d.Writes() != fd.Writes() || d.SetsSearchPath || d.Kind != fd.Kind) {
+				t.Fatalf("fast path in a written transaction decides %+v for %q; the full path: %+v", fd, sql, d)
+			}
+		}
 		for _, r := range []*catalog.Registry{reg, useSource} {
 			p := New(r, res, Options{CacheSize: 4, NoFastPath: true})
 			for _, s := range []*Session{defaultSession(), {SearchPath: []string{"sales", "public"}, TempTables: map[string]bool{"t": true}}} {

@@ -23,6 +23,8 @@ type Planner interface {
 	// Quick is the planner's fast path: a decision for the origin that
 	// does not depend on the session, when it has one.
 	Quick(sql string) (planner.Decision, bool)
+	// QuickTxWrote is Quick for a session whose transaction has written.
+	QuickTxWrote(sql string) (planner.Decision, bool)
 	RememberFallback(fingerprint uint64)
 }
 

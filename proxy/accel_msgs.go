@@ -491,7 +491,13 @@ func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settin
 	ctx := ss.srv.baseCtx
 	// Statements that go to the origin whatever the session need no
 	// session info (which may cost an origin round trip).
-	if qd, quick := ss.accel.Planner.Quick(sql); quick {
+	qd, quick := ss.accel.Planner.Quick(sql)
+	if !quick && (ss.txWrote.Load() || ss.segmentWrote) && ss.pending.idle() {
+		// The transaction has written (and no answer still on its way
+		// could have ended it): no read is accelerated now.
+		qd, quick = ss.accel.Planner.QuickTxWrote(sql)
+	}
+	if quick {
 		ss.countOrigin(qd)
 		ss.noteOrigin(qd)
 		return qd, nil, false
