@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -26,6 +27,7 @@ func FuzzPlan(f *testing.F) {
 		`WITH a AS MATERIALIZED (SELECT * FROM orders) SELECT * FROM a`,
 		"SELECT $1::int, $2 FROM orders WHERE id = ANY($3)",
 		"\x00", ";;;", "SELECT", "/* */ SELECT 1 -- x",
+		"SELECT amount FROM orders WHERE id = 1", "SELECT * FROM orders o WHERE o.id = '1' AND status = 'x'",
 	} {
 		f.Add(s)
 	}
@@ -43,7 +45,22 @@ func FuzzPlan(f *testing.F) {
 		})
 	}
 	res := newFakeResolver()
+	keyed := testRegistry(f)
+	keyed.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].Key = true })
 	f.Fuzz(func(t *testing.T, sql string) {
+		// A text whose shape was planned as a point read goes to the
+		// origin without a parse; the full plan must agree that it
+		// changes nothing tracked (that it would accelerate it at most
+		// costs speed).
+		pr := New(keyed, res, Options{PointReadsToOrigin: true})
+		pr.Plan(context.Background(), sql, defaultSession())
+		sibling := strings.NewReplacer("1", "2", "'", "'").Replace(sql)
+		if d := pr.Plan(context.Background(), sibling, defaultSession()); d.Reason == ReasonPointRead {
+			full := New(keyed, res, Options{NoFastPath: true, PointReadsToOrigin: true}).Plan(context.Background(), sibling, defaultSession())
+			if full.Reason != ReasonParseError && (full.Writes() || full.SetsSearchPath || full.Kind != KindSelect) {
+				t.Fatalf("point-read shape of %q decides %+v for %q; the full path: %+v", sql, d, sibling, full)
+			}
+		}
 		// The fast path may only send to the origin what the full path
 		// sends there, and never a statement that writes or changes the
 		// session.

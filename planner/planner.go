@@ -188,8 +188,10 @@ type Planner struct {
 	priv      PrivilegeChecker
 	maxCached int
 	cache     *lru
-	fallbacks *fingerprintSet
-	subsets   sync.Map // refresh_sql -> whether it selects a column subset
+	// pointShapes: shapes of texts planned as point reads (pointread.go).
+	pointShapes *lru
+	fallbacks   *fingerprintSet
+	subsets     sync.Map // refresh_sql -> whether it selects a column subset
 
 	namesOnce sync.Once
 	names     map[string]bool // datasets' names and tables (fastpath.go)
@@ -210,12 +212,13 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 		opts.MaxCachedSQL = DefaultMaxCachedSQL
 	}
 	return &Planner{
-		reg:       reg,
-		res:       res,
-		priv:      opts.Privileges,
-		maxCached: opts.MaxCachedSQL,
-		cache:     newLRU(opts.CacheSize),
-		fallbacks: newFingerprintSet(opts.FallbackSize),
+		reg:         reg,
+		res:         res,
+		priv:        opts.Privileges,
+		maxCached:   opts.MaxCachedSQL,
+		cache:       newLRU(opts.CacheSize),
+		pointShapes: newLRU(pointShapeCacheSize),
+		fallbacks:   newFingerprintSet(opts.FallbackSize),
 
 		noFastPath:  opts.NoFastPath,
 		pointOrigin: opts.PointReadsToOrigin,
@@ -237,6 +240,11 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	}
 	if d, ok := p.Quick(sql); ok {
 		return d
+	}
+	if p.pointOrigin && !p.noFastPath {
+		if d, ok := p.quickPointRead(ctx, sql, s); ok {
+			return d
+		}
 	}
 	a, tree := p.analysis(sql)
 	d := Decision{
@@ -266,6 +274,7 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 		return d
 	}
 	if p.pointOrigin && isPointRead(a, r) {
+		p.rememberPointRead(sql, a)
 		d.Reason = ReasonPointRead
 		return d
 	}

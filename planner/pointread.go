@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"context"
 	"slices"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -105,4 +107,118 @@ func isPointRead(a *analysis, r resolution) bool {
 		}
 	}
 	return false
+}
+
+// Simple-protocol point reads carry their key as a literal, so each one is
+// a new statement text that the analysis cache never sees again, and
+// parsing it costs more than relaying it. Once a text has been planned as a
+// point read, its shape (the text with every literal replaced by ?) is
+// remembered: a later text of the same shape differs only in values, reads
+// the same table by the same columns, and goes to the origin after a token
+// scan. The scan must also find a plain SELECT that writes and changes
+// nothing (quickScan), because nothing of it is tracked. A shape taken for
+// another statement's could only send a statement to the origin, which
+// answers everything exactly.
+
+// pointShapeCacheSize bounds the remembered point-read shapes.
+const pointShapeCacheSize = 1024
+
+// quickPointRead is the planner's decision for a text whose shape was
+// planned as a point read before, when it has one.
+func (p *Planner) quickPointRead(ctx context.Context, sql string, s *Session) (Decision, bool) {
+	shape, ok := literalShape(sql)
+	if !ok {
+		return Decision{}, false
+	}
+	a, ok := p.pointShapes.get(shape)
+	if !ok {
+		return Decision{}, false
+	}
+	if d, ok := p.quickScan(sql, nil); !ok || d.Kind != KindSelect {
+		return Decision{}, false
+	}
+	r, reason := p.resolve(ctx, a, s)
+	if reason != "" || !isPointRead(a, r) {
+		return Decision{}, false
+	}
+	return Decision{Route: RouteOrigin, Reason: ReasonPointRead, Kind: KindSelect, Tables: r.tables}, true
+}
+
+// rememberPointRead keeps the shape of sql, just planned as a point read.
+func (p *Planner) rememberPointRead(sql string, a *analysis) {
+	if shape, ok := literalShape(sql); ok {
+		p.pointShapes.add(shape, a)
+	}
+}
+
+// literalShape returns sql with its numeric and string literals replaced
+// by ?, or false when the text has anything the scan does not read
+// (comments, dollar quotes, parameters, prefixed strings such as E'...').
+func literalShape(sql string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(sql))
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	i, n := 0, len(sql)
+	for i < n {
+		c := sql[i]
+		switch {
+		case c == '\'':
+			end, ok := skipString(sql, i, false)
+			if !ok {
+				return "", false
+			}
+			b.WriteByte('?')
+			i = end
+		case c == '"':
+			j := i + 1
+			for {
+				if j >= n {
+					return "", false
+				}
+				if sql[j] == '"' {
+					if j+1 < n && sql[j+1] == '"' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			b.WriteString(sql[i : j+1])
+			i = j + 1
+		case c == '$', c == '-' && i+1 < n && sql[i+1] == '-', c == '/' && i+1 < n && sql[i+1] == '*':
+			return "", false
+		case isDigit(c), c == '.' && i+1 < n && isDigit(sql[i+1]):
+			j := i
+			for j < n && (isDigit(sql[j]) || sql[j] == '.') {
+				j++
+			}
+			if j < n && (sql[j] == 'e' || sql[j] == 'E') {
+				k := j + 1
+				if k < n && (sql[k] == '+' || sql[k] == '-') {
+					k++
+				}
+				if k < n && isDigit(sql[k]) {
+					for j = k; j < n && isDigit(sql[j]); j++ {
+					}
+				}
+			}
+			b.WriteByte('?')
+			i = j
+		case isIdentStart(sql, i):
+			j := i
+			for j < n && (isIdentChar(sql[j]) || sql[j] >= 0x80) {
+				j++
+			}
+			if j < n && sql[j] == '\'' {
+				return "", false // E'...', B'...', U&'...'
+			}
+			b.WriteString(sql[i:j])
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), true
 }

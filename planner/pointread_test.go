@@ -1,8 +1,11 @@
 package planner
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 func TestPointColumns(t *testing.T) {
@@ -28,6 +31,69 @@ func TestPointColumns(t *testing.T) {
 		a, _ := analyze(tt.sql)
 		if got := strings.Join(a.pointCols, ","); got != tt.want {
 			t.Errorf("%s: point columns %q, want %q", tt.sql, got, tt.want)
+		}
+	}
+}
+
+func TestPlan_PointReadsByKey(t *testing.T) {
+	reg := testRegistry(t)
+	reg.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].Key = true }) // id
+	p := New(reg, newFakeResolver(), Options{PointReadsToOrigin: true})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		sql    string
+		reason string
+	}{
+		{"SELECT amount FROM orders WHERE id = '1'", ReasonPointRead},
+		{"SELECT amount FROM orders WHERE id = 'x' AND status = 'paid'", ReasonPointRead},
+		{"SELECT amount FROM orders WHERE customer_id = '1'", ""}, // not the key
+		{"SELECT amount FROM orders WHERE id > '1'", ""},
+		{"SELECT name FROM customers WHERE id = '1'", ""}, // no key known
+	} {
+		d := p.Plan(ctx, tc.sql, defaultSession())
+		if d.Reason != tc.reason {
+			t.Errorf("%s: reason %q (route %v), want %q", tc.sql, d.Reason, d.Route, tc.reason)
+		}
+	}
+	// The same shape with other values takes the shape's decision without
+	// a parse (the analysis cache does not grow).
+	before := p.cache.len()
+	for _, v := range []string{"2", "3", "'it''s'", "4.5e3"} {
+		d := p.Plan(ctx, "SELECT amount FROM orders WHERE id = "+v, defaultSession())
+		if d.Route != RouteOrigin || d.Reason != ReasonPointRead {
+			t.Errorf("id = %s: %+v, want point_read", v, d)
+		}
+	}
+	if got := p.cache.len(); got != before { // the shape of id = '1' above
+		t.Errorf("analysis cache grew from %d to %d, want no parse", before, got)
+	}
+	// A shape sibling that is not a plain read is planned in full.
+	if d := p.Plan(ctx, "SELECT amount FROM orders WHERE id = 7 FOR UPDATE", defaultSession()); d.Reason != ReasonLocking {
+		t.Errorf("FOR UPDATE: %+v", d)
+	}
+	// Without the option, point reads are accelerated.
+	q := New(reg, newFakeResolver(), Options{})
+	if d := q.Plan(ctx, "SELECT amount FROM orders WHERE id = '1'", defaultSession()); d.Route != RouteAccelerate {
+		t.Errorf("point_reads: acceleration: %+v", d)
+	}
+}
+
+func TestLiteralShape(t *testing.T) {
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT a FROM t WHERE id = 42", "SELECT a FROM t WHERE id = ?"},
+		{"SELECT a FROM t WHERE id = 'it''s' AND x = 1.5e-3", "SELECT a FROM t WHERE id = ? AND x = ?"},
+		{`SELECT "a1" FROM t2 WHERE "x""y" = .5`, `SELECT "a1" FROM t2 WHERE "x""y" = ?`},
+		{"SELECT a FROM t WHERE id = $1", ""},
+		{"SELECT a FROM t WHERE id = E'x'", ""},
+		{"SELECT a FROM t -- c", ""},
+		{"SELECT 'open", ""},
+	} {
+		got, ok := literalShape(tc.sql)
+		if !ok {
+			got = ""
+		}
+		if got != tc.want {
+			t.Errorf("literalShape(%q) = %q, want %q", tc.sql, got, tc.want)
 		}
 	}
 }
