@@ -207,9 +207,10 @@ func startAppNoWait(t *testing.T, datasets string) *app.App {
 	return startAppWith(t, datasets, false)
 }
 
-func mustQuery(t *testing.T, c *pgx.Conn, sql string) []string {
+// mustQuery runs sql with args and returns each row's values (fmt.Sprint).
+func mustQuery(t *testing.T, c *pgx.Conn, sql string, args ...any) []string {
 	t.Helper()
-	rows, err := c.Query(ctxT(t), sql)
+	rows, err := c.Query(ctxT(t), sql, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
@@ -649,9 +650,9 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 		{"SELECT o.amount, c.name FROM acc_orders o JOIN acc_customers c ON c.id = o.customer_id WHERE o.id = 17", nil, acc},
 	}
 	for _, tc := range cases {
-		want := mustQueryArgs(t, d, tc.sql, tc.args...)
+		want := mustQuery(t, d, tc.sql, tc.args...)
 		var got []string
-		r := routeOf(t, a, func() { got = mustQueryArgs(t, c, tc.sql, tc.args...) })
+		r := routeOf(t, a, func() { got = mustQuery(t, c, tc.sql, tc.args...) })
 		if r != tc.route || strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: route %s, rows %q; want route %s, rows %q", tc.sql, r, got, tc.route, want)
 		}
@@ -659,33 +660,10 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 	// The point read is as fresh as the origin; the acceleration is not.
 	mustExec(t, "UPDATE acc_orders SET status = 'changed' WHERE id = 17")
 	t.Cleanup(func() { mustExec(t, accelSchema) })
-	if got := mustQueryArgs(t, c, "SELECT status FROM acc_orders WHERE id = 17"); len(got) != 1 || got[0] != "changed" {
+	if got := mustQuery(t, c, "SELECT status FROM acc_orders WHERE id = 17"); len(got) != 1 || got[0] != "changed" {
 		t.Errorf("point read after an origin update = %q, want the origin's new value", got)
 	}
-	if got := mustQueryArgs(t, c, "SELECT count(*) FROM acc_orders WHERE status = 'changed'"); len(got) != 1 || got[0] != "0" {
+	if got := mustQuery(t, c, "SELECT count(*) FROM acc_orders WHERE status = 'changed'"); len(got) != 1 || got[0] != "0" {
 		t.Errorf("accelerated count after an origin update = %q, want 0 until the next refresh", got)
 	}
-}
-
-// mustQueryArgs runs sql with args and returns each row's values as text,
-// joined by "|".
-func mustQueryArgs(t *testing.T, c *pgx.Conn, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := c.Query(ctxT(t), sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprint(vals...))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
 }
