@@ -645,6 +645,7 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 		{"SELECT count(*) FROM acc_orders WHERE 17 = id", nil, org},
 		{"SELECT name FROM acc_customers WHERE id = $1::int", []any{3}, org},
 		{"SELECT count(*) FROM acc_orders WHERE id > 17", nil, acc},
+		{"SELECT id, status FROM acc_orders WHERE id IN (3, 17, $1) ORDER BY id", []any{40}, org},
 		{"SELECT count(*) FROM acc_orders WHERE id = 17 OR id = 18", nil, acc},
 		{"SELECT count(*) FROM acc_orders WHERE customer_id = 17", nil, acc},
 		{"SELECT o.amount, c.name FROM acc_orders o JOIN acc_customers c ON c.id = o.customer_id WHERE o.id = 17", nil, acc},

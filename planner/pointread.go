@@ -20,9 +20,13 @@ import (
 // ReasonPointRead: a read of one dataset by its primary key.
 const ReasonPointRead = "point_read"
 
+// maxPointList is the longest IN list of keys that counts as point reads.
+const maxPointList = 100
+
 // pointColumns returns the columns that sel's WHERE pins to a constant or a
-// parameter with = (in its top-level AND), when sel is a plain SELECT of
-// one table: no set operation, WITH, or other FROM item.
+// parameter with = or to a few of them with IN (in its top-level AND), when
+// sel is a plain SELECT of one table: no set operation, WITH, or other FROM
+// item.
 func pointColumns(sel *pg_query.SelectStmt) []string {
 	if sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil || len(sel.FromClause) != 1 || sel.WhereClause == nil {
 		return nil
@@ -47,11 +51,27 @@ func pointColumns(sel *pg_query.SelectStmt) []string {
 			return
 		}
 		e := n.GetAExpr()
-		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
+		if e == nil || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
 			return
 		}
-		for _, pair := range [][2]*pg_query.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
-			if col, ok := columnOf(pair[0], qualifiers); ok && isValue(pair[1]) {
+		switch e.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_OP:
+			for _, pair := range [][2]*pg_query.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
+				if col, ok := columnOf(pair[0], qualifiers); ok && isValue(pair[1]) {
+					cols = append(cols, col)
+				}
+			}
+		case pg_query.A_Expr_Kind_AEXPR_IN: // col IN (v1, v2, ...), a few values
+			list := e.Rexpr.GetList()
+			if list == nil || len(list.Items) > maxPointList {
+				return
+			}
+			for _, item := range list.Items {
+				if !isValue(item) {
+					return
+				}
+			}
+			if col, ok := columnOf(e.Lexpr, qualifiers); ok {
 				cols = append(cols, col)
 			}
 		}
