@@ -90,8 +90,9 @@ type Decision struct {
 	Reason string
 	// SQL is, for RouteAccelerate, the statement rewritten for DuckDB.
 	SQL string
-	// Datasets are the datasets the statement reads (RouteAccelerate),
-	// each once, in the order the parse tree holds them.
+	// Datasets are the datasets the statement reads (RouteAccelerate, and
+	// a point read sent to the origin), each once, in the order the parse
+	// tree holds them.
 	Datasets []string
 	// Tables are the origin tables the statement reads, resolved as
 	// Postgres would, each once, for the caller's privilege check. For
@@ -276,6 +277,7 @@ func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
 	if p.pointOrigin && isPointRead(a, r) {
 		p.rememberPointRead(sql, a)
 		d.Reason = ReasonPointRead
+		d.Datasets = r.datasetNames() // for the metrics' dataset label
 		return d
 	}
 	r.scale = planScales(a, r)

@@ -161,7 +161,7 @@ func (p *Planner) quickPointRead(ctx context.Context, sql string, s *Session) (D
 	if reason != "" || !isPointRead(a, r) {
 		return Decision{}, false
 	}
-	return Decision{Route: RouteOrigin, Reason: ReasonPointRead, Kind: KindSelect, Tables: r.tables}, true
+	return Decision{Route: RouteOrigin, Reason: ReasonPointRead, Kind: KindSelect, Tables: r.tables, Datasets: r.datasetNames()}, true
 }
 
 // rememberPointRead keeps the shape of sql, just planned as a point read.

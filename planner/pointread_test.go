@@ -59,14 +59,17 @@ func TestPlan_PointReadsByKey(t *testing.T) {
 		if d.Reason != tc.reason {
 			t.Errorf("%s: reason %q (route %v), want %q", tc.sql, d.Reason, d.Route, tc.reason)
 		}
+		if d.Reason == ReasonPointRead && strings.Join(d.Datasets, ",") != "orders" {
+			t.Errorf("%s: datasets %v, want [orders] (the metrics' label)", tc.sql, d.Datasets)
+		}
 	}
 	// The same shape with other values takes the shape's decision without
 	// a parse (the analysis cache does not grow).
 	before := p.cache.len()
 	for _, v := range []string{"2", "3", "'it''s'", "4.5e3"} {
 		d := p.Plan(ctx, "SELECT amount FROM orders WHERE id = "+v, defaultSession())
-		if d.Route != RouteOrigin || d.Reason != ReasonPointRead {
-			t.Errorf("id = %s: %+v, want point_read", v, d)
+		if d.Route != RouteOrigin || d.Reason != ReasonPointRead || strings.Join(d.Datasets, ",") != "orders" {
+			t.Errorf("id = %s: %+v, want point_read of orders", v, d)
 		}
 	}
 	if got := p.cache.len(); got != before { // the shape of id = '1' above
