@@ -668,3 +668,29 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 		t.Errorf("accelerated count after an origin update = %q, want 0 until the next refresh", got)
 	}
 }
+
+// A new statement text is described by the origin while DuckDB runs it.
+// When both refuse it, the origin's error reaches the client and the
+// statement is not remembered as one DuckDB cannot run.
+func TestAccel_OriginDescribesWhileDuckDBRuns(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	c.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	var err error
+	r := routeOf(t, a, func() { _, err = c.Exec(ctx, "SELECT nosuchcol FROM acc_orders") })
+	if r != org || pgErrCode(err) != "42703" {
+		t.Fatalf("route %s, err %v: want the origin's 42703", r, err)
+	}
+	// A valid text of the same table is accelerated, with the origin's
+	// description (an uncached text each time).
+	for _, sql := range []string{"SELECT count(*) AS n FROM acc_orders WHERE qty > 3", "SELECT max(amount) FROM acc_orders WHERE qty > 4"} {
+		d := connect(t, origin.DSN(appUser, appPass))
+		want := mustQuery(t, d, sql)
+		var got []string
+		if r := routeOf(t, a, func() { got = mustQuery(t, c, sql) }); r != acc || strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: route %s, rows %v; want accelerated, %v", sql, r, got, want)
+		}
+	}
+}

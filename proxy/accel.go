@@ -333,16 +333,30 @@ func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, 
 	return cols, nil
 }
 
-// startLocal runs d on the engine and prepares the encoder for rd. Errors
-// mean the statement must go to the origin instead.
-func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, formats []int16, args []any, s *encode.Settings) (*localResult, error) {
-	cols, err := columnsFor(rd, formats)
-	if err != nil {
-		return nil, err
-	}
+// startLocal runs d on the engine and prepares the encoder for the origin's
+// description of it, which describe returns (it may wait for the origin,
+// which works on it while DuckDB runs the statement). Errors mean the
+// statement must go to the origin instead; errOriginDescribe that it goes
+// there as it is.
+func (ss *session) startLocal(d planner.Decision, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings) (*localResult, error) {
 	ctx, cancel := ss.localContext()
 	rows, err := ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
 	if err != nil {
+		cancel()
+		if rd, derr := describe(); derr != nil || rd == nil {
+			return nil, errOriginDescribe // the origin refuses it too, and says why
+		}
+		return nil, err
+	}
+	rd, err := describe()
+	if err != nil || rd == nil {
+		rows.Close()
+		cancel()
+		return nil, errOriginDescribe
+	}
+	cols, err := columnsFor(rd, formats)
+	if err != nil {
+		rows.Close()
 		cancel()
 		return nil, err
 	}
@@ -379,6 +393,16 @@ func (ss *session) startLocal(d planner.Decision, rd *pgproto3.RowDescription, f
 		ds = d.Datasets[0]
 	}
 	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), dataset: ds, textNumeric: textNumeric}, nil
+}
+
+// errOriginDescribe: the origin does not describe the statement (it refuses
+// it, and will say why when it runs it) or it returns no rows; it goes to
+// the origin as it is, not as a fallback of the acceleration.
+var errOriginDescribe = errors.New("the origin does not describe the statement as a query")
+
+// described is a describe function for a description already at hand.
+func described(rd *pgproto3.RowDescription) func() (*pgproto3.RowDescription, error) {
+	return func() (*pgproto3.RowDescription, error) { return rd, nil }
 }
 
 // errAfterOutput is a local failure after rows reached the client: the

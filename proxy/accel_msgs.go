@@ -30,17 +30,28 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	key := ss.describeKey(m.String, d)
 	rd := ss.srv.describes.get(key)
+	describe := described(rd)
 	if rd == nil {
-		var err error
-		rd, err = ss.describeSQL(m.String)
-		if err != nil || rd == nil {
-			// The origin refuses it (it will say why) or it returns no rows.
+		// The origin describes the statement while DuckDB runs it.
+		wait, err := ss.startDescribeSQL(m.String)
+		if err != nil {
 			ss.countOrigin(d)
 			return false
 		}
-		ss.srv.describes.put(key, rd)
+		describe = func() (*pgproto3.RowDescription, error) {
+			var err error
+			rd, err = wait() // rd heads the answer below
+			if err == nil && rd != nil {
+				ss.srv.describes.put(key, rd)
+			}
+			return rd, err
+		}
 	}
-	r, err := ss.startLocal(d, rd, nil, nil, s)
+	r, err := ss.startLocal(d, describe, nil, nil, s)
+	if errors.Is(err, errOriginDescribe) {
+		ss.countOrigin(d)
+		return false
+	}
 	if err != nil {
 		if ss.canceledByClient() {
 			ss.outBuf = ss.outBuf[:0]
@@ -332,7 +343,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		d.SQL = sql
 	}
-	r, err := ss.startLocal(d, p.rows, p.resultFormats, args, s)
+	r, err := ss.startLocal(d, described(p.rows), p.resultFormats, args, s)
 	if err != nil {
 		if ss.canceledByClient() {
 			ss.outBuf = ss.outBuf[:0]

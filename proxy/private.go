@@ -23,6 +23,16 @@ type privateMsg struct {
 // which are kept from the client. It must run on the client loop and only
 // when no client response is pending (after drain).
 func (ss *session) privateRequest(msgs ...privateMsg) ([]pgproto3.BackendMessage, error) {
+	c, err := ss.sendPrivate(msgs...)
+	if err != nil {
+		return nil, err
+	}
+	return ss.awaitPrivate(c)
+}
+
+// sendPrivate sends a private request and returns the collector its
+// responses go to (awaitPrivate waits for them).
+func (ss *session) sendPrivate(msgs ...privateMsg) (*collector, error) {
 	c := newCollector()
 	lastItem := -1
 	for i, m := range msgs {
@@ -44,6 +54,11 @@ func (ss *session) privateRequest(msgs ...privateMsg) ([]pgproto3.BackendMessage
 	if err := ss.fe.Flush(); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// awaitPrivate waits for the responses of a private request.
+func (ss *session) awaitPrivate(c *collector) ([]pgproto3.BackendMessage, error) {
 	select {
 	case <-c.done:
 	case <-ss.closedCh():
@@ -158,11 +173,12 @@ func (ss *session) readInfo() error {
 	return nil
 }
 
-// describeSQL asks the origin for the parameter and row descriptions of
-// sql, as an unnamed statement, and ends with a Sync. Postgres's error is
-// returned as *pgproto3.ErrorResponse.
-func (ss *session) describeSQL(sql string) (*pgproto3.RowDescription, error) {
-	msgs, err := ss.privateRequest(
+// startDescribeSQL asks the origin for the row description of sql, as an
+// unnamed statement ending with a Sync, and returns the function that waits
+// for the answer (Postgres's error as *originError), so that the proxy can
+// work meanwhile.
+func (ss *session) startDescribeSQL(sql string) (func() (*pgproto3.RowDescription, error), error) {
+	c, err := ss.sendPrivate(
 		privateMsg{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
 		privateMsg{msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true},
 		privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
@@ -170,6 +186,18 @@ func (ss *session) describeSQL(sql string) (*pgproto3.RowDescription, error) {
 	if err != nil {
 		return nil, err
 	}
+	return func() (*pgproto3.RowDescription, error) {
+		msgs, err := ss.awaitPrivate(c)
+		if err != nil {
+			return nil, err
+		}
+		return rowDescriptionOf(msgs)
+	}, nil
+}
+
+// rowDescriptionOf is the RowDescription among the answers to a Describe,
+// nil for NoData, or the origin's error.
+func rowDescriptionOf(msgs []pgproto3.BackendMessage) (*pgproto3.RowDescription, error) {
 	var rd *pgproto3.RowDescription
 	for _, m := range msgs {
 		switch m := m.(type) {
