@@ -50,6 +50,9 @@ type ColumnSpec struct {
 	// Key: the column is the origin table's whole primary key. The
 	// acceleration indexes it (see keyIndex).
 	Key bool `json:",omitempty"`
+	// Unique: a unique index of the origin table has this column as its
+	// only key (no predicate, no expression): a value finds one row.
+	Unique bool `json:",omitempty"`
 }
 
 // kind is how a Postgres value is decoded from binary COPY and which DuckDB

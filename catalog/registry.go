@@ -49,8 +49,9 @@ type ColumnInfo struct {
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.
 	BinaryCollation bool
-	// Key: the column alone is the origin table's primary key.
-	Key bool
+	// Key: the column alone is the origin table's primary key; Unique: it
+	// alone is the key of a unique index (a value finds one row).
+	Key, Unique bool
 }
 
 // DatasetState is the live state of one dataset, shared by the refresh

@@ -632,7 +632,9 @@ func TestRouting_StretchOpenedByAnOriginStatement(t *testing.T) {
 // everything else that reads the dataset is still accelerated.
 func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 	mustExec(t, accelSchema)
-	a := startAppRuntime(t, "", "", accelDatasets, true)
+	mustExec(t, `DROP TABLE IF EXISTS acc_users; CREATE TABLE acc_users (id int PRIMARY KEY, email text UNIQUE, name text);
+		INSERT INTO acc_users SELECT g, 'u' || g || '@x', 'user ' || g FROM generate_series(1, 50) g; GRANT SELECT ON acc_users TO app`)
+	a := startAppRuntime(t, "", "", accelDatasets+"  - from: postgres:public.acc_users\n", true)
 	c := connect(t, appDSN(a, appUser, appPass))
 	d := connect(t, origin.DSN(appUser, appPass))
 	cases := []struct {
@@ -644,6 +646,8 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 		{"SELECT status, amount FROM acc_orders o WHERE o.id = $1 AND qty > 0", []any{17}, org},
 		{"SELECT count(*) FROM acc_orders WHERE 17 = id", nil, org},
 		{"SELECT name FROM acc_customers WHERE id = $1::int", []any{3}, org},
+		{"SELECT name FROM acc_users WHERE email = $1", []any{"u7@x"}, org}, // a unique column
+		{"SELECT count(*) FROM acc_users WHERE name = 'user 7'", nil, acc},
 		{"SELECT count(*) FROM acc_orders WHERE id > 17", nil, acc},
 		{"SELECT id, status FROM acc_orders WHERE id IN (3, 17, $1) ORDER BY id", []any{40}, org},
 		{"SELECT count(*) FROM acc_orders WHERE id = 17 OR id = 18", nil, acc},

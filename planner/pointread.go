@@ -8,8 +8,9 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-// Point reads. A read of one table that pins its primary key to a value
-// (SELECT ... FROM orders WHERE id = 42, or = $1) touches at most one row,
+// Point reads. A read of one table that pins its primary key, or the column
+// of a one-column unique index, to a value (SELECT ... FROM orders WHERE
+// id = 42, or = $1) touches at most one row,
 // and the origin answers it from its primary-key index in tens of
 // microseconds; DuckDB spends longer than that preparing any statement
 // (bench/RESULTS.md, "Accelerated point reads"). With runtime.point_reads:
@@ -115,15 +116,15 @@ func isValue(n *pg_query.Node) bool {
 	}
 }
 
-// isPointRead reports whether a reads the single dataset of r by its whole
-// primary key.
+// isPointRead reports whether a reads the single dataset of r by its
+// primary key or by the column of a one-column unique index.
 func isPointRead(a *analysis, r resolution) bool {
 	if len(a.pointCols) == 0 || len(r.datasets) != 1 {
 		return false
 	}
 	for _, c := range r.datasets[0].state.Columns {
-		if c.Key {
-			return slices.Contains(a.pointCols, c.Name)
+		if (c.Key || c.Unique) && slices.Contains(a.pointCols, c.Name) {
+			return true
 		}
 	}
 	return false

@@ -21,8 +21,11 @@ func TestLoad_IndexesASingleColumnPrimaryKey(t *testing.T) {
 		CREATE TABLE ix_none (id int, v text);
 		INSERT INTO ix_none VALUES (1, 'a');
 		CREATE TABLE ix_text (code varchar(10) PRIMARY KEY, v text);
-		INSERT INTO ix_text VALUES ('x1', 'a'), ('x2', 'b');`)
-	tables := []string{"ix_single", "ix_composite", "ix_numeric", "ix_none", "ix_text"}
+		INSERT INTO ix_text VALUES ('x1', 'a'), ('x2', 'b');
+		CREATE TABLE ix_unique (id int, email text UNIQUE, v text);
+		CREATE UNIQUE INDEX ix_unique_v ON ix_unique (lower(v));
+		INSERT INTO ix_unique VALUES (1, 'a@x', 'a');`)
+	tables := []string{"ix_single", "ix_composite", "ix_numeric", "ix_none", "ix_text", "ix_unique"}
 	var yaml strings.Builder
 	for _, tbl := range tables {
 		yaml.WriteString(dataset(tbl, "memory", ""))
@@ -43,6 +46,17 @@ func TestLoad_IndexesASingleColumnPrimaryKey(t *testing.T) {
 		if want := "ix_single [id]; ix_text [code]"; got != want {
 			t.Fatalf("round %d: indexes %q, want %q", round, got, want)
 		}
+	}
+	// A one-column unique index marks its column (for routing), without a
+	// DuckDB index; an expression index marks nothing.
+	var unique []string
+	for _, c := range h.state(t, "ix_unique").Columns {
+		if c.Unique || c.Key {
+			unique = append(unique, c.Name)
+		}
+	}
+	if got := strings.Join(unique, ","); got != "email" {
+		t.Errorf("ix_unique: unique columns %q, want email", got)
 	}
 	if got := duckRows(t, h, "SELECT v FROM "+h.eng.TableRef("ix_single")+" WHERE id = 12345"); len(got) != 1 || got[0] != "v12345" {
 		t.Errorf("point read by key = %v", got)

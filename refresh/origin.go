@@ -40,8 +40,8 @@ func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
 
 // columnsSQL lists a table's columns in attnum order. Domains are described
 // by their base type (what binary COPY sends); array columns carry their
-// element type; the last field says whether the column alone is the
-// primary key.
+// element type; the last fields say whether the column alone is the primary
+// key, and whether it alone is the key of a unique index.
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -55,7 +55,10 @@ SELECT a.attname,
                                        ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END
                            FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END,
        EXISTS (SELECT 1 FROM pg_catalog.pg_index i
-               WHERE i.indrelid = a.attrelid AND i.indisprimary AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum)
+               WHERE i.indrelid = a.attrelid AND i.indisprimary AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum),
+       EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+               WHERE i.indrelid = a.attrelid AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
+                 AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL)
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -88,7 +91,7 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
-			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t",
+			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t", Unique: string(r[7]) == "t",
 		})
 	}
 	return cols, nil
