@@ -104,7 +104,7 @@ func TestRefresh_OriginDownReportsErrorWithoutPassword(t *testing.T) {
 
 func TestRunner_FileModeServesStoredDataAfterRestart(t *testing.T) {
 	originExec(t, `DROP TABLE IF EXISTS restart_t;
-		CREATE TABLE restart_t (id int, v text);
+		CREATE TABLE restart_t (id int PRIMARY KEY, v text);
 		INSERT INTO restart_t SELECT g, 'v' || g FROM generate_series(1, 5000) g;`)
 	dir := t.TempDir()
 	cfg := parseConfig(t, "", dir, dataset("restart_t", "file", ""))
@@ -135,6 +135,13 @@ func TestRunner_FileModeServesStoredDataAfterRestart(t *testing.T) {
 	}
 	if n := duckCount(t, h2.eng, "restart_t"); n != 5000 {
 		t.Errorf("count after restart = %d, want 5000", n)
+	}
+	// The key and its index come back with the file.
+	if !st.Columns[0].Key {
+		t.Errorf("id is not the key after restart: %+v", st.Columns[0])
+	}
+	if got := duckRows(t, h2, "SELECT table_name FROM duckdb_indexes() WHERE index_name = '_pgaccel_key'"); strings.Join(got, ",") != "restart_t" {
+		t.Errorf("key indexes after restart: %v", got)
 	}
 }
 
