@@ -358,5 +358,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		BinaryCollation: c.BinaryCollation,
 		Key:             c.Key,
 		Unique:          c.Unique,
+		KeyPart:         c.KeyPart,
 	}
 }

@@ -53,6 +53,9 @@ type ColumnSpec struct {
 	// Unique: a unique index of the origin table has this column as its
 	// only key (no predicate, no expression): a value finds one row.
 	Unique bool `json:",omitempty"`
+	// KeyPart is the column's position (from 1) in the origin table's
+	// primary key, 0 when it is not part of it.
+	KeyPart int `json:",omitempty"`
 }
 
 // kind is how a Postgres value is decoded from binary COPY and which DuckDB

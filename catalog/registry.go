@@ -52,6 +52,9 @@ type ColumnInfo struct {
 	// Key: the column alone is the origin table's primary key; Unique: it
 	// alone is the key of a unique index (a value finds one row).
 	Key, Unique bool
+	// KeyPart is the column's position (from 1) in the primary key, 0 when
+	// it is not part of it.
+	KeyPart int
 }
 
 // DatasetState is the live state of one dataset, shared by the refresh

@@ -633,8 +633,10 @@ func TestRouting_StretchOpenedByAnOriginStatement(t *testing.T) {
 func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 	mustExec(t, accelSchema)
 	mustExec(t, `DROP TABLE IF EXISTS acc_users; CREATE TABLE acc_users (id int PRIMARY KEY, email text UNIQUE, name text);
-		INSERT INTO acc_users SELECT g, 'u' || g || '@x', 'user ' || g FROM generate_series(1, 50) g; GRANT SELECT ON acc_users TO app`)
-	a := startAppRuntime(t, "", "", accelDatasets+"  - from: postgres:public.acc_users\n", true)
+		INSERT INTO acc_users SELECT g, 'u' || g || '@x', 'user ' || g FROM generate_series(1, 50) g; GRANT SELECT ON acc_users TO app;
+		DROP TABLE IF EXISTS acc_links; CREATE TABLE acc_links (a int, b int, v text, PRIMARY KEY (a, b));
+		INSERT INTO acc_links SELECT g % 10, g, 'v' || g FROM generate_series(1, 50) g; GRANT SELECT ON acc_links TO app`)
+	a := startAppRuntime(t, "", "", accelDatasets+"  - from: postgres:public.acc_users\n  - from: postgres:public.acc_links\n", true)
 	c := connect(t, appDSN(a, appUser, appPass))
 	d := connect(t, origin.DSN(appUser, appPass))
 	cases := []struct {
@@ -648,6 +650,8 @@ func TestRouting_PointReadsGoToTheOrigin(t *testing.T) {
 		{"SELECT name FROM acc_customers WHERE id = $1::int", []any{3}, org},
 		{"SELECT name FROM acc_users WHERE email = $1", []any{"u7@x"}, org}, // a unique column
 		{"SELECT count(*) FROM acc_users WHERE name = 'user 7'", nil, acc},
+		{"SELECT v FROM acc_links WHERE b = 13 AND a = $1", []any{3}, org}, // the whole composite key
+		{"SELECT count(*) FROM acc_links WHERE a = 3", nil, acc},
 		{"SELECT count(*) FROM acc_orders WHERE id > 17", nil, acc},
 		{"SELECT id, status FROM acc_orders WHERE id IN (3, 17, $1) ORDER BY id", []any{40}, org},
 		{"SELECT count(*) FROM acc_orders WHERE id = 17 OR id = 18", nil, acc},

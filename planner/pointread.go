@@ -116,18 +116,29 @@ func isValue(n *pg_query.Node) bool {
 	}
 }
 
-// isPointRead reports whether a reads the single dataset of r by its
-// primary key or by the column of a one-column unique index.
+// isPointRead reports whether a reads the single dataset of r by its whole
+// primary key (every column of it pinned) or by the column of a one-column
+// unique index. (A dataset whose refresh_sql leaves a key column out makes
+// the rest of the key look whole: such reads go to the origin, which
+// answers them all the same.)
 func isPointRead(a *analysis, r resolution) bool {
 	if len(a.pointCols) == 0 || len(r.datasets) != 1 {
 		return false
 	}
+	keyParts, pinned := 0, 0
 	for _, c := range r.datasets[0].state.Columns {
-		if (c.Key || c.Unique) && slices.Contains(a.pointCols, c.Name) {
+		in := slices.Contains(a.pointCols, c.Name)
+		if (c.Key || c.Unique) && in {
 			return true
 		}
+		if c.KeyPart > 0 {
+			keyParts++
+			if in {
+				pinned++
+			}
+		}
 	}
-	return false
+	return keyParts > 0 && pinned == keyParts
 }
 
 // Simple-protocol point reads carry their key as a literal, so each one is

@@ -44,6 +44,7 @@ func TestPlan_PointReadsByKey(t *testing.T) {
 	reg := testRegistry(t)
 	reg.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].Key = true })       // id
 	reg.Update("customers", func(s *catalog.DatasetState) { s.Columns[1].Unique = true }) // name
+	reg.Update("sales_orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart, s.Columns[1].KeyPart = 1, 2 })
 	p := New(reg, newFakeResolver(), Options{PointReadsToOrigin: true})
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -56,6 +57,8 @@ func TestPlan_PointReadsByKey(t *testing.T) {
 		{"SELECT amount FROM orders WHERE id > '1'", ""},
 		{"SELECT name FROM customers WHERE id = '1'", ""}, // no key known
 		{"SELECT id FROM customers WHERE name = 'x'", ReasonPointRead},
+		{"SELECT amount FROM sales.orders WHERE region = 'x' AND id = '1'", ReasonPointRead}, // the whole composite key
+		{"SELECT amount FROM sales.orders WHERE id = '1'", ""},                               // part of it
 	} {
 		d := p.Plan(ctx, tc.sql, defaultSession())
 		if d.Reason != tc.reason {

@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -57,6 +58,13 @@ func TestLoad_IndexesASingleColumnPrimaryKey(t *testing.T) {
 	}
 	if got := strings.Join(unique, ","); got != "email" {
 		t.Errorf("ix_unique: unique columns %q, want email", got)
+	}
+	var parts []string
+	for _, c := range h.state(t, "ix_composite").Columns {
+		parts = append(parts, fmt.Sprintf("%s:%d", c.Name, c.KeyPart))
+	}
+	if got := strings.Join(parts, ","); got != "a:1,b:2,v:0" {
+		t.Errorf("ix_composite: key parts %q, want a:1,b:2,v:0", got)
 	}
 	if got := duckRows(t, h, "SELECT v FROM "+h.eng.TableRef("ix_single")+" WHERE id = 12345"); len(got) != 1 || got[0] != "v12345" {
 		t.Errorf("point read by key = %v", got)

@@ -41,7 +41,8 @@ func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
 // columnsSQL lists a table's columns in attnum order. Domains are described
 // by their base type (what binary COPY sends); array columns carry their
 // element type; the last fields say whether the column alone is the primary
-// key, and whether it alone is the key of a unique index.
+// key, whether it alone is the key of a unique index, and its position in
+// the primary key (0: none).
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -58,7 +59,10 @@ SELECT a.attname,
                WHERE i.indrelid = a.attrelid AND i.indisprimary AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum),
        EXISTS (SELECT 1 FROM pg_catalog.pg_index i
                WHERE i.indrelid = a.attrelid AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
-                 AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL)
+                 AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL),
+       COALESCE((SELECT k.ord FROM pg_catalog.pg_index i,
+                        unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+                 WHERE i.indrelid = a.attrelid AND i.indisprimary AND k.attnum = a.attnum AND k.ord <= i.indnkeyatts), 0)
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -86,12 +90,13 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		oid, err1 := strconv.ParseUint(string(r[1]), 10, 32)
 		mod, err2 := strconv.ParseInt(string(r[2]), 10, 32)
 		elem, err3 := strconv.ParseUint(string(r[4]), 10, 32)
-		if err := errors.Join(err1, err2, err3); err != nil {
+		part, err4 := strconv.Atoi(string(r[8]))
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
-			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t", Unique: string(r[7]) == "t",
+			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t", Unique: string(r[7]) == "t", KeyPart: part,
 		})
 	}
 	return cols, nil
