@@ -150,21 +150,24 @@ func (s *Server) isReady() bool {
 	return true
 }
 
-type datasetJSON struct {
+// DatasetStatus is one dataset as GET /v1/datasets returns it (the status
+// fields with ?status=true); `pgaccel status` decodes it too.
+type DatasetStatus struct {
 	Name                string `json:"name"`
 	From                string `json:"from"`
 	AccelerationEnabled bool   `json:"acceleration_enabled"`
 	RefreshMode         string `json:"refresh_mode,omitempty"`
 	// With ?status=true:
-	Status        string        `json:"status,omitempty"`
-	LastRefresh   *time.Time    `json:"last_refresh,omitempty"`
-	NextRefresh   *time.Time    `json:"next_refresh,omitempty"`
-	Error         string        `json:"error_message,omitempty"`
-	Rows          *int64        `json:"rows,omitempty"`
-	RefreshStatus *progressJSON `json:"refresh_progress,omitempty"`
+	Status        string           `json:"status,omitempty"`
+	LastRefresh   *time.Time       `json:"last_refresh,omitempty"`
+	NextRefresh   *time.Time       `json:"next_refresh,omitempty"`
+	Error         string           `json:"error_message,omitempty"`
+	Rows          *int64           `json:"rows,omitempty"`
+	RefreshStatus *RefreshProgress `json:"refresh_progress,omitempty"`
 }
 
-type progressJSON struct {
+// RefreshProgress is a running refresh's progress in DatasetStatus.
+type RefreshProgress struct {
 	RowsLoaded    int64  `json:"rows_loaded"`
 	RowsEstimated *int64 `json:"rows_estimated,omitempty"`
 }
@@ -174,11 +177,11 @@ type progressJSON struct {
 func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 	withStatus := r.URL.Query().Get("status") == "true"
 	names := s.reg.Names()
-	out := make([]datasetJSON, 0, len(names))
+	out := make([]DatasetStatus, 0, len(names))
 	for _, name := range names {
 		d, _ := s.reg.Dataset(name)
 		st, _ := s.reg.State(name)
-		j := datasetJSON{Name: name, From: d.From, AccelerationEnabled: d.Acceleration.Enabled}
+		j := DatasetStatus{Name: name, From: d.From, AccelerationEnabled: d.Acceleration.Enabled}
 		if d.Acceleration.Enabled {
 			j.RefreshMode = d.Acceleration.RefreshMode
 		}
@@ -197,7 +200,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				rows := st.Rows
 				j.Rows = &rows
 				if n, est, running := s.refresh.Progress(name); running {
-					j.RefreshStatus = &progressJSON{RowsLoaded: n}
+					j.RefreshStatus = &RefreshProgress{RowsLoaded: n}
 					if est >= 0 {
 						j.RefreshStatus.RowsEstimated = &est
 					}

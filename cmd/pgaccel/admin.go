@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -115,21 +116,6 @@ func cmdRefresh(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-type statusRow struct {
-	Name                string     `json:"name"`
-	AccelerationEnabled bool       `json:"acceleration_enabled"`
-	RefreshMode         string     `json:"refresh_mode"`
-	Status              string     `json:"status"`
-	LastRefresh         *time.Time `json:"last_refresh"`
-	NextRefresh         *time.Time `json:"next_refresh"`
-	Error               string     `json:"error_message"`
-	Rows                *int64     `json:"rows"`
-	Progress            *struct {
-		RowsLoaded    int64  `json:"rows_loaded"`
-		RowsEstimated *int64 `json:"rows_estimated"`
-	} `json:"refresh_progress"`
-}
-
 func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -144,7 +130,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var rows []statusRow
+	var rows []admin.DatasetStatus
 	if err := c.do(http.MethodGet, "/v1/datasets?status=true", &rows); err != nil {
 		return err
 	}
@@ -164,7 +150,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		if r.Rows != nil {
 			count = strconv.FormatInt(*r.Rows, 10)
 		}
-		if p := r.Progress; p != nil {
+		if p := r.RefreshStatus; p != nil {
 			count += " (refreshing: " + strconv.FormatInt(p.RowsLoaded, 10)
 			if p.RowsEstimated != nil {
 				count += " of ~" + strconv.FormatInt(*p.RowsEstimated, 10)
