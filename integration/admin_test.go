@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
 // adminPost posts to the admin port and returns the status and message.
@@ -72,17 +74,6 @@ func adminGet(t *testing.T, addr, path, token string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-func waitState(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestAdmin_ReadinessFollowsReadyState(t *testing.T) {
@@ -219,7 +210,7 @@ func TestAdmin_TokenAndPatchRefreshSQL(t *testing.T) {
 	if code, msg := patch(`{"refresh_sql": "SELECT * FROM acc_customers WHERE id <= 10"}`); code != http.StatusOK {
 		t.Fatalf("PATCH: %d %q", code, msg)
 	}
-	waitState(t, "the refresh with the new refresh_sql", func() bool {
+	pgtest.WaitFor(t, "the refresh with the new refresh_sql", func() bool {
 		st, _ := a.Registry.State("acc_customers")
 		return st.Rows == 10
 	})

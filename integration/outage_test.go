@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
 // freeAddr returns a loopback address nothing listens on now.
@@ -146,7 +147,7 @@ datasets:
 	}
 
 	p1 := startPgaccel(t, bin, cfg, env...)
-	waitState(t, "both datasets loaded", func() bool {
+	pgtest.WaitFor(t, "both datasets loaded", func() bool {
 		out, err := cli(t, bin, env, "status", "-c", cfg)
 		return err == nil && strings.Count(out, " Ready ") == 2
 	})
@@ -163,7 +164,7 @@ datasets:
 	if out, err := cli(t, bin, env, "refresh", "-c", cfg, "out_big"); err != nil || !strings.Contains(out, "Dataset refresh triggered for out_big.") {
 		t.Fatalf("pgaccel refresh: %v\n%s", err, out)
 	}
-	waitState(t, "the refresh's COPY at the origin", func() bool {
+	pgtest.WaitFor(t, "the refresh's COPY at the origin", func() bool {
 		var n int
 		if err := originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'pgaccel refresh' AND query LIKE 'COPY%out_big%'`).Scan(&n); err != nil {
@@ -172,7 +173,7 @@ datasets:
 		return n > 0
 	})
 	// Its progress shows in the dataset's status.
-	waitState(t, "refresh progress", func() bool {
+	pgtest.WaitFor(t, "refresh progress", func() bool {
 		d := datasetStatus(t, admin, token, "out_big")
 		p, _ := d["refresh_progress"].(map[string]any)
 		return p != nil && p["rows_loaded"].(float64) > 0 && p["rows_estimated"] == float64(2000000) && d["status"] == "Refreshing"
@@ -186,14 +187,14 @@ datasets:
 	// Restart: the last complete acceleration is served at once, without a
 	// reload (refresh_on_startup: auto, no schedule).
 	p2 := startPgaccel(t, bin, cfg, env...)
-	waitState(t, "the restarted pgaccel", func() bool {
+	pgtest.WaitFor(t, "the restarted pgaccel", func() bool {
 		c, err := net.Dial("tcp", listen)
 		if err == nil {
 			c.Close()
 		}
 		return err == nil
 	})
-	waitState(t, "out_big registered from its file", func() bool {
+	pgtest.WaitFor(t, "out_big registered from its file", func() bool {
 		d := datasetStatus(t, admin, token, "out_big")
 		return d != nil && d["status"] == "Ready"
 	})
@@ -225,21 +226,21 @@ datasets:
 	if out, err := cli(t, bin, env, "refresh", "-c", cfg, "out_small"); err != nil {
 		t.Fatalf("refresh while down: %v\n%s", err, out)
 	}
-	waitState(t, "out_small in Error", func() bool {
+	pgtest.WaitFor(t, "out_small in Error", func() bool {
 		d := datasetStatus(t, admin, token, "out_small")
 		return d != nil && d["status"] == "Error" && d["rows"] == float64(100)
 	})
 	if code, body := adminGet(t, admin, "/v1/ready", ""); code != 200 {
 		t.Errorf("/v1/ready while the origin is down: %d %s", code, body)
 	}
-	waitState(t, "the outage warning", func() bool {
+	pgtest.WaitFor(t, "the outage warning", func() bool {
 		return strings.Contains(p2.stderr.String(), "Failed to connect to the source for dataset out_small. Serving data from the existing acceleration for out_small while retrying the connection.")
 	})
 	if err := origin.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	resumed = true
-	waitState(t, "out_small Ready again", func() bool {
+	pgtest.WaitFor(t, "out_small Ready again", func() bool {
 		d := datasetStatus(t, admin, token, "out_small")
 		return d != nil && d["status"] == "Ready"
 	})
@@ -251,7 +252,7 @@ datasets:
 		_, err := runPsql(t, psqlPath(t), dsn, "-Atc", "SELECT pg_sleep(3)")
 		sleeping <- err
 	}()
-	waitState(t, "the sleeping statement", func() bool {
+	pgtest.WaitFor(t, "the sleeping statement", func() bool {
 		var n int
 		_ = originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)'`).Scan(&n)
 		return n > 0
@@ -259,7 +260,7 @@ datasets:
 	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, "readiness 503 while draining", func() bool {
+	pgtest.WaitFor(t, "readiness 503 while draining", func() bool {
 		code, _ := adminGet(t, admin, "/v1/ready", "")
 		return code == 503
 	})

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
 // counterValue reads a counter.
@@ -22,18 +23,6 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
-}
-
-// waitFor polls cond until it holds or the test's patience ends.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestScheduler_CronWithJitterOnAManualClock(t *testing.T) {
@@ -64,16 +53,16 @@ refresh_jitter_max: 30s`))
 	}
 	// next_refresh is the cron time, then the jittered start once it passes.
 	at := func(h, m, s int) time.Time { return time.Date(2026, 11, 30, h, m, s, 0, time.UTC) }
-	waitFor(t, "next_refresh 10:05", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 0)) })
+	pgtest.WaitFor(t, "next_refresh 10:05", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 0)) })
 	originExec(t, "INSERT INTO cron_t VALUES (2)")
 	clock.Set(at(10, 5, 0))
-	waitFor(t, "next_refresh 10:05:30", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 30)) })
+	pgtest.WaitFor(t, "next_refresh 10:05:30", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 5, 30)) })
 	if st := h.state(t, "cron_t"); st.Rows != 1 {
 		t.Fatalf("refreshed before the jitter: %+v", st)
 	}
 	clock.Set(at(10, 5, 30))
-	waitFor(t, "the cron refresh", func() bool { return h.state(t, "cron_t").Rows == 2 })
-	waitFor(t, "next_refresh 10:10", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 10, 0)) })
+	pgtest.WaitFor(t, "the cron refresh", func() bool { return h.state(t, "cron_t").Rows == 2 })
+	pgtest.WaitFor(t, "next_refresh 10:10", func() bool { return h.state(t, "cron_t").NextRefresh.Equal(at(10, 10, 0)) })
 }
 
 func TestScheduler_AutoResumesTheIntervalFromTheCheckpointAndAlwaysReloads(t *testing.T) {
@@ -99,7 +88,7 @@ func TestScheduler_AutoResumesTheIntervalFromTheCheckpointAndAlwaysReloads(t *te
 	if err := h2.run.WaitReady(ctx, "auto_t"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "next_refresh", func() bool { return !h2.state(t, "auto_t").NextRefresh.IsZero() })
+	pgtest.WaitFor(t, "next_refresh", func() bool { return !h2.state(t, "auto_t").NextRefresh.IsZero() })
 	st := h2.state(t, "auto_t")
 	if st.Rows != 1 || st.Generation != 1 || !st.NextRefresh.Equal(first.LastRefresh.Truncate(time.Microsecond).Add(time.Hour)) {
 		t.Errorf("auto restart: %+v, want 1 row and next refresh an hour after %v", st, first.LastRefresh)
@@ -109,20 +98,20 @@ func TestScheduler_AutoResumesTheIntervalFromTheCheckpointAndAlwaysReloads(t *te
 	}
 	// The interval elapses: it refreshes.
 	clock.Set(st.NextRefresh)
-	waitFor(t, "the due refresh", func() bool { return h2.state(t, "auto_t").Rows == 2 })
+	pgtest.WaitFor(t, "the due refresh", func() bool { return h2.state(t, "auto_t").Rows == 2 })
 	h2.close(t)
 
 	// always: reloads at start.
 	originExec(t, "INSERT INTO auto_t VALUES (3)")
 	h3 := newHarness(t, parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h\nrefresh_on_startup: always")), Options{Clock: clock})
 	h3.run.Start(ctx)
-	waitFor(t, "the startup reload", func() bool { return h3.state(t, "auto_t").Rows == 3 })
+	pgtest.WaitFor(t, "the startup reload", func() bool { return h3.state(t, "auto_t").Rows == 3 })
 	h3.close(t)
 
 	// auto with a refresh_sql changed since the checkpoint: reloads too.
 	h4 := newHarness(t, parseConfig(t, "", dir, dataset("auto_t", "file", "refresh_check_interval: 1h\nrefresh_sql: SELECT * FROM auto_t WHERE id > 1")), Options{Clock: clock})
 	h4.run.Start(ctx)
-	waitFor(t, "the reload for the new refresh_sql", func() bool { return h4.state(t, "auto_t").Rows == 2 && h4.state(t, "auto_t").Generation == 2 })
+	pgtest.WaitFor(t, "the reload for the new refresh_sql", func() bool { return h4.state(t, "auto_t").Rows == 2 && h4.state(t, "auto_t").Generation == 2 })
 	if len(h4.logs.matching("refresh_sql changed")) != 1 {
 		t.Error("no log of the refresh_sql change")
 	}
@@ -138,7 +127,7 @@ func TestScheduler_OnDemandReplacesARefreshInProgress(t *testing.T) {
 	defer cancel()
 	h.run.Start(ctx)
 	// While the initial load's COPY runs, an on-demand refresh arrives.
-	waitFor(t, "the initial COPY", func() bool {
+	pgtest.WaitFor(t, "the initial COPY", func() bool {
 		return len(originQuery(t, `SELECT 1 FROM pg_stat_activity WHERE application_name = '`+applicationName+`' AND query LIKE 'COPY%ondemand_t%'`)) > 0
 	})
 	if err := h.run.Refresh(ctx, "ondemand_t"); err != nil {
@@ -175,7 +164,7 @@ func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
 	h.run.Start(ctx)
 	// Two failures (retried after about 1 s, then 2 s), then the origin is
 	// back.
-	waitFor(t, "two failed attempts", func() bool {
+	pgtest.WaitFor(t, "two failed attempts", func() bool {
 		return counterValue(t, h.run.metrics.errors.WithLabelValues("retry_t", reasonConnection)) >= 2
 	})
 	if st := h.state(t, "retry_t"); st.Status != catalog.StatusError || st.Loaded {
@@ -185,14 +174,14 @@ func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed = true
-	waitFor(t, "the recovery", func() bool { return h.state(t, "retry_t").Loaded })
+	pgtest.WaitFor(t, "the recovery", func() bool { return h.state(t, "retry_t").Loaded })
 	if st := h.state(t, "retry_t"); st.Rows != 2 || st.Status != catalog.StatusReady {
 		t.Errorf("state after recovery = %+v", st)
 	}
 	if len(h.logs.matching(`"level":"warn"`, "retrying", `"retry":1`)) != 1 {
 		t.Error("the first failure was not a warning")
 	}
-	waitFor(t, "the recovery log", func() bool { return len(h.logs.matching("refresh recovered")) == 1 })
+	pgtest.WaitFor(t, "the recovery log", func() bool { return len(h.logs.matching("refresh recovered")) == 1 })
 }
 
 func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
@@ -212,7 +201,7 @@ func TestScheduler_ConfigurationErrorsAreNotRetried(t *testing.T) {
 	if n := counterValue(t, h.run.metrics.errors.WithLabelValues("missing_t", reasonSchema)); n != 1 {
 		t.Errorf("errors{reason=schema} = %v, want 1 (not retried)", n)
 	}
-	waitFor(t, "one error log naming the dataset and cause", func() bool {
+	pgtest.WaitFor(t, "one error log naming the dataset and cause", func() bool {
 		return len(h.logs.matching(`"level":"error"`, `"dataset":"missing_t"`, "retrying cannot fix", "table not found")) == 1
 	})
 	if p := clock.Pending(); len(p) != 0 {
@@ -249,7 +238,7 @@ func TestScheduler_StoredAppendDatasetIsReadyAfterItsFirstAppend(t *testing.T) {
 		!strings.HasPrefix(st.Error, "Not served: waits for its source because it uses `refresh_mode: append`. Cause: ") {
 		t.Errorf("stored append dataset before its first append: %+v", st)
 	}
-	waitFor(t, "the INFO line", func() bool {
+	pgtest.WaitFor(t, "the INFO line", func() bool {
 		return len(h2.logs.matching(`"level":"info"`, "Dataset 'appready_t' waits for its source before serving because it uses `refresh_mode: append`.")) == 1
 	})
 	h2.close(t)
@@ -339,7 +328,7 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 		return counterValue(t, h.run.metrics.errors.WithLabelValues("maxretry_t", reasonConnection))
 	}
 	for want := 1.0; want <= 3; want++ {
-		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
+		pgtest.WaitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
 		if want < 3 {
 			if !clock.WaitTimers(1, 10*time.Second) {
 				t.Fatalf("no retry timer after attempt %v", want)
@@ -355,7 +344,7 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 	if n := failures(); n != 3 {
 		t.Errorf("attempts = %v, want 3", n)
 	}
-	waitFor(t, "the log of the exhausted retries", func() bool { return len(h.logs.matching("retries are exhausted")) == 1 })
+	pgtest.WaitFor(t, "the log of the exhausted retries", func() bool { return len(h.logs.matching("retries are exhausted")) == 1 })
 }
 
 func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testing.T) {
@@ -382,7 +371,7 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 		return counterValue(t, h.run.metrics.errors.WithLabelValues("connect_t", reasonConnection))
 	}
 	for want := 1.0; want <= 4; want++ {
-		waitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
+		pgtest.WaitFor(t, fmt.Sprintf("attempt %v", want), func() bool { return failures() >= want })
 		if !clock.WaitTimers(1, 10*time.Second) {
 			t.Fatalf("no retry after attempt %v", want)
 		}
@@ -401,7 +390,7 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 	}
 	resumed = true
 	clock.Advance(retryCap)
-	waitFor(t, "the load once the source answers", func() bool { return h.state(t, "connect_t").Loaded })
+	pgtest.WaitFor(t, "the load once the source answers", func() bool { return h.state(t, "connect_t").Loaded })
 }
 
 func TestScheduler_RejectedCredentialsAreAnErrorAndServeTheStoredData(t *testing.T) {
@@ -420,7 +409,7 @@ func TestScheduler_RejectedCredentialsAreAnErrorAndServeTheStoredData(t *testing
 	h2 := newHarness(t, parseConfig(t, srv.DSN(srv.SuperUser, "wrong-password"), dir, dataset("creds_t", "file", "refresh_on_startup: always")),
 		Options{Metrics: NewMetrics(reg)})
 	h2.run.Start(ctx)
-	waitFor(t, "the configuration error", func() bool {
+	pgtest.WaitFor(t, "the configuration error", func() bool {
 		return len(h2.logs.matching(`"level":"error"`, "Dataset 'creds_t' cannot connect to its source because of its configuration, so it is served from its existing acceleration and will not refresh until the configuration is fixed.")) == 1
 	})
 	st := h2.state(t, "creds_t")

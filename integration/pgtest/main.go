@@ -112,3 +112,16 @@ func runMain(m *testing.M, srv **Server) (code int) {
 	}()
 	return m.Run()
 }
+
+// WaitFor polls cond every 10 ms until it holds, and fails the test after a
+// minute, naming what it waited for.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
