@@ -151,13 +151,17 @@ func (r *Runner) SetRefreshSQL(dataset, sql string) error {
 	r.reg.ReplaceDataset(nd)
 	t.refreshMu.Unlock()
 	r.log.Info().Str("dataset", dataset).Str("refresh_sql", sql).Msg("refresh_sql changed until restart; refreshing")
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if started {
+	if r.isStarted() {
 		t.request(nil)
 	}
 	return nil
+}
+
+// isStarted reports whether Start has run.
+func (r *Runner) isStarted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
 }
 
 // Start starts one goroutine per enabled dataset (see run) and one per
@@ -245,10 +249,7 @@ func (r *Runner) Trigger(dataset string) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if !started {
+	if !r.isStarted() {
 		return fmt.Errorf("dataset %s: the refresh scheduler is not running", dataset)
 	}
 	t.request(nil)
@@ -262,10 +263,7 @@ func (r *Runner) Refresh(ctx context.Context, dataset string) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if !started {
+	if !r.isStarted() {
 		if err := r.acquire(ctx); err != nil {
 			return err
 		}
