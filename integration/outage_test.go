@@ -208,15 +208,7 @@ datasets:
 	// The origin goes down. New sessions get 08006; /v1/ready stays 200
 	// (the datasets were Ready); a refresh fails with the spec's warning
 	// and status Error.
-	if err := origin.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = origin.Resume(context.Background())
-		}
-	}()
+	resume := origin.PauseDuring(t)
 	if out, err := runPsql(t, psqlPath(t), dsn, "-Atc", "SELECT 1"); err == nil || !strings.Contains(out, "cannot connect to the origin") {
 		t.Errorf("psql while the origin is down: %v\n%s", err, out)
 	}
@@ -236,10 +228,9 @@ datasets:
 	pgtest.WaitFor(t, "the outage warning", func() bool {
 		return strings.Contains(p2.stderr.String(), "Failed to connect to the source for dataset out_small. Serving data from the existing acceleration for out_small while retrying the connection.")
 	})
-	if err := origin.Resume(context.Background()); err != nil {
+	if err := resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	resumed = true
 	pgtest.WaitFor(t, "out_small Ready again", func() bool {
 		d := datasetStatus(t, admin, token, "out_small")
 		return d != nil && d["status"] == "Ready"

@@ -150,15 +150,7 @@ func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
 	cfg := parseConfig(t, "", t.TempDir(), dataset("retry_t", "memory", ""))
 	reg := prometheus.NewRegistry()
 	h := newHarness(t, cfg, Options{Metrics: NewMetrics(reg)})
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = srv.Resume(context.Background())
-		}
-	}()
+	resume := srv.PauseDuring(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	h.run.Start(ctx)
@@ -170,10 +162,9 @@ func TestScheduler_RetriesTransientErrorsUntilTheOriginIsBack(t *testing.T) {
 	if st := h.state(t, "retry_t"); st.Status != catalog.StatusError || st.Loaded {
 		t.Errorf("state while down = %+v", st)
 	}
-	if err := srv.Resume(ctx); err != nil {
+	if err := resume(ctx); err != nil {
 		t.Fatal(err)
 	}
-	resumed = true
 	pgtest.WaitFor(t, "the recovery", func() bool { return h.state(t, "retry_t").Loaded })
 	if st := h.state(t, "retry_t"); st.Rows != 2 || st.Status != catalog.StatusReady {
 		t.Errorf("state after recovery = %+v", st)
@@ -313,14 +304,7 @@ func TestScheduler_RetryMaxAttemptsBoundsRetries(t *testing.T) {
 	}
 	// The source answered once; now it goes away and an on-demand refresh
 	// fails: retry settings apply.
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := srv.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}()
+	srv.PauseDuring(t)
 	if err := h.run.Trigger("maxretry_t"); err != nil {
 		t.Fatal(err)
 	}
@@ -355,15 +339,7 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 	clock := NewManualClock(time.Now())
 	reg := prometheus.NewRegistry()
 	h := newHarness(t, cfg, Options{Clock: clock, Metrics: NewMetrics(reg)})
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = srv.Resume(context.Background())
-		}
-	}()
+	resume := srv.PauseDuring(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h.run.Start(ctx)
@@ -385,10 +361,9 @@ func TestScheduler_UnreachableSourceIsRetriedWithoutLimitUntilItAnswers(t *testi
 	if len(h.logs.matching(`"level":"warn"`, "Failed to connect to the source for dataset connect_t")) != 1 {
 		t.Errorf("want one warning (then at most every 5 minutes): %v", h.logs.matching("Failed to connect"))
 	}
-	if err := srv.Resume(ctx); err != nil {
+	if err := resume(ctx); err != nil {
 		t.Fatal(err)
 	}
-	resumed = true
 	clock.Advance(retryCap)
 	pgtest.WaitFor(t, "the load once the source answers", func() bool { return h.state(t, "connect_t").Loaded })
 }

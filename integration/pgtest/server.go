@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -192,4 +193,26 @@ func (s *Server) Resume(ctx context.Context) error {
 		return errors.New("pgtest: cannot resume an external server")
 	}
 	return s.pgctlStart(ctx)
+}
+
+// PauseDuring pauses the server for an outage test and returns the function
+// that resumes it; if the test ends first, its cleanup resumes the server,
+// which the tests that follow share.
+func (s *Server) PauseDuring(t testing.TB) (resume func(context.Context) error) {
+	t.Helper()
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	var err error
+	resume = func(ctx context.Context) error {
+		once.Do(func() { err = s.Resume(ctx) })
+		return err
+	}
+	t.Cleanup(func() {
+		if err := resume(context.Background()); err != nil {
+			t.Errorf("resume the paused origin: %v", err)
+		}
+	})
+	return resume
 }
