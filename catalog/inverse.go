@@ -4,22 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-)
 
-// Type OIDs of the columns a time format can be inferred from.
-const (
-	oidInt2        = 21
-	oidInt4        = 23
-	oidInt8        = 20
-	oidFloat4      = 700
-	oidFloat8      = 701
-	oidNumeric     = 1700
-	oidText        = 25
-	oidVarchar     = 1043
-	oidBpchar      = 1042
-	oidDate        = 1082
-	oidTimestamp   = 1114
-	oidTimestamptz = 1184
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ErrNotATime is returned for a time column whose type implies no time
@@ -34,15 +20,15 @@ func TimeFormatFor(configured string, typeOID uint32, typeName string) (string, 
 		return configured, nil
 	}
 	switch typeOID {
-	case oidDate:
+	case pgtype.DateOID:
 		return TimeFormatDate, nil
-	case oidTimestamp:
+	case pgtype.TimestampOID:
 		return TimeFormatTimestamp, nil
-	case oidTimestamptz:
+	case pgtype.TimestamptzOID:
 		return TimeFormatTimestamptz, nil
-	case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric:
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.Float4OID, pgtype.Float8OID, pgtype.NumericOID:
 		return TimeFormatUnixSeconds, nil
-	case oidText, oidVarchar, oidBpchar:
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID:
 		return TimeFormatISO8601, nil
 	}
 	return "", fmt.Errorf("has type %s, which %w: set time_format, or choose a date, timestamp or timestamptz column", typeName, ErrNotATime)

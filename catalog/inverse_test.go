@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 func TestFallbackFilter_InvertsEachRetentionPolicy(t *testing.T) {
-	cols := []ColumnInfo{{Name: "at", TypeOID: oidTimestamptz, TypeName: "timestamp with time zone"}, {Name: "ts", TypeOID: oidInt8, TypeName: "bigint"}, {Name: "s", TypeOID: 600, TypeName: "point"}}
+	cols := []ColumnInfo{{Name: "at", TypeOID: pgtype.TimestamptzOID, TypeName: "timestamp with time zone"}, {Name: "ts", TypeOID: pgtype.Int8OID, TypeName: "bigint"}, {Name: "s", TypeOID: 600, TypeName: "point"}}
 	ds := func(tc, tf string, period time.Duration, sql string) *Dataset {
 		return &Dataset{Schema: "public", Table: "t", Name: "t", TimeColumn: tc, TimeFormat: tf,
 			Acceleration: Acceleration{RetentionPeriod: period, RetentionSQL: sql}}
