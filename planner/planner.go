@@ -236,11 +236,17 @@ func (p *Planner) RememberFallback(fingerprint uint64) {
 
 // Plan decides where sql runs for session s (nil means an empty session).
 func (p *Planner) Plan(ctx context.Context, sql string, s *Session) Decision {
-	if s == nil {
-		s = &Session{}
-	}
 	if d, ok := p.Quick(sql); ok {
 		return d
+	}
+	return p.PlanFull(ctx, sql, s)
+}
+
+// PlanFull is Plan for a statement Quick has already declined (the proxy
+// asks Quick first, before it reads the session): Plan without that scan.
+func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision {
+	if s == nil {
+		s = &Session{}
 	}
 	if p.pointOrigin && !p.noFastPath {
 		if d, ok := p.quickPointRead(ctx, sql, s); ok {

@@ -23,6 +23,8 @@ type Planner interface {
 	// Quick is the planner's fast path: a decision for the origin that
 	// does not depend on the session, when it has one.
 	Quick(sql string) (planner.Decision, bool)
+	// PlanFull is Plan for a statement Quick has declined already.
+	PlanFull(ctx context.Context, sql string, s *planner.Session) planner.Decision
 	// QuickTxWrote is Quick for a session whose transaction has written.
 	QuickTxWrote(sql string) (planner.Decision, bool)
 	RememberFallback(fingerprint uint64)

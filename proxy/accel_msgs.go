@@ -23,6 +23,13 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.toOriginUninformed(ss.srv.baseCtx, m.String)
 		return false
 	}
+	if qd, quick := ss.accel.Planner.Quick(m.String); quick {
+		// Bound for the origin whatever the session: no session info
+		// (which may cost an origin round trip) is read for it.
+		ss.countOrigin(qd)
+		ss.noteOrigin(qd)
+		return false
+	}
 	start := time.Now()
 	d, s, ok := ss.decideLocal(m.String)
 	if !ok {
@@ -134,24 +141,30 @@ func firstDataset(d planner.Decision) string {
 
 // onParse records a statement the client prepares; it always goes to the
 // origin too, so the statement stays executable there.
-func (ss *session) onParse(m *pgproto3.Parse) {
+func (ss *session) onParse(st *stmtInfo) {
 	ss.segmentOpen = true
+	ss.stmts[st.name] = st
+}
+
+// newStmt is what the session keeps of a Parse: with the planner's
+// fast-path decision, asked once per Parse.
+func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	st := &stmtInfo{name: m.Name, sql: m.Query}
 	if d, ok := ss.accel.Planner.Quick(m.Query); ok {
 		st.origin = &d
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}
-	ss.stmts[m.Name] = st
+	return st
 }
 
-// originOnly reports whether msg (Parse, Bind, Describe, Execute or Close)
-// concerns a statement that goes to the origin whatever the session.
-func (ss *session) originOnly(msg pgproto3.FrontendMessage) bool {
+// originOnly reports whether msg (Parse, with parsed its statement, Bind,
+// Describe, Execute or Close) concerns a statement that goes to the origin
+// whatever the session.
+func (ss *session) originOnly(msg pgproto3.FrontendMessage, parsed *stmtInfo) bool {
 	switch m := msg.(type) {
 	case *pgproto3.Parse:
-		_, ok := ss.accel.Planner.Quick(m.Query)
-		return ok
+		return parsed.originOnly()
 	case *pgproto3.Bind:
 		return ss.stmts[m.PreparedStatement].originOnly()
 	case *pgproto3.Describe:
@@ -270,7 +283,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	if p.active != nil {
 		return ss.continueLocal(p, m)
 	}
-	if d := p.stmt.origin; d != nil {
+	if d := p.stmt.origin; d != nil { // Quick's decision at Parse
 		ss.countOrigin(*d)
 		ss.noteOrigin(*d)
 		return false
@@ -475,9 +488,9 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 // the way, it waits for the origin's answers (the transaction may have
 // ended since) and plans again.
 func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
-	d := ss.accel.Planner.Plan(ctx, sql, ss.planSession())
+	d := ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
 	if d.Reason == planner.ReasonTxWrote && !ss.segmentWrote && !ss.pending.idle() && ss.drain() {
-		d = ss.accel.Planner.Plan(ctx, sql, ss.planSession())
+		d = ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
 	}
 	return d
 }
@@ -493,25 +506,22 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 	ss.noteOrigin(d)
 }
 
-// decideLocal takes a statement through everything that must hold before
-// it is answered locally: fresh session info, the planner's route, every
-// earlier origin response delivered, privileges, and session settings the
-// encoder can honour. When one fails, the statement is counted and noted
-// for the origin and ok is false.
+// decideLocal takes a statement that the planner's fast path (Quick) has
+// declined through everything that must hold before it is answered
+// locally: fresh session info, the planner's route, every earlier origin
+// response delivered, privileges, and session settings the encoder can
+// honour. When one fails, the statement is counted and noted for the origin
+// and ok is false.
 func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settings, ok bool) {
 	ctx := ss.srv.baseCtx
-	// Statements that go to the origin whatever the session need no
-	// session info (which may cost an origin round trip).
-	qd, quick := ss.accel.Planner.Quick(sql)
-	if !quick && (ss.txWrote.Load() || ss.segmentWrote) && ss.pending.idle() {
+	if (ss.txWrote.Load() || ss.segmentWrote) && ss.pending.idle() {
 		// The transaction has written (and no answer still on its way
 		// could have ended it): no read is accelerated now.
-		qd, quick = ss.accel.Planner.QuickTxWrote(sql)
-	}
-	if quick {
-		ss.countOrigin(qd)
-		ss.noteOrigin(qd)
-		return qd, nil, false
+		if qd, quick := ss.accel.Planner.QuickTxWrote(sql); quick {
+			ss.countOrigin(qd)
+			ss.noteOrigin(qd)
+			return qd, nil, false
+		}
 	}
 	if !ss.ensureInfo() {
 		ss.toOriginUninformed(ctx, sql)

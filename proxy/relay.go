@@ -104,9 +104,13 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.localSkip = false
 	}
+	var parsed *stmtInfo
+	if m, ok := msg.(*pgproto3.Parse); ok {
+		parsed = ss.newStmt(m)
+	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) && !ss.originOnly(msg) {
+		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) && !ss.originOnly(msg, parsed) {
 			// Read the session info now, before this stretch starts: it
 			// cannot be read inside one without touching its transaction.
 			// A stretch that opens with a statement bound for the origin
@@ -125,7 +129,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return handled, nil
 	case *pgproto3.Parse:
-		ss.onParse(m)
+		ss.onParse(parsed)
 	case *pgproto3.Bind:
 		ss.onBind(m)
 	case *pgproto3.Describe:
