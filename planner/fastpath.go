@@ -194,27 +194,11 @@ func scanTokens(sql string, fn func(tok string, quoted bool) bool) bool {
 			}
 			i = end
 		case c == '"':
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= n {
-					return false
-				}
-				if sql[j] == '"' {
-					if j+1 < n && sql[j+1] == '"' {
-						b.WriteByte('"')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(sql[j])
-				j++
-			}
-			if !fn(b.String(), true) {
+			end, ok := skipQuotedIdent(sql, i)
+			if !ok || !fn(strings.ReplaceAll(sql[i+1:end-1], `""`, `"`), true) {
 				return false
 			}
-			i = j + 1
+			i = end
 		case c == '$':
 			j := i + 1
 			for j < n && (isIdentChar(sql[j]) && !(sql[j] >= '0' && sql[j] <= '9' && j == i+1)) {
@@ -306,6 +290,21 @@ func skipString(sql string, i int, escapes bool) (int, bool) {
 			return j + 1, true
 		}
 		j++
+	}
+	return 0, false
+}
+
+// skipQuotedIdent returns the index just past the "quoted identifier"
+// starting at sql[i] ("" inside it is a quote), false when it is not closed.
+func skipQuotedIdent(sql string, i int) (int, bool) {
+	for j := i + 1; j < len(sql); j++ {
+		if sql[j] == '"' {
+			if j+1 < len(sql) && sql[j+1] == '"' {
+				j++
+				continue
+			}
+			return j + 1, true
+		}
 	}
 	return 0, false
 }

@@ -202,22 +202,12 @@ func literalShape(sql string) (string, bool) {
 			b.WriteByte('?')
 			i = end
 		case c == '"':
-			j := i + 1
-			for {
-				if j >= n {
-					return "", false
-				}
-				if sql[j] == '"' {
-					if j+1 < n && sql[j+1] == '"' {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
+			end, ok := skipQuotedIdent(sql, i)
+			if !ok {
+				return "", false
 			}
-			b.WriteString(sql[i : j+1])
-			i = j + 1
+			b.WriteString(sql[i:end])
+			i = end
 		case c == '$', c == '-' && i+1 < n && sql[i+1] == '-', c == '/' && i+1 < n && sql[i+1] == '*':
 			return "", false
 		case isDigit(c), c == '.' && i+1 < n && isDigit(sql[i+1]):
