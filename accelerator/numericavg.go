@@ -6,8 +6,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-
-	"github.com/duckdb/duckdb-go/v2"
 )
 
 // NumericAvgFunction is a DuckDB scalar function that computes Postgres's
@@ -23,27 +21,20 @@ import (
 // the proxy turns into a numeric with that scale.
 const NumericAvgFunction = "pgaccel_numeric_avg"
 
-type numericAvgUDF struct{}
-
-func (numericAvgUDF) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{
-		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT)},
-		ResultTypeInfo: mustTypeInfo(duckdb.TYPE_VARCHAR),
-	}
-}
-
-func (numericAvgUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
-		sum, _ := values[0].(string)
+// avgRow computes function name's row from (sum::text, count) with avg:
+// NULL for no rows.
+func avgRow(name string, avg func(sum string, n int64) (any, error)) func([]driver.Value) (any, error) {
+	return func(values []driver.Value) (any, error) {
+		sum, isSum := values[0].(string)
 		n, ok := values[1].(int64)
 		if !ok {
-			return nil, fmt.Errorf("%s: count is %T", NumericAvgFunction, values[1])
+			return nil, fmt.Errorf("%s: count is %T", name, values[1])
 		}
-		if n == 0 {
+		if n == 0 || !isSum {
 			return nil, nil
 		}
-		return NumericAvg(sum, n)
-	}}
+		return avg(sum, n)
+	}
 }
 
 // NumericAvg returns Postgres's text of sum/n for avg: sum is an integer or
@@ -88,33 +79,6 @@ const NumericAvgDecFunction = "pgaccel_numeric_avg_dec"
 
 // avgDecScale is the scale of NumericAvgDecFunction's DECIMAL(38, 24).
 const avgDecScale = 24
-
-type numericAvgDecUDF struct{}
-
-func (numericAvgDecUDF) Config() duckdb.ScalarFuncConfig {
-	dec, err := duckdb.NewDecimalInfo(38, avgDecScale)
-	if err != nil {
-		panic(err)
-	}
-	return duckdb.ScalarFuncConfig{
-		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT)},
-		ResultTypeInfo: dec,
-	}
-}
-
-func (numericAvgDecUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
-		sum, _ := values[0].(string)
-		n, ok := values[1].(int64)
-		if !ok {
-			return nil, fmt.Errorf("%s: count is %T", NumericAvgDecFunction, values[1])
-		}
-		if n == 0 || values[0] == nil {
-			return nil, nil
-		}
-		return NumericAvgDec(sum, n)
-	}}
-}
 
 // NumericAvgDec returns Postgres's avg of sum/n as the unscaled value of a
 // DECIMAL(38, 24).

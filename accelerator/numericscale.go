@@ -19,17 +19,41 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	for name, udf := range map[string]duckdb.ScalarFunc{
-		NumericAvgFunction:    numericAvgUDF{},
-		NumericAvgDecFunction: numericAvgDecUDF{},
-		NumericScaleFunction:  numericScaleUDF{},
-		NumericDivFunction:    numericDivUDF{},
+	varchar, bigint := mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT)
+	avgDec, err := duckdb.NewDecimalInfo(38, avgDecScale)
+	if err != nil {
+		return err
+	}
+	for name, udf := range map[string]scalarUDF{
+		NumericAvgFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, avgRow(NumericAvgFunction, func(sum string, n int64) (any, error) {
+			return NumericAvg(sum, n)
+		})},
+		NumericAvgDecFunction: {[]duckdb.TypeInfo{varchar, bigint}, avgDec, avgRow(NumericAvgDecFunction, func(sum string, n int64) (any, error) {
+			return NumericAvgDec(sum, n)
+		})},
+		NumericScaleFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
+		NumericDivFunction:   {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// scalarUDF is a DuckDB scalar function of fixed types, computed row by row.
+type scalarUDF struct {
+	in  []duckdb.TypeInfo
+	out duckdb.TypeInfo
+	row func(values []driver.Value) (any, error)
+}
+
+func (f scalarUDF) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: f.in, ResultTypeInfo: f.out}
+}
+
+func (f scalarUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: f.row}
 }
 
 // NumericScaleFunction is a DuckDB scalar function that prints a decimal
@@ -43,27 +67,16 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 // planner/scaletrack.go); the proxy encodes the text as a numeric.
 const NumericScaleFunction = "pgaccel_numeric_scale"
 
-type numericScaleUDF struct{}
-
-func (numericScaleUDF) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{
-		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT)},
-		ResultTypeInfo: mustTypeInfo(duckdb.TYPE_VARCHAR),
+func numericScaleRow(values []driver.Value) (any, error) {
+	v, ok := values[0].(string)
+	if !ok {
+		return nil, nil // NULL
 	}
-}
-
-func (numericScaleUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
-		v, ok := values[0].(string)
-		if !ok {
-			return nil, nil // NULL
-		}
-		scale, ok := values[1].(int64)
-		if !ok {
-			return nil, fmt.Errorf("%s: no scale for %q", NumericScaleFunction, v)
-		}
-		return NumericScale(v, scale)
-	}}
+	scale, ok := values[1].(int64)
+	if !ok {
+		return nil, fmt.Errorf("%s: no scale for %q", NumericScaleFunction, v)
+	}
+	return NumericScale(v, scale)
 }
 
 // NumericScale returns decimal text v with scale fraction digits: extra
@@ -106,24 +119,13 @@ func notDigit(r rune) bool { return r < '0' || r > '9' }
 // origin, which reports its own). NULL operands give NULL.
 const NumericDivFunction = "pgaccel_numeric_div"
 
-type numericDivUDF struct{}
-
-func (numericDivUDF) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{
-		InputTypeInfos: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_VARCHAR)},
-		ResultTypeInfo: mustTypeInfo(duckdb.TYPE_VARCHAR),
+func numericDivRow(values []driver.Value) (any, error) {
+	a, ok1 := values[0].(string)
+	b, ok2 := values[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil // NULL
 	}
-}
-
-func (numericDivUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
-		a, ok1 := values[0].(string)
-		b, ok2 := values[1].(string)
-		if !ok1 || !ok2 {
-			return nil, nil
-		}
-		return NumericDiv(a, b)
-	}}
+	return NumericDiv(a, b)
 }
 
 // decimalParts splits decimal text into its sign, digits as an integer,
