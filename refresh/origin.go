@@ -40,9 +40,8 @@ func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
 
 // columnsSQL lists a table's columns in attnum order. Domains are described
 // by their base type (what binary COPY sends); array columns carry their
-// element type; the last fields say whether the column alone is the primary
-// key, whether it alone is the key of a unique index, and its position in
-// the primary key (0: none).
+// element type; the last fields say whether the column alone is the key of
+// a unique index, and its position in the primary key (0: none).
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -55,8 +54,6 @@ SELECT a.attname,
                                              FROM pg_catalog.pg_database d WHERE d.datname = current_database())
                                        ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END
                            FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END,
-       EXISTS (SELECT 1 FROM pg_catalog.pg_index i
-               WHERE i.indrelid = a.attrelid AND i.indisprimary AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum),
        EXISTS (SELECT 1 FROM pg_catalog.pg_index i
                WHERE i.indrelid = a.attrelid AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
                  AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL),
@@ -90,14 +87,24 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		oid, err1 := strconv.ParseUint(string(r[1]), 10, 32)
 		mod, err2 := strconv.ParseInt(string(r[2]), 10, 32)
 		elem, err3 := strconv.ParseUint(string(r[4]), 10, 32)
-		part, err4 := strconv.Atoi(string(r[8]))
+		part, err4 := strconv.Atoi(string(r[7]))
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
-			BinaryCollation: string(r[5]) == "t", Key: string(r[6]) == "t", Unique: string(r[7]) == "t", KeyPart: part,
+			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part,
 		})
+	}
+	// Key: the primary key is one column.
+	keyCols := 0
+	for _, c := range cols {
+		if c.KeyPart > 0 {
+			keyCols++
+		}
+	}
+	for i := range cols {
+		cols[i].Key = keyCols == 1 && cols[i].KeyPart == 1
 	}
 	return cols, nil
 }
