@@ -46,7 +46,7 @@ func FuzzPlan(f *testing.F) {
 	}
 	res := newFakeResolver()
 	keyed := testRegistry(f)
-	keyed.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].Key = true })
+	keyed.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart = 1 })
 	f.Fuzz(func(t *testing.T, sql string) {
 		// A text whose shape was planned as a point read goes to the
 		// origin without a parse; the full plan must agree that it

@@ -128,7 +128,7 @@ func isPointRead(a *analysis, r resolution) bool {
 	keyParts, pinned := 0, 0
 	for _, c := range r.datasets[0].state.Columns {
 		in := slices.Contains(a.pointCols, c.Name)
-		if (c.Key || c.Unique) && in {
+		if c.Unique && in {
 			return true
 		}
 		if c.KeyPart > 0 {

@@ -42,7 +42,7 @@ func TestPointColumns(t *testing.T) {
 
 func TestPlan_PointReadsByKey(t *testing.T) {
 	reg := testRegistry(t)
-	reg.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].Key = true })       // id
+	reg.Update("orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart = 1 })      // id
 	reg.Update("customers", func(s *catalog.DatasetState) { s.Columns[1].Unique = true }) // name
 	reg.Update("sales_orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart, s.Columns[1].KeyPart = 1, 2 })
 	p := New(reg, newFakeResolver(), Options{PointReadsToOrigin: true})
