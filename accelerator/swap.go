@@ -356,7 +356,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		Accelerated: accelerated,
 
 		BinaryCollation: c.BinaryCollation,
-		Key:             c.Key,
 		Unique:          c.Unique,
 		KeyPart:         c.KeyPart,
 	}

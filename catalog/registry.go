@@ -49,9 +49,9 @@ type ColumnInfo struct {
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.
 	BinaryCollation bool
-	// Key: the column alone is the origin table's primary key; Unique: it
-	// alone is the key of a unique index (a value finds one row).
-	Key, Unique bool
+	// Unique: the column alone is the key of a unique index (a value finds
+	// one row).
+	Unique bool
 	// KeyPart is the column's position (from 1) in the primary key, 0 when
 	// it is not part of it.
 	KeyPart int

@@ -52,7 +52,7 @@ func TestLoad_IndexesASingleColumnPrimaryKey(t *testing.T) {
 	// DuckDB index; an expression index marks nothing.
 	var unique []string
 	for _, c := range h.state(t, "ix_unique").Columns {
-		if c.Unique || c.Key {
+		if c.Unique || c.KeyPart > 0 {
 			unique = append(unique, c.Name)
 		}
 	}

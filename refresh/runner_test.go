@@ -137,7 +137,7 @@ func TestRunner_FileModeServesStoredDataAfterRestart(t *testing.T) {
 		t.Errorf("count after restart = %d, want 5000", n)
 	}
 	// The key and its index come back with the file.
-	if !st.Columns[0].Key {
+	if st.Columns[0].KeyPart != 1 {
 		t.Errorf("id is not the key after restart: %+v", st.Columns[0])
 	}
 	if got := duckRows(t, h2, "SELECT table_name FROM duckdb_indexes() WHERE index_name = '_pgaccel_key'"); strings.Join(got, ",") != "restart_t" {
