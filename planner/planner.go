@@ -248,12 +248,17 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	if s == nil {
 		s = &Session{}
 	}
-	if p.pointOrigin && !p.noFastPath {
-		if d, ok := p.quickPointRead(ctx, sql, s); ok {
-			return d
+	a, cached := p.cachedAnalysis(sql)
+	var tree *pg_query.ParseResult
+	if !cached {
+		// A new text may be a point read whose shape is known: no parse.
+		if p.pointOrigin && !p.noFastPath {
+			if d, ok := p.quickPointRead(ctx, sql, s); ok {
+				return d
+			}
 		}
+		a, tree = p.analyzeAndCache(sql)
 	}
-	a, tree := p.analysis(sql)
 	d := Decision{
 		Route:          RouteOrigin,
 		Fingerprint:    a.fingerprint,
@@ -326,18 +331,20 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	return d
 }
 
-// analysis returns the session-independent analysis of sql, from the cache
-// when it is there. When it had to parse, it also returns the parse tree,
-// which the caller may use once for the rewrite.
-func (p *Planner) analysis(sql string) (*analysis, *pg_query.ParseResult) {
-	cacheable := len(sql) <= p.maxCached
-	if cacheable {
-		if a, ok := p.cache.get(sql); ok {
-			return a, nil
-		}
+// cachedAnalysis returns the session-independent analysis of sql when the
+// cache has it.
+func (p *Planner) cachedAnalysis(sql string) (*analysis, bool) {
+	if len(sql) > p.maxCached {
+		return nil, false
 	}
+	return p.cache.get(sql)
+}
+
+// analyzeAndCache parses and analyses sql and caches the analysis. It also
+// returns the parse tree, which the caller may use once for the rewrite.
+func (p *Planner) analyzeAndCache(sql string) (*analysis, *pg_query.ParseResult) {
 	a, tree := analyze(sql)
-	if cacheable {
+	if len(sql) <= p.maxCached {
 		// The key must not pin a larger buffer the caller sliced sql from.
 		a.sql = strings.Clone(sql)
 		p.cache.add(a.sql, a)
