@@ -50,12 +50,6 @@ func (p *Planner) QuickTxWrote(sql string) (Decision, bool) {
 	return d, ok
 }
 
-// quickOrigin reports whether sql takes the fast path to the origin.
-func (p *Planner) quickOrigin(sql string) bool {
-	_, ok := p.quickDecision(sql)
-	return ok
-}
-
 // quickDecision is the fast path: a read that names no dataset (see
 // above), or one INSERT, UPDATE or DELETE statement — a write, which goes
 // to the origin whatever it names. ok is false when the statement needs

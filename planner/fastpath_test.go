@@ -35,8 +35,8 @@ func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
 		{"(SELECT 1)", false},
 		{"", false},
 	} {
-		if got := p.quickOrigin(tc.sql); got != tc.want {
-			t.Errorf("quickOrigin(%q) = %v, want %v", tc.sql, got, tc.want)
+		if _, got := p.quickDecision(tc.sql); got != tc.want {
+			t.Errorf("quickDecision(%q) = %v, want %v", tc.sql, got, tc.want)
 		}
 	}
 	d := p.Plan(context.Background(), "SELECT abalance FROM pgbench_accounts WHERE aid = 42", defaultSession())
