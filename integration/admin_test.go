@@ -224,3 +224,27 @@ func TestAdmin_TokenAndPatchRefreshSQL(t *testing.T) {
 		t.Errorf("after PATCH: %d rows via %s", n, r)
 	}
 }
+
+// pgaccel_client_sessions counts the sessions past authentication.
+func TestAdmin_ClientSessionsGauge(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, "  - from: postgres:public.acc_customers\n")
+	sessions := func() float64 {
+		mfs, err := a.Metrics.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "pgaccel_client_sessions" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
+	c1 := connect(t, appDSN(a, appUser, appPass))
+	c2 := connect(t, appDSN(a, appUser, appPass))
+	pgtest.WaitFor(t, "two sessions", func() bool { return sessions() == 2 })
+	c1.Close(ctxT(t))
+	c2.Close(ctxT(t))
+	pgtest.WaitFor(t, "no sessions", func() bool { return sessions() == 0 })
+}

@@ -175,6 +175,8 @@ func (ss *session) run() {
 		}
 		return
 	}
+	ss.srv.metrics.sessionDelta(1)
+	defer ss.srv.metrics.sessionDelta(-1)
 	ss.log = ss.log.With().Uint32("session", ss.pid).Logger()
 	_ = ss.client.SetDeadline(time.Time{})
 	_ = ss.origin.SetDeadline(time.Time{})
