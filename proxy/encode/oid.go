@@ -100,13 +100,3 @@ var types = map[uint32]typeInfo{
 	2951: {"uuid[]", kindUUID, OIDUUID},
 	3807: {"jsonb[]", kindJSONB, OIDJSONB},
 }
-
-// arrayOf returns the array type OID whose element type is elem, or 0.
-func arrayOf(elem uint32) uint32 {
-	for oid, t := range types {
-		if t.elem == elem {
-			return oid
-		}
-	}
-	return 0
-}
