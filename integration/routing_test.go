@@ -702,3 +702,87 @@ func TestAccel_OriginDescribesWhileDuckDBRuns(t *testing.T) {
 		}
 	}
 }
+
+// originRequests reads pgaccel_origin_requests_total by kind.
+func originRequests(t *testing.T, a *app.App) map[string]float64 {
+	t.Helper()
+	mfs, err := a.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "pgaccel_origin_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "kind" {
+					out[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// A client that describes a statement once and then only binds and
+// executes it (pgx's statement cache; pgjdbc does the same) gets each
+// execution accelerated without the proxy asking the origin to describe
+// the portal: the statement's description and the Bind's result formats
+// say what the origin would.
+func TestAccel_PreparedStatementNeedsNoDescribePerExecution(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	c := connect(t, appDSN(a, appUser, appPass))
+	c.Config().DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	d := connect(t, origin.DSN(appUser, appPass))
+	// pgx asks for binary results of int8 and numeric columns and text of
+	// the text column: the portal's formats differ column by column.
+	const sql = "SELECT count(*) AS n, sum(amount) AS total, min(status) AS first FROM acc_orders WHERE qty > $1"
+	mustQuery(t, c, sql, 0) // prepares (Parse, Describe statement) and runs it
+	before := originRequests(t, a)
+	for _, qty := range []int{1, 2, 3, 4, 5} {
+		want := mustQuery(t, d, sql, qty)
+		var got []string
+		if r := routeOf(t, a, func() { got = mustQuery(t, c, sql, qty) }); r != acc || strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("qty > %d: route %s, rows %v; want accelerated, %v", qty, r, got, want)
+		}
+	}
+	after := originRequests(t, a)
+	for _, kind := range []string{"describe_portal", "describe_statement", "describe"} {
+		if n := after[kind] - before[kind]; n != 0 {
+			t.Errorf("%d origin %s requests for 5 executions of a described statement, want 0", int(n), kind)
+		}
+	}
+}
+
+// A client that prepares the unnamed statement with no parameter types
+// for every execution (libpq's PQexecParams, node-postgres) has the origin
+// infer them once per statement text, not once per execution.
+func TestAccel_UntypedParametersDescribedOncePerText(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	d := connect(t, origin.DSN(appUser, appPass))
+	const sql = "SELECT count(*), sum(amount) FROM acc_orders WHERE qty > $1 AND status <> $2"
+	run := func(c *pgx.Conn, qty string) string {
+		res := c.PgConn().ExecParams(ctx, sql, [][]byte{[]byte(qty), []byte("x")}, nil, nil, []int16{1, 0}).Read()
+		if res.Err != nil {
+			t.Fatalf("qty > %s: %v", qty, res.Err)
+		}
+		return fmt.Sprint(res.Rows)
+	}
+	before := originRequests(t, a)
+	for _, qty := range []string{"1", "2", "3", "4", "5"} {
+		want := run(d, qty)
+		var got string
+		if r := routeOf(t, a, func() { got = run(c, qty) }); r != acc || got != want {
+			t.Fatalf("qty > %s: route %s, rows %s; want accelerated, %s", qty, r, got, want)
+		}
+	}
+	if n := originRequests(t, a)["describe_statement"] - before["describe_statement"]; n != 1 {
+		t.Errorf("%d origin describe_statement requests for 5 executions of one text, want 1", int(n))
+	}
+}

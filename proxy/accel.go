@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,36 @@ type portalInfo struct {
 	active *localResult
 }
 
+// described returns the description of p's rows as Postgres would send it
+// for a Describe of the portal: its statement's, which the client had the
+// origin describe, with the result formats of the Bind. It is nil when the
+// statement was not described. Clients that describe a statement once and
+// then only bind and execute it (pgx's statement cache, pgjdbc's prepared
+// statements) thus cost no origin round trip for a description per
+// execution.
+func (p *portalInfo) described() *pgproto3.RowDescription {
+	st := p.stmt
+	if st == nil || st.rows == nil {
+		return nil
+	}
+	formats := p.resultFormats
+	if len(formats) > 1 && len(formats) != len(st.rows.Fields) {
+		return nil // the origin refused the Bind
+	}
+	rd := &pgproto3.RowDescription{Fields: slices.Clone(st.rows.Fields)}
+	for i := range rd.Fields {
+		switch len(formats) {
+		case 0:
+			rd.Fields[i].Format = 0
+		case 1:
+			rd.Fields[i].Format = formats[0]
+		default:
+			rd.Fields[i].Format = formats[i]
+		}
+	}
+	return rd
+}
+
 // localResult is an accelerated result being sent to the client.
 type localResult struct {
 	rows    *accelerator.Rows
@@ -122,30 +153,56 @@ func (r *localResult) close() {
 	}
 }
 
-// describeCache remembers the origin's RowDescription of simple-protocol
-// statements, keyed by text and search path, so that a repeated
-// accelerated query does not pay an origin round trip.
+// describeCache remembers the origin's descriptions of statements keyed by
+// text, user, search path and dataset generation (describeKey): the
+// RowDescription of simple-protocol statements, and the parameter types
+// Postgres infers for extended-protocol ones prepared without them, so
+// that a repeated accelerated query does not pay an origin round trip.
 type describeCache struct {
 	mu  sync.Mutex
 	gen uint64
-	m   map[string]*pgproto3.RowDescription
+	m   map[string]pgproto3.BackendMessage
 }
 
 const describeCacheMax = 8192
 
 func (c *describeCache) get(key string) *pgproto3.RowDescription {
+	rd, _ := c.lookup(key).(*pgproto3.RowDescription)
+	return rd
+}
+
+// params returns the parameter description kept for key (paramsKey).
+func (c *describeCache) params(key string) *pgproto3.ParameterDescription {
+	pd, _ := c.lookup(key).(*pgproto3.ParameterDescription)
+	return pd
+}
+
+func (c *describeCache) lookup(key string) pgproto3.BackendMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[key]
 }
 
-func (c *describeCache) put(key string, rd *pgproto3.RowDescription) {
+// put keeps a RowDescription or ParameterDescription.
+func (c *describeCache) put(key string, msg pgproto3.BackendMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= describeCacheMax {
-		c.m = make(map[string]*pgproto3.RowDescription)
+		c.m = make(map[string]pgproto3.BackendMessage)
 	}
-	c.m[key] = rd
+	c.m[key] = msg
+}
+
+// paramsKey keys the parameter types of a statement described under key
+// and prepared with the given types (0: left to Postgres).
+func paramsKey(key string, given []uint32) string {
+	b := []byte(key)
+	b = append(b, 0, 'P')
+	for _, o := range given {
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(o), 10)
+	}
+	return string(b)
 }
 
 // invalidate drops every entry: some session ran DDL.

@@ -297,16 +297,30 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	oids := p.stmt.paramOIDs
 	if len(p.params) > 0 && (len(oids) != len(p.params) || slices.Contains(oids, 0)) {
 		if p.stmt.params == nil {
-			pd, _, err := ss.describeInline('S', p.stmt.name)
-			if err != nil || pd == nil {
-				return false
+			// The types Postgres inferred: kept by text, since clients
+			// that leave them out (libpq, node-postgres) usually prepare
+			// the unnamed statement again for every execution.
+			key := paramsKey(ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs)
+			p.stmt.params = ss.srv.describes.params(key)
+			if p.stmt.params == nil {
+				pd, rd, err := ss.describeInline('S', p.stmt.name)
+				if err != nil || pd == nil {
+					return false
+				}
+				p.stmt.params = pd
+				if p.stmt.rows == nil && rd != nil {
+					p.stmt.rows = rd
+				}
+				ss.srv.describes.put(key, pd)
 			}
-			p.stmt.params = pd
 		}
 		oids = p.stmt.params.ParameterOIDs
 	}
 	if len(oids) < len(p.params) {
 		return false
+	}
+	if p.rows == nil {
+		p.rows = p.described()
 	}
 	if p.rows == nil {
 		_, rd, err := ss.describeInline('P', m.Portal)
@@ -399,7 +413,7 @@ const fallbackName = "_pgaccel_zero_results"
 // lookups). An origin error is relayed, and the rest of the client's
 // stretch up to Sync is skipped, as the origin skips it.
 func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql string) bool {
-	msgs, err := ss.privateRequest(
+	msgs, err := ss.privateRequest(requestZeroResults,
 		// A failed earlier fallback may have left them behind (the origin
 		// skipped its Closes); closing what does not exist is no error.
 		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},

@@ -21,6 +21,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	sessions prometheus.Gauge
 	origin   prometheus.Counter
+	requests *prometheus.CounterVec
 
 	// counters caches queries' children: every statement is counted,
 	// and WithLabelValues hashes and locks each time.
@@ -49,9 +50,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_origin_connection_errors_total",
 			Help: "Client sessions that could not connect to the origin.",
 		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_origin_requests_total",
+			Help: "Requests the proxy made on a client's origin connection for itself, by kind: session_info (user, search_path and settings before accelerating), describe (a new statement text, while DuckDB runs it), describe_statement and describe_portal (inside an extended-protocol stretch, when the client did not describe what it executes), zero_results (on_zero_results: use_source).",
+		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin)
+		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin, m.requests)
 	}
 	return m
 }
@@ -66,6 +71,21 @@ func (m *Metrics) count(route, dataset, reason string) {
 		c, _ = m.counters.LoadOrStore(key, m.queries.WithLabelValues(route, dataset, reason))
 	}
 	c.(prometheus.Counter).Inc()
+}
+
+// Kinds of the proxy's own requests to the origin.
+const (
+	requestSessionInfo       = "session_info"
+	requestDescribe          = "describe"
+	requestDescribeStatement = "describe_statement"
+	requestDescribePortal    = "describe_portal"
+	requestZeroResults       = "zero_results"
+)
+
+func (m *Metrics) request(kind string) {
+	if m != nil {
+		m.requests.WithLabelValues(kind).Inc()
+	}
 }
 
 func (m *Metrics) observe(route string, since time.Time) {

@@ -22,17 +22,18 @@ type privateMsg struct {
 // privateRequest sends msgs to the origin and waits for their responses,
 // which are kept from the client. It must run on the client loop and only
 // when no client response is pending (after drain).
-func (ss *session) privateRequest(msgs ...privateMsg) ([]pgproto3.BackendMessage, error) {
-	c, err := ss.sendPrivate(msgs...)
+func (ss *session) privateRequest(kind string, msgs ...privateMsg) ([]pgproto3.BackendMessage, error) {
+	c, err := ss.sendPrivate(kind, msgs...)
 	if err != nil {
 		return nil, err
 	}
 	return ss.awaitPrivate(c)
 }
 
-// sendPrivate sends a private request and returns the collector its
-// responses go to (awaitPrivate waits for them).
-func (ss *session) sendPrivate(msgs ...privateMsg) (*collector, error) {
+// sendPrivate sends a private request, counted by kind (a request* label),
+// and returns the collector its responses go to (awaitPrivate waits for
+// them).
+func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, error) {
 	c := newCollector()
 	lastItem := -1
 	for i, m := range msgs {
@@ -54,6 +55,7 @@ func (ss *session) sendPrivate(msgs ...privateMsg) (*collector, error) {
 	if err := ss.fe.Flush(); err != nil {
 		return nil, err
 	}
+	ss.srv.metrics.request(kind)
 	return c, nil
 }
 
@@ -132,7 +134,7 @@ func (ss *session) readInfo() error {
 		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: infoStatement}, kind: pkClose, hasKind: true},
 	)
 	msgs = append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true})
-	resp, err := ss.privateRequest(msgs...)
+	resp, err := ss.privateRequest(requestSessionInfo, msgs...)
 	if err != nil {
 		return err
 	}
@@ -178,7 +180,7 @@ func (ss *session) readInfo() error {
 // for the answer (Postgres's error as *originError), so that the proxy can
 // work meanwhile.
 func (ss *session) startDescribeSQL(sql string) (func() (*pgproto3.RowDescription, error), error) {
-	c, err := ss.sendPrivate(
+	c, err := ss.sendPrivate(requestDescribe,
 		privateMsg{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
 		privateMsg{msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true},
 		privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
@@ -213,11 +215,11 @@ func rowDescriptionOf(msgs []pgproto3.BackendMessage) (*pgproto3.RowDescription,
 // describeInline asks the origin to describe a statement or portal in the
 // middle of the client's extended-protocol stretch, without a Sync.
 func (ss *session) describeInline(objectType byte, name string) (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
-	kind := pkDescribePortal
+	kind, label := pkDescribePortal, requestDescribePortal
 	if objectType == 'S' {
-		kind = pkDescribeStatement
+		kind, label = pkDescribeStatement, requestDescribeStatement
 	}
-	msgs, err := ss.privateRequest(
+	msgs, err := ss.privateRequest(label,
 		privateMsg{msg: &pgproto3.Describe{ObjectType: objectType, Name: name}, kind: kind, hasKind: true},
 		privateMsg{msg: &pgproto3.Flush{}},
 	)
