@@ -23,8 +23,6 @@ var (
 		"'America/Sao_Paulo'", "'Pacific/Chatham'", "'Africa/Monrovia'", "'EST5EDT'", "'Etc/GMT-14'", "'UTC+3'",
 		"INTERVAL '+05:30' HOUR TO MINUTE", "-7", "'GMT'", "'posix/Europe/Paris'"}
 	tzSessions = crossSessions(dateStyles, timeZones)
-	// A few styles with the interval style, as arrays of timestamps use both.
-	mixedSessions = crossSessions(intervalStyles, []string{"'Asia/Kolkata'"})
 )
 
 func sessionsOf(name string, values ...string) []session {
