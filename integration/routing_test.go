@@ -487,6 +487,30 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Close{ObjectType: 'S', Name: "c"},
 			&pgproto3.Sync{},
 		}, 2},
+		{"an earlier failure drops the queued accelerated answer", []pgproto3.FrontendMessage{
+			// Statements described first, so that their Executes are
+			// answered while the Parses and Binds before them are still
+			// at the origin; the failures make Postgres skip them, and
+			// their answers are dropped.
+			&pgproto3.Parse{Name: "f", Query: "SELECT count(*), max(amount) FROM acc_orders WHERE qty > 2"},
+			&pgproto3.Describe{ObjectType: 'S', Name: "f"},
+			&pgproto3.Parse{Name: "g", Query: "SELECT id FROM acc_orders WHERE id = $1::int"},
+			&pgproto3.Describe{ObjectType: 'S', Name: "g"},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Name: "e", Query: "SELEC 1"},
+			&pgproto3.Bind{PreparedStatement: "f"},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "g", Parameters: [][]byte{[]byte("not a number")}},
+			&pgproto3.Bind{PreparedStatement: "f"},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "f", ResultFormatCodes: []int16{1, 0}},
+			&pgproto3.Execute{},
+			&pgproto3.Bind{PreparedStatement: "g", Parameters: [][]byte{[]byte("4")}, ResultFormatCodes: []int16{1}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		}, 4},
 		{"simple queries in a transaction", []pgproto3.FrontendMessage{
 			&pgproto3.Query{String: "BEGIN"},
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},

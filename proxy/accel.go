@@ -287,10 +287,24 @@ func (ss *session) ensureInfo() bool {
 // origin response delivered and the user allowed to read the tables. It
 // returns false (with d's reason updated) when the statement must go to the
 // origin.
-func (ss *session) prepareLocal(ctx context.Context, d planner.Decision) (planner.Decision, bool) {
+func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle bool) (planner.Decision, bool) {
 	// The status is known only once every earlier response is in: an
 	// earlier statement of a pipeline may have failed the transaction.
-	if !ss.drain() || ss.state.TxStatus() == 'E' {
+	// Unless settle is asked, pending Parses, Binds, Describes and Closes
+	// of this stretch are not waited for: they change nothing the answer
+	// depends on, and if one fails the origin skips this statement, and
+	// so does its local answer (writeOrdered).
+	ss.answerCheck = false
+	setupOnly, failures := ss.pending.onlyStatementSetup()
+	if settle || !setupOnly {
+		if !ss.drain() {
+			d.Route, d.Reason = planner.RouteOrigin, "transaction_failed"
+			return d, false
+		}
+	} else if !ss.pending.idle() {
+		ss.answerCheck, ss.answerSince = true, failures
+	}
+	if ss.state.TxStatus() == 'E' {
 		d.Route, d.Reason = planner.RouteOrigin, "transaction_failed"
 		return d, false
 	}
@@ -464,6 +478,12 @@ func described(rd *pgproto3.RowDescription) func() (*pgproto3.RowDescription, er
 	return func() (*pgproto3.RowDescription, error) { return rd, nil }
 }
 
+// errOriginSkipping: an earlier message of the stretch failed at the
+// origin, which skips everything up to the next Sync; the statement is
+// forwarded for the origin to skip, and nothing of the local answer is
+// sent.
+var errOriginSkipping = errors.New("the origin skips to the next Sync")
+
 // errAfterOutput is a local failure after rows reached the client: the
 // statement can no longer move to the origin.
 type errAfterOutput struct{ err error }
@@ -488,6 +508,14 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 	}
 	wroteAny := false
 	write := func() error {
+		if !wroteAny && !ss.pending.idle() {
+			// Streaming past the buffer: every earlier origin response
+			// must be in first, and none of them an error that makes the
+			// origin skip this statement.
+			if !ss.drain() {
+				return errOriginSkipping
+			}
+		}
 		err := ss.writeClient(buf)
 		buf = buf[:0]
 		wroteAny = true
@@ -544,6 +572,9 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 		r.sent++
 		if len(buf) >= localBufferLimit {
 			if err := write(); err != nil {
+				if errors.Is(err, errOriginSkipping) {
+					return false, n, err
+				}
 				return false, n, &errAfterOutput{err}
 			}
 		}
@@ -568,7 +599,7 @@ func (ss *session) finish(tail ...pgproto3.BackendMessage) error {
 			return err
 		}
 	}
-	err := ss.writeClient(buf)
+	err := ss.writeOrdered(buf)
 	if cap(buf) > 4*localBufferLimit {
 		buf = nil
 	}
@@ -590,8 +621,48 @@ func (ss *session) describeKey(sql string, d planner.Decision) string {
 	return sql + "\x00" + ss.info.user + "\x00" + strings.Join(ss.info.searchPath, ",") + "\x00" + strconv.FormatUint(gen, 10)
 }
 
+// writeOrdered writes encoded messages of the proxy's own to the client
+// after every origin response still pending before them: at once when
+// nothing is pending, else queued for the origin relay to write in turn
+// (dropped if the origin skips to the next Sync, as it would skip the
+// statement they answer).
+func (ss *session) writeOrdered(buf []byte) error {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if ss.pending.pushLocal(buf, ss.answerCheck, ss.answerSince) != localWriteNow {
+		return nil
+	}
+	if err := ss.be.Flush(); err != nil {
+		return err
+	}
+	_, err := ss.client.Write(buf)
+	return err
+}
+
+// writeQueuedLocal writes the answers of the proxy's own that have reached
+// the head of the pending queue; the origin relay calls it after every
+// response it settles.
+func (ss *session) writeQueuedLocal() error {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	outs := ss.pending.takeLocal()
+	if outs == nil {
+		return nil
+	}
+	if err := ss.be.Flush(); err != nil {
+		return err
+	}
+	for _, out := range outs {
+		if _, err := ss.client.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeClient writes encoded messages to the client after anything the
-// origin relay still holds in its buffer, keeping the order.
+// origin relay still holds in its buffer, keeping the order. Nothing may be
+// pending at the origin (see writeOrdered).
 func (ss *session) writeClient(buf []byte) error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()

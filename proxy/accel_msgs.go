@@ -31,7 +31,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	start := time.Now()
-	d, s, ok := ss.decideLocal(m.String)
+	d, s, ok := ss.decideLocal(m.String, true)
 	if !ok {
 		return false
 	}
@@ -276,6 +276,8 @@ func (ss *session) onSync() {
 // handleExecute answers an Execute locally when its statement is routed to
 // the acceleration; it reports false when the Execute must be forwarded.
 func (ss *session) handleExecute(m *pgproto3.Execute) bool {
+	ss.answerCheck = false
+	defer func() { ss.answerCheck = false }()
 	p := ss.portals[m.Portal]
 	if p == nil || p.stmt == nil {
 		return false
@@ -289,7 +291,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	start := time.Now()
-	d, s, ok := ss.decideLocal(p.stmt.sql)
+	d, s, ok := ss.decideLocal(p.stmt.sql, false)
 	if !ok {
 		return false
 	}
@@ -370,6 +372,17 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		d.SQL = sql
 	}
+	if d.FallbackSQL != "" {
+		// on_zero_results may ask the origin on the proxy's behalf, after
+		// everything earlier.
+		if !ss.drain() {
+			return false
+		}
+		ss.answerCheck = false
+	}
+	// The origin gets the Parse and Bind before it would otherwise (at
+	// the client's Sync), to work on them while DuckDB runs.
+	_ = ss.fe.Flush()
 	r, err := ss.startLocal(d, described(p.rows), p.resultFormats, args, s)
 	if err != nil {
 		if ss.canceledByClient() {
@@ -455,6 +468,18 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	r := p.active
 	firstCall := r.sent == 0
 	done, n, err := ss.sendRows(r, nil, int64(m.MaxRows))
+	if err == nil && !done && firstCall && !ss.pending.idle() && !ss.drain() {
+		// A suspended portal lives on: only once the origin has accepted
+		// everything before it (its Bind above all).
+		err = errOriginSkipping
+	}
+	if errors.Is(err, errOriginSkipping) {
+		ss.outBuf = ss.outBuf[:0]
+		r.close()
+		p.active = nil
+		ss.countOrigin(planner.Decision{Datasets: []string{r.dataset}, Reason: "transaction_failed"})
+		return false
+	}
 	if err != nil && ss.canceledByClient() {
 		var late *errAfterOutput
 		if !errors.As(err, &late) {
@@ -523,10 +548,11 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 // decideLocal takes a statement that the planner's fast path (Quick) has
 // declined through everything that must hold before it is answered
 // locally: fresh session info, the planner's route, every earlier origin
-// response delivered, privileges, and session settings the encoder can
-// honour. When one fails, the statement is counted and noted for the origin
+// response delivered (with settle false, only the current stretch's
+// statement setup may still be pending: see prepareLocal), privileges, and
+// session settings the encoder can honour. When one fails, the statement is counted and noted for the origin
 // and ok is false.
-func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settings, ok bool) {
+func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *encode.Settings, ok bool) {
 	ctx := ss.srv.baseCtx
 	if (ss.txWrote.Load() || ss.segmentWrote) && ss.pending.idle() {
 		// The transaction has written (and no answer still on its way
@@ -543,7 +569,7 @@ func (ss *session) decideLocal(sql string) (d planner.Decision, s *encode.Settin
 	}
 	d = ss.planFresh(ctx, sql)
 	if d.Route == planner.RouteAccelerate {
-		d, ok = ss.prepareLocal(ctx, d)
+		d, ok = ss.prepareLocal(ctx, d, settle)
 	}
 	if !ok {
 		ss.countOrigin(d)

@@ -20,6 +20,10 @@ const (
 	pkSync
 	pkQuery
 	pkFunctionCall
+	// pkLocal is an answer of the proxy's own (an accelerated Execute's
+	// rows) that the client gets once every origin response before it
+	// has been relayed; the origin owes nothing for it.
+	pkLocal
 )
 
 // collector receives the origin's answer to a request the proxy made on
@@ -45,6 +49,8 @@ type pendingItem struct {
 	// last marks the final item of a private request: its collector is
 	// closed when the item completes.
 	last bool
+	// out is a pkLocal item's encoded messages.
+	out []byte
 }
 
 // pendingQueue tracks, in order, the responses the origin still owes. It
@@ -60,6 +66,8 @@ type pendingQueue struct {
 	items    []pendingItem
 	skipTail bool
 	closed   bool
+	// failures counts extended-protocol errors (failedLocked).
+	failures uint64
 }
 
 func newPendingQueue() *pendingQueue {
@@ -140,6 +148,7 @@ func (q *pendingQueue) failed() {
 }
 
 func (q *pendingQueue) failedLocked() {
+	q.failures++
 	q.popLocked()
 	for len(q.items) > 0 && q.items[0].kind != pkSync {
 		q.popLocked()
@@ -148,6 +157,73 @@ func (q *pendingQueue) failedLocked() {
 		q.skipTail = true
 	}
 	q.changed.Broadcast()
+}
+
+// localOutcome is what pushLocal did with an answer of the proxy's own.
+type localOutcome uint8
+
+const (
+	localWriteNow localOutcome = iota // nothing is pending: the caller writes it
+	localQueued                       // queued behind the pending origin responses
+	localDropped                      // the origin skips to the next Sync: so must it
+)
+
+// pushLocal queues out (copied) behind the pending origin responses, for
+// takeLocal to hand over in order. With check, out answers a statement
+// decided when the queue had seen `since` failures: if another came since,
+// the origin skips that statement, and out is dropped. Callers hold the
+// session's write lock, so that nothing reaches the client between the
+// check and their write.
+func (q *pendingQueue) pushLocal(out []byte, check bool, since uint64) localOutcome {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case check && q.failures != since:
+		return localDropped
+	case len(q.items) == 0:
+		return localWriteNow
+	}
+	q.items = append(q.items, pendingItem{kind: pkLocal, out: append([]byte(nil), out...)})
+	return localQueued
+}
+
+// takeLocal removes the local answers at the head of the queue and returns
+// them, in order, for the client.
+func (q *pendingQueue) takeLocal() [][]byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var outs [][]byte
+	for len(q.items) > 0 && q.items[0].kind == pkLocal {
+		outs = append(outs, q.items[0].out)
+		q.popLocked()
+	}
+	if outs != nil {
+		q.changed.Broadcast()
+	}
+	return outs
+}
+
+// onlyStatementSetup reports whether every pending item is a Parse, Bind,
+// Describe or Close of the current stretch (or an answer of the proxy's
+// own): nothing pending can change the session or its transaction, and an
+// error in any of them makes the origin skip what follows up to the Sync,
+// which failedLocked mirrors by dropping the queued local answers too.
+// It also returns the failures counted so far (see pushLocal), and false
+// when the origin is already skipping to the next Sync.
+func (q *pendingQueue) onlyStatementSetup() (bool, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.skipTail {
+		return false, q.failures
+	}
+	for _, it := range q.items {
+		switch it.kind {
+		case pkParse, pkBind, pkDescribeStatement, pkDescribePortal, pkClose, pkLocal:
+		default:
+			return false, q.failures
+		}
+	}
+	return true, q.failures
 }
 
 // skipping reports whether the origin is discarding messages until a Sync.

@@ -67,3 +67,55 @@ func TestCompletes(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingQueue_LocalAnswersInOrder(t *testing.T) {
+	q := newPendingQueue()
+	if got := q.pushLocal([]byte("now"), false, 0); got != localWriteNow {
+		t.Fatalf("nothing pending: %v, want localWriteNow", got)
+	}
+	q.push(pendingItem{kind: pkParse})
+	q.push(pendingItem{kind: pkBind})
+	if ok, _ := q.onlyStatementSetup(); !ok {
+		t.Fatal("Parse and Bind pending: want statement setup only")
+	}
+	out := []byte("rows 1")
+	if got := q.pushLocal(out, true, 0); got != localQueued {
+		t.Fatalf("behind a Bind: %v, want localQueued", got)
+	}
+	out[0] = 'X' // the caller reuses its buffer
+	if outs := q.takeLocal(); outs != nil {
+		t.Fatalf("handed over before the Bind's answer: %q", outs)
+	}
+	q.push(pendingItem{kind: pkSync})
+	if ok, _ := q.onlyStatementSetup(); ok {
+		t.Fatal("a Sync pending is more than statement setup")
+	}
+	q.pop() // ParseComplete
+	q.pop() // BindComplete
+	if outs := q.takeLocal(); len(outs) != 1 || string(outs[0]) != "rows 1" {
+		t.Fatalf("after the Bind's answer: %q, want the rows, copied", outs)
+	}
+	if h, _ := q.head(); h.kind != pkSync {
+		t.Fatalf("head = %v, want Sync", h.kind)
+	}
+}
+
+func TestPendingQueue_FailureDropsLocalAnswers(t *testing.T) {
+	q := newPendingQueue()
+	q.push(pendingItem{kind: pkParse})
+	q.push(pendingItem{kind: pkBind})
+	_, failures := q.onlyStatementSetup()
+	q.pushLocal([]byte("rows"), true, failures)
+	q.failed() // the Parse: the origin skips the Bind and the Execute answered locally
+	if outs := q.takeLocal(); outs != nil || !q.skipping() {
+		t.Fatalf("after the failure: %q (skipping %v), want nothing and skipping", outs, q.skipping())
+	}
+	// An answer decided before a failure that emptied the queue is dropped
+	// too, and one decided after it is not the proxy's to check.
+	if got := q.pushLocal([]byte("late"), true, failures); got != localDropped {
+		t.Fatalf("answer decided before the failure: %v, want localDropped", got)
+	}
+	if ok, _ := q.onlyStatementSetup(); ok {
+		t.Fatal("while the origin skips, nothing may be answered ahead of it")
+	}
+}

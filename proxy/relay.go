@@ -216,6 +216,11 @@ func (ss *session) relayOrigin() {
 			if head.private != nil {
 				head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
 				ss.pending.settle(done, failed)
+				if err := ss.writeQueuedLocal(); err != nil {
+					ss.log.Debug().Err(err).Msg("client write failed")
+					ss.close()
+					return
+				}
 				continue
 			}
 		}
@@ -230,6 +235,9 @@ func (ss *session) relayOrigin() {
 		ss.writeMu.Unlock()
 		if done || failed {
 			idle = ss.pending.settle(done, failed) && done
+			if werr == nil {
+				werr = ss.writeQueuedLocal()
+			}
 		}
 		if werr != nil {
 			ss.log.Debug().Err(werr).Msg("client write failed")

@@ -111,13 +111,19 @@ type session struct {
 	pendingBytes int
 
 	// Acceleration state, used only by the client loop.
-	accel          *Accel
-	info           sessionInfo
-	infoDirty      bool
-	infoPrepared   bool
-	changedInTx    bool
-	segmentOpen    bool // extended-protocol messages since the last Sync
-	localSkip      bool // a local error: skip client messages to the next Sync
+	accel        *Accel
+	info         sessionInfo
+	infoDirty    bool
+	infoPrepared bool
+	changedInTx  bool
+	segmentOpen  bool // extended-protocol messages since the last Sync
+	localSkip    bool // a local error: skip client messages to the next Sync
+	// answerCheck: the Execute being answered locally was decided with
+	// statement setup of its stretch still pending at the origin, when
+	// the pending queue had seen answerSince failures; its answer is
+	// dropped if one of them fails (writeOrdered).
+	answerCheck    bool
+	answerSince    uint64
 	stmts          map[string]*stmtInfo
 	portals        map[string]*portalInfo
 	infoGen        uint64 // counts session info reads
