@@ -1,12 +1,15 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -511,6 +514,35 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Execute{},
 			&pgproto3.Sync{},
 		}, 4},
+		{"binds of a described statement kept from the origin", []pgproto3.FrontendMessage{
+			&pgproto3.Parse{Name: "s9", Query: "SELECT id, amount FROM acc_orders WHERE id <= $1 ORDER BY id"},
+			&pgproto3.Describe{ObjectType: 'S', Name: "s9"},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("5")}, ResultFormatCodes: []int16{0, 1}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{MaxRows: 2},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'P'},
+			&pgproto3.Sync{},
+			&pgproto3.Query{String: "BEGIN"},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{{0, 0, 0, 3}}, ParameterFormatCodes: []int16{1}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Query{String: "COMMIT"},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("x")}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("3")}, ResultFormatCodes: []int16{1, 0, 1}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("2")}},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'S', Name: "s9"},
+			&pgproto3.Sync{},
+			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("2")}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		}, 9},
 		{"simple queries in a transaction", []pgproto3.FrontendMessage{
 			&pgproto3.Query{String: "BEGIN"},
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
@@ -808,5 +840,61 @@ func TestAccel_UntypedParametersDescribedOncePerText(t *testing.T) {
 	}
 	if n := originRequests(t, a)["describe_statement"] - before["describe_statement"]; n != 1 {
 		t.Errorf("%d origin describe_statement requests for 5 executions of one text, want 1", int(n))
+	}
+}
+
+// A session whose statements were prepared and described keeps getting
+// accelerated answers to them while its origin backend does not answer
+// (stopped here; overloaded or stuck in production): their Bind, Execute
+// and Sync need nothing from it.
+func TestAccel_DescribedStatementsServedWhileTheOriginStalls(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	c := connect(t, appDSN(a, appUser, appPass))
+	c.Config().DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	const sql = "SELECT count(*), max(amount) FROM acc_orders WHERE qty > $1"
+	want := map[int]string{}
+	for _, qty := range []int{1, 2, 3} {
+		want[qty] = strings.Join(mustQuery(t, c, sql, qty), ",") // prepares once, through the origin
+	}
+	var pid int
+	if err := c.QueryRow(ctxT(t), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	backend, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backend.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop the origin backend %d: %v", pid, err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = backend.Signal(syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	for _, qty := range []int{3, 2, 1} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rows, err := c.Query(ctx, sql, qty)
+		var got []string
+		if err == nil {
+			for rows.Next() {
+				vals, _ := rows.Values()
+				got = append(got, fmt.Sprint(vals...))
+			}
+			err = rows.Err()
+		}
+		cancel()
+		if err != nil || strings.Join(got, ",") != want[qty] {
+			t.Fatalf("qty > %d with the origin backend stopped: %v, %q; want %q", qty, err, got, want[qty])
+		}
+	}
+	resume()
+	// And the session goes on at the origin as before.
+	if got := mustQuery(t, c, "SELECT relname FROM pg_class WHERE relname = 'acc_orders'"); len(got) == 0 {
+		t.Fatalf("catalog query after the stall: %q", got)
 	}
 }

@@ -82,6 +82,8 @@ type portalInfo struct {
 	rows          *pgproto3.RowDescription
 	// active is a local result suspended by Execute's row limit.
 	active *localResult
+	// local: the portal's Bind was kept from the origin (deferred.go).
+	local bool
 }
 
 // described returns the description of p's rows as Postgres would send it
@@ -231,8 +233,15 @@ func (ss *session) noteOrigin(d planner.Decision) {
 	case planner.KindDDL:
 		ss.srv.describes.invalidate()
 	case planner.KindDiscard, planner.KindDeallocate:
-		// DISCARD ALL and DEALLOCATE ALL drop the proxy's statement too.
+		// DISCARD ALL and DEALLOCATE ALL drop the proxy's statement too,
+		// and the client's named statements may be gone: a later Parse of
+		// one of their names is taken as new (see onParse).
 		ss.infoPrepared = false
+		for name := range ss.stmts {
+			if name != "" {
+				delete(ss.stmts, name)
+			}
+		}
 	case planner.KindMulti, planner.KindOther:
 		// Anything may be in there.
 		ss.srv.describes.invalidate()
@@ -629,7 +638,7 @@ func (ss *session) describeKey(sql string, d planner.Decision) string {
 func (ss *session) writeOrdered(buf []byte) error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	if ss.pending.pushLocal(buf, ss.answerCheck, ss.answerSince) != localWriteNow {
+	if ss.pending.pushLocal(buf, false, ss.answerCheck, ss.answerSince) != localWriteNow {
 		return nil
 	}
 	if err := ss.be.Flush(); err != nil {

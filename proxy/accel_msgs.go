@@ -143,6 +143,12 @@ func firstDataset(d planner.Decision) string {
 // origin too, so the statement stays executable there.
 func (ss *session) onParse(st *stmtInfo) {
 	ss.segmentOpen = true
+	if st.name != "" && ss.stmts[st.name] != nil && !st.originOnly() {
+		// The origin refuses it if the statement still exists there,
+		// and accepts it if SQL (DEALLOCATE, DISCARD) dropped it: which
+		// one it holds is unknown, so it runs there.
+		st = &stmtInfo{name: st.name, sql: st.sql, origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "statement_name_reused"}}
+	}
 	ss.stmts[st.name] = st
 }
 

@@ -51,6 +51,9 @@ type pendingItem struct {
 	last bool
 	// out is a pkLocal item's encoded messages.
 	out []byte
+	// swallow: the client already has the proxy's own answer to this
+	// message (a deferred Bind sent late); only an error is relayed.
+	swallow bool
 }
 
 // pendingQueue tracks, in order, the responses the origin still owes. It
@@ -169,16 +172,18 @@ const (
 )
 
 // pushLocal queues out (copied) behind the pending origin responses, for
-// takeLocal to hand over in order. With check, out answers a statement
-// decided when the queue had seen `since` failures: if another came since,
-// the origin skips that statement, and out is dropped. Callers hold the
+// takeLocal to hand over in order. With skippable, out answers a client
+// message that Postgres would skip while the origin skips to the next
+// Sync: it is dropped then. With check, out answers a statement decided
+// when the queue had seen `since` failures: if another came since, the
+// origin skips that statement, and out is dropped. Callers hold the
 // session's write lock, so that nothing reaches the client between the
 // check and their write.
-func (q *pendingQueue) pushLocal(out []byte, check bool, since uint64) localOutcome {
+func (q *pendingQueue) pushLocal(out []byte, skippable, check bool, since uint64) localOutcome {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
-	case check && q.failures != since:
+	case skippable && q.skipTail, check && q.failures != since:
 		return localDropped
 	case len(q.items) == 0:
 		return localWriteNow

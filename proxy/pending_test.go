@@ -70,7 +70,7 @@ func TestCompletes(t *testing.T) {
 
 func TestPendingQueue_LocalAnswersInOrder(t *testing.T) {
 	q := newPendingQueue()
-	if got := q.pushLocal([]byte("now"), false, 0); got != localWriteNow {
+	if got := q.pushLocal([]byte("now"), false, false, 0); got != localWriteNow {
 		t.Fatalf("nothing pending: %v, want localWriteNow", got)
 	}
 	q.push(pendingItem{kind: pkParse})
@@ -79,7 +79,7 @@ func TestPendingQueue_LocalAnswersInOrder(t *testing.T) {
 		t.Fatal("Parse and Bind pending: want statement setup only")
 	}
 	out := []byte("rows 1")
-	if got := q.pushLocal(out, true, 0); got != localQueued {
+	if got := q.pushLocal(out, false, true, 0); got != localQueued {
 		t.Fatalf("behind a Bind: %v, want localQueued", got)
 	}
 	out[0] = 'X' // the caller reuses its buffer
@@ -105,17 +105,23 @@ func TestPendingQueue_FailureDropsLocalAnswers(t *testing.T) {
 	q.push(pendingItem{kind: pkParse})
 	q.push(pendingItem{kind: pkBind})
 	_, failures := q.onlyStatementSetup()
-	q.pushLocal([]byte("rows"), true, failures)
+	q.pushLocal([]byte("rows"), false, true, failures)
 	q.failed() // the Parse: the origin skips the Bind and the Execute answered locally
 	if outs := q.takeLocal(); outs != nil || !q.skipping() {
 		t.Fatalf("after the failure: %q (skipping %v), want nothing and skipping", outs, q.skipping())
 	}
 	// An answer decided before a failure that emptied the queue is dropped
 	// too, and one decided after it is not the proxy's to check.
-	if got := q.pushLocal([]byte("late"), true, failures); got != localDropped {
+	if got := q.pushLocal([]byte("late"), false, true, failures); got != localDropped {
 		t.Fatalf("answer decided before the failure: %v, want localDropped", got)
 	}
 	if ok, _ := q.onlyStatementSetup(); ok {
 		t.Fatal("while the origin skips, nothing may be answered ahead of it")
+	}
+	if got := q.pushLocal([]byte("BindComplete"), true, false, 0); got != localDropped {
+		t.Fatalf("answer to a message Postgres skips: %v, want localDropped", got)
+	}
+	if got := q.pushLocal([]byte("error"), false, false, 0); got != localWriteNow {
+		t.Fatalf("the proxy's own error: %v, want localWriteNow", got)
 	}
 }

@@ -55,6 +55,10 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 	if err := ss.fe.Flush(); err != nil {
 		return nil, err
 	}
+	// A request ending with a Sync ends the origin's stretch; any other
+	// is part of the client's.
+	_, endsStretch := msgs[len(msgs)-1].msg.(*pgproto3.Sync)
+	ss.stretchOrigin = !endsStretch
 	ss.srv.metrics.request(kind)
 	return c, nil
 }

@@ -86,6 +86,13 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	case *pgproto3.CopyData:
 		ss.pendingBytes += len(m.Data)
 	}
+	switch msg.(type) {
+	case *pgproto3.Sync, *pgproto3.Query:
+		ss.stretchOrigin = false
+	case *pgproto3.Flush:
+	default:
+		ss.stretchOrigin = true
+	}
 	ss.fe.Send(msg)
 	if flush || ss.pendingBytes >= flushThreshold {
 		ss.pendingBytes = 0
@@ -121,6 +128,10 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:
+		if p := ss.portals[""]; p != nil && p.local {
+			// Postgres drops the unnamed portal at a simple Query.
+			ss.onClose(&pgproto3.Close{ObjectType: 'P'})
+		}
 		handled := ss.handleQuery(m)
 		if !handled {
 			// A simple Query ends any extended-protocol stretch at the
@@ -132,13 +143,33 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		ss.onParse(parsed)
 	case *pgproto3.Bind:
 		ss.onBind(m)
+		return ss.deferBind(m), nil
 	case *pgproto3.Describe:
+		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
+			ss.segmentOpen = true
+			ss.answerLocal(p.described())
+			return true, nil
+		}
 		return false, ss.describeCapture(m)
 	case *pgproto3.Execute:
-		return ss.handleExecute(m), nil
+		if ss.handleExecute(m) {
+			return true, nil
+		}
+		ss.materialize(m.Portal)
 	case *pgproto3.Close:
+		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
+			ss.onClose(m)
+			ss.answerLocal(&pgproto3.CloseComplete{})
+			return true, nil
+		}
+		if m.ObjectType == 'S' {
+			ss.materializeUses(m.Name)
+		}
 		ss.onClose(m)
 	case *pgproto3.Sync:
+		if ss.localSync() {
+			return true, nil
+		}
 		ss.onSync()
 	}
 	return false, nil
@@ -210,6 +241,16 @@ func (ss *session) relayOrigin() {
 			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
 		}
 		if hasHead && !async {
+			if _, isErr := msg.(*pgproto3.ErrorResponse); head.swallow && !isErr {
+				// The client has the proxy's own answer to this one.
+				ss.pending.settle(done, failed)
+				if err := ss.writeQueuedLocal(); err != nil {
+					ss.log.Debug().Err(err).Msg("client write failed")
+					ss.close()
+					return
+				}
+				continue
+			}
 			if head.capture != nil {
 				head.capture(msg)
 			}

@@ -122,8 +122,12 @@ type session struct {
 	// statement setup of its stretch still pending at the origin, when
 	// the pending queue had seen answerSince failures; its answer is
 	// dropped if one of them fails (writeOrdered).
-	answerCheck    bool
-	answerSince    uint64
+	answerCheck bool
+	answerSince uint64
+	answerBuf   []byte
+	// stretchOrigin: something of the current extended-protocol stretch
+	// went to the origin, so its Sync must too (see deferred.go).
+	stretchOrigin  bool
 	stmts          map[string]*stmtInfo
 	portals        map[string]*portalInfo
 	infoGen        uint64 // counts session info reads

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/encode"
+)
+
+// Deferred Binds. A client that prepared and described a statement once
+// (pgx's statement cache, pgjdbc's server-prepared statements) then runs
+// it as Bind, Execute, Sync. When the statement is accelerated, none of
+// that needs the origin: the proxy answers BindComplete itself, keeps the
+// portal to itself (portalInfo.local), answers its Describe, Execute and
+// Close, and, when nothing of the stretch went to the origin, its Sync.
+// The origin is spared the Bind (for an unnamed statement: planning the
+// query each time) and the client a round trip to it; such sessions keep
+// getting accelerated answers while the origin is slow.
+//
+// The Bind is deferred only when the proxy can tell it would succeed at
+// the origin: the statement's parameter and row descriptions are known
+// (from the client's Describe of it), the parameter count and format codes
+// are right, and every value decodes (encode.DecodeParam accepts a subset
+// of what Postgres accepts), in a session not failed nor writing, with
+// nothing but statement setup pending at the origin. When the Execute goes
+// to the origin after all (a fallback, the dataset no longer ready, ...),
+// the Bind is sent first (materialize); the client has its BindComplete
+// already, so only an error of the late Bind reaches it.
+
+// deferBind reports whether the Bind just recorded for m's portal (onBind)
+// is kept from the origin, in which case BindComplete has been answered.
+func (ss *session) deferBind(m *pgproto3.Bind) bool {
+	if m.DestinationPortal != "" {
+		return false // a named portal that exists already is an error
+	}
+	p := ss.portals[""]
+	if p == nil || p.stmt == nil || p.stmt.originOnly() || p.stmt.params == nil || p.stmt.rows == nil {
+		return false
+	}
+	st := p.stmt
+	if !ss.info.valid || ss.infoDirty || ss.txWrote.Load() || ss.segmentWrote {
+		return false
+	}
+	if ok, _ := ss.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
+		return false
+	}
+	oids := st.params.ParameterOIDs
+	if len(m.Parameters) != len(oids) || !formatsFit(m.ParameterFormatCodes, len(oids)) ||
+		!formatsFit(m.ResultFormatCodes, len(st.rows.Fields)) {
+		return false
+	}
+	s := ss.settings()
+	if s == nil {
+		return false
+	}
+	for i, v := range m.Parameters {
+		format := int16(0)
+		switch len(m.ParameterFormatCodes) {
+		case 0:
+		case 1:
+			format = m.ParameterFormatCodes[0]
+		default:
+			format = m.ParameterFormatCodes[i]
+		}
+		if _, err := encode.DecodeParam(oids[i], format, v, s); err != nil {
+			return false
+		}
+	}
+	if d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession()); d.Route != planner.RouteAccelerate {
+		return false
+	}
+	p.local = true
+	ss.answerLocal(&pgproto3.BindComplete{})
+	return true
+}
+
+// formatsFit reports whether Bind format codes suit n values: none (all
+// text), one for all, or one each, every code text or binary.
+func formatsFit(codes []int16, n int) bool {
+	if len(codes) > 1 && len(codes) != n {
+		return false
+	}
+	for _, c := range codes {
+		if c != 0 && c != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// materialize sends the deferred Bind of portal name to the origin, ahead
+// of a message that needs the portal there.
+func (ss *session) materialize(name string) {
+	p := ss.portals[name]
+	if p == nil || !p.local {
+		return
+	}
+	p.local = false
+	ss.stretchOrigin = true
+	if !ss.pending.push(pendingItem{kind: pkBind, swallow: true}) {
+		return // the origin skips it, and what follows, to the Sync
+	}
+	ss.fe.Send(&pgproto3.Bind{
+		DestinationPortal:    name,
+		PreparedStatement:    p.stmt.name,
+		ParameterFormatCodes: p.paramFormats,
+		Parameters:           p.params,
+		ResultFormatCodes:    p.resultFormats,
+	})
+}
+
+// materializeUses sends the deferred Binds made from statement name before
+// the statement is closed at the origin (the portal outlives it there).
+func (ss *session) materializeUses(name string) {
+	if p := ss.portals[""]; p != nil && p.local && p.stmt != nil && p.stmt.name == name {
+		ss.materialize("")
+	}
+}
+
+// answerLocal answers a client message in the proxy's stead, in order with
+// the origin's pending responses; nothing is sent if the origin is skipping
+// to the next Sync, as Postgres would skip the message.
+func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
+	buf := ss.answerBuf[:0]
+	for _, m := range msgs {
+		var err error
+		if buf, err = m.Encode(buf); err != nil {
+			return
+		}
+	}
+	ss.answerBuf = buf[:0]
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if ss.pending.pushLocal(buf, true, false, 0) != localWriteNow {
+		return
+	}
+	if err := ss.be.Flush(); err == nil {
+		_, _ = ss.client.Write(buf)
+	}
+}
+
+// localSync answers a Sync that ends a stretch the origin saw nothing of,
+// when nothing is pending there either (the transaction status is then
+// the last one the origin reported, which the stretch did not change).
+func (ss *session) localSync() bool {
+	if ss.stretchOrigin || !ss.pending.idle() {
+		return false
+	}
+	ss.onSync()
+	ss.answerLocal(&pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+	if ss.shuttingDown.Load() {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.close()
+	}
+	return true
+}
