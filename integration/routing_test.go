@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -896,5 +897,70 @@ func TestAccel_DescribedStatementsServedWhileTheOriginStalls(t *testing.T) {
 	// And the session goes on at the origin as before.
 	if got := mustQuery(t, c, "SELECT relname FROM pg_class WHERE relname = 'acc_orders'"); len(got) == 0 {
 		t.Fatalf("catalog query after the stall: %q", got)
+	}
+}
+
+// libpq's prepared statements (PQprepare, then PQexecPrepared: Bind,
+// Describe portal, Execute, Sync) are never described as statements: the
+// parameter types the origin inferred and the rows its Describe of a
+// portal gave are kept, and from the second execution on the origin
+// backend is not needed.
+func TestAccel_UndescribedPreparedStatementServedWhileTheOriginStalls(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	conn, err := net.Dial("tcp", a.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fe := pgproto3.NewFrontend(conn, conn)
+	roundTrip := func(msgs ...pgproto3.FrontendMessage) string {
+		t.Helper()
+		for _, m := range msgs {
+			fe.Send(m)
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var tr strings.Builder
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("receive: %v after %q", err, tr.String())
+			}
+			switch m := msg.(type) {
+			case *pgproto3.DataRow:
+				fmt.Fprintf(&tr, "%q ", m.Values)
+			case *pgproto3.ErrorResponse:
+				t.Fatalf("%s %s", m.Code, m.Message)
+			case *pgproto3.ReadyForQuery:
+				return tr.String()
+			}
+		}
+	}
+	roundTrip(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "trustuser", "database": origin.Database}})
+	roundTrip(&pgproto3.Parse{Name: "q", Query: "SELECT count(*), max(amount) FROM acc_orders WHERE qty > $1"}, &pgproto3.Sync{})
+	exec := func(qty string) string {
+		return roundTrip(&pgproto3.Bind{PreparedStatement: "q", Parameters: [][]byte{[]byte(qty)}},
+			&pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	}
+	want := map[string]string{}
+	for _, qty := range []string{"1", "2"} {
+		want[qty] = exec(qty)
+	}
+	pid, _ := strconv.Atoi(strings.Trim(roundTrip(&pgproto3.Query{String: "SELECT pg_backend_pid()"}), `[]" `))
+	backend, err := os.FindProcess(pid)
+	if err != nil || pid == 0 {
+		t.Fatalf("origin backend %d: %v", pid, err)
+	}
+	if err := backend.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = backend.Signal(syscall.SIGCONT) }()
+	for _, qty := range []string{"2", "1"} {
+		if got := exec(qty); got != want[qty] {
+			t.Fatalf("qty > %s with the origin backend stopped: %s, want %s", qty, got, want[qty])
+		}
 	}
 }

@@ -84,16 +84,49 @@ type portalInfo struct {
 	active *localResult
 	// local: the portal's Bind was kept from the origin (deferred.go).
 	local bool
+	// describeSent: the client's Describe of the portal went to the
+	// origin, whose answer describeCapture keeps.
+	describeSent bool
 }
 
-// described returns the description of p's rows as Postgres would send it
-// for a Describe of the portal: its statement's, which the client had the
-// origin describe, with the result formats of the Bind. It is nil when the
-// statement was not described. Clients that describe a statement once and
-// then only bind and execute it (pgx's statement cache, pgjdbc's prepared
-// statements) thus cost no origin round trip for a description per
-// execution.
-func (p *portalInfo) described() *pgproto3.RowDescription {
+// Descriptions. The origin relay keeps the descriptions it relays for a
+// client's Describe (describeCapture) while the client loop may be reading
+// them for an Execute it answers without waiting for the origin: the
+// descriptions of statements and portals are read and written under the
+// session's descMu, through these methods.
+
+// stmtDesc returns what is known of st's parameter and row descriptions.
+func (ss *session) stmtDesc(st *stmtInfo) (*pgproto3.ParameterDescription, *pgproto3.RowDescription) {
+	ss.descMu.Lock()
+	defer ss.descMu.Unlock()
+	return st.params, st.rows
+}
+
+// setStmtDesc records descriptions of st the origin gave (nil: unchanged).
+func (ss *session) setStmtDesc(st *stmtInfo, pd *pgproto3.ParameterDescription, rd *pgproto3.RowDescription) {
+	ss.descMu.Lock()
+	defer ss.descMu.Unlock()
+	if pd != nil {
+		st.params = pd
+	}
+	if rd != nil {
+		st.rows = rd
+	}
+}
+
+// portalRows returns the description of p's rows as Postgres would send it
+// for a Describe of the portal: the one the origin sent for the client's
+// Describe of it, else its statement's with the result formats of the
+// Bind. It is nil when neither was described. Clients that describe a
+// statement once and then only bind and execute it (pgx's statement
+// cache, pgjdbc's prepared statements) thus cost no origin round trip for
+// a description per execution.
+func (ss *session) portalRows(p *portalInfo) *pgproto3.RowDescription {
+	ss.descMu.Lock()
+	defer ss.descMu.Unlock()
+	if p.rows != nil {
+		return p.rows
+	}
 	st := p.stmt
 	if st == nil || st.rows == nil {
 		return nil
@@ -113,6 +146,7 @@ func (p *portalInfo) described() *pgproto3.RowDescription {
 			rd.Fields[i].Format = formats[i]
 		}
 	}
+	p.rows = rd
 	return rd
 }
 
@@ -173,7 +207,7 @@ func (c *describeCache) get(key string) *pgproto3.RowDescription {
 	return rd
 }
 
-// params returns the parameter description kept for key (paramsKey).
+// params returns the parameter description kept for key (stmtKey 'P').
 func (c *describeCache) params(key string) *pgproto3.ParameterDescription {
 	pd, _ := c.lookup(key).(*pgproto3.ParameterDescription)
 	return pd
@@ -195,11 +229,13 @@ func (c *describeCache) put(key string, msg pgproto3.BackendMessage) {
 	c.m[key] = msg
 }
 
-// paramsKey keys the parameter types of a statement described under key
-// and prepared with the given types (0: left to Postgres).
-func paramsKey(key string, given []uint32) string {
+// stmtKey keys the descriptions of an extended-protocol statement: its
+// describeKey and the parameter types it was prepared with (0: left to
+// Postgres); the kind byte tells ParameterDescription ('P') from the
+// statement's RowDescription ('R').
+func stmtKey(kind byte, key string, given []uint32) string {
 	b := []byte(key)
-	b = append(b, 0, 'P')
+	b = append(b, 0, kind)
 	for _, o := range given {
 		b = append(b, ',')
 		b = strconv.AppendUint(b, uint64(o), 10)

@@ -226,11 +226,13 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 		return func(msg pgproto3.BackendMessage) {
 			switch r := msg.(type) {
 			case *pgproto3.ParameterDescription:
-				st.params = copyBackendMessage(r).(*pgproto3.ParameterDescription)
+				ss.setStmtDesc(st, copyBackendMessage(r).(*pgproto3.ParameterDescription), nil)
 			case *pgproto3.RowDescription:
-				st.rows = copyBackendMessage(r).(*pgproto3.RowDescription)
+				ss.setStmtDesc(st, nil, copyBackendMessage(r).(*pgproto3.RowDescription))
 			case *pgproto3.NoData:
+				ss.descMu.Lock()
 				st.noData = true
+				ss.descMu.Unlock()
 			}
 		}
 	}
@@ -238,9 +240,21 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 	if p == nil || p.stmt.originOnly() {
 		return nil
 	}
+	p.describeSent = true
 	return func(msg pgproto3.BackendMessage) {
 		if r, ok := msg.(*pgproto3.RowDescription); ok {
-			p.rows = copyBackendMessage(r).(*pgproto3.RowDescription)
+			rd := copyBackendMessage(r).(*pgproto3.RowDescription)
+			ss.descMu.Lock()
+			p.rows = rd
+			if p.stmt.rows == nil {
+				// The statement's is the portal's in text format.
+				st := &pgproto3.RowDescription{Fields: slices.Clone(rd.Fields)}
+				for i := range st.Fields {
+					st.Fields[i].Format = 0
+				}
+				p.stmt.rows = st
+			}
+			ss.descMu.Unlock()
 		}
 	}
 }
@@ -304,38 +318,47 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// Parameter types: from Parse when all were given, else the origin's.
 	oids := p.stmt.paramOIDs
 	if len(p.params) > 0 && (len(oids) != len(p.params) || slices.Contains(oids, 0)) {
-		if p.stmt.params == nil {
+		params, _ := ss.stmtDesc(p.stmt)
+		if params == nil {
 			// The types Postgres inferred: kept by text, since clients
 			// that leave them out (libpq, node-postgres) usually prepare
 			// the unnamed statement again for every execution.
-			key := paramsKey(ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs)
-			p.stmt.params = ss.srv.describes.params(key)
-			if p.stmt.params == nil {
+			key := stmtKey('P', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs)
+			params = ss.srv.describes.params(key)
+			if params == nil {
 				pd, rd, err := ss.describeInline('S', p.stmt.name)
 				if err != nil || pd == nil {
 					return false
 				}
-				p.stmt.params = pd
-				if p.stmt.rows == nil && rd != nil {
-					p.stmt.rows = rd
-				}
+				params = pd
+				ss.setStmtDesc(p.stmt, nil, rd)
 				ss.srv.describes.put(key, pd)
 			}
+			ss.setStmtDesc(p.stmt, params, nil)
 		}
-		oids = p.stmt.params.ParameterOIDs
+		oids = params.ParameterOIDs
 	}
 	if len(oids) < len(p.params) {
 		return false
 	}
-	if p.rows == nil {
-		p.rows = p.described()
+	rows := ss.portalRows(p)
+	if rows == nil {
+		// Described for an earlier statement of the same text, or by the
+		// client's Describe of the portal, whose answer is on its way.
+		ss.setStmtDesc(p.stmt, nil, ss.srv.describes.get(stmtKey('R', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs)))
+		if rows = ss.portalRows(p); rows == nil && p.describeSent && ss.drain() {
+			rows = ss.portalRows(p)
+		}
 	}
-	if p.rows == nil {
+	if rows == nil {
 		_, rd, err := ss.describeInline('P', m.Portal)
 		if err != nil || rd == nil {
 			return false
 		}
-		p.rows = rd
+		rows = rd
+	}
+	if _, st := ss.stmtDesc(p.stmt); st != nil {
+		ss.srv.describes.put(stmtKey('R', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs), st)
 	}
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))
@@ -389,7 +412,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// The origin gets the Parse and Bind before it would otherwise (at
 	// the client's Sync), to work on them while DuckDB runs.
 	_ = ss.fe.Flush()
-	r, err := ss.startLocal(d, described(p.rows), p.resultFormats, args, s)
+	r, err := ss.startLocal(d, described(rows), p.resultFormats, args, s)
 	if err != nil {
 		if ss.canceledByClient() {
 			ss.outBuf = ss.outBuf[:0]

@@ -33,7 +33,7 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 		return false // a named portal that exists already is an error
 	}
 	p := ss.portals[""]
-	if p == nil || p.stmt == nil || p.stmt.originOnly() || p.stmt.params == nil || p.stmt.rows == nil {
+	if p == nil || p.stmt == nil || p.stmt.originOnly() {
 		return false
 	}
 	st := p.stmt
@@ -43,9 +43,29 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 	if ok, _ := ss.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
 		return false
 	}
-	oids := st.params.ParameterOIDs
+	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
+	if d.Route != planner.RouteAccelerate {
+		return false
+	}
+	params, rows := ss.stmtDesc(st)
+	if params == nil || rows == nil {
+		// Described for an earlier statement of the same text (the
+		// unnamed one, prepared again each time; see handleExecute).
+		key := ss.describeKey(st.sql, d)
+		if params == nil {
+			params = ss.srv.describes.params(stmtKey('P', key, st.paramOIDs))
+		}
+		if rows == nil {
+			rows = ss.srv.describes.get(stmtKey('R', key, st.paramOIDs))
+		}
+		ss.setStmtDesc(st, params, rows)
+	}
+	if params == nil || rows == nil {
+		return false
+	}
+	oids := params.ParameterOIDs
 	if len(m.Parameters) != len(oids) || !formatsFit(m.ParameterFormatCodes, len(oids)) ||
-		!formatsFit(m.ResultFormatCodes, len(st.rows.Fields)) {
+		!formatsFit(m.ResultFormatCodes, len(rows.Fields)) {
 		return false
 	}
 	s := ss.settings()
@@ -64,9 +84,6 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 		if _, err := encode.DecodeParam(oids[i], format, v, s); err != nil {
 			return false
 		}
-	}
-	if d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession()); d.Route != planner.RouteAccelerate {
-		return false
 	}
 	p.local = true
 	ss.answerLocal(&pgproto3.BindComplete{})

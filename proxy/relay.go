@@ -147,7 +147,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	case *pgproto3.Describe:
 		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
 			ss.segmentOpen = true
-			ss.answerLocal(p.described())
+			ss.answerLocal(ss.portalRows(p))
 			return true, nil
 		}
 		return false, ss.describeCapture(m)

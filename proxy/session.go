@@ -125,6 +125,7 @@ type session struct {
 	answerCheck bool
 	answerSince uint64
 	answerBuf   []byte
+	descMu      sync.Mutex // guards the descriptions in stmts and portals
 	// stretchOrigin: something of the current extended-protocol stretch
 	// went to the origin, so its Sync must too (see deferred.go).
 	stretchOrigin  bool
