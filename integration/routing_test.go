@@ -369,7 +369,9 @@ func TestAccel_CancelInterruptsDuckDB(t *testing.T) {
 
 // rawSession runs raw protocol messages on a fresh connection to dsn and
 // records every reply up to the given number of ReadyForQuery messages.
-func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs int) string {
+// Pipelined, everything is sent at once; else, like most clients, each
+// Sync or Query waits for its ReadyForQuery before what follows is sent.
+func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs int, pipelined bool) string {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -394,12 +396,43 @@ func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs
 			break
 		}
 	}
+	var batches [][]pgproto3.FrontendMessage
+	var batch []pgproto3.FrontendMessage
 	for _, m := range msgs {
-		fe.Send(m)
+		batch = append(batch, m)
+		switch m.(type) {
+		case *pgproto3.Sync, *pgproto3.Query:
+			if !pipelined {
+				batches, batch = append(batches, batch), nil
+			}
+		}
 	}
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
+	batches = append(batches, batch)
+	var tr strings.Builder
+	for i, batch := range batches {
+		for _, m := range batch {
+			fe.Send(m)
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		if i == len(batches)-1 {
+			want = rfqs // the rest
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		rfqs -= want
+		tr.WriteString(readReplies(t, fe, want))
 	}
+	return tr.String()
+}
+
+// readReplies records the replies up to the given number of
+// ReadyForQuery messages.
+func readReplies(t *testing.T, fe *pgproto3.Frontend, rfqs int) string {
+	t.Helper()
 	var tr strings.Builder
 	for rfqs > 0 {
 		msg, err := fe.Receive()
@@ -436,9 +469,10 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 	mustExec(t, accelSchema)
 	a := startApp(t, accelDatasets)
 	cases := []struct {
-		name string
-		msgs []pgproto3.FrontendMessage
-		rfqs int
+		name      string
+		msgs      []pgproto3.FrontendMessage
+		rfqs      int
+		pipelined bool
 	}{
 		{"row limit and resumption", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Name: "s1", Query: "SELECT id, amount FROM acc_orders WHERE id <= $1 ORDER BY id"},
@@ -449,7 +483,7 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Execute{MaxRows: 3},
 			&pgproto3.Execute{MaxRows: 3},
 			&pgproto3.Sync{},
-		}, 1},
+		}, 1, true},
 		{"exact multiple of the row limit", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Query: "SELECT id FROM acc_orders WHERE id <= 4 ORDER BY id"},
 			&pgproto3.Bind{},
@@ -457,7 +491,7 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Execute{MaxRows: 2},
 			&pgproto3.Execute{MaxRows: 2},
 			&pgproto3.Sync{},
-		}, 1},
+		}, 1, true},
 		{"mixed pipeline with an error", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Name: "a", Query: "SELECT count(*) FROM acc_orders"},
 			&pgproto3.Bind{PreparedStatement: "a"},
@@ -478,7 +512,7 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Bind{PreparedStatement: "b"},
 			&pgproto3.Execute{},
 			&pgproto3.Sync{},
-		}, 2},
+		}, 2, true},
 		{"error in bind skips accelerated execute", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Name: "c", Query: "SELECT id FROM acc_orders WHERE id = $1::int"},
 			&pgproto3.Bind{PreparedStatement: "c", Parameters: [][]byte{[]byte("not a number")}},
@@ -490,7 +524,7 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Execute{},
 			&pgproto3.Close{ObjectType: 'S', Name: "c"},
 			&pgproto3.Sync{},
-		}, 2},
+		}, 2, true},
 		{"an earlier failure drops the queued accelerated answer", []pgproto3.FrontendMessage{
 			// Statements described first, so that their Executes are
 			// answered while the Parses and Binds before them are still
@@ -514,7 +548,7 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Bind{PreparedStatement: "g", Parameters: [][]byte{[]byte("4")}, ResultFormatCodes: []int16{1}},
 			&pgproto3.Execute{},
 			&pgproto3.Sync{},
-		}, 4},
+		}, 4, true},
 		{"binds of a described statement kept from the origin", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Name: "s9", Query: "SELECT id, amount FROM acc_orders WHERE id <= $1 ORDER BY id"},
 			&pgproto3.Describe{ObjectType: 'S', Name: "s9"},
@@ -543,7 +577,44 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Bind{PreparedStatement: "s9", Parameters: [][]byte{[]byte("2")}},
 			&pgproto3.Execute{},
 			&pgproto3.Sync{},
-		}, 9},
+		}, 9, false},
+		{"the unnamed statement kept from the origin", []pgproto3.FrontendMessage{
+			// The first Parse of the text is the origin's to describe;
+			// the next ones are answered here, as far as they can be.
+			&pgproto3.Parse{Query: "SELECT id, status FROM acc_orders WHERE id < $1 ORDER BY id"},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte("4")}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Query: "SELECT id, status FROM acc_orders WHERE id < $1 ORDER BY id"},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte("3")}, ResultFormatCodes: []int16{1}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Query: "SELECT id, status FROM acc_orders WHERE id < $1 ORDER BY id"},
+			&pgproto3.Describe{ObjectType: 'S'},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte("x")}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Query: "SELECT id, status FROM acc_orders WHERE id < $1 ORDER BY id"},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte("2")}},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'S'},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte("2")}},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Query: "SELECT count(*) FROM acc_orders"},
+			&pgproto3.Describe{ObjectType: 'S'},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+			&pgproto3.Parse{Query: "SELECT count(*) FROM acc_orders"},
+			&pgproto3.Describe{ObjectType: 'S'},
+			&pgproto3.Sync{},
+			&pgproto3.Query{String: "SELECT 1"},
+			&pgproto3.Bind{},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		}, 8, false},
 		{"simple queries in a transaction", []pgproto3.FrontendMessage{
 			&pgproto3.Query{String: "BEGIN"},
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
@@ -551,14 +622,14 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
 			&pgproto3.Query{String: "ROLLBACK"},
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_customers"},
-		}, 6},
+		}, 6, true},
 		{"pipelined read after write", []pgproto3.FrontendMessage{
 			&pgproto3.Query{String: "BEGIN"},
 			&pgproto3.Query{String: "UPDATE acc_orders SET qty = 100 WHERE id = 1"},
 			&pgproto3.Query{String: "SELECT qty FROM acc_orders WHERE id = 1"},
 			&pgproto3.Query{String: "ROLLBACK"},
 			&pgproto3.Query{String: "SELECT qty FROM acc_orders WHERE id = 1"},
-		}, 5},
+		}, 5, true},
 		{"extended read after write in one stretch", []pgproto3.FrontendMessage{
 			&pgproto3.Parse{Query: "UPDATE acc_orders SET qty = 100 WHERE id = 2"},
 			&pgproto3.Bind{},
@@ -569,13 +640,13 @@ func TestAccel_ExtendedProtocolPortalsAndPipelines(t *testing.T) {
 			&pgproto3.Query{String: "ROLLBACK"},
 			&pgproto3.Query{String: "UPDATE acc_orders SET qty = 1 + id % 9 WHERE id = 2"},
 			&pgproto3.Query{String: "SELECT count(*) FROM acc_orders"},
-		}, 3},
+		}, 3, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			direct := rawSession(t, origin.Addr(), tc.msgs, tc.rfqs)
+			direct := rawSession(t, origin.Addr(), tc.msgs, tc.rfqs, tc.pipelined)
 			var proxied string
-			r := routeOf(t, a, func() { proxied = rawSession(t, a.Addr(), tc.msgs, tc.rfqs) })
+			r := routeOf(t, a, func() { proxied = rawSession(t, a.Addr(), tc.msgs, tc.rfqs, tc.pipelined) })
 			if direct != proxied {
 				t.Fatalf("differs:\n%s", lineDiff(direct, proxied))
 			}

@@ -64,6 +64,8 @@ type stmtInfo struct {
 	params    *pgproto3.ParameterDescription
 	rows      *pgproto3.RowDescription
 	noData    bool
+	// local: the Parse was kept from the origin (deferred.go).
+	local bool
 	// origin is the planner's fast-path decision when it has one: the
 	// statement goes to the origin whatever the session, so nothing of it
 	// (parameters, descriptions) needs keeping.

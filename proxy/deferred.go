@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"strings"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
@@ -26,28 +28,30 @@ import (
 // the Bind is sent first (materialize); the client has its BindComplete
 // already, so only an error of the late Bind reaches it.
 
-// deferBind reports whether the Bind just recorded for m's portal (onBind)
-// is kept from the origin, in which case BindComplete has been answered.
-func (ss *session) deferBind(m *pgproto3.Bind) bool {
-	if m.DestinationPortal != "" {
-		return false // a named portal that exists already is an error
+// localDescriptions returns st's parameter and row descriptions when st,
+// as the session stands, would be accelerated and may be set up without
+// the origin: descriptions known (from the client's Describe, or kept by
+// text from an earlier statement), a session neither failed nor writing,
+// and nothing but statement setup pending at the origin.
+func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescription, *pgproto3.RowDescription, bool) {
+	if st == nil || st.originOnly() {
+		return nil, nil, false
 	}
-	p := ss.portals[""]
-	if p == nil || p.stmt == nil || p.stmt.originOnly() {
-		return false
-	}
-	st := p.stmt
 	if !ss.info.valid || ss.infoDirty || ss.txWrote.Load() || ss.segmentWrote {
-		return false
+		return nil, nil, false
 	}
 	if ok, _ := ss.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
-		return false
+		return nil, nil, false
 	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
 	if d.Route != planner.RouteAccelerate {
-		return false
+		return nil, nil, false
 	}
 	params, rows := ss.stmtDesc(st)
+	if params == nil && len(st.paramOIDs) == 0 && strings.IndexByte(st.sql, '$') < 0 {
+		// No $n anywhere in the text: no parameters.
+		params = &pgproto3.ParameterDescription{}
+	}
 	if params == nil || rows == nil {
 		// Described for an earlier statement of the same text (the
 		// unnamed one, prepared again each time; see handleExecute).
@@ -58,9 +62,41 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 		if rows == nil {
 			rows = ss.srv.describes.get(stmtKey('R', key, st.paramOIDs))
 		}
-		ss.setStmtDesc(st, params, rows)
 	}
 	if params == nil || rows == nil {
+		return nil, nil, false
+	}
+	ss.setStmtDesc(st, params, rows)
+	return params, rows, true
+}
+
+// deferParse reports whether st, just parsed (onParse), is kept from the
+// origin, in which case ParseComplete has been answered. Only the unnamed
+// statement is: a named one may exist already, which is an error.
+func (ss *session) deferParse(st *stmtInfo) bool {
+	if st.name != "" || ss.stmts[""] != st {
+		return false
+	}
+	if _, _, ok := ss.localDescriptions(st); !ok {
+		return false
+	}
+	st.local = true
+	ss.answerLocal(&pgproto3.ParseComplete{})
+	return true
+}
+
+// deferBind reports whether the Bind just recorded for m's portal (onBind)
+// is kept from the origin, in which case BindComplete has been answered.
+func (ss *session) deferBind(m *pgproto3.Bind) bool {
+	if m.DestinationPortal != "" {
+		return false // a named portal that exists already is an error
+	}
+	p := ss.portals[""]
+	if p == nil {
+		return false
+	}
+	params, rows, ok := ss.localDescriptions(p.stmt)
+	if !ok {
 		return false
 	}
 	oids := params.ParameterOIDs
@@ -112,6 +148,7 @@ func (ss *session) materialize(name string) {
 		return
 	}
 	p.local = false
+	ss.materializeStmt(p.stmt)
 	ss.stretchOrigin = true
 	if !ss.pending.push(pendingItem{kind: pkBind, swallow: true}) {
 		return // the origin skips it, and what follows, to the Sync
@@ -123,6 +160,20 @@ func (ss *session) materialize(name string) {
 		Parameters:           p.params,
 		ResultFormatCodes:    p.resultFormats,
 	})
+}
+
+// materializeStmt sends the deferred Parse of st to the origin, ahead of a
+// message that needs the statement there.
+func (ss *session) materializeStmt(st *stmtInfo) {
+	if st == nil || !st.local {
+		return
+	}
+	st.local = false
+	ss.stretchOrigin = true
+	if !ss.pending.push(pendingItem{kind: pkParse, swallow: true}) {
+		return
+	}
+	ss.fe.Send(&pgproto3.Parse{Name: st.name, Query: st.sql, ParameterOIDs: st.paramOIDs})
 }
 
 // materializeUses sends the deferred Binds made from statement name before

@@ -129,8 +129,12 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		if p := ss.portals[""]; p != nil && p.local {
-			// Postgres drops the unnamed portal at a simple Query.
+			// Postgres drops the unnamed portal at a simple Query...
 			ss.onClose(&pgproto3.Close{ObjectType: 'P'})
+		}
+		if st := ss.stmts[""]; st != nil && st.local {
+			// ...and the unnamed statement.
+			delete(ss.stmts, "")
 		}
 		handled := ss.handleQuery(m)
 		if !handled {
@@ -141,13 +145,23 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		return handled, nil
 	case *pgproto3.Parse:
 		ss.onParse(parsed)
+		return ss.deferParse(parsed), nil
 	case *pgproto3.Bind:
 		ss.onBind(m)
-		return ss.deferBind(m), nil
+		if ss.deferBind(m) {
+			return true, nil
+		}
+		ss.materializeStmt(ss.stmts[m.PreparedStatement])
 	case *pgproto3.Describe:
 		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
 			ss.segmentOpen = true
 			ss.answerLocal(ss.portalRows(p))
+			return true, nil
+		}
+		if st := ss.stmts[m.Name]; m.ObjectType == 'S' && st != nil && st.local {
+			ss.segmentOpen = true
+			params, rows := ss.stmtDesc(st)
+			ss.answerLocal(params, rows)
 			return true, nil
 		}
 		return false, ss.describeCapture(m)
