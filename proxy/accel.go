@@ -86,6 +86,8 @@ type portalInfo struct {
 	active *localResult
 	// local: the portal's Bind was kept from the origin (deferred.go).
 	local bool
+	// exhausted: an Execute answered here ran the portal to completion.
+	exhausted bool
 	// describeSent: the client's Describe of the portal went to the
 	// origin, whose answer describeCapture keeps.
 	describeSent bool
@@ -676,7 +678,9 @@ func (ss *session) describeKey(sql string, d planner.Decision) string {
 func (ss *session) writeOrdered(buf []byte) error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	if ss.pending.pushLocal(buf, false, ss.answerCheck, ss.answerSince) != localWriteNow {
+	outcome, seq := ss.pending.pushLocal(buf, false, ss.answerCheck, ss.answerSince)
+	ss.answerSeq = seq
+	if outcome != localWriteNow {
 		return nil
 	}
 	if err := ss.be.Flush(); err != nil {

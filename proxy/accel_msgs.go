@@ -149,7 +149,7 @@ func (ss *session) onParse(st *stmtInfo) {
 		// one it holds is unknown, so it runs there.
 		st = &stmtInfo{name: st.name, sql: st.sql, origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "statement_name_reused"}}
 	}
-	ss.stmts[st.name] = st
+	ss.setStmt(st.name, st)
 }
 
 // newStmt is what the session keeps of a Parse: with the planner's
@@ -194,10 +194,11 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 	ss.segmentOpen = true
 	if old := ss.portals[m.DestinationPortal]; old != nil && old.active != nil {
 		old.active.close()
+		old.active = nil
 	}
 	if st := ss.stmts[m.PreparedStatement]; st.originOnly() {
 		// Never run here: its parameters need no keeping.
-		ss.portals[m.DestinationPortal] = &portalInfo{stmt: st}
+		ss.setPortal(m.DestinationPortal, &portalInfo{stmt: st})
 		return
 	}
 	p := &portalInfo{
@@ -211,7 +212,7 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 			p.params[i] = slices.Clone(v)
 		}
 	}
-	ss.portals[m.DestinationPortal] = p
+	ss.setPortal(m.DestinationPortal, p)
 }
 
 // describeCapture returns a function that keeps the descriptions the origin
@@ -263,33 +264,35 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 func (ss *session) onClose(m *pgproto3.Close) {
 	ss.segmentOpen = true
 	if m.ObjectType == 'S' {
-		delete(ss.stmts, m.Name)
-		return
-	}
-	if p := ss.portals[m.Name]; p != nil && p.active != nil {
-		p.active.close()
-	}
-	delete(ss.portals, m.Name)
-}
-
-// onSync ends an extended-protocol stretch. Unnamed portals and, outside a
-// transaction block, all portals end with it at the origin.
-func (ss *session) onSync() {
-	ss.segmentOpen = false
-	if ss.state.TxStatus() == 'I' || ss.state.TxStatus() == 0 {
-		for name, p := range ss.portals {
-			if p.active != nil {
-				p.active.close()
-			}
-			delete(ss.portals, name)
+		if _, ok := ss.stmts[m.Name]; ok {
+			ss.setStmt(m.Name, nil)
 		}
 		return
 	}
-	if p := ss.portals[""]; p != nil {
+	if p := ss.portals[m.Name]; p != nil {
+		if p.active != nil {
+			p.active.close()
+			p.active = nil
+		}
+		ss.setPortal(m.Name, nil)
+	}
+}
+
+// onSync ends an extended-protocol stretch. Outside a transaction block it
+// ends the implicit transaction, and every portal with it (in a block,
+// portals, the unnamed one too, live on until the block ends): the next
+// stretch drops them, once the transaction status is known (beginStretch).
+func (ss *session) onSync() {
+	ss.segmentOpen = false
+}
+
+// dropPortals forgets every portal: the transaction that held them ended.
+func (ss *session) dropPortals() {
+	for name, p := range ss.portals {
 		if p.active != nil {
 			p.active.close()
 		}
-		delete(ss.portals, "")
+		delete(ss.portals, name)
 	}
 }
 
@@ -304,6 +307,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	if p.active != nil {
 		return ss.continueLocal(p, m)
+	}
+	if p.exhausted {
+		// Run to completion here before: Postgres answers an Execute of
+		// an exhausted portal with no rows.
+		ss.answerLocal(selectTag(0))
+		return true
 	}
 	if d := p.stmt.origin; d != nil { // Quick's decision at Parse
 		ss.countOrigin(*d)
@@ -540,6 +549,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	}
 	var tail pgproto3.BackendMessage = &pgproto3.PortalSuspended{}
 	if done {
+		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
 		tail = selectTag(n)
 		ss.srv.metrics.count(routeAccelerated, r.dataset, "")
 		ss.srv.metrics.observe(routeAccelerated, r.started)

@@ -147,7 +147,7 @@ func (ss *session) materialize(name string) {
 	if p == nil || !p.local {
 		return
 	}
-	p.local = false
+	ss.change(func() { p.local = false }, func(bool) { p.local = true })
 	ss.materializeStmt(p.stmt)
 	ss.stretchOrigin = true
 	if !ss.pending.push(pendingItem{kind: pkBind, swallow: true}) {
@@ -168,7 +168,7 @@ func (ss *session) materializeStmt(st *stmtInfo) {
 	if st == nil || !st.local {
 		return
 	}
-	st.local = false
+	ss.change(func() { st.local = false }, func(bool) { st.local = true })
 	ss.stretchOrigin = true
 	if !ss.pending.push(pendingItem{kind: pkParse, swallow: true}) {
 		return
@@ -198,7 +198,9 @@ func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
 	ss.answerBuf = buf[:0]
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	if ss.pending.pushLocal(buf, true, false, 0) != localWriteNow {
+	outcome, seq := ss.pending.pushLocal(buf, true, false, 0)
+	ss.answerSeq = seq
+	if outcome != localWriteNow {
 		return
 	}
 	if err := ss.be.Flush(); err == nil {
@@ -220,4 +222,38 @@ func (ss *session) localSync() bool {
 		ss.close()
 	}
 	return true
+}
+
+// closeStaleUnnamed closes the origin's unnamed statement or portal before
+// msg, bound for the origin, uses one the client no longer has: Postgres
+// dropped it at a simple Query the proxy answered, or never had it
+// because its Parse or Bind were kept here. The origin would otherwise
+// run what it still holds instead of reporting that nothing is there.
+func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
+	switch m := msg.(type) {
+	case *pgproto3.Bind:
+		if m.PreparedStatement == "" && ss.stmts[""] == nil {
+			ss.closeAtOrigin('S')
+		}
+	case *pgproto3.Describe:
+		if m.Name == "" && m.ObjectType == 'S' && ss.stmts[""] == nil {
+			ss.closeAtOrigin('S')
+		}
+		if m.Name == "" && m.ObjectType == 'P' && ss.portals[""] == nil {
+			ss.closeAtOrigin('P')
+		}
+	case *pgproto3.Execute:
+		if m.Portal == "" && ss.portals[""] == nil {
+			ss.closeAtOrigin('P')
+		}
+	}
+}
+
+// closeAtOrigin closes the origin's unnamed statement or portal; the client
+// does not hear of it.
+func (ss *session) closeAtOrigin(objectType byte) {
+	ss.stretchOrigin = true
+	if ss.pending.push(pendingItem{kind: pkClose, swallow: true}) {
+		ss.fe.Send(&pgproto3.Close{ObjectType: objectType})
+	}
 }

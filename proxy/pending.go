@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -54,6 +56,8 @@ type pendingItem struct {
 	// swallow: the client already has the proxy's own answer to this
 	// message (a deferred Bind sent late); only an error is relayed.
 	swallow bool
+	// seq is the item's position (pendingQueue.next).
+	seq uint64
 }
 
 // pendingQueue tracks, in order, the responses the origin still owes. It
@@ -69,8 +73,16 @@ type pendingQueue struct {
 	items    []pendingItem
 	skipTail bool
 	closed   bool
-	// failures counts extended-protocol errors (failedLocked).
-	failures uint64
+	// failures counts extended-protocol errors (failedLocked); failedSeqs
+	// holds the positions those takeFailed has not returned yet made the
+	// origin skip, and failCount mirrors failures for a check without the
+	// lock.
+	failures   uint64
+	failedSeqs []failRange
+	failCount  atomic.Uint64
+	// next is the position of the next message queued or answered
+	// locally; every pending item and local answer takes one, in order.
+	next uint64
 }
 
 func newPendingQueue() *pendingQueue {
@@ -85,6 +97,8 @@ func newPendingQueue() *pendingQueue {
 func (q *pendingQueue) push(it pendingItem) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	it.seq = q.next
+	q.next++
 	if q.skipTail && it.kind != pkSync {
 		if it.private != nil && it.last {
 			close(it.private.done)
@@ -92,6 +106,9 @@ func (q *pendingQueue) push(it pendingItem) bool {
 		return false
 	}
 	if it.kind == pkSync {
+		if q.skipTail && len(q.failedSeqs) > 0 {
+			q.failedSeqs[len(q.failedSeqs)-1].to = it.seq
+		}
 		q.skipTail = false
 	}
 	q.items = append(q.items, it)
@@ -152,13 +169,21 @@ func (q *pendingQueue) failed() {
 
 func (q *pendingQueue) failedLocked() {
 	q.failures++
+	q.failCount.Store(q.failures)
+	r := failRange{to: math.MaxUint64}
+	if len(q.items) > 0 {
+		r.from = q.items[0].seq
+	}
 	q.popLocked()
 	for len(q.items) > 0 && q.items[0].kind != pkSync {
 		q.popLocked()
 	}
 	if len(q.items) == 0 {
 		q.skipTail = true
+	} else {
+		r.to = q.items[0].seq
 	}
+	q.failedSeqs = append(q.failedSeqs, r)
 	q.changed.Broadcast()
 }
 
@@ -179,17 +204,41 @@ const (
 // origin skips that statement, and out is dropped. Callers hold the
 // session's write lock, so that nothing reaches the client between the
 // check and their write.
-func (q *pendingQueue) pushLocal(out []byte, skippable, check bool, since uint64) localOutcome {
+func (q *pendingQueue) pushLocal(out []byte, skippable, check bool, since uint64) (localOutcome, uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	seq := q.next
+	q.next++
 	switch {
 	case skippable && q.skipTail, check && q.failures != since:
-		return localDropped
+		return localDropped, seq
 	case len(q.items) == 0:
-		return localWriteNow
+		return localWriteNow, seq
 	}
-	q.items = append(q.items, pendingItem{kind: pkLocal, out: append([]byte(nil), out...)})
-	return localQueued
+	q.items = append(q.items, pendingItem{kind: pkLocal, out: append([]byte(nil), out...), seq: seq})
+	return localQueued, seq
+}
+
+// nextSeq is the position the next queued message or local answer takes.
+func (q *pendingQueue) nextSeq() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.next
+}
+
+// failRange is what an error made the origin skip: the failed message at
+// position from and everything after it up to the Sync at position to
+// (MaxUint64 until that Sync is queued).
+type failRange struct{ from, to uint64 }
+
+// takeFailed returns what the failures since its last call made the
+// origin skip.
+func (q *pendingQueue) takeFailed() []failRange {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.failedSeqs
+	q.failedSeqs = nil
+	return out
 }
 
 // takeLocal removes the local answers at the head of the queue and returns

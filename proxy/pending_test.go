@@ -70,7 +70,7 @@ func TestCompletes(t *testing.T) {
 
 func TestPendingQueue_LocalAnswersInOrder(t *testing.T) {
 	q := newPendingQueue()
-	if got := q.pushLocal([]byte("now"), false, false, 0); got != localWriteNow {
+	if got, _ := q.pushLocal([]byte("now"), false, false, 0); got != localWriteNow {
 		t.Fatalf("nothing pending: %v, want localWriteNow", got)
 	}
 	q.push(pendingItem{kind: pkParse})
@@ -79,7 +79,7 @@ func TestPendingQueue_LocalAnswersInOrder(t *testing.T) {
 		t.Fatal("Parse and Bind pending: want statement setup only")
 	}
 	out := []byte("rows 1")
-	if got := q.pushLocal(out, false, true, 0); got != localQueued {
+	if got, _ := q.pushLocal(out, false, true, 0); got != localQueued {
 		t.Fatalf("behind a Bind: %v, want localQueued", got)
 	}
 	out[0] = 'X' // the caller reuses its buffer
@@ -112,16 +112,16 @@ func TestPendingQueue_FailureDropsLocalAnswers(t *testing.T) {
 	}
 	// An answer decided before a failure that emptied the queue is dropped
 	// too, and one decided after it is not the proxy's to check.
-	if got := q.pushLocal([]byte("late"), false, true, failures); got != localDropped {
+	if got, _ := q.pushLocal([]byte("late"), false, true, failures); got != localDropped {
 		t.Fatalf("answer decided before the failure: %v, want localDropped", got)
 	}
 	if ok, _ := q.onlyStatementSetup(); ok {
 		t.Fatal("while the origin skips, nothing may be answered ahead of it")
 	}
-	if got := q.pushLocal([]byte("BindComplete"), true, false, 0); got != localDropped {
+	if got, _ := q.pushLocal([]byte("BindComplete"), true, false, 0); got != localDropped {
 		t.Fatalf("answer to a message Postgres skips: %v, want localDropped", got)
 	}
-	if got := q.pushLocal([]byte("error"), false, false, 0); got != localWriteNow {
+	if got, _ := q.pushLocal([]byte("error"), false, false, 0); got != localWriteNow {
 		t.Fatalf("the proxy's own error: %v, want localWriteNow", got)
 	}
 }

@@ -34,11 +34,14 @@ func (ss *session) relayClient() {
 			handled := false
 			handled, capture = ss.accelerate(msg)
 			if handled {
+				ss.seal(ss.answerSeq)
 				if ss.isClosed() {
 					return
 				}
 				continue
 			}
+			ss.closeStaleUnnamed(msg)
+			ss.seal(ss.pending.nextSeq())
 		}
 		if err := ss.forward(msg, capture); err != nil {
 			ss.originFailed(err)
@@ -111,6 +114,22 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.localSkip = false
 	}
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
+		if !ss.segmentOpen {
+			ss.beginStretch()
+		} else {
+			ss.reconcile()
+		}
+		if ss.pending.skipping() {
+			// The origin skips it (an error earlier in the stretch), and
+			// so would Postgres: nothing of it is recorded.
+			ss.segmentOpen = true
+			return false, nil
+		}
+	case *pgproto3.Sync, *pgproto3.Query:
+		ss.reconcile()
+	}
 	var parsed *stmtInfo
 	if m, ok := msg.(*pgproto3.Parse); ok {
 		parsed = ss.newStmt(m)
@@ -128,13 +147,18 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		if p := ss.portals[""]; p != nil && p.local {
-			// Postgres drops the unnamed portal at a simple Query...
-			ss.onClose(&pgproto3.Close{ObjectType: 'P'})
+		// Postgres drops the unnamed portal and statement at a simple
+		// Query; the origin does not see those answered here (see
+		// closeStaleUnnamed).
+		if p := ss.portals[""]; p != nil {
+			if p.active != nil {
+				p.active.close()
+				p.active = nil
+			}
+			ss.setPortal("", nil)
 		}
-		if st := ss.stmts[""]; st != nil && st.local {
-			// ...and the unnamed statement.
-			delete(ss.stmts, "")
+		if _, ok := ss.stmts[""]; ok {
+			ss.setStmt("", nil)
 		}
 		handled := ss.handleQuery(m)
 		if !handled {

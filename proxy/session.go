@@ -126,6 +126,10 @@ type session struct {
 	answerSince uint64
 	answerBuf   []byte
 	descMu      sync.Mutex // guards the descriptions in stmts and portals
+	// answerSeq is the position of the last local answer (journal.go).
+	answerSeq    uint64
+	journal      []journalEntry
+	failuresSeen uint64
 	// stretchOrigin: something of the current extended-protocol stretch
 	// went to the origin, so its Sync must too (see deferred.go).
 	stretchOrigin  bool
