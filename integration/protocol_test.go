@@ -30,6 +30,7 @@ var protocolStatements = []string{
 
 var protocolQueries = []string{
 	"BEGIN", "COMMIT", "ROLLBACK", "SELECT count(*) FROM acc_orders WHERE qty > 2", "SELECT 1/0",
+	"DEALLOCATE ALL", "DEALLOCATE a",
 }
 
 // randomSequence returns a message sequence ending with a Sync and how
@@ -62,7 +63,11 @@ func randomSequence(r *rand.Rand) ([]pgproto3.FrontendMessage, int) {
 		}
 		switch {
 		case k < 18:
-			msgs = append(msgs, &pgproto3.Parse{Name: pick("", "", "a"), Query: protocolStatements[r.Intn(len(protocolStatements))]})
+			p := &pgproto3.Parse{Name: pick("", "", "a"), Query: protocolStatements[r.Intn(len(protocolStatements))]}
+			if r.Intn(4) == 0 {
+				p.ParameterOIDs = []uint32{20} // int8, given
+			}
+			msgs = append(msgs, p)
 		case k < 38:
 			b := &pgproto3.Bind{DestinationPortal: pick("", "", "", "p"), PreparedStatement: pick("", "", "a")}
 			switch r.Intn(10) {
