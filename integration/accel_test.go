@@ -98,6 +98,11 @@ func appDSN(a *app.App, user, password string) string {
 
 // routeCounts sums pgaccel_queries_total by route.
 func routeCounts(t *testing.T, a *app.App) map[string]float64 {
+	return metricSums(t, a, "pgaccel_queries_total", "route")
+}
+
+// metricSums sums the counter name by the values of one of its labels.
+func metricSums(t *testing.T, a *app.App, name, label string) map[string]float64 {
 	t.Helper()
 	mfs, err := a.Metrics.Gather()
 	if err != nil {
@@ -105,12 +110,12 @@ func routeCounts(t *testing.T, a *app.App) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, mf := range mfs {
-		if mf.GetName() != "pgaccel_queries_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" {
+				if l.GetName() == label {
 					out[l.GetValue()] += m.GetCounter().GetValue()
 				}
 			}

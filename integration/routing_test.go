@@ -833,25 +833,7 @@ func TestAccel_OriginDescribesWhileDuckDBRuns(t *testing.T) {
 
 // originRequests reads pgaccel_origin_requests_total by kind.
 func originRequests(t *testing.T, a *app.App) map[string]float64 {
-	t.Helper()
-	mfs, err := a.Metrics.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "pgaccel_origin_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out
+	return metricSums(t, a, "pgaccel_origin_requests_total", "kind")
 }
 
 // A client that describes a statement once and then only binds and

@@ -141,14 +141,7 @@ func (ss *session) portalRows(p *portalInfo) *pgproto3.RowDescription {
 	}
 	rd := &pgproto3.RowDescription{Fields: slices.Clone(st.rows.Fields)}
 	for i := range rd.Fields {
-		switch len(formats) {
-		case 0:
-			rd.Fields[i].Format = 0
-		case 1:
-			rd.Fields[i].Format = formats[0]
-		default:
-			rd.Fields[i].Format = formats[i]
-		}
+		rd.Fields[i].Format = formatAt(formats, i)
 	}
 	p.rows = rd
 	return rd
@@ -437,20 +430,12 @@ func queryCanceled() *pgproto3.ErrorResponse {
 // columnsFor builds the encoder's target columns from the origin's row
 // description and the client's result formats.
 func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, error) {
+	if len(formats) > 1 && len(formats) != len(rd.Fields) {
+		return nil, errors.New("result format count does not match the columns")
+	}
 	cols := make([]encode.Column, len(rd.Fields))
 	for i, f := range rd.Fields {
-		var format int16
-		switch len(formats) {
-		case 0:
-		case 1:
-			format = formats[0]
-		default:
-			if len(formats) != len(rd.Fields) {
-				return nil, errors.New("result format count does not match the columns")
-			}
-			format = formats[i]
-		}
-		cols[i] = encode.Column{TypeOID: f.DataTypeOID, TypeMod: f.TypeModifier, Format: format}
+		cols[i] = encode.Column{TypeOID: f.DataTypeOID, TypeMod: f.TypeModifier, Format: formatAt(formats, i)}
 	}
 	return cols, nil
 }

@@ -377,15 +377,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			placeholders[i] = "$" + strconv.Itoa(i+1)
 			continue
 		}
-		var format int16
-		switch len(p.paramFormats) {
-		case 0:
-		case 1:
-			format = p.paramFormats[0]
-		default:
-			format = p.paramFormats[i]
-		}
-		val, err := encode.DecodeParam(oids[i], format, v, s)
+		val, err := encode.DecodeParam(oids[i], formatAt(p.paramFormats, i), v, s)
 		if err != nil {
 			ss.srv.metrics.count(routeOrigin, firstDataset(d), "parameter_type")
 			return false

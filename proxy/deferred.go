@@ -109,21 +109,25 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 		return false
 	}
 	for i, v := range m.Parameters {
-		format := int16(0)
-		switch len(m.ParameterFormatCodes) {
-		case 0:
-		case 1:
-			format = m.ParameterFormatCodes[0]
-		default:
-			format = m.ParameterFormatCodes[i]
-		}
-		if _, err := encode.DecodeParam(oids[i], format, v, s); err != nil {
+		if _, err := encode.DecodeParam(oids[i], formatAt(m.ParameterFormatCodes, i), v, s); err != nil {
 			return false
 		}
 	}
 	p.local = true
 	ss.answerLocal(&pgproto3.BindComplete{})
 	return true
+}
+
+// formatAt is the format code of value i under a Bind's codes: none means
+// text for all, one applies to all.
+func formatAt(codes []int16, i int) int16 {
+	switch len(codes) {
+	case 0:
+		return 0
+	case 1:
+		return codes[0]
+	}
+	return codes[i]
 }
 
 // formatsFit reports whether Bind format codes suit n values: none (all

@@ -279,21 +279,16 @@ func (ss *session) relayOrigin() {
 			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
 		}
 		if hasHead && !async {
-			if _, isErr := msg.(*pgproto3.ErrorResponse); head.swallow && !isErr {
-				// The client has the proxy's own answer to this one.
-				ss.pending.settle(done, failed)
-				if err := ss.writeQueuedLocal(); err != nil {
-					ss.log.Debug().Err(err).Msg("client write failed")
-					ss.close()
-					return
-				}
-				continue
-			}
+			_, isErr := msg.(*pgproto3.ErrorResponse)
 			if head.capture != nil {
 				head.capture(msg)
 			}
 			if head.private != nil {
 				head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
+			}
+			// Kept from the client: answers to the proxy's own requests,
+			// and those the client has the proxy's answer to already.
+			if head.private != nil || head.swallow && !isErr {
 				ss.pending.settle(done, failed)
 				if err := ss.writeQueuedLocal(); err != nil {
 					ss.log.Debug().Err(err).Msg("client write failed")
