@@ -24,19 +24,28 @@
 //  5. Relay. Each client message is decoded with pgproto3 and passed
 //     through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration
-//     is answered locally (accel.go, accel_msgs.go); everything else,
-//     including every Parse, Bind and Describe, is re-encoded to the
-//     origin. A second goroutine relays every origin message to the client,
-//     tracking ParameterStatus, the transaction status carried by
-//     ReadyForQuery, and the queue of responses the origin still owes
-//     (pending.go). Before answering locally, the client loop asks the
-//     origin for everything it owes with Flush (never Sync, which would end
-//     the client's implicit transaction) and waits for the queue to empty,
-//     so replies reach the client in order; the proxy's own requests to the
-//     origin (session info, descriptions: private.go) are answered into
-//     the queue and never reach the client. Messages larger than
-//     server.max_message_bytes end the session with 54000, malformed ones
-//     with 08P01.
+//     is answered locally (accel.go, accel_msgs.go); so are, once the origin
+//     has described a statement text, the unnamed statement's Parse, the
+//     Bind of a described statement, the Describe, Execute and Close of
+//     such a portal and a Sync that ends a stretch the origin saw nothing
+//     of (deferred.go: kept Parses and Binds are sent when something needs
+//     them at the origin). Everything else is re-encoded to the origin. A
+//     second goroutine relays every origin message to the client, tracking
+//     ParameterStatus, the transaction status carried by ReadyForQuery, and
+//     the queue of responses the origin still owes (pending.go). The
+//     proxy's own answers take their place in that queue: written at once
+//     when nothing is pending, else by the origin relay in turn, and
+//     dropped when an earlier message fails (Postgres would skip theirs).
+//     Where the answer depends on more than statement setup still pending
+//     (an earlier statement of the stretch may have changed the session),
+//     the client loop asks the origin for everything it owes with Flush
+//     (never Sync, which would end the client's implicit transaction) and
+//     waits. The session's statements and portals follow the client's view
+//     of Postgres, including what Postgres skips after an error
+//     (journal.go). The proxy's own requests to the origin (session info,
+//     descriptions: private.go) are answered into the queue and never reach
+//     the client. Messages larger than server.max_message_bytes end the
+//     session with 54000, malformed ones with 08P01.
 //     With on_zero_results: use_source, an accelerated answer whose first
 //     row does not come is replaced by the origin's answer to the
 //     planner's FallbackSQL (the simple Query's text is swapped; in the
