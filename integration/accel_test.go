@@ -23,12 +23,12 @@ var accelSchema string
 // startApp starts a whole pgaccel (proxy, engine, refresh, admin) from a
 // config whose datasets section is given, and waits until every dataset
 // has loaded.
-func startApp(t *testing.T, datasets string) *app.App {
+func startApp(t testing.TB, datasets string) *app.App {
 	t.Helper()
 	return startAppWith(t, datasets, true)
 }
 
-func startAppWith(t *testing.T, datasets string, wait bool) *app.App {
+func startAppWith(t testing.TB, datasets string, wait bool) *app.App {
 	t.Helper()
 	return startAppTop(t, "", datasets, wait)
 }
@@ -38,14 +38,14 @@ func startAppWith(t *testing.T, datasets string, wait bool) *app.App {
 // accelerated (runtime.point_reads: acceleration), so that the tests that
 // check DuckDB's answers row by row with WHERE id = ... still reach DuckDB;
 // startAppRuntime keeps the default.
-func startAppTop(t *testing.T, top, datasets string, wait bool) *app.App {
+func startAppTop(t testing.TB, top, datasets string, wait bool) *app.App {
 	t.Helper()
 	return startAppRuntime(t, top, "  point_reads: acceleration\n", datasets, wait)
 }
 
 // startAppRuntime starts pgaccel with top-level YAML top and runtime keys
 // runtime (indented YAML lines) besides data_dir.
-func startAppRuntime(t *testing.T, top, runtime, datasets string, wait bool) *app.App {
+func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *app.App {
 	t.Helper()
 	if top == "" {
 		top = "admin:\n  listen: 127.0.0.1:0\n"
@@ -97,12 +97,12 @@ func appDSN(a *app.App, user, password string) string {
 }
 
 // routeCounts sums pgaccel_queries_total by route.
-func routeCounts(t *testing.T, a *app.App) map[string]float64 {
+func routeCounts(t testing.TB, a *app.App) map[string]float64 {
 	return metricSums(t, a, "pgaccel_queries_total", "route")
 }
 
 // metricSums sums the counter name by the values of one of its labels.
-func metricSums(t *testing.T, a *app.App, name, label string) map[string]float64 {
+func metricSums(t testing.TB, a *app.App, name, label string) map[string]float64 {
 	t.Helper()
 	mfs, err := a.Metrics.Gather()
 	if err != nil {

@@ -167,3 +167,24 @@ func TestProtocol_RandomSequencesMatchTheOrigin(t *testing.T) {
 		t.Fatal("the acceleration answered nothing")
 	}
 }
+
+// FuzzProtocolSequences is TestProtocol_RandomSequencesMatchTheOrigin with
+// the fuzzer choosing the seeds:
+//
+//	go test ./integration -run XXX -fuzz FuzzProtocolSequences -fuzztime 5m
+func FuzzProtocolSequences(f *testing.F) {
+	mustExec(f, accelSchema)
+	a := startApp(f, accelDatasets)
+	for _, seed := range []int64{52, 108, 191, 13498} { // each once found a difference
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, seed int64, pipelined bool) {
+		msgs, rfqs := randomSequence(rand.New(rand.NewSource(seed)))
+		direct := rawSession(t, origin.Addr(), msgs, rfqs, pipelined)
+		proxied := rawSession(t, a.Addr(), msgs, rfqs, pipelined)
+		if direct != proxied {
+			t.Fatalf("seed %d (pipelined %v):\n%s\nreplies differ:\n%s", seed, pipelined, describeSequence(msgs), lineDiff(direct, proxied))
+		}
+	})
+}

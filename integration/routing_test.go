@@ -371,7 +371,7 @@ func TestAccel_CancelInterruptsDuckDB(t *testing.T) {
 // records every reply up to the given number of ReadyForQuery messages.
 // Pipelined, everything is sent at once; else, like most clients, each
 // Sync or Query waits for its ReadyForQuery before what follows is sent.
-func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs int, pipelined bool) string {
+func rawSession(t testing.TB, addr string, msgs []pgproto3.FrontendMessage, rfqs int, pipelined bool) string {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -431,7 +431,7 @@ func rawSession(t *testing.T, addr string, msgs []pgproto3.FrontendMessage, rfqs
 
 // readReplies records the replies up to the given number of
 // ReadyForQuery messages.
-func readReplies(t *testing.T, fe *pgproto3.Frontend, rfqs int) string {
+func readReplies(t testing.TB, fe *pgproto3.Frontend, rfqs int) string {
 	t.Helper()
 	var tr strings.Builder
 	for rfqs > 0 {
