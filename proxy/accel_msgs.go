@@ -334,6 +334,11 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			// the unnamed statement again for every execution.
 			key := stmtKey('P', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs)
 			params = ss.srv.describes.params(key)
+			if params == nil && ss.stmts[p.stmt.name] != p.stmt {
+				// The statement was closed (or replaced) since the Bind:
+				// the origin cannot describe it; its portal runs there.
+				return false
+			}
 			if params == nil {
 				pd, rd, err := ss.describeInline('S', p.stmt.name)
 				if err != nil || pd == nil {
