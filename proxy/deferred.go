@@ -230,27 +230,69 @@ func (ss *session) localSync() bool {
 
 // closeStaleUnnamed closes the origin's unnamed statement or portal before
 // msg, bound for the origin, uses one the client no longer has: Postgres
-// dropped it at a simple Query the proxy answered, or never had it
-// because its Parse or Bind were kept here. The origin would otherwise
-// run what it still holds instead of reporting that nothing is there.
+// dropped it at a simple Query the proxy answered, or at a Close of a
+// portal the proxy kept. The origin would otherwise run what it still
+// holds instead of reporting that nothing is there. Messages that replace
+// or drop the origin's own clear the doubt.
 func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
+	if ss.pending.skipping() {
+		return // the origin skips msg: nothing changes there
+	}
+	stmt, portal := ss.staleStmt, ss.stalePortal
 	switch m := msg.(type) {
+	case *pgproto3.Query:
+		stmt, portal = false, false // the origin drops its own
+	case *pgproto3.Parse:
+		if m.Name == "" {
+			stmt = false
+		}
 	case *pgproto3.Bind:
-		if m.PreparedStatement == "" && ss.stmts[""] == nil {
+		if m.PreparedStatement == "" && stmt && ss.stmts[""] == nil {
 			ss.closeAtOrigin('S')
+			stmt = false
+		}
+		if m.DestinationPortal == "" {
+			portal = false
 		}
 	case *pgproto3.Describe:
-		if m.Name == "" && m.ObjectType == 'S' && ss.stmts[""] == nil {
+		if m.Name == "" && m.ObjectType == 'S' && stmt && ss.stmts[""] == nil {
 			ss.closeAtOrigin('S')
+			stmt = false
 		}
-		if m.Name == "" && m.ObjectType == 'P' && ss.portals[""] == nil {
+		if m.Name == "" && m.ObjectType == 'P' && portal && ss.portals[""] == nil {
 			ss.closeAtOrigin('P')
+			portal = false
 		}
 	case *pgproto3.Execute:
-		if m.Portal == "" && ss.portals[""] == nil {
+		if m.Portal == "" && portal && ss.portals[""] == nil {
 			ss.closeAtOrigin('P')
+			portal = false
+		}
+	case *pgproto3.Close:
+		if m.Name == "" && m.ObjectType == 'S' {
+			stmt = false
+		}
+		if m.Name == "" && m.ObjectType == 'P' {
+			portal = false
 		}
 	}
+	ss.setStale(stmt, portal)
+}
+
+// setStale records whether the origin may hold an unnamed statement or
+// portal the client no longer has, journaled: the messages that cleared
+// the doubt may yet be skipped.
+func (ss *session) setStale(stmt, portal bool) {
+	if stmt == ss.staleStmt && portal == ss.stalePortal {
+		return
+	}
+	var prevStmt, prevPortal bool
+	ss.change(func() {
+		prevStmt, prevPortal = ss.staleStmt, ss.stalePortal
+		ss.staleStmt, ss.stalePortal = stmt, portal
+	}, func(bool) {
+		ss.staleStmt, ss.stalePortal = prevStmt, prevPortal
+	})
 }
 
 // closeAtOrigin closes the origin's unnamed statement or portal; the client

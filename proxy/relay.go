@@ -161,6 +161,11 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 			ss.setStmt("", nil)
 		}
 		handled := ss.handleQuery(m)
+		if handled {
+			// The origin still holds the unnamed statement and portal
+			// Postgres has just dropped.
+			ss.setStale(true, true)
+		}
 		if !handled {
 			// A simple Query ends any extended-protocol stretch at the
 			// origin (it runs in, and commits, the implicit transaction).
@@ -198,6 +203,9 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
 			ss.onClose(m)
 			ss.answerLocal(&pgproto3.CloseComplete{})
+			if m.Name == "" {
+				ss.setStale(ss.staleStmt, true) // the origin may hold an older one
+			}
 			return true, nil
 		}
 		if m.ObjectType == 'S' {

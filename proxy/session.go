@@ -126,6 +126,10 @@ type session struct {
 	answerSince uint64
 	answerBuf   []byte
 	descMu      sync.Mutex // guards the descriptions in stmts and portals
+	// staleStmt, stalePortal: the origin may hold an unnamed statement or
+	// portal the client no longer has (closeStaleUnnamed).
+	staleStmt   bool
+	stalePortal bool
 	// answerSeq is the position of the last local answer (journal.go).
 	answerSeq    uint64
 	journal      []journalEntry
