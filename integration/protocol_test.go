@@ -175,7 +175,7 @@ func TestProtocol_RandomSequencesMatchTheOrigin(t *testing.T) {
 func FuzzProtocolSequences(f *testing.F) {
 	mustExec(f, accelSchema)
 	a := startApp(f, accelDatasets)
-	for _, seed := range []int64{52, 108, 191, 13498} { // each once found a difference
+	for _, seed := range []int64{52, 108, 191, 1600, 13498, 13728, -350} { // each once found a difference
 		f.Add(seed, false)
 		f.Add(seed, true)
 	}
