@@ -129,6 +129,10 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 	case *pgproto3.Sync, *pgproto3.Query:
 		ss.reconcile()
+		if ss.pending.idle() {
+			// Everything journaled has been answered: final.
+			ss.journal = ss.journal[:0]
+		}
 	}
 	var parsed *stmtInfo
 	if m, ok := msg.(*pgproto3.Parse); ok {
