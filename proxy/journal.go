@@ -33,8 +33,10 @@ func (ss *session) change(apply func(), undo func(own bool)) {
 
 // originState stands for a statement or portal whose state only the
 // origin knows (a Parse or Bind that failed there): everything about it
-// goes to the origin.
-var originState = &stmtInfo{origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "failed_at_origin"}}
+// goes to the origin. Each is a value of its own, shared with nothing.
+func originState(name string) *stmtInfo {
+	return &stmtInfo{name: name, origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "failed_at_origin"}}
+}
 
 // seal gives the changes of the message just handled its position.
 func (ss *session) seal(seq uint64) {
@@ -101,7 +103,7 @@ func (ss *session) setStmt(name string, st *stmtInfo) {
 	}, func(own bool) {
 		switch {
 		case own && st != nil && name == "":
-			ss.stmts[name] = originState
+			ss.stmts[name] = originState(name)
 		case had:
 			ss.stmts[name] = prev
 		default:
@@ -130,7 +132,7 @@ func (ss *session) setPortal(name string, p *portalInfo) {
 		}
 		switch {
 		case own && p != nil:
-			ss.portals[name] = &portalInfo{stmt: originState}
+			ss.portals[name] = &portalInfo{stmt: originState("")}
 		case had:
 			ss.portals[name] = prev
 		default:
