@@ -66,6 +66,8 @@ type stmtInfo struct {
 	noData    bool
 	// local: the Parse was kept from the origin (deferred.go).
 	local bool
+	// published: its rows are in the describe cache under its text.
+	published bool
 	// origin is the planner's fast-path decision when it has one: the
 	// statement goes to the origin whatever the session, so nothing of it
 	// (parameters, descriptions) needs keeping.
@@ -145,6 +147,14 @@ func (ss *session) portalRows(p *portalInfo) *pgproto3.RowDescription {
 	}
 	p.rows = rd
 	return rd
+}
+
+// release closes the portal's suspended local result, if any.
+func (p *portalInfo) release() {
+	if p.active != nil {
+		p.active.close()
+		p.active = nil
+	}
 }
 
 // localResult is an accelerated result being sent to the client.

@@ -192,9 +192,8 @@ func (ss *session) portalOriginOnly(name string) bool {
 // onBind records a portal: its statement, parameters and result formats.
 func (ss *session) onBind(m *pgproto3.Bind) {
 	ss.segmentOpen = true
-	if old := ss.portals[m.DestinationPortal]; old != nil && old.active != nil {
-		old.active.close()
-		old.active = nil
+	if old := ss.portals[m.DestinationPortal]; old != nil {
+		old.release()
 	}
 	if st := ss.stmts[m.PreparedStatement]; st.originOnly() {
 		// Never run here: its parameters need no keeping.
@@ -269,12 +268,14 @@ func (ss *session) onClose(m *pgproto3.Close) {
 		}
 		return
 	}
-	if p := ss.portals[m.Name]; p != nil {
-		if p.active != nil {
-			p.active.close()
-			p.active = nil
-		}
-		ss.setPortal(m.Name, nil)
+	ss.forgetPortal(m.Name)
+}
+
+// forgetPortal records that portal name is gone, its local result closed.
+func (ss *session) forgetPortal(name string) {
+	if p := ss.portals[name]; p != nil {
+		p.release()
+		ss.setPortal(name, nil)
 	}
 }
 
@@ -284,16 +285,6 @@ func (ss *session) onClose(m *pgproto3.Close) {
 // stretch drops them, once the transaction status is known (beginStretch).
 func (ss *session) onSync() {
 	ss.segmentOpen = false
-}
-
-// dropPortals forgets every portal: the transaction that held them ended.
-func (ss *session) dropPortals() {
-	for name, p := range ss.portals {
-		if p.active != nil {
-			p.active.close()
-		}
-		delete(ss.portals, name)
-	}
 }
 
 // handleExecute answers an Execute locally when its statement is routed to
@@ -371,8 +362,13 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		rows = rd
 	}
-	if _, st := ss.stmtDesc(p.stmt); st != nil {
-		ss.srv.describes.put(stmtKey('R', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs), st)
+	if !p.stmt.published {
+		// Kept by text for the next statement of it (once per statement,
+		// not per execution).
+		if _, st := ss.stmtDesc(p.stmt); st != nil {
+			ss.srv.describes.put(stmtKey('R', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs), st)
+			p.stmt.published = true
+		}
 	}
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))

@@ -61,6 +61,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		}
 		if rows == nil {
 			rows = ss.srv.describes.get(stmtKey('R', key, st.paramOIDs))
+			st.published = rows != nil
 		}
 	}
 	if params == nil || rows == nil {
@@ -235,46 +236,41 @@ func (ss *session) localSync() bool {
 // holds instead of reporting that nothing is there. Messages that replace
 // or drop the origin's own clear the doubt.
 func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
-	if ss.pending.skipping() {
-		return // the origin skips msg: nothing changes there
+	if !ss.staleStmt && !ss.stalePortal {
+		return // the usual case: nothing to doubt, nothing to check
 	}
-	stmt, portal := ss.staleStmt, ss.stalePortal
+	// Whether msg uses (closing: false) or replaces (true) the origin's
+	// unnamed statement and portal.
+	var usesStmt, usesPortal, replacesStmt, replacesPortal bool
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		stmt, portal = false, false // the origin drops its own
+		replacesStmt, replacesPortal = true, true // the origin drops its own
 	case *pgproto3.Parse:
-		if m.Name == "" {
-			stmt = false
-		}
+		replacesStmt = m.Name == ""
 	case *pgproto3.Bind:
-		if m.PreparedStatement == "" && stmt && ss.stmts[""] == nil {
-			ss.closeAtOrigin('S')
-			stmt = false
-		}
-		if m.DestinationPortal == "" {
-			portal = false
-		}
+		usesStmt = m.PreparedStatement == ""
+		replacesPortal = m.DestinationPortal == ""
 	case *pgproto3.Describe:
-		if m.Name == "" && m.ObjectType == 'S' && stmt && ss.stmts[""] == nil {
-			ss.closeAtOrigin('S')
-			stmt = false
-		}
-		if m.Name == "" && m.ObjectType == 'P' && portal && ss.portals[""] == nil {
-			ss.closeAtOrigin('P')
-			portal = false
-		}
+		usesStmt = m.Name == "" && m.ObjectType == 'S'
+		usesPortal = m.Name == "" && m.ObjectType == 'P'
 	case *pgproto3.Execute:
-		if m.Portal == "" && portal && ss.portals[""] == nil {
-			ss.closeAtOrigin('P')
-			portal = false
-		}
+		usesPortal = m.Portal == ""
 	case *pgproto3.Close:
-		if m.Name == "" && m.ObjectType == 'S' {
-			stmt = false
-		}
-		if m.Name == "" && m.ObjectType == 'P' {
-			portal = false
-		}
+		replacesStmt = m.Name == "" && m.ObjectType == 'S'
+		replacesPortal = m.Name == "" && m.ObjectType == 'P'
+	}
+	closeStmt := usesStmt && ss.staleStmt && ss.stmts[""] == nil
+	closePortal := usesPortal && ss.stalePortal && ss.portals[""] == nil
+	stmt := ss.staleStmt && !closeStmt && !replacesStmt
+	portal := ss.stalePortal && !closePortal && !replacesPortal
+	if stmt == ss.staleStmt && portal == ss.stalePortal || ss.pending.skipping() {
+		return // nothing changes, or the origin skips msg
+	}
+	if closeStmt {
+		ss.closeAtOrigin('S')
+	}
+	if closePortal {
+		ss.closeAtOrigin('P')
 	}
 	ss.setStale(stmt, portal)
 }

@@ -38,6 +38,11 @@ func originState(name string) *stmtInfo {
 	return &stmtInfo{name: name, origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "failed_at_origin"}}
 }
 
+// unsealed reports whether the message just handled made changes.
+func (ss *session) unsealed() bool {
+	return len(ss.journal) > 0 && !ss.journal[len(ss.journal)-1].sealed
+}
+
 // seal gives the changes of the message just handled its position.
 func (ss *session) seal(seq uint64) {
 	for i := len(ss.journal) - 1; i >= 0 && !ss.journal[i].sealed; i-- {
@@ -83,60 +88,59 @@ func (ss *session) beginStretch() {
 	ss.reconcile()
 	ss.journal = ss.journal[:0]
 	if s := ss.state.TxStatus(); s == 'I' || s == 0 {
-		ss.dropPortals()
+		ss.closePortals()
 	}
+}
+
+// setJournaled sets m[name] to v (nil: deletes it), journaled. Undone, it
+// calls undone (if any), then restores what was there or, when the message
+// itself failed at the origin and failed gives one, what the failure left
+// (see setStmt and setPortal).
+func setJournaled[T any](ss *session, m map[string]*T, name string, v *T, failed func() *T, undone func()) {
+	var prev *T
+	var had bool
+	ss.change(func() {
+		prev, had = m[name]
+		if v == nil {
+			delete(m, name)
+		} else {
+			m[name] = v
+		}
+	}, func(own bool) {
+		if undone != nil {
+			undone()
+		}
+		switch {
+		case own && failed != nil:
+			m[name] = failed()
+		case had:
+			m[name] = prev
+		default:
+			delete(m, name)
+		}
+	})
 }
 
 // setStmt records statement name (nil: gone), journaled. A failed Parse
 // of the unnamed statement has dropped the one before it (Postgres drops
 // it first).
 func (ss *session) setStmt(name string, st *stmtInfo) {
-	var prev *stmtInfo
-	var had bool
-	ss.change(func() {
-		prev, had = ss.stmts[name]
-		if st == nil {
-			delete(ss.stmts, name)
-		} else {
-			ss.stmts[name] = st
-		}
-	}, func(own bool) {
-		switch {
-		case own && st != nil && name == "":
-			ss.stmts[name] = originState(name)
-		case had:
-			ss.stmts[name] = prev
-		default:
-			delete(ss.stmts, name)
-		}
-	})
+	var failed func() *stmtInfo
+	if st != nil && name == "" {
+		failed = func() *stmtInfo { return originState(name) }
+	}
+	setJournaled(ss, ss.stmts, name, st, failed, nil)
 }
 
 // setPortal records portal name (nil: gone), journaled. A Bind that failed
 // at the origin may leave an empty portal there (Postgres creates it
-// before it reads the parameters): the origin's to answer for.
+// before it reads the parameters): the origin's to answer for. A Bind
+// undone releases its portal's local result.
 func (ss *session) setPortal(name string, p *portalInfo) {
-	var prev *portalInfo
-	var had bool
-	ss.change(func() {
-		prev, had = ss.portals[name]
-		if p == nil {
-			delete(ss.portals, name)
-		} else {
-			ss.portals[name] = p
-		}
-	}, func(own bool) {
-		if cur := ss.portals[name]; cur != nil && cur != prev && cur.active != nil {
-			cur.active.close()
-			cur.active = nil
-		}
-		switch {
-		case own && p != nil:
-			ss.portals[name] = &portalInfo{stmt: originState("")}
-		case had:
-			ss.portals[name] = prev
-		default:
-			delete(ss.portals, name)
-		}
-	})
+	if p == nil {
+		setJournaled(ss, ss.portals, name, nil, nil, nil)
+		return
+	}
+	failed := func() *portalInfo { return &portalInfo{stmt: originState("")} }
+	setJournaled(ss, ss.portals, name, p, failed, p.release)
 }

@@ -41,7 +41,9 @@ func (ss *session) relayClient() {
 				continue
 			}
 			ss.closeStaleUnnamed(msg)
-			ss.seal(ss.pending.nextSeq())
+			if ss.unsealed() {
+				ss.seal(ss.pending.nextSeq())
+			}
 		}
 		if err := ss.forward(msg, capture); err != nil {
 			ss.originFailed(err)
@@ -154,13 +156,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		// Postgres drops the unnamed portal and statement at a simple
 		// Query; the origin does not see those answered here (see
 		// closeStaleUnnamed).
-		if p := ss.portals[""]; p != nil {
-			if p.active != nil {
-				p.active.close()
-				p.active = nil
-			}
-			ss.setPortal("", nil)
-		}
+		ss.forgetPortal("")
 		if _, ok := ss.stmts[""]; ok {
 			ss.setStmt("", nil)
 		}

@@ -301,13 +301,12 @@ func (ss *session) forceClose() {
 	ss.close()
 }
 
-// closePortals releases the DuckDB results of suspended local portals. It
-// runs on the client loop's goroutine after the loop ends.
+// closePortals forgets every portal and releases their local results: the
+// transaction that held them ended, or the session did. It runs on the
+// client loop's goroutine.
 func (ss *session) closePortals() {
 	for name, p := range ss.portals {
-		if p.active != nil {
-			p.active.close()
-		}
+		p.release()
 		delete(ss.portals, name)
 	}
 }
