@@ -915,21 +915,7 @@ func TestAccel_DescribedStatementsServedWhileTheOriginStalls(t *testing.T) {
 	if err := c.QueryRow(ctxT(t), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	backend, err := os.FindProcess(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := backend.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop the origin backend %d: %v", pid, err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			_ = backend.Signal(syscall.SIGCONT)
-		}
-	}
-	t.Cleanup(resume)
+	resume := stopBackend(t, pid)
 	for _, qty := range []int{3, 2, 1} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		rows, err := c.Query(ctx, sql, qty)
@@ -1003,17 +989,27 @@ func TestAccel_UndescribedPreparedStatementServedWhileTheOriginStalls(t *testing
 		want[qty] = exec(qty)
 	}
 	pid, _ := strconv.Atoi(strings.Trim(roundTrip(&pgproto3.Query{String: "SELECT pg_backend_pid()"}), `[]" `))
-	backend, err := os.FindProcess(pid)
-	if err != nil || pid == 0 {
-		t.Fatalf("origin backend %d: %v", pid, err)
-	}
-	if err := backend.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = backend.Signal(syscall.SIGCONT) }()
+	stopBackend(t, pid)
 	for _, qty := range []string{"2", "1"} {
 		if got := exec(qty); got != want[qty] {
 			t.Fatalf("qty > %s with the origin backend stopped: %s, want %s", qty, got, want[qty])
 		}
 	}
+}
+
+// stopBackend stops the origin backend process pid (SIGSTOP) until the
+// returned function or the test's end resumes it.
+func stopBackend(t *testing.T, pid int) (resume func()) {
+	t.Helper()
+	backend, err := os.FindProcess(pid)
+	if err != nil || pid == 0 {
+		t.Fatalf("origin backend %d: %v", pid, err)
+	}
+	if err := backend.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop the origin backend %d: %v", pid, err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { _ = backend.Signal(syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
 }
