@@ -68,9 +68,13 @@ type pendingItem struct {
 // Postgres skips every message after an error in the extended protocol up
 // to the next Sync; skipTail mirrors that for messages not queued yet.
 type pendingQueue struct {
-	mu       sync.Mutex
-	changed  *sync.Cond
-	items    []pendingItem
+	mu      sync.Mutex
+	changed *sync.Cond
+	items   []pendingItem
+	// base is items' backing array from its start: popping the head
+	// slices it off the front, and an emptied queue starts over at base
+	// so that a session's steady round trips allocate nothing.
+	base     []pendingItem
 	skipTail bool
 	closed   bool
 	// failures counts extended-protocol errors (failedLocked); failedSeqs
@@ -111,8 +115,24 @@ func (q *pendingQueue) push(it pendingItem) bool {
 		}
 		q.skipTail = false
 	}
-	q.items = append(q.items, it)
+	q.appendLocked(it)
 	return true
+}
+
+func (q *pendingQueue) appendLocked(it pendingItem) {
+	if n := len(q.items); n == cap(q.items) && 2*n <= cap(q.base) {
+		// The head has moved up the array and the tail reached its end:
+		// move the items back to its start rather than grow a new one.
+		full := q.base[:cap(q.base)]
+		copy(full, q.items)
+		clear(full[n:])
+		q.items = full[:n]
+	}
+	c := cap(q.items)
+	q.items = append(q.items, it)
+	if cap(q.items) != c {
+		q.base = q.items[:0]
+	}
 }
 
 // head returns the oldest pending item.
@@ -153,6 +173,9 @@ func (q *pendingQueue) popLocked() {
 	it := q.items[0]
 	q.items[0] = pendingItem{}
 	q.items = q.items[1:]
+	if len(q.items) == 0 {
+		q.items = q.base[:0]
+	}
 	if it.private != nil && it.last {
 		close(it.private.done)
 	}
@@ -215,7 +238,7 @@ func (q *pendingQueue) pushLocal(out []byte, skippable, check bool, since uint64
 	case len(q.items) == 0:
 		return localWriteNow, seq
 	}
-	q.items = append(q.items, pendingItem{kind: pkLocal, out: append([]byte(nil), out...), seq: seq})
+	q.appendLocked(pendingItem{kind: pkLocal, out: append([]byte(nil), out...), seq: seq})
 	return localQueued, seq
 }
 
@@ -319,6 +342,6 @@ func (q *pendingQueue) close() {
 			}
 		}
 	}
-	q.items = nil
+	q.items, q.base = nil, nil
 	q.changed.Broadcast()
 }

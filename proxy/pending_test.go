@@ -125,3 +125,40 @@ func TestPendingQueue_FailureDropsLocalAnswers(t *testing.T) {
 		t.Fatalf("the proxy's own error: %v, want localWriteNow", got)
 	}
 }
+
+// A pipelined stretch pops answered items while the client queues more;
+// the queue keeps its order and, once warmed up, allocates nothing.
+func TestPendingQueue_ReusesItsArray(t *testing.T) {
+	q := newPendingQueue()
+	stretch := func() {
+		kinds := []pendingKind{pkParse, pkBind, pkDescribePortal, pkExecute, pkSync}
+		for _, k := range kinds[:3] {
+			q.push(pendingItem{kind: k})
+		}
+		// The origin answers the first two while the rest arrive.
+		for _, want := range kinds[:2] {
+			if it, _ := q.head(); it.kind != want {
+				t.Fatalf("head %v, want %v", it.kind, want)
+			}
+			q.settle(true, false)
+		}
+		for _, k := range kinds[3:] {
+			q.push(pendingItem{kind: k})
+		}
+		for _, want := range kinds[2:] {
+			if it, _ := q.head(); it.kind != want {
+				t.Fatalf("head %v, want %v", it.kind, want)
+			}
+			q.settle(true, false)
+		}
+		if !q.idle() {
+			t.Fatal("queue not empty after the stretch")
+		}
+	}
+	for range 3 {
+		stretch()
+	}
+	if allocs := testing.AllocsPerRun(100, stretch); allocs != 0 {
+		t.Errorf("a stretch allocates %.1f times, want 0", allocs)
+	}
+}
