@@ -3,7 +3,7 @@
 //
 //	go run ./bench/passthrough [-scale 10] [-duration 10s] [-rounds 3]
 //	                           [-targets direct,pgaccel,pgbouncer]
-//	                           [-out FILE] [-cpuprofile FILE]
+//	                           [-out FILE] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It starts a throwaway origin (integration/pgtest), loads it with
 // `pgbench -i`, starts pgaccel in-process and pgbouncer as a child process,
@@ -37,6 +37,7 @@ type options struct {
 	targets    []string
 	out        string
 	cpuprofile string
+	memprofile string
 	// withDataset runs pgaccel as `pgaccel run` with one accelerated
 	// dataset (not read by pgbench): every statement then goes through the
 	// routing hook before it takes the origin route.
@@ -91,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
+	fs.StringVar(&o.memprofile, "memprofile", "", "write this process's allocation profile (the in-process proxy's allocations since it started) to `file` after the runs")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -234,6 +236,11 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	if opts.memprofile != "" {
+		if err := writeHeapProfile(opts.memprofile); err != nil {
+			return err
+		}
+	}
 
 	rep := report{
 		command:  commandLine(args),
@@ -305,4 +312,18 @@ func runOne(ctx context.Context, pgb *pgbench, t target, c benchCase, d time.Dur
 // commandLine is how the benchmark was invoked, for the report.
 func commandLine(args []string) string {
 	return strings.TrimSpace("go run ./bench/passthrough " + strings.Join(args, " "))
+}
+
+// writeHeapProfile writes the allocation profile (every allocation since
+// the process started, sampled) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create memory profile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write memory profile: %w", err)
+	}
+	return f.Close()
 }
