@@ -18,17 +18,98 @@ import "github.com/pgaccel/pgaccel/planner"
 // undo restores what it replaced; seq is its position, unsealed until the
 // message that made it is queued or answered. undo is told whether the
 // message failed itself (own) or was skipped after an earlier failure.
+// The statement and portal changes every Parse and Bind make are kept as
+// values (set) rather than closures, which would allocate for each.
 type journalEntry struct {
 	seq    uint64
 	sealed bool
 	apply  func()
 	undo   func(own bool)
+	// set, when apply is nil, is the change.
+	set journalSet
+}
+
+// journalSet is a change of the session's statements or portals: name
+// set to stmt or portal (both nil: deleted), with what it replaced.
+type journalSet struct {
+	portals bool
+	name    string
+	stmt    *stmtInfo
+	portal  *portalInfo
+	had     bool
+	prevSt  *stmtInfo
+	prevPo  *portalInfo
+}
+
+func (e *journalEntry) redo(ss *session) {
+	if e.apply != nil {
+		e.apply()
+		return
+	}
+	j := &e.set
+	if j.portals {
+		j.prevPo, j.had = ss.portals[j.name]
+		if j.portal == nil {
+			delete(ss.portals, j.name)
+		} else {
+			ss.portals[j.name] = j.portal
+		}
+		return
+	}
+	j.prevSt, j.had = ss.stmts[j.name]
+	if j.stmt == nil {
+		delete(ss.stmts, j.name)
+	} else {
+		ss.stmts[j.name] = j.stmt
+	}
+}
+
+// revert undoes the change. A failed Parse of the unnamed statement has
+// dropped the one before it (Postgres drops it first); a Bind that failed
+// at the origin may leave an empty portal there (Postgres creates it
+// before it reads the parameters): the origin's to answer for. A Bind
+// undone releases its portal's local result.
+func (e *journalEntry) revert(ss *session, own bool) {
+	if e.apply != nil {
+		e.undo(own)
+		return
+	}
+	j := &e.set
+	if j.portals {
+		if j.portal != nil {
+			j.portal.release()
+		}
+		switch {
+		case own && j.portal != nil:
+			ss.portals[j.name] = &portalInfo{stmt: originState("")}
+		case j.had:
+			ss.portals[j.name] = j.prevPo
+		default:
+			delete(ss.portals, j.name)
+		}
+		return
+	}
+	switch {
+	case own && j.stmt != nil && j.name == "":
+		ss.stmts[j.name] = originState(j.name)
+	case j.had:
+		ss.stmts[j.name] = j.prevSt
+	default:
+		delete(ss.stmts, j.name)
+	}
 }
 
 // change makes a change of the message being handled, journaled.
 func (ss *session) change(apply func(), undo func(own bool)) {
 	apply()
 	ss.journal = append(ss.journal, journalEntry{apply: apply, undo: undo})
+}
+
+// changeSet makes a change of the session's statements or portals,
+// journaled; unlike change, it allocates nothing.
+func (ss *session) changeSet(portals bool, name string, st *stmtInfo, p *portalInfo) {
+	ss.journal = append(ss.journal, journalEntry{set: journalSet{portals: portals, name: name, stmt: st, portal: p}})
+	ss.journal[len(ss.journal)-1].redo(ss)
 }
 
 // originState stands for a statement or portal whose state only the
@@ -65,16 +146,17 @@ func (ss *session) reconcile() {
 		}
 		tail := ss.journal[i:]
 		for j := len(tail) - 1; j >= 0; j-- {
-			tail[j].undo(tail[j].seq == f.from)
+			tail[j].revert(ss, tail[j].seq == f.from)
 		}
-		kept := ss.journal[:i]
-		for _, e := range tail {
-			if e.seq >= f.to {
-				e.apply()
-				kept = append(kept, e)
+		k := i
+		for j := i; j < len(ss.journal); j++ {
+			if ss.journal[j].seq >= f.to {
+				ss.journal[j].redo(ss)
+				ss.journal[k] = ss.journal[j]
+				k++
 			}
 		}
-		ss.journal = kept
+		ss.clearJournal(k)
 	}
 }
 
@@ -86,61 +168,25 @@ func (ss *session) beginStretch() {
 		ss.drain()
 	}
 	ss.reconcile()
-	ss.journal = ss.journal[:0]
+	ss.clearJournal(0)
 	if s := ss.state.TxStatus(); s == 'I' || s == 0 {
 		ss.closePortals()
 	}
 }
 
-// setJournaled sets m[name] to v (nil: deletes it), journaled. Undone, it
-// calls undone (if any), then restores what was there or, when the message
-// itself failed at the origin and failed gives one, what the failure left
-// (see setStmt and setPortal).
-func setJournaled[T any](ss *session, m map[string]*T, name string, v *T, failed func() *T, undone func()) {
-	var prev *T
-	var had bool
-	ss.change(func() {
-		prev, had = m[name]
-		if v == nil {
-			delete(m, name)
-		} else {
-			m[name] = v
-		}
-	}, func(own bool) {
-		if undone != nil {
-			undone()
-		}
-		switch {
-		case own && failed != nil:
-			m[name] = failed()
-		case had:
-			m[name] = prev
-		default:
-			delete(m, name)
-		}
-	})
+// clearJournal drops the entries from n on (clearing them: they hold
+// statements and portals).
+func (ss *session) clearJournal(n int) {
+	clear(ss.journal[n:])
+	ss.journal = ss.journal[:n]
 }
 
-// setStmt records statement name (nil: gone), journaled. A failed Parse
-// of the unnamed statement has dropped the one before it (Postgres drops
-// it first).
+// setStmt records statement name (nil: gone), journaled.
 func (ss *session) setStmt(name string, st *stmtInfo) {
-	var failed func() *stmtInfo
-	if st != nil && name == "" {
-		failed = func() *stmtInfo { return originState(name) }
-	}
-	setJournaled(ss, ss.stmts, name, st, failed, nil)
+	ss.changeSet(false, name, st, nil)
 }
 
-// setPortal records portal name (nil: gone), journaled. A Bind that failed
-// at the origin may leave an empty portal there (Postgres creates it
-// before it reads the parameters): the origin's to answer for. A Bind
-// undone releases its portal's local result.
+// setPortal records portal name (nil: gone), journaled.
 func (ss *session) setPortal(name string, p *portalInfo) {
-	if p == nil {
-		setJournaled(ss, ss.portals, name, nil, nil, nil)
-		return
-	}
-	failed := func() *portalInfo { return &portalInfo{stmt: originState("")} }
-	setJournaled(ss, ss.portals, name, p, failed, p.release)
+	ss.changeSet(true, name, nil, p)
 }

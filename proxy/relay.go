@@ -133,7 +133,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		ss.reconcile()
 		if ss.pending.idle() {
 			// Everything journaled has been answered: final.
-			ss.journal = ss.journal[:0]
+			ss.clearJournal(0)
 		}
 	}
 	var parsed *stmtInfo

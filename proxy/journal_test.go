@@ -1,0 +1,71 @@
+package proxy
+
+import "testing"
+
+func journalSession() *session {
+	return &session{
+		stmts:   map[string]*stmtInfo{},
+		portals: map[string]*portalInfo{},
+		pending: newPendingQueue(),
+	}
+}
+
+// A stretch's Parse and Bind, once the session is warmed up, journal their
+// changes without allocating.
+func TestJournal_StatementsAndPortalsWithoutAllocations(t *testing.T) {
+	ss := journalSession()
+	st := &stmtInfo{sql: "SELECT 1"}
+	p := &portalInfo{stmt: st}
+	stretch := func() {
+		ss.setStmt("", st)
+		ss.seal(ss.pending.nextSeq())
+		ss.setPortal("", p)
+		ss.seal(ss.pending.nextSeq())
+		ss.clearJournal(0)
+	}
+	stretch()
+	if allocs := testing.AllocsPerRun(100, stretch); allocs != 0 {
+		t.Errorf("a Parse and a Bind journal with %.1f allocations, want 0", allocs)
+	}
+}
+
+// When the origin fails a Parse, reconcile undoes it and what followed: a
+// failed unnamed Parse leaves a statement only the origin knows of, a
+// failed Bind's portal is the origin's, and a skipped named Parse never
+// happened.
+func TestJournal_ReconcileUndoesWhatTheOriginSkipped(t *testing.T) {
+	ss := journalSession()
+	before := &stmtInfo{name: "s1", sql: "SELECT 0"}
+	ss.stmts["s1"] = before
+
+	// Parse s1 (replacing it), Bind "" of s1, Parse "" ; Sync.
+	newS1 := &stmtInfo{name: "s1", sql: "SELECT 1"}
+	ss.pending.push(pendingItem{kind: pkParse})
+	ss.setStmt("s1", newS1)
+	ss.seal(0)
+	ss.pending.push(pendingItem{kind: pkBind})
+	ss.setPortal("", &portalInfo{stmt: newS1})
+	ss.seal(1)
+	ss.pending.push(pendingItem{kind: pkParse})
+	ss.setStmt("", &stmtInfo{sql: "SELECT 2"})
+	ss.seal(2)
+	ss.pending.push(pendingItem{kind: pkSync})
+
+	// The Bind fails: the Parse before it stands, the Bind leaves a portal
+	// only the origin knows, the unnamed Parse was skipped.
+	ss.pending.settle(true, false)
+	ss.pending.settle(false, true)
+	ss.reconcile()
+	if ss.stmts["s1"] != newS1 {
+		t.Errorf("s1 = %+v, want the Parse that succeeded", ss.stmts["s1"])
+	}
+	if p := ss.portals[""]; p == nil || !p.stmt.originOnly() {
+		t.Errorf("unnamed portal = %+v, want one only the origin knows", p)
+	}
+	if st, ok := ss.stmts[""]; ok {
+		t.Errorf("unnamed statement = %+v, want none: its Parse was skipped", st)
+	}
+	if len(ss.journal) != 1 {
+		t.Errorf("journal holds %d entries, want the one change that stood", len(ss.journal))
+	}
+}
