@@ -155,8 +155,15 @@ func (ss *session) onParse(st *stmtInfo) {
 // newStmt is what the session keeps of a Parse: with the planner's
 // fast-path decision, asked once per Parse.
 func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
+	d, ok := ss.accel.Planner.Quick(m.Query)
+	if prev := ss.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason {
+		// The same text again (pgbench, many drivers' unnamed
+		// statements): an origin-only statement keeps nothing that could
+		// differ, so the one there serves, and nothing is allocated.
+		return prev
+	}
 	st := &stmtInfo{name: m.Name, sql: m.Query}
-	if d, ok := ss.accel.Planner.Quick(m.Query); ok {
+	if ok {
 		st.origin = &d
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
