@@ -164,7 +164,8 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	}
 	st := &stmtInfo{name: m.Name, sql: m.Query}
 	if ok {
-		st.origin = &d
+		origin := d // d itself stays on the stack for the reuse above
+		st.origin = &origin
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}

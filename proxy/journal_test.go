@@ -1,6 +1,12 @@
 package proxy
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/planner"
+)
 
 func journalSession() *session {
 	return &session{
@@ -67,5 +73,31 @@ func TestJournal_ReconcileUndoesWhatTheOriginSkipped(t *testing.T) {
 	}
 	if len(ss.journal) != 1 {
 		t.Errorf("journal holds %d entries, want the one change that stood", len(ss.journal))
+	}
+}
+
+// pgbench -M extended, and drivers' unnamed statements, parse the same text
+// for every execution: an origin-only statement is kept once.
+func TestNewStmt_SameOriginOnlyTextReused(t *testing.T) {
+	ss := journalSession()
+	ss.accel = &Accel{Planner: planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{{Name: "orders", Schema: "public", Table: "orders"}}}), nil, planner.Options{})}
+	parse := &pgproto3.Parse{Query: "UPDATE accounts SET balance = balance + $1 WHERE id = $2"}
+	st := ss.newStmt(parse)
+	if !st.originOnly() {
+		t.Fatalf("statement %+v is not origin-only", st)
+	}
+	ss.setStmt("", st)
+	if again := ss.newStmt(parse); again != st {
+		t.Error("the same text parsed again made a new statement")
+	}
+	if other := ss.newStmt(&pgproto3.Parse{Query: "DELETE FROM accounts"}); other == st || other.sql != "DELETE FROM accounts" {
+		t.Errorf("another text gave %+v", other)
+	}
+	if named := ss.newStmt(&pgproto3.Parse{Name: "s1", Query: parse.Query}); named == st || named.name != "s1" {
+		t.Errorf("a named statement gave %+v", named)
+	}
+	quick := testing.AllocsPerRun(100, func() { ss.accel.Planner.Quick(parse.Query) })
+	if allocs := testing.AllocsPerRun(100, func() { ss.setStmt("", ss.newStmt(parse)); ss.clearJournal(0) }); allocs != quick {
+		t.Errorf("parsing the same text again allocates %.1f times, want only the planner's %.1f", allocs, quick)
 	}
 }
