@@ -77,7 +77,8 @@ type stmtInfo struct {
 // originOnly reports whether st is known to go to the origin every time.
 func (st *stmtInfo) originOnly() bool { return st != nil && st.origin != nil }
 
-// portalInfo is what the session knows of a bound portal.
+// portalInfo is what the session knows of a bound portal. (onlyOf must
+// know every field.)
 type portalInfo struct {
 	stmt          *stmtInfo
 	params        [][]byte

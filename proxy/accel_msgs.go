@@ -204,8 +204,14 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 		old.release()
 	}
 	if st := ss.stmts[m.PreparedStatement]; st.originOnly() {
-		// Never run here: its parameters need no keeping.
-		ss.setPortal(m.DestinationPortal, &portalInfo{stmt: st})
+		// Never run here: its parameters need no keeping, and a portal
+		// of the same statement there before (pgbench, drivers'
+		// unnamed portals) holds nothing else: it serves again.
+		p := ss.portals[m.DestinationPortal]
+		if p == nil || !p.onlyOf(st) {
+			p = &portalInfo{stmt: st}
+		}
+		ss.setPortal(m.DestinationPortal, p)
 		return
 	}
 	p := &portalInfo{
@@ -220,6 +226,12 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 		}
 	}
 	ss.setPortal(m.DestinationPortal, p)
+}
+
+// onlyOf reports whether p is a portal of st and holds nothing else.
+func (p *portalInfo) onlyOf(st *stmtInfo) bool {
+	return p.stmt == st && p.params == nil && p.paramFormats == nil && p.resultFormats == nil &&
+		p.rows == nil && p.active == nil && !p.local && !p.exhausted && !p.describeSent
 }
 
 // describeCapture returns a function that keeps the descriptions the origin

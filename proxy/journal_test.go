@@ -101,3 +101,29 @@ func TestNewStmt_SameOriginOnlyTextReused(t *testing.T) {
 		t.Errorf("parsing the same text again allocates %.1f times, want only the planner's %.1f", allocs, quick)
 	}
 }
+
+// Binding an origin-only statement's portal again keeps the portal there.
+func TestOnBind_OriginOnlyPortalReused(t *testing.T) {
+	ss := journalSession()
+	ss.accel = &Accel{Planner: planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{{Name: "orders", Schema: "public", Table: "orders"}}}), nil, planner.Options{})}
+	ss.setStmt("", ss.newStmt(&pgproto3.Parse{Query: "DELETE FROM accounts WHERE id = $1"}))
+	bind := &pgproto3.Bind{Parameters: [][]byte{[]byte("7")}}
+	ss.onBind(bind)
+	p := ss.portals[""]
+	if p == nil || !p.stmt.originOnly() || p.params != nil {
+		t.Fatalf("portal %+v, want an origin-only one that keeps no parameters", p)
+	}
+	ss.onBind(bind)
+	if ss.portals[""] != p {
+		t.Error("binding the same statement again made a new portal")
+	}
+	p.describeSent = true
+	ss.onBind(bind)
+	if ss.portals[""] == p {
+		t.Error("a portal holding more than its statement was reused")
+	}
+	ss.clearJournal(0)
+	if allocs := testing.AllocsPerRun(100, func() { ss.onBind(bind); ss.clearJournal(0) }); allocs != 0 {
+		t.Errorf("binding again allocates %.1f times, want 0", allocs)
+	}
+}
