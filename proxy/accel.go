@@ -72,6 +72,8 @@ type stmtInfo struct {
 	// statement goes to the origin whatever the session, so nothing of it
 	// (parameters, descriptions) needs keeping.
 	origin *planner.Decision
+	// originPortal is the portal of an origin-only statement's Binds.
+	originPortal *portalInfo
 }
 
 // originOnly reports whether st is known to go to the origin every time.

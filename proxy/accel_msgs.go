@@ -204,12 +204,13 @@ func (ss *session) onBind(m *pgproto3.Bind) {
 		old.release()
 	}
 	if st := ss.stmts[m.PreparedStatement]; st.originOnly() {
-		// Never run here: its parameters need no keeping, and a portal
-		// of the same statement there before (pgbench, drivers'
-		// unnamed portals) holds nothing else: it serves again.
-		p := ss.portals[m.DestinationPortal]
+		// Never run here: its parameters need no keeping, and nothing
+		// changes such a portal, so each Bind of the statement (pgbench,
+		// drivers' unnamed portals) can have the same one.
+		p := st.originPortal
 		if p == nil || !p.onlyOf(st) {
 			p = &portalInfo{stmt: st}
+			st.originPortal = p
 		}
 		ss.setPortal(m.DestinationPortal, p)
 		return

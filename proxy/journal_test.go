@@ -117,6 +117,11 @@ func TestOnBind_OriginOnlyPortalReused(t *testing.T) {
 	if ss.portals[""] != p {
 		t.Error("binding the same statement again made a new portal")
 	}
+	ss.closePortals()
+	ss.onBind(bind)
+	if ss.portals[""] != p {
+		t.Error("binding the statement after its portal was closed made a new portal")
+	}
 	p.describeSent = true
 	ss.onBind(bind)
 	if ss.portals[""] == p {
