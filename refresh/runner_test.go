@@ -25,24 +25,31 @@ func TestRefresh_OriginGoneMidCopyKeepsServing(t *testing.T) {
 	}
 	originExec(t, "INSERT INTO gone_t SELECT g, 'new', NULL FROM generate_series(1, 1000) g")
 
-	// Terminate the refresh's backend as soon as its COPY runs.
+	// The origin goes away while the refresh's COPY is under way: the
+	// table is held locked so that the COPY waits at the origin, and its
+	// backend is terminated there. (Terminating a COPY that streams raced
+	// its end: a million rows arrive in half a second, and a kill that
+	// came after the last of them let the refresh succeed.)
+	lock, err := pgconn.Connect(ctx, srv.SuperDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close(ctx)
+	if _, err := lock.Exec(ctx, "BEGIN; LOCK TABLE gone_t IN ACCESS EXCLUSIVE MODE").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
 	killed := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			rows := originQuery(t, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-				WHERE application_name = '`+applicationName+`' AND query LIKE 'COPY%gone_t%'`)
-			if len(rows) > 0 {
-				killed <- nil
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-		killed <- errors.New("the refresh's COPY never showed up in pg_stat_activity")
+		killed <- terminateWaitingCopies(ctx, "gone_t", done)
 	}()
-	err := h.run.Refresh(ctx, "gone_t")
+	err = h.run.Refresh(ctx, "gone_t")
+	close(done)
 	if kerr := <-killed; kerr != nil {
 		t.Fatal(kerr)
+	}
+	if _, rerr := lock.Exec(ctx, "ROLLBACK").ReadAll(); rerr != nil {
+		t.Fatal(rerr)
 	}
 	var pgErr *pgconn.PgError
 	if err == nil || !(errors.As(err, &pgErr) || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "reset")) {
@@ -197,5 +204,39 @@ func TestRunner_IntervalRefreshesAgain(t *testing.T) {
 	}
 	if st := h.state(t, "tick_t"); st.NextRefresh.IsZero() || st.Generation < 2 {
 		t.Errorf("state = %+v, want a next refresh and generation >= 2", st)
+	}
+}
+
+// terminateWaitingCopies terminates, until done is closed, every backend of
+// the refresh whose COPY of table waits for a lock. It fails when none
+// showed up within 30 seconds.
+func terminateWaitingCopies(ctx context.Context, table string, done <-chan struct{}) error {
+	c, err := pgconn.Connect(ctx, srv.SuperDSN())
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	terminated := 0
+	for {
+		select {
+		case <-done:
+			if terminated == 0 {
+				return errors.New("the refresh ended before its COPY was seen waiting at the origin")
+			}
+			return nil
+		default:
+		}
+		if terminated == 0 && time.Now().After(deadline) {
+			return errors.New("the refresh's COPY never showed up waiting in pg_stat_activity")
+		}
+		res := c.ExecParams(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE application_name = $1 AND query LIKE 'COPY%' || $2 || '%' AND wait_event_type = 'Lock'`,
+			[][]byte{[]byte(applicationName), []byte(table)}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return res.Err
+		}
+		terminated += len(res.Rows)
+		time.Sleep(time.Millisecond)
 	}
 }
