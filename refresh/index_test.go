@@ -12,7 +12,7 @@ import (
 // types and tables without a key get none. Point reads by the key answer
 // from the index.
 func TestLoad_IndexesASingleColumnPrimaryKey(t *testing.T) {
-	originExec(t, `DROP TABLE IF EXISTS ix_single, ix_composite, ix_numeric, ix_none, ix_text;
+	originExec(t, `DROP TABLE IF EXISTS ix_single, ix_composite, ix_numeric, ix_none, ix_text, ix_unique;
 		CREATE TABLE ix_single (id bigint PRIMARY KEY, v text);
 		INSERT INTO ix_single SELECT g, 'v' || g FROM generate_series(1, 20000) g ORDER BY random();
 		CREATE TABLE ix_composite (a int, b int, v text, PRIMARY KEY (a, b));
