@@ -30,19 +30,34 @@ import (
 // serialized by the session's write lock today; the mutex keeps rawIO
 // correct without relying on that).
 type rawIO struct {
-	rc syscall.RawConn
+	rc     syscall.RawConn
+	rd, wr rawOp
+}
 
-	rmu    sync.Mutex
-	rbuf   []byte
-	rn     int
-	rerrno syscall.Errno
-	readFn func(fd uintptr) bool
+// rawOp is one direction's call in progress: its buffer, how much of it
+// was done, the error, and the callback, made once.
+type rawOp struct {
+	mu    sync.Mutex
+	buf   []byte
+	n     int
+	errno syscall.Errno
+	fn    func(fd uintptr) bool
+}
 
-	wmu     sync.Mutex
-	wbuf    []byte
-	wn      int
-	werrno  syscall.Errno
-	writeFn func(fd uintptr) bool
+// run has RawConn call o's callback with p until it is done.
+func (r *rawIO) run(o *rawOp, write bool, p []byte) (int, syscall.Errno, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf, o.n, o.errno = p, 0, 0
+	var err error
+	if write {
+		err = r.rc.Write(o.fn)
+	} else {
+		err = r.rc.Read(o.fn)
+	}
+	n, errno := o.n, o.errno
+	o.buf = nil
+	return n, errno, err
 }
 
 // fastIO returns c's socket wrapped for raw reads and writes, or c itself
@@ -58,7 +73,7 @@ func fastIO(c net.Conn) io.ReadWriter {
 		return c
 	}
 	r := &rawIO{rc: rc}
-	r.readFn, r.writeFn = r.readOnce, r.writeSome
+	r.rd.fn, r.wr.fn = r.readOnce, r.writeSome
 	return r
 }
 
@@ -69,12 +84,13 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 
 // readOnce is Read's callback: false asks RawConn to wait for readability.
 func (r *rawIO) readOnce(fd uintptr) bool {
+	o := &r.rd
 	for {
-		r.rn, r.rerrno = rawRW(syscall.SYS_READ, fd, r.rbuf)
-		if r.rerrno == syscall.EINTR {
+		o.n, o.errno = rawRW(syscall.SYS_READ, fd, o.buf)
+		if o.errno == syscall.EINTR {
 			continue
 		}
-		return r.rerrno != syscall.EAGAIN
+		return o.errno != syscall.EAGAIN
 	}
 }
 
@@ -83,12 +99,7 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.rmu.Lock()
-	defer r.rmu.Unlock()
-	r.rbuf, r.rn, r.rerrno = p, 0, 0
-	err := r.rc.Read(r.readFn)
-	n, errno := r.rn, r.rerrno
-	r.rbuf = nil
+	n, errno, err := r.run(&r.rd, false, p)
 	switch {
 	case err != nil:
 		return 0, err
@@ -103,16 +114,17 @@ func (r *rawIO) Read(p []byte) (int, error) {
 // writeSome is Write's callback: it writes what the socket takes, and
 // returns false (wait for writability) when it takes no more.
 func (r *rawIO) writeSome(fd uintptr) bool {
-	for r.wn < len(r.wbuf) {
-		m, e := rawRW(syscall.SYS_WRITE, fd, r.wbuf[r.wn:])
+	o := &r.wr
+	for o.n < len(o.buf) {
+		m, e := rawRW(syscall.SYS_WRITE, fd, o.buf[o.n:])
 		switch e {
 		case 0:
-			r.wn += m
+			o.n += m
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
-			r.werrno = e
+			o.errno = e
 			return true
 		}
 	}
@@ -124,12 +136,7 @@ func (r *rawIO) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.wbuf, r.wn, r.werrno = p, 0, 0
-	err := r.rc.Write(r.writeFn)
-	n, errno := r.wn, r.werrno
-	r.wbuf = nil
+	n, errno, err := r.run(&r.wr, true, p)
 	if err != nil {
 		return n, err
 	}
