@@ -20,6 +20,8 @@ import (
 // with a layout check before anything is written.
 
 // dbgenTableDef mirrors go-tpc v1.0.7's dbgen.tDef field for field.
+//
+//lint:ignore U1000 the fields are go-tpc's layout, read only by go-tpc through dbgenTableDefs.
 type dbgenTableDef struct {
 	name    string
 	comment string
