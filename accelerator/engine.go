@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/rs/zerolog"
@@ -58,8 +59,11 @@ type Engine struct {
 	// loadThreads is how many DuckDB threads decode and insert one load.
 	loadThreads int
 
-	// connTZ is the TimeZone last set on each driver connection.
-	connTZ sync.Map // *duckdb.Conn -> string
+	// connTZ is the TimeZone last set on each driver connection, by a
+	// weak pointer: an entry goes when its connection is collected
+	// (runtime.AddCleanup), so closed connections leave nothing behind.
+	tzMu   sync.Mutex
+	connTZ map[weak.Pointer[duckdb.Conn]]string
 
 	closing chan struct{}  // closed by Close
 	wg      sync.WaitGroup // background compactions
@@ -90,6 +94,11 @@ type TableInfo struct {
 // COPY stream is the limit.
 const maxLoadThreads = 4
 
+// maxIdleConns bounds the DuckDB connections kept open between queries
+// (an idle one costs DuckDB little): as many as sessions commonly query
+// at once.
+const maxIdleConns = 64
+
 // copyFunction is the table function a load reads the COPY stream through.
 const copyFunction = "pgaccel_copy"
 
@@ -114,10 +123,15 @@ func Open(opts Options) (*Engine, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		db:       sql.OpenDB(connector),
+		connTZ:   make(map[weak.Pointer[duckdb.Conn]]string),
 		datasets: make(map[string]*dsHandle),
 		sources:  make(map[int64]*copySource),
 		closing:  make(chan struct{}),
 	}
+	// database/sql keeps 2 idle connections by default: with more
+	// sessions querying at once, every query past the second closed its
+	// connection after it, and the next one opened (and set up) another.
+	e.db.SetMaxIdleConns(maxIdleConns)
 	if err := e.lockDown(); err != nil {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
+	"weak"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -195,13 +197,39 @@ func (e *Engine) setTimeZone(ctx context.Context, c *duckdb.Conn, timeZone strin
 	if timeZone == "" {
 		return nil
 	}
-	if tz, ok := e.connTZ.Load(c); ok && tz.(string) == timeZone {
+	key := weak.Make(c)
+	e.tzMu.Lock()
+	tz, known := e.connTZ[key]
+	e.tzMu.Unlock()
+	if known && tz == timeZone {
 		return nil
 	}
 	if _, err := c.ExecContext(ctx, "SET TimeZone = "+quoteLiteral(timeZone), nil); err != nil {
-		e.connTZ.Delete(c)
+		e.tzMu.Lock()
+		delete(e.connTZ, key)
+		e.tzMu.Unlock()
 		return fmt.Errorf("set DuckDB TimeZone to %q: %w", timeZone, err)
 	}
-	e.connTZ.Store(c, timeZone)
+	e.tzMu.Lock()
+	_, had := e.connTZ[key]
+	e.connTZ[key] = timeZone
+	e.tzMu.Unlock()
+	if !had && !known {
+		runtime.AddCleanup(c, e.forgetConn, key)
+	}
 	return nil
+}
+
+// forgetConn drops what the engine kept of a connection collected.
+func (e *Engine) forgetConn(key weak.Pointer[duckdb.Conn]) {
+	e.tzMu.Lock()
+	delete(e.connTZ, key)
+	e.tzMu.Unlock()
+}
+
+// zonesKept is how many connections have a TimeZone recorded (tests).
+func (e *Engine) zonesKept() int {
+	e.tzMu.Lock()
+	defer e.tzMu.Unlock()
+	return len(e.connTZ)
 }
