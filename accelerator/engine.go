@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/rs/zerolog"
@@ -59,11 +59,13 @@ type Engine struct {
 	// loadThreads is how many DuckDB threads decode and insert one load.
 	loadThreads int
 
-	// connTZ is the TimeZone last set on each driver connection, by a
-	// weak pointer: an entry goes when its connection is collected
-	// (runtime.AddCleanup), so closed connections leave nothing behind.
-	tzMu   sync.Mutex
-	connTZ map[weak.Pointer[duckdb.Conn]]string
+	// The query pool (querypool.go).
+	qmu     sync.Mutex
+	idle    []*queryConn
+	qclosed bool
+	epoch   atomic.Uint64
+	// prepares counts the statements prepared (tests).
+	prepares atomic.Int64
 
 	closing chan struct{}  // closed by Close
 	wg      sync.WaitGroup // background compactions
@@ -94,11 +96,6 @@ type TableInfo struct {
 // COPY stream is the limit.
 const maxLoadThreads = 4
 
-// maxIdleConns bounds the DuckDB connections kept open between queries
-// (an idle one costs DuckDB little): as many as sessions commonly query
-// at once.
-const maxIdleConns = 64
-
 // copyFunction is the table function a load reads the COPY stream through.
 const copyFunction = "pgaccel_copy"
 
@@ -123,15 +120,10 @@ func Open(opts Options) (*Engine, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		db:       sql.OpenDB(connector),
-		connTZ:   make(map[weak.Pointer[duckdb.Conn]]string),
 		datasets: make(map[string]*dsHandle),
 		sources:  make(map[int64]*copySource),
 		closing:  make(chan struct{}),
 	}
-	// database/sql keeps 2 idle connections by default: with more
-	// sessions querying at once, every query past the second closed its
-	// connection after it, and the next one opened (and set up) another.
-	e.db.SetMaxIdleConns(maxIdleConns)
 	if err := e.lockDown(); err != nil {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
@@ -166,6 +158,7 @@ func (e *Engine) Close() error {
 	close(e.closing)
 	e.mu.Unlock()
 	e.wg.Wait() // background compactions
+	e.closeIdle()
 	if err := e.db.Close(); err != nil {
 		return fmt.Errorf("close duckdb: %w", err)
 	}
@@ -284,6 +277,7 @@ func (e *Engine) attach(ctx context.Context, ds *catalog.Dataset) (*dsHandle, er
 	if _, err := e.db.ExecContext(ctx, stmt); err != nil {
 		return nil, err
 	}
+	e.catalogChanged()
 	e.datasets[ds.Name] = h
 	e.log.Debug().Str("dataset", ds.Name).Str("mode", h.mode).Msg("attached acceleration database")
 	return h, nil

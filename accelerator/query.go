@@ -2,15 +2,12 @@ package accelerator
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"time"
-	"weak"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -76,33 +73,27 @@ func (e *Engine) Query(ctx context.Context, query string, args ...any) (*Rows, e
 // A zone DuckDB does not know is an error: the statement must then go to
 // the origin.
 func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...any) (*Rows, error) {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("query duckdb: %w", err)
+	qc := e.getConn()
+	if qc == nil {
+		conn, err := e.db.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query duckdb: %w", err)
+		}
+		qc = &queryConn{conn: conn}
 	}
-	r := &Rows{conn: conn}
-	err = conn.Raw(func(dc any) error {
+	r := &Rows{e: e, qc: qc}
+	sound := true
+	err := qc.conn.Raw(func(dc any) error {
 		c, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
-		if err := e.setTimeZone(ctx, c, timeZone); err != nil {
+		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
 			return err
 		}
-		// Prepare (unlike PrepareContext) refuses several statements
-		// instead of running all but the last.
-		st, err := c.Prepare(query)
+		stmt, err := e.prepared(qc, c, query)
 		if err != nil {
-			return err
-		}
-		stmt := st.(*duckdb.Stmt)
-		typ, err := stmt.StatementType()
-		if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
-			err = ErrNotReadOnly
-		}
-		if err != nil {
-			stmt.Close()
-			return err
+			return err // DuckDB cannot plan it: the connection is fine
 		}
 		named := make([]driver.NamedValue, len(args))
 		for i, a := range args {
@@ -110,16 +101,16 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 		}
 		rows, err := stmt.QueryContext(ctx, named)
 		if err != nil {
-			stmt.Close()
+			sound = false
 			return err
 		}
-		// The connection stays reserved by r.conn until Close, so the
-		// driver objects may outlive this callback.
-		r.stmt, r.rows = stmt, rows
+		// The connection stays the query's until Close, so the driver
+		// objects may outlive this callback.
+		r.rows = rows
 		return nil
 	})
 	if err != nil {
-		conn.Close()
+		_ = e.putConn(qc, sound)
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
 		}
@@ -141,8 +132,8 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 
 // Rows is the result of Query. It is not safe for concurrent use.
 type Rows struct {
-	conn   *sql.Conn
-	stmt   *duckdb.Stmt
+	e      *Engine
+	qc     *queryConn
 	rows   driver.Rows
 	cols   []ResultColumn
 	vals   []driver.Value
@@ -184,52 +175,12 @@ func (r *Rows) Close() error {
 		return nil
 	}
 	r.closed = true
-	errs := []error{r.rows.Close(), r.stmt.Close(), r.conn.Close()}
+	// The connection (and its prepared statement) serves the next query
+	// unless this one failed.
+	cerr := r.rows.Close()
+	errs := []error{cerr, r.e.putConn(r.qc, cerr == nil && r.err == nil)}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close duckdb result: %w", err)
 	}
 	return nil
-}
-
-// setTimeZone sets DuckDB's TimeZone on c when it differs from the zone
-// last set there.
-func (e *Engine) setTimeZone(ctx context.Context, c *duckdb.Conn, timeZone string) error {
-	if timeZone == "" {
-		return nil
-	}
-	key := weak.Make(c)
-	e.tzMu.Lock()
-	tz, known := e.connTZ[key]
-	e.tzMu.Unlock()
-	if known && tz == timeZone {
-		return nil
-	}
-	if _, err := c.ExecContext(ctx, "SET TimeZone = "+quoteLiteral(timeZone), nil); err != nil {
-		e.tzMu.Lock()
-		delete(e.connTZ, key)
-		e.tzMu.Unlock()
-		return fmt.Errorf("set DuckDB TimeZone to %q: %w", timeZone, err)
-	}
-	e.tzMu.Lock()
-	_, had := e.connTZ[key]
-	e.connTZ[key] = timeZone
-	e.tzMu.Unlock()
-	if !had && !known {
-		runtime.AddCleanup(c, e.forgetConn, key)
-	}
-	return nil
-}
-
-// forgetConn drops what the engine kept of a connection collected.
-func (e *Engine) forgetConn(key weak.Pointer[duckdb.Conn]) {
-	e.tzMu.Lock()
-	delete(e.connTZ, key)
-	e.tzMu.Unlock()
-}
-
-// zonesKept is how many connections have a TimeZone recorded (tests).
-func (e *Engine) zonesKept() int {
-	e.tzMu.Lock()
-	defer e.tzMu.Unlock()
-	return len(e.connTZ)
 }

@@ -2,10 +2,11 @@ package accelerator
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // Concurrent queries (the proxy runs one per session) reuse DuckDB
@@ -53,20 +54,80 @@ func TestQueryIn_ConcurrentQueriesKeepTheirConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if st := e.db.Stats(); st.MaxIdleClosed > 0 {
-		t.Errorf("%d DuckDB connections were closed for exceeding the idle pool (%d opened in all): queries churn connections",
-			st.MaxIdleClosed, st.OpenConnections+int(st.MaxIdleClosed+st.MaxLifetimeClosed+st.MaxIdleTimeClosed))
+	// Every connection came back to the pool, and none was closed.
+	if n := e.idleConns(); n != sessions {
+		t.Errorf("%d connections idle after the rounds, want the %d the sessions used", n, sessions)
+	}
+	if st := e.db.Stats(); st.OpenConnections != sessions {
+		t.Errorf("%d DuckDB connections open, want %d: queries churn connections", st.OpenConnections, sessions)
+	}
+}
+
+// A statement prepared on a connection is run again from there, and sees
+// a dataset's table as it is after a reload, even one whose columns
+// changed.
+func TestQueryIn_PreparedStatementsFollowReloads(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS prep_t;
+		CREATE TABLE prep_t (id int, v text);
+		INSERT INTO prep_t SELECT g, 'v' || g FROM generate_series(1, 100) g;`)
+	e := openEngine(t, "")
+	ds := testDataset("prep_t", "prep_t", catalog.ModeMemory)
+	loadOrigin(t, e, ds)
+	query := "SELECT * FROM " + e.TableRef("prep_t") + " WHERE id = $1"
+	columns := func(id int) (int, any) {
+		t.Helper()
+		rows, err := e.QueryIn(context.Background(), "UTC", query, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			t.Fatalf("no row for id %d (%v)", id, rows.Err())
+		}
+		vals := rows.Values()
+		return len(rows.Columns()), vals[len(vals)-1]
+	}
+	if n, v := columns(7); n != 2 || v != "v7" {
+		t.Fatalf("before the reload: %d columns, last %v", n, v)
+	}
+	if n, v := columns(8); n != 2 || v != "v8" {
+		t.Fatalf("the prepared statement run again: %d columns, last %v", n, v)
+	}
+	if e.idleConns() != 1 || e.prepares.Load() != 1 {
+		t.Fatalf("%d idle connections and %d statements prepared, want the one connection and the one statement both queries used", e.idleConns(), e.prepares.Load())
 	}
 
-	// A connection closed (here: the whole pool) leaves nothing behind.
-	e.db.SetMaxIdleConns(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for e.zonesKept() > 0 && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+	originExec(t, `ALTER TABLE prep_t ADD COLUMN w text; UPDATE prep_t SET w = 'w' || id;`)
+	loadOrigin(t, e, ds)
+	if n, v := columns(9); n != 3 || v != "w9" {
+		t.Errorf("after the reload: %d columns, last %v; want 3, w9", n, v)
 	}
-	if n := e.zonesKept(); n > 0 {
-		t.Errorf("%d TimeZones still kept for closed connections", n)
+	if n := e.prepares.Load(); n != 2 {
+		t.Errorf("%d statements prepared, want 2: the reload makes the statement be prepared again", n)
+	}
+}
+
+// A query that fails while it runs (here: cancelled) does not give its
+// connection back for reuse; one DuckDB cannot plan does.
+func TestQueryIn_FailedQueriesAndConnections(t *testing.T) {
+	e := openEngine(t, "")
+	if _, err := e.Query(context.Background(), "SELECT no_such_function(1)"); err == nil {
+		t.Fatal("a query DuckDB cannot plan succeeded")
+	}
+	if n := e.idleConns(); n != 1 {
+		t.Errorf("%d idle connections after a plan error, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if rows, err := e.Query(ctx, "SELECT count(*) FROM range(100000000000) a"); err == nil {
+		rows.Close()
+		t.Fatal("the query finished before its deadline")
+	}
+	if n := e.idleConns(); n != 0 {
+		t.Errorf("%d idle connections after a cancelled query, want 0 (it is closed)", n)
+	}
+	if n := queryInt(t, e, "SELECT 42"); n != 42 {
+		t.Errorf("SELECT 42 = %d after the cancel", n)
 	}
 }
 

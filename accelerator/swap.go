@@ -75,6 +75,7 @@ func (e *Engine) swap(ctx context.Context, conn *sql.Conn, name string, cp check
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit swap: %w", err)
 	}
+	e.catalogChanged()
 	return nil
 }
 
@@ -226,6 +227,7 @@ func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp chec
 	if err := tx.Commit(); err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("commit merge: %w", err)
 	}
+	e.catalogChanged()
 	return total, deleted, cp.lastRefresh, nil
 }
 
