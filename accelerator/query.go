@@ -91,9 +91,12 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
 			return err
 		}
-		stmt, err := e.prepared(qc, c, query)
+		stmt, kept, err := e.prepared(qc, c, query)
 		if err != nil {
 			return err // DuckDB cannot plan it: the connection is fine
+		}
+		if !kept {
+			r.stmt = stmt // the query's own, closed with it
 		}
 		named := make([]driver.NamedValue, len(args))
 		for i, a := range args {
@@ -110,6 +113,9 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 		return nil
 	})
 	if err != nil {
+		if r.stmt != nil {
+			r.stmt.Close()
+		}
 		_ = e.putConn(qc, sound)
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
@@ -134,6 +140,7 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 type Rows struct {
 	e      *Engine
 	qc     *queryConn
+	stmt   *duckdb.Stmt // set when the connection does not keep it
 	rows   driver.Rows
 	cols   []ResultColumn
 	vals   []driver.Value
@@ -178,7 +185,11 @@ func (r *Rows) Close() error {
 	// The connection (and its prepared statement) serves the next query
 	// unless this one failed.
 	cerr := r.rows.Close()
-	errs := []error{cerr, r.e.putConn(r.qc, cerr == nil && r.err == nil)}
+	errs := []error{cerr}
+	if r.stmt != nil {
+		errs = append(errs, r.stmt.Close())
+	}
+	errs = append(errs, r.e.putConn(r.qc, cerr == nil && r.err == nil))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close duckdb result: %w", err)
 	}

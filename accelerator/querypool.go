@@ -41,6 +41,11 @@ type queryConn struct {
 	epoch uint64
 	stmts map[string]*duckdb.Stmt
 	order []string // stmts' keys, oldest first
+	// seen holds the texts run here once and not kept: a statement is
+	// kept when its text comes again, so that texts that never repeat
+	// (literals inlined by the simple protocol) do not push out those
+	// that do.
+	seen map[string]struct{}
 }
 
 // catalogChanged moves the catalog epoch: prepared statements are
@@ -103,32 +108,41 @@ func (e *Engine) closeIdle() {
 }
 
 // prepared returns the statement for query prepared on c, preparing it
-// when the connection has none (or an outdated one).
-func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (*duckdb.Stmt, error) {
+// when the connection has none (or an outdated one). kept says whether
+// the connection keeps it; if not, the caller closes it after use.
+func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duckdb.Stmt, kept bool, err error) {
 	epoch := e.epoch.Load()
 	if qc.epoch != epoch {
 		qc.dropStmts()
 		qc.epoch = epoch
 	}
 	if st, ok := qc.stmts[query]; ok {
-		return st, nil
+		return st, true, nil
 	}
 	// Prepare (unlike PrepareContext) refuses several statements instead
 	// of running all but the last.
 	e.prepares.Add(1)
 	ds, err := c.Prepare(query)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	st := ds.(*duckdb.Stmt)
+	st = ds.(*duckdb.Stmt)
 	typ, err := st.StatementType()
 	if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
 		err = ErrNotReadOnly
 	}
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, false, err
 	}
+	if _, again := qc.seen[query]; !again {
+		if qc.seen == nil || len(qc.seen) >= maxConnStmts {
+			qc.seen = make(map[string]struct{})
+		}
+		qc.seen[query] = struct{}{}
+		return st, false, nil
+	}
+	delete(qc.seen, query)
 	if qc.stmts == nil {
 		qc.stmts = make(map[string]*duckdb.Stmt)
 	}
@@ -140,7 +154,7 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (*duckdb.
 	}
 	qc.stmts[query] = st
 	qc.order = append(qc.order, query)
-	return st, nil
+	return st, true, nil
 }
 
 // dropStmts closes the connection's prepared statements.
@@ -149,6 +163,7 @@ func (qc *queryConn) dropStmts() {
 		st.Close()
 	}
 	clear(qc.stmts)
+	clear(qc.seen)
 	qc.order = qc.order[:0]
 }
 
