@@ -43,6 +43,7 @@
 //	swap.go        the swap transaction and the checkpoint row
 //	compact.go     compaction (CHECKPOINT) after and during loads
 //	query.go       Query and Rows, with the Go type of each DuckDB type
+//	querypool.go   the queries' connections and their prepared statements
 //
 // # Type mapping
 //
