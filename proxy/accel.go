@@ -689,8 +689,8 @@ func (ss *session) writeOrdered(buf []byte) error {
 }
 
 // writeQueuedLocal writes the answers of the proxy's own that have reached
-// the head of the pending queue; the origin relay calls it after every
-// response it settles.
+// the head of the pending queue; the origin relay calls it when a response
+// it settles leaves one there.
 func (ss *session) writeQueuedLocal() error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()

@@ -152,8 +152,9 @@ func (q *pendingQueue) pop() {
 
 // settle applies the classification of an origin message to the queue,
 // under one lock: done completes the head, failed completes it and skips
-// to the next Sync. It reports whether nothing is pending any more.
-func (q *pendingQueue) settle(done, failed bool) (idle bool) {
+// to the next Sync. It reports whether nothing is pending any more, and
+// whether an answer of the proxy's own is now at the head (takeLocal).
+func (q *pendingQueue) settle(done, failed bool) (idle, local bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -163,7 +164,7 @@ func (q *pendingQueue) settle(done, failed bool) (idle bool) {
 		q.popLocked()
 		q.changed.Broadcast()
 	}
-	return len(q.items) == 0
+	return len(q.items) == 0, len(q.items) > 0 && q.items[0].kind == pkLocal
 }
 
 func (q *pendingQueue) popLocked() {

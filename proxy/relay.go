@@ -56,14 +56,19 @@ func (ss *session) relayClient() {
 // owes, and flushes at protocol sync points or when enough is buffered.
 func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.BackendMessage)) error {
 	flush := false
+	// Whether the current extended-protocol stretch has reached the
+	// origin: a Sync or Query ends it, a Flush changes nothing.
+	stretch := true
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote})
 		ss.segmentWrote = false
+		stretch = false
 		flush = true
 	case *pgproto3.Sync:
 		ss.pending.push(pendingItem{kind: pkSync, wrote: ss.segmentWrote})
 		ss.segmentWrote = false
+		stretch = false
 		flush = true
 	case *pgproto3.FunctionCall:
 		ss.pending.push(pendingItem{kind: pkFunctionCall})
@@ -86,18 +91,15 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 		ss.pending.push(pendingItem{kind: pkExecute})
 	case *pgproto3.Close:
 		ss.pending.push(pendingItem{kind: pkClose})
-	case *pgproto3.Flush, *pgproto3.CopyDone, *pgproto3.CopyFail:
+	case *pgproto3.Flush:
+		stretch = ss.stretchOrigin
+		flush = true
+	case *pgproto3.CopyDone, *pgproto3.CopyFail:
 		flush = true
 	case *pgproto3.CopyData:
 		ss.pendingBytes += len(m.Data)
 	}
-	switch msg.(type) {
-	case *pgproto3.Sync, *pgproto3.Query:
-		ss.stretchOrigin = false
-	case *pgproto3.Flush:
-	default:
-		ss.stretchOrigin = true
-	}
+	ss.stretchOrigin = stretch
 	ss.fe.Send(msg)
 	if flush || ss.pendingBytes >= flushThreshold {
 		ss.pendingBytes = 0
@@ -297,11 +299,12 @@ func (ss *session) relayOrigin() {
 			// Kept from the client: answers to the proxy's own requests,
 			// and those the client has the proxy's answer to already.
 			if head.private != nil || head.swallow && !isErr {
-				ss.pending.settle(done, failed)
-				if err := ss.writeQueuedLocal(); err != nil {
-					ss.log.Debug().Err(err).Msg("client write failed")
-					ss.close()
-					return
+				if _, local := ss.pending.settle(done, failed); local {
+					if err := ss.writeQueuedLocal(); err != nil {
+						ss.log.Debug().Err(err).Msg("client write failed")
+						ss.close()
+						return
+					}
 				}
 				continue
 			}
@@ -316,8 +319,9 @@ func (ss *session) relayOrigin() {
 		}
 		ss.writeMu.Unlock()
 		if done || failed {
-			idle = ss.pending.settle(done, failed) && done
-			if werr == nil {
+			empty, local := ss.pending.settle(done, failed)
+			idle = empty && done
+			if local && werr == nil {
 				werr = ss.writeQueuedLocal()
 			}
 		}
