@@ -43,11 +43,18 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	if ok, _ := ss.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
 		return nil, nil, false
 	}
+	params, rows := ss.stmtDesc(st)
+	if st.local && params != nil && rows != nil {
+		// Its Parse was kept from the origin after the same checks and
+		// a plan that routed it here; the Execute plans again anyway
+		// (and sends the kept Parse and Bind when it goes to the origin
+		// after all).
+		return params, rows, true
+	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
 	if d.Route != planner.RouteAccelerate {
 		return nil, nil, false
 	}
-	params, rows := ss.stmtDesc(st)
 	if params == nil && len(st.paramOIDs) == 0 && strings.IndexByte(st.sql, '$') < 0 {
 		// No $n anywhere in the text: no parameters.
 		params = &pgproto3.ParameterDescription{}
