@@ -674,18 +674,21 @@ func (ss *session) describeKey(sql string, d planner.Decision) string {
 // (dropped if the origin skips to the next Sync, as it would skip the
 // statement they answer).
 func (ss *session) writeOrdered(buf []byte) error {
+	return ss.writeLocal(buf, false, ss.answerCheck, ss.answerSince)
+}
+
+// writeLocal is writeOrdered with pushLocal's skippable and check: the
+// answer goes to the client now when nothing is pending at the origin,
+// else into the pending queue (or nowhere, when the origin skips it).
+func (ss *session) writeLocal(buf []byte, skippable, check bool, since uint64) error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	outcome, seq := ss.pending.pushLocal(buf, false, ss.answerCheck, ss.answerSince)
+	outcome, seq := ss.pending.pushLocal(buf, skippable, check, since)
 	ss.answerSeq = seq
 	if outcome != localWriteNow {
 		return nil
 	}
-	if err := ss.be.Flush(); err != nil {
-		return err
-	}
-	_, err := ss.client.Write(buf)
-	return err
+	return ss.writeAfterRelayed(buf)
 }
 
 // writeQueuedLocal writes the answers of the proxy's own that have reached
@@ -694,19 +697,7 @@ func (ss *session) writeOrdered(buf []byte) error {
 func (ss *session) writeQueuedLocal() error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
-	outs := ss.pending.takeLocal()
-	if outs == nil {
-		return nil
-	}
-	if err := ss.be.Flush(); err != nil {
-		return err
-	}
-	for _, out := range outs {
-		if _, err := ss.client.Write(out); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ss.writeAfterRelayed(ss.pending.takeLocal()...)
 }
 
 // writeClient writes encoded messages to the client after anything the
@@ -715,11 +706,24 @@ func (ss *session) writeQueuedLocal() error {
 func (ss *session) writeClient(buf []byte) error {
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
+	return ss.writeAfterRelayed(buf)
+}
+
+// writeAfterRelayed writes bufs to the client after what the origin relay
+// holds in its buffer. The caller holds writeMu.
+func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
+	if len(bufs) == 0 {
+		return nil
+	}
 	if err := ss.be.Flush(); err != nil {
 		return err
 	}
-	_, err := ss.client.Write(buf)
-	return err
+	for _, b := range bufs {
+		if _, err := ss.client.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const oidNumeric = 1700

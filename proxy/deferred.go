@@ -208,16 +208,7 @@ func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
 		}
 	}
 	ss.answerBuf = buf[:0]
-	ss.writeMu.Lock()
-	defer ss.writeMu.Unlock()
-	outcome, seq := ss.pending.pushLocal(buf, true, false, 0)
-	ss.answerSeq = seq
-	if outcome != localWriteNow {
-		return
-	}
-	if err := ss.be.Flush(); err == nil {
-		_, _ = ss.client.Write(buf)
-	}
+	_ = ss.writeLocal(buf, true, false, 0) // a failed write ends the session at the next read
 }
 
 // localSync answers a Sync that ends a stretch the origin saw nothing of,
