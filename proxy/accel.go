@@ -144,12 +144,18 @@ func (ss *session) portalRows(p *portalInfo) *pgproto3.RowDescription {
 	if len(formats) > 1 && len(formats) != len(st.rows.Fields) {
 		return nil // the origin refused the Bind
 	}
-	rd := &pgproto3.RowDescription{Fields: slices.Clone(st.rows.Fields)}
-	for i := range rd.Fields {
-		rd.Fields[i].Format = formatAt(formats, i)
+	p.rows = inFormats(st.rows, formats)
+	return p.rows
+}
+
+// inFormats returns a copy of rd with the result formats of a Bind
+// (formatAt; none: text).
+func inFormats(rd *pgproto3.RowDescription, formats []int16) *pgproto3.RowDescription {
+	out := &pgproto3.RowDescription{Fields: slices.Clone(rd.Fields)}
+	for i := range out.Fields {
+		out.Fields[i].Format = formatAt(formats, i)
 	}
-	p.rows = rd
-	return rd
+	return out
 }
 
 // release closes the portal's suspended local result, if any.

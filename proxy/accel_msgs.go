@@ -269,11 +269,7 @@ func (ss *session) describeCapture(m *pgproto3.Describe) func(pgproto3.BackendMe
 			p.rows = rd
 			if p.stmt.rows == nil {
 				// The statement's is the portal's in text format.
-				st := &pgproto3.RowDescription{Fields: slices.Clone(rd.Fields)}
-				for i := range st.Fields {
-					st.Fields[i].Format = 0
-				}
-				p.stmt.rows = st
+				p.stmt.rows = inFormats(rd, nil)
 			}
 			ss.descMu.Unlock()
 		}
