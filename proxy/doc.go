@@ -46,6 +46,13 @@
 //     descriptions: private.go) are answered into the queue and never reach
 //     the client. Messages larger than server.max_message_bytes end the
 //     session with 54000, malformed ones with 08P01.
+//     Without an Accel, a session on plain sockets is relayed instead by an
+//     event loop (loop_linux.go): one locked OS thread polls the sockets of
+//     many sessions with epoll and runs the same clientMessage and
+//     originMessage the goroutines run, so a message costs one read and one
+//     write. The loop owns those sockets (rawIO.toLoop) and never waits for
+//     one: a write the socket cannot take, or a session that keeps it busy,
+//     is handed back to goroutines with the bytes not yet written.
 //     With on_zero_results: use_source, an accelerated answer whose first
 //     row does not come is replaced by the origin's answer to the
 //     planner's FallbackSQL (the simple Query's text is swapped; in the

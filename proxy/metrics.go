@@ -22,6 +22,7 @@ type Metrics struct {
 	sessions prometheus.Gauge
 	origin   prometheus.Counter
 	requests *prometheus.CounterVec
+	loops    *prometheus.CounterVec
 
 	// counters caches queries' children: every statement is counted,
 	// and WithLabelValues hashes and locks each time.
@@ -54,11 +55,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_origin_requests_total",
 			Help: "Requests the proxy made on a client's origin connection for itself, by kind: session_info (user, search_path and settings before accelerating), describe (a new statement text, while DuckDB runs it), describe_statement and describe_portal (inside an extended-protocol stretch, when the client did not describe what it executes), zero_results (on_zero_results: use_source).",
 		}, []string{"kind"}),
+		loops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_event_loop_sessions_total",
+			Help: "Pass-through sessions an event loop took (event=taken), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), or more messages than one turn may relay (event=busy).",
+		}, []string{"event"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin, m.requests)
+		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin, m.requests, m.loops)
 	}
 	return m
+}
+
+// Event-loop events (pgaccel_event_loop_sessions_total).
+const (
+	loopTaken        = "taken"
+	loopWriteBlocked = "write_blocked"
+	loopBusy         = "busy"
+)
+
+func (m *Metrics) loopEvent(event string) {
+	if m == nil {
+		return
+	}
+	m.loops.WithLabelValues(event).Inc()
 }
 
 func (m *Metrics) count(route, dataset, reason string) {

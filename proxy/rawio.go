@@ -1,10 +1,14 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -29,9 +33,31 @@ import (
 // reads come from one goroutine, but writes may come from two (both are
 // serialized by the session's write lock today; the mutex keeps rawIO
 // correct without relying on that).
+//
+// A session handed to an event loop (loop.go) has its socket taken from
+// the Go runtime: rawIO then holds a descriptor of its own that only the
+// loop polls, reads and writes never wait (errWouldBlock), and bytes a
+// write could not place are held until the session is handed back to
+// goroutines, which write them first.
 type rawIO struct {
 	rc     syscall.RawConn
+	conn   net.Conn
 	rd, wr rawOp
+
+	// lmu guards the fields below: the mode, and the descriptor against
+	// a close while a loop read or write uses it. It is never held while
+	// waiting for the socket.
+	lmu    sync.Mutex
+	fd     int // the loop's descriptor; -1 in goroutine mode
+	closed bool
+	held   []byte // loop mode: written later, before anything else
+	// blocked is set when a loop-mode write could not place everything.
+	blocked atomic.Bool
+	// drained is set by a loop-mode read that got less than it asked for:
+	// the socket is empty, and the next read of this event would only
+	// find that out again (a system call per message). The loop clears it
+	// when epoll reports the socket readable.
+	drained bool
 }
 
 // rawOp is one direction's call in progress: its buffer, how much of it
@@ -45,6 +71,7 @@ type rawOp struct {
 }
 
 // run has RawConn call o's callback with p until it is done.
+// It is used for reads; writes go through writeLocked.
 func (r *rawIO) run(o *rawOp, write bool, p []byte) (int, syscall.Errno, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -72,7 +99,7 @@ func fastIO(c net.Conn) io.ReadWriter {
 	if err != nil {
 		return c
 	}
-	r := &rawIO{rc: rc}
+	r := &rawIO{rc: rc, conn: c, fd: -1}
 	r.rd.fn, r.wr.fn = r.readOnce, r.writeSome
 	return r
 }
@@ -94,11 +121,19 @@ func (r *rawIO) readOnce(fd uintptr) bool {
 	}
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. In loop mode it returns errWouldBlock when
+// the socket has nothing to read.
 func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	r.lmu.Lock()
+	if r.fd >= 0 || r.closed {
+		n, err := r.loopRead(p)
+		r.lmu.Unlock()
+		return n, err
+	}
+	r.lmu.Unlock()
 	n, errno, err := r.run(&r.rd, false, p)
 	switch {
 	case err != nil:
@@ -131,12 +166,38 @@ func (r *rawIO) writeSome(fd uintptr) bool {
 	return true
 }
 
-// Write implements io.Writer.
+// Write implements io.Writer. In loop mode it never waits: what the
+// socket does not take is held (see rawIO).
 func (r *rawIO) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, errno, err := r.run(&r.wr, true, p)
+	r.lmu.Lock()
+	if r.fd >= 0 || r.closed {
+		err := r.loopWrite(p)
+		r.lmu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	r.lmu.Unlock()
+	// Held bytes go first; the write lock keeps other writers behind.
+	r.wr.mu.Lock()
+	defer r.wr.mu.Unlock()
+	if err := r.writeHeldLocked(); err != nil {
+		return 0, err
+	}
+	return r.writeLocked(p)
+}
+
+// writeLocked writes p in goroutine mode; r.wr.mu is held.
+func (r *rawIO) writeLocked(p []byte) (int, error) {
+	o := &r.wr
+	o.buf, o.n, o.errno = p, 0, 0
+	err := r.rc.Write(o.fn)
+	n, errno := o.n, o.errno
+	o.buf = nil
 	if err != nil {
 		return n, err
 	}
@@ -144,4 +205,181 @@ func (r *rawIO) Write(p []byte) (int, error) {
 		return n, errno
 	}
 	return n, nil
+}
+
+// writeHeldLocked writes what loop mode held back; r.wr.mu is held.
+func (r *rawIO) writeHeldLocked() error {
+	r.lmu.Lock()
+	held := r.held
+	r.held = nil
+	r.lmu.Unlock()
+	if len(held) == 0 {
+		return nil
+	}
+	_, err := r.writeLocked(held)
+	return err
+}
+
+// flushHeld writes what loop mode held back, waiting as long as the socket
+// needs: the first thing a session's goroutines do after a loop hands it
+// back.
+func (r *rawIO) flushHeld() error {
+	r.wr.mu.Lock()
+	defer r.wr.mu.Unlock()
+	return r.writeHeldLocked()
+}
+
+// Close closes the socket, in either mode.
+func (r *rawIO) Close() error {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	r.closed = true
+	if r.fd >= 0 {
+		// The loop's registration goes with the descriptor.
+		err := syscall.Close(r.fd)
+		r.fd = -1
+		return err
+	}
+	return r.conn.Close()
+}
+
+// errWouldBlock is a loop-mode read's "nothing to read now".
+var errWouldBlock = errors.New("would block")
+
+// loopRead reads once from the loop's descriptor; r.lmu is held.
+func (r *rawIO) loopRead(p []byte) (int, error) {
+	if r.fd < 0 {
+		return 0, net.ErrClosed
+	}
+	if r.drained {
+		return 0, errWouldBlock
+	}
+	for {
+		n, errno := rawRW(syscall.SYS_READ, uintptr(r.fd), p)
+		switch errno {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			r.drained = n < len(p)
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, errWouldBlock
+		default:
+			return 0, errno
+		}
+	}
+}
+
+// loopWrite writes p to the loop's descriptor, holding what the socket
+// does not take; r.lmu is held.
+func (r *rawIO) loopWrite(p []byte) error {
+	if r.fd < 0 {
+		return net.ErrClosed
+	}
+	if len(r.held) > 0 {
+		r.held = append(r.held, p...)
+		return nil
+	}
+	for len(p) > 0 {
+		n, errno := rawRW(syscall.SYS_WRITE, uintptr(r.fd), p)
+		switch errno {
+		case 0:
+			p = p[n:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			r.held = append(r.held, p...)
+			r.blocked.Store(true)
+			return nil
+		default:
+			return errno
+		}
+	}
+	return nil
+}
+
+// readable clears drained: epoll says there is something to read.
+func (r *rawIO) readable() {
+	r.lmu.Lock()
+	r.drained = false
+	r.lmu.Unlock()
+}
+
+// isBlocked reports whether a loop-mode write held bytes back.
+func (r *rawIO) isBlocked() bool {
+	return r.blocked.Load()
+}
+
+// toLoop takes the socket from the Go runtime: a descriptor of rawIO's
+// own, and the Go connection closed (which removes it from the runtime's
+// poller). No read or write may be in progress.
+func (r *rawIO) toLoop() error {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.closed {
+		return net.ErrClosed
+	}
+	fd := -1
+	var dupErr error
+	if err := r.rc.Control(func(s uintptr) {
+		fd, dupErr = dupCloexec(int(s))
+	}); err != nil {
+		return err
+	}
+	if dupErr != nil {
+		return dupErr
+	}
+	if err := r.conn.Close(); err != nil {
+		syscall.Close(fd)
+		return err
+	}
+	r.fd = fd
+	return nil
+}
+
+// toGoroutine gives the socket back to the Go runtime. No read or write
+// of the loop may be in progress; held bytes stay held for flushHeld.
+func (r *rawIO) toGoroutine() error {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.fd < 0 {
+		return net.ErrClosed
+	}
+	f := os.NewFile(uintptr(r.fd), "pgaccel-socket")
+	c, err := net.FileConn(f) // a descriptor of its own
+	f.Close()
+	r.fd = -1
+	if err != nil {
+		r.closed = true
+		return err
+	}
+	rc, err := c.(syscall.Conn).SyscallConn()
+	if err != nil {
+		c.Close()
+		r.closed = true
+		return err
+	}
+	r.conn, r.rc = c, rc
+	r.blocked.Store(false)
+	return nil
+}
+
+func dupCloexec(fd int) (int, error) {
+	r1, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r1), nil
+}
+
+// setWriteDeadline sets the Go connection's write deadline; loop-mode
+// writes never wait, so there it does nothing.
+func (r *rawIO) setWriteDeadline(t time.Time) {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.fd < 0 && !r.closed {
+		_ = r.conn.SetWriteDeadline(t)
+	}
 }

@@ -17,39 +17,52 @@ import (
 // (accelerate) when an acceleration is configured, and forwards the rest
 // to the origin. It returns when the client leaves or the session closes.
 func (ss *session) relayClient() {
-	for {
-		msg, err := ss.be.Receive()
-		if err != nil {
-			ss.clientReadFailed(err)
-			return
-		}
-		if _, ok := msg.(*pgproto3.Terminate); ok {
-			ss.terminated.Store(true)
-			ss.fe.Send(msg)
-			_ = ss.fe.Flush()
-			return
-		}
-		var capture func(pgproto3.BackendMessage)
-		if ss.accel != nil {
-			handled := false
-			handled, capture = ss.accelerate(msg)
-			if handled {
-				ss.seal(ss.answerSeq)
-				if ss.isClosed() {
-					return
-				}
-				continue
-			}
-			ss.closeStaleUnnamed(msg)
-			if ss.unsealed() {
-				ss.seal(ss.pending.nextSeq())
-			}
-		}
-		if err := ss.forward(msg, capture); err != nil {
+	if ss.originIO != nil {
+		// Bytes an event loop held back go first (loop.go).
+		if err := ss.originIO.flushHeld(); err != nil {
 			ss.originFailed(err)
 			return
 		}
 	}
+	for {
+		msg, err := ss.be.Receive()
+		if ss.clientMessage(msg, err) {
+			return
+		}
+	}
+}
+
+// clientMessage handles one client message, or the error that came
+// instead of it, and reports whether the client side of the session ended.
+func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
+	if err != nil {
+		ss.clientReadFailed(err)
+		return true
+	}
+	if _, ok := msg.(*pgproto3.Terminate); ok {
+		ss.terminated.Store(true)
+		ss.fe.Send(msg)
+		_ = ss.fe.Flush()
+		return true
+	}
+	var capture func(pgproto3.BackendMessage)
+	if ss.accel != nil {
+		handled := false
+		handled, capture = ss.accelerate(msg)
+		if handled {
+			ss.seal(ss.answerSeq)
+			return ss.isClosed()
+		}
+		ss.closeStaleUnnamed(msg)
+		if ss.unsealed() {
+			ss.seal(ss.pending.nextSeq())
+		}
+	}
+	if err := ss.forward(msg, capture); err != nil {
+		ss.originFailed(err)
+		return true
+	}
+	return false
 }
 
 // forward sends one client message to the origin, records the response it
@@ -253,95 +266,111 @@ func (ss *session) clientReadFailed(err error) {
 // proxy's own pending request), tracking ParameterStatus, transaction
 // status and the queue of pending responses on the way.
 func (ss *session) relayOrigin() {
-	pendingOut := 0
-	for {
-		msg, err := ss.fe.Receive()
-		if err != nil {
-			if !ss.isClosed() && !ss.terminated.Load() {
-				ss.originFailed(err)
-			}
+	if ss.clientIO != nil {
+		// Bytes an event loop held back go first (loop.go).
+		if err := ss.clientIO.flushHeld(); err != nil {
+			ss.log.Debug().Err(err).Msg("client write failed")
 			ss.close()
 			return
-		}
-		head, hasHead := ss.pending.head()
-		done, failed, async := completes(msg, head.kind, hasHead)
-
-		closeAfter := false
-		idle := false
-		switch m := msg.(type) {
-		case *pgproto3.DataRow:
-			for _, v := range m.Values {
-				pendingOut += len(v)
-			}
-		case *pgproto3.CopyData:
-			pendingOut += len(m.Data)
-		case *pgproto3.ParameterStatus:
-			ss.state.setParam(m.Name, m.Value)
-		case *pgproto3.ReadyForQuery:
-			ss.state.setTxStatus(m.TxStatus)
-			switch {
-			case m.TxStatus == 'I':
-				ss.txWrote.Store(false)
-			case hasHead && head.wrote:
-				ss.txWrote.Store(true)
-			}
-		case *pgproto3.ErrorResponse:
-			closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
-		}
-		if hasHead && !async {
-			_, isErr := msg.(*pgproto3.ErrorResponse)
-			if head.capture != nil {
-				head.capture(msg)
-			}
-			if head.private != nil {
-				head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
-			}
-			// Kept from the client: answers to the proxy's own requests,
-			// and those the client has the proxy's answer to already.
-			if head.private != nil || head.swallow && !isErr {
-				if _, local := ss.pending.settle(done, failed); local {
-					if err := ss.writeQueuedLocal(); err != nil {
-						ss.log.Debug().Err(err).Msg("client write failed")
-						ss.close()
-						return
-					}
-				}
-				continue
-			}
-		}
-
-		ss.writeMu.Lock()
-		ss.be.Send(msg)
-		var werr error
-		if pendingOut >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
-			pendingOut = 0
-			werr = ss.be.Flush()
-		}
-		ss.writeMu.Unlock()
-		if done || failed {
-			empty, local := ss.pending.settle(done, failed)
-			idle = empty && done
-			if local && werr == nil {
-				werr = ss.writeQueuedLocal()
-			}
-		}
-		if werr != nil {
-			ss.log.Debug().Err(werr).Msg("client write failed")
-			ss.close()
-			return
-		}
-		if closeAfter {
-			ss.close()
-			return
-		}
-		if idle && ss.shuttingDown.Load() {
-			if _, isRFQ := msg.(*pgproto3.ReadyForQuery); isRFQ {
-				ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
-				ss.close()
-				return
-			}
 		}
 	}
+	for {
+		msg, err := ss.fe.Receive()
+		if ss.originMessage(msg, err) {
+			return
+		}
+	}
+}
+
+// originMessage relays one origin message, or handles the error that came
+// instead of it, and reports whether the origin side of the session ended.
+func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
+	if err != nil {
+		if !ss.isClosed() && !ss.terminated.Load() {
+			ss.originFailed(err)
+		}
+		ss.close()
+		return true
+	}
+	head, hasHead := ss.pending.head()
+	done, failed, async := completes(msg, head.kind, hasHead)
+
+	closeAfter := false
+	idle := false
+	switch m := msg.(type) {
+	case *pgproto3.DataRow:
+		for _, v := range m.Values {
+			ss.pendingOut += len(v)
+		}
+	case *pgproto3.CopyData:
+		ss.pendingOut += len(m.Data)
+	case *pgproto3.ParameterStatus:
+		ss.state.setParam(m.Name, m.Value)
+	case *pgproto3.ReadyForQuery:
+		ss.state.setTxStatus(m.TxStatus)
+		switch {
+		case m.TxStatus == 'I':
+			ss.txWrote.Store(false)
+		case hasHead && head.wrote:
+			ss.txWrote.Store(true)
+		}
+	case *pgproto3.ErrorResponse:
+		closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
+	}
+	if hasHead && !async {
+		_, isErr := msg.(*pgproto3.ErrorResponse)
+		if head.capture != nil {
+			head.capture(msg)
+		}
+		if head.private != nil {
+			head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
+		}
+		// Kept from the client: answers to the proxy's own requests,
+		// and those the client has the proxy's answer to already.
+		if head.private != nil || head.swallow && !isErr {
+			if _, local := ss.pending.settle(done, failed); local {
+				if err := ss.writeQueuedLocal(); err != nil {
+					ss.log.Debug().Err(err).Msg("client write failed")
+					ss.close()
+					return true
+				}
+			}
+			return false
+		}
+	}
+
+	ss.writeMu.Lock()
+	ss.be.Send(msg)
+	var werr error
+	if ss.pendingOut >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
+		ss.pendingOut = 0
+		werr = ss.be.Flush()
+	}
+	ss.writeMu.Unlock()
+	if done || failed {
+		empty, local := ss.pending.settle(done, failed)
+		idle = empty && done
+		if local && werr == nil {
+			werr = ss.writeQueuedLocal()
+		}
+	}
+	if werr != nil {
+		ss.log.Debug().Err(werr).Msg("client write failed")
+		ss.close()
+		return true
+	}
+	if closeAfter {
+		ss.close()
+		return true
+	}
+	if idle && ss.shuttingDown.Load() {
+		if _, isRFQ := msg.(*pgproto3.ReadyForQuery); isRFQ {
+			ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+			ss.close()
+			return true
+		}
+	}
+	return false
 }
 
 // completes classifies an origin message against the oldest pending item:

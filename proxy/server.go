@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,11 @@ type Config struct {
 	Accel *Accel
 	// Metrics receives query counts and timings; nil disables them.
 	Metrics *Metrics
-	Logger  zerolog.Logger
+	// EventLoops is how many event loops relay pass-through sessions
+	// (loop_linux.go): 0 picks one per two CPUs (at least one), a
+	// negative number relays every session on goroutines.
+	EventLoops int
+	Logger     zerolog.Logger
 }
 
 // defaultMaxMessageBytes bounds a client message when the config does not.
@@ -59,6 +64,10 @@ type Server struct {
 
 	describes describeCache
 	metrics   *Metrics
+
+	loopsOnce sync.Once
+	loops     []*eventLoop
+	nextLoop  atomic.Uint32
 
 	// panicHook, when set (by tests), sees every recovered session panic.
 	panicHook func(any)
@@ -155,7 +164,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ss.beginShutdown()
 	}
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() {
+		s.wg.Wait()
+		s.stopLoops()
+		close(done)
+	}()
 
 	grace := time.NewTimer(s.cfg.ShutdownGrace)
 	defer grace.Stop()
@@ -177,6 +190,41 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// loopFor picks the event loop for a session, or nil when it must run on
+// goroutines: an acceleration is configured (its statements may wait on
+// DuckDB or on the origin), a socket is TLS, or loops are off.
+func (s *Server) loopFor(ss *session) *eventLoop {
+	if s.cfg.Accel != nil || ss.clientIO == nil || ss.originIO == nil || s.cfg.EventLoops < 0 {
+		return nil
+	}
+	s.loopsOnce.Do(func() {
+		n := s.cfg.EventLoops
+		if n == 0 {
+			n = max(1, runtime.GOMAXPROCS(0)/2)
+		}
+		for range n {
+			l, err := newEventLoop(s.log, s.panicHook)
+			if err != nil {
+				s.log.Warn().Err(err).Msg("no event loop; sessions run on goroutines")
+				return
+			}
+			s.loops = append(s.loops, l)
+		}
+	})
+	if len(s.loops) == 0 {
+		return nil
+	}
+	return s.loops[int(s.nextLoop.Add(1))%len(s.loops)]
+}
+
+// stopLoops ends the event loops once their sessions have.
+func (s *Server) stopLoops() {
+	s.loopsOnce.Do(func() {}) // no loop starts after this
+	for _, l := range s.loops {
+		l.stop()
 	}
 }
 

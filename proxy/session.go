@@ -96,6 +96,15 @@ type session struct {
 	origin net.Conn
 	fe     *pgproto3.Frontend
 
+	// clientIO and originIO are the sockets' raw I/O (nil for TLS); once a
+	// session is handed to an event loop, its sockets are closed and
+	// written through these only (loop.go).
+	clientIO, originIO *rawIO
+	loop               atomic.Pointer[eventLoop]
+	// pendingOut counts relayed bytes not yet flushed to the client (the
+	// origin side's).
+	pendingOut int
+
 	pid       uint32
 	secret    []byte
 	originPID uint32
@@ -205,6 +214,10 @@ func (ss *session) run() {
 		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
 		return
 	}
+	if l := ss.srv.loopFor(ss); l != nil && l.serve(ss) {
+		ss.log.Debug().Msg("session ended")
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -234,7 +247,11 @@ func (ss *session) fatal(code, message, hint string) {
 		return
 	}
 	ss.fatalSent = true
-	_ = ss.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if ss.clientIO != nil {
+		ss.clientIO.setWriteDeadline(time.Now().Add(5 * time.Second))
+	} else {
+		_ = ss.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	}
 	ss.be.Send(pgError(severityFatal, code, message, hint))
 	_ = ss.be.Flush()
 }
@@ -258,11 +275,25 @@ func (ss *session) close() {
 	ss.closeOnce.Do(func() {
 		close(ss.closedCh())
 		ss.pending.close()
-		ss.client.Close()
+		closeConn(ss.client, ss.clientIO)
 		if ss.origin != nil {
-			ss.origin.Close()
+			closeConn(ss.origin, ss.originIO)
+		}
+		if l := ss.loop.Load(); l != nil {
+			// The loop cannot see a closed descriptor: it is told.
+			l.kick(ss)
 		}
 	})
+}
+
+// closeConn closes a session socket through its raw I/O when it has one
+// (which owns the socket in loop mode).
+func closeConn(c net.Conn, raw *rawIO) {
+	if raw != nil {
+		_ = raw.Close()
+		return
+	}
+	_ = c.Close()
 }
 
 // cancelQuery cancels whatever the session is running: a local query, or

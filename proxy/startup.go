@@ -35,7 +35,8 @@ func (s *Server) handle(conn net.Conn) {
 	}
 	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
 
-	conn, be, startup, err := s.negotiate(conn)
+	var raw *rawIO
+	conn, be, startup, err := s.negotiate(conn, &raw)
 	if err != nil {
 		if !errors.Is(err, errHandled) {
 			log.Debug().Err(err).Msg("startup failed")
@@ -44,6 +45,7 @@ func (s *Server) handle(conn net.Conn) {
 		return
 	}
 	ss := newSession(s, conn, be, startup, log)
+	ss.clientIO = raw
 	ss.run()
 }
 
@@ -52,9 +54,11 @@ func (s *Server) handle(conn net.Conn) {
 var errHandled = errors.New("handled")
 
 // negotiate answers SSLRequest and GSSENCRequest packets until a
-// StartupMessage or CancelRequest arrives.
-func (s *Server) negotiate(conn net.Conn) (net.Conn, *pgproto3.Backend, *pgproto3.StartupMessage, error) {
+// StartupMessage or CancelRequest arrives. *raw is the client socket's raw
+// I/O, nil for TLS.
+func (s *Server) negotiate(conn net.Conn, raw **rawIO) (net.Conn, *pgproto3.Backend, *pgproto3.StartupMessage, error) {
 	rw := fastIO(conn)
+	*raw, _ = rw.(*rawIO)
 	be := pgproto3.NewBackend(rw, rw)
 	sslDone, gssDone := false, false
 	for {
@@ -88,6 +92,7 @@ func (s *Server) negotiate(conn net.Conn) (net.Conn, *pgproto3.Backend, *pgproto
 			// Bytes the client sent before the handshake were plaintext
 			// and are dropped with the old reader (CVE-2021-23214).
 			conn = tc
+			*raw = nil
 			be = pgproto3.NewBackend(conn, conn)
 		case *pgproto3.GSSEncRequest:
 			if gssDone {
@@ -148,6 +153,7 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	}
 	ss.origin = oc
 	orw := fastIO(oc)
+	ss.originIO, _ = orw.(*rawIO)
 	ss.fe = pgproto3.NewFrontend(orw, orw)
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
 	ss.fe.Send(ss.startup)

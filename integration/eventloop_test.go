@@ -1,0 +1,214 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// loopProxy is a proxy whose event-loop counters the test can read.
+func loopProxy(t *testing.T, edit func(*proxy.Config)) (*testProxy, func(event string) float64) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m := proxy.NewMetrics(reg)
+	p := startProxy(t, func(c *proxy.Config) {
+		c.Metrics = m
+		if edit != nil {
+			edit(c)
+		}
+	})
+	count := func(event string) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("gather metrics: %v", err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "pgaccel_event_loop_sessions_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "event" && l.GetValue() == event {
+						return m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return 0
+	}
+	return p, count
+}
+
+// Pass-through sessions are relayed by the event loop, and stay there for
+// ordinary statements in both protocols, transactions and errors.
+func TestEventLoop_RelaysPassThroughSessions(t *testing.T) {
+	p, count := loopProxy(t, nil)
+	ctx := ctxT(t)
+	c := connect(t, p.DSN(appUser, appPass))
+	for i := range 50 {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT $1::int + 1", i).Scan(&n); err != nil || n != i+1 {
+			t.Fatalf("extended query %d: %v, %d", i, err, n)
+		}
+		if _, err := c.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("simple query %d: %v", i, err)
+		}
+	}
+	if _, err := c.Exec(ctx, "SELECT 1/0"); err == nil {
+		t.Fatal("division by zero succeeded")
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE loop_t (a int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count("taken"); got != 1 {
+		t.Fatalf("sessions taken by the event loop = %v, want 1", got)
+	}
+	if got := count("write_blocked") + count("busy"); got != 0 {
+		t.Fatalf("sessions handed back to goroutines = %v, want 0", got)
+	}
+
+	// With loops off, nothing is taken.
+	off, offCount := loopProxy(t, func(c *proxy.Config) { c.EventLoops = -1 })
+	c2 := connect(t, off.DSN(appUser, appPass))
+	if _, err := c2.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := offCount("taken"); got != 0 {
+		t.Fatalf("sessions taken with event loops off = %v, want 0", got)
+	}
+}
+
+// A client that does not read while a large result arrives fills its
+// socket: the loop must not wait for it (every other session would), so
+// it hands the session to goroutines with the bytes it could not write,
+// and the client receives the whole result, in order, when it reads.
+func TestEventLoop_SlowClientHandedToGoroutines(t *testing.T) {
+	p, count := loopProxy(t, nil)
+	rc := dialRaw(t, p, "trustuser")
+	const rows, width = 64, 256 << 10 // 16 MiB, more than the sockets hold
+	rc.fe.Send(&pgproto3.Query{String: fmt.Sprintf("SELECT i, repeat(chr(65 + i %% 26), %d) FROM generate_series(1, %d) i", width, rows)})
+	if err := rc.fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for count("write_blocked") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session was not handed to goroutines (taken %v, busy %v)", count("taken"), count("busy"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Another session keeps being served meanwhile.
+	other := connect(t, p.DSN(appUser, appPass))
+	if _, err := other.Exec(ctxT(t), "SELECT 1"); err != nil {
+		t.Fatalf("another session while one is blocked: %v", err)
+	}
+
+	msgs := rc.readAll(t)
+	got := 0
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *pgproto3.DataRow:
+			got++
+			want := fmt.Sprint(got)
+			if string(m.Values[0]) != want || len(m.Values[1]) != width || m.Values[1][0] != byte('A'+got%26) || m.Values[1][width-1] != byte('A'+got%26) {
+				t.Fatalf("row %d: got %q and %d bytes starting %q", got, m.Values[0], len(m.Values[1]), m.Values[1][:1])
+			}
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("error: %s", m.Message)
+		}
+	}
+	if got != rows {
+		t.Fatalf("got %d rows, want %d", got, rows)
+	}
+	// The session goes on, on goroutines.
+	rc.fe.Send(&pgproto3.Query{String: "SELECT 42"})
+	if err := rc.fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var answer string
+	for _, m := range rc.readAll(t) {
+		if d, ok := m.(*pgproto3.DataRow); ok {
+			answer = string(d.Values[0])
+		}
+	}
+	if answer != "42" {
+		t.Fatalf("after the hand-off: got %q, want 42", answer)
+	}
+}
+
+// A session relaying more messages in one turn than the loop allows (a
+// result of many rows, a COPY) is handed to goroutines and loses nothing.
+func TestEventLoop_BusySessionHandedToGoroutines(t *testing.T) {
+	p, count := loopProxy(t, nil)
+	ctx := ctxT(t)
+	c := connect(t, p.DSN(appUser, appPass))
+	var sum, n int64
+	rows, err := c.Query(ctx, "SELECT i FROM generate_series(1, 100000) i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var i int64
+		if err := rows.Scan(&i); err != nil {
+			t.Fatal(err)
+		}
+		sum += i
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 100000 || sum != 100000*100001/2 {
+		t.Fatalf("got %d rows summing to %d", n, sum)
+	}
+	if got := count("busy") + count("write_blocked"); got != 1 {
+		t.Fatalf("hand-offs = %v, want 1", got)
+	}
+	var v int
+	if err := c.QueryRow(ctx, "SELECT 7").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("after the hand-off: %v, %d", err, v)
+	}
+}
+
+// Sessions idle in the loop hear the shutdown and close; the proxy's
+// Shutdown returns without waiting for the grace period.
+func TestEventLoop_ShutdownClosesIdleSessions(t *testing.T) {
+	p, count := loopProxy(t, func(c *proxy.Config) { c.ShutdownGrace = 20 * time.Second })
+	ctx := ctxT(t)
+	var conns []*pgx.Conn
+	for range 5 {
+		c := connect(t, p.DSN(appUser, appPass))
+		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if got := count("taken"); got != 5 {
+		t.Fatalf("taken = %v, want 5", got)
+	}
+	start := time.Now()
+	if err := p.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	for i, c := range conns {
+		if _, err := c.Exec(ctx, "SELECT 1"); err == nil {
+			t.Fatalf("session %d still open after shutdown", i)
+		}
+	}
+}

@@ -1,0 +1,360 @@
+//go:build linux
+
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/rs/zerolog"
+)
+
+// An event loop relays pass-through sessions (no acceleration configured,
+// plain sockets) on one locked OS thread with epoll, the way pgbouncer
+// does, instead of two goroutines per session. With goroutines, every
+// message costs a read that finds nothing (Go reads before it waits), a
+// park and a wake-up through the runtime's poller and scheduler; on a
+// 2-core machine that made pgaccel's pass-through about a tenth slower
+// than pgbouncer at 8 clients (bench/RESULTS.md).
+//
+// The loop owns a session's sockets outright: rawIO.toLoop duplicates each
+// descriptor and closes the Go connection, which takes it out of the
+// runtime's poller (left there, the runtime's poller thread woke on every
+// message too, which cost more than the loop saved). Messages are decoded,
+// handled and relayed by the same clientMessage and originMessage the
+// goroutines use. A loop never waits for a socket: a write the socket
+// cannot take whole, or a session that keeps the loop busy (a large
+// result, a COPY), hands the session back to goroutines (demote), which
+// write the held bytes first and carry on as before.
+
+// loopMessageBudget is how many messages one session may relay per event
+// before the loop hands it to goroutines, so one busy session cannot hold
+// up the others.
+const loopMessageBudget = 256
+
+const loopWakeToken = -1
+
+// loopRawWaitMillis is how long the loop waits for events while keeping
+// its P (see run); well under the 10 ms after which the runtime preempts a
+// goroutine that does not yield.
+const loopRawWaitMillis = 2
+
+type eventLoop struct {
+	log       zerolog.Logger
+	panicHook func(any)
+	epfd      int
+	evfd      int
+
+	mu      sync.Mutex
+	adds    []*loopSession
+	kicks   []*session
+	stopped bool
+
+	// Used by the loop's thread only.
+	byToken   map[int32]*loopSession // the client socket's token; the origin's is token+1
+	bySession map[*session]*loopSession
+	next      int32
+}
+
+type loopSession struct {
+	ss    *session
+	token int32
+	// done receives true when the session ended in the loop, false when
+	// it was handed back to goroutines.
+	done chan bool
+}
+
+func newEventLoop(log zerolog.Logger, panicHook func(any)) (*eventLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	r1, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errno != 0 {
+		syscall.Close(epfd)
+		return nil, fmt.Errorf("eventfd2: %w", errno)
+	}
+	evfd := int(r1)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: loopWakeToken}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+		syscall.Close(epfd)
+		syscall.Close(evfd)
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
+	}
+	l := &eventLoop{
+		log:       log,
+		panicHook: panicHook,
+		epfd:      epfd,
+		evfd:      evfd,
+		byToken:   make(map[int32]*loopSession),
+		bySession: make(map[*session]*loopSession),
+	}
+	go l.run()
+	return l, nil
+}
+
+// serve hands ss to the loop and waits until the session has ended there
+// (true) or was handed back to goroutines (false), which then relay it.
+// It runs on the session's goroutine, before any relay goroutine starts.
+func (l *eventLoop) serve(ss *session) bool {
+	if err := ss.originIO.toLoop(); err != nil {
+		return false
+	}
+	if err := ss.clientIO.toLoop(); err != nil {
+		if ss.originIO.toGoroutine() != nil {
+			ss.close()
+			return true
+		}
+		return false
+	}
+	ls := &loopSession{ss: ss, done: make(chan bool, 1)}
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		ss.close()
+		return true
+	}
+	l.adds = append(l.adds, ls)
+	l.mu.Unlock()
+	ss.loop.Store(l)
+	if ss.isClosed() {
+		// Closed before the loop was set: close could not tell it.
+		l.kick(ss)
+	}
+	l.wake()
+	return <-ls.done
+}
+
+// kick asks the loop to look at ss: its sockets were closed by another
+// goroutine, which the loop cannot see (a closed descriptor leaves epoll
+// without an event).
+func (l *eventLoop) kick(ss *session) {
+	l.mu.Lock()
+	l.kicks = append(l.kicks, ss)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// stop ends the loop once it has no sessions left.
+func (l *eventLoop) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *eventLoop) wake() {
+	one := [8]byte{1}
+	_, _ = syscall.Write(l.evfd, one[:])
+}
+
+func (l *eventLoop) run() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	events := make([]syscall.EpollEvent, 128)
+	// Between the round trips of a busy session the loop waits a short
+	// while without the runtime's syscall bookkeeping, which costs more
+	// than the wait itself (the P is handed off and taken back, and the
+	// monitor thread wakes up: at 1 client that was a tenth of the
+	// proxy's CPU). Only with another P to run everything else.
+	spin := 0
+	if runtime.GOMAXPROCS(0) > 1 {
+		spin = loopRawWaitMillis
+	}
+	for {
+		n := epollWait(l.epfd, events, spin, true)
+		if n == 0 {
+			n = epollWait(l.epfd, events, -1, false)
+		}
+		for i := 0; i < n; i++ {
+			tok := events[i].Fd
+			if tok == loopWakeToken {
+				if l.drain() {
+					syscall.Close(l.epfd)
+					syscall.Close(l.evfd)
+					return
+				}
+				continue
+			}
+			if ls := l.byToken[tok&^1]; ls != nil {
+				l.dispatch(ls, tok&1 == 1)
+			}
+		}
+	}
+}
+
+// epollWait returns the number of events, 0 on EINTR or timeout (ms; -1
+// waits until there is one). A wait that may last goes through the
+// runtime's syscall bookkeeping (raw false) so that its P can run other
+// goroutines meanwhile; a short one does not need to (raw true).
+func epollWait(epfd int, events []syscall.EpollEvent, timeout int, raw bool) int {
+	var r1 uintptr
+	var errno syscall.Errno
+	if raw {
+		r1, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
+	} else {
+		r1, _, errno = syscall.Syscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
+	}
+	if errno != 0 {
+		return 0
+	}
+	return int(r1)
+}
+
+// drain takes new sessions and kicks; it reports whether the loop is
+// stopped and empty.
+func (l *eventLoop) drain() bool {
+	var buf [8]byte
+	_, _ = syscall.Read(l.evfd, buf[:])
+	l.mu.Lock()
+	adds, kicks, stopped := l.adds, l.kicks, l.stopped
+	l.adds, l.kicks = nil, nil
+	l.mu.Unlock()
+	for _, ls := range adds {
+		l.add(ls)
+	}
+	for _, ss := range kicks {
+		if ls := l.bySession[ss]; ls != nil && ss.isClosed() {
+			l.finish(ls, true)
+		}
+	}
+	return stopped && len(l.bySession) == 0
+}
+
+// add registers a new session's sockets and relays what its decoders have
+// buffered already (it would raise no event).
+func (l *eventLoop) add(ls *loopSession) {
+	l.next += 2
+	for l.byToken[l.next] != nil || l.next < 0 {
+		l.next = (l.next + 2) & 0x3ffffffe
+	}
+	ls.token = l.next
+	l.byToken[ls.token] = ls
+	l.bySession[ls.ss] = ls
+	ls.ss.srv.metrics.loopEvent(loopTaken)
+	if err := l.register(ls.ss.clientIO, ls.token); err != nil {
+		l.finish(ls, true)
+		return
+	}
+	if err := l.register(ls.ss.originIO, ls.token+1); err != nil {
+		l.finish(ls, true)
+		return
+	}
+	if l.dispatch(ls, true) {
+		l.dispatch(ls, false)
+	}
+}
+
+func (l *eventLoop) register(r *rawIO, token int32) error {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.fd < 0 {
+		return errors.New("socket closed")
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: token}
+	return syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, r.fd, &ev)
+}
+
+func (l *eventLoop) unregister(r *rawIO) {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.fd >= 0 {
+		_ = syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, r.fd, nil)
+	}
+}
+
+// dispatch relays what one of the session's sockets has to say, and
+// reports whether the session is still in the loop.
+func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
+	ss := ls.ss
+	defer func() {
+		if r := recover(); r != nil {
+			if l.panicHook != nil {
+				l.panicHook(r)
+			}
+			ss.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
+			ss.close()
+			l.finish(ls, true)
+			stays = false
+		}
+	}()
+	if fromOrigin {
+		ss.originIO.readable()
+	} else {
+		ss.clientIO.readable()
+	}
+	ended, busy := false, true
+	for i := 0; i < loopMessageBudget; i++ {
+		if fromOrigin {
+			msg, err := ss.fe.Receive()
+			if errors.Is(err, errWouldBlock) {
+				busy = false
+				break
+			}
+			ended = ss.originMessage(msg, err)
+		} else {
+			msg, err := ss.be.Receive()
+			if errors.Is(err, errWouldBlock) {
+				busy = false
+				break
+			}
+			ended = ss.clientMessage(msg, err)
+		}
+		if ended || ss.clientIO.isBlocked() || ss.originIO.isBlocked() {
+			break
+		}
+	}
+	switch {
+	case ended || ss.isClosed():
+		ss.closePortals()
+		ss.close()
+		l.finish(ls, true)
+		return false
+	case ss.clientIO.isBlocked() || ss.originIO.isBlocked():
+		l.demote(ls, loopWriteBlocked)
+		return false
+	case busy:
+		l.demote(ls, loopBusy)
+		return false
+	}
+	return true
+}
+
+// demote hands a session back to goroutines.
+func (l *eventLoop) demote(ls *loopSession, why string) {
+	ss := ls.ss
+	ss.srv.metrics.loopEvent(why)
+	ss.log.Debug().Str("reason", why).Msg("event loop hands the session to goroutines")
+	l.unregister(ss.clientIO)
+	l.unregister(ss.originIO)
+	errC := ss.clientIO.toGoroutine()
+	errO := ss.originIO.toGoroutine()
+	if errC != nil || errO != nil {
+		if !ss.isClosed() {
+			ss.log.Warn().AnErr("client", errC).AnErr("origin", errO).Msg("could not hand the session from the event loop to goroutines; closing it")
+		}
+		ss.close()
+		l.finish(ls, true)
+		return
+	}
+	l.finish(ls, false)
+}
+
+// finish takes a session out of the loop and tells its goroutine.
+func (l *eventLoop) finish(ls *loopSession, ended bool) {
+	if l.bySession[ls.ss] != ls {
+		return
+	}
+	if ended {
+		l.unregister(ls.ss.clientIO)
+		l.unregister(ls.ss.originIO)
+	}
+	delete(l.byToken, ls.token)
+	delete(l.bySession, ls.ss)
+	ls.done <- ended
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package proxy
+
+import (
+	"errors"
+
+	"github.com/rs/zerolog"
+)
+
+// eventLoop is Linux-only (epoll); elsewhere sessions always run on
+// goroutines.
+type eventLoop struct{}
+
+func newEventLoop(zerolog.Logger, func(any)) (*eventLoop, error) {
+	return nil, errors.New("event loops need Linux")
+}
+
+func (l *eventLoop) serve(*session) bool { return false }
+func (l *eventLoop) kick(*session)       {}
+func (l *eventLoop) stop()               {}
