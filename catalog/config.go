@@ -122,6 +122,10 @@ type Server struct {
 	TLS             *TLS          // nil when server.tls is unset
 	MaxMessageBytes int           // largest client message accepted (pgproto3 SetMaxBodyLen)
 	ShutdownGrace   time.Duration // how long in-flight statements may run after shutdown starts
+	// EventLoops is server.event_loops: how many event loops relay
+	// pass-through sessions; nil when unset (one per two CPUs), 0 when
+	// every session runs on goroutines.
+	EventLoops *int
 }
 
 // TLS names the certificate and key the pgwire listener serves.

@@ -163,7 +163,7 @@ func (d *decoder) decodeField(n ast.Node, path string, fv reflect.Value, f field
 			fv.Set(reflect.ValueOf(&b))
 		}
 	case typInt:
-		if i, ok := d.intValue(n, path); ok {
+		if i, ok := d.intValue(n, path, f.allowZero); ok {
 			fv.Set(reflect.ValueOf(&i))
 		}
 	case typDuration:
@@ -254,19 +254,23 @@ func (d *decoder) boolValue(n ast.Node, path string) (bool, bool) {
 	return false, false
 }
 
-// intValue reads a whole number of at least 1.
-func (d *decoder) intValue(n ast.Node, path string) (int, bool) {
+// intValue reads a whole number of at least 1 (0 too with allowZero).
+func (d *decoder) intValue(n ast.Node, path string, allowZero bool) (int, bool) {
 	s, ok := d.scalar(n, path)
 	if !ok {
 		return 0, false
 	}
 	if s.kind == kindInt || s.expanded {
 		i, err := strconv.ParseInt(strings.ReplaceAll(s.text, "_", ""), 0, 0)
-		if err == nil && i >= 1 {
+		least := int64(1)
+		if allowZero {
+			least = 0
+		}
+		if err == nil && i >= least {
 			return int(i), true
 		}
 		if err == nil {
-			d.add(s.line, path, "must be at least 1"+got(s), "remove the key to leave it unset")
+			d.add(s.line, path, fmt.Sprintf("must be at least %d", least)+got(s), "remove the key to leave it unset")
 			return 0, false
 		}
 	}

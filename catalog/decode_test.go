@@ -211,3 +211,27 @@ func TestParse_AliasLimits(t *testing.T) {
 		})
 	}
 }
+
+// server.event_loops: unset is nil (the proxy's default), 0 and a count are
+// kept, a negative number is a problem.
+func TestParse_EventLoops(t *testing.T) {
+	for src, want := range map[string]string{
+		"origin: {dsn: host=db}\n":                           "unset",
+		"origin: {dsn: host=db}\nserver: {event_loops: 0}\n": "0",
+		"origin: {dsn: host=db}\nserver: {event_loops: 3}\n": "3",
+	} {
+		cfg, err := parse([]byte(src), "pgaccel.yaml", noEnv)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		got := "unset"
+		if cfg.Server.EventLoops != nil {
+			got = fmt.Sprint(*cfg.Server.EventLoops)
+		}
+		if got != want {
+			t.Errorf("%q: event_loops %s, want %s", src, got, want)
+		}
+	}
+	_, err := parse([]byte("origin: {dsn: host=db}\nserver:\n  event_loops: -1\n"), "pgaccel.yaml", noEnv)
+	assertProblems(t, err, []wantProblem{{3, "", "server.event_loops", "must be at least 0, got -1"}})
+}

@@ -32,6 +32,7 @@ type rawServer struct {
 	TLS             *rawTLS        `yaml:"tls"`
 	MaxMessageBytes *int           `yaml:"max_message_bytes"`
 	ShutdownGrace   *time.Duration `yaml:"shutdown_grace,allowzero"`
+	EventLoops      *int           `yaml:"event_loops,allowzero"`
 	Pos             positions      `yaml:"-"`
 }
 
@@ -174,6 +175,7 @@ func (r *rawConfig) config(file string) *Config {
 			Listen:          deref(r.Server.Listen),
 			MaxMessageBytes: deref(r.Server.MaxMessageBytes),
 			ShutdownGrace:   deref(r.Server.ShutdownGrace),
+			EventLoops:      r.Server.EventLoops,
 		},
 		Admin: Admin{Listen: deref(r.Admin.Listen), Token: deref(r.Admin.Token)},
 		Runtime: Runtime{

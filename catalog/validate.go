@@ -118,6 +118,10 @@ func (v *validator) listeners() {
 		v.add("server.max_message_bytes", fmt.Sprintf("must be at least %d, got %d", MinMaxMessageBytes, s.MaxMessageBytes),
 			fmt.Sprintf("remove it to use the default of %d (64 MiB)", DefaultMaxMessageBytes))
 	}
+	if s.EventLoops != nil && *s.EventLoops < 0 {
+		v.add("server.event_loops", fmt.Sprintf("must not be negative, got %d", *s.EventLoops),
+			"remove it for one loop per two CPUs, or write 0 to relay every session on goroutines")
+	}
 	if s.ShutdownGrace < 0 {
 		v.add("server.shutdown_grace", "must not be negative", "use a duration such as 10s, or 0s to cancel statements at once")
 	}
