@@ -39,11 +39,6 @@ const loopMessageBudget = 256
 
 const loopWakeToken = -1
 
-// loopRawWaitMillis is how long the loop waits for events while keeping
-// its P (see run); well under the 10 ms after which the runtime preempts a
-// goroutine that does not yield.
-const loopRawWaitMillis = 2
-
 type eventLoop struct {
 	log       zerolog.Logger
 	panicHook func(any)
@@ -157,17 +152,8 @@ func (l *eventLoop) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	events := make([]syscall.EpollEvent, 128)
-	// Between the round trips of a busy session the loop waits a short
-	// while without the runtime's syscall bookkeeping, which costs more
-	// than the wait itself (the P is handed off and taken back, and the
-	// monitor thread wakes up: at 1 client that was a tenth of the
-	// proxy's CPU). Only with another P to run everything else.
-	spin := 0
-	if runtime.GOMAXPROCS(0) > 1 {
-		spin = loopRawWaitMillis
-	}
 	for {
-		n := epollWait(l.epfd, events, spin, true)
+		n := epollWait(l.epfd, events, 0, true)
 		if n == 0 {
 			n = epollWait(l.epfd, events, -1, false)
 		}
@@ -191,7 +177,9 @@ func (l *eventLoop) run() {
 // epollWait returns the number of events, 0 on EINTR or timeout (ms; -1
 // waits until there is one). A wait that may last goes through the
 // runtime's syscall bookkeeping (raw false) so that its P can run other
-// goroutines meanwhile; a short one does not need to (raw true).
+// goroutines meanwhile; a poll does not need to (raw true). (Waiting up
+// to 2 ms raw, keeping the P, measured no better with pgbench at 1 and 8
+// clients, and would keep every P when there are as many loops.)
 func epollWait(epfd int, events []syscall.EpollEvent, timeout int, raw bool) int {
 	var r1 uintptr
 	var errno syscall.Errno

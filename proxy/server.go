@@ -37,8 +37,8 @@ type Config struct {
 	// Metrics receives query counts and timings; nil disables them.
 	Metrics *Metrics
 	// EventLoops is how many event loops relay pass-through sessions
-	// (loop_linux.go): 0 picks one per two CPUs (at least one), a
-	// negative number relays every session on goroutines.
+	// (loop_linux.go): 0 picks one per CPU the Go runtime uses
+	// (GOMAXPROCS), a negative number relays every session on goroutines.
 	EventLoops int
 	Logger     zerolog.Logger
 }
@@ -203,7 +203,7 @@ func (s *Server) loopFor(ss *session) *eventLoop {
 	s.loopsOnce.Do(func() {
 		n := s.cfg.EventLoops
 		if n == 0 {
-			n = max(1, runtime.GOMAXPROCS(0)/2)
+			n = runtime.GOMAXPROCS(0)
 		}
 		for range n {
 			l, err := newEventLoop(s.log, s.panicHook)
