@@ -120,7 +120,7 @@ func (v *validator) listeners() {
 	}
 	if s.EventLoops != nil && *s.EventLoops < 0 {
 		v.add("server.event_loops", fmt.Sprintf("must not be negative, got %d", *s.EventLoops),
-			"remove it for one loop per CPU, or write 0 to relay every session on goroutines")
+			"remove it for one loop per two CPUs, or write 0 to relay every session on goroutines")
 	}
 	if s.ShutdownGrace < 0 {
 		v.add("server.shutdown_grace", "must not be negative", "use a duration such as 10s, or 0s to cancel statements at once")

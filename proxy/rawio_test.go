@@ -119,31 +119,7 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 // The relay's socket reads and writes allocate nothing, and a read waits
 // for data the peer has not sent yet.
 func TestRawIO_ReadWriteWithoutAllocations(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	dialed, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dialed.Close()
-	other, ok := <-accepted
-	if !ok {
-		t.Fatal("accept failed")
-	}
-	defer other.Close()
-
+	dialed, other := tcpPair(t)
 	a, b := fastIO(dialed), fastIO(other)
 	if _, ok := a.(*rawIO); !ok {
 		t.Fatalf("fastIO of a TCP connection is %T, want *rawIO", a)
