@@ -168,6 +168,29 @@ func TestProtocol_RandomSequencesMatchTheOrigin(t *testing.T) {
 	}
 }
 
+// The same sequences through a proxy without datasets, whose sessions an
+// event loop relays (proxy/loop_linux.go), pipelined or not.
+func TestProtocol_RandomSequencesThroughTheEventLoop(t *testing.T) {
+	mustExec(t, accelSchema)
+	p, count := loopProxy(t, nil)
+	n := 200
+	if v, err := strconv.Atoi(os.Getenv("PGACCEL_PROTOCOL_SEQUENCES")); err == nil {
+		n = v
+	}
+	for seed := range n {
+		msgs, rfqs := randomSequence(rand.New(rand.NewSource(int64(seed))))
+		pipelined := seed%3 == 0
+		direct := rawSession(t, origin.Addr(), msgs, rfqs, pipelined)
+		proxied := rawSession(t, p.ln.Addr().String(), msgs, rfqs, pipelined)
+		if direct != proxied {
+			t.Fatalf("seed %d (pipelined %v):\n%s\nreplies differ:\n%s", seed, pipelined, describeSequence(msgs), lineDiff(direct, proxied))
+		}
+	}
+	if taken, handed := count("taken"), count("write_blocked")+count("busy"); taken < float64(n) || handed != 0 {
+		t.Fatalf("event loop took %v sessions of %d and handed %v back", taken, n, handed)
+	}
+}
+
 // FuzzProtocolSequences is TestProtocol_RandomSequencesMatchTheOrigin with
 // the fuzzer choosing the seeds:
 //
