@@ -49,6 +49,7 @@ type eventLoop struct {
 	adds    []*loopSession
 	kicks   []*session
 	stopped bool
+	exited  bool // the loop has returned and closed its descriptors
 
 	// Used by the loop's thread only.
 	byToken   map[int32]*loopSession // the client socket's token; the origin's is token+1
@@ -108,20 +109,20 @@ func (l *eventLoop) serve(ss *session) bool {
 		return false
 	}
 	ls := &loopSession{ss: ss, done: make(chan bool, 1)}
+	// Set before the loop can see the session: a close from now on kicks
+	// the loop; one before finds the sockets closed when the loop
+	// registers them.
+	ss.loop.Store(l)
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
+		ss.loop.Store(nil)
 		ss.close()
 		return true
 	}
 	l.adds = append(l.adds, ls)
+	l.wakeLocked()
 	l.mu.Unlock()
-	ss.loop.Store(l)
-	if ss.isClosed() {
-		// Closed before the loop was set: close could not tell it.
-		l.kick(ss)
-	}
-	l.wake()
 	return <-ls.done
 }
 
@@ -130,20 +131,27 @@ func (l *eventLoop) serve(ss *session) bool {
 // without an event).
 func (l *eventLoop) kick(ss *session) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.exited {
+		return
+	}
 	l.kicks = append(l.kicks, ss)
-	l.mu.Unlock()
-	l.wake()
+	l.wakeLocked()
 }
 
 // stop ends the loop once it has no sessions left.
 func (l *eventLoop) stop() {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.stopped = true
-	l.mu.Unlock()
-	l.wake()
+	if !l.exited {
+		l.wakeLocked()
+	}
 }
 
-func (l *eventLoop) wake() {
+// wakeLocked makes the loop drain its queues; l.mu is held, which keeps
+// the eventfd open (run closes it under l.mu).
+func (l *eventLoop) wakeLocked() {
 	one := [8]byte{1}
 	_, _ = syscall.Write(l.evfd, one[:])
 }
@@ -161,8 +169,11 @@ func (l *eventLoop) run() {
 			tok := events[i].Fd
 			if tok == loopWakeToken {
 				if l.drain() {
+					l.mu.Lock()
+					l.exited = true
 					syscall.Close(l.epfd)
 					syscall.Close(l.evfd)
+					l.mu.Unlock()
 					return
 				}
 				continue
@@ -330,6 +341,8 @@ func (l *eventLoop) demote(ls *loopSession, why string) {
 		l.finish(ls, true)
 		return
 	}
+	// Its closes no longer concern the loop.
+	ss.loop.Store(nil)
 	l.finish(ls, false)
 }
 
