@@ -44,19 +44,22 @@ type rawIO struct {
 	conn   net.Conn
 	rd, wr rawOp
 
-	// lmu guards the fields below: the mode, and the descriptor against
-	// a close while a loop read or write uses it. It is never held while
-	// waiting for the socket.
-	lmu    sync.Mutex
-	fd     int // the loop's descriptor; -1 in goroutine mode
-	closed bool
-	held   []byte // loop mode: written later, before anything else
-	// blocked is set when a loop-mode write could not place everything.
+	// loop is set while an event loop owns the socket.
+	loop atomic.Bool
+	// lmu guards the loop's descriptor against a close while a loop read
+	// or write uses it, the bytes held back, and the switch between the
+	// modes. It is never held while waiting for the socket.
+	lmu  sync.Mutex
+	fd   int    // the loop's descriptor; -1 once closed or handed back
+	held []byte // written later, before anything else
+	// blocked is set while bytes are held: a loop-mode write could not
+	// place everything.
 	blocked atomic.Bool
 	// drained is set by a loop-mode read that got less than it asked for:
 	// the socket is empty, and the next read of this event would only
 	// find that out again (a system call per message). The loop clears it
-	// when epoll reports the socket readable.
+	// when epoll reports the socket readable. Only the loop's thread
+	// touches it.
 	drained bool
 }
 
@@ -70,11 +73,8 @@ type rawOp struct {
 	fn    func(fd uintptr) bool
 }
 
-// run has RawConn call o's callback with p until it is done.
-// It is used for reads; writes go through writeLocked.
-func (r *rawIO) run(o *rawOp, write bool, p []byte) (int, syscall.Errno, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+// do has RawConn call o's callback with p until it is done; o.mu is held.
+func (r *rawIO) do(o *rawOp, write bool, p []byte) (int, error) {
 	o.buf, o.n, o.errno = p, 0, 0
 	var err error
 	if write {
@@ -82,9 +82,12 @@ func (r *rawIO) run(o *rawOp, write bool, p []byte) (int, syscall.Errno, error) 
 	} else {
 		err = r.rc.Read(o.fn)
 	}
-	n, errno := o.n, o.errno
+	n := o.n
+	if err == nil && o.errno != 0 {
+		err = o.errno
+	}
 	o.buf = nil
-	return n, errno, err
+	return n, err
 }
 
 // fastIO returns c's socket wrapped for raw reads and writes, or c itself
@@ -121,11 +124,18 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 func (r *rawIO) readOnce(fd uintptr) bool {
 	o := &r.rd
 	for {
-		o.n, o.errno = rawRW(syscall.SYS_RECVFROM, fd, o.buf)
-		if o.errno == syscall.EINTR {
+		n, errno := rawRW(syscall.SYS_RECVFROM, fd, o.buf)
+		switch errno {
+		case syscall.EINTR:
 			continue
+		case syscall.EAGAIN:
+			return false
+		case 0:
+			o.n = n
+		default:
+			o.errno = errno
 		}
-		return o.errno != syscall.EAGAIN
+		return true
 	}
 }
 
@@ -135,23 +145,18 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.lmu.Lock()
-	if r.fd >= 0 || r.closed {
-		n, err := r.loopRead(p)
-		r.lmu.Unlock()
-		return n, err
+	if r.loop.Load() {
+		r.lmu.Lock()
+		defer r.lmu.Unlock()
+		return r.loopRead(p)
 	}
-	r.lmu.Unlock()
-	n, errno, err := r.run(&r.rd, false, p)
-	switch {
-	case err != nil:
-		return 0, err
-	case errno != 0:
-		return 0, errno
-	case n == 0:
-		return 0, io.EOF
+	r.rd.mu.Lock()
+	n, err := r.do(&r.rd, false, p)
+	r.rd.mu.Unlock()
+	if err == nil && n == 0 {
+		err = io.EOF
 	}
-	return n, nil
+	return n, err
 }
 
 // writeSome is Write's callback: it writes what the socket takes, and
@@ -180,51 +185,34 @@ func (r *rawIO) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.lmu.Lock()
-	if r.fd >= 0 || r.closed {
-		err := r.loopWrite(p)
-		r.lmu.Unlock()
-		if err != nil {
+	if r.loop.Load() {
+		r.lmu.Lock()
+		defer r.lmu.Unlock()
+		if err := r.loopWrite(p); err != nil {
 			return 0, err
 		}
 		return len(p), nil
 	}
-	r.lmu.Unlock()
 	// Held bytes go first; the write lock keeps other writers behind.
 	r.wr.mu.Lock()
 	defer r.wr.mu.Unlock()
 	if err := r.writeHeldLocked(); err != nil {
 		return 0, err
 	}
-	return r.writeLocked(p)
-}
-
-// writeLocked writes p in goroutine mode; r.wr.mu is held.
-func (r *rawIO) writeLocked(p []byte) (int, error) {
-	o := &r.wr
-	o.buf, o.n, o.errno = p, 0, 0
-	err := r.rc.Write(o.fn)
-	n, errno := o.n, o.errno
-	o.buf = nil
-	if err != nil {
-		return n, err
-	}
-	if errno != 0 {
-		return n, errno
-	}
-	return n, nil
+	return r.do(&r.wr, true, p)
 }
 
 // writeHeldLocked writes what loop mode held back; r.wr.mu is held.
 func (r *rawIO) writeHeldLocked() error {
+	if !r.blocked.Load() {
+		return nil
+	}
 	r.lmu.Lock()
 	held := r.held
 	r.held = nil
+	r.blocked.Store(false)
 	r.lmu.Unlock()
-	if len(held) == 0 {
-		return nil
-	}
-	_, err := r.writeLocked(held)
+	_, err := r.do(&r.wr, true, held)
 	return err
 }
 
@@ -241,14 +229,16 @@ func (r *rawIO) flushHeld() error {
 func (r *rawIO) Close() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
-	r.closed = true
-	if r.fd >= 0 {
-		// The loop's registration goes with the descriptor.
-		err := syscall.Close(r.fd)
-		r.fd = -1
-		return err
+	if !r.loop.Load() {
+		return r.conn.Close()
 	}
-	return r.conn.Close()
+	if r.fd < 0 {
+		return nil
+	}
+	// The loop's registration goes with the descriptor.
+	err := syscall.Close(r.fd)
+	r.fd = -1
+	return err
 }
 
 // errWouldBlock is a loop-mode read's "nothing to read now".
@@ -310,12 +300,10 @@ func (r *rawIO) loopWrite(p []byte) error {
 
 // readable clears drained: epoll says there is something to read.
 func (r *rawIO) readable() {
-	r.lmu.Lock()
 	r.drained = false
-	r.lmu.Unlock()
 }
 
-// isBlocked reports whether a loop-mode write held bytes back.
+// isBlocked reports whether a write held bytes back.
 func (r *rawIO) isBlocked() bool {
 	return r.blocked.Load()
 }
@@ -326,9 +314,6 @@ func (r *rawIO) isBlocked() bool {
 func (r *rawIO) toLoop() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
-	if r.closed {
-		return net.ErrClosed
-	}
 	fd := -1
 	var dupErr error
 	if err := r.rc.Control(func(s uintptr) {
@@ -344,11 +329,13 @@ func (r *rawIO) toLoop() error {
 		return err
 	}
 	r.fd = fd
+	r.loop.Store(true)
 	return nil
 }
 
 // toGoroutine gives the socket back to the Go runtime. No read or write
-// of the loop may be in progress; held bytes stay held for flushHeld.
+// of the loop may be in progress; held bytes stay held, written before
+// anything else. On failure the socket is closed.
 func (r *rawIO) toGoroutine() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
@@ -360,17 +347,15 @@ func (r *rawIO) toGoroutine() error {
 	f.Close()
 	r.fd = -1
 	if err != nil {
-		r.closed = true
 		return err
 	}
 	rc, err := c.(syscall.Conn).SyscallConn()
 	if err != nil {
 		c.Close()
-		r.closed = true
 		return err
 	}
 	r.conn, r.rc = c, rc
-	r.blocked.Store(false)
+	r.loop.Store(false)
 	return nil
 }
 
@@ -387,7 +372,7 @@ func dupCloexec(fd int) (int, error) {
 func (r *rawIO) setWriteDeadline(t time.Time) {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
-	if r.fd < 0 && !r.closed {
+	if !r.loop.Load() {
 		_ = r.conn.SetWriteDeadline(t)
 	}
 }
