@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"syscall"
 	"unsafe"
-
-	"github.com/rs/zerolog"
 )
 
 // An event loop relays pass-through sessions (no acceleration configured,
@@ -40,10 +37,8 @@ const loopMessageBudget = 256
 const loopWakeToken = -1
 
 type eventLoop struct {
-	log       zerolog.Logger
-	panicHook func(any)
-	epfd      int
-	evfd      int
+	epfd int
+	evfd int
 
 	mu      sync.Mutex
 	adds    []*loopSession
@@ -65,7 +60,7 @@ type loopSession struct {
 	done chan bool
 }
 
-func newEventLoop(log zerolog.Logger, panicHook func(any)) (*eventLoop, error) {
+func newEventLoop() (*eventLoop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
@@ -83,8 +78,6 @@ func newEventLoop(log zerolog.Logger, panicHook func(any)) (*eventLoop, error) {
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
 	l := &eventLoop{
-		log:       log,
-		panicHook: panicHook,
 		epfd:      epfd,
 		evfd:      evfd,
 		byToken:   make(map[int32]*loopSession),
@@ -273,10 +266,7 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	ss := ls.ss
 	defer func() {
 		if r := recover(); r != nil {
-			if l.panicHook != nil {
-				l.panicHook(r)
-			}
-			ss.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
+			ss.srv.sessionPanicked(r, ss.log)
 			ss.close()
 			l.finish(ls, true)
 			stays = false
@@ -287,37 +277,23 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	} else {
 		ss.clientIO.readable()
 	}
-	ended, busy := false, true
-	for i := 0; i < loopMessageBudget; i++ {
-		if fromOrigin {
-			msg, err := ss.fe.Receive()
-			if errors.Is(err, errWouldBlock) {
-				busy = false
-				break
-			}
-			ended = ss.originMessage(msg, err)
-		} else {
-			msg, err := ss.be.Receive()
-			if errors.Is(err, errWouldBlock) {
-				busy = false
-				break
-			}
-			ended = ss.clientMessage(msg, err)
-		}
-		if ended || ss.clientIO.isBlocked() || ss.originIO.isBlocked() {
+	ended, idle, blocked := false, false, false
+	for range loopMessageBudget {
+		ended, idle = ss.relayOne(fromOrigin)
+		blocked = ss.clientIO.isBlocked() || ss.originIO.isBlocked()
+		if ended || idle || blocked {
 			break
 		}
 	}
 	switch {
 	case ended || ss.isClosed():
-		ss.closePortals()
 		ss.close()
 		l.finish(ls, true)
 		return false
-	case ss.clientIO.isBlocked() || ss.originIO.isBlocked():
+	case blocked:
 		l.demote(ls, loopWriteBlocked)
 		return false
-	case busy:
+	case !idle:
 		l.demote(ls, loopBusy)
 		return false
 	}

@@ -2,17 +2,13 @@
 
 package proxy
 
-import (
-	"errors"
-
-	"github.com/rs/zerolog"
-)
+import "errors"
 
 // eventLoop is Linux-only (epoll); elsewhere sessions always run on
 // goroutines.
 type eventLoop struct{}
 
-func newEventLoop(zerolog.Logger, func(any)) (*eventLoop, error) {
+func newEventLoop() (*eventLoop, error) {
 	return nil, errors.New("event loops need Linux")
 }
 

@@ -25,11 +25,28 @@ func (ss *session) relayClient() {
 		}
 	}
 	for {
-		msg, err := ss.be.Receive()
-		if ss.clientMessage(msg, err) {
+		if ended, _ := ss.relayOne(false); ended {
 			return
 		}
 	}
+}
+
+// relayOne receives one message from the origin or the client and handles
+// it. It reports whether that side of the session ended, and whether there
+// was nothing to read (only in an event loop: errWouldBlock).
+func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
+	if fromOrigin {
+		msg, err := ss.fe.Receive()
+		if errors.Is(err, errWouldBlock) {
+			return false, true
+		}
+		return ss.originMessage(msg, err), false
+	}
+	msg, err := ss.be.Receive()
+	if errors.Is(err, errWouldBlock) {
+		return false, true
+	}
+	return ss.clientMessage(msg, err), false
 }
 
 // clientMessage handles one client message, or the error that came
@@ -275,8 +292,7 @@ func (ss *session) relayOrigin() {
 		}
 	}
 	for {
-		msg, err := ss.fe.Receive()
-		if ss.originMessage(msg, err) {
+		if ended, _ := ss.relayOne(true); ended {
 			return
 		}
 	}

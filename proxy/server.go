@@ -210,7 +210,7 @@ func (s *Server) loopFor(ss *session) *eventLoop {
 			n = max(1, runtime.GOMAXPROCS(0)/2)
 		}
 		for range n {
-			l, err := newEventLoop(s.log, s.panicHook)
+			l, err := newEventLoop()
 			if err != nil {
 				s.log.Warn().Err(err).Msg("no event loop; sessions run on goroutines")
 				return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/rs/zerolog"
 )
 
 // startupTimeout bounds negotiation and authentication, as Postgres's
@@ -21,10 +22,7 @@ const startupTimeout = 60 * time.Second
 func (s *Server) handle(conn net.Conn) {
 	defer func() {
 		if r := recover(); r != nil {
-			if s.panicHook != nil {
-				s.panicHook(r)
-			}
-			s.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Str("client", conn.RemoteAddr().String()).Msg("session panicked; closing it")
+			s.sessionPanicked(r, s.log.With().Str("client", conn.RemoteAddr().String()).Logger())
 			conn.Close()
 		}
 	}()
@@ -47,6 +45,15 @@ func (s *Server) handle(conn net.Conn) {
 	ss := newSession(s, conn, be, startup, log)
 	ss.clientIO = raw
 	ss.run()
+}
+
+// sessionPanicked reports a panic recovered from a session, on its
+// goroutine or on an event loop.
+func (s *Server) sessionPanicked(r any, log zerolog.Logger) {
+	if s.panicHook != nil {
+		s.panicHook(r)
+	}
+	log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
 }
 
 // errHandled marks a startup that ended as it should (a cancel request, or
