@@ -73,17 +73,13 @@ func (e *Engine) Query(ctx context.Context, query string, args ...any) (*Rows, e
 // A zone DuckDB does not know is an error: the statement must then go to
 // the origin.
 func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...any) (*Rows, error) {
-	qc := e.getConn()
-	if qc == nil {
-		conn, err := e.db.Conn(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query duckdb: %w", err)
-		}
-		qc = &queryConn{conn: conn}
+	qc, err := e.getConn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query duckdb: %w", err)
 	}
 	r := &Rows{e: e, qc: qc}
 	sound := true
-	err := qc.conn.Raw(func(dc any) error {
+	err = qc.conn.Raw(func(dc any) error {
 		c, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)

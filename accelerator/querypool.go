@@ -68,16 +68,21 @@ func (qc *queryConn) setTimeZone(ctx context.Context, c *duckdb.Conn, timeZone s
 }
 
 // getConn takes an idle query connection, or opens one.
-func (e *Engine) getConn() *queryConn {
+func (e *Engine) getConn(ctx context.Context) (*queryConn, error) {
 	e.qmu.Lock()
-	defer e.qmu.Unlock()
 	if n := len(e.idle); n > 0 {
 		qc := e.idle[n-1]
 		e.idle[n-1] = nil
 		e.idle = e.idle[:n-1]
-		return qc
+		e.qmu.Unlock()
+		return qc, nil
 	}
-	return nil
+	e.qmu.Unlock()
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &queryConn{conn: conn}, nil
 }
 
 // putConn gives back a query connection: kept for the next query when it
