@@ -124,7 +124,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		Origin:          origin,
 		TLS:             serverTLS,
 		MaxMessageBytes: cfg.Server.MaxMessageBytes,
-		EventLoops:      eventLoops(cfg.Server.EventLoops),
+		EventLoops:      cfg.Server.EventLoops,
 		ShutdownGrace:   cfg.Server.ShutdownGrace,
 		Logger:          log,
 		Metrics:         pm,
@@ -197,16 +197,4 @@ func (a *App) closeParts() {
 			a.log.Warn().Err(err).Msg("close the DuckDB engine")
 		}
 	}
-}
-
-// eventLoops maps server.event_loops to proxy.Config.EventLoops: unset is
-// the proxy's default, 0 turns the loops off.
-func eventLoops(n *int) int {
-	switch {
-	case n == nil:
-		return 0
-	case *n == 0:
-		return -1
-	}
-	return *n
 }

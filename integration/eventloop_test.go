@@ -81,7 +81,7 @@ func TestEventLoop_RelaysPassThroughSessions(t *testing.T) {
 	}
 
 	// With loops off, nothing is taken.
-	off, offCount := loopProxy(t, func(c *proxy.Config) { c.EventLoops = -1 })
+	off, offCount := loopProxy(t, func(c *proxy.Config) { c.EventLoops = new(int) })
 	c2 := connect(t, off.DSN(appUser, appPass))
 	if _, err := c2.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)

@@ -37,10 +37,10 @@ type Config struct {
 	// Metrics receives query counts and timings; nil disables them.
 	Metrics *Metrics
 	// EventLoops is how many event loops relay pass-through sessions
-	// (loop_linux.go): 0 picks one per two CPUs the Go runtime uses
-	// (GOMAXPROCS/2, at least one), a negative number relays every
-	// session on goroutines.
-	EventLoops int
+	// (loop_linux.go), as server.event_loops says: nil picks one per two
+	// CPUs the Go runtime uses (GOMAXPROCS/2, at least one), 0 relays
+	// every session on goroutines.
+	EventLoops *int
 	Logger     zerolog.Logger
 }
 
@@ -198,12 +198,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // goroutines: an acceleration is configured (its statements may wait on
 // DuckDB or on the origin), a socket is TLS, or loops are off.
 func (s *Server) loopFor(ss *session) *eventLoop {
-	if s.cfg.Accel != nil || ss.clientIO == nil || ss.originIO == nil || s.cfg.EventLoops < 0 {
+	if s.cfg.Accel != nil || ss.clientIO == nil || ss.originIO == nil {
 		return nil
 	}
 	s.loopsOnce.Do(func() {
-		n := s.cfg.EventLoops
-		if n == 0 {
+		var n int
+		if s.cfg.EventLoops != nil {
+			n = *s.cfg.EventLoops
+		} else {
 			// One per two CPUs: two loops on 2 CPUs cost 20 % more CPU
 			// per transaction than one and relayed pgbench -S at 8
 			// clients no faster (bench/passthrough, 5 rounds).
