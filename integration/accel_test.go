@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,13 +99,13 @@ func appDSN(a *app.App, user, password string) string {
 
 // routeCounts sums pgaccel_queries_total by route.
 func routeCounts(t testing.TB, a *app.App) map[string]float64 {
-	return metricSums(t, a, "pgaccel_queries_total", "route")
+	return metricSums(t, a.Metrics, "pgaccel_queries_total", "route")
 }
 
 // metricSums sums the counter name by the values of one of its labels.
-func metricSums(t testing.TB, a *app.App, name, label string) map[string]float64 {
+func metricSums(t testing.TB, g prometheus.Gatherer, name, label string) map[string]float64 {
 	t.Helper()
-	mfs, err := a.Metrics.Gather()
+	mfs, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,23 +24,7 @@ func loopProxy(t *testing.T, edit func(*proxy.Config)) (*testProxy, func(event s
 	})
 	count := func(event string) float64 {
 		t.Helper()
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatalf("gather metrics: %v", err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != "pgaccel_event_loop_sessions_total" {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "event" && l.GetValue() == event {
-						return m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
-		return 0
+		return metricSums(t, reg, "pgaccel_event_loop_sessions_total", "event")[event]
 	}
 	return p, count
 }

@@ -833,7 +833,7 @@ func TestAccel_OriginDescribesWhileDuckDBRuns(t *testing.T) {
 
 // originRequests reads pgaccel_origin_requests_total by kind.
 func originRequests(t *testing.T, a *app.App) map[string]float64 {
-	return metricSums(t, a, "pgaccel_origin_requests_total", "kind")
+	return metricSums(t, a.Metrics, "pgaccel_origin_requests_total", "kind")
 }
 
 // A client that describes a statement once and then only binds and
