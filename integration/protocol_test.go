@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy"
 )
 
 // Random extended-protocol sequences, run on the origin directly and
@@ -173,6 +174,9 @@ func TestProtocol_RandomSequencesMatchTheOrigin(t *testing.T) {
 func TestProtocol_RandomSequencesThroughTheEventLoop(t *testing.T) {
 	mustExec(t, accelSchema)
 	p, count := loopProxy(t, nil)
+	// The same pass-through relay on goroutines (no event loops).
+	off := 0
+	g := startProxy(t, func(c *proxy.Config) { c.EventLoops = &off })
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("PGACCEL_PROTOCOL_SEQUENCES")); err == nil {
 		n = v
@@ -184,6 +188,11 @@ func TestProtocol_RandomSequencesThroughTheEventLoop(t *testing.T) {
 		proxied := rawSession(t, p.ln.Addr().String(), msgs, rfqs, pipelined)
 		if direct != proxied {
 			t.Fatalf("seed %d (pipelined %v):\n%s\nreplies differ:\n%s", seed, pipelined, describeSequence(msgs), lineDiff(direct, proxied))
+		}
+		if seed%2 == 0 {
+			if onGoroutines := rawSession(t, g.ln.Addr().String(), msgs, rfqs, pipelined); direct != onGoroutines {
+				t.Fatalf("seed %d (pipelined %v), no event loop:\n%s\nreplies differ:\n%s", seed, pipelined, describeSequence(msgs), lineDiff(direct, onGoroutines))
+			}
 		}
 	}
 	if taken, handed := count("taken"), count("write_blocked")+count("busy"); taken < float64(n) || handed != 0 {

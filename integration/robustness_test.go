@@ -23,7 +23,13 @@ type rawClient struct {
 
 func dialRaw(t *testing.T, p *testProxy, user string) *rawClient {
 	t.Helper()
-	conn, err := net.Dial("tcp", p.ln.Addr().String())
+	return dialRawAddr(t, p.ln.Addr().String(), user)
+}
+
+// dialRawAddr is dialRaw to the proxy listening at addr.
+func dialRawAddr(t *testing.T, addr, user string) *rawClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,33 +121,84 @@ func TestProxy_OversizedMessage(t *testing.T) {
 	}
 }
 
+// Malformed client messages. A message the proxy cannot frame (unknown
+// type, impossible length) ends the session with a FATAL 08P01 from the
+// proxy. A well-framed message with a malformed body is, in a pass-through
+// session, relayed as it is: the origin answers it with its own 08P01
+// ERROR and the session goes on, as on a direct connection. A session with
+// an acceleration decodes every message for the routing hook and ends with
+// the proxy's FATAL 08P01.
 func TestProxy_MalformedMessages(t *testing.T) {
 	p := startProxy(t, nil)
-	cases := map[string][]byte{
-		"unknown type":      {'~', 0, 0, 0, 4},
-		"negative length":   {'Q', 0xff, 0xff, 0xff, 0xf0},
-		"bind too short":    {'B', 0, 0, 0, 6, 0, 1},
+	framing := map[string][]byte{
+		"unknown type":    {'~', 0, 0, 0, 4},
+		"negative length": {'Q', 0xff, 0xff, 0xff, 0xf0},
+	}
+	// The Bind is followed by a Sync, to which an extended-protocol error
+	// skips.
+	body := map[string][]byte{
+		"bind too short":    {'B', 0, 0, 0, 6, 0, 1, 'S', 0, 0, 0, 4},
 		"query without nul": {'Q', 0, 0, 0, 7, 'a', 'b', 'c'},
 	}
-	for name, raw := range cases {
+	query, _ := (&pgproto3.Query{String: "SELECT 42"}).Encode(nil)
+	fatalThenClose := func(t *testing.T, rc *rawClient, raw []byte) {
+		t.Helper()
+		if _, err := rc.conn.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		var gotErr *pgproto3.ErrorResponse
+		for {
+			msg, err := rc.fe.Receive()
+			if err != nil {
+				break
+			}
+			if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+				gotErr = &pgproto3.ErrorResponse{Severity: e.Severity, Code: e.Code, Message: e.Message}
+			}
+		}
+		if gotErr == nil || gotErr.Code != "08P01" || gotErr.Severity != "FATAL" {
+			t.Fatalf("want a FATAL 08P01 ErrorResponse then close, got %+v", gotErr)
+		}
+	}
+	for name, raw := range framing {
 		t.Run(name, func(t *testing.T) {
+			fatalThenClose(t, dialRaw(t, p, "trustuser"), raw)
+		})
+	}
+	for name, raw := range body {
+		t.Run("pass-through "+name, func(t *testing.T) {
 			rc := dialRaw(t, p, "trustuser")
 			if _, err := rc.conn.Write(raw); err != nil {
 				t.Fatal(err)
 			}
 			var gotErr *pgproto3.ErrorResponse
-			for {
-				msg, err := rc.fe.Receive()
-				if err != nil {
-					break
-				}
-				if e, ok := msg.(*pgproto3.ErrorResponse); ok {
-					gotErr = &pgproto3.ErrorResponse{Code: e.Code, Message: e.Message}
+			for _, m := range rc.readAll(t) {
+				if e, ok := m.(*pgproto3.ErrorResponse); ok {
+					gotErr = e
 				}
 			}
-			if gotErr == nil || gotErr.Code != "08P01" {
-				t.Fatalf("want a 08P01 ErrorResponse then close, got %+v", gotErr)
+			if gotErr == nil || gotErr.Code != "08P01" || gotErr.Severity != "ERROR" {
+				t.Fatalf("want the origin's 08P01 ERROR, got %+v", gotErr)
 			}
+			if _, err := rc.conn.Write(query); err != nil {
+				t.Fatal(err)
+			}
+			answer := ""
+			for _, m := range rc.readAll(t) {
+				if d, ok := m.(*pgproto3.DataRow); ok {
+					answer = string(d.Values[0])
+				}
+			}
+			if answer != "42" {
+				t.Fatalf("after the error: got %q, want 42", answer)
+			}
+		})
+	}
+	mustExec(t, "CREATE TABLE IF NOT EXISTS robust_accel (id int PRIMARY KEY)")
+	a := startApp(t, "  - from: postgres:public.robust_accel\n")
+	for name, raw := range body {
+		t.Run("accelerated "+name, func(t *testing.T) {
+			fatalThenClose(t, dialRawAddr(t, a.Addr(), "trustuser"), raw)
 		})
 	}
 	// Garbage instead of a startup packet.

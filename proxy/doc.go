@@ -21,8 +21,8 @@
 //  4. Session start. The origin's ParameterStatus messages are relayed and
 //     copied into the session; its BackendKeyData is kept for cancels and the
 //     client gets the proxy's own key; ReadyForQuery is relayed.
-//  5. Relay. Each client message is decoded with pgproto3 and passed
-//     through the routing hook (accelerate). With an Accel configured, a Query
+//  5. Relay. With an Accel, each client message is decoded with pgproto3
+//     and passed through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration
 //     is answered locally (accel.go, accel_msgs.go); so are, once the origin
 //     has described a statement text, the unnamed statement's Parse, the
@@ -46,11 +46,14 @@
 //     descriptions: private.go) are answered into the queue and never reach
 //     the client. Messages larger than server.max_message_bytes end the
 //     session with 54000, malformed ones with 08P01.
-//     Without an Accel, a session on plain sockets is relayed instead by an
-//     event loop (loop_linux.go): one locked OS thread polls the sockets of
-//     many sessions with epoll and runs the same clientMessage and
-//     originMessage the goroutines run, so a message costs one read and one
-//     write. The loop owns those sockets (rawIO.toLoop) and never waits for
+//     Without an Accel there is nothing to route: the pass-through relay
+//     (passthrough.go) frames each side into messages (frames.go), decodes
+//     with pgproto3 only the ones it tracks (ParameterStatus, ReadyForQuery,
+//     ErrorResponse) and forwards each read's run of whole messages as it
+//     came, in one write. A session on plain sockets is relayed by an event
+//     loop (loop_linux.go): one locked OS thread polls the sockets of many
+//     sessions with epoll and runs the same relay steps the goroutines run,
+//     so a read costs one read and one write. The loop owns those sockets (rawIO.toLoop) and never waits for
 //     one: a write the socket cannot take, or a session that keeps it busy,
 //     is handed back to goroutines with the bytes not yet written.
 //     With on_zero_results: use_source, an accelerated answer whose first

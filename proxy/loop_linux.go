@@ -22,17 +22,21 @@ import (
 // The loop owns a session's sockets outright: rawIO.toLoop duplicates each
 // descriptor and closes the Go connection, which takes it out of the
 // runtime's poller (left there, the runtime's poller thread woke on every
-// message too, which cost more than the loop saved). Messages are decoded,
-// handled and relayed by the same clientMessage and originMessage the
-// goroutines use. A loop never waits for a socket: a write the socket
-// cannot take whole, or a session that keeps the loop busy (a large
-// result, a COPY), hands the session back to goroutines (demote), which
-// write the held bytes first and carry on as before.
+// message too, which cost more than the loop saved). The loop runs the
+// same relay steps (relayOne) the goroutines do. A loop never waits for a
+// socket: a write the socket cannot take whole, or a session that keeps
+// the loop busy (a client streaming a COPY), hands the session back to
+// goroutines (demote), which write the held bytes first and carry on as
+// before.
 
 // loopMessageBudget is how many messages one session may relay per event
 // before the loop hands it to goroutines, so one busy session cannot hold
 // up the others.
 const loopMessageBudget = 256
+
+// loopReadBudget is the same for a pass-through session, whose every relay
+// step is a read of up to frameBufSize bytes (passthrough.go).
+const loopReadBudget = 32
 
 const loopWakeToken = -1
 
@@ -278,7 +282,11 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 		ss.clientIO.readable()
 	}
 	ended, idle, blocked := false, false, false
-	for range loopMessageBudget {
+	budget := loopMessageBudget
+	if ss.pass != nil {
+		budget = loopReadBudget
+	}
+	for range budget {
 		ended, idle = ss.relayOne(fromOrigin)
 		blocked = ss.clientIO.isBlocked() || ss.originIO.isBlocked()
 		if ended || idle || blocked {

@@ -35,6 +35,12 @@ func (ss *session) relayClient() {
 // it. It reports whether that side of the session ended, and whether there
 // was nothing to read (only in an event loop: errWouldBlock).
 func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
+	if ss.pass != nil {
+		if fromOrigin {
+			return ss.passOrigin()
+		}
+		return ss.passClient()
+	}
 	if fromOrigin {
 		msg, err := ss.fe.Receive()
 		if errors.Is(err, errWouldBlock) {

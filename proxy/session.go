@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,14 @@ type session struct {
 
 	client net.Conn
 	be     *pgproto3.Backend
+	// cfr and ofr frame what the client and the origin send; be and fe
+	// read through them (frames.go).
+	cfr, ofr *frameReader
+	// pass is the pass-through relay's state, nil when the session has an
+	// acceleration (passthrough.go); clientW and originW are the sockets
+	// it writes to.
+	pass             *passState
+	clientW, originW io.Writer
 	// writeMu serializes writes to the client: the origin relay and the
 	// client loop (errors, shutdown notices) both write.
 	writeMu sync.Mutex
@@ -165,17 +174,23 @@ type session struct {
 	closed         chan struct{}
 }
 
-func newSession(s *Server, conn net.Conn, be *pgproto3.Backend, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
+func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
 	ss := &session{
-		srv:     s,
-		startup: startup,
-		client:  conn,
-		be:      be,
-		pending: newPendingQueue(),
-		accel:   s.cfg.Accel,
-		stmts:   make(map[string]*stmtInfo),
-		portals: make(map[string]*portalInfo),
-		log:     log.With().Str("user", startup.Parameters["user"]).Logger(),
+		srv:      s,
+		startup:  startup,
+		client:   cs.conn,
+		clientIO: cs.raw,
+		be:       cs.be,
+		cfr:      cs.fr,
+		pending:  newPendingQueue(),
+		accel:    s.cfg.Accel,
+		stmts:    make(map[string]*stmtInfo),
+		portals:  make(map[string]*portalInfo),
+		log:      log.With().Str("user", startup.Parameters["user"]).Logger(),
+	}
+	if ss.accel == nil {
+		ss.pass = &passState{}
+		ss.clientW = cs.w
 	}
 	ss.state.User = startup.Parameters["user"]
 	ss.state.Database = startup.Parameters["database"]
@@ -316,16 +331,24 @@ func (ss *session) cancelQuery() {
 // current statement (see relayOrigin).
 func (ss *session) beginShutdown() {
 	ss.shuttingDown.Store(true)
-	if ss.pending.idle() {
+	if ss.idle() {
 		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 	}
 }
 
+// idle reports whether the origin owes the session nothing.
+func (ss *session) idle() bool {
+	if ss.pass != nil {
+		return ss.pass.idle()
+	}
+	return ss.pending.idle()
+}
+
 // forceClose cancels a statement still running after the grace period and
 // closes the session.
 func (ss *session) forceClose() {
-	if !ss.pending.idle() {
+	if !ss.idle() {
 		ss.cancelQuery()
 	}
 	ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")

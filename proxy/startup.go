@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime/debug"
 	"slices"
@@ -33,17 +34,15 @@ func (s *Server) handle(conn net.Conn) {
 	}
 	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
 
-	var raw *rawIO
-	conn, be, startup, err := s.negotiate(conn, &raw)
+	cs, startup, err := s.negotiate(conn)
 	if err != nil {
 		if !errors.Is(err, errHandled) {
 			log.Debug().Err(err).Msg("startup failed")
 		}
-		conn.Close()
+		cs.conn.Close()
 		return
 	}
-	ss := newSession(s, conn, be, startup, log)
-	ss.clientIO = raw
+	ss := newSession(s, cs, startup, log)
 	ss.run()
 }
 
@@ -60,78 +59,93 @@ func (s *Server) sessionPanicked(r any, log zerolog.Logger) {
 // an error already reported to the client).
 var errHandled = errors.New("handled")
 
-// negotiate answers SSLRequest and GSSENCRequest packets until a
-// StartupMessage or CancelRequest arrives. *raw is the client socket's raw
-// I/O, nil for TLS.
-func (s *Server) negotiate(conn net.Conn, raw **rawIO) (net.Conn, *pgproto3.Backend, *pgproto3.StartupMessage, error) {
+// clientSide is a client connection as negotiation leaves it.
+type clientSide struct {
+	conn net.Conn
+	raw  *rawIO    // the socket's raw I/O, nil for TLS
+	w    io.Writer // raw, or conn for TLS
+	fr   *frameReader
+	be   *pgproto3.Backend // reads through fr
+}
+
+func newClientSide(conn net.Conn) clientSide {
 	rw := fastIO(conn)
-	*raw, _ = rw.(*rawIO)
-	be := pgproto3.NewBackend(rw, rw)
+	cs := clientSide{conn: conn, w: rw, fr: newFrameReader(rw, true)}
+	cs.raw, _ = rw.(*rawIO)
+	cs.be = pgproto3.NewBackend(cs.fr, rw)
+	return cs
+}
+
+// negotiate answers SSLRequest and GSSENCRequest packets until a
+// StartupMessage or CancelRequest arrives.
+func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage, error) {
+	cs := newClientSide(conn)
 	sslDone, gssDone := false, false
 	for {
-		msg, err := be.ReceiveStartupMessage()
+		msg, err := cs.be.ReceiveStartupMessage()
 		if err != nil {
 			// A startup packet we cannot read: tell the client why, the
 			// way Postgres does, and close.
-			be.Send(pgError(severityFatal, codeProtocolViolation, fmt.Sprintf("invalid startup packet: %v", err), ""))
-			_ = be.Flush()
-			return conn, nil, nil, fmt.Errorf("receive startup: %w", err)
+			cs.be.Send(pgError(severityFatal, codeProtocolViolation, fmt.Sprintf("invalid startup packet: %v", err), ""))
+			_ = cs.be.Flush()
+			return cs, nil, fmt.Errorf("receive startup: %w", err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.SSLRequest:
 			if sslDone {
-				return conn, nil, nil, errors.New("second SSLRequest")
+				return cs, nil, errors.New("second SSLRequest")
 			}
 			sslDone = true
 			if s.cfg.TLS == nil {
-				if _, err := conn.Write([]byte{'N'}); err != nil {
-					return conn, nil, nil, err
+				if _, err := cs.conn.Write([]byte{'N'}); err != nil {
+					return cs, nil, err
 				}
 				continue
 			}
-			if _, err := conn.Write([]byte{'S'}); err != nil {
-				return conn, nil, nil, err
+			if _, err := cs.conn.Write([]byte{'S'}); err != nil {
+				return cs, nil, err
 			}
-			tc := tls.Server(conn, s.cfg.TLS)
+			tc := tls.Server(cs.conn, s.cfg.TLS)
 			if err := tc.Handshake(); err != nil {
-				return conn, nil, nil, fmt.Errorf("TLS handshake: %w", err)
+				return cs, nil, fmt.Errorf("TLS handshake: %w", err)
 			}
 			// Bytes the client sent before the handshake were plaintext
 			// and are dropped with the old reader (CVE-2021-23214).
-			conn = tc
-			*raw = nil
-			be = pgproto3.NewBackend(conn, conn)
+			cs = newClientSide(tc)
 		case *pgproto3.GSSEncRequest:
 			if gssDone {
-				return conn, nil, nil, errors.New("second GSSENCRequest")
+				return cs, nil, errors.New("second GSSENCRequest")
 			}
 			gssDone = true
-			if _, err := conn.Write([]byte{'N'}); err != nil {
-				return conn, nil, nil, err
+			if _, err := cs.conn.Write([]byte{'N'}); err != nil {
+				return cs, nil, err
 			}
 		case *pgproto3.CancelRequest:
 			s.handleCancel(m.ProcessID, m.SecretKey)
-			return conn, nil, nil, errHandled
+			return cs, nil, errHandled
 		case *pgproto3.StartupMessage:
 			if m.ProtocolVersion>>16 != 3 {
-				be.Send(pgError(severityFatal, codeFeatureNotSupported,
+				cs.be.Send(pgError(severityFatal, codeFeatureNotSupported,
 					fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0", m.ProtocolVersion>>16, m.ProtocolVersion&0xffff), ""))
-				_ = be.Flush()
-				return conn, nil, nil, errHandled
+				_ = cs.be.Flush()
+				return cs, nil, errHandled
 			}
 			if m.Parameters["user"] == "" {
-				be.Send(pgError(severityFatal, codeInvalidAuthorization, "no PostgreSQL user name specified in startup packet", ""))
-				_ = be.Flush()
-				return conn, nil, nil, errHandled
+				cs.be.Send(pgError(severityFatal, codeInvalidAuthorization, "no PostgreSQL user name specified in startup packet", ""))
+				_ = cs.be.Flush()
+				return cs, nil, errHandled
 			}
 			cp := &pgproto3.StartupMessage{ProtocolVersion: m.ProtocolVersion, Parameters: make(map[string]string, len(m.Parameters))}
 			for k, v := range m.Parameters {
 				cp.Parameters[k] = v
 			}
-			be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
-			return conn, be, cp, nil
+			cs.be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
+			// Typed messages from here on.
+			cs.fr.untyped = false
+			cs.fr.max = s.cfg.MaxMessageBytes
+			return cs, cp, nil
 		default:
-			return conn, nil, nil, fmt.Errorf("unexpected startup message %T", msg)
+			return cs, nil, fmt.Errorf("unexpected startup message %T", msg)
 		}
 	}
 }
@@ -161,7 +175,9 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	ss.origin = oc
 	orw := fastIO(oc)
 	ss.originIO, _ = orw.(*rawIO)
-	ss.fe = pgproto3.NewFrontend(orw, orw)
+	ss.ofr = newFrameReader(orw, false)
+	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
+	ss.originW = orw
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
 	ss.fe.Send(ss.startup)
 	if err := ss.fe.Flush(); err != nil {

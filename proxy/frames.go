@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// frameReader splits one side's bytes into protocol messages. Every byte
+// read from a session socket after the first packet passes through one:
+//
+//   - As an io.Reader under pgproto3 (startup, authentication, and the
+//     acceleration's relay), it hands out at most the rest of the current
+//     message, so pgproto3's own buffer never holds bytes of a message it
+//     has not been asked for: whoever reads next, pgproto3 or next, starts
+//     at a message boundary.
+//   - next returns whole messages (type, length, body) straight from its
+//     buffer, undecoded, for the pass-through relay (passthrough.go), which
+//     forwards runs of them in one write.
+//
+// A message that does not fit grows the buffer to its size; max bounds a
+// message body for next (pgproto3 applies its own limit).
+type frameReader struct {
+	r      io.Reader
+	buf    []byte
+	rp, wp int
+	max    int
+	// untyped: messages have no type byte (the startup packet).
+	untyped bool
+	// rem is what Read has yet to hand out of the current message.
+	rem int
+}
+
+// frameBufSize is a frame reader's buffer size: a read takes up to this
+// much, and messages up to it need no other buffer.
+const frameBufSize = 16 << 10
+
+// frameShrinkSize: a buffer grown beyond this for a large message is
+// replaced by a new one of frameBufSize once it is empty.
+const frameShrinkSize = 1 << 20
+
+func newFrameReader(r io.Reader, untyped bool) *frameReader {
+	return &frameReader{r: r, buf: make([]byte, frameBufSize), untyped: untyped}
+}
+
+func (f *frameReader) headerLen() int {
+	if f.untyped {
+		return 4
+	}
+	return 5
+}
+
+// frameLen returns the length of the message that starts at f.rp, from
+// its header (which must be buffered), or an error for an impossible one.
+func (f *frameReader) frameLen() (int, error) {
+	if f.untyped {
+		n := int(int32(binary.BigEndian.Uint32(f.buf[f.rp:])))
+		if n < 4 {
+			return 0, fmt.Errorf("invalid length of startup packet: %d", n)
+		}
+		return n, nil
+	}
+	n := int(int32(binary.BigEndian.Uint32(f.buf[f.rp+1:])))
+	if n < 4 {
+		return 0, fmt.Errorf("invalid message length %d for message type %q", n, f.buf[f.rp])
+	}
+	if f.max > 0 && n-4 > f.max {
+		return 0, &pgproto3.ExceededMaxBodyLenErr{MaxExpectedBodyLen: f.max, ActualBodyLen: n - 4}
+	}
+	return 1 + n, nil
+}
+
+// buffered reports how many bytes are read but not yet handed out.
+func (f *frameReader) buffered() int { return f.wp - f.rp }
+
+// next returns the next whole message in the buffer, or nil when the
+// buffer holds none (fill reads more). It never reads the socket. The
+// message is valid until the next fill; messages returned one after
+// another lie next to each other in the buffer.
+func (f *frameReader) next() ([]byte, error) {
+	h := f.headerLen()
+	if f.wp-f.rp < h {
+		return nil, nil
+	}
+	n, err := f.frameLen()
+	if err != nil {
+		return nil, err
+	}
+	if f.wp-f.rp < n {
+		return nil, nil
+	}
+	m := f.buf[f.rp : f.rp+n : f.rp+n]
+	f.rp += n
+	return m, nil
+}
+
+// fill reads the socket once, after making room for the rest of a partial
+// message at the front of the buffer (growing it for a message larger
+// than the buffer).
+func (f *frameReader) fill() error {
+	if f.rp == f.wp {
+		f.rp, f.wp = 0, 0
+		if len(f.buf) > frameShrinkSize {
+			// A large message has gone; do not keep its buffer.
+			f.buf = make([]byte, frameBufSize)
+		}
+	} else {
+		need := f.headerLen()
+		if f.wp-f.rp >= need {
+			if n, err := f.frameLen(); err == nil {
+				need = n
+			}
+		}
+		switch {
+		case need > len(f.buf):
+			nb := make([]byte, need)
+			f.wp = copy(nb, f.buf[f.rp:f.wp])
+			f.rp = 0
+			f.buf = nb
+		case len(f.buf)-f.rp < need:
+			f.wp = copy(f.buf, f.buf[f.rp:f.wp])
+			f.rp = 0
+		}
+	}
+	n, err := f.r.Read(f.buf[f.wp:])
+	f.wp += n
+	if err == io.EOF && f.wp > f.rp {
+		err = io.ErrUnexpectedEOF
+	}
+	if n > 0 && err != nil && err != errWouldBlock {
+		// Bytes and an error together: the bytes first; the error comes
+		// again from the next read.
+		return nil
+	}
+	return err
+}
+
+// Read hands out bytes of the current message only (io.Reader, for
+// pgproto3). At a message boundary it first buffers the next header, to
+// learn the message's length.
+func (f *frameReader) Read(p []byte) (int, error) {
+	if f.rem == 0 {
+		for f.wp-f.rp < f.headerLen() {
+			if err := f.fill(); err != nil {
+				if f.wp > f.rp && err != errWouldBlock {
+					// A short header at EOF: let pgproto3 see it.
+					break
+				}
+				return 0, err
+			}
+		}
+		if f.wp-f.rp >= f.headerLen() {
+			n, err := f.frameLen()
+			if err != nil {
+				// pgproto3 reports the bad header itself.
+				n = f.wp - f.rp
+			}
+			f.rem = n
+		} else {
+			f.rem = f.wp - f.rp
+		}
+	}
+	if f.rp == f.wp {
+		if err := f.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p[:min(len(p), f.rem, f.wp-f.rp)], f.buf[f.rp:])
+	f.rp += n
+	f.rem -= n
+	return n, nil
+}
