@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -153,14 +154,39 @@ func (l *eventLoop) wakeLocked() {
 	_, _ = syscall.Write(l.evfd, one[:])
 }
 
+// The loop's goroutine never parks, so to Go's scheduler it is one
+// goroutine running for ever: after 10 ms sysmon preempts it or, while it
+// waits in epoll_pwait, takes its P away, and every such retake sets sysmon
+// polling every 20 µs again (golang/go#18236). With pgbench's TPC-B at one
+// client that was 1.6 sysmon wake-ups and as many context switches more per
+// transaction than pgbouncer, about 25 µs of CPU. The loop yields every
+// loopYieldEvery instead (runtime.Gosched), which sysmon takes for progress,
+// and bounds its wait so that the yield comes in time; after loopIdleAfter
+// without an event it waits without bound.
+const (
+	loopYieldEvery = 5 * time.Millisecond
+	loopIdleAfter  = 100 * time.Millisecond
+)
+
 func (l *eventLoop) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	events := make([]syscall.EpollEvent, 128)
+	lastYield := time.Now()
+	lastEvent := lastYield
 	for {
-		n := epollWait(l.epfd, events, 0, true)
-		if n == 0 {
-			n = epollWait(l.epfd, events, -1, false)
+		timeout := -1
+		if now := time.Now(); now.Sub(lastEvent) < loopIdleAfter {
+			due := loopYieldEvery - now.Sub(lastYield)
+			if due <= 0 {
+				runtime.Gosched()
+				lastYield, due = now, loopYieldEvery
+			}
+			timeout = int((due + time.Millisecond - 1) / time.Millisecond)
+		}
+		n := epollWait(l.epfd, events, timeout)
+		if n > 0 {
+			lastEvent = time.Now()
 		}
 		for i := 0; i < n; i++ {
 			tok := events[i].Fd
@@ -183,19 +209,13 @@ func (l *eventLoop) run() {
 }
 
 // epollWait returns the number of events, 0 on EINTR or timeout (ms; -1
-// waits until there is one). A wait that may last goes through the
-// runtime's syscall bookkeeping (raw false) so that its P can run other
-// goroutines meanwhile; a poll does not need to (raw true). (Waiting up
-// to 2 ms raw, keeping the P, measured no better with pgbench at 1 and 8
-// clients, and would keep every P when there are as many loops.)
-func epollWait(epfd int, events []syscall.EpollEvent, timeout int, raw bool) int {
-	var r1 uintptr
-	var errno syscall.Errno
-	if raw {
-		r1, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
-	} else {
-		r1, _, errno = syscall.Syscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
-	}
+// waits until there is one). It goes through the runtime's syscall
+// bookkeeping, so that its P can run other goroutines while it waits.
+// (Polling raw first, to skip that bookkeeping when events are waiting,
+// cost a system call per wake-up at one client and gained nothing at 8;
+// waiting raw keeps the P, and every P when there are as many loops.)
+func epollWait(epfd int, events []syscall.EpollEvent, timeout int) int {
+	r1, _, errno := syscall.Syscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
 	if errno != 0 {
 		return 0
 	}
