@@ -5,7 +5,8 @@
 //
 //   - bench/passthrough measures the cost of the proxy on the path every
 //     query takes when it is not accelerated: pgbench against a throwaway
-//     origin Postgres directly, through pgaccel (in-process, no acceleration)
+//     origin Postgres directly, through pgaccel (its own process, as `pgaccel
+//     run` runs it; no acceleration)
 //     and through pgbouncer (session pool mode), side by side. Runs are
 //     interleaved (round by round, workload by workload, target by target,
 //     the target order rotating each round) so that machine drift hits all
@@ -18,8 +19,8 @@
 //     pgbouncer); it installs nothing itself. Besides TPS and latency it
 //     reports each proxy's own CPU time per transaction, which is much less
 //     sensitive to a busy shared machine than TPS. -cpuprofile writes a Go
-//     CPU profile of the process (the in-process proxy and little else);
-//     it does not see the runtime's sysmon thread, so for the whole picture
+//     CPU profile of the pgaccel process; it does not see the runtime's
+//     sysmon thread, so for the whole picture
 //     use `perf record -g -p <pid>` as well. -out replaces the
 //     "## Pass-through (pgbench)" section of a results file and keeps the
 //     other sections.

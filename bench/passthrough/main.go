@@ -6,7 +6,7 @@
 //	                           [-out FILE] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It starts a throwaway origin (integration/pgtest), loads it with
-// `pgbench -i`, starts pgaccel in-process and pgbouncer as a child process,
+// `pgbench -i`, starts pgaccel and pgbouncer as child processes,
 // runs every workload against every target, prints a Markdown report and
 // stops everything it started, also on error, SIGINT and SIGTERM.
 package main
@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/integration/pgtest"
-	"github.com/rs/zerolog"
 )
 
 // options are the command-line flags.
@@ -50,6 +49,9 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(serveChild(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -92,8 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
-	fs.StringVar(&o.memprofile, "memprofile", "", "write this process's allocation profile (the in-process proxy's allocations since it started) to `file` after the runs")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the in-process proxy) to `file`")
+	fs.StringVar(&o.memprofile, "memprofile", "", "write pgaccel's allocation profile (its allocations since it started, sampled) to `file` when it stops")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of pgaccel (its process, the whole benchmark) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -181,14 +183,8 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 
 	targets := []target{{name: targetDirect, host: origin.Host, port: origin.Port}}
 	if slices.Contains(opts.targets, targetPgaccel) {
-		log := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Str("component", "pgaccel").Logger().Level(zerolog.WarnLevel)
-		var px *pgaccelProxy
-		var startErr error
-		if opts.withDataset {
-			px, startErr = startPgaccelApp(origin, log, opts.accelerated, opts.pointReads)
-		} else {
-			px, startErr = startPgaccel(origin, log)
-		}
+		progress("starting pgaccel")
+		px, startErr := startPgaccel(ctx, origin, opts, stderr)
 		if startErr != nil {
 			return startErr
 		}
@@ -215,33 +211,10 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 
 	info := collectMachineInfo(ctx, origin, pgb)
 
-	if opts.cpuprofile != "" {
-		f, createErr := os.Create(opts.cpuprofile)
-		if createErr != nil {
-			return fmt.Errorf("create CPU profile: %w", createErr)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("start CPU profile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if cerr := f.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("write CPU profile: %w", cerr)
-			}
-		}()
-	}
-
 	results, err := runAll(ctx, pgb, targets, opts, progress)
 	if err != nil {
 		return err
 	}
-	if opts.memprofile != "" {
-		if err := writeHeapProfile(opts.memprofile); err != nil {
-			return err
-		}
-	}
-
 	rep := report{
 		command:  commandLine(args),
 		machine:  info,

@@ -180,11 +180,16 @@ func (b *pgbouncer) target() target {
 // every Linux architecture Go supports).
 const userHZ = 100
 
-// cpuTime is pgbouncer's CPU time, utime+stime of /proc/<pid>/stat.
+// cpuTime is pgbouncer's CPU time.
 func (b *pgbouncer) cpuTime() (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
+	return procCPU(b.cmd.Process.Pid)
+}
+
+// procCPU is a process's CPU time, utime+stime of /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read pgbouncer's CPU time: %w", err)
+		return 0, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
 	}
 	// The fields after the parenthesized command name start with the
 	// state (field 3); utime and stime are fields 14 and 15.
@@ -193,13 +198,13 @@ func (b *pgbouncer) cpuTime() (time.Duration, error) {
 		fields = strings.Fields(string(data[i+1:]))
 	}
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("read pgbouncer's CPU time: unexpected /proc/%d/stat", b.cmd.Process.Pid)
+		return 0, fmt.Errorf("read the CPU time of process %d: unexpected /proc/%d/stat", pid, pid)
 	}
 	var ticks int64
 	for _, f := range fields[11:13] {
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("read pgbouncer's CPU time: %w", err)
+			return 0, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
 		}
 		ticks += n
 	}

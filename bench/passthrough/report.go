@@ -197,7 +197,7 @@ func (r report) markdown() string {
 	fmt.Fprintf(&b, "Load average (1/5/15 min): start %s, end %s\n\n", m.loadStart, r.loadEnd)
 	fmt.Fprintf(&b, "pgbench scale %d, each run `-T %d`, %d round(s); runs interleaved (round → workload → clients → target, "+
 		"target order rotating each round). Medians over the rounds; ratios are of median TPS; TPS excludes initial "+
-		"connection time. pgaccel runs in-process %s; pgbouncer runs in session mode. "+
+		"connection time. pgaccel runs as its own process %s; pgbouncer runs in session mode. "+
 		"Origin, proxies and pgbench share the same %d CPUs.\n\n",
 		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, r.pgaccelMode(), m.nproc)
 
@@ -240,7 +240,7 @@ func (r report) markdown() string {
 
 	// Latency and proxy CPU.
 	fmt.Fprintf(&b, "\nLatency (pgbench \"latency average\", ms) and the proxy's own CPU time per transaction "+
-		"(user+system, µs; for pgaccel the whole benchmark process, which only waits for pgbench meanwhile):\n\n")
+		"(user+system of its process, µs):\n\n")
 	head = head[:0]
 	for _, t := range r.targets {
 		head = append(head, "ms "+t)

@@ -1,21 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/pgaccel/pgaccel/app"
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
-	"github.com/pgaccel/pgaccel/proxy"
-	"github.com/rs/zerolog"
 )
 
 // The targets pgbench runs against, in report order.
@@ -59,113 +60,146 @@ func targetNamesOf(ts []target) []string {
 	return out
 }
 
-// pgaccelProxy is a pgaccel proxy.Server serving in this process.
-type pgaccelProxy struct {
-	srv  *proxy.Server
-	ln   net.Listener
+// pgaccelProcess is pgaccel serving in a child process, as `pgaccel run`
+// does: this binary re-executed with childFlag (child.go) runs app.Start
+// with a config file. A separate process is what users run, and what
+// pgbouncer is here: measured in-process, the proxy shared its Go runtime
+// with the benchmark, whose scheduler then behaved otherwise.
+type pgaccelProcess struct {
+	cmd  *exec.Cmd
+	dir  string
+	port int
 	done chan error
-	// app and dir, instead, for startPgaccelApp.
-	app *app.App
-	dir string
 }
 
-// startPgaccel starts the proxy in front of origin on a free loopback port,
-// configured as `pgaccel run` would be for a catalog without datasets: every
-// message takes the origin route.
-func startPgaccel(origin *pgtest.Server, log zerolog.Logger) (*pgaccelProxy, error) {
-	oc, err := pgconn.ParseConfig(origin.SuperDSN())
-	if err != nil {
-		// The parse error may quote the DSN, password included.
-		return nil, fmt.Errorf("parse the origin's connection string for %s", origin.Addr())
+// pgaccelConfig is the config pgaccel runs with: no datasets (every message
+// takes the origin route), or, with opts.withDataset, one accelerated
+// dataset pgbench never reads, bench_dim (created here), and with
+// opts.accelerated pgbench_accounts too.
+func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts options) (string, error) {
+	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n",
+		origin.SuperDSN(), filepath.Join(dir, "data"))
+	if !opts.withDataset {
+		return yaml, nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen for pgaccel: %w", err)
-	}
-	p := &pgaccelProxy{
-		srv:  proxy.NewServer(proxy.Config{Origin: oc, ShutdownGrace: 5 * time.Second, Logger: log}),
-		ln:   ln,
-		done: make(chan error, 1),
-	}
-	go func() { p.done <- p.srv.Serve(ln) }()
-	return p, nil
-}
-
-func (p *pgaccelProxy) target() target {
-	addr := ""
-	if p.app != nil {
-		addr = p.app.Addr()
-	} else {
-		addr = p.ln.Addr().String()
-	}
-	_, portText, _ := net.SplitHostPort(addr)
-	port, _ := strconv.Atoi(portText)
-	return target{name: targetPgaccel, host: "127.0.0.1", port: port, cpu: selfCPU}
-}
-
-// selfCPU is this process's CPU time: the proxy's, as the rest of the
-// process only waits for pgbench while it runs.
-func selfCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-}
-
-// stop shuts the proxy down and waits for Serve to return.
-func (p *pgaccelProxy) stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if p.app != nil {
-		defer os.RemoveAll(p.dir)
-		return p.app.Shutdown(ctx)
-	}
-	if err := p.srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("stop pgaccel: %w", err)
-	}
-	if err := <-p.done; err != nil {
-		return fmt.Errorf("pgaccel serve: %w", err)
-	}
-	return nil
-}
-
-// startPgaccelApp starts pgaccel as `pgaccel run` does (app.Start) with one
-// accelerated dataset, bench_dim, that pgbench never reads; with accounts,
-// pgbench_accounts is accelerated too.
-func startPgaccelApp(origin *pgtest.Server, log zerolog.Logger, accounts bool, pointReads string) (*pgaccelProxy, error) {
-	ctx := context.Background()
 	if err := origin.Exec(ctx, `DROP TABLE IF EXISTS bench_dim;
 		CREATE TABLE bench_dim (id int PRIMARY KEY, v text);
 		INSERT INTO bench_dim SELECT g, 'v' || g FROM generate_series(1, 100) g;`); err != nil {
-		return nil, fmt.Errorf("create bench_dim: %w", err)
+		return "", fmt.Errorf("create bench_dim: %w", err)
 	}
+	yaml += fmt.Sprintf("  point_reads: %s\ndatasets:\n  - from: postgres:public.bench_dim\n", opts.pointReads)
+	if opts.accelerated {
+		yaml += "  - from: postgres:public.pgbench_accounts\n"
+	}
+	return yaml, nil
+}
+
+// startPgaccel starts pgaccel in front of origin and waits until it serves
+// (its datasets loaded). Its log goes to stderr.
+func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stderr io.Writer) (_ *pgaccelProcess, err error) {
 	dir, err := os.MkdirTemp("", "pgaccel-bench-")
 	if err != nil {
 		return nil, err
 	}
-	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n  point_reads: %s\ndatasets:\n  - from: postgres:public.bench_dim\n",
-		origin.SuperDSN(), dir, pointReads)
-	ready := []string{"bench_dim"}
-	if accounts {
-		yaml += "  - from: postgres:public.pgbench_accounts\n"
-		ready = append(ready, "pgbench_accounts")
-	}
-	cfg, err := catalog.Parse([]byte(yaml), "bench.yaml")
-	if err != nil {
-		return nil, err
-	}
-	a, err := app.Start(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for _, name := range ready {
-		if err := a.Runner.WaitReady(wctx, name); err != nil {
-			return nil, fmt.Errorf("%s did not load: %w", name, err)
+	p := &pgaccelProcess{dir: dir, done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			_ = p.stop()
 		}
+	}()
+	yaml, err := pgaccelConfig(ctx, origin, dir, opts)
+	if err != nil {
+		return nil, err
 	}
-	p := &pgaccelProxy{app: a, dir: dir}
-	return p, nil
+	cfgPath := filepath.Join(dir, "pgaccel.yaml")
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this binary to run pgaccel: %w", err)
+	}
+	args := []string{childFlag}
+	if opts.cpuprofile != "" {
+		args = append(args, "-cpuprofile", opts.cpuprofile)
+	}
+	if opts.memprofile != "" {
+		args = append(args, "-memprofile", opts.memprofile)
+	}
+	p.cmd = exec.Command(self, append(args, cfgPath)...)
+	p.cmd.Stderr = stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Own process group: a Ctrl-C reaches this process, which then
+		// stops pgaccel.
+		Setpgid: true,
+		// If this process dies without stopping it, so does pgaccel.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start pgaccel: %w", err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), childReady); ok {
+				addr <- a
+			}
+		}
+		close(addr)
+	}()
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			return nil, errors.New("pgaccel exited before it served (its log is above)")
+		}
+		_, portText, _ := net.SplitHostPort(a)
+		if p.port, err = strconv.Atoi(portText); err != nil {
+			return nil, fmt.Errorf("pgaccel reported address %q", a)
+		}
+		return p, nil
+	case <-time.After(2 * time.Minute):
+		return nil, errors.New("pgaccel did not serve within 2 minutes")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pgaccelProcess) target() target {
+	return target{name: targetPgaccel, host: "127.0.0.1", port: p.port, cpu: func() (time.Duration, error) {
+		return procCPU(p.cmd.Process.Pid)
+	}}
+}
+
+// stop ends pgaccel (SIGTERM: a graceful shutdown, then SIGKILL if it
+// lingers) and removes its dir.
+func (p *pgaccelProcess) stop() error {
+	var errs []error
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pgaccel exited: %w", err))
+			}
+		case <-time.After(30 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			errs = append(errs, errors.New("pgaccel ignored SIGTERM for 30s; killed it"))
+		}
+		p.cmd = nil
+	}
+	if err := os.RemoveAll(p.dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop pgaccel: %w", err)
+	}
+	return nil
 }
