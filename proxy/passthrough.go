@@ -103,6 +103,12 @@ scan:
 	if terminated {
 		return true, false
 	}
+	return readMore(fr, failure, ss.clientReadFailed)
+}
+
+// readMore reads one side once more, unless framing what it had failed
+// already; failed ends the side with the error that ended it.
+func readMore(fr *frameReader, failure error, failed func(error)) (ended, idle bool) {
 	if failure == nil {
 		failure = fr.fill()
 		if failure == errWouldBlock {
@@ -110,7 +116,7 @@ scan:
 		}
 	}
 	if failure != nil {
-		ss.clientReadFailed(failure)
+		failed(failure)
 		return true, false
 	}
 	return false, false
@@ -176,18 +182,5 @@ func (ss *session) passOrigin() (ended, idle bool) {
 		ss.close()
 		return true, false
 	}
-	if failure == nil {
-		failure = fr.fill()
-		if failure == errWouldBlock {
-			return false, true
-		}
-	}
-	if failure != nil {
-		if !ss.isClosed() && !ss.terminated.Load() {
-			ss.originFailed(failure)
-		}
-		ss.close()
-		return true, false
-	}
-	return false, false
+	return readMore(fr, failure, ss.originReadFailed)
 }

@@ -308,10 +308,7 @@ func (ss *session) relayOrigin() {
 // instead of it, and reports whether the origin side of the session ended.
 func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	if err != nil {
-		if !ss.isClosed() && !ss.terminated.Load() {
-			ss.originFailed(err)
-		}
-		ss.close()
+		ss.originReadFailed(err)
 		return true
 	}
 	head, hasHead := ss.pending.head()
@@ -393,6 +390,15 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 		}
 	}
 	return false
+}
+
+// originReadFailed ends the session after a failed origin read; it is news
+// to the client unless the session was closing anyway.
+func (ss *session) originReadFailed(err error) {
+	if !ss.isClosed() && !ss.terminated.Load() {
+		ss.originFailed(err)
+	}
+	ss.close()
 }
 
 // completes classifies an origin message against the oldest pending item:
