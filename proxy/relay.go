@@ -361,7 +361,9 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	ss.writeMu.Lock()
 	ss.be.Send(msg)
 	var werr error
-	if ss.pendingOut >= flushThreshold || ss.fe.ReadBufferLen() == 0 || closeAfter {
+	// Nothing more read: pgproto3 holds at most the message it has just
+	// decoded (frames.go), the origin's frame reader the rest.
+	if ss.pendingOut >= flushThreshold || ss.ofr.buffered() == 0 && ss.fe.ReadBufferLen() == 0 || closeAfter {
 		ss.pendingOut = 0
 		werr = ss.be.Flush()
 	}
