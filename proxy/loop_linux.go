@@ -30,13 +30,9 @@ import (
 // goroutines (demote), which write the held bytes first and carry on as
 // before.
 
-// loopMessageBudget is how many messages one session may relay per event
-// before the loop hands it to goroutines, so one busy session cannot hold
-// up the others.
-const loopMessageBudget = 256
-
-// loopReadBudget is the same for a pass-through session, whose every relay
-// step is a read of up to frameBufSize bytes (passthrough.go).
+// loopReadBudget is how many reads (relay steps of up to frameBufSize
+// bytes, passthrough.go) one session may make per event before the loop
+// hands it to goroutines, so one busy session cannot hold up the others.
 const loopReadBudget = 32
 
 const loopWakeToken = -1
@@ -252,8 +248,8 @@ func (l *eventLoop) drain() bool {
 	return stopped && len(l.bySession) == 0
 }
 
-// add registers a new session's sockets and relays what its decoders have
-// buffered already (it would raise no event).
+// add registers a new session's sockets and relays what its frame readers
+// have buffered already (it would raise no event).
 func (l *eventLoop) add(ls *loopSession) {
 	l.next += 2
 	for l.byToken[l.next] != nil || l.next < 0 {
@@ -312,11 +308,7 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 		ss.clientIO.readable()
 	}
 	ended, idle, blocked := false, false, false
-	budget := loopMessageBudget
-	if ss.pass != nil {
-		budget = loopReadBudget
-	}
-	for range budget {
+	for range loopReadBudget {
 		ended, idle = ss.relayOne(fromOrigin)
 		blocked = ss.clientIO.isBlocked() || ss.originIO.isBlocked()
 		if ended || idle || blocked {

@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// relayClient reads client messages, gives each to the routing hook
-// (accelerate) when an acceleration is configured, and forwards the rest
-// to the origin. It returns when the client leaves or the session closes.
+// relayClient relays what the client sends (relayOne): through the routing
+// hook (accelerate) when an acceleration is configured, else pass-through.
+// It returns when the client leaves or the session closes.
 func (ss *session) relayClient() {
 	if ss.originIO != nil {
 		// Bytes an event loop held back go first (loop.go).
@@ -31,9 +31,10 @@ func (ss *session) relayClient() {
 	}
 }
 
-// relayOne receives one message from the origin or the client and handles
-// it. It reports whether that side of the session ended, and whether there
-// was nothing to read (only in an event loop: errWouldBlock).
+// relayOne takes one step of one side of the session: a message received
+// and handled, or, pass-through, a read's whole messages relayed. It
+// reports whether that side of the session ended, and whether there was
+// nothing to read (only in an event loop: errWouldBlock).
 func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 	if ss.pass != nil {
 		if fromOrigin {
@@ -68,18 +69,16 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 		_ = ss.fe.Flush()
 		return true
 	}
-	var capture func(pgproto3.BackendMessage)
-	if ss.accel != nil {
-		handled := false
-		handled, capture = ss.accelerate(msg)
-		if handled {
-			ss.seal(ss.answerSeq)
-			return ss.isClosed()
-		}
-		ss.closeStaleUnnamed(msg)
-		if ss.unsealed() {
-			ss.seal(ss.pending.nextSeq())
-		}
+	// Only sessions with an acceleration come here (the others are
+	// relayed pass-through): every message passes the routing hook.
+	handled, capture := ss.accelerate(msg)
+	if handled {
+		ss.seal(ss.answerSeq)
+		return ss.isClosed()
+	}
+	ss.closeStaleUnnamed(msg)
+	if ss.unsealed() {
+		ss.seal(ss.pending.nextSeq())
 	}
 	if err := ss.forward(msg, capture); err != nil {
 		ss.originFailed(err)
@@ -361,9 +360,9 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	ss.writeMu.Lock()
 	ss.be.Send(msg)
 	var werr error
-	// Nothing more read: pgproto3 holds at most the message it has just
-	// decoded (frames.go), the origin's frame reader the rest.
-	if ss.pendingOut >= flushThreshold || ss.ofr.buffered() == 0 && ss.fe.ReadBufferLen() == 0 || closeAfter {
+	// Nothing more read: pgproto3 holds no more than the message it has
+	// just decoded (frames.go), the origin's frame reader the rest.
+	if ss.pendingOut >= flushThreshold || ss.ofr.buffered() == 0 || closeAfter {
 		ss.pendingOut = 0
 		werr = ss.be.Flush()
 	}

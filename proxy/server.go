@@ -195,10 +195,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // loopFor picks the event loop for a session, or nil when it must run on
-// goroutines: an acceleration is configured (its statements may wait on
-// DuckDB or on the origin), a socket is TLS, or loops are off.
+// goroutines: it is not relayed pass-through (an acceleration is
+// configured: its statements may wait on DuckDB or on the origin), a
+// socket is TLS, or loops are off.
 func (s *Server) loopFor(ss *session) *eventLoop {
-	if s.cfg.Accel != nil || ss.clientIO == nil || ss.originIO == nil {
+	if ss.pass == nil || ss.clientIO == nil || ss.originIO == nil {
 		return nil
 	}
 	s.loopsOnce.Do(func() {
