@@ -162,6 +162,20 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 // AdminAddr is the admin port's listening address.
 func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
 
+// WaitReady waits until every dataset with acceleration enabled has loaded
+// once (refresh.Runner.WaitReady), or one failed to, or ctx is done.
+func (a *App) WaitReady(ctx context.Context) error {
+	for _, name := range a.Registry.Names() {
+		if st, _ := a.Registry.State(name); st.Status == catalog.StatusDisabled {
+			continue
+		}
+		if err := a.Runner.WaitReady(ctx, name); err != nil {
+			return fmt.Errorf("dataset %s did not load: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // Shutdown drains the proxy (statements finish within the grace period,
 // then are cancelled), stops refreshes and the admin port, and closes the
 // engine.

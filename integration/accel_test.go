@@ -81,13 +81,8 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, name := range a.Registry.Names() {
-		if st, _ := a.Registry.State(name); st.Status == catalog.StatusDisabled {
-			continue
-		}
-		if err := a.Runner.WaitReady(ctx, name); err != nil {
-			t.Fatalf("dataset %s did not load: %v", name, err)
-		}
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
 	}
 	return a
 }

@@ -82,13 +82,8 @@ func servePgaccel(cfgPath, cpuprofile, memprofile string, stdout, stderr io.Writ
 	}()
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	for _, name := range a.Registry.Names() {
-		if st, _ := a.Registry.State(name); st.Status == catalog.StatusDisabled {
-			continue
-		}
-		if err := a.Runner.WaitReady(wctx, name); err != nil {
-			return fmt.Errorf("dataset %s did not load: %w", name, err)
-		}
+	if err := a.WaitReady(wctx); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "%s%s\n", childReady, a.Addr())
 	<-ctx.Done()
