@@ -21,6 +21,7 @@ type options struct {
 	sf            float64
 	rounds        int
 	refreshRounds int
+	refreshTLS    bool
 	queries       string
 	timeout       time.Duration
 	out           string
@@ -71,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.sf, "sf", 0.1, "TPC-H scale factor: a whole number, or a multiple of 0.001 below 1")
 	fs.IntVar(&o.rounds, "rounds", 3, "timed runs of every query on every target")
 	fs.IntVar(&o.refreshRounds, "refresh-rounds", 3, "timed refreshes of lineitem (and plain COPYs)")
+	fs.BoolVar(&o.refreshTLS, "refresh-tls", true, "also time the refreshes over a TLS origin link (sslmode=require), by a second pgaccel holding only lineitem")
 	fs.StringVar(&o.queries, "queries", "all", "comma-separated queries to run, e.g. 1,3,6 (all: Q1 to Q22)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
@@ -141,7 +143,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	defer os.RemoveAll(dataDir)
 	logs := &logCapture{console: zerolog.ConsoleWriter{Out: stderr}}
 	rep.rssBeforeStart = readStatus("VmRSS")
-	a, accelLoad, err := startPgaccel(ctx, origin, dataDir, logs)
+	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs)
 	if a != nil {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -161,10 +163,17 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 
 	if opts.refreshRounds > 0 {
 		progress("measuring the refresh of lineitem against plain COPY")
-		if rep.refresh, rep.idleRSS, err = measureRefresh(ctx, a, origin, opts, progress); err != nil {
+		if rep.refresh, rep.idleRSS, err = measureRefresh(ctx, a, origin.SuperDSN(), opts, progress); err != nil {
 			return err
 		}
 		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after refresh", loadAvg()})
+		if opts.refreshTLS {
+			progress("measuring the refresh of lineitem over a TLS origin link (sslmode=require) against plain COPY over TLS")
+			if rep.refreshTLS, rep.idleRSSTLS, err = measureTLSRefresh(ctx, origin, dataDir, logs, opts, progress); err != nil {
+				return err
+			}
+			rep.loadAvgs = append(rep.loadAvgs, [2]string{"after TLS refresh", loadAvg()})
+		}
 	}
 
 	c := &clients{

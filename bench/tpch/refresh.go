@@ -17,6 +17,12 @@ import (
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
+// tlsDSN is origin's superuser DSN with sslmode=require: the origin link
+// of the TLS refresh measurement.
+func tlsDSN(origin *pgtest.Server) string {
+	return strings.Replace(origin.SuperDSN(), "sslmode=disable", "sslmode=require", 1)
+}
+
 // refreshRound is one round of the refresh measurement.
 type refreshRound struct {
 	copy, refresh time.Duration
@@ -26,10 +32,11 @@ type refreshRound struct {
 }
 
 // measureRefresh times, opts.refreshRounds times interleaved, a full
-// refresh of lineitem and a plain binary COPY of it into io.Discard, and
+// refresh of lineitem by a and a plain binary COPY of it into io.Discard
+// over a connection to copyDSN (the origin link a uses: plain or TLS), and
 // samples the process's RSS during each refresh.
-func measureRefresh(ctx context.Context, a *app.App, origin *pgtest.Server, opts options, progress func(string, ...any)) (rounds []refreshRound, idle int64, err error) {
-	conn, err := pgconn.Connect(ctx, origin.SuperDSN())
+func measureRefresh(ctx context.Context, a *app.App, copyDSN string, opts options, progress func(string, ...any)) (rounds []refreshRound, idle int64, err error) {
+	conn, err := pgconn.Connect(ctx, copyDSN)
 	if err != nil {
 		return nil, 0, fmt.Errorf("connect for COPY: %w", err)
 	}
@@ -82,6 +89,36 @@ func measureRefresh(ctx context.Context, a *app.App, origin *pgtest.Server, opts
 		rounds = append(rounds, rr)
 	}
 	return rounds, idle, nil
+}
+
+// measureTLSRefresh is measureRefresh over a TLS origin link: a second
+// pgaccel, holding only lineitem, whose origin.dsn has sslmode=require,
+// against a plain COPY over TLS. It is shut down before it returns.
+func measureTLSRefresh(ctx context.Context, origin *pgtest.Server, dataDir string, logs *logCapture, opts options, progress func(string, ...any)) (rounds []refreshRound, idle int64, err error) {
+	dir, err := os.MkdirTemp(dataDir, "tls-")
+	if err != nil {
+		return nil, 0, err
+	}
+	var lineitem []table
+	for _, t := range tables {
+		if t.name == "lineitem" {
+			lineitem = append(lineitem, t)
+		}
+	}
+	a, _, err := startPgaccel(ctx, tlsDSN(origin), lineitem, dir, logs)
+	if a != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if serr := a.Shutdown(sctx); serr != nil && err == nil {
+				err = fmt.Errorf("shut the TLS pgaccel down: %w", serr)
+			}
+		}()
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return measureRefresh(ctx, a, tlsDSN(origin), opts, progress)
 }
 
 // settleTime is how long the process rests before its RSS is read as the

@@ -147,6 +147,10 @@ type report struct {
 	loadAvgs  [][2]string // phase, load average
 	refresh   []refreshRound
 	idleRSS   int64
+	// refreshTLS are the rounds over a TLS origin link (-refresh-tls),
+	// idleRSSTLS the idle RSS before them.
+	refreshTLS []refreshRound
+	idleRSSTLS int64
 	// rssBeforeStart is the process's RSS before app.Start.
 	rssBeforeStart int64
 	queries        []*queryResult
@@ -186,7 +190,8 @@ func (r report) markdown() string {
 	r.summary(&b)
 	r.notAccelerated(&b)
 	r.exactAvgNote(&b)
-	r.refreshTable(&b)
+	r.refreshTable(&b, "Refresh of lineitem", "", r.refresh, r.idleRSS)
+	r.refreshTable(&b, "Refresh of lineitem over TLS", " Origin link and COPY connection both with `sslmode=require`; a second pgaccel holding only lineitem, in the same process.", r.refreshTLS, r.idleRSSTLS)
 	r.everyRun(&b)
 	return b.String()
 }
@@ -373,23 +378,23 @@ func (r report) exactAvgNote(b *strings.Builder) {
 	b.WriteString(".\n\n")
 }
 
-func (r report) refreshTable(b *strings.Builder) {
-	if len(r.refresh) == 0 {
+func (r report) refreshTable(b *strings.Builder, title, note string, rounds []refreshRound, idleRSS int64) {
+	if len(rounds) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Refresh of lineitem (%d rows): `Runner.Refresh` (a full refresh: binary COPY from the origin into a new "+
+	fmt.Fprintf(b, "%s (%d rows):%s `Runner.Refresh` (a full refresh: binary COPY from the origin into a new "+
 		"DuckDB table, then the swap) against a plain `COPY lineitem TO STDOUT (FORMAT binary)` into io.Discard on one "+
 		"pgconn connection, interleaved (the order alternating), %d rounds. Memory: before each refresh the process "+
 		"rests %v (after debug.FreeOSMemory) and its VmRSS is the baseline; during the refresh VmRSS is read every 10 ms, "+
 		"and VmHWM is read after it, having been reset (`5` written to /proc/self/clear_refs) just before; the peak is "+
 		"the higher of the two. Idle RSS, all datasets loaded, before the first round: %d MiB (%d MiB before pgaccel started).\n\n",
-		r.load.rows["lineitem"], len(r.refresh), settleTime, r.idleRSS>>20, r.rssBeforeStart>>20)
+		title, r.load.rows["lineitem"], note, len(rounds), settleTime, idleRSS>>20, r.rssBeforeStart>>20)
 	b.WriteString("| Round | COPY s | Refresh s | Refresh / COPY | RSS before MiB | Peak (samples) MiB | Peak (VmHWM) MiB | Peak − before MiB |\n")
 	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var copies, refreshes []time.Duration
 	var ratios []float64
 	var worst int64
-	for i, rr := range r.refresh {
+	for i, rr := range rounds {
 		peak := max(rr.rssPeak, rr.hwmPeak)
 		hwm := "–"
 		if rr.hwmPeak > 0 {

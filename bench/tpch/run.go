@@ -103,13 +103,17 @@ func (c *logCapture) take() []string {
 	return n
 }
 
-// startPgaccel starts pgaccel in-process with every TPC-H table as a
-// memory-mode dataset and waits until all have loaded.
-func startPgaccel(ctx context.Context, origin *pgtest.Server, dataDir string, logs *logCapture) (*app.App, time.Duration, error) {
+// startPgaccel starts pgaccel in-process with the TPC-H tables ts (all of
+// them when nil) as memory-mode datasets of the origin at dsn, and waits
+// until all have loaded.
+func startPgaccel(ctx context.Context, dsn string, ts []table, dataDir string, logs *logCapture) (*app.App, time.Duration, error) {
+	if ts == nil {
+		ts = tables
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n",
-		origin.SuperDSN(), dataDir)
-	for _, t := range tables {
+		dsn, dataDir)
+	for _, t := range ts {
 		fmt.Fprintf(&b, "  - from: postgres:public.%s\n    acceleration:\n      mode: memory\n", t.name)
 	}
 	cfg, err := catalog.Parse([]byte(b.String()), "tpch.yaml")
@@ -122,7 +126,7 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, dataDir string, lo
 	if err != nil {
 		return nil, 0, fmt.Errorf("start pgaccel: %w", err)
 	}
-	for _, t := range tables {
+	for _, t := range ts {
 		if err := a.Runner.WaitReady(ctx, t.name); err != nil {
 			return a, 0, fmt.Errorf("dataset %s did not load: %w", t.name, err)
 		}
