@@ -202,9 +202,17 @@ const (
 	numericNInf = 0xF000
 )
 
-// errNumericSpecial is returned for NaN and ±Infinity, which DECIMAL cannot
-// hold.
-var errNumericSpecial = errors.New("DECIMAL cannot hold numeric NaN or Infinity")
+// unstorableError is a valid Postgres value that the column's DuckDB type
+// cannot hold exactly (numeric NaN, a two-dimensional array, ...): the load
+// goes on, stores NULL in its place, and leaves the column out of the
+// acceleration (copySource.leaveOut).
+type unstorableError struct{ what string }
+
+func (e *unstorableError) Error() string { return e.what }
+
+func unstorable(format string, args ...any) error {
+	return &unstorableError{what: fmt.Sprintf(format, args...)}
+}
 
 // pow10 holds 10^0 .. 10^18.
 var pow10 = func() (p [19]uint64) {
@@ -228,8 +236,12 @@ func decodeNumeric(b []byte, scale int) (small int64, wide *big.Int, err error) 
 	sign := binary.BigEndian.Uint16(b[4:])
 	switch sign {
 	case numericPos, numericNeg:
-	case numericNaN, numericPInf, numericNInf:
-		return 0, nil, errNumericSpecial
+	case numericNaN:
+		return 0, nil, unstorable("numeric NaN, which DECIMAL cannot hold")
+	case numericPInf:
+		return 0, nil, unstorable("numeric Infinity, which DECIMAL cannot hold")
+	case numericNInf:
+		return 0, nil, unstorable("numeric -Infinity, which DECIMAL cannot hold")
 	default:
 		return 0, nil, fmt.Errorf("numeric value has sign word %#x", sign)
 	}
@@ -335,16 +347,21 @@ func decodeTimestamp(b []byte) (int64, error) {
 		return us, nil
 	}
 	if us > math.MaxInt64-pgEpochMicros-1 {
-		return 0, errors.New("timestamp is beyond DuckDB's range (294247 AD)")
+		return 0, unstorable("a timestamp after 294246 AD, beyond DuckDB's range")
 	}
 	return us + pgEpochMicros, nil
 }
 
-// decodeTime returns microseconds since midnight (0 .. 86400000000).
+// decodeTime returns microseconds since midnight (0 .. 86399999999).
+// 24:00:00 is a valid Postgres time, and DuckDB stores it, but duckdb-go
+// reads it back as 00:00:00: it is unstorable.
 func decodeTime(b []byte) (int64, error) {
 	us, err := decodeInt8(b)
 	if err != nil {
 		return 0, err
+	}
+	if us == 86400*1000000 {
+		return 0, unstorable("time 24:00:00, which DuckDB gives back as 00:00:00")
 	}
 	if us < 0 || us > 86400*1000000 {
 		return 0, fmt.Errorf("time value %d µs is out of range", us)
@@ -404,7 +421,7 @@ func arrayElems(b []byte, elemOID uint32, fn func(i, n int, elem []byte) error) 
 		return fn(0, 0, nil)
 	case 1:
 	default:
-		return fmt.Errorf("array has %d dimensions; only one-dimensional arrays can be accelerated (leave the column out with refresh_sql)", ndim)
+		return unstorable("a %d-dimensional array; a DuckDB LIST holds one dimension", ndim)
 	}
 	if len(b) < 20 {
 		return fmt.Errorf("array value has %d bytes, want at least 20", len(b))
@@ -412,7 +429,7 @@ func arrayElems(b []byte, elemOID uint32, fn func(i, n int, elem []byte) error) 
 	n := int(int32(binary.BigEndian.Uint32(b[12:])))
 	lbound := int32(binary.BigEndian.Uint32(b[16:]))
 	if lbound != 1 {
-		return fmt.Errorf("array has lower bound %d; only arrays starting at 1 can be accelerated (leave the column out with refresh_sql)", lbound)
+		return unstorable("an array with lower bound %d; a DuckDB LIST starts at 1", lbound)
 	}
 	if n < 0 {
 		return fmt.Errorf("array has %d elements", n)

@@ -51,7 +51,7 @@
 //	bool                       BOOLEAN
 //	int2, int4, int8           SMALLINT, INTEGER, BIGINT
 //	float4, float8             FLOAT, DOUBLE     IEEE bits: NaN, ±Infinity, -0
-//	numeric(p,s), p <= 38      DECIMAL(p,s)      NaN/±Infinity fail the load, naming the column
+//	numeric(p,s), p <= 38      DECIMAL(p,s)      NaN/±Infinity: the column is left out (*)
 //	numeric, numeric(p>38,s)   not accelerated   DECIMAL is at most 38 digits
 //	text, varchar(n), name     VARCHAR
 //	char(n), bpchar            VARCHAR           trailing spaces removed (Postgres ignores
@@ -60,19 +60,42 @@
 //	jsonb                      VARCHAR           Postgres's canonical jsonb text
 //	bytea                      BLOB
 //	date                       DATE              ±infinity kept (4713 BC .. 5874897 AD fit)
-//	time                       TIME              µs; 24:00:00 kept
+//	time                       TIME              µs; 24:00:00: the column is left out (*)
 //	timestamp, timestamptz     TIMESTAMP, TIMESTAMPTZ  µs instants; ±infinity kept; values
-//	                                             after 294246 AD fail the load
+//	                                             after 294246 AD: the column is left out (*)
 //	interval                   INTERVAL          months, days, µs kept apart
 //	uuid                       UUID
-//	T[] of any type above      T[] (LIST)        one dimension, lower bound 1: others fail
-//	                                             the load with an error naming the column
-//	                                             (leave the column out with refresh_sql)
+//	T[] of any type above      T[] (LIST)        one dimension, lower bound 1; other arrays,
+//	                                             and elements the element type cannot
+//	                                             hold: the column is left out (*)
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
 //	                                             enums, composites, ...)
 //
 // Domains are loaded as their base type. Not accelerated columns are left
-// out of the table and reported with catalog.ColumnInfo.Accelerated=false.
+// out of the table and reported with catalog.ColumnInfo.Accelerated=false
+// and the reason in NotAccelerated.
+//
+// (*) Values the column's DuckDB type cannot hold. Postgres accepts them
+// (numeric NaN in a constrained numeric since Postgres 14; numeric ±Infinity
+// only where no typmod applies, i.e. never in an accelerated column, but
+// the decoder handles them alike), and a load that meets one goes on: the
+// value is stored as NULL, the column is marked not accelerated, with the
+// first such value's row in NotAccelerated ("row 5 holds numeric NaN, which
+// DECIMAL cannot hold"), and statements that read the column go to the
+// origin, so answers stay exact. Storing them losslessly was not chosen: a
+// DECIMAL has no NaN, and a second column or a DOUBLE would change every
+// query that reads the value. The next load that meets no such value
+// accelerates the column again; an append merge keeps it out (its NULLs
+// stay) until a full load replaces the table. The checkpoint keeps the
+// reasons, so a restart serves the same columns. Values the decoder
+// rejects outright (a malformed stream) fail the load with ErrData, which
+// the refresh does not retry: loading the same table fails the same way.
+// In a database whose server_encoding is SQL_ASCII, Postgres takes each
+// byte of text for a character and sends it unconverted (maybe not even
+// UTF-8), while DuckDB reads UTF-8: with LoadOptions.ASCIIOnly, set for such
+// origins, a text value with a byte beyond ASCII leaves its column out.
+// Every other server encoding is converted to the UTF-8 the load asks for,
+// and its functions count characters as DuckDB does.
 // DuckDB matches identifiers case-insensitively, so a table with columns
 // "a" and "A" fails to load.
 //

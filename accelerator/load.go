@@ -58,6 +58,12 @@ type LoadOptions struct {
 	PrimaryKey []string
 	// Progress, when set, counts the rows read so far.
 	Progress *atomic.Int64
+	// ASCIIOnly leaves out the text columns that hold a byte beyond
+	// ASCII, for an origin database whose server_encoding is SQL_ASCII:
+	// there Postgres takes each byte for a character (length, substr,
+	// ordering) and sends the bytes unconverted, maybe not even UTF-8,
+	// where DuckDB reads UTF-8 text.
+	ASCIIOnly bool
 }
 
 // AppendMerge says how an append refresh's rows join the current table.
@@ -95,7 +101,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 	ra := newReadahead(ctx, copyStream)
 	defer ra.Close()
-	src, defs, err := newCopySource(ctx, cols, ra, e.loadThreads)
+	src, defs, err := newCopySource(ctx, cols, ra, e.loadThreads, opts.ASCIIOnly)
 	if err != nil {
 		return stats, err
 	}
@@ -128,7 +134,8 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		return stats, fmt.Errorf("drop leftover load table: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, "CREATE TABLE "+loadRef+" ("+strings.Join(defs, ", ")+")"); err != nil {
-		return stats, fmt.Errorf("create load table: %w", err)
+		// Columns DuckDB cannot hold side by side ("a" and "A").
+		return stats, fmt.Errorf("create load table: %w", dataError{err})
 	}
 
 	if src.maxThreads > 1 {
@@ -189,11 +196,17 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		}
 	}
 
-	src.markInexact()
+	src.markLeftOut()
 	merge := false
 	if opts.Append != nil {
-		if merge, err = e.canMerge(ctx, conn, ds.Name, cols, stats.Columns); err != nil {
+		var current []catalog.ColumnInfo
+		if current, merge, err = e.canMerge(ctx, conn, ds.Name, cols); err != nil {
 			return stats, err
+		}
+		for i, c := range current {
+			if merge && !c.Accelerated && stats.Columns[i].Accelerated {
+				stats.Columns[i] = c
+			}
 		}
 	}
 	if len(opts.Delete) > 0 && !merge { // a merge deletes after merging, so that new versions replace old ones first
@@ -208,7 +221,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	stats.Total = stats.Rows - stats.Deleted
 	stored := make([]storedColumn, len(cols))
 	for i, c := range cols {
-		stored[i] = storedColumn{ColumnSpec: c, Accelerated: stats.Columns[i].Accelerated}
+		stored[i] = storedColumn{ColumnSpec: c, Accelerated: stats.Columns[i].Accelerated, NotAccelerated: stats.Columns[i].NotAccelerated}
 	}
 	cp := checkpoint{
 		dataset:    ds.Name,

@@ -166,7 +166,7 @@ func BenchmarkLoad(b *testing.B) {
 // appendRowLoad is the row-by-row alternative to Load: each row decoded
 // into []driver.Value and handed to Appender.AppendRow. Scalar types only.
 func appendRowLoad(ctx context.Context, e *Engine, ds *catalog.Dataset, cols []ColumnSpec, r io.Reader) (int64, error) {
-	src, defs, err := newCopySource(ctx, cols, r, 1)
+	src, defs, err := newCopySource(ctx, cols, r, 1, false)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,10 @@
 package accelerator
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -56,29 +58,86 @@ func TestLoad_LoadsRowsAndReportsColumns(t *testing.T) {
 	}
 }
 
-func TestLoad_NumericNaNFailsNamingTheColumn(t *testing.T) {
-	originExec(t, `DROP TABLE IF EXISTS nan_t;
-		CREATE TABLE nan_t (id int, amount numeric(10,2));
-		INSERT INTO nan_t VALUES (1, 1.5), (2, 'NaN');`)
+// TestLoad_UnstorableValuesLeaveTheColumnOut loads values Postgres holds
+// and the columns' DuckDB types cannot: the load succeeds, the column is
+// left out of the acceleration with the reason (column, row, value), and
+// the other columns keep their values.
+func TestLoad_UnstorableValuesLeaveTheColumnOut(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS unstorable_t;
+		CREATE TABLE unstorable_t (id int, amount numeric(10,2), nums numeric(6,2)[], ints int[], zero int[],
+			tm time, tms time[], ts timestamp, ok text);
+		INSERT INTO unstorable_t VALUES
+			(1, 1.5, '{1.25}', '{1,2}', '{1}', '12:00', '{12:00}', '2024-01-01', 'a'),
+			(2, 'NaN', '{2.5,NaN}', '{{1,2},{3,4}}', '[0:1]={7,8}', '24:00', '{01:00,24:00}', '294270-01-01', 'b'),
+			(3, 'NaN', '{NaN}', '{3}', '{3}', '13:00', '{}', 'infinity', 'c'),
+			(4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);`)
 	e := openEngine(t, "")
-	ds := testDataset("nan_t", "nan_t", catalog.ModeMemory)
+	ds := testDataset("unstorable_t", "unstorable_t", catalog.ModeMemory)
 	ctx := context.Background()
-	_, err := e.Load(ctx, ds, originColumns(t, "nan_t"), copyQuery(ctx, t, "SELECT * FROM nan_t"))
-	if err == nil || !strings.Contains(err.Error(), "amount") || !errors.Is(err, errNumericSpecial) {
-		t.Fatalf("err = %v, want a NaN error naming column amount", err)
+	st, err := e.Load(ctx, ds, originColumns(t, "unstorable_t"), copyQuery(ctx, t, "SELECT * FROM unstorable_t"))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if st.Rows != 4 {
+		t.Errorf("rows = %d, want 4", st.Rows)
+	}
+	want := map[string]string{
+		"amount": "row 2 holds numeric NaN",
+		"nums":   "row 2 holds element 2: numeric NaN",
+		"ints":   "row 2 holds a 2-dimensional array",
+		"zero":   "row 2 holds an array with lower bound 0",
+		"tm":     "row 2 holds time 24:00:00",
+		"tms":    "row 2 holds element 2: time 24:00:00",
+		"ts":     "row 2 holds a timestamp after 294246 AD",
+	}
+	for _, c := range st.Columns {
+		w, out := want[c.Name]
+		if c.Accelerated == out || out && !strings.HasPrefix(c.NotAccelerated, w) {
+			t.Errorf("column %s: accelerated %v (%q), want left out: %v (%q)", c.Name, c.Accelerated, c.NotAccelerated, out, w)
+		}
+	}
+	rows := duckRows(t, e, "SELECT id, ok FROM "+e.TableRef("unstorable_t")+" ORDER BY id")
+	if got := fmt.Sprint(rows); got != "[[1 a] [2 b] [3 c] [4 <nil>]]" {
+		t.Errorf("accelerated columns = %s", got)
+	}
+	// The checkpoint keeps the reasons: a restart serves the same columns.
+	info, err := e.Stored(ctx, "unstorable_t")
+	if err != nil || info == nil {
+		t.Fatalf("stored: %v %v", info, err)
+	}
+	for i, c := range info.Columns {
+		if c != st.Columns[i] {
+			t.Errorf("stored column %+v, loaded %+v", c, st.Columns[i])
+		}
+	}
+	// A later load without such values accelerates the columns again.
+	originExec(t, `DELETE FROM unstorable_t WHERE id = 2`)
+	// Rows 3 still holds NaNs.
+	st, err = e.Load(ctx, ds, originColumns(t, "unstorable_t"), copyQuery(ctx, t, "SELECT * FROM unstorable_t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Columns {
+		if out := c.Name == "amount" || c.Name == "nums"; c.Accelerated == out {
+			t.Errorf("after the reload column %s: accelerated %v (%q)", c.Name, c.Accelerated, c.NotAccelerated)
+		}
 	}
 }
 
-func TestLoad_MultiDimensionalArrayFails(t *testing.T) {
-	originExec(t, `DROP TABLE IF EXISTS md_t;
-		CREATE TABLE md_t (id int, a int[]);
-		INSERT INTO md_t VALUES (1, '{1,2}'), (2, '{{1,2},{3,4}}');`)
+// TestLoad_DataErrorsAreMarked: a value the decoder rejects fails the load
+// with ErrData, naming the column and the row.
+func TestLoad_DataErrorsAreMarked(t *testing.T) {
+	// A stream that claims an int4 column but sends 2-byte values.
+	var b bytes.Buffer
+	b.WriteString("PGCOPY\n\xff\r\n\x00")
+	b.Write([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	b.Write([]byte{0, 1, 0, 0, 0, 2, 0, 7})
+	b.Write([]byte{0xff, 0xff})
 	e := openEngine(t, "")
-	ds := testDataset("md_t", "md_t", catalog.ModeMemory)
-	ctx := context.Background()
-	_, err := e.Load(ctx, ds, originColumns(t, "md_t"), copyQuery(ctx, t, "SELECT * FROM md_t"))
-	if err == nil || !strings.Contains(err.Error(), "dimensions") || !strings.Contains(err.Error(), "column a") {
-		t.Fatalf("err = %v, want a multi-dimensional array error naming column a", err)
+	ds := testDataset("bad_t", "bad_t", catalog.ModeMemory)
+	_, err := e.Load(context.Background(), ds, []ColumnSpec{{Name: "n", TypeOID: 23, TypeMod: -1, TypeName: "integer"}}, &b)
+	if !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "column n, row 1") {
+		t.Fatalf("err = %v, want ErrData naming column n, row 1", err)
 	}
 }
 

@@ -142,3 +142,21 @@ func queryInt(t testing.TB, e *Engine, sql string) int64 {
 	}
 	return 0
 }
+
+// duckRows runs a query on the engine and returns its rows' values.
+func duckRows(t testing.TB, e *Engine, sql string) [][]any {
+	t.Helper()
+	rows, err := e.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		out = append(out, append([]any(nil), rows.Values()...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

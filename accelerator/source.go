@@ -28,10 +28,10 @@ type copySource struct {
 	outs    []outColumn
 	columns []catalog.ColumnInfo
 	nfields int // columns in the stream
-	// inexact flags, per stream field, a column that received a value the
-	// acceleration stores but cannot give back exactly (TIME 24:00:00,
-	// which duckdb-go returns as 00:00:00).
-	inexact    []atomic.Bool
+	// leftOut holds, per stream field, why the column is left out of the
+	// acceleration: the first value of it the load met that its DuckDB type
+	// cannot hold (unstorableError), with its row; nil while there is none.
+	leftOut    []atomic.Pointer[string]
 	maxThreads int
 
 	mu       sync.Mutex // guards everything below
@@ -43,6 +43,20 @@ type copySource struct {
 	progress *atomic.Int64 // when set, follows rows
 	err      error         // the first error, returned to Load as is
 }
+
+// ErrData marks a load that failed on what the origin table holds (a value
+// the decoder rejects, columns DuckDB cannot create): loading the same
+// table again fails the same way, so it is no reason to retry. Values that
+// are valid but that a column's DuckDB type cannot hold do not fail a load:
+// the column is left out (see copySource.leaveOut).
+var ErrData = errors.New("data the acceleration cannot load")
+
+// dataError wraps an error of the table's data: errors.Is(err, ErrData).
+type dataError struct{ err error }
+
+func (e dataError) Error() string        { return e.err.Error() }
+func (e dataError) Unwrap() error        { return e.err }
+func (e dataError) Is(target error) bool { return target == ErrData }
 
 // outColumn is one accelerated column: which stream field feeds it and how.
 type outColumn struct {
@@ -63,13 +77,13 @@ type localState struct {
 
 // newCopySource plans a load of cols and returns the load table's column
 // definitions.
-func newCopySource(ctx context.Context, cols []ColumnSpec, r io.Reader, maxThreads int) (*copySource, []string, error) {
+func newCopySource(ctx context.Context, cols []ColumnSpec, r io.Reader, maxThreads int, asciiOnly bool) (*copySource, []string, error) {
 	s := &copySource{
 		ctx:        ctx,
 		tr:         newTupleReader(r),
 		nfields:    len(cols),
 		maxThreads: max(maxThreads, 1),
-		inexact:    make([]atomic.Bool, len(cols)),
+		leftOut:    make([]atomic.Pointer[string], len(cols)),
 	}
 	var defs []string
 	for i, c := range cols {
@@ -78,18 +92,15 @@ func newCopySource(ctx context.Context, cols []ColumnSpec, r io.Reader, maxThrea
 		if !ok {
 			continue
 		}
-		w, err := writerFor(t)
+		w, err := writerFor(t, asciiOnly)
 		if err != nil {
 			return nil, nil, fmt.Errorf("column %s: %w", c.Name, err)
-		}
-		if t.kind == kindTime {
-			w = s.flagEndOfDay(i, w)
 		}
 		s.outs = append(s.outs, outColumn{field: i, name: c.Name, stageName: fmt.Sprintf("c%d", i), typ: t, write: w})
 		defs = append(defs, quoteIdent(c.Name)+" "+t.duck)
 	}
 	if len(s.outs) == 0 {
-		return nil, nil, errors.New("none of its columns has a type that can be accelerated")
+		return nil, nil, dataError{errors.New("none of its columns has a type that can be accelerated")}
 	}
 	return s, defs, nil
 }
@@ -201,9 +212,14 @@ func (s *copySource) decode(local *localState, ch duckdb.DataChunk) error {
 			} else {
 				end := off + spans[2*o.field+1]
 				err = o.write(ch, j, row, local.buf[off:end:end])
+				var u *unstorableError
+				if err != nil && errors.As(err, &u) {
+					s.leaveOut(o.field, fmt.Sprintf("row %d holds %s", local.first+int64(row), err))
+					err = ch.SetValue(j, row, nil)
+				}
 			}
 			if err != nil {
-				return fmt.Errorf("column %s, row %d: %w", o.name, local.first+int64(row), err)
+				return fmt.Errorf("column %s, row %d: %w", o.name, local.first+int64(row), dataError{err})
 			}
 		}
 	}
@@ -239,25 +255,20 @@ func (s *copySource) result() (rows, bytes int64, done bool, err error) {
 	return s.rows, s.tr.read, s.done, s.err
 }
 
-// flagEndOfDay wraps a TIME column's writer to notice 24:00:00, which
-// Postgres allows and DuckDB stores, but which reads back as 00:00:00.
-func (s *copySource) flagEndOfDay(field int, w writeFunc) writeFunc {
-	const endOfDay = 86400 * 1000000
-	return func(ch duckdb.DataChunk, col, row int, b []byte) error {
-		if us, err := decodeTime(b); err == nil && us == endOfDay {
-			s.inexact[field].Store(true)
-		}
-		return w(ch, col, row, b)
-	}
+// leaveOut records why the column of a stream field is left out of the
+// acceleration, unless a reason is recorded already. Its other values are
+// still loaded, and NULL stands in the unstorable ones; queries that use
+// the column go to the origin.
+func (s *copySource) leaveOut(field int, why string) {
+	s.leftOut[field].CompareAndSwap(nil, &why)
 }
 
-// markInexact marks the columns that received values the acceleration
-// cannot give back exactly as not accelerated: their data stays in the
-// table, but queries that use them go to the origin.
-func (s *copySource) markInexact() {
-	for i := range s.inexact {
-		if s.inexact[i].Load() {
+// markLeftOut marks the columns leaveOut recorded as not accelerated.
+func (s *copySource) markLeftOut() {
+	for i := range s.leftOut {
+		if why := s.leftOut[i].Load(); why != nil {
 			s.columns[i].Accelerated = false
+			s.columns[i].NotAccelerated = *why
 		}
 	}
 }

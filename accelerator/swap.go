@@ -41,6 +41,8 @@ type checkpoint struct {
 type storedColumn struct {
 	ColumnSpec
 	Accelerated bool
+	// NotAccelerated is catalog.ColumnInfo's: why the column is left out.
+	NotAccelerated string `json:",omitempty"`
 }
 
 // swap replaces the dataset's table by the loaded one and writes the
@@ -144,21 +146,24 @@ func writeCheckpoint(ctx context.Context, tx *sql.Tx, name string, cp checkpoint
 }
 
 // canMerge reports whether an append load can merge into the current
-// table: there is one, and its columns are the loaded ones.
-func (e *Engine) canMerge(ctx context.Context, conn *sql.Conn, name string, specs []ColumnSpec, cols []catalog.ColumnInfo) (bool, error) {
+// table: there is one, and its columns are the loaded ones. It returns the
+// current table's columns: one that an earlier load left out for a value it
+// met stays left out (NULL stands in that value) until a load replaces the
+// table.
+func (e *Engine) canMerge(ctx context.Context, conn *sql.Conn, name string, specs []ColumnSpec) ([]catalog.ColumnInfo, bool, error) {
 	info, err := e.storedInfo(ctx, name)
 	if err != nil || info == nil {
-		return false, err
+		return nil, false, err
 	}
 	if len(info.Specs) != len(specs) {
-		return false, nil
+		return nil, false, nil
 	}
 	for i, c := range specs {
-		if info.Specs[i] != c || info.Columns[i].Accelerated != cols[i].Accelerated {
-			return false, nil
+		if info.Specs[i] != c {
+			return nil, false, nil
 		}
 	}
-	return true, nil
+	return info.Columns, true, nil
 }
 
 // merge adds the load table's rows to the dataset's table, deletes the rows
@@ -343,19 +348,29 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 	info.LastRefresh = lastUpdate
 	for _, c := range stored {
 		info.Specs = append(info.Specs, c.ColumnSpec)
-		info.Columns = append(info.Columns, columnInfo(c.ColumnSpec, c.Accelerated))
+		ci := columnInfo(c.ColumnSpec, c.Accelerated)
+		if c.NotAccelerated != "" {
+			ci.NotAccelerated = c.NotAccelerated
+		}
+		info.Columns = append(info.Columns, ci)
 	}
 	return &info, nil
 }
 
-// columnInfo is the registry's view of a column.
+// columnInfo is the registry's view of a column, accelerated or left out
+// for its type.
 func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
+	why := ""
+	if !accelerated {
+		why = "type " + c.TypeName + " has no DuckDB type that holds its values exactly"
+	}
 	return catalog.ColumnInfo{
-		Name:        c.Name,
-		TypeOID:     c.TypeOID,
-		TypeMod:     c.TypeMod,
-		TypeName:    c.TypeName,
-		Accelerated: accelerated,
+		NotAccelerated: why,
+		Name:           c.Name,
+		TypeOID:        c.TypeOID,
+		TypeMod:        c.TypeMod,
+		TypeName:       c.TypeName,
+		Accelerated:    accelerated,
 
 		BinaryCollation: c.BinaryCollation,
 		Unique:          c.Unique,

@@ -102,7 +102,7 @@ type colType struct {
 //	bool                          BOOLEAN
 //	int2 / int4 / int8            SMALLINT / INTEGER / BIGINT
 //	float4 / float8               FLOAT / DOUBLE   NaN, ±Infinity, -0 kept
-//	numeric(p,s), p <= 38         DECIMAL(p,s)     NaN/±Infinity fail the load
+//	numeric(p,s), p <= 38         DECIMAL(p,s)     NaN/±Infinity leave the column out
 //	numeric, numeric(p>38)        -                not accelerated
 //	text, varchar(n), name        VARCHAR
 //	char(n), bpchar               VARCHAR          trailing spaces removed
@@ -110,13 +110,13 @@ type colType struct {
 //	jsonb                         VARCHAR          Postgres's canonical jsonb text
 //	bytea                         BLOB
 //	date                          DATE             ±infinity kept
-//	time                          TIME             24:00:00 kept
+//	time                          TIME             24:00:00 leaves the column out
 //	timestamp / timestamptz       TIMESTAMP / TIMESTAMPTZ  µs, ±infinity kept
 //	interval                      INTERVAL         months, days, µs kept apart
 //	uuid                          UUID
 //	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
 //	the above                                      lower bounds other than 1
-//	                                               fail the load
+//	                                               leave the column out
 //	anything else                 -                not accelerated
 func DuckDBType(c ColumnSpec) (duckType string, ok bool) {
 	t, ok := resolveType(c)
@@ -251,7 +251,6 @@ func stageType(t colType) (duckdb.TypeInfo, error) {
 const (
 	stagedInfinity    = "9223372036854775807"
 	stagedNegInfinity = "-9223372036854775808"
-	microsPerDay      = "86400000000"
 )
 
 // stageExpr returns the SQL expression that turns the staged column ident
@@ -271,10 +270,8 @@ func stageExpr(t colType, ident string) string {
 		return fmt.Sprintf("CASE %[1]s WHEN %[2]s THEN 'infinity'::TIMESTAMPTZ WHEN %[3]s THEN '-infinity'::TIMESTAMPTZ ELSE make_timestamptz(%[1]s) END",
 			ident, stagedInfinity, stagedNegInfinity)
 	case kindTime:
-		// TIME + INTERVAL wraps at midnight; 24:00:00 is a valid Postgres
-		// (and DuckDB) time of its own.
-		return fmt.Sprintf("CASE WHEN %[1]s = %[2]s THEN TIME '24:00:00' ELSE TIME '00:00:00' + to_microseconds(%[1]s) END",
-			ident, microsPerDay)
+		// 24:00:00 is never staged (decodeTime).
+		return fmt.Sprintf("TIME '00:00:00' + to_microseconds(%s)", ident)
 	}
 	return ident
 }

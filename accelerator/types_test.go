@@ -100,8 +100,9 @@ func TestDecodeNumeric_ScalesExactly(t *testing.T) {
 		}
 	}
 	for _, sign := range []uint16{numericNaN, numericPInf, numericNInf} {
-		if _, _, err := decodeNumeric(numericBytes(0, sign, 0), 2); !errors.Is(err, errNumericSpecial) {
-			t.Errorf("sign %#x: err = %v, want errNumericSpecial", sign, err)
+		var u *unstorableError
+		if _, _, err := decodeNumeric(numericBytes(0, sign, 0), 2); !errors.As(err, &u) {
+			t.Errorf("sign %#x: err = %v, want an unstorableError", sign, err)
 		}
 	}
 	if _, _, err := decodeNumeric(numericBytes(-1, numericPos, 4, 1), 2); err == nil {

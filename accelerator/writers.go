@@ -3,6 +3,7 @@ package accelerator
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -10,10 +11,12 @@ import (
 // writeFunc decodes a non-NULL field into row of column col of a chunk.
 type writeFunc func(ch duckdb.DataChunk, col, row int, b []byte) error
 
-// writerFor returns the decoder of a column's binary values.
-func writerFor(t colType) (writeFunc, error) {
+// writerFor returns the decoder of a column's binary values. With
+// asciiOnly, text with bytes beyond ASCII is unstorable (see
+// LoadOptions.ASCIIOnly).
+func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 	if t.elem != nil {
-		val, err := valueFor(*t.elem)
+		val, err := valueFor(*t.elem, asciiOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -72,15 +75,34 @@ func writerFor(t colType) (writeFunc, error) {
 			}
 			return duckdb.SetChunkValue(ch, col, row, bigv)
 		}, nil
-	case kindText, kindBytea:
+	case kindText:
+		if asciiOnly {
+			return scalar(validText), nil
+		}
+		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
+			return duckdb.SetChunkValue(ch, col, row, b)
+		}, nil
+	case kindBytea:
 		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
 			return duckdb.SetChunkValue(ch, col, row, b)
 		}, nil
 	case kindBpchar:
+		if asciiOnly {
+			return scalar(func(b []byte) ([]byte, error) { return validText(trimSpaces(b)) }), nil
+		}
 		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
 			return duckdb.SetChunkValue(ch, col, row, trimSpaces(b))
 		}, nil
 	case kindJSONB:
+		if asciiOnly {
+			return scalar(func(b []byte) ([]byte, error) {
+				j, err := decodeJSONB(b)
+				if err != nil {
+					return nil, err
+				}
+				return validText(j)
+			}), nil
+		}
 		return scalar(decodeJSONB), nil
 	case kindDate:
 		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
@@ -124,9 +146,37 @@ func scalar[T any](decode func([]byte) (T, error)) writeFunc {
 	}
 }
 
+// validText returns b when it is ASCII, else an unstorableError.
+func validText(b []byte) ([]byte, error) {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return nil, unstorable("text with bytes beyond ASCII in a SQL_ASCII database, where Postgres takes each byte for a character and DuckDB reads UTF-8")
+		}
+	}
+	return b, nil
+}
+
 // valueFor returns the decoder of an array element, as the Go value a LIST
 // child of the element's staged type takes.
-func valueFor(t colType) (func([]byte) (any, error), error) {
+func valueFor(t colType, asciiOnly bool) (func([]byte) (any, error), error) {
+	if asciiOnly {
+		switch t.kind {
+		case kindText, kindBpchar, kindJSONB:
+			plain, err := valueFor(t, false)
+			if err != nil {
+				return nil, err
+			}
+			return func(b []byte) (any, error) {
+				v, err := plain(b)
+				if s, ok := v.(string); ok && err == nil {
+					if _, err := validText([]byte(s)); err != nil {
+						return nil, err
+					}
+				}
+				return v, err
+			}, nil
+		}
+	}
 	box := func(f func([]byte) (any, error)) (func([]byte) (any, error), error) { return f, nil }
 	switch t.kind {
 	case kindBool:

@@ -164,6 +164,16 @@ type DatasetStatus struct {
 	Error         string           `json:"error_message,omitempty"`
 	Rows          *int64           `json:"rows,omitempty"`
 	RefreshStatus *RefreshProgress `json:"refresh_progress,omitempty"`
+	// ColumnsNotAccelerated are the columns the acceleration leaves out,
+	// with why: statements that read them go to the origin.
+	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
+}
+
+// ColumnNotAccelerated is a column left out of an acceleration.
+type ColumnNotAccelerated struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
 }
 
 // RefreshProgress is a running refresh's progress in DatasetStatus.
@@ -199,6 +209,11 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				rows := st.Rows
 				j.Rows = &rows
+				for _, c := range st.Columns {
+					if !c.Accelerated {
+						j.ColumnsNotAccelerated = append(j.ColumnsNotAccelerated, ColumnNotAccelerated{Name: c.Name, Type: c.TypeName, Reason: c.NotAccelerated})
+					}
+				}
 				if n, est, running := s.refresh.Progress(name); running {
 					j.RefreshStatus = &RefreshProgress{RowsLoaded: n}
 					if est >= 0 {

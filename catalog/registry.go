@@ -45,6 +45,11 @@ type ColumnInfo struct {
 	TypeMod     int32
 	TypeName    string // format_type() at the origin, e.g. "numeric(12,2)"
 	Accelerated bool
+	// NotAccelerated says why Accelerated is false: the column's type has
+	// no exact DuckDB type, or the last load met a value its DuckDB type
+	// cannot hold (e.g. "row 5 holds numeric NaN, which DECIMAL(12,2)
+	// cannot hold").
+	NotAccelerated string
 	// BinaryCollation is true when the column's values compare and sort
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.

@@ -127,6 +127,7 @@ const accelDatasets = `  - from: postgres:public.acc_types
   - from: postgres:public.acc_rls
   - from: postgres:public.acc_time24
   - from: postgres:public.acc_coll
+  - from: postgres:public.acc_special
 `
 
 // inline substitutes $n parameters by literals for the simple protocol.

@@ -67,7 +67,11 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	opts := accelerator.LoadOptions{PrimaryKey: ds.Acceleration.PrimaryKey}
+	opts := accelerator.LoadOptions{
+		PrimaryKey: ds.Acceleration.PrimaryKey,
+		// A SQL_ASCII database's text is bytes, not UTF-8 characters.
+		ASCIIOnly: conn.ParameterStatus("server_encoding") == "SQL_ASCII",
+	}
 	if w != nil {
 		opts.Progress = &w.rows
 	}

@@ -165,8 +165,8 @@ func TestFullRefresh_RoundTripIsLossless(t *testing.T) {
 	}
 	for _, c := range st.Columns {
 		_, bad := unsupported[c.Name]
-		// The data holds TIME 24:00:00: stored exactly, but the driver
-		// reads it back as 00:00:00, so the column is left to the origin.
+		// The data holds TIME 24:00:00, which the driver reads back as
+		// 00:00:00, so the column is left to the origin.
 		bad = bad || c.TypeName == "time without time zone"
 		if c.Accelerated == bad {
 			t.Errorf("column %s (%s): Accelerated = %v", c.Name, c.TypeName, c.Accelerated)
@@ -196,6 +196,9 @@ func TestFullRefresh_RoundTripIsLossless(t *testing.T) {
 			t.Fatalf("row %d: DuckDB has id %s, the origin %s", i, id, *want[i][0])
 		}
 		for j, c := range rtColumns {
+			if !columnAccelerated(st, c.name) {
+				continue // not served: its values need not be kept
+			}
 			w, g := want[i][j+1], got[i][j+1]
 			var gs *string
 			if g != nil {

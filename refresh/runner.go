@@ -671,12 +671,31 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		return err
 	}
 	t.setErr(nil)
+	prev, _ := r.reg.State(ds.Name)
+	logLeftOut(log, prev.Columns, out.columns)
 	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.fallbackFilter, true)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
 	t.markReady()
 	return nil
+}
+
+// logLeftOut logs the columns a load left out of the acceleration whose
+// reason is new since the previous load (prev): a type without an exact
+// DuckDB type, or a value the load met that the column's type cannot hold.
+func logLeftOut(log zerolog.Logger, prev, cols []catalog.ColumnInfo) {
+	before := make(map[string]string, len(prev))
+	for _, c := range prev {
+		before[c.Name] = c.NotAccelerated
+	}
+	for _, c := range cols {
+		if c.Accelerated || before[c.Name] == c.NotAccelerated {
+			continue
+		}
+		log.Warn().Str("column", c.Name).Str("type", c.TypeName).Str("why", c.NotAccelerated).
+			Msgf("column %s is not accelerated: %s; statements that read it go to the origin", c.Name, c.NotAccelerated)
+	}
 }
 
 // retain is a dataset's retention goroutine: with retention_check_enabled,

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/robfig/cron/v3"
 
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -118,6 +119,7 @@ const (
 	reasonSchema        = "schema"         // missing table, column or database
 	reasonSQL           = "sql"            // refresh_sql or a filter the origin rejects
 	reasonConfig        = "config"         // anything else the configuration must fix
+	reasonData          = "data"           // a value or column the acceleration cannot load
 	reasonCancelled     = "cancelled"      // superseded or shut down
 	reasonOther         = "other"          // anything else, retried
 )
@@ -156,6 +158,10 @@ func classify(err error) (reason string, transient bool) {
 		return reasonSchema, false
 	case errors.Is(err, errConfig):
 		return reasonConfig, false
+	case errors.Is(err, accelerator.ErrData):
+		// The same table fails the same way: not retried before the next
+		// scheduled or on-demand refresh.
+		return reasonData, false
 	case errors.Is(err, context.Canceled):
 		return reasonCancelled, true
 	case errors.Is(err, context.DeadlineExceeded):

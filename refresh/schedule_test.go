@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -111,6 +112,7 @@ func TestClassify_TransientAndConfigurationErrors(t *testing.T) {
 		{fmt.Errorf("x: %w", errTableNotFound), reasonSchema, false},
 		{fmt.Errorf("x: %w", errMissingColumn), reasonSchema, false},
 		{fmt.Errorf("x: %w", errConfig), reasonConfig, false},
+		{fmt.Errorf("load dataset d: %w", accelerator.ErrData), reasonData, false},
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, reasonConnection, true},
 		{fmt.Errorf("read: %w", syscall.ECONNRESET), reasonConnection, true},
 		{io.ErrUnexpectedEOF, reasonConnection, true},
