@@ -91,6 +91,13 @@ type DatasetState struct {
 	// FallbackFilter is the Postgres predicate a use_source fallback adds
 	// for the dataset (see Dataset.FallbackFilter); "" for none.
 	FallbackFilter string
+	// SubsetReady is true once SubsetFilter is known (built for the
+	// origin's columns and run there once): until then point reads are
+	// not sent to the origin.
+	SubsetReady bool
+	// SubsetFilter is the Postgres predicate of the origin rows the
+	// acceleration holds (see Dataset.SubsetFilter); "" for all of them.
+	SubsetFilter string
 }
 
 // Servable reports whether queries may be answered from the acceleration.

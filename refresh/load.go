@@ -23,9 +23,20 @@ type loadOutcome struct {
 	duration  time.Duration
 	completed time.Time
 	columns   []catalog.ColumnInfo
-	// fallbackFilter is the inverse of the retention policy for
-	// on_zero_results: use_source.
-	fallbackFilter string
+	filters   readFilters
+}
+
+// readFilters are the Postgres predicates through which the proxy reads a
+// dataset's origin table: the inverse of the retention policy for
+// on_zero_results: use_source (fallback), and the subset the acceleration
+// holds for point reads (subset; see catalog.Dataset.SubsetFilter). A
+// filter that is not ready is not used: use_source falls back to nothing,
+// point reads are accelerated.
+type readFilters struct {
+	fallback      string
+	fallbackReady bool
+	subset        string
+	subsetReady   bool
 }
 
 // loadDataset runs one refresh of ds in its refresh mode: it reads the
@@ -67,6 +78,10 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
+	subset, subsetReady, err := checkSubsetFilter(ctx, conn, ds, all)
+	if err != nil {
+		return loadOutcome{}, err
+	}
 	opts := accelerator.LoadOptions{
 		PrimaryKey: ds.Acceleration.PrimaryKey,
 		// A SQL_ASCII database's text is bytes, not UTF-8 characters.
@@ -104,7 +119,8 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	}
 	return loadOutcome{
 		rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed,
-		columns: st.Columns, fallbackFilter: fallback,
+		columns: st.Columns,
+		filters: readFilters{fallback: fallback, fallbackReady: true, subset: subset, subsetReady: subsetReady},
 	}, nil
 }
 
@@ -116,17 +132,11 @@ func checkFallbackFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 	if ds.Acceleration.OnZeroResults != catalog.ZeroResultsUseSource {
 		return "", nil
 	}
-	cols := make([]catalog.ColumnInfo, len(all))
-	for i, c := range all {
-		cols[i] = catalog.ColumnInfo{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, TypeName: c.TypeName}
-	}
-	filter, err := ds.FallbackFilter(cols)
-	if err == nil && filter != "" {
-		res := conn.ExecParams(ctx, "SELECT 1 FROM "+ds.QualifiedTable()+" WHERE "+filter+" LIMIT 0", nil, nil, nil, nil).Read()
-		err = res.Err
-		var pgErr *pgconn.PgError
-		if err != nil && !errors.As(err, &pgErr) {
-			return "", err // the connection, not the filter
+	filter, err := ds.FallbackFilter(originInfos(all))
+	if err == nil {
+		var connErr error
+		if err, connErr = tryFilter(ctx, conn, ds, filter); connErr != nil {
+			return "", connErr
 		}
 	}
 	if err != nil {
@@ -134,6 +144,48 @@ func checkFallbackFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 			ds.Name, err, errConfig)
 	}
 	return filter, nil
+}
+
+// checkSubsetFilter builds the filter of the rows the acceleration holds
+// (catalog.Dataset.SubsetFilter) and runs it at the origin once. ready is
+// false when it cannot be built or the origin refuses it: point reads are
+// then accelerated rather than sent to the origin. Only a failing
+// connection is an error.
+func checkSubsetFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, all []accelerator.ColumnSpec) (filter string, ready bool, err error) {
+	filter, ferr := ds.SubsetFilter(originInfos(all))
+	if ferr == nil {
+		if ferr, err = tryFilter(ctx, conn, ds, filter); err != nil {
+			return "", false, err
+		}
+	}
+	if ferr != nil {
+		return "", false, nil
+	}
+	return filter, true, nil
+}
+
+// tryFilter runs the predicate filter against the dataset's origin table
+// (nothing for ""): rejected is the origin's error, connErr a failure of
+// the connection itself.
+func tryFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, filter string) (rejected, connErr error) {
+	if filter == "" {
+		return nil, nil
+	}
+	res := conn.ExecParams(ctx, "SELECT 1 FROM "+ds.QualifiedTable()+" WHERE "+filter+" LIMIT 0", nil, nil, nil, nil).Read()
+	var pgErr *pgconn.PgError
+	if res.Err != nil && !errors.As(res.Err, &pgErr) {
+		return nil, res.Err
+	}
+	return res.Err, nil
+}
+
+// originInfos are the registry's view of the origin's columns.
+func originInfos(all []accelerator.ColumnSpec) []catalog.ColumnInfo {
+	cols := make([]catalog.ColumnInfo, len(all))
+	for i, c := range all {
+		cols[i] = catalog.ColumnInfo{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, TypeName: c.TypeName}
+	}
+	return cols
 }
 
 // watch lets the admin port follow a refresh: the rows read so far, the

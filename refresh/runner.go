@@ -609,8 +609,12 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	// The fallback filter from the stored columns; when they lack
 	// time_column, use_source waits for a refresh (queries go to the
 	// origin meanwhile).
-	filter, ferr := t.dataset().FallbackFilter(info.Columns)
-	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, filter, ferr == nil)
+	var f readFilters
+	var ferr, serr error
+	f.fallback, ferr = t.dataset().FallbackFilter(info.Columns)
+	f.subset, serr = t.dataset().SubsetFilter(info.Columns)
+	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
+	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f)
 	r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 		Msg("serving the stored acceleration")
 	t.markReady()
@@ -673,7 +677,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.setErr(nil)
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(log, prev.Columns, out.columns)
-	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.fallbackFilter, true)
+	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
@@ -770,7 +774,7 @@ func (r *Runner) retainOnce(ctx context.Context, t *task) error {
 
 // publishLoaded makes the dataset's new data visible: Ready, Loaded, its
 // last refresh, rows, columns and fallback filter, and a new generation.
-func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, filter string, filterReady bool) {
+func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, f readFilters) {
 	r.reg.Update(name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
 		st.Loaded = true
@@ -778,7 +782,8 @@ func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []c
 		st.Rows = rows
 		st.Columns = cols
 		st.Error = ""
-		st.FallbackReady, st.FallbackFilter = filterReady, filter
+		st.FallbackReady, st.FallbackFilter = f.fallbackReady, f.fallback
+		st.SubsetReady, st.SubsetFilter = f.subsetReady, f.subset
 		st.Generation++
 	})
 }

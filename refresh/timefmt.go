@@ -39,15 +39,7 @@ func timeFormatOf(col, configured string, all []accelerator.ColumnSpec) (timeFor
 // originAfter is the Postgres predicate "column col is after e", where e
 // is a timestamptz expression.
 func (f timeFormat) originAfter(col, e string) string {
-	switch f {
-	case catalog.TimeFormatUnixSeconds:
-		return col + " > extract(epoch from " + e + ")"
-	case catalog.TimeFormatUnixMillis:
-		return col + " > extract(epoch from " + e + ") * 1000"
-	case catalog.TimeFormatISO8601:
-		return col + "::timestamptz > " + e
-	}
-	return col + " > " + e
+	return catalog.TimeAfter(string(f), col, e)
 }
 
 // numeric reports whether the format's values are numbers.
