@@ -31,26 +31,42 @@ import (
 // use_source dataset's filter is not known yet (the statement then goes
 // to the origin).
 func (p *Planner) fallbackSQL(a *analysis, r resolution) (string, bool) {
-	filters := make([]string, len(r.datasets))
-	useSource, filtered := false, false
-	var key strings.Builder
-	for i, d := range r.datasets {
-		if d.ds.Acceleration.OnZeroResults != catalog.ZeroResultsUseSource {
-			continue
-		}
-		useSource = true
-		if !d.state.FallbackReady {
-			return "", false
-		}
-		filters[i] = d.state.FallbackFilter
-		filtered = filtered || filters[i] != ""
-		key.WriteString(d.ds.QualifiedTable())
-		key.WriteByte(0)
-		key.WriteString(filters[i])
-		key.WriteByte(0)
+	useSource := false
+	for _, d := range r.datasets {
+		useSource = useSource || d.ds.Acceleration.OnZeroResults == catalog.ZeroResultsUseSource
 	}
 	if !useSource {
 		return "", true
+	}
+	return p.readThrough(a, r, func(d usedDataset) (string, bool) {
+		if d.ds.Acceleration.OnZeroResults != catalog.ZeroResultsUseSource {
+			return "", true
+		}
+		return d.state.FallbackFilter, d.state.FallbackReady
+	})
+}
+
+// readThrough returns a's statement with every reference to a dataset
+// whose filter (filterOf: the Postgres predicate, and whether it is known)
+// is not "" read through it, as a subquery of the table with that WHERE
+// clause; the statement itself when no filter applies. ok is false when a
+// filter is not known or the statement cannot be rewritten. Rewrites are
+// cached with the analysis, by tables, filters and resolved schemas.
+func (p *Planner) readThrough(a *analysis, r resolution, filterOf func(usedDataset) (string, bool)) (string, bool) {
+	filters := make([]string, len(r.datasets))
+	filtered := false
+	var key strings.Builder
+	for i, d := range r.datasets {
+		f, known := filterOf(d)
+		if !known {
+			return "", false
+		}
+		filters[i] = f
+		filtered = filtered || f != ""
+		key.WriteString(d.ds.QualifiedTable())
+		key.WriteByte(0)
+		key.WriteString(f)
+		key.WriteByte(0)
 	}
 	if !filtered {
 		return a.sql, true

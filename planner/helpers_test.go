@@ -96,6 +96,7 @@ func testRegistry(t testing.TB) *catalog.Registry {
 			}
 			s.Loaded = true
 			s.Columns = c
+			s.SubsetReady = true // the whole table
 		}) {
 			t.Fatalf("no dataset %s", name)
 		}

@@ -108,6 +108,13 @@ type Decision struct {
 	// statement returns as the exact text of a Postgres numeric (an avg
 	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
 	NumericText []int
+	// OriginSQL is, for a point read sent to the origin (ReasonPointRead)
+	// of a dataset whose acceleration holds a subset of its table
+	// (refresh_sql's condition, a data window, retention), the statement
+	// the origin runs instead of the client's: the client's with the table
+	// read through catalog.Dataset.SubsetFilter, so that the origin answers
+	// what the acceleration would. "" when the client's statement runs.
+	OriginSQL string
 	// FallbackSQL is, for RouteAccelerate over a dataset with
 	// on_zero_results: use_source, the statement the origin runs when the
 	// acceleration's answer has no rows: the client's statement with each
@@ -285,16 +292,24 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		d.Reason = reason
 		return d
 	}
-	if p.pointOrigin && isPointRead(a, r) {
-		p.rememberPointRead(sql, a)
-		d.Reason = ReasonPointRead
-		d.Datasets = r.datasetNames() // for the metrics' dataset label
-		return d
-	}
 	r.scale = planScales(a, r)
 	if reason := p.checkColumns(a, r); reason != "" {
 		d.Reason = reason
 		return d
+	}
+	if p.pointOrigin && isPointRead(a, r) {
+		if origin, ok := p.pointReadSQL(a, r); ok {
+			if origin == a.sql {
+				p.rememberPointRead(sql, a)
+			} else {
+				d.OriginSQL = origin
+			}
+			d.Reason = ReasonPointRead
+			d.Datasets = r.datasetNames() // for the metrics' dataset label
+			return d
+		}
+		// The subset the acceleration holds is not known yet, or the
+		// statement cannot be read through it: the acceleration answers.
 	}
 	if p.priv != nil {
 		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // Point reads. A read of one table that pins its primary key, or the column
@@ -119,10 +121,16 @@ func isValue(n *pg_query.Node) bool {
 // isPointRead reports whether a reads the single dataset of r by its whole
 // primary key (every column of it pinned) or by the column of a one-column
 // unique index. (A dataset whose refresh_sql leaves a key column out makes
-// the rest of the key look whole: such reads go to the origin, which
-// answers them all the same.)
+// the rest of the key look whole: such reads go to the origin, through the
+// subset the acceleration holds, which answers them all the same.) A read
+// that names a column the acceleration does not hold (refresh_sql chose
+// the columns) is no point read: the acceleration cannot answer it, and it
+// goes to the origin as it is, like any other read of such a column.
 func isPointRead(a *analysis, r resolution) bool {
-	if len(a.pointCols) == 0 || len(r.datasets) != 1 {
+	if len(a.pointCols) == 0 || len(r.datasets) != 1 || len(a.rels) != 1 {
+		return false
+	}
+	if !namesOnlyColumns(a, r.datasets[0].state.Columns) {
 		return false
 	}
 	keyParts, pinned := 0, 0
@@ -139,6 +147,32 @@ func isPointRead(a *analysis, r resolution) bool {
 		}
 	}
 	return keyParts > 0 && pinned == keyParts
+}
+
+// namesOnlyColumns reports whether every name a's column references use is
+// a column of cols or names the read's one relation (its name, alias or
+// schema).
+func namesOnlyColumns(a *analysis, cols []catalog.ColumnInfo) bool {
+	rel := a.rels[0]
+	for name := range a.cols.names {
+		if name == rel.name || name == rel.alias || name == rel.schema {
+			continue
+		}
+		if !slices.ContainsFunc(cols, func(c catalog.ColumnInfo) bool { return c.Name == name }) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointReadSQL is the statement a point read runs at the origin: a's, with
+// the dataset read through the subset its acceleration holds. ok is false
+// while that subset is not known, or when the statement cannot be
+// rewritten.
+func (p *Planner) pointReadSQL(a *analysis, r resolution) (string, bool) {
+	return p.readThrough(a, r, func(d usedDataset) (string, bool) {
+		return d.state.SubsetFilter, d.state.SubsetReady
+	})
 }
 
 // Simple-protocol point reads carry their key as a literal, so each one is
@@ -171,6 +205,10 @@ func (p *Planner) quickPointRead(ctx context.Context, sql string, s *Session) (D
 	}
 	r, reason := p.resolve(ctx, a, s)
 	if reason != "" || !isPointRead(a, r) {
+		return Decision{}, false
+	}
+	if st := r.datasets[0].state; !st.SubsetReady || st.SubsetFilter != "" {
+		// Read through a subset: the rewrite needs this text's own parse.
 		return Decision{}, false
 	}
 	return Decision{Route: RouteOrigin, Reason: ReasonPointRead, Kind: KindSelect, Tables: r.tables, Datasets: r.datasetNames()}, true

@@ -91,6 +91,41 @@ func TestPlan_PointReadsByKey(t *testing.T) {
 	}
 }
 
+// TestPlan_PointReadsThroughTheSubset: a point read of a dataset whose
+// acceleration holds a subset of the table goes to the origin through that
+// subset (Decision.OriginSQL); while the subset is not known it is
+// accelerated; a read of a column the acceleration lacks is no point read.
+func TestPlan_PointReadsThroughTheSubset(t *testing.T) {
+	reg := testRegistry(t)
+	reg.Update("orders", func(s *catalog.DatasetState) {
+		s.Columns[0].KeyPart = 1
+		s.SubsetFilter = "(status <> 'cancelled')"
+	})
+	p := New(reg, newFakeResolver(), Options{PointReadsToOrigin: true})
+	ctx := context.Background()
+	for _, tc := range []struct{ sql, origin string }{
+		{"SELECT amount FROM orders WHERE id = 7",
+			`SELECT amount FROM (SELECT * FROM public.orders WHERE status <> 'cancelled') orders WHERE id = 7`},
+		{"SELECT o.amount FROM public.orders o WHERE o.id = $1",
+			`SELECT o.amount FROM (SELECT * FROM public.orders WHERE status <> 'cancelled') o WHERE o.id = $1`},
+	} {
+		for range 2 { // planned, then from the caches
+			d := p.Plan(ctx, tc.sql, defaultSession())
+			if d.Route != RouteOrigin || d.Reason != ReasonPointRead || d.OriginSQL != tc.origin {
+				t.Errorf("%s: %v %q, OriginSQL %q, want point_read with %q", tc.sql, d.Route, d.Reason, d.OriginSQL, tc.origin)
+			}
+		}
+	}
+	// A name that is no column of the acceleration.
+	if d := p.Plan(ctx, "SELECT amount, hidden FROM orders WHERE id = 7", defaultSession()); d.Reason == ReasonPointRead {
+		t.Errorf("a column the acceleration lacks: %+v", d)
+	}
+	reg.Update("orders", func(s *catalog.DatasetState) { s.SubsetReady = false })
+	if d := p.Plan(ctx, "SELECT amount FROM orders WHERE id = 8", defaultSession()); d.Route != RouteAccelerate {
+		t.Errorf("subset not known: %+v, want accelerated", d)
+	}
+}
+
 func TestLiteralShape(t *testing.T) {
 	for _, tc := range []struct{ sql, want string }{
 		{"SELECT a FROM t WHERE id = 42", "SELECT a FROM t WHERE id = ?"},

@@ -33,6 +33,11 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	start := time.Now()
 	d, s, ok := ss.decideLocal(m.String, true)
 	if !ok {
+		if d.OriginSQL != "" {
+			// A point read: the origin reads the table through the
+			// subset the acceleration holds.
+			m.String = d.OriginSQL
+		}
 		return false
 	}
 	key := ss.describeKey(m.String, d)
@@ -329,9 +334,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	start := time.Now()
 	d, s, ok := ss.decideLocal(p.stmt.sql, false)
-	if !ok {
+	if !ok && d.OriginSQL == "" {
 		return false
 	}
+	// ok is false for a point read that the origin answers through the
+	// subset the acceleration holds (d.OriginSQL): run under the proxy's
+	// own names with the portal's parameters, once their types are known.
 	// Parameter types: from Parse when all were given, else the origin's.
 	oids := p.stmt.paramOIDs
 	if len(p.params) > 0 && (len(oids) != len(p.params) || slices.Contains(oids, 0)) {
@@ -362,6 +370,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	if len(oids) < len(p.params) {
 		return false
+	}
+	if !ok {
+		if !ss.drain() {
+			return false // the origin skips the client's Execute
+		}
+		return ss.executeFallback(p, oids, d.OriginSQL, requestPointRead)
 	}
 	rows := ss.portalRows(p)
 	if rows == nil {
@@ -450,7 +464,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		if d.FallbackSQL == p.stmt.sql {
 			return false // the client's own statement, at the origin
 		}
-		return ss.executeFallback(p, oids, d.FallbackSQL)
+		return ss.executeFallback(p, oids, d.FallbackSQL, requestZeroResults)
 	}
 	p.active = r
 	return ss.continueLocal(p, m)
@@ -467,14 +481,15 @@ func (ss *session) zeroResults(d planner.Decision) {
 const fallbackName = "_pgaccel_zero_results"
 
 // executeFallback answers an Execute of portal p by running sql (the
-// statement with the inverse retention filters) at the origin with p's
-// parameters and formats, under names of the proxy's own so that the
-// client's statements and portals stay as they are. The rows are held in
-// memory until the origin is done (fallback results are usually point
-// lookups). An origin error is relayed, and the rest of the client's
-// stretch up to Sync is skipped, as the origin skips it.
-func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql string) bool {
-	msgs, err := ss.privateRequest(requestZeroResults,
+// statement with the inverse retention filters, or a point read through
+// the acceleration's subset) at the origin with p's parameters and formats,
+// under names of the proxy's own so that the client's statements and
+// portals stay as they are; kind labels the request in the metrics. The
+// rows are held in memory until the origin is done (fallback results are
+// usually point lookups). An origin error is relayed, and the rest of the
+// client's stretch up to Sync is skipped, as the origin skips it.
+func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind string) bool {
+	msgs, err := ss.privateRequest(kind,
 		// A failed earlier fallback may have left them behind (the origin
 		// skipped its Closes); closing what does not exist is no error.
 		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},

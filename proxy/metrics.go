@@ -99,6 +99,7 @@ const (
 	requestDescribeStatement = "describe_statement"
 	requestDescribePortal    = "describe_portal"
 	requestZeroResults       = "zero_results"
+	requestPointRead         = "point_read"
 )
 
 func (m *Metrics) request(kind string) {
