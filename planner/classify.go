@@ -87,6 +87,7 @@ type analysis struct {
 	sql         string
 	kind        Kind
 	reason      string // set when the statement goes to the origin whatever the session
+	detail      string // which rule set reason (why.go), for the debug log
 	writes      bool
 	setsSession bool
 	fingerprint uint64
@@ -234,7 +235,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {
 		// An avg that is not a whole output column would run in
 		// floating point in DuckDB.
-		z.flag(flagUnsupported)
+		z.flagWhy(flagUnsupported, "avg inside an expression (DuckDB averages numerics in floating point)")
 	}
 	z.finish()
 }

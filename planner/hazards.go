@@ -4,12 +4,12 @@ package planner
 // the rules under which DuckDB would compute or print a value differently
 // from Postgres without an error (see floatagg.go, textout.go,
 // collation.go, numericscale.go). It returns the reason the statement
-// must go to the origin, or "".
-func valueHazard(a *analysis, r resolution) string {
+// must go to the origin and which rule it is, or "".
+func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	merges, mergeCols, divides := a.mergesValues, a.mergeCols, a.divides
 	scaleOK := r.scale.ok
 	if a.roundUntracked || a.roundTracked && !scaleOK {
-		return ReasonNumericScale
+		return ReasonNumericScale, "round or trunc of a numeric whose display scale is not tracked"
 	}
 	if scaleOK {
 		// The merges and divisions of scale-tracked outputs are exact.
@@ -17,38 +17,39 @@ func valueHazard(a *analysis, r resolution) string {
 	}
 	switch {
 	case a.aggFloatCast:
-		return ReasonFloatAggregate
+		return ReasonFloatAggregate, "an aggregate of a value cast to a float type (the summation order changes the last digits)"
 	case merges && a.numericLiteral:
-		return ReasonNumericScale
+		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
 	case divides && a.numericLiteral:
-		return ReasonNumericDivision
+		return ReasonNumericDivision, "a division with a numeric literal (DuckDB divides decimals in floating point)"
 	}
 	for _, d := range r.datasets {
+		of := " of dataset " + d.ds.Name
 		for _, c := range d.state.Columns {
 			switch {
 			case c.TypeOID == oidFloat4 || c.TypeOID == oidFloat8:
 				if _, ok := a.aggCols[c.Name]; ok {
-					return ReasonFloatAggregate
+					return ReasonFloatAggregate, "an aggregate of the float column " + c.Name + of + " (the summation order changes the last digits)"
 				}
 			case c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray:
 				if _, merged := mergeCols[c.Name]; merged || merges {
-					return ReasonNumericScale
+					return ReasonNumericScale, "the numeric column " + c.Name + of + " merged with values whose display scale may differ"
 				}
 				if divides && c.TypeOID == oidNumeric {
-					return ReasonNumericDivision
+					return ReasonNumericDivision, "a division where the numeric column " + c.Name + of + " may be an operand (DuckDB divides decimals in floating point)"
 				}
 			}
 			if _, ok := a.concatCols[c.Name]; ok && !textTypeOIDs[c.TypeOID] {
-				return ReasonUnsupported
+				return ReasonUnsupported, "|| with the non-text column " + c.Name + of + " (Postgres formats it its own way)"
 			}
 			if a.ordering && !c.BinaryCollation && collatable(c.TypeOID) {
 				if _, ok := a.cols.names[c.Name]; ok || a.cols.star || a.cols.natural {
-					return ReasonCollation
+					return ReasonCollation, "ordering or comparing the column " + c.Name + of + ", whose collation is not bytewise"
 				}
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // Type OIDs the rules look at.

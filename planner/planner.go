@@ -90,9 +90,11 @@ type Decision struct {
 	Reason string
 	// SQL is, for RouteAccelerate, the statement rewritten for DuckDB.
 	SQL string
-	// Datasets are the datasets the statement reads (RouteAccelerate, and
-	// a point read sent to the origin), each once, in the order the parse
-	// tree holds them.
+	// Datasets are the datasets the statement reads, each once, in the
+	// order the parse tree holds them: for RouteAccelerate all of them,
+	// for RouteOrigin those found before the decision was made (every
+	// dataset a read of tables that resolve names, ready or not), for the
+	// metrics' labels.
 	Datasets []string
 	// Tables are the origin tables the statement reads, resolved as
 	// Postgres would, each once, for the caller's privilege check. For
@@ -108,6 +110,10 @@ type Decision struct {
 	// statement returns as the exact text of a Postgres numeric (an avg
 	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
 	NumericText []int
+	// Detail says, for RouteOrigin, which rule sent the statement there
+	// (the node or column that raised Reason; see why.go), for the debug
+	// log; never a metric label.
+	Detail string
 	// OriginSQL is, for a point read sent to the origin (ReasonPointRead)
 	// of a dataset whose acceleration holds a subset of its table
 	// (refresh_sql's condition, a data window, retention), the statement
@@ -275,26 +281,30 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		writes:         a.writes,
 	}
 	if a.reason != "" {
-		d.Reason = a.reason
+		d.Reason, d.Detail = a.reason, a.detail
+		if d.Detail == "" {
+			d.Detail = "a statement of kind " + a.kind.String()
+		}
 		return d
 	}
 	if s.TxWrote {
-		d.Reason = ReasonTxWrote
+		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
 		return d
 	}
 	if p.fallbacks.has(a.fingerprint) {
-		d.Reason = ReasonKnownFallback
+		d.Reason, d.Detail = ReasonKnownFallback, "DuckDB failed on a statement of this fingerprint before"
 		return d
 	}
 	r, reason := p.resolve(ctx, a, s)
 	d.Tables = r.tables
+	d.Datasets = r.touched // for the metrics' labels, whatever the route
 	if reason != "" {
-		d.Reason = reason
+		d.Reason, d.Detail = reason, r.detail
 		return d
 	}
 	r.scale = planScales(a, r)
-	if reason := p.checkColumns(a, r); reason != "" {
-		d.Reason = reason
+	if reason, detail := p.checkColumns(a, r); reason != "" {
+		d.Reason, d.Detail = reason, detail
 		return d
 	}
 	if p.pointOrigin && isPointRead(a, r) {
@@ -304,8 +314,7 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 			} else {
 				d.OriginSQL = origin
 			}
-			d.Reason = ReasonPointRead
-			d.Datasets = r.datasetNames() // for the metrics' dataset label
+			d.Reason, d.Detail = ReasonPointRead, "a read of dataset "+d.Datasets[0]+" by its key (runtime.point_reads: origin)"
 			return d
 		}
 		// The subset the acceleration holds is not known yet, or the
@@ -315,10 +324,10 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)
 		switch {
 		case err != nil:
-			d.Reason = ReasonPrivilege
+			d.Reason, d.Detail = ReasonPrivilege, "the privilege check at the origin failed: "+err.Error()
 			return d
 		case !ok:
-			d.Reason = why
+			d.Reason, d.Detail = why, "the role "+s.User+" may not read a table of the statement, or it has row level security"
 			if why == "" {
 				d.Reason = ReasonPrivilege
 			}
@@ -327,12 +336,12 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	}
 	fallback, ok := p.fallbackSQL(a, r)
 	if !ok {
-		d.Reason = ReasonFallbackFilter
+		d.Reason, d.Detail = ReasonFallbackFilter, "on_zero_results: use_source, and the origin statement reading through the inverse of the retention policy cannot be built (yet)"
 		return d
 	}
 	out, err := p.rewrite(a, r, tree)
 	if err != nil {
-		d.Reason = ReasonUnsupported
+		d.Reason, d.Detail = ReasonUnsupported, "the rewrite for DuckDB failed: "+err.Error()
 		return d
 	}
 	d.FallbackSQL = fallback

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -68,6 +69,7 @@ var flagReasons = []struct {
 type analyzer struct {
 	a         *analysis
 	flags     uint8
+	details   flagDetails                 // what first raised each flag (why.go)
 	avgCalls  int                         // avg(...) calls anywhere in the statement
 	rangeVar  int                         // RangeVars seen
 	colRef    int                         // ColumnRefs seen
@@ -90,7 +92,21 @@ func newAnalyzer(a *analysis) *analyzer {
 
 func (z *analyzer) flag(f uint8) { z.flags |= f }
 
+// flagWhy raises f with its detail (for flags raised outside the walk).
+func (z *analyzer) flagWhy(f uint8, why string) {
+	z.details.note(z.flags, z.flags|f, why)
+	z.flags |= f
+}
+
 func (z *analyzer) enter(m proto.Message, w *walker) {
+	before := z.flags
+	z.enterNode(m, w)
+	if z.flags != before {
+		z.details.note(before, z.flags, describeNode(m))
+	}
+}
+
+func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	z.noteOrdering(m)
 	z.noteMerging(m)
 	switch n := m.(type) {
@@ -280,7 +296,7 @@ func (z *analyzer) columnRef(c *pg_query.ColumnRef, ordinal int) {
 func (z *analyzer) finish() {
 	for _, f := range flagReasons {
 		if z.flags&f.flag != 0 {
-			z.a.reason = f.reason
+			z.a.reason, z.a.detail = f.reason, z.details.of(f.flag)
 			break
 		}
 	}
@@ -325,7 +341,12 @@ type resolution struct {
 	datasets []usedDataset
 	relDS    []int // index in datasets of each analysis.rels entry
 	tables   []TableID
-	scale    scalePlan // set by Plan once resolved
+	// touched names every dataset the read touches, ready or not, in the
+	// order of the relations.
+	touched []string
+	// detail says which relation made resolve return its reason.
+	detail string
+	scale  scalePlan // set by Plan once resolved
 }
 
 type usedDataset struct {
@@ -343,15 +364,20 @@ func (r *resolution) datasetNames() []string {
 
 // resolve finds every relation of a read as Postgres would for session s,
 // and its dataset. It returns a reason when the read must go to the origin.
+// A relation that is no dataset, or a dataset that is not ready, does not
+// end the resolution: the rest are resolved too, so that r.touched names
+// every dataset the read touches (the metrics' labels).
 func (p *Planner) resolve(ctx context.Context, a *analysis, s *Session) (resolution, string) {
 	r := resolution{
 		schemas: make([]string, len(a.rels)),
 		relDS:   make([]int, len(a.rels)),
 	}
+	pending := "" // ReasonNotAccelerated or ReasonNotReady, once found
 	for i, rel := range a.rels {
 		schema := rel.schema
 		if schema == "" {
 			if s.TempTables[rel.name] {
+				r.detail = "the session's temporary table " + rel.name
 				return r, ReasonTempTable // pg_temp is searched before everything
 			}
 			// A self-join asks once.
@@ -361,19 +387,24 @@ func (p *Planner) resolve(ctx context.Context, a *analysis, s *Session) (resolut
 				sch, inCatalog, found, err := p.res.Relation(ctx, s.SearchPath, rel.name)
 				switch {
 				case err != nil:
+					r.detail = "resolving " + rel.name + " at the origin failed: " + err.Error()
 					return r, ReasonResolveError
 				case inCatalog:
+					r.detail = rel.name + " names a pg_catalog relation"
 					return r, ReasonCatalog
 				case !found:
+					r.detail = "no relation " + rel.name + " on the search path"
 					return r, ReasonUnresolved
 				}
 				schema = sch
 			}
 		}
 		if isCatalogSchema(schema) {
+			r.detail = "the catalog relation " + schema + "." + rel.name
 			return r, ReasonCatalog
 		}
 		if isTempSchema(schema) {
+			r.detail = "the temporary relation " + rel.name
 			return r, ReasonTempTable
 		}
 		r.schemas[i] = schema
@@ -382,18 +413,25 @@ func (p *Planner) resolve(ctx context.Context, a *analysis, s *Session) (resolut
 		if k < 0 {
 			r.tables = append(r.tables, id)
 			ds, st, ok := p.reg.ByTable(schema, rel.name)
-			if !ok {
-				return r, ReasonNotAccelerated
+			if ok && !slices.Contains(r.touched, ds.Name) {
+				r.touched = append(r.touched, ds.Name)
 			}
-			if !st.Servable() {
-				return r, ReasonNotReady
+			switch {
+			case pending != "":
+				continue
+			case !ok:
+				pending, r.detail = ReasonNotAccelerated, "relation "+id.String()+" is not a dataset"
+				continue
+			case !st.Servable():
+				pending, r.detail = ReasonNotReady, "dataset "+ds.Name+" has no acceleration to serve yet (status "+st.Status.Display()+")"
+				continue
 			}
 			r.datasets = append(r.datasets, usedDataset{ds: ds, state: st})
 			k = len(r.datasets) - 1
 		}
 		r.relDS[i] = k
 	}
-	return r, ""
+	return r, pending
 }
 
 // tableIndex returns the position of id in r.tables, which equals its
@@ -417,22 +455,22 @@ func sameUnqualified(rels []relRef, name string) int {
 	return -1
 }
 
-// checkColumns returns a reason when the read needs a column the
-// acceleration does not hold, or a form of column reference the rewrite
-// cannot keep exact.
-func (p *Planner) checkColumns(a *analysis, r resolution) string {
-	if reason := valueHazard(a, r); reason != "" {
-		return reason
+// checkColumns returns a reason, and which rule it is, when the read needs
+// a column the acceleration does not hold, or a form of column reference
+// the rewrite cannot keep exact.
+func (p *Planner) checkColumns(a *analysis, r resolution) (reason, detail string) {
+	if reason, detail := valueHazard(a, r); reason != "" {
+		return reason, detail
 	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {
 			// SELECT t FROM t: a whole-row value, a record at the origin.
-			return ReasonUnsupported
+			return ReasonUnsupported, "the whole-row reference " + name
 		}
 	}
 	for _, q := range a.qualified {
 		if qualifiedTarget(a, r, q) < 0 {
-			return ReasonUnsupported
+			return ReasonUnsupported, "the column reference " + q.schema + "." + q.rel + ".* of a relation read under an alias"
 		}
 	}
 	for i, d := range r.datasets {
@@ -444,7 +482,7 @@ func (p *Planner) checkColumns(a *analysis, r resolution) string {
 			}
 			hidden = true
 			if _, ok := a.cols.names[c.Name]; ok {
-				return ReasonColumnNotAccelerated
+				return ReasonColumnNotAccelerated, "column " + c.Name + " of dataset " + d.ds.Name + " is not accelerated: " + c.NotAccelerated
 			}
 		}
 		if !hidden && !subset {
@@ -453,15 +491,15 @@ func (p *Planner) checkColumns(a *analysis, r resolution) string {
 		// The DuckDB table lacks columns the origin table has: anything
 		// that expands to all columns would differ.
 		if a.cols.star || a.cols.natural {
-			return ReasonColumnNotAccelerated
+			return ReasonColumnNotAccelerated, "* or NATURAL JOIN over dataset " + d.ds.Name + ", whose acceleration lacks some of the table's columns"
 		}
 		for j, rel := range a.rels {
 			if r.relDS[j] == i && rel.colAliases {
-				return ReasonColumnNotAccelerated
+				return ReasonColumnNotAccelerated, "column aliases of dataset " + d.ds.Name + ", whose acceleration lacks some of the table's columns"
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func anyDatasetHasColumn(r resolution, name string) bool {
