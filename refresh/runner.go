@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,13 @@ type Options struct {
 	Metrics *Metrics
 	// Rand returns a uniform random number in [0, n); tests fix it.
 	Rand func(n int64) int64
+	// ProgressEvery is how often a running refresh logs its progress
+	// (DefaultProgressEvery when 0).
+	ProgressEvery time.Duration
 }
+
+// DefaultProgressEvery is how often a running refresh logs its progress.
+const DefaultProgressEvery = 10 * time.Second
 
 // Runner keeps every enabled dataset's acceleration loaded: one task per
 // dataset attaches its acceleration, loads it, and refreshes it on its
@@ -51,6 +58,8 @@ type Runner struct {
 	rnd     func(int64) int64
 	metrics *Metrics
 	sem     chan struct{} // one slot per refresh allowed to run
+	// progressEvery: see Options.ProgressEvery.
+	progressEvery time.Duration
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
@@ -106,6 +115,9 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 	if opts.Rand == nil {
 		opts.Rand = defaultRand
 	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = DefaultProgressEvery
+	}
 	r := &Runner{
 		cfg:     cfg,
 		reg:     reg,
@@ -117,6 +129,8 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 		metrics: opts.Metrics,
 		sem:     make(chan struct{}, opts.Concurrency),
 		tasks:   make(map[string]*task),
+
+		progressEvery: opts.ProgressEvery,
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{
@@ -646,7 +660,9 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	w.estimate.Store(-1)
 	t.watch.Store(w)
 	defer t.watch.Store(nil)
+	stopProgress := r.logProgress(log, w)
 	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now(), w)
+	stopProgress()
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			err = fmt.Errorf("%w (%w)", err, cause)
@@ -683,6 +699,43 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		Dur("duration", out.duration).Msg("refresh done")
 	t.markReady()
 	return nil
+}
+
+// logProgress logs a running refresh's progress every progressEvery (in
+// real time: progress is about the wall clock, not the schedule): rows so
+// far, rows per second, and against the origin's estimate of the table's
+// rows (pg_class.reltuples), the share done and the time left. The
+// returned function stops it.
+func (r *Runner) logProgress(log zerolog.Logger, w *watch) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(r.progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			rows, elapsed := w.rows.Load(), time.Since(start)
+			rate := float64(rows) / elapsed.Seconds()
+			ev := log.Info().Int64("rows", rows).Float64("rows_per_second", math.Round(rate)).Dur("elapsed", elapsed)
+			if est := w.estimate.Load(); est > 0 {
+				ev = ev.Int64("rows_estimated", est)
+				if rows < est && rate > 0 {
+					ev = ev.Int("percent", int(100*rows/est)).Dur("remaining", time.Duration(float64(est-rows)/rate*float64(time.Second)).Round(time.Second))
+				}
+			}
+			ev.Msg("refresh in progress")
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // logLeftOut logs the columns a load left out of the acceleration whose

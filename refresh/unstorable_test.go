@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
 )
@@ -101,4 +102,29 @@ func notAccelerated(st catalog.DatasetState, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestRefresh_ProgressIsLogged: a running refresh logs rows, rate and,
+// against the origin's estimate, the share done and the time left.
+func TestRefresh_ProgressIsLogged(t *testing.T) {
+	cfg := parseConfig(t, "", t.TempDir(), dataset("nan_r", "memory", ""))
+	h := newHarness(t, cfg, Options{ProgressEvery: time.Millisecond})
+	w := &watch{}
+	w.rows.Store(250)
+	w.estimate.Store(1000)
+	stop := h.run.logProgress(h.run.log, w)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.logs.matching("refresh in progress")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	lines := h.logs.matching("refresh in progress", `"rows":250`, `"rows_estimated":1000`, `"percent":25`, `"remaining"`, `"rows_per_second"`)
+	if len(lines) == 0 {
+		t.Fatalf("no progress line with rows, estimate, percent and time left: %v", h.logs.matching("progress"))
+	}
+	n := len(h.logs.matching("refresh in progress"))
+	time.Sleep(10 * time.Millisecond)
+	if m := len(h.logs.matching("refresh in progress")); m != n {
+		t.Errorf("progress logged after stop: %d lines, then %d", n, m)
+	}
 }
