@@ -92,9 +92,9 @@ func appDSN(a *app.App, user, password string) string {
 	return "postgres://" + user + ":" + password + "@" + a.Addr() + "/" + origin.Database + "?sslmode=disable"
 }
 
-// routeCounts sums pgaccel_queries_total by route.
+// routeCounts sums pgaccel_statements_total by route.
 func routeCounts(t testing.TB, a *app.App) map[string]float64 {
-	return metricSums(t, a.Metrics, "pgaccel_queries_total", "route")
+	return metricSums(t, a.Metrics, "pgaccel_statements_total", "route")
 }
 
 // metricSums sums the counter name by the values of one of its labels.

@@ -285,6 +285,12 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		if d.Detail == "" {
 			d.Detail = "a statement of kind " + a.kind.String()
 		}
+		if a.kind == KindSelect && !a.writes && len(a.rels) > 0 {
+			// A read the acceleration cannot answer: which datasets it
+			// reads, for the metrics (the resolver caches its answers).
+			r, _ := p.resolve(ctx, a, s)
+			d.Datasets, d.Tables = r.touched, r.tables
+		}
 		return d
 	}
 	if s.TxWrote {

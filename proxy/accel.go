@@ -173,7 +173,8 @@ type localResult struct {
 	sent    int64
 	cancel  context.CancelFunc
 	started time.Time
-	dataset string
+	// datasets the statement reads, for the metrics.
+	datasets []string
 	// fingerprint of the statement, for the fallback memory.
 	fingerprint uint64
 	// textNumeric marks columns whose values are numeric text.
@@ -514,11 +515,7 @@ func (ss *session) startLocal(d planner.Decision, describe func() (*pgproto3.Row
 		cancel()
 		return nil, err
 	}
-	ds := ""
-	if len(d.Datasets) > 0 {
-		ds = d.Datasets[0]
-	}
-	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), dataset: ds, textNumeric: textNumeric}, nil
+	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses

@@ -103,7 +103,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return true
 	}
 	// Count before the client can see the answer (and ask the metrics).
-	ss.srv.metrics.count(routeAccelerated, r.dataset, "")
+	ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 	ss.srv.metrics.observe(routeAccelerated, start)
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
@@ -115,9 +115,10 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 // bind or run it, or its result cannot be encoded exactly): it goes to the
 // origin now and straight there next time.
 func (ss *session) fallback(d planner.Decision, err error) {
-	ss.log.Debug().Err(err).Str("dataset", firstDataset(d)).Msg("acceleration cannot answer; falling back to the origin")
+	ss.log.Debug().Err(err).Strs("datasets", d.Datasets).Msg("acceleration cannot answer; falling back to the origin")
 	ss.accel.Planner.RememberFallback(d.Fingerprint)
-	ss.srv.metrics.count(routeFallback, firstDataset(d), "engine")
+	ss.srv.metrics.count(routeFallback, d.Datasets, "engine")
+	ss.timeRoute = routeFallback
 }
 
 // localFailedLate reports a failure after rows were sent: too late to move
@@ -132,16 +133,10 @@ func (ss *session) localFailedLate(err error) {
 
 func (ss *session) countOrigin(d planner.Decision) {
 	if e := ss.log.Debug(); e.Enabled() {
-		e.Str("reason", d.Reason).Str("kind", d.Kind.String()).Msg("statement goes to the origin")
+		e.Str("reason", d.Reason).Str("rule", d.Detail).Strs("datasets", d.Datasets).Str("kind", d.Kind.String()).
+			Msg("statement goes to the origin")
 	}
-	ss.srv.metrics.count(routeOrigin, firstDataset(d), d.Reason)
-}
-
-func firstDataset(d planner.Decision) string {
-	if len(d.Datasets) > 0 {
-		return d.Datasets[0]
-	}
-	return ""
+	ss.srv.metrics.count(routeOrigin, d.Datasets, d.Reason)
 }
 
 // onParse records a statement the client prepares; it always goes to the
@@ -375,7 +370,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		if !ss.drain() {
 			return false // the origin skips the client's Execute
 		}
-		return ss.executeFallback(p, oids, d.OriginSQL, requestPointRead)
+		return ss.executeFallback(p, oids, d.OriginSQL, requestPointRead, routeOrigin, start)
 	}
 	rows := ss.portalRows(p)
 	if rows == nil {
@@ -411,12 +406,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		val, err := encode.DecodeParam(oids[i], formatAt(p.paramFormats, i), v, s)
 		if err != nil {
-			ss.srv.metrics.count(routeOrigin, firstDataset(d), "parameter_type")
+			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
 			return false
 		}
 		arg, ph, err := encode.BindArg(oids[i], val)
 		if err != nil {
-			ss.srv.metrics.count(routeOrigin, firstDataset(d), "parameter_type")
+			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
 			return false
 		}
 		args[i] = arg
@@ -464,7 +459,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		if d.FallbackSQL == p.stmt.sql {
 			return false // the client's own statement, at the origin
 		}
-		return ss.executeFallback(p, oids, d.FallbackSQL, requestZeroResults)
+		return ss.executeFallback(p, oids, d.FallbackSQL, requestZeroResults, routeFallback, start)
 	}
 	p.active = r
 	return ss.continueLocal(p, m)
@@ -472,8 +467,9 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 
 // zeroResults counts a use_source fallback.
 func (ss *session) zeroResults(d planner.Decision) {
-	ss.log.Debug().Str("dataset", firstDataset(d)).Msg("accelerated answer is empty; on_zero_results: use_source asks the origin")
-	ss.srv.metrics.count(routeFallback, firstDataset(d), "zero_results")
+	ss.log.Debug().Strs("datasets", d.Datasets).Msg("accelerated answer is empty; on_zero_results: use_source asks the origin")
+	ss.srv.metrics.count(routeFallback, d.Datasets, "zero_results")
+	ss.timeRoute = routeFallback
 }
 
 // fallbackName names the statement and portal of a use_source fallback in
@@ -484,11 +480,12 @@ const fallbackName = "_pgaccel_zero_results"
 // statement with the inverse retention filters, or a point read through
 // the acceleration's subset) at the origin with p's parameters and formats,
 // under names of the proxy's own so that the client's statements and
-// portals stay as they are; kind labels the request in the metrics. The
+// portals stay as they are; kind labels the request in the metrics, and
+// its time from start counts under route. The
 // rows are held in memory until the origin is done (fallback results are
 // usually point lookups). An origin error is relayed, and the rest of the
 // client's stretch up to Sync is skipped, as the origin skips it.
-func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind string) bool {
+func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, route string, start time.Time) bool {
 	msgs, err := ss.privateRequest(kind,
 		// A failed earlier fallback may have left them behind (the origin
 		// skipped its Closes); closing what does not exist is no error.
@@ -520,6 +517,7 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind strin
 			}
 		}
 	}
+	ss.srv.metrics.observe(route, start)
 	if err := ss.finish(); err != nil {
 		ss.close()
 	}
@@ -540,7 +538,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 		ss.outBuf = ss.outBuf[:0]
 		r.close()
 		p.active = nil
-		ss.countOrigin(planner.Decision{Datasets: []string{r.dataset}, Reason: "transaction_failed"})
+		ss.countOrigin(planner.Decision{Datasets: r.datasets, Reason: "transaction_failed", Detail: "an earlier message of the stretch failed at the origin"})
 		return false
 	}
 	if err != nil && ss.canceledByClient() {
@@ -560,7 +558,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 			ss.outBuf = ss.outBuf[:0]
 			r.close()
 			p.active = nil
-			ss.fallback(planner.Decision{Datasets: []string{r.dataset}, Fingerprint: r.fingerprint}, err)
+			ss.fallback(planner.Decision{Datasets: r.datasets, Fingerprint: r.fingerprint}, err)
 			return false
 		}
 		r.close()
@@ -576,7 +574,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	if done {
 		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
 		tail = selectTag(n)
-		ss.srv.metrics.count(routeAccelerated, r.dataset, "")
+		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 		ss.srv.metrics.observe(routeAccelerated, r.started)
 		r.close()
 		p.active = nil
@@ -641,7 +639,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		return d, nil, false
 	}
 	if s = ss.settings(); s == nil {
-		ss.srv.metrics.count(routeOrigin, firstDataset(d), "session_setting")
+		ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "session_setting", Detail: "a session setting the encoder cannot honour exactly (DateStyle, IntervalStyle, client_encoding, ...)", Kind: d.Kind})
 		return d, nil, false
 	}
 	return d, s, true

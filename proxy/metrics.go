@@ -17,30 +17,42 @@ const (
 // Metrics are the proxy's Prometheus collectors. Labels are bounded: route,
 // dataset (from the config) and reason (a fixed set of planner labels).
 type Metrics struct {
-	queries  *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	sessions prometheus.Gauge
-	origin   prometheus.Counter
-	requests *prometheus.CounterVec
-	loops    *prometheus.CounterVec
+	queries    *prometheus.CounterVec
+	statements *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	sessions   prometheus.Gauge
+	origin     prometheus.Counter
+	requests   *prometheus.CounterVec
+	loops      *prometheus.CounterVec
 
-	// counters caches queries' children: every statement is counted,
-	// and WithLabelValues hashes and locks each time.
+	// counters caches the counters' children: every statement is
+	// counted, and WithLabelValues hashes and locks each time.
 	counters sync.Map // queryLabels -> prometheus.Counter
+	// durations caches duration's children, by route.
+	durations sync.Map // string -> prometheus.Observer
 }
 
-type queryLabels struct{ route, dataset, reason string }
+// queryLabels keys a child of queries, or of statements when statement is
+// set (dataset is then "").
+type queryLabels struct {
+	route, dataset, reason string
+	statement              bool
+}
 
 // NewMetrics registers the proxy's collectors on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_queries_total",
-			Help: "Statements executed, by route (accelerated, origin, fallback), dataset and reason for not accelerating.",
+			Help: "Statements executed, by route (accelerated, origin, fallback), dataset read and reason for not accelerating: a statement counts once for each dataset it reads (a join of two datasets in both series), once with dataset=\"\" when it reads none. pgaccel_statements_total counts each statement once.",
 		}, []string{"route", "dataset", "reason"}),
+		statements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_statements_total",
+			Help: "Statements executed, by route (accelerated, origin, fallback) and reason for not accelerating, each once whatever it reads. Statements of sessions without datasets configured are relayed without being counted.",
+		}, []string{"route", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pgaccel_query_duration_seconds",
-			Help:    "Time from a statement's arrival to its last result row, by route (accelerated and fallback; origin statements are relayed and not timed).",
+			Help:    "Time from a statement's arrival (a Query, or an Execute) to its last result (the origin's ReadyForQuery of a Query, or an Execute's completion), by route: accelerated, origin (relayed) and fallback.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"route"}),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -61,7 +73,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"event"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.duration, m.sessions, m.origin, m.requests, m.loops)
+		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops)
 	}
 	return m
 }
@@ -80,16 +92,35 @@ func (m *Metrics) loopEvent(event string) {
 	m.loops.WithLabelValues(event).Inc()
 }
 
-func (m *Metrics) count(route, dataset, reason string) {
+// count counts one statement that reads datasets (none: nil) and took
+// route, for reason: once in pgaccel_statements_total, once per dataset
+// in pgaccel_queries_total.
+func (m *Metrics) count(route string, datasets []string, reason string) {
 	if m == nil {
 		return
 	}
-	key := queryLabels{route, dataset, reason}
+	m.counter(queryLabels{route: route, reason: reason, statement: true}).Inc()
+	if len(datasets) == 0 {
+		m.counter(queryLabels{route: route, reason: reason}).Inc()
+		return
+	}
+	for _, ds := range datasets {
+		m.counter(queryLabels{route: route, dataset: ds, reason: reason}).Inc()
+	}
+}
+
+func (m *Metrics) counter(key queryLabels) prometheus.Counter {
 	c, ok := m.counters.Load(key)
 	if !ok {
-		c, _ = m.counters.LoadOrStore(key, m.queries.WithLabelValues(route, dataset, reason))
+		var child prometheus.Counter
+		if key.statement {
+			child = m.statements.WithLabelValues(key.route, key.reason)
+		} else {
+			child = m.queries.WithLabelValues(key.route, key.dataset, key.reason)
+		}
+		c, _ = m.counters.LoadOrStore(key, child)
 	}
-	c.(prometheus.Counter).Inc()
+	return c.(prometheus.Counter)
 }
 
 // Kinds of the proxy's own requests to the origin.
@@ -112,7 +143,11 @@ func (m *Metrics) observe(route string, since time.Time) {
 	if m == nil {
 		return
 	}
-	m.duration.WithLabelValues(route).Observe(time.Since(since).Seconds())
+	o, ok := m.durations.Load(route)
+	if !ok {
+		o, _ = m.durations.LoadOrStore(route, m.duration.WithLabelValues(route))
+	}
+	o.(prometheus.Observer).Observe(time.Since(since).Seconds())
 }
 
 func (m *Metrics) originFailed() {

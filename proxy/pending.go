@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -58,6 +59,10 @@ type pendingItem struct {
 	swallow bool
 	// seq is the item's position (pendingQueue.next).
 	seq uint64
+	// started, when set, is when the client's Query or Execute arrived:
+	// its completion is timed under route (pgaccel_query_duration_seconds).
+	started time.Time
+	route   string
 }
 
 // pendingQueue tracks, in order, the responses the origin still owes. It
@@ -87,6 +92,9 @@ type pendingQueue struct {
 	// next is the position of the next message queued or answered
 	// locally; every pending item and local answer takes one, in order.
 	next uint64
+	// observe, when set, receives the route and start of every timed item
+	// the origin answers (pendingItem.started).
+	observe func(route string, started time.Time)
 }
 
 func newPendingQueue() *pendingQueue {
@@ -161,10 +169,18 @@ func (q *pendingQueue) settle(done, failed bool) (idle, local bool) {
 	case failed:
 		q.failedLocked()
 	case done:
+		q.timeHead()
 		q.popLocked()
 		q.changed.Broadcast()
 	}
 	return len(q.items) == 0, len(q.items) > 0 && q.items[0].kind == pkLocal
+}
+
+// timeHead reports the head item's time to observe when it is timed.
+func (q *pendingQueue) timeHead() {
+	if len(q.items) > 0 && q.observe != nil && !q.items[0].started.IsZero() {
+		q.observe(q.items[0].route, q.items[0].started)
+	}
 }
 
 func (q *pendingQueue) popLocked() {
@@ -198,6 +214,7 @@ func (q *pendingQueue) failedLocked() {
 	if len(q.items) > 0 {
 		r.from = q.items[0].seq
 	}
+	q.timeHead() // the failed statement; those skipped after it never ran
 	q.popLocked()
 	for len(q.items) > 0 && q.items[0].kind != pkSync {
 		q.popLocked()

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -71,6 +72,11 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	}
 	// Only sessions with an acceleration come here (the others are
 	// relayed pass-through): every message passes the routing hook.
+	switch msg.(type) {
+	case *pgproto3.Query, *pgproto3.Execute:
+		// Timed to their completion when they go to the origin (forward).
+		ss.arrived, ss.timeRoute = time.Now(), routeOrigin
+	}
 	handled, capture := ss.accelerate(msg)
 	if handled {
 		ss.seal(ss.answerSeq)
@@ -96,7 +102,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	stretch := true
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote})
+		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: ss.arrived, route: ss.timeRoute})
 		ss.segmentWrote = false
 		stretch = false
 		flush = true
@@ -123,7 +129,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 		}
 		ss.pending.push(pendingItem{kind: kind, capture: capture})
 	case *pgproto3.Execute:
-		ss.pending.push(pendingItem{kind: pkExecute})
+		ss.pending.push(pendingItem{kind: pkExecute, started: ss.arrived, route: ss.timeRoute})
 	case *pgproto3.Close:
 		ss.pending.push(pendingItem{kind: pkClose})
 	case *pgproto3.Flush:

@@ -142,8 +142,13 @@ type session struct {
 	// dropped if one of them fails (writeOrdered).
 	answerCheck bool
 	answerSince uint64
-	answerBuf   []byte
-	descMu      sync.Mutex // guards the descriptions in stmts and portals
+	// arrived is when the client's current Query or Execute arrived, and
+	// timeRoute the route its time counts under if the origin answers it
+	// (origin; fallback when the acceleration handed it over).
+	arrived   time.Time
+	timeRoute string
+	answerBuf []byte
+	descMu    sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
 	// portal the client no longer has (closeStaleUnnamed).
 	staleStmt   bool
@@ -191,6 +196,8 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 	if ss.accel == nil {
 		ss.pass = &passState{}
 		ss.clientW = cs.w
+	} else if s.metrics != nil {
+		ss.pending.observe = s.metrics.observe
 	}
 	ss.state.User = startup.Parameters["user"]
 	ss.state.Database = startup.Parameters["database"]
