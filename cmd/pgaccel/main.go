@@ -10,9 +10,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
-	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -93,21 +90,4 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return version
-}
-
-// newLogger builds the one logger passed down to every component.
-func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("invalid -log-level %q: use debug, info, warn or error", level)
-	}
-	switch format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
-	default:
-		return zerolog.Nop(), fmt.Errorf("invalid -log-format %q: use console or json", format)
-	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

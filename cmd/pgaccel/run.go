@@ -17,7 +17,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	format := fs.String("log-format", "console", "log format: console or json")
+	format := fs.String("log-format", logConsole, logFormatHelp)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
