@@ -21,8 +21,8 @@ Usage:
   pgaccel run -c pgaccel.yaml        serve clients until SIGINT or SIGTERM
   pgaccel validate -c pgaccel.yaml   check a config and print every problem
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
-  pgaccel refresh DATASET            start a refresh of DATASET in a running pgaccel
-  pgaccel demo [-listen ADDR]        start a throwaway origin with sample data and pgaccel in front of it
+  pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
+  pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
   pgaccel version                    print the version
 
 Run 'pgaccel COMMAND -h' for a command's flags.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/pgaccel/pgaccel/app"
@@ -18,8 +19,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", logConsole, logFormatHelp)
-	if err := fs.Parse(args); err != nil {
+	if extra, err := parseInterspersed(fs, args); err != nil {
 		return err
+	} else if len(extra) != 0 {
+		return fmt.Errorf("run takes no arguments, got %q; name the config with -c", strings.Join(extra, " "))
 	}
 	log, err := newLogger(stderr, *level, *format)
 	if err != nil {
