@@ -69,12 +69,15 @@ datasets:
 			t.Errorf("validate output lacks %q:\n%s", want, out)
 		}
 	}
+	if !strings.Contains(string(out), "problems in "+cfg) {
+		t.Errorf("validate output lacks the problem count:\n%s", out)
+	}
 
 	good := filepath.Join(t.TempDir(), "good.yaml")
 	if err := os.WriteFile(good, []byte("origin:\n  dsn: postgres://app@127.0.0.1/db\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "validate", "-c", good).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "validate", "-c", good).CombinedOutput(); err != nil || string(out) != good+": ok (0 datasets)\n" {
 		t.Fatalf("validate of a good config: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "pgaccel ") {
@@ -214,5 +217,65 @@ func TestCLI_StatusAndRefreshNeedOnlyTheAdminSettings(t *testing.T) {
 	code, out, errOut = cliResult(t, []string{"PGACCEL_ADMIN_TOKEN=cli-t0ken"}, "status", "-admin", a.AdminAddr())
 	if code != 0 || !strings.Contains(out, "cli_orders") {
 		t.Errorf("status -admin with the token in $PGACCEL_ADMIN_TOKEN: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestCLI_ValidateWarnsAndChecksTheOrigin(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS cli_v_good, cli_v_hidden;
+		CREATE TABLE cli_v_good (id int PRIMARY KEY, at timestamptz, kind text);
+		CREATE TABLE cli_v_hidden (id int PRIMARY KEY);
+		GRANT SELECT ON cli_v_good TO app`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS cli_v_good, cli_v_hidden") })
+	env := []string{"PGACCEL_CLI_TEST_DSN=" + origin.DSN(appUser, appPass)}
+	good := writeConfig(t, `origin:
+  dsn: ${env:PGACCEL_CLI_TEST_DSN}
+datasets:
+  - from: postgres:public.cli_v_good
+    time_column: at
+    acceleration:
+      refresh_mode: caching
+      refresh_sql: SELECT id, at FROM cli_v_good WHERE kind <> 'x'
+      retention_sql: DELETE FROM cli_v_good WHERE at < now() - interval '7 days'
+`)
+	code, out, errOut := cliResult(t, env, "validate", "-c", good)
+	if code != 0 || out != good+": ok (1 dataset)\n" ||
+		!strings.Contains(errOut, `warning: `+good+`:4: dataset "cli_v_good": acceleration.refresh_mode: caching is not implemented yet: pgaccel run refreshes this dataset in full`) {
+		t.Errorf("validate: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = cliResult(t, env, "validate", "-origin", "-c", good)
+	if code != 0 || out != good+": ok (1 dataset; 1 accelerated dataset checked at the origin)\n" {
+		t.Errorf("validate -origin of a good config: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	bad := writeConfig(t, `origin:
+  dsn: ${env:PGACCEL_CLI_TEST_DSN}
+datasets:
+  - from: postgres:public.cli_v_good
+    time_column: created
+    acceleration:
+      refresh_sql: SELECT id FROM cli_v_good WHERE kind = 1
+  - from: postgres:public.cli_v_hidden
+  - from: postgres:public.cli_v_missing
+`)
+	code, out, errOut = cliResult(t, env, "validate", "-c", bad, "-origin")
+	if code != 1 || out != "" {
+		t.Errorf("validate -origin of a bad config: exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{
+		bad + `:4: dataset "cli_v_good": time_column: "created" is not a column of public.cli_v_good`,
+		bad + `:4: dataset "cli_v_good": acceleration.refresh_sql: the refresh's query fails at the origin: ERROR: operator does not exist: text = integer`,
+		bad + `:8: dataset "cli_v_hidden": from: the refresh role app (the user of origin.dsn) may not read public.cli_v_hidden; run GRANT SELECT ON "public"."cli_v_hidden" TO "app"`,
+		bad + `:9: dataset "cli_v_missing": from: table public.cli_v_missing does not exist`,
+		"4 problems at the origin in " + bad,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("validate -origin output lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	down := writeConfig(t, "origin:\n  dsn: postgres://app:s3cret-pass@127.0.0.1:1/db?sslmode=disable\ndatasets:\n  - from: postgres:public.x\n")
+	code, _, errOut = cliResult(t, nil, "validate", "-origin", "-c", down)
+	if code != 1 || !strings.Contains(errOut, "connect to origin") || strings.Contains(errOut, "s3cret-pass") {
+		t.Errorf("validate -origin of an unreachable origin: exit %d\n%s", code, errOut)
 	}
 }

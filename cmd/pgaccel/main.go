@@ -19,7 +19,7 @@ const usage = `pgaccel - a PostgreSQL proxy that answers reads from DuckDB accel
 
 Usage:
   pgaccel run -c pgaccel.yaml        serve clients until SIGINT or SIGTERM
-  pgaccel validate -c pgaccel.yaml   check a config and print every problem
+  pgaccel validate -c pgaccel.yaml   check a config and print every problem (-origin: check the datasets at the origin too)
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
   pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
   pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
@@ -45,7 +45,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		err = cmdRun(ctx, args[1:], stderr)
 	case "validate":
-		err = cmdValidate(args[1:], stdout, stderr)
+		err = cmdValidate(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = cmdStatus(args[1:], stdout, stderr)
 	case "refresh":
