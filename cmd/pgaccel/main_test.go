@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,30 @@ func TestIsTerminal_FilesAndPipes(t *testing.T) {
 		if isTerminal(out) {
 			t.Errorf("isTerminal(%s) = true", name)
 		}
+	}
+}
+
+func TestDemoPort_TakenPorts(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+
+	var out bytes.Buffer
+	if _, _, err := demoPort(addr, "-listen", true, &out); err == nil || !strings.Contains(err.Error(), "-listen "+addr) {
+		t.Errorf("taken port given with -listen: err = %v", err)
+	}
+	ln, free, err := demoPort(addr, "-admin", false, &out)
+	if err != nil {
+		t.Fatalf("taken default port: %v", err)
+	}
+	defer ln.Close()
+	if free == addr || ln.Addr().String() != free {
+		t.Errorf("taken default port: got %s (listener %s), want another free port", free, ln.Addr())
+	}
+	if want := addr + " is in use (another pgaccel demo?): using " + free + " instead (choose one with -admin)\n"; out.String() != want {
+		t.Errorf("message %q, want %q", out.String(), want)
 	}
 }
