@@ -39,7 +39,7 @@ func Warnings(cfg *catalog.Config) []catalog.Problem {
 		if m := ds.Acceleration.RefreshMode; !ModeImplemented(m) {
 			out = append(out, catalog.Problem{Line: ds.Line, Dataset: ds.Name, Key: "acceleration.refresh_mode",
 				Message: m + " is not implemented yet: pgaccel run refreshes this dataset in full",
-				Fix:     "use refresh_mode: full or append to say what runs"})
+				Fix:     "set refresh_mode: full (what runs today) or append"})
 		}
 		if ds.Acceleration.RetentionCheckEnabled {
 			for _, f := range retentionRefusals(ds) {

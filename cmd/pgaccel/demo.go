@@ -155,7 +155,7 @@ datasets:
 		defer dcancel()
 		return a.Shutdown(dctx)
 	}
-	err = demoShow(ctx, a, origin, stdout)
+	err = demoShow(ctx, a, origin, cfgPath, stdout)
 	if err == nil {
 		<-ctx.Done()
 	}
@@ -194,7 +194,7 @@ func demoPort(addr, flagName string, given bool, out io.Writer) (net.Listener, s
 }
 
 // demoShow waits for the datasets, then prints how to use the demo.
-func demoShow(ctx context.Context, a *app.App, origin *pgtest.Server, out io.Writer) error {
+func demoShow(ctx context.Context, a *app.App, origin *pgtest.Server, cfgPath string, out io.Writer) error {
 	fmt.Fprintln(out, "Loading the accelerations ...")
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -221,8 +221,9 @@ pgaccel is running in front of the demo origin.
   Connect to the origin:    psql %q
   Admin port:               http://%s/v1/datasets?status=true  (also /metrics, /v1/ready, /health)
   Status:                   %s status -admin %s
+  Config:                   %s
 
-`, proxyURL, originURL, a.AdminAddr(), self, a.AdminAddr())
+`, proxyURL, originURL, a.AdminAddr(), self, a.AdminAddr(), cfgPath)
 
 	admin := &adminClient{base: "http://" + a.AdminAddr(), http: &http.Client{Timeout: 10 * time.Second}}
 	rows, err := admin.datasets()
