@@ -21,6 +21,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", logConsole, logFormatHelp)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace).")
+		fs.PrintDefaults()
+	}
 	if extra, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(extra) != 0 {
