@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 PASSTHROUGH_ARGS ?=
 TPCH_ARGS ?=
 
-.PHONY: all build test demo bench lint fuzz clean
+.PHONY: all build test demo bench lint fuzz clean docker compose
 
 all: build
 
@@ -36,6 +36,14 @@ fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzSession -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)
 	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+# The image and the compose setup, with the version stamped (the image's
+# build context has no .git, so it gets the version only as VERSION).
+docker:
+	docker build --build-arg VERSION=$(VERSION) -t pgaccel:$(VERSION) .
+
+compose:
+	PGACCEL_VERSION=$(VERSION) docker compose up --build
 
 clean:
 	rm -rf bin

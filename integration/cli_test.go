@@ -69,12 +69,15 @@ datasets:
 			t.Errorf("validate output lacks %q:\n%s", want, out)
 		}
 	}
+	if !strings.Contains(string(out), "problems in "+cfg) {
+		t.Errorf("validate output lacks the problem count:\n%s", out)
+	}
 
 	good := filepath.Join(t.TempDir(), "good.yaml")
 	if err := os.WriteFile(good, []byte("origin:\n  dsn: postgres://app@127.0.0.1/db\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "validate", "-c", good).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "validate", "-c", good).CombinedOutput(); err != nil || string(out) != good+": ok (0 datasets)\n" {
 		t.Fatalf("validate of a good config: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "pgaccel ") {
@@ -137,4 +140,142 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 		t.Fatal("pgaccel run did not exit after SIGTERM")
 	}
 	_ = context.Background
+}
+
+// cliResult runs the pgaccel binary with env added and returns its exit
+// code, stdout and stderr.
+func cliResult(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pgaccelBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), o.String(), e.String()
+	} else if err != nil {
+		t.Fatalf("pgaccel %s: %v", strings.Join(args, " "), err)
+	}
+	return 0, o.String(), e.String()
+}
+
+// writeConfig writes body to a new pgaccel.yaml and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCLI_StatusAndRefreshNeedOnlyTheAdminSettings(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS cli_orders; CREATE TABLE cli_orders (id int PRIMARY KEY, amount int);
+		INSERT INTO cli_orders SELECT g, g FROM generate_series(1, 10) g`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS cli_orders") })
+	a := startAppTop(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-t0ken\n", "  - from: postgres:public.cli_orders\n", true)
+
+	// The CLI's config names an origin.dsn whose variable is unset here.
+	cfg := writeConfig(t, fmt.Sprintf("origin:\n  dsn: ${env:PGACCEL_CLI_TEST_UNSET_DSN}\nadmin:\n  listen: %s\n  token: ${env:PGACCEL_CLI_TEST_TOKEN}\n", a.AdminAddr()))
+	env := []string{"PGACCEL_CLI_TEST_TOKEN=cli-t0ken", "PGACCEL_ADMIN_TOKEN="}
+	code, out, errOut := cliResult(t, env, "status", "-c", cfg)
+	if code != 0 || !strings.Contains(out, "cli_orders") || !strings.Contains(out, "Ready") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	// Flags after the dataset.
+	code, out, errOut = cliResult(t, env, "refresh", "cli_orders", "-c", cfg)
+	if code != 0 || !strings.Contains(out, "cli_orders") {
+		t.Fatalf("refresh cli_orders -c cfg: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = cliResult(t, env, "refresh", "-c", cfg, "no_such_dataset")
+	if code != 1 || !strings.Contains(errOut, "404") {
+		t.Errorf("refresh of an unknown dataset: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = cliResult(t, env, "refresh", "-c", cfg)
+	if code != 2 || !strings.Contains(errOut, "name the dataset to refresh") {
+		t.Errorf("refresh without a dataset: exit %d\n%s", code, errOut)
+	}
+	// Without the token the admin port refuses.
+	code, _, errOut = cliResult(t, []string{"PGACCEL_CLI_TEST_TOKEN=wrong", "PGACCEL_ADMIN_TOKEN="}, "status", "-c", cfg)
+	if code != 1 || !strings.Contains(errOut, "401") {
+		t.Errorf("status with a wrong token: exit %d\n%s", code, errOut)
+	}
+	// An admin setting that cannot be resolved is an error that names it.
+	code, _, errOut = cliResult(t, []string{"PGACCEL_ADMIN_TOKEN="}, "status", "-c", cfg)
+	if code != 1 || !strings.Contains(errOut, "admin.token") || !strings.Contains(errOut, "PGACCEL_CLI_TEST_TOKEN") {
+		t.Errorf("status with admin.token unresolved: exit %d\n%s", code, errOut)
+	}
+	// A config named with -c must be readable.
+	code, _, errOut = cliResult(t, env, "status", "-c", "/nonexistent/pgaccel.yaml", "-admin", a.AdminAddr())
+	if code != 1 || !strings.Contains(errOut, "/nonexistent/pgaccel.yaml") {
+		t.Errorf("status -c /nonexistent: exit %d\n%s", code, errOut)
+	}
+	// -admin and -token need no config at all (the default pgaccel.yaml is
+	// missing in the test's directory).
+	code, out, errOut = cliResult(t, []string{"PGACCEL_ADMIN_TOKEN=cli-t0ken"}, "status", "-admin", a.AdminAddr())
+	if code != 0 || !strings.Contains(out, "cli_orders") {
+		t.Errorf("status -admin with the token in $PGACCEL_ADMIN_TOKEN: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestCLI_ValidateWarnsAndChecksTheOrigin(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS cli_v_good, cli_v_hidden;
+		CREATE TABLE cli_v_good (id int PRIMARY KEY, at timestamptz, kind text);
+		CREATE TABLE cli_v_hidden (id int PRIMARY KEY);
+		GRANT SELECT ON cli_v_good TO app`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS cli_v_good, cli_v_hidden") })
+	env := []string{"PGACCEL_CLI_TEST_DSN=" + origin.DSN(appUser, appPass)}
+	good := writeConfig(t, `origin:
+  dsn: ${env:PGACCEL_CLI_TEST_DSN}
+datasets:
+  - from: postgres:public.cli_v_good
+    time_column: at
+    acceleration:
+      refresh_mode: caching
+      refresh_sql: SELECT id, at FROM cli_v_good WHERE kind <> 'x'
+      retention_sql: DELETE FROM cli_v_good WHERE at < now() - interval '7 days'
+`)
+	code, out, errOut := cliResult(t, env, "validate", "-c", good)
+	if code != 0 || out != good+": ok (1 dataset)\n" ||
+		!strings.Contains(errOut, `warning: `+good+`:4: dataset "cli_v_good": acceleration.refresh_mode: caching is not implemented yet: pgaccel run refreshes this dataset in full`) {
+		t.Errorf("validate: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = cliResult(t, env, "validate", "-origin", "-c", good)
+	if code != 0 || out != good+": ok (1 dataset; 1 accelerated dataset checked at the origin)\n" {
+		t.Errorf("validate -origin of a good config: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	bad := writeConfig(t, `origin:
+  dsn: ${env:PGACCEL_CLI_TEST_DSN}
+datasets:
+  - from: postgres:public.cli_v_good
+    time_column: created
+    acceleration:
+      refresh_sql: SELECT id FROM cli_v_good WHERE kind = 1
+  - from: postgres:public.cli_v_hidden
+  - from: postgres:public.cli_v_missing
+`)
+	code, out, errOut = cliResult(t, env, "validate", "-c", bad, "-origin")
+	if code != 1 || out != "" {
+		t.Errorf("validate -origin of a bad config: exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{
+		bad + `:4: dataset "cli_v_good": time_column: "created" is not a column of public.cli_v_good`,
+		bad + `:4: dataset "cli_v_good": acceleration.refresh_sql: the refresh's query fails at the origin: ERROR: operator does not exist: text = integer`,
+		bad + `:8: dataset "cli_v_hidden": from: the refresh role app (the user of origin.dsn) may not read public.cli_v_hidden; run GRANT SELECT ON "public"."cli_v_hidden" TO "app"`,
+		bad + `:9: dataset "cli_v_missing": from: table public.cli_v_missing does not exist`,
+		"4 problems at the origin in " + bad,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("validate -origin output lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	down := writeConfig(t, "origin:\n  dsn: postgres://app:s3cret-pass@127.0.0.1:1/db?sslmode=disable\ndatasets:\n  - from: postgres:public.x\n")
+	code, _, errOut = cliResult(t, nil, "validate", "-origin", "-c", down)
+	if code != 1 || !strings.Contains(errOut, "connect to origin") || strings.Contains(errOut, "s3cret-pass") {
+		t.Errorf("validate -origin of an unreachable origin: exit %d\n%s", code, errOut)
+	}
 }

@@ -26,25 +26,37 @@ type adminClient struct {
 }
 
 // adminFlags adds the flags that find the admin port: -c (its config:
-// admin.listen and admin.token), -admin and -token (which win).
+// admin.listen and admin.token), -admin and -token (which win). Only the
+// admin block of the config is read, so the rest of it (an origin.dsn
+// naming an ${env:...} unset here) does not matter. A config named with -c
+// must be readable; the default pgaccel.yaml may be missing, and then the
+// default address is used.
 func adminFlags(fs *flag.FlagSet) func() (*adminClient, error) {
-	cfgPath := fs.String("c", "pgaccel.yaml", "config file of the running pgaccel (for admin.listen and admin.token), used when it exists")
+	cfgPath := fs.String("c", "pgaccel.yaml", "config file of the running pgaccel, for admin.listen and admin.token (the default is used only when it exists)")
 	addr := fs.String("admin", "", "admin address host:port (default: admin.listen of the config, else "+catalog.DefaultAdminListen+")")
 	token := fs.String("token", os.Getenv("PGACCEL_ADMIN_TOKEN"), "bearer token (default $PGACCEL_ADMIN_TOKEN, else admin.token of the config)")
 	return func() (*adminClient, error) {
 		c := &adminClient{base: *addr, token: *token, http: &http.Client{Timeout: 30 * time.Second}}
-		if c.base == "" || c.token == "" {
-			if _, err := os.Stat(*cfgPath); err == nil {
-				cfg, err := catalog.Load(*cfgPath)
-				if err != nil {
-					return nil, fmt.Errorf("read %s for the admin address: %w", *cfgPath, err)
+		explicit := flagGiven(fs, "c")
+		read := explicit
+		if !read && (c.base == "" || c.token == "") {
+			_, err := os.Stat(*cfgPath)
+			read = !errors.Is(err, os.ErrNotExist)
+		}
+		if read {
+			a, err := catalog.LoadAdmin(*cfgPath)
+			if err != nil {
+				var ve *catalog.ValidationError
+				if errors.As(err, &ve) {
+					return nil, fmt.Errorf("the admin settings of %s are invalid (or give -admin and -token):\n%w", *cfgPath, err)
 				}
-				if c.base == "" {
-					c.base = cfg.Admin.Listen
-				}
-				if c.token == "" {
-					c.token = cfg.Admin.Token
-				}
+				return nil, fmt.Errorf("cannot read %s for the admin address (-c): %w", *cfgPath, err)
+			}
+			if c.base == "" {
+				c.base = a.Listen
+			}
+			if c.token == "" {
+				c.token = a.Token
 			}
 		}
 		if c.base == "" {
@@ -54,6 +66,38 @@ func adminFlags(fs *flag.FlagSet) func() (*adminClient, error) {
 			c.base = "http://" + c.base
 		}
 		return c, nil
+	}
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// parseInterspersed parses args with fs, accepting flags after the
+// arguments too (pgaccel refresh orders -c f.yaml), and returns the
+// arguments. A "--" ends the flags: everything after it is an argument.
+// A bad flag is exit status 2 (the flag package has printed what is wrong
+// and the usage); -h is flag.ErrHelp.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		} else if err != nil {
+			return nil, exitError(2)
+		}
+		consumed := len(args) - fs.NArg()
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(rest, fs.Args()...), nil
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 }
 
@@ -94,13 +138,15 @@ func cmdRefresh(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	client := adminFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pgaccel refresh [flags] DATASET\n\nStarts a refresh of DATASET in a running pgaccel (a refresh in progress is replaced).")
+		fmt.Fprintln(stderr, "Usage: pgaccel refresh [flags] DATASET...\n\nStarts a refresh of each DATASET in a running pgaccel (a refresh in progress is replaced). Flags may come before or after the datasets.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(names) == 0 {
+		fmt.Fprintln(stderr, "pgaccel refresh: name the dataset to refresh, as in: pgaccel refresh orders")
 		fs.Usage()
 		return exitError(2)
 	}
@@ -108,11 +154,22 @@ func cmdRefresh(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var m struct{ Message string }
-	if err := c.do(http.MethodPost, "/v1/datasets/"+url.PathEscape(fs.Arg(0))+"/acceleration/refresh", &m); err != nil {
-		return err
+	failed := 0
+	for _, name := range names {
+		var m struct{ Message string }
+		if err := c.do(http.MethodPost, "/v1/datasets/"+url.PathEscape(name)+"/acceleration/refresh", &m); err != nil {
+			if len(names) == 1 {
+				return err
+			}
+			fmt.Fprintf(stderr, "pgaccel: refresh %s: %v\n", name, err)
+			failed++
+			continue
+		}
+		fmt.Fprintln(stdout, m.Message)
 	}
-	fmt.Fprintln(stdout, m.Message)
+	if failed > 0 {
+		return exitError(1)
+	}
 	return nil
 }
 
@@ -120,21 +177,40 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	client := adminFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: pgaccel status [flags]\n\nPrints the datasets of a running pgaccel: status, rows, last and next refresh, error.")
+		fs.PrintDefaults()
+	}
+	extra, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		return errors.New("status takes no arguments")
+	if len(extra) != 0 {
+		return fmt.Errorf("status takes no arguments, got %q", strings.Join(extra, " "))
 	}
 	c, err := client()
 	if err != nil {
 		return err
 	}
-	var rows []admin.DatasetStatus
-	if err := c.do(http.MethodGet, "/v1/datasets?status=true", &rows); err != nil {
+	rows, err := c.datasets()
+	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	return printStatus(stdout, rows)
+}
+
+// datasets fetches the datasets with their status.
+func (c *adminClient) datasets() ([]admin.DatasetStatus, error) {
+	var rows []admin.DatasetStatus
+	if err := c.do(http.MethodGet, "/v1/datasets?status=true", &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// printStatus prints the datasets as the table of pgaccel status.
+func printStatus(w io.Writer, rows []admin.DatasetStatus) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATASET\tMODE\tSTATUS\tROWS\tLAST REFRESH\tNEXT REFRESH\tERROR")
 	stamp := func(t *time.Time) string {
 		if t == nil {

@@ -10,9 +10,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
-	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -22,10 +19,10 @@ const usage = `pgaccel - a PostgreSQL proxy that answers reads from DuckDB accel
 
 Usage:
   pgaccel run -c pgaccel.yaml        serve clients until SIGINT or SIGTERM
-  pgaccel validate -c pgaccel.yaml   check a config and print every problem
+  pgaccel validate -c pgaccel.yaml   check a config and print every problem (-origin: check the datasets at the origin too)
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
-  pgaccel refresh DATASET            start a refresh of DATASET in a running pgaccel
-  pgaccel demo [-listen ADDR]        start a throwaway origin with sample data and pgaccel in front of it
+  pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
+  pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
   pgaccel version                    print the version
 
 Run 'pgaccel COMMAND -h' for a command's flags.
@@ -48,7 +45,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		err = cmdRun(ctx, args[1:], stderr)
 	case "validate":
-		err = cmdValidate(args[1:], stdout, stderr)
+		err = cmdValidate(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = cmdStatus(args[1:], stdout, stderr)
 	case "refresh":
@@ -93,21 +90,4 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return version
-}
-
-// newLogger builds the one logger passed down to every component.
-func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("invalid -log-level %q: use debug, info, warn or error", level)
-	}
-	switch format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
-	default:
-		return zerolog.Nop(), fmt.Errorf("invalid -log-format %q: use console or json", format)
-	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

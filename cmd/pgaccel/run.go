@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/refresh"
 )
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
@@ -17,9 +20,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	format := fs.String("log-format", "console", "log format: console or json")
-	if err := fs.Parse(args); err != nil {
+	format := fs.String("log-format", logConsole, logFormatHelp)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace).")
+		fs.PrintDefaults()
+	}
+	if extra, err := parseInterspersed(fs, args); err != nil {
 		return err
+	} else if len(extra) != 0 {
+		return fmt.Errorf("run takes no arguments, got %q; name the config with -c", strings.Join(extra, " "))
 	}
 	log, err := newLogger(stderr, *level, *format)
 	if err != nil {
@@ -49,24 +58,70 @@ func printConfigError(w io.Writer, err error) {
 		for _, p := range ve.Problems {
 			fmt.Fprintln(w, p.Format(ve.File))
 		}
-		fmt.Fprintf(w, "%d problem(s) in %s\n", len(ve.Problems), ve.File)
+		fmt.Fprintf(w, "%s in %s\n", plural(len(ve.Problems), "problem"), ve.File)
 		return
 	}
 	fmt.Fprintln(w, "pgaccel:", err)
 }
 
-func cmdValidate(args []string, stdout, stderr io.Writer) error {
+// plural is "1 dataset", "2 datasets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
-	if err := fs.Parse(args); err != nil {
+	withOrigin := fs.Bool("origin", false, "also check each accelerated dataset at the origin (origin.dsn): the table and the columns the config names exist, "+
+		"the refresh's query and retention_sql's condition run there (as SELECT ... LIMIT 0, in a read-only session: nothing is deleted), "+
+		"and the refresh role may read the table")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: pgaccel validate [-c pgaccel.yaml] [-origin]\n\nChecks a config and prints every problem (exit 1) and every warning (exit 0).")
+		fs.PrintDefaults()
+	}
+	extra, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(extra) != 0 {
+		return fmt.Errorf("validate takes no arguments, got %q; name the config with -c", strings.Join(extra, " "))
 	}
 	cfg, err := catalog.Load(*cfgPath)
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError(1)
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d datasets)\n", *cfgPath, len(cfg.Datasets))
+	for _, w := range refresh.Warnings(cfg) {
+		fmt.Fprintln(stderr, "warning: "+w.Format(*cfgPath))
+	}
+	accelerated := 0
+	for _, ds := range cfg.Datasets {
+		if ds.Acceleration.Enabled {
+			accelerated++
+		}
+	}
+	if !*withOrigin {
+		fmt.Fprintf(stdout, "%s: ok (%s)\n", *cfgPath, plural(len(cfg.Datasets), "dataset"))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	problems, err := refresh.CheckOrigin(ctx, cfg)
+	for _, p := range problems {
+		fmt.Fprintln(stderr, p.Format(*cfgPath))
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "pgaccel:", err)
+		return exitError(1)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "%s at the origin in %s\n", plural(len(problems), "problem"), *cfgPath)
+		return exitError(1)
+	}
+	fmt.Fprintf(stdout, "%s: ok (%s; %s checked at the origin)\n", *cfgPath, plural(len(cfg.Datasets), "dataset"), plural(accelerated, "accelerated dataset"))
 	return nil
 }

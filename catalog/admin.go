@@ -1,0 +1,48 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// LoadAdmin reads only the admin block of the config file at path, for the
+// commands that talk to a running pgaccel through its admin port (status,
+// refresh). Problems elsewhere in the file, such as an origin.dsn whose
+// ${env:NAME} is not set in this shell, do not matter to them and are not
+// reported; a YAML syntax error and problems of admin.* are, as a
+// *ValidationError. Load checks the whole file.
+func LoadAdmin(path string) (Admin, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Admin{}, fmt.Errorf("read config: %w", err)
+	}
+	raw, problems := decode(data, os.LookupEnv)
+	if raw == nil {
+		return Admin{}, newValidationError(path, problems)
+	}
+	var mine []Problem
+	for _, p := range problems {
+		if isAdminKey(p.Key) {
+			mine = append(mine, p)
+		}
+	}
+	raw.applyDefaults()
+	cfg := raw.config(path)
+	if len(mine) == 0 {
+		for _, p := range cfg.problems() {
+			if isAdminKey(p.Key) {
+				mine = append(mine, p)
+			}
+		}
+	}
+	if len(mine) > 0 {
+		return Admin{}, newValidationError(path, mine)
+	}
+	return cfg.Admin, nil
+}
+
+// isAdminKey reports whether a problem's key is the admin block or in it.
+func isAdminKey(key string) bool {
+	return key == "admin" || strings.HasPrefix(key, "admin.")
+}

@@ -1,0 +1,147 @@
+package refresh
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+func TestProbeSelect_MatchesCopyQuery(t *testing.T) {
+	ds := &catalog.Dataset{Schema: "public", Table: "t", Name: "t",
+		Acceleration: catalog.Acceleration{RefreshSQL: "SELECT id FROM t WHERE id > 10"}}
+	_, q, err := copyQuery(ds, checkColumnsOf("id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := probeSelect(q)
+	if want := `SELECT "id" FROM "public"."t" WHERE (id > 10) LIMIT 0`; !ok || got != want {
+		t.Errorf("probeSelect(%q) = %q, %v; want %q", q, got, ok, want)
+	}
+	if _, ok := probeSelect("SELECT 1"); ok {
+		t.Error("probeSelect accepted a statement that is not copyQuery's")
+	}
+}
+
+func TestWarnings_NotImplementedModesAndRetention(t *testing.T) {
+	cfg := parseConfig(t, "", t.TempDir(), dataset("w_full", "memory", "")+
+		dataset("w_caching", "memory", "refresh_mode: caching")+
+		dataset("w_retention", "memory", "retention_check_enabled: true\nretention_period: 1d"))
+	var got []string
+	for _, p := range Warnings(cfg) {
+		got = append(got, p.Format("test.yaml"))
+	}
+	text := strings.Join(got, "\n")
+	if len(got) != 3 {
+		t.Fatalf("want 3 warnings, got %d:\n%s", len(got), text)
+	}
+	for _, want := range []string{
+		`dataset "w_caching": acceleration.refresh_mode: caching is not implemented yet: pgaccel run refreshes this dataset in full`,
+		`dataset "w_retention": acceleration.retention_check_enabled: no retention pass is scheduled: time_column is not set`,
+		`dataset "w_retention": acceleration.retention_check_enabled: no retention pass is scheduled: retention_check_interval is missing`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("warnings lack %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestCheckOrigin_ReportsEveryProblem(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS chk_good, chk_cols, chk_sql, chk_secret, chk_rls, chk_colpriv;
+		CREATE TABLE chk_good (id int PRIMARY KEY, at timestamptz, kind text);
+		INSERT INTO chk_good VALUES (1, now() - interval '10 days', 'old'), (2, now(), 'new');
+		CREATE TABLE chk_cols (id int PRIMARY KEY, at timestamptz);
+		CREATE TABLE chk_sql (id int PRIMARY KEY, kind text);
+		CREATE TABLE chk_secret (id int PRIMARY KEY);
+		CREATE TABLE chk_rls (id int PRIMARY KEY);
+		ALTER TABLE chk_rls ENABLE ROW LEVEL SECURITY;
+		CREATE POLICY chk_rls_none ON chk_rls USING (false);
+		CREATE TABLE chk_colpriv (id int PRIMARY KEY, secret text);
+		GRANT SELECT ON chk_good, chk_cols, chk_sql, chk_rls TO app;
+		GRANT SELECT (id) ON chk_colpriv TO app;`)
+	t.Cleanup(func() {
+		originExec(t, "DROP TABLE IF EXISTS chk_good, chk_cols, chk_sql, chk_secret, chk_rls, chk_colpriv")
+	})
+
+	datasets := dataset("chk_good", "memory", `refresh_sql: SELECT id, at FROM chk_good WHERE kind <> 'x'
+retention_sql: DELETE FROM chk_good WHERE at < now() - interval '1 day'
+retention_check_enabled: true
+retention_check_interval: 1h
+on_zero_results: use_source`) +
+		"    time_column: at\n" +
+		dataset("chk_missing", "memory", "") +
+		dataset("chk_cols", "memory", "primary_key: [id, nope]\nrefresh_sql: SELECT id, gone FROM chk_cols") +
+		"    time_column: when\n" +
+		dataset("chk_sql", "memory", `refresh_sql: SELECT * FROM chk_sql WHERE no_such_function(kind)
+retention_sql: DELETE FROM chk_sql WHERE kind > 5`) +
+		dataset("chk_secret", "memory", "") +
+		dataset("chk_rls", "memory", "") +
+		dataset("chk_colpriv", "memory", "refresh_sql: SELECT id FROM chk_colpriv") +
+		"  - from: postgres:public.chk_not_accelerated\n    acceleration:\n      enabled: false\n"
+	cfg := parseConfig(t, srv.DSN(pgtest.AppUser, pgtest.AppPassword), t.TempDir(), datasets)
+
+	problems, err := CheckOrigin(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("CheckOrigin: %v", err)
+	}
+	byDataset := map[string][]string{}
+	var all []string
+	for _, p := range problems {
+		byDataset[p.Dataset] = append(byDataset[p.Dataset], p.Error())
+		all = append(all, p.Format("test.yaml"))
+	}
+	text := strings.Join(all, "\n")
+	for ds, wants := range map[string][]string{
+		"chk_missing": {"from: table public.chk_missing does not exist in database " + pgtest.TestDatabase},
+		"chk_cols": {
+			`time_column: "when" is not a column of public.chk_cols; name one of its columns: id, at`,
+			`acceleration.primary_key: "nope" is not a column`,
+			`acceleration.refresh_sql: "gone" is not a column`,
+		},
+		"chk_sql": {
+			"acceleration.refresh_sql: the refresh's query fails at the origin: ERROR: function no_such_function(text) does not exist (SQLSTATE 42883)",
+			`acceleration.retention_sql: its condition fails at the origin: ERROR: operator does not exist: text > integer (SQLSTATE 42883); the query: SELECT 1 FROM "public"."chk_sql" WHERE (kind > 5) LIMIT 0`,
+		},
+		"chk_secret": {`from: the refresh role app (the user of origin.dsn) may not read public.chk_secret; run GRANT SELECT ON "public"."chk_secret" TO "app" at the origin`},
+		"chk_rls":    {"from: row level security applies to the refresh role app on public.chk_rls"},
+	} {
+		got := strings.Join(byDataset[ds], "\n")
+		for _, want := range wants {
+			if !strings.Contains(got, want) {
+				t.Errorf("dataset %s: problems lack %q; all problems:\n%s", ds, want, text)
+			}
+		}
+		if len(byDataset[ds]) != len(wants) {
+			t.Errorf("dataset %s: want %d problems, got %d:\n%s", ds, len(wants), len(byDataset[ds]), got)
+		}
+	}
+	for _, ds := range []string{"chk_good", "chk_colpriv", "chk_not_accelerated"} {
+		if len(byDataset[ds]) != 0 {
+			t.Errorf("dataset %s: unexpected problems:\n%s", ds, strings.Join(byDataset[ds], "\n"))
+		}
+	}
+	// retention_sql's DELETE never runs: the old row is still there.
+	if rows := originQuery(t, "SELECT count(*) FROM chk_good"); *rows[0][0] != "2" {
+		t.Errorf("chk_good has %s rows after the checks, want 2", *rows[0][0])
+	}
+}
+
+func TestCheckOrigin_UnreachableOrigin(t *testing.T) {
+	cfg := parseConfig(t, "postgres://app:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=5", t.TempDir(), dataset("x", "memory", ""))
+	_, err := CheckOrigin(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "connect to origin") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("CheckOrigin of an unreachable origin: %v", err)
+	}
+}
+
+// checkColumnsOf is integer columns with the names given.
+func checkColumnsOf(names ...string) []accelerator.ColumnSpec {
+	out := make([]accelerator.ColumnSpec, len(names))
+	for i, n := range names {
+		out[i] = accelerator.ColumnSpec{Name: n, TypeOID: 23, TypeMod: -1}
+	}
+	return out
+}
