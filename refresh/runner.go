@@ -400,9 +400,7 @@ func (r *Runner) run(ctx context.Context, t *task) {
 		t.markReady()
 		return
 	}
-	switch m := ds.Acceleration.RefreshMode; m {
-	case catalog.RefreshFull, catalog.RefreshAppend:
-	default:
+	if m := ds.Acceleration.RefreshMode; !ModeImplemented(m) {
 		log.Warn().Str("refresh_mode", m).Msg("refresh mode not implemented yet; refreshing in full")
 	}
 
