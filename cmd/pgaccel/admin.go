@@ -242,5 +242,16 @@ func printStatus(w io.Writer, rows []admin.DatasetStatus) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, mode, r.Status, count, stamp(r.LastRefresh), stamp(r.NextRefresh), errText)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Columns left out of an acceleration: reads of them go to the origin.
+	for _, r := range rows {
+		for _, c := range r.ColumnsNotAccelerated {
+			if _, err := fmt.Fprintf(w, "%s.%s (%s) is not accelerated: %s\n", r.Name, c.Name, c.Type, c.Reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
