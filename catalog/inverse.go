@@ -38,30 +38,24 @@ func TimeFormatFor(configured string, typeOID uint32, typeName string) (string, 
 
 // TimeAtOrAfter is the Postgres predicate "time column col (quoted) is at
 // or after e", e a timestamptz expression, in the column's time format.
-func TimeAtOrAfter(format, col, e string) string {
-	switch format {
-	case TimeFormatUnixSeconds:
-		return col + " >= extract(epoch from " + e + ")"
-	case TimeFormatUnixMillis:
-		return col + " >= extract(epoch from " + e + ") * 1000"
-	case TimeFormatISO8601:
-		return col + "::timestamptz >= " + e
-	}
-	return col + " >= " + e
-}
+func TimeAtOrAfter(format, col, e string) string { return timeCompare(format, col, " >= ", e) }
 
 // TimeAfter is the Postgres predicate "time column col (quoted) is after
 // e", e a timestamptz expression, in the column's time format.
-func TimeAfter(format, col, e string) string {
+func TimeAfter(format, col, e string) string { return timeCompare(format, col, " > ", e) }
+
+// timeCompare compares time column col, in its format, with the
+// timestamptz expression e by op.
+func timeCompare(format, col, op, e string) string {
 	switch format {
 	case TimeFormatUnixSeconds:
-		return col + " > extract(epoch from " + e + ")"
+		return col + op + "extract(epoch from " + e + ")"
 	case TimeFormatUnixMillis:
-		return col + " > extract(epoch from " + e + ") * 1000"
+		return col + op + "extract(epoch from " + e + ") * 1000"
 	case TimeFormatISO8601:
-		return col + "::timestamptz > " + e
+		return col + "::timestamptz" + op + e
 	}
-	return col + " > " + e
+	return col + op + e
 }
 
 // FallbackFilter returns the Postgres predicate that an

@@ -97,8 +97,9 @@ func routeCounts(t testing.TB, a *app.App) map[string]float64 {
 	return metricSums(t, a.Metrics, "pgaccel_statements_total", "route")
 }
 
-// metricSums sums the counter name by the values of one of its labels.
-func metricSums(t testing.TB, g prometheus.Gatherer, name, label string) map[string]float64 {
+// metricSums sums the counter (or histogram's sample count) name by the
+// values of labels, joined with "|".
+func metricSums(t testing.TB, g prometheus.Gatherer, name string, labels ...string) map[string]float64 {
 	t.Helper()
 	mfs, err := g.Gather()
 	if err != nil {
@@ -110,11 +111,19 @@ func metricSums(t testing.TB, g prometheus.Gatherer, name, label string) map[str
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label {
-					out[l.GetValue()] += m.GetCounter().GetValue()
+			values := make([]string, len(labels))
+			for i, want := range labels {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == want {
+						values[i] = l.GetValue()
+					}
 				}
 			}
+			v := m.GetCounter().GetValue()
+			if h := m.GetHistogram(); h != nil {
+				v = float64(h.GetSampleCount())
+			}
+			out[strings.Join(values, "|")] += v
 		}
 	}
 	return out

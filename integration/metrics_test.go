@@ -2,49 +2,7 @@ package integration
 
 import (
 	"testing"
-
-	dto "github.com/prometheus/client_model/go"
-
-	"github.com/pgaccel/pgaccel/app"
 )
-
-// metricSeries returns the values of the counter or histogram name by the
-// given labels' values joined with "|" (a histogram's sample count).
-func metricSeries(t *testing.T, a *app.App, name string, labels ...string) map[string]float64 {
-	t.Helper()
-	mfs, err := a.Metrics.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			key := ""
-			for i, want := range labels {
-				if i > 0 {
-					key += "|"
-				}
-				for _, l := range m.GetLabel() {
-					if l.GetName() == want {
-						key += l.GetValue()
-					}
-				}
-			}
-			out[key] += value(m)
-		}
-	}
-	return out
-}
-
-func value(m *dto.Metric) float64 {
-	if h := m.GetHistogram(); h != nil {
-		return float64(h.GetSampleCount())
-	}
-	return m.GetCounter().GetValue()
-}
 
 // TestMetrics_RoutesDatasetsAndDurations: every route is timed, a
 // statement is counted once per dataset it reads (also on the origin
@@ -54,9 +12,9 @@ func TestMetrics_RoutesDatasetsAndDurations(t *testing.T) {
 	a := startApp(t, accelDatasets)
 	c := connect(t, appDSN(a, appUser, appPass))
 	delta := func(name string, labels []string, fn func()) map[string]float64 {
-		before := metricSeries(t, a, name, labels...)
+		before := metricSums(t, a.Metrics, name, labels...)
 		fn()
-		after := metricSeries(t, a, name, labels...)
+		after := metricSums(t, a.Metrics, name, labels...)
 		for k, v := range before {
 			after[k] -= v
 			if after[k] == 0 {
