@@ -1013,3 +1013,25 @@ func stopBackend(t *testing.T, pid int) (resume func()) {
 	t.Cleanup(resume)
 	return resume
 }
+
+// A session in another database of the origin server than origin.dsn's
+// reads that database's tables, even where a dataset's table has the same
+// name: it is relayed without acceleration.
+func TestRouting_OtherDatabaseIsNotAccelerated(t *testing.T) {
+	mustExec(t, accelSchema)
+	mustExec(t, "DROP DATABASE IF EXISTS acc_otherdb")
+	mustExec(t, "CREATE DATABASE acc_otherdb OWNER app")
+	t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS acc_otherdb WITH (FORCE)") })
+	other := connect(t, strings.Replace(origin.DSN(appUser, appPass), "/"+origin.Database+"?", "/acc_otherdb?", 1))
+	if _, err := other.Exec(ctxT(t), "CREATE TABLE acc_orders (id bigint PRIMARY KEY, status text); INSERT INTO acc_orders VALUES (1, 'other')"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close(ctxT(t))
+	a := startApp(t, accelDatasets)
+	c := connect(t, strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/acc_otherdb?", 1))
+	var got []string
+	r := routeOf(t, a, func() { got = mustQuery(t, c, "SELECT count(*), min(status) FROM acc_orders") })
+	if r != org || strings.Join(got, ",") != "1other" {
+		t.Fatalf("route %s, rows %q: want the other database's own table, not the dataset", r, got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/rs/zerolog"
@@ -193,19 +194,35 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 		portals:  make(map[string]*portalInfo),
 		log:      log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
-	if ss.accel == nil {
-		ss.pass = &passState{}
-		ss.clientW = cs.w
-	} else if s.metrics != nil {
-		ss.pending.observe = s.metrics.observe
-	}
 	ss.state.User = startup.Parameters["user"]
 	ss.state.Database = startup.Parameters["database"]
 	if ss.state.Database == "" {
 		ss.state.Database = ss.state.User
 	}
 	ss.state.params = make(map[string]string)
+	if ss.accel != nil && s.cfg.Origin != nil && ss.state.Database != originDatabase(s.cfg.Origin) {
+		// The datasets are tables of origin.dsn's database: in another
+		// database a table of the same name is another table, so the
+		// session is relayed without acceleration.
+		ss.log.Debug().Str("database", ss.state.Database).Msg("session in another database than origin.dsn's: relayed without acceleration")
+		ss.accel = nil
+	}
+	if ss.accel == nil {
+		ss.pass = &passState{}
+		ss.clientW = cs.w
+	} else if s.metrics != nil {
+		ss.pending.observe = s.metrics.observe
+	}
 	return ss
+}
+
+// originDatabase is the database origin.dsn connects to (Postgres takes the
+// user's name when none is given).
+func originDatabase(c *pgconn.Config) string {
+	if c.Database != "" {
+		return c.Database
+	}
+	return c.User
 }
 
 // run takes the session through origin connect, authentication and relay.
