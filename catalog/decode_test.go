@@ -235,3 +235,14 @@ func TestParse_EventLoops(t *testing.T) {
 	_, err := parse([]byte("origin: {dsn: host=db}\nserver:\n  event_loops: -1\n"), "pgaccel.yaml", noEnv)
 	assertProblems(t, err, []wantProblem{{3, "", "server.event_loops", "must be at least 0, got -1"}})
 }
+
+// An admin.token that is written but empty (a variable set to "") is a
+// problem: it would leave the admin port without a token.
+func TestParse_EmptyAdminToken(t *testing.T) {
+	t.Setenv("PGACCEL_TEST_EMPTY_TOKEN", "")
+	_, err := Parse([]byte("origin: {dsn: host=db}\nadmin:\n  token: ${env:PGACCEL_TEST_EMPTY_TOKEN}\n"), "pgaccel.yaml")
+	assertProblems(t, err, []wantProblem{{3, "", "admin.token", "is empty, which would leave the admin port without a token"}})
+	if _, err := Parse([]byte("origin: {dsn: host=db}\nadmin:\n  listen: 127.0.0.1:8091\n"), "pgaccel.yaml"); err != nil {
+		t.Errorf("no token: %v", err)
+	}
+}

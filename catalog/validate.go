@@ -114,6 +114,11 @@ func (v *validator) listeners() {
 	if serverOK && adminOK && s.Listen == v.cfg.Admin.Listen && !strings.HasSuffix(s.Listen, ":0") {
 		v.add("admin.listen", "is the same address as server.listen", "give the admin port its own address, such as "+DefaultAdminListen)
 	}
+	if _, written := v.cfg.keys["admin.token"]; written && v.cfg.Admin.Token == "" {
+		// ${env:TOKEN} with TOKEN set to "" would turn authentication off.
+		v.add("admin.token", "is empty, which would leave the admin port without a token",
+			"give it a token (if it comes from ${env:...}, that variable is set to the empty string), or remove the key to run the admin port without one")
+	}
 	if s.MaxMessageBytes < MinMaxMessageBytes {
 		v.add("server.max_message_bytes", fmt.Sprintf("must be at least %d, got %d", MinMaxMessageBytes, s.MaxMessageBytes),
 			fmt.Sprintf("remove it to use the default of %d (64 MiB)", DefaultMaxMessageBytes))
