@@ -19,8 +19,18 @@
 //     gets in (trust, cleartext, md5, SCRAM-SHA-256). SCRAM-SHA-256-PLUS is
 //     removed from the origin's offer: channel binding cannot survive a proxy.
 //  4. Session start. The origin's ParameterStatus messages are relayed and
-//     copied into the session; its BackendKeyData is kept for cancels and the
-//     client gets the proxy's own key; ReadyForQuery is relayed.
+//     copied into the session; its BackendKeyData is kept for cancels. The
+//     client's BackendKeyData carries the process id of its origin backend
+//     (a session is tied to one for its life), so pg_backend_pid(),
+//     pg_stat_activity and pg_terminate_backend(pid) agree with what the
+//     driver reports, and a secret key of the proxy's own: a CancelRequest
+//     comes to the proxy, which finds the session by the (pid, key) pair
+//     and cancels its local query or, with the origin's key, its origin
+//     backend's. An origin that sends no BackendKeyData (some poolers)
+//     leaves no backend pid to give: the client then gets a process id of
+//     the proxy's own (2^30 and up, above any Linux pid), which names no
+//     origin backend, and cancels reach only the session's local queries.
+//     ReadyForQuery is relayed.
 //  5. Relay. With an Accel, each client message is decoded with pgproto3
 //     and passed through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration

@@ -271,7 +271,8 @@ func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) e
 }
 
 // finishStartup relays what the origin sends between AuthenticationOk and
-// the first ReadyForQuery, swapping in the proxy's own BackendKeyData.
+// the first ReadyForQuery, swapping in the proxy's own secret key in
+// BackendKeyData (register).
 func (ss *session) finishStartup() error {
 	sentKey := false
 	for {
