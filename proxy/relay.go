@@ -60,6 +60,16 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 // instead of it, and reports whether the client side of the session ended.
 func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	if err != nil {
+		if raw := ss.cfr.lastFrame(); raw != nil {
+			// A whole message pgproto3 cannot decode: Postgres answers a
+			// malformed body with an ERROR and the session goes on, so it
+			// is the origin's to answer.
+			if err := ss.forwardUndecoded(raw); err != nil {
+				ss.originFailed(err)
+				return true
+			}
+			return false
+		}
 		ss.clientReadFailed(err)
 		return true
 	}
@@ -142,6 +152,69 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	}
 	return nil
 }
+
+// forwardUndecoded sends the origin a well-framed client message whose body
+// pgproto3 could not decode, as it came, expecting the answer Postgres
+// gives such a message: an ErrorResponse (after which an extended-protocol
+// message makes it skip to the next Sync) and, for a Query, Sync or
+// FunctionCall, ReadyForQuery. Nothing of it is recorded: Postgres rejects
+// it whole.
+func (ss *session) forwardUndecoded(raw []byte) error {
+	kind, hasKind := pkParse, true // a failure of an extended-protocol message
+	switch raw[0] {
+	case 'Q':
+		kind = pkQuery
+	case 'S':
+		kind = pkSync
+	case 'F':
+		kind = pkFunctionCall
+	case 'P', 'B', 'D', 'E', 'C', 'H':
+	default:
+		hasKind = false // COPY messages, Terminate: nothing to answer
+	}
+	if ss.localSkip {
+		if raw[0] != 'S' {
+			return nil
+		}
+		ss.localSkip = false
+	}
+	switch kind {
+	case pkQuery, pkSync, pkFunctionCall:
+		ss.reconcile()
+		ss.segmentOpen = false
+	default:
+		if hasKind {
+			if !ss.segmentOpen {
+				ss.beginStretch()
+			} else {
+				ss.reconcile()
+			}
+			ss.segmentOpen = true
+		}
+	}
+	if ss.unsealed() {
+		ss.seal(ss.pending.nextSeq())
+	}
+	if hasKind {
+		ss.pending.push(pendingItem{kind: kind, wrote: ss.segmentWrote && kind == pkSync})
+	}
+	ss.stretchOrigin = kind != pkSync && kind != pkQuery
+	ss.fe.Send(rawFrame(raw))
+	return ss.fe.Flush()
+}
+
+// rawFrame is a message as it came, relayed without being decoded and
+// encoded again (frameReader.lastFrame).
+type rawFrame []byte
+
+func (rawFrame) Frontend() {}
+func (rawFrame) Backend()  {}
+
+// Decode is never called: a rawFrame is only sent.
+func (rawFrame) Decode([]byte) error { return errors.New("a raw frame is not decoded") }
+
+// Encode appends the message's bytes as they came.
+func (r rawFrame) Encode(dst []byte) ([]byte, error) { return append(dst, r...), nil }
 
 // accelerate gives the acceleration a look at a client message. It reports
 // whether the message was answered locally (or dropped after a local
@@ -358,7 +431,14 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	}
 
 	ss.writeMu.Lock()
-	ss.be.Send(msg)
+	if raw := ss.ofr.lastFrame(); raw != nil {
+		// As the origin sent it: an encoding of pgproto3's decoding may
+		// differ, or be refused (a ParameterDescription of more than
+		// 65535 parameters, which Postgres sends with a wrapped count).
+		ss.be.Send(rawFrame(raw))
+	} else {
+		ss.be.Send(msg)
+	}
 	var werr error
 	// Nothing more read: pgproto3 holds no more than the message it has
 	// just decoded (frames.go), the origin's frame reader the rest.
