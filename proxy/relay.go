@@ -84,17 +84,27 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	handled, capture := ss.accelerate(msg)
 	if handled {
 		ss.seal(ss.answerSeq)
-		return ss.isClosed()
+	} else {
+		ss.closeStaleUnnamed(msg)
+		if ss.unsealed() {
+			ss.seal(ss.pending.nextSeq())
+		}
+		if err := ss.forward(msg, capture); err != nil {
+			ss.originFailed(err)
+			return true
+		}
 	}
-	ss.closeStaleUnnamed(msg)
-	if ss.unsealed() {
-		ss.seal(ss.pending.nextSeq())
+	if ss.cfr.buffered() == 0 {
+		// The client has paused (nothing more of it is read): what it
+		// sent so far reaches the origin now, as it would reach Postgres.
+		// statement_timeout runs from a Parse's arrival, so a Parse held
+		// until the client's Sync would be timed from the Sync instead.
+		if err := ss.fe.Flush(); err != nil {
+			ss.originFailed(err)
+			return true
+		}
 	}
-	if err := ss.forward(msg, capture); err != nil {
-		ss.originFailed(err)
-		return true
-	}
-	return false
+	return ss.isClosed()
 }
 
 // forward sends one client message to the origin, records the response it
