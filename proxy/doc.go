@@ -54,8 +54,18 @@
 //     of Postgres, including what Postgres skips after an error
 //     (journal.go). The proxy's own requests to the origin (session info,
 //     descriptions: private.go) are answered into the queue and never reach
-//     the client. Messages larger than server.max_message_bytes end the
-//     session with 54000, malformed ones with 08P01.
+//     the client. The session's statement_timeout (read with the session
+//     info) bounds what the proxy answers itself as Postgres bounds a
+//     statement: DuckDB is interrupted at the deadline, a statement whose
+//     kept messages outlive it while the client pauses fails at the next
+//     one, and the client gets the origin's 57014 error; a statement the
+//     proxy fails itself (timeout, cancel, a DuckDB failure after rows)
+//     fails the origin's transaction too where it would otherwise go on
+//     (timeout.go). Origin messages reach the client as the origin sent
+//     them (frameReader.lastFrame). Messages larger than
+//     server.max_message_bytes end the session with 54000, ones that
+//     cannot be framed with 08P01; a well-framed one pgproto3 cannot
+//     decode goes to the origin as it came, for Postgres's own error.
 //     Without an Accel there is nothing to route: the pass-through relay
 //     (passthrough.go) frames each side into messages (frames.go), decodes
 //     with pgproto3 only the ones it tracks (ParameterStatus, ReadyForQuery,

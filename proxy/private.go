@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -50,6 +51,7 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 				return nil, errors.New("origin is skipping to the next Sync")
 			}
 		}
+		ss.noteOriginTimer(m.msg)
 		ss.fe.Send(m.msg)
 	}
 	if err := ss.fe.Flush(); err != nil {
@@ -99,11 +101,15 @@ type sessionInfo struct {
 	tempTables       map[string]bool
 	extraFloatDigits string
 	byteaOutput      string
+	// statementTimeout is statement_timeout (0: off), which the proxy
+	// applies to what it answers itself (timeout.go).
+	statementTimeout time.Duration
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
-	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema())`
+	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
+	`current_setting('statement_timeout')`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -153,7 +159,7 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
-	if row == nil || len(row.Values) != 5 {
+	if row == nil || len(row.Values) != 6 {
 		return errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -172,6 +178,9 @@ func (ss *session) readInfo() error {
 	}
 	for _, t := range temps {
 		info.tempTables[t] = true
+	}
+	if info.statementTimeout, err = parseTimeout(string(row.Values[5])); err != nil {
+		return fmt.Errorf("read session info: %w", err)
 	}
 	ss.info = info
 	ss.infoGen++

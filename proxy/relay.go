@@ -155,6 +155,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 		ss.pendingBytes += len(m.Data)
 	}
 	ss.stretchOrigin = stretch
+	ss.noteOriginTimer(msg)
 	ss.fe.Send(msg)
 	if flush || ss.pendingBytes >= flushThreshold {
 		ss.pendingBytes = 0
@@ -260,6 +261,18 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	if m, ok := msg.(*pgproto3.Parse); ok {
 		parsed = ss.newStmt(m)
 	}
+	if ss.timerExpiredAt(msg) {
+		// The statement timed out while the client paused, with its
+		// messages kept here: the client gets the error now (Postgres
+		// sent it during the pause) and everything up to the Sync is
+		// skipped.
+		ss.segmentOpen = true
+		ss.failExecute(statementTimeout())
+		if _, ok := msg.(*pgproto3.Sync); !ok {
+			return true, nil
+		}
+		ss.localSkip = false
+	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
 		if !ss.segmentOpen && (ss.infoDirty || !ss.info.valid) && !ss.originOnly(msg, parsed) {
@@ -315,7 +328,9 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return false, ss.describeCapture(m)
 	case *pgproto3.Execute:
-		if ss.handleExecute(m) {
+		handled := ss.handleExecute(m)
+		ss.stopStatementTimer() // at its completion, wherever it runs
+		if handled {
 			return true, nil
 		}
 		ss.materialize(m.Portal)
@@ -333,12 +348,32 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.onClose(m)
 	case *pgproto3.Sync:
+		ss.stopStatementTimer()
 		if ss.localSync() {
 			return true, nil
 		}
 		ss.onSync()
 	}
 	return false, nil
+}
+
+// timerExpiredAt starts the statement timer at a Parse, Bind, Describe or
+// Execute, and reports whether, at this message, the timer running for
+// messages only the proxy has seen has expired (timeout.go). A Query or
+// Sync ends the timer: after an expiry, it too comes after the error.
+func (ss *session) timerExpiredAt(msg pgproto3.FrontendMessage) bool {
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute:
+		if ss.startStatementTimer() {
+			ss.stopStatementTimer()
+			return true
+		}
+	case *pgproto3.Sync, *pgproto3.Query:
+		expired := ss.keptTimerExpired()
+		ss.stopStatementTimer()
+		return expired
+	}
+	return false
 }
 
 // clientReadFailed ends the session after a failed client read: a normal

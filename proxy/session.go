@@ -163,15 +163,24 @@ type session struct {
 	settingsInfo   uint64 // infoGen the settings were built for
 	cachedSettings *encode.Settings
 	outBuf         []byte
-	localMu        sync.Mutex
-	localCancel    context.CancelFunc
-	canceled       bool
-	shuttingDown   atomic.Bool
-	terminated     atomic.Bool
-	fatalSent      bool // guarded by writeMu
-	closeOnce      sync.Once
-	closedInit     sync.Once
-	closed         chan struct{}
+	// stmtStart is when the statement timer started (timeout.go), zero
+	// while it is not running; originTimer: the origin's is running.
+	stmtStart   time.Time
+	originTimer bool
+	// localMu guards the local query the client waits for (runLocal):
+	// its cancel, its timeout timer, and how it was interrupted.
+	localMu      sync.Mutex
+	localCancel  context.CancelFunc
+	localTimer   *time.Timer
+	localRun     uint64
+	canceled     bool
+	timedOut     bool
+	shuttingDown atomic.Bool
+	terminated   atomic.Bool
+	fatalSent    bool // guarded by writeMu
+	closeOnce    sync.Once
+	closedInit   sync.Once
+	closed       chan struct{}
 }
 
 func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
