@@ -8,11 +8,16 @@
 //     upgraded to TLS when server.tls is configured, else 'N'), a
 //     GSSENCRequest (always 'N'), a CancelRequest (mapped to the origin
 //     backend of the session whose key it carries, then the connection is
-//     closed) or a StartupMessage.
+//     closed) or a StartupMessage. Every startup-phase failure is what
+//     Postgres does with the same bytes: silence and a close for a packet
+//     it cannot read (bad length, a client gone, Terminate instead of a
+//     StartupMessage) and for cancels; a StartupMessage Postgres refuses
+//     for its protocol version or layout goes to the origin as it came,
+//     whose answer goes back as it came (startup.go).
 //  2. Origin connect. The proxy dials the origin host and port from
 //     origin.dsn (TLS when its sslmode asks for it) and sends it the client's
-//     StartupMessage unchanged: user, database, options and all other
-//     parameters. An unreachable origin is reported to the client as a FATAL
+//     StartupMessage as it came: user, database, options and all other
+//     parameters (and the origin's refusal of them, relayed). An unreachable origin is reported to the client as a FATAL
 //     ErrorResponse with SQLSTATE 08006 and only that client is closed.
 //  3. Authentication relay. Every authentication message of the origin is
 //     relayed to the client and every answer back, so the origin decides who

@@ -86,7 +86,9 @@ type session struct {
 	srv     *Server
 	log     zerolog.Logger
 	startup *pgproto3.StartupMessage
-	state   SessionState
+	// startupRaw is the StartupMessage as the client sent it.
+	startupRaw []byte
+	state      SessionState
 
 	client net.Conn
 	be     *pgproto3.Backend
@@ -185,17 +187,18 @@ type session struct {
 
 func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
 	ss := &session{
-		srv:      s,
-		startup:  startup,
-		client:   cs.conn,
-		clientIO: cs.raw,
-		be:       cs.be,
-		cfr:      cs.fr,
-		pending:  newPendingQueue(),
-		accel:    s.cfg.Accel,
-		stmts:    make(map[string]*stmtInfo),
-		portals:  make(map[string]*portalInfo),
-		log:      log.With().Str("user", startup.Parameters["user"]).Logger(),
+		srv:        s,
+		startup:    startup,
+		startupRaw: cs.startup,
+		client:     cs.conn,
+		clientIO:   cs.raw,
+		be:         cs.be,
+		cfr:        cs.fr,
+		pending:    newPendingQueue(),
+		accel:      s.cfg.Accel,
+		stmts:      make(map[string]*stmtInfo),
+		portals:    make(map[string]*portalInfo),
+		log:        log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
 	if ss.accel == nil {
 		ss.pass = &passState{}
