@@ -57,10 +57,14 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 	if err := ss.fe.Flush(); err != nil {
 		return nil, err
 	}
-	// A request ending with a Sync ends the origin's stretch; any other
-	// is part of the client's.
-	_, endsStretch := msgs[len(msgs)-1].msg.(*pgproto3.Sync)
-	ss.stretchOrigin = !endsStretch
+	// A request ending with a Sync (or a simple Query) ends the origin's
+	// stretch; any other is part of the client's.
+	switch msgs[len(msgs)-1].msg.(type) {
+	case *pgproto3.Sync, *pgproto3.Query:
+		ss.stretchOrigin = false
+	default:
+		ss.stretchOrigin = true
+	}
 	ss.srv.metrics.request(kind)
 	return c, nil
 }
