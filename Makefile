@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 PASSTHROUGH_ARGS ?=
 TPCH_ARGS ?=
 
-.PHONY: all build test demo bench lint fuzz clean docker compose
+.PHONY: all build test demo bench lint fuzz clean docker compose drivers
 
 all: build
 
@@ -20,6 +20,13 @@ test:
 
 demo: build
 	./bin/pgaccel demo
+
+# pgx's and node-postgres's own test suites, each run directly against a
+# throwaway origin and through pgaccel, compared (minutes; not in make test).
+# See integration/drivers.
+drivers:
+	integration/drivers/run-pgx-suite.sh
+	integration/drivers/run-node-postgres-suite.sh
 
 # Benchmarks print ratios against the origin measured in the same run;
 # recorded results live in bench/RESULTS.md.

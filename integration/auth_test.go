@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -228,20 +227,6 @@ SELECT $1::int * 6, $2 \g
 			t.Errorf("psql %v could not connect: %s", args, direct)
 		}
 	}
-}
-
-func TestProxy_PortAndPID(t *testing.T) {
-	// The client sees the proxy's own BackendKeyData, never the origin's.
-	p := startProxy(t, nil)
-	c := connect(t, p.DSN(appUser, appPass))
-	var backendPID uint32
-	if err := c.QueryRow(ctxT(t), "SELECT pg_backend_pid()").Scan(&backendPID); err != nil {
-		t.Fatal(err)
-	}
-	if c.PgConn().PID() == backendPID {
-		t.Fatalf("client got the origin's pid %d as its BackendKeyData", backendPID)
-	}
-	_ = strconv.Itoa
 }
 
 // The proxy's links to the origin use TLS when origin.dsn asks for it:

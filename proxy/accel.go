@@ -168,7 +168,10 @@ func (p *portalInfo) release() {
 
 // localResult is an accelerated result being sent to the client.
 type localResult struct {
-	rows    *accelerator.Rows
+	rows *accelerator.Rows
+	// ctx is the query's: cancelled when it is interrupted (a cancel,
+	// statement_timeout), which stops sending rows DuckDB has ready.
+	ctx     context.Context
 	enc     *encode.Encoder
 	sent    int64
 	cancel  context.CancelFunc
@@ -406,22 +409,6 @@ func (ss *session) settings() *encode.Settings {
 	return ss.cachedSettings
 }
 
-// localContext is the context of a local query; a client's CancelRequest
-// cancels it.
-func (ss *session) localContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
-	ss.localMu.Lock()
-	ss.localCancel = cancel
-	ss.canceled = false
-	ss.localMu.Unlock()
-	return ctx, func() {
-		ss.localMu.Lock()
-		ss.localCancel = nil
-		ss.localMu.Unlock()
-		cancel()
-	}
-}
-
 // cancelLocal interrupts a running local query, if any.
 func (ss *session) cancelLocal() bool {
 	ss.localMu.Lock()
@@ -432,14 +419,6 @@ func (ss *session) cancelLocal() bool {
 		return true
 	}
 	return false
-}
-
-// canceledByClient reports whether the last local query was cancelled by
-// the client's CancelRequest.
-func (ss *session) canceledByClient() bool {
-	ss.localMu.Lock()
-	defer ss.localMu.Unlock()
-	return ss.canceled
 }
 
 // queryCanceled is Postgres's error for a statement cancelled by request.
@@ -465,8 +444,13 @@ func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, 
 // which works on it while DuckDB runs the statement). Errors mean the
 // statement must go to the origin instead; errOriginDescribe that it goes
 // there as it is.
-func (ss *session) startLocal(d planner.Decision, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings) (*localResult, error) {
-	ctx, cancel := ss.localContext()
+//
+// The query is the one the client waits for (runLocal) until the caller's
+// endRun: a CancelRequest interrupts it, and so does statement_timeout at
+// deadline (zero: none).
+func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings) (*localResult, error) {
+	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
+	ss.runLocal(cancel, deadline)
 	rows, err := ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
 	if err != nil {
 		cancel()
@@ -515,7 +499,7 @@ func (ss *session) startLocal(d planner.Decision, describe func() (*pgproto3.Row
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses
@@ -588,6 +572,14 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 			// The caller appends the completion message and flushes.
 			ss.outBuf = buf
 			return true, n, nil
+		}
+		if n&255 == 255 && r.ctx.Err() != nil {
+			// Interrupted while sending a result DuckDB has ready (it
+			// checks only while it computes): Postgres stops between rows.
+			if wroteAny {
+				return false, n, &errAfterOutput{r.ctx.Err()}
+			}
+			return false, n, r.ctx.Err()
 		}
 		vals := r.rows.Values()
 		if r.textNumeric != nil {

@@ -59,15 +59,20 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			return rd, err
 		}
 	}
-	r, err := ss.startLocal(d, describe, nil, nil, s)
+	var deadline time.Time
+	if ss.info.statementTimeout > 0 {
+		deadline = start.Add(ss.info.statementTimeout)
+	}
+	defer ss.endRun()
+	r, err := ss.startLocal(d, deadline, describe, nil, nil, s)
 	if errors.Is(err, errOriginDescribe) {
 		ss.countOrigin(d)
 		return false
 	}
 	if err != nil {
-		if ss.canceledByClient() {
+		if e := ss.localInterrupted(); e != nil {
 			ss.outBuf = ss.outBuf[:0]
-			_ = ss.finish(queryCanceled(), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+			ss.failQuery(e)
 			return true
 		}
 		ss.fallback(d, err)
@@ -83,12 +88,13 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	defer r.close()
 	_, n, err := ss.sendRows(r, []pgproto3.BackendMessage{rd}, 0)
-	if err != nil && ss.canceledByClient() {
+	if e := ss.localInterrupted(); err != nil && e != nil {
+		// Postgres sends the rows it had sent, then the error.
 		var late *errAfterOutput
 		if !errors.As(err, &late) {
 			ss.outBuf = ss.outBuf[:0]
 		}
-		_ = ss.finish(queryCanceled(), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+		ss.failQuery(e)
 		return true
 	}
 	if err != nil {
@@ -98,8 +104,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			ss.fallback(d, err)
 			return false
 		}
-		ss.localFailedLate(err)
-		_ = ss.finish(&pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+		ss.failQuery(ss.localFailedLate(err))
 		return true
 	}
 	// Count before the client can see the answer (and ask the metrics).
@@ -121,14 +126,13 @@ func (ss *session) fallback(d planner.Decision, err error) {
 	ss.timeRoute = routeFallback
 }
 
-// localFailedLate reports a failure after rows were sent: too late to move
-// the statement to the origin.
-func (ss *session) localFailedLate(err error) {
+// localFailedLate is the error of a failure after rows were sent: too late
+// to move the statement to the origin. The rows not yet written are
+// dropped.
+func (ss *session) localFailedLate(err error) *pgproto3.ErrorResponse {
 	ss.log.Warn().Err(err).Msg("accelerated query failed after sending rows")
 	ss.outBuf = ss.outBuf[:0]
-	e := pgError(severityError, codeInternalError, "accelerated query failed: "+err.Error(), "")
-	buf, _ := e.Encode(nil)
-	ss.outBuf = append(ss.outBuf, buf...)
+	return pgError(severityError, codeInternalError, "accelerated query failed: "+err.Error(), "")
 }
 
 func (ss *session) countOrigin(d planner.Decision) {
@@ -437,15 +441,23 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		ss.answerCheck = false
 	}
+	if ss.originTimer && ss.info.statementTimeout > 0 {
+		// The origin's statement timer runs for this statement (its Parse,
+		// Bind or a Describe went there): it would fire while DuckDB runs
+		// it. The origin times it and answers it.
+		d.Route, d.Reason = planner.RouteOrigin, "statement_timeout"
+		ss.countOrigin(d)
+		return false
+	}
 	// The origin gets the Parse and Bind before it would otherwise (at
 	// the client's Sync), to work on them while DuckDB runs.
 	_ = ss.fe.Flush()
-	r, err := ss.startLocal(d, described(rows), p.resultFormats, args, s)
+	r, err := ss.startLocal(d, ss.localDeadline(), described(rows), p.resultFormats, args, s)
+	defer ss.endRun()
 	if err != nil {
-		if ss.canceledByClient() {
+		if e := ss.localInterrupted(); e != nil {
 			ss.outBuf = ss.outBuf[:0]
-			ss.localSkip = true
-			_ = ss.finish(queryCanceled())
+			ss.failExecute(e)
 			return true
 		}
 		ss.fallback(d, err)
@@ -528,7 +540,9 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	r := p.active
 	firstCall := r.sent == 0
+	ss.runLocal(r.cancel, ss.localDeadline())
 	done, n, err := ss.sendRows(r, nil, int64(m.MaxRows))
+	ss.endRun()
 	if err == nil && !done && firstCall && !ss.pending.idle() && !ss.drain() {
 		// A suspended portal lives on: only once the origin has accepted
 		// everything before it (its Bind above all).
@@ -541,15 +555,15 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 		ss.countOrigin(planner.Decision{Datasets: r.datasets, Reason: "transaction_failed", Detail: "an earlier message of the stretch failed at the origin"})
 		return false
 	}
-	if err != nil && ss.canceledByClient() {
+	if e := ss.localInterrupted(); err != nil && e != nil {
+		// Postgres sends the rows it had sent, then the error.
 		var late *errAfterOutput
 		if !errors.As(err, &late) {
 			ss.outBuf = ss.outBuf[:0]
 		}
 		r.close()
 		p.active = nil
-		ss.localSkip = true
-		_ = ss.finish(queryCanceled())
+		ss.failExecute(e)
 		return true
 	}
 	if err != nil {
@@ -563,11 +577,9 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 		}
 		r.close()
 		p.active = nil
-		ss.localFailedLate(err)
-		// Postgres skips to the next Sync after an error; so does the
-		// origin for this stretch if we tell it nothing. Mirror it.
-		ss.localSkip = true
-		_ = ss.finish()
+		// Postgres skips to the next Sync after an error (failExecute
+		// makes the origin, when it has part of the stretch, do so too).
+		ss.failExecute(ss.localFailedLate(err))
 		return true
 	}
 	var tail pgproto3.BackendMessage = &pgproto3.PortalSuspended{}

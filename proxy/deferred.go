@@ -165,6 +165,7 @@ func (ss *session) materialize(name string) {
 	if !ss.pending.push(pendingItem{kind: pkBind, swallow: true}) {
 		return // the origin skips it, and what follows, to the Sync
 	}
+	ss.originTimer = true
 	ss.fe.Send(&pgproto3.Bind{
 		DestinationPortal:    name,
 		PreparedStatement:    p.stmt.name,
@@ -185,6 +186,7 @@ func (ss *session) materializeStmt(st *stmtInfo) {
 	if !ss.pending.push(pendingItem{kind: pkParse, swallow: true}) {
 		return
 	}
+	ss.originTimer = true
 	ss.fe.Send(&pgproto3.Parse{Name: st.name, Query: st.sql, ParameterOIDs: st.paramOIDs})
 }
 

@@ -8,19 +8,34 @@
 //     upgraded to TLS when server.tls is configured, else 'N'), a
 //     GSSENCRequest (always 'N'), a CancelRequest (mapped to the origin
 //     backend of the session whose key it carries, then the connection is
-//     closed) or a StartupMessage.
+//     closed) or a StartupMessage. Every startup-phase failure is what
+//     Postgres does with the same bytes: silence and a close for a packet
+//     it cannot read (bad length, a client gone, Terminate instead of a
+//     StartupMessage) and for cancels; a StartupMessage Postgres refuses
+//     for its protocol version or layout goes to the origin as it came,
+//     whose answer goes back as it came (startup.go).
 //  2. Origin connect. The proxy dials the origin host and port from
 //     origin.dsn (TLS when its sslmode asks for it) and sends it the client's
-//     StartupMessage unchanged: user, database, options and all other
-//     parameters. An unreachable origin is reported to the client as a FATAL
+//     StartupMessage as it came: user, database, options and all other
+//     parameters (and the origin's refusal of them, relayed). An unreachable origin is reported to the client as a FATAL
 //     ErrorResponse with SQLSTATE 08006 and only that client is closed.
 //  3. Authentication relay. Every authentication message of the origin is
 //     relayed to the client and every answer back, so the origin decides who
 //     gets in (trust, cleartext, md5, SCRAM-SHA-256). SCRAM-SHA-256-PLUS is
 //     removed from the origin's offer: channel binding cannot survive a proxy.
 //  4. Session start. The origin's ParameterStatus messages are relayed and
-//     copied into the session; its BackendKeyData is kept for cancels and the
-//     client gets the proxy's own key; ReadyForQuery is relayed.
+//     copied into the session; its BackendKeyData is kept for cancels. The
+//     client's BackendKeyData carries the process id of its origin backend
+//     (a session is tied to one for its life), so pg_backend_pid(),
+//     pg_stat_activity and pg_terminate_backend(pid) agree with what the
+//     driver reports, and a secret key of the proxy's own: a CancelRequest
+//     comes to the proxy, which finds the session by the (pid, key) pair
+//     and cancels its local query or, with the origin's key, its origin
+//     backend's. An origin that sends no BackendKeyData (some poolers)
+//     leaves no backend pid to give: the client then gets a process id of
+//     the proxy's own (2^30 and up, above any Linux pid), which names no
+//     origin backend, and cancels reach only the session's local queries.
+//     ReadyForQuery is relayed.
 //  5. Relay. With an Accel, each client message is decoded with pgproto3
 //     and passed through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration
@@ -44,8 +59,18 @@
 //     of Postgres, including what Postgres skips after an error
 //     (journal.go). The proxy's own requests to the origin (session info,
 //     descriptions: private.go) are answered into the queue and never reach
-//     the client. Messages larger than server.max_message_bytes end the
-//     session with 54000, malformed ones with 08P01.
+//     the client. The session's statement_timeout (read with the session
+//     info) bounds what the proxy answers itself as Postgres bounds a
+//     statement: DuckDB is interrupted at the deadline, a statement whose
+//     kept messages outlive it while the client pauses fails at the next
+//     one, and the client gets the origin's 57014 error; a statement the
+//     proxy fails itself (timeout, cancel, a DuckDB failure after rows)
+//     fails the origin's transaction too where it would otherwise go on
+//     (timeout.go). Origin messages reach the client as the origin sent
+//     them (frameReader.lastFrame). Messages larger than
+//     server.max_message_bytes end the session with 54000, ones that
+//     cannot be framed with 08P01; a well-framed one pgproto3 cannot
+//     decode goes to the origin as it came, for Postgres's own error.
 //     Without an Accel there is nothing to route: the pass-through relay
 //     (passthrough.go) frames each side into messages (frames.go), decodes
 //     with pgproto3 only the ones it tracks (ParameterStatus, ReadyForQuery,

@@ -9,7 +9,6 @@ import (
 const (
 	codeConnectionFailure    = "08006" // connection_failure
 	codeProtocolViolation    = "08P01" // protocol_violation
-	codeInvalidAuthorization = "28000" // invalid_authorization_specification
 	codeAdminShutdown        = "57P01" // admin_shutdown
 	codeFeatureNotSupported  = "0A000" // feature_not_supported
 	codeQueryCanceled        = "57014" // query_canceled

@@ -31,7 +31,16 @@ type frameReader struct {
 	untyped bool
 	// rem is what Read has yet to hand out of the current message.
 	rem int
+	// msgStart and msgLen place the message Read hands out (or handed
+	// out last) in buf; kept tells that it stays whole there (it is at
+	// most frameKeepSize), so that lastFrame can return its raw bytes.
+	msgStart, msgLen int
+	kept             bool
 }
+
+// frameKeepSize bounds the messages Read keeps whole in the buffer for
+// lastFrame; larger ones pass through in pieces.
+const frameKeepSize = 1 << 20
 
 // frameBufSize is a frame reader's buffer size: a read takes up to this
 // much, and messages up to it need no other buffer.
@@ -54,17 +63,20 @@ func (f *frameReader) headerLen() int {
 
 // frameLen returns the length of the message that starts at f.rp, from
 // its header (which must be buffered), or an error for an impossible one.
-func (f *frameReader) frameLen() (int, error) {
+func (f *frameReader) frameLen() (int, error) { return f.frameLenAt(f.rp) }
+
+// frameLenAt is frameLen for a message that starts at buf[at].
+func (f *frameReader) frameLenAt(at int) (int, error) {
 	if f.untyped {
-		n := int(int32(binary.BigEndian.Uint32(f.buf[f.rp:])))
+		n := int(int32(binary.BigEndian.Uint32(f.buf[at:])))
 		if n < 4 {
 			return 0, fmt.Errorf("invalid length of startup packet: %d", n)
 		}
 		return n, nil
 	}
-	n := int(int32(binary.BigEndian.Uint32(f.buf[f.rp+1:])))
+	n := int(int32(binary.BigEndian.Uint32(f.buf[at+1:])))
 	if n < 4 {
-		return 0, fmt.Errorf("invalid message length %d for message type %q", n, f.buf[f.rp])
+		return 0, fmt.Errorf("invalid message length %d for message type %q", n, f.buf[at])
 	}
 	if f.max > 0 && n-4 > f.max {
 		return 0, &pgproto3.ExceededMaxBodyLenErr{MaxExpectedBodyLen: f.max, ActualBodyLen: n - 4}
@@ -98,9 +110,14 @@ func (f *frameReader) next() ([]byte, error) {
 
 // fill reads the socket once, after making room for the rest of a partial
 // message at the front of the buffer (growing it for a message larger
-// than the buffer).
+// than the buffer). A message Read keeps whole (kept) is the partial one
+// from its start, even the part already handed out.
 func (f *frameReader) fill() error {
-	if f.rp == f.wp {
+	from := f.rp
+	if f.rem > 0 && f.kept {
+		from = f.msgStart
+	}
+	if from == f.wp {
 		f.rp, f.wp = 0, 0
 		if len(f.buf) > frameShrinkSize {
 			// A large message has gone; do not keep its buffer.
@@ -108,20 +125,22 @@ func (f *frameReader) fill() error {
 		}
 	} else {
 		need := f.headerLen()
-		if f.wp-f.rp >= need {
-			if n, err := f.frameLen(); err == nil {
+		if f.wp-from >= need {
+			if n, err := f.frameLenAt(from); err == nil {
 				need = n
 			}
 		}
 		switch {
 		case need > len(f.buf):
 			nb := make([]byte, need)
-			f.wp = copy(nb, f.buf[f.rp:f.wp])
-			f.rp = 0
+			f.wp = copy(nb, f.buf[from:f.wp])
 			f.buf = nb
-		case len(f.buf)-f.rp < need:
-			f.wp = copy(f.buf, f.buf[f.rp:f.wp])
-			f.rp = 0
+			f.rp -= from
+			f.msgStart -= from
+		case len(f.buf)-from < need:
+			f.wp = copy(f.buf, f.buf[from:f.wp])
+			f.rp -= from
+			f.msgStart -= from
 		}
 	}
 	n, err := f.r.Read(f.buf[f.wp:])
@@ -137,11 +156,26 @@ func (f *frameReader) fill() error {
 	return err
 }
 
+// lastFrame returns the raw bytes (type, length, body) of the message Read
+// has just handed out whole, or nil when there is none: it was larger than
+// frameKeepSize, it is not complete, or nothing of it was read. They stay
+// valid until the next Read. The relays forward these bytes rather than
+// an encoding of pgproto3's decoding, which may refuse what Postgres sends
+// (a ParameterDescription of more than 65535 parameters) or fail to decode
+// what Postgres accepts.
+func (f *frameReader) lastFrame() []byte {
+	if f.rem != 0 || !f.kept || f.msgLen == 0 {
+		return nil
+	}
+	return f.buf[f.msgStart : f.msgStart+f.msgLen : f.msgStart+f.msgLen]
+}
+
 // Read hands out bytes of the current message only (io.Reader, for
 // pgproto3). At a message boundary it first buffers the next header, to
 // learn the message's length.
 func (f *frameReader) Read(p []byte) (int, error) {
 	if f.rem == 0 {
+		f.msgLen, f.kept = 0, false
 		for f.wp-f.rp < f.headerLen() {
 			if err := f.fill(); err != nil {
 				if f.wp > f.rp && err != errWouldBlock {
@@ -151,11 +185,14 @@ func (f *frameReader) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		}
+		f.msgStart = f.rp
 		if f.wp-f.rp >= f.headerLen() {
 			n, err := f.frameLen()
 			if err != nil {
 				// pgproto3 reports the bad header itself.
 				n = f.wp - f.rp
+			} else {
+				f.msgLen, f.kept = n, n <= frameKeepSize
 			}
 			f.rem = n
 		} else {

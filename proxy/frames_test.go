@@ -142,6 +142,51 @@ func TestFrameReader_ReadUnderPgproto3(t *testing.T) {
 	}
 }
 
+// lastFrame returns the raw bytes of each message pgproto3 has just
+// received through the reader, however they arrive: also a message larger
+// than the buffer, and one pgproto3 cannot encode again (a
+// ParameterDescription of 65,536 parameters, as Postgres sends it with a
+// wrapped count); none for a message larger than frameKeepSize.
+func TestFrameReader_LastFrame(t *testing.T) {
+	oids := make([]byte, 2, 2+4*65536) // count 0: 65536 wrapped
+	for range 65536 {
+		oids = append(oids, 0, 0, 0, 25)
+	}
+	wrapped := append([]byte{'t', 0, 0, 0, 0}, oids...)
+	binary.BigEndian.PutUint32(wrapped[1:], uint32(len(wrapped)-1))
+	huge := msgs(t, &pgproto3.DataRow{Values: [][]byte{bytes.Repeat([]byte("h"), frameKeepSize)}})
+	frames := [][]byte{
+		msgs(t, &pgproto3.ParseComplete{}),
+		msgs(t, &pgproto3.DataRow{Values: [][]byte{[]byte("1"), nil, bytes.Repeat([]byte("x"), 3*frameBufSize)}}),
+		wrapped,
+		huge,
+		msgs(t, &pgproto3.ReadyForQuery{TxStatus: 'I'}),
+	}
+	for _, sizes := range [][]byte{nil, {0}, {4, 200}} {
+		fr := newFrameReader(&chunkedReader{data: bytes.Join(frames, nil), sizes: sizes}, false)
+		fe := pgproto3.NewFrontend(fr, io.Discard)
+		for i, want := range frames {
+			var m pgproto3.BackendMessage
+			var err error
+			for m, err = fe.Receive(); err == errWouldBlock; m, err = fe.Receive() {
+			}
+			if err != nil {
+				t.Fatalf("sizes %v, message %d: %v", sizes, i, err)
+			}
+			got := fr.lastFrame()
+			if len(want) > frameKeepSize {
+				if got != nil {
+					t.Fatalf("sizes %v: %T of %d bytes kept whole", sizes, m, len(want))
+				}
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("sizes %v, %T: lastFrame %d bytes, want %d", sizes, m, len(got), len(want))
+			}
+		}
+	}
+}
+
 func TestFrameReader_BadHeaders(t *testing.T) {
 	fr := newFrameReader(bytes.NewReader([]byte{'Q', 0xff, 0xff, 0xff, 0xf0}), false)
 	if err := fr.fill(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -50,15 +51,20 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 				return nil, errors.New("origin is skipping to the next Sync")
 			}
 		}
+		ss.noteOriginTimer(m.msg)
 		ss.fe.Send(m.msg)
 	}
 	if err := ss.fe.Flush(); err != nil {
 		return nil, err
 	}
-	// A request ending with a Sync ends the origin's stretch; any other
-	// is part of the client's.
-	_, endsStretch := msgs[len(msgs)-1].msg.(*pgproto3.Sync)
-	ss.stretchOrigin = !endsStretch
+	// A request ending with a Sync (or a simple Query) ends the origin's
+	// stretch; any other is part of the client's.
+	switch msgs[len(msgs)-1].msg.(type) {
+	case *pgproto3.Sync, *pgproto3.Query:
+		ss.stretchOrigin = false
+	default:
+		ss.stretchOrigin = true
+	}
 	ss.srv.metrics.request(kind)
 	return c, nil
 }
@@ -99,11 +105,15 @@ type sessionInfo struct {
 	tempTables       map[string]bool
 	extraFloatDigits string
 	byteaOutput      string
+	// statementTimeout is statement_timeout (0: off), which the proxy
+	// applies to what it answers itself (timeout.go).
+	statementTimeout time.Duration
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
-	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema())`
+	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
+	`current_setting('statement_timeout')`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -153,7 +163,7 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
-	if row == nil || len(row.Values) != 5 {
+	if row == nil || len(row.Values) != 6 {
 		return errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -172,6 +182,9 @@ func (ss *session) readInfo() error {
 	}
 	for _, t := range temps {
 		info.tempTables[t] = true
+	}
+	if info.statementTimeout, err = parseTimeout(string(row.Values[5])); err != nil {
+		return fmt.Errorf("read session info: %w", err)
 	}
 	ss.info = info
 	ss.infoGen++

@@ -61,6 +61,16 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 // instead of it, and reports whether the client side of the session ended.
 func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	if err != nil {
+		if raw := ss.cfr.lastFrame(); raw != nil {
+			// A whole message pgproto3 cannot decode: Postgres answers a
+			// malformed body with an ERROR and the session goes on, so it
+			// is the origin's to answer.
+			if err := ss.forwardUndecoded(raw); err != nil {
+				ss.originFailed(err)
+				return true
+			}
+			return false
+		}
 		ss.clientReadFailed(err)
 		return true
 	}
@@ -80,17 +90,27 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	handled, capture := ss.accelerate(msg)
 	if handled {
 		ss.seal(ss.answerSeq)
-		return ss.isClosed()
+	} else {
+		ss.closeStaleUnnamed(msg)
+		if ss.unsealed() {
+			ss.seal(ss.pending.nextSeq())
+		}
+		if err := ss.forward(msg, capture); err != nil {
+			ss.originFailed(err)
+			return true
+		}
 	}
-	ss.closeStaleUnnamed(msg)
-	if ss.unsealed() {
-		ss.seal(ss.pending.nextSeq())
+	if ss.cfr.buffered() == 0 {
+		// The client has paused (nothing more of it is read): what it
+		// sent so far reaches the origin now, as it would reach Postgres.
+		// statement_timeout runs from a Parse's arrival, so a Parse held
+		// until the client's Sync would be timed from the Sync instead.
+		if err := ss.fe.Flush(); err != nil {
+			ss.originFailed(err)
+			return true
+		}
 	}
-	if err := ss.forward(msg, capture); err != nil {
-		ss.originFailed(err)
-		return true
-	}
-	return false
+	return ss.isClosed()
 }
 
 // forward sends one client message to the origin, records the response it
@@ -141,6 +161,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 		ss.pendingBytes += len(m.Data)
 	}
 	ss.stretchOrigin = stretch
+	ss.noteOriginTimer(msg)
 	ss.fe.Send(msg)
 	if flush || ss.pendingBytes >= flushThreshold {
 		ss.pendingBytes = 0
@@ -148,6 +169,69 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	}
 	return nil
 }
+
+// forwardUndecoded sends the origin a well-framed client message whose body
+// pgproto3 could not decode, as it came, expecting the answer Postgres
+// gives such a message: an ErrorResponse (after which an extended-protocol
+// message makes it skip to the next Sync) and, for a Query, Sync or
+// FunctionCall, ReadyForQuery. Nothing of it is recorded: Postgres rejects
+// it whole.
+func (ss *session) forwardUndecoded(raw []byte) error {
+	kind, hasKind := pkParse, true // a failure of an extended-protocol message
+	switch raw[0] {
+	case 'Q':
+		kind = pkQuery
+	case 'S':
+		kind = pkSync
+	case 'F':
+		kind = pkFunctionCall
+	case 'P', 'B', 'D', 'E', 'C', 'H':
+	default:
+		hasKind = false // COPY messages, Terminate: nothing to answer
+	}
+	if ss.localSkip {
+		if raw[0] != 'S' {
+			return nil
+		}
+		ss.localSkip = false
+	}
+	switch kind {
+	case pkQuery, pkSync, pkFunctionCall:
+		ss.reconcile()
+		ss.segmentOpen = false
+	default:
+		if hasKind {
+			if !ss.segmentOpen {
+				ss.beginStretch()
+			} else {
+				ss.reconcile()
+			}
+			ss.segmentOpen = true
+		}
+	}
+	if ss.unsealed() {
+		ss.seal(ss.pending.nextSeq())
+	}
+	if hasKind {
+		ss.pending.push(pendingItem{kind: kind, wrote: ss.segmentWrote && kind == pkSync})
+	}
+	ss.stretchOrigin = kind != pkSync && kind != pkQuery
+	ss.fe.Send(rawFrame(raw))
+	return ss.fe.Flush()
+}
+
+// rawFrame is a message as it came, relayed without being decoded and
+// encoded again (frameReader.lastFrame).
+type rawFrame []byte
+
+func (rawFrame) Frontend() {}
+func (rawFrame) Backend()  {}
+
+// Decode is never called: a rawFrame is only sent.
+func (rawFrame) Decode([]byte) error { return errors.New("a raw frame is not decoded") }
+
+// Encode appends the message's bytes as they came.
+func (r rawFrame) Encode(dst []byte) ([]byte, error) { return append(dst, r...), nil }
 
 // accelerate gives the acceleration a look at a client message. It reports
 // whether the message was answered locally (or dropped after a local
@@ -182,6 +266,18 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	var parsed *stmtInfo
 	if m, ok := msg.(*pgproto3.Parse); ok {
 		parsed = ss.newStmt(m)
+	}
+	if ss.timerExpiredAt(msg) {
+		// The statement timed out while the client paused, with its
+		// messages kept here: the client gets the error now (Postgres
+		// sent it during the pause) and everything up to the Sync is
+		// skipped.
+		ss.segmentOpen = true
+		ss.failExecute(statementTimeout())
+		if _, ok := msg.(*pgproto3.Sync); !ok {
+			return true, nil
+		}
+		ss.localSkip = false
 	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
@@ -238,7 +334,9 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return false, ss.describeCapture(m)
 	case *pgproto3.Execute:
-		if ss.handleExecute(m) {
+		handled := ss.handleExecute(m)
+		ss.stopStatementTimer() // at its completion, wherever it runs
+		if handled {
 			return true, nil
 		}
 		ss.materialize(m.Portal)
@@ -256,12 +354,32 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.onClose(m)
 	case *pgproto3.Sync:
+		ss.stopStatementTimer()
 		if ss.localSync() {
 			return true, nil
 		}
 		ss.onSync()
 	}
 	return false, nil
+}
+
+// timerExpiredAt starts the statement timer at a Parse, Bind, Describe or
+// Execute, and reports whether, at this message, the timer running for
+// messages only the proxy has seen has expired (timeout.go). A Query or
+// Sync ends the timer: after an expiry, it too comes after the error.
+func (ss *session) timerExpiredAt(msg pgproto3.FrontendMessage) bool {
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute:
+		if ss.startStatementTimer() {
+			ss.stopStatementTimer()
+			return true
+		}
+	case *pgproto3.Sync, *pgproto3.Query:
+		expired := ss.keptTimerExpired()
+		ss.stopStatementTimer()
+		return expired
+	}
+	return false
 }
 
 // clientReadFailed ends the session after a failed client read: a normal
@@ -364,7 +482,14 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	}
 
 	ss.writeMu.Lock()
-	ss.be.Send(msg)
+	if raw := ss.ofr.lastFrame(); raw != nil {
+		// As the origin sent it: an encoding of pgproto3's decoding may
+		// differ, or be refused (a ParameterDescription of more than
+		// 65535 parameters, which Postgres sends with a wrapped count).
+		ss.be.Send(rawFrame(raw))
+	} else {
+		ss.be.Send(msg)
+	}
 	var werr error
 	// Nothing more read: pgproto3 holds no more than the message it has
 	// just decoded (frames.go), the origin's frame reader the rest.

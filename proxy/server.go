@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -52,9 +51,12 @@ type Server struct {
 	cfg Config
 	log zerolog.Logger
 
-	mu       sync.Mutex
-	ln       net.Listener
-	sessions map[uint32]*session
+	mu sync.Mutex
+	ln net.Listener
+	// sessions holds every session past authentication under the key its
+	// client was given: a process id (the origin backend's, see register)
+	// and the proxy's own secret.
+	sessions map[cancelKey]*session
 	closing  bool
 
 	nextPID atomic.Uint32
@@ -89,14 +91,15 @@ func NewServer(cfg Config) *Server {
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		sessions: make(map[uint32]*session),
+		sessions: make(map[cancelKey]*session),
 		baseCtx:  ctx,
 		cancel:   cancel,
 		stopped:  make(chan struct{}),
 		metrics:  cfg.Metrics,
 	}
-	// Start process ids away from 0 so they never look like a real
-	// backend's pid of a directly-connected client by accident.
+	// The proxy's own process ids (for sessions whose origin sends no
+	// BackendKeyData) start away from 0 and above every Linux pid
+	// (at most 2^22), so they never look like an origin backend's.
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s.nextPID.Store(binary.BigEndian.Uint32(b[:])&0x3fffffff | 0x40000000)
@@ -243,20 +246,34 @@ func (s *Server) sessionList() []*session {
 	return out
 }
 
-// register gives ss its own process id and secret key.
+// cancelKey is what a client's CancelRequest names a session by.
+type cancelKey struct {
+	pid    uint32
+	secret [4]byte
+}
+
+// register gives ss the key its client gets in BackendKeyData: the process
+// id of its origin backend when the origin sent one (originKey set), so
+// that pg_backend_pid(), pg_stat_activity and the driver agree, else one of
+// the proxy's own; and always a secret of the proxy's own, so that cancels
+// come to the proxy and are mapped (handleCancel).
 func (s *Server) register(ss *session) bool {
-	var secret [4]byte
-	_, _ = rand.Read(secret[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
 	for {
-		pid := s.nextPID.Add(1)&0x3fffffff | 0x40000000
-		if _, taken := s.sessions[pid]; !taken {
-			ss.pid, ss.secret = pid, secret[:]
-			s.sessions[pid] = ss
+		var k cancelKey
+		_, _ = rand.Read(k.secret[:])
+		if ss.originKey != nil {
+			k.pid = ss.originPID
+		} else {
+			k.pid = s.nextPID.Add(1)&0x3fffffff | 0x40000000
+		}
+		if _, taken := s.sessions[k]; !taken {
+			ss.pid, ss.secret = k.pid, k.secret[:]
+			s.sessions[k] = ss
 			return true
 		}
 	}
@@ -265,21 +282,27 @@ func (s *Server) register(ss *session) bool {
 func (s *Server) unregister(ss *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sessions[ss.pid] == ss {
-		delete(s.sessions, ss.pid)
+	var k cancelKey
+	k.pid = ss.pid
+	copy(k.secret[:], ss.secret)
+	if s.sessions[k] == ss {
+		delete(s.sessions, k)
 	}
 }
 
-// lookupForCancel finds the session a CancelRequest names. The secret is
-// compared in constant time; a mismatch is indistinguishable from no match.
+// lookupForCancel finds the session a CancelRequest names by its process
+// id and secret. Two sessions may share a process id (an origin backend
+// that ended and whose pid was reused while the proxy's session was still
+// closing); the pair tells them apart. A wrong secret is no match.
 func (s *Server) lookupForCancel(pid uint32, secret []byte) *session {
-	s.mu.Lock()
-	ss := s.sessions[pid]
-	s.mu.Unlock()
-	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
+	if len(secret) != 4 {
 		return nil
 	}
-	return ss
+	k := cancelKey{pid: pid}
+	copy(k.secret[:], secret)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[k]
 }
 
 // SessionCount returns the number of sessions past authentication.

@@ -87,7 +87,9 @@ type session struct {
 	srv     *Server
 	log     zerolog.Logger
 	startup *pgproto3.StartupMessage
-	state   SessionState
+	// startupRaw is the StartupMessage as the client sent it.
+	startupRaw []byte
+	state      SessionState
 
 	client net.Conn
 	be     *pgproto3.Backend
@@ -169,30 +171,40 @@ type session struct {
 	settingsInfo   uint64 // infoGen the settings were built for
 	cachedSettings *encode.Settings
 	outBuf         []byte
-	localMu        sync.Mutex
-	localCancel    context.CancelFunc
-	canceled       bool
-	shuttingDown   atomic.Bool
-	terminated     atomic.Bool
-	fatalSent      bool // guarded by writeMu
-	closeOnce      sync.Once
-	closedInit     sync.Once
-	closed         chan struct{}
+	// stmtStart is when the statement timer started (timeout.go), zero
+	// while it is not running; originTimer: the origin's is running.
+	stmtStart   time.Time
+	originTimer bool
+	// localMu guards the local query the client waits for (runLocal):
+	// its cancel, its timeout timer, and how it was interrupted.
+	localMu      sync.Mutex
+	localCancel  context.CancelFunc
+	localTimer   *time.Timer
+	localRun     uint64
+	canceled     bool
+	timedOut     bool
+	shuttingDown atomic.Bool
+	terminated   atomic.Bool
+	fatalSent    bool // guarded by writeMu
+	closeOnce    sync.Once
+	closedInit   sync.Once
+	closed       chan struct{}
 }
 
 func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
 	ss := &session{
-		srv:      s,
-		startup:  startup,
-		client:   cs.conn,
-		clientIO: cs.raw,
-		be:       cs.be,
-		cfr:      cs.fr,
-		pending:  newPendingQueue(),
-		accel:    s.cfg.Accel,
-		stmts:    make(map[string]*stmtInfo),
-		portals:  make(map[string]*portalInfo),
-		log:      log.With().Str("user", startup.Parameters["user"]).Logger(),
+		srv:        s,
+		startup:    startup,
+		startupRaw: cs.startup,
+		client:     cs.conn,
+		clientIO:   cs.raw,
+		be:         cs.be,
+		cfr:        cs.fr,
+		pending:    newPendingQueue(),
+		accel:      s.cfg.Accel,
+		stmts:      make(map[string]*stmtInfo),
+		portals:    make(map[string]*portalInfo),
+		log:        log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
 	ss.state.User = startup.Parameters["user"]
 	ss.state.Database = startup.Parameters["database"]

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -62,10 +64,12 @@ var errHandled = errors.New("handled")
 // clientSide is a client connection as negotiation leaves it.
 type clientSide struct {
 	conn net.Conn
-	raw  *rawIO    // the socket's raw I/O, nil for TLS
-	w    io.Writer // raw, or conn for TLS
-	fr   *frameReader
-	be   *pgproto3.Backend // reads through fr
+	// startup is the client's StartupMessage as it came, for the origin.
+	startup []byte
+	raw     *rawIO    // the socket's raw I/O, nil for TLS
+	w       io.Writer // raw, or conn for TLS
+	fr      *frameReader
+	be      *pgproto3.Backend // reads through fr
 }
 
 func newClientSide(conn net.Conn) clientSide {
@@ -76,25 +80,37 @@ func newClientSide(conn net.Conn) clientSide {
 	return cs
 }
 
+// Startup-phase packet codes and limits, as Postgres has them.
+const (
+	cancelRequestCode    = 80877102
+	gssEncRequestCode    = 80877104
+	maxStartupPacketBody = 10000 // MAX_STARTUP_PACKET_LENGTH
+)
+
 // negotiate answers SSLRequest and GSSENCRequest packets until a
-// StartupMessage or CancelRequest arrives.
+// StartupMessage or CancelRequest arrives. Every failure is what Postgres
+// does with the same bytes (ProcessStartupPacket), which the startup
+// transcript tests check against the origin: a packet that cannot be read
+// (bad length, the client gone, Terminate where the StartupMessage would
+// be) and a CancelRequest are answered with silence and a close; a second
+// SSLRequest or GSSENCRequest with the FATAL for an unknown protocol; and
+// a StartupMessage Postgres would refuse (protocol major version other
+// than 3, a bad layout) is sent to the origin as it came, whose answer
+// (in the protocol version it asked for) goes back as the origin sent it
+// (rejectByOrigin). Refusals of a well-formed protocol 3 StartupMessage
+// (no user, no such database, a bad option) are the origin's too: the
+// session relays its error (connectOrigin).
 func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage, error) {
 	cs := newClientSide(conn)
 	sslDone, gssDone := false, false
 	for {
-		msg, err := cs.be.ReceiveStartupMessage()
+		pkt, err := readStartupPacket(cs.fr)
 		if err != nil {
-			// A startup packet we cannot read: tell the client why, the
-			// way Postgres does, and close.
-			cs.be.Send(pgError(severityFatal, codeProtocolViolation, fmt.Sprintf("invalid startup packet: %v", err), ""))
-			_ = cs.be.Flush()
 			return cs, nil, fmt.Errorf("receive startup: %w", err)
 		}
-		switch m := msg.(type) {
-		case *pgproto3.SSLRequest:
-			if sslDone {
-				return cs, nil, errors.New("second SSLRequest")
-			}
+		code := binary.BigEndian.Uint32(pkt[4:8])
+		switch {
+		case code == sslRequestCode && !sslDone:
 			sslDone = true
 			if s.cfg.TLS == nil {
 				if _, err := cs.conn.Write([]byte{'N'}); err != nil {
@@ -112,42 +128,116 @@ func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage,
 			// Bytes the client sent before the handshake were plaintext
 			// and are dropped with the old reader (CVE-2021-23214).
 			cs = newClientSide(tc)
-		case *pgproto3.GSSEncRequest:
-			if gssDone {
-				return cs, nil, errors.New("second GSSENCRequest")
-			}
+		case code == gssEncRequestCode && !gssDone:
 			gssDone = true
 			if _, err := cs.conn.Write([]byte{'N'}); err != nil {
 				return cs, nil, err
 			}
-		case *pgproto3.CancelRequest:
-			s.handleCancel(m.ProcessID, m.SecretKey)
+		case code == cancelRequestCode:
+			if len(pkt) >= 12 {
+				s.handleCancel(binary.BigEndian.Uint32(pkt[8:12]), pkt[12:])
+			}
 			return cs, nil, errHandled
-		case *pgproto3.StartupMessage:
-			if m.ProtocolVersion>>16 != 3 {
-				cs.be.Send(pgError(severityFatal, codeFeatureNotSupported,
-					fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0", m.ProtocolVersion>>16, m.ProtocolVersion&0xffff), ""))
-				_ = cs.be.Flush()
+		case code == sslRequestCode || code == gssEncRequestCode:
+			// A second one is taken as a StartupMessage of protocol
+			// 1234.5679 or 1234.5680, as Postgres takes it.
+			cs.be.Send(&pgproto3.ErrorResponse{Severity: severityFatal, SeverityUnlocalized: severityFatal, Code: codeFeatureNotSupported,
+				Message: fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)})
+			_ = cs.be.Flush()
+			return cs, nil, errHandled
+		default:
+			m, ok := parseStartup(pkt)
+			if !ok {
+				s.rejectByOrigin(cs, pkt)
 				return cs, nil, errHandled
 			}
-			if m.Parameters["user"] == "" {
-				cs.be.Send(pgError(severityFatal, codeInvalidAuthorization, "no PostgreSQL user name specified in startup packet", ""))
-				_ = cs.be.Flush()
-				return cs, nil, errHandled
-			}
-			cp := &pgproto3.StartupMessage{ProtocolVersion: m.ProtocolVersion, Parameters: make(map[string]string, len(m.Parameters))}
-			for k, v := range m.Parameters {
-				cp.Parameters[k] = v
-			}
+			cs.startup = pkt
 			cs.be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
 			// Typed messages from here on.
 			cs.fr.untyped = false
 			cs.fr.max = s.cfg.MaxMessageBytes
-			return cs, cp, nil
-		default:
-			return cs, nil, fmt.Errorf("unexpected startup message %T", msg)
+			return cs, m, nil
 		}
 	}
+}
+
+// errStartupLength: a startup packet's length is one Postgres does not
+// read (it logs "invalid length of startup packet" and closes).
+var errStartupLength = errors.New("invalid length of startup packet")
+
+// readStartupPacket reads one untyped startup-phase packet, length word
+// included.
+func readStartupPacket(r io.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(hdr[:])))
+	if n-4 < 4 || n-4 > maxStartupPacketBody {
+		return nil, fmt.Errorf("%w: %d", errStartupLength, n)
+	}
+	pkt := make([]byte, n)
+	copy(pkt, hdr[:])
+	if _, err := io.ReadFull(r, pkt[4:]); err != nil {
+		return nil, err
+	}
+	return pkt, nil
+}
+
+// parseStartup decodes a StartupMessage the way Postgres does: protocol
+// major version 3 (any minor version: the origin answers a newer one with
+// NegotiateProtocolVersion), name/value pairs up to an empty name, which
+// must be the packet's last byte; a later pair of the same name wins. It
+// reports false for a packet Postgres refuses for its version or layout.
+func parseStartup(pkt []byte) (*pgproto3.StartupMessage, bool) {
+	version := binary.BigEndian.Uint32(pkt[4:8])
+	if version>>16 != 3 {
+		return nil, false
+	}
+	b := pkt[8:]
+	cstring := func(at int) string {
+		if i := bytes.IndexByte(b[at:], 0); i >= 0 {
+			return string(b[at : at+i])
+		}
+		return string(b[at:])
+	}
+	m := &pgproto3.StartupMessage{ProtocolVersion: version, Parameters: map[string]string{}}
+	off := 0
+	for off < len(b) {
+		name := cstring(off)
+		if name == "" {
+			break
+		}
+		valOff := off + len(name) + 1
+		if valOff >= len(b) {
+			break
+		}
+		val := cstring(valOff)
+		m.Parameters[name] = val
+		off = valOff + len(val) + 1
+	}
+	return m, off == len(b)-1
+}
+
+// rejectByOrigin sends a startup packet Postgres refuses to the origin as
+// it came and relays the origin's answer as it came (for a protocol 2
+// client, a protocol 2 error), until the origin closes the connection.
+func (s *Server) rejectByOrigin(cs clientSide, pkt []byte) {
+	ctx, cancel := context.WithTimeout(s.baseCtx, startupTimeout)
+	defer cancel()
+	oc, err := s.dialOrigin(ctx)
+	if err != nil {
+		s.metrics.originFailed()
+		cs.be.Send(pgError(severityFatal, codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", s.originAddr(), err), ""))
+		_ = cs.be.Flush()
+		return
+	}
+	defer oc.Close()
+	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
+	if _, err := oc.Write(pkt); err != nil {
+		return
+	}
+	_, _ = io.Copy(cs.conn, oc)
 }
 
 // handleCancel maps a client's CancelRequest to the origin backend of the
@@ -179,7 +269,8 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
 	ss.originW = orw
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
-	ss.fe.Send(ss.startup)
+	// As the client sent it: pgproto3 would encode only what it decoded.
+	ss.fe.Send(rawFrame(ss.startupRaw))
 	if err := ss.fe.Flush(); err != nil {
 		ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
 		return err
@@ -271,7 +362,8 @@ func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) e
 }
 
 // finishStartup relays what the origin sends between AuthenticationOk and
-// the first ReadyForQuery, swapping in the proxy's own BackendKeyData.
+// the first ReadyForQuery, swapping in the proxy's own secret key in
+// BackendKeyData (register).
 func (ss *session) finishStartup() error {
 	sentKey := false
 	for {
