@@ -210,6 +210,14 @@ type unstorableError struct{ what string }
 
 func (e *unstorableError) Error() string { return e.what }
 
+// isUnstorable reports whether err is (or wraps) an unstorableError. It is
+// a function of its own so that the decode loop, which calls it only on an
+// error, does not allocate its target for every value.
+func isUnstorable(err error) bool {
+	var u *unstorableError
+	return errors.As(err, &u)
+}
+
 func unstorable(format string, args ...any) error {
 	return &unstorableError{what: fmt.Sprintf(format, args...)}
 }

@@ -212,8 +212,7 @@ func (s *copySource) decode(local *localState, ch duckdb.DataChunk) error {
 			} else {
 				end := off + spans[2*o.field+1]
 				err = o.write(ch, j, row, local.buf[off:end:end])
-				var u *unstorableError
-				if err != nil && errors.As(err, &u) {
+				if err != nil && isUnstorable(err) {
 					s.leaveOut(o.field, fmt.Sprintf("row %d holds %s", local.first+int64(row), err))
 					err = ch.SetValue(j, row, nil)
 				}
