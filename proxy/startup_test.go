@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/binary"
+	"maps"
 	"testing"
 )
 
@@ -47,4 +49,36 @@ func TestParseStartup_AsPostgres(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzStartupPacket feeds arbitrary bytes to the startup-phase reader and
+// parser, as a client could send them: no panic, and a packet taken for a
+// StartupMessage says the same once encoded again.
+func FuzzStartupPacket(f *testing.F) {
+	for _, body := range []string{"user\x00u\x00database\x00d\x00\x00", "\x00", "user\x00", "user\x00a\x00user\x00b\x00\x00", "x\x00\x00\x00"} {
+		b := binary.BigEndian.AppendUint32(make([]byte, 4), 3<<16)
+		b = append(b, body...)
+		binary.BigEndian.PutUint32(b, uint32(len(b)))
+		f.Add(b)
+	}
+	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47}) // SSLRequest
+	f.Add([]byte{0x58, 0, 0, 0, 4, 0, 0, 0})  // Terminate where the StartupMessage would be
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pkt, err := readStartupPacket(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		m, ok := parseStartup(pkt)
+		if !ok {
+			return
+		}
+		again, err := m.Encode(nil)
+		if err != nil {
+			return // parameters pgproto3 will not encode (a NUL cannot be in one)
+		}
+		m2, ok := parseStartup(again)
+		if !ok || !maps.Equal(m.Parameters, m2.Parameters) || m.ProtocolVersion != m2.ProtocolVersion {
+			t.Fatalf("%q: parsed %+v, encoded and parsed again %+v (%v)", pkt, m, m2, ok)
+		}
+	})
 }
