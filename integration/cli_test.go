@@ -126,7 +126,15 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 	if strings.Contains(stderr.String(), "app-pass") || strings.Contains(stderr.String(), "password=") {
 		t.Errorf("log contains a password:\n%s", stderr.String())
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	stopCommand(t, cmd, syscall.SIGTERM, 30*time.Second, stderr)
+	_ = context.Background
+}
+
+// stopCommand sends cmd sig and fails the test unless it exits cleanly
+// within d (stderr is shown when it does not).
+func stopCommand(t *testing.T, cmd *exec.Cmd, sig os.Signal, d time.Duration, stderr fmt.Stringer) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -134,12 +142,11 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("pgaccel run exited with %v after SIGTERM\n%s", err, stderr.String())
+			t.Fatalf("%s exited with %v after %v\nstderr:\n%s", cmd.Path, err, sig, stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("pgaccel run did not exit after SIGTERM")
+	case <-time.After(d):
+		t.Fatalf("%s did not exit after %v", cmd.Path, sig)
 	}
-	_ = context.Background
 }
 
 // cliResult runs the pgaccel binary with env added and returns its exit

@@ -102,19 +102,7 @@ func TestCLI_DemoShowsAWriteAtTheOrigin(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("demo exited with %v after SIGINT\nstderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("demo did not exit after SIGINT")
-	}
+	stopCommand(t, cmd, syscall.SIGINT, time.Minute, stderr)
 	// (An external origin, PGACCEL_TEST_ORIGIN_DSN, is not the demo's to stop.)
 	if c, err := pgconn.Connect(ctx, originDSN); err == nil && os.Getenv(pgtest.OriginDSNEnv) == "" {
 		c.Close(context.Background())

@@ -125,11 +125,7 @@ func (ss *session) noteOriginTimer(msg pgproto3.FrontendMessage) {
 func (ss *session) runLocal(interrupt context.CancelFunc, deadline time.Time) {
 	ss.localMu.Lock()
 	defer ss.localMu.Unlock()
-	if ss.localTimer != nil {
-		ss.localTimer.Stop()
-		ss.localTimer = nil
-	}
-	ss.localRun++
+	ss.stopRunLocked()
 	run := ss.localRun
 	ss.localCancel, ss.canceled, ss.timedOut = interrupt, false, false
 	if deadline.IsZero() {
@@ -151,12 +147,19 @@ func (ss *session) runLocal(interrupt context.CancelFunc, deadline time.Time) {
 func (ss *session) endRun() {
 	ss.localMu.Lock()
 	defer ss.localMu.Unlock()
+	ss.stopRunLocked()
+	ss.localCancel = nil
+}
+
+// stopRunLocked stops the statement timer of the local run, if any, and
+// starts a new run number, so that a timer already firing finds its run
+// over. The caller holds localMu.
+func (ss *session) stopRunLocked() {
 	if ss.localTimer != nil {
 		ss.localTimer.Stop()
 		ss.localTimer = nil
 	}
 	ss.localRun++
-	ss.localCancel = nil
 }
 
 // localInterrupted returns the error of the last local query when it was
