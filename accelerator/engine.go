@@ -76,6 +76,9 @@ type dsHandle struct {
 	mode   string     // catalog.ModeMemory or catalog.ModeFile
 	loadMu sync.Mutex // one load (and swap) at a time per dataset
 	path   string     // file mode: the database file
+	// dataEpoch moves when a change stream's apply commits (see
+	// dataChanged).
+	dataEpoch atomic.Uint64
 }
 
 // TableInfo describes a dataset's stored acceleration: what Attach finds in
@@ -90,6 +93,9 @@ type TableInfo struct {
 	Rows        int64
 	RefreshSQL  string   // acceleration.refresh_sql at that refresh
 	PrimaryKey  []string // acceleration.primary_key at that refresh
+	// Replication is where a changes dataset's stream stood at the last
+	// applied transaction; nil for the other modes.
+	Replication *Replication
 }
 
 // maxLoadThreads bounds the threads of one load: beyond a few, the single

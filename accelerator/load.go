@@ -2,6 +2,7 @@ package accelerator
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"strings"
@@ -58,6 +59,10 @@ type LoadOptions struct {
 	PrimaryKey []string
 	// Progress, when set, counts the rows read so far.
 	Progress *atomic.Int64
+	// Replication, for a changes dataset, is the stream's position the
+	// loaded rows are consistent with (the slot's consistent point): it is
+	// written in the checkpoint in the swap's transaction.
+	Replication *Replication
 	// ASCIIOnly leaves out the text columns that hold a byte beyond
 	// ASCII, for an origin database whose server_encoding is SQL_ASCII:
 	// there Postgres takes each byte for a character (length, substr,
@@ -153,11 +158,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 
 	id := e.addSource(src)
 	defer e.removeSource(id)
-	exprs := make([]string, len(src.outs))
-	for i, o := range src.outs {
-		exprs[i] = stageExpr(o.typ, quoteIdent(o.stageName))
-	}
-	insert := fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", loadRef, strings.Join(exprs, ", "), copyFunction, id)
+	insert := insertSQL(src, loadRef, id)
 
 	// In mode memory, inserted rows stay uncompressed until a checkpoint:
 	// with Options.CompactEvery the stream is inserted in slices, each
@@ -224,11 +225,12 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		stored[i] = storedColumn{ColumnSpec: c, Accelerated: stats.Columns[i].Accelerated, NotAccelerated: stats.Columns[i].NotAccelerated}
 	}
 	cp := checkpoint{
-		dataset:    ds.Name,
-		rows:       stats.Total,
-		columns:    stored,
-		refreshSQL: ds.Acceleration.RefreshSQL,
-		primaryKey: opts.PrimaryKey,
+		dataset:     ds.Name,
+		rows:        stats.Total,
+		columns:     stored,
+		refreshSQL:  ds.Acceleration.RefreshSQL,
+		primaryKey:  opts.PrimaryKey,
+		replication: opts.Replication,
 	}
 	if merge {
 		stats.Total, stats.Deleted, stats.Completed, err = e.merge(ctx, conn, ds.Name, cp, opts.Append, opts.Delete)
@@ -242,6 +244,34 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 	e.compactLater(h, ds.Name)
 	return stats, nil
+}
+
+// insertSQL is the INSERT that pulls the stream of src, added under id,
+// into table (a quoted reference) through the copy function.
+func insertSQL(src *copySource, table string, id int64) string {
+	exprs := make([]string, len(src.outs))
+	for i, o := range src.outs {
+		exprs[i] = stageExpr(o.typ, quoteIdent(o.stageName))
+	}
+	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", table, strings.Join(exprs, ", "), copyFunction, id)
+}
+
+// insertAll inserts every row of src's stream into table with one INSERT
+// on conn.
+func (e *Engine) insertAll(ctx context.Context, conn *sql.Conn, src *copySource, table string) error {
+	id := e.addSource(src)
+	defer e.removeSource(id)
+	_, err := conn.ExecContext(ctx, insertSQL(src, table, id))
+	_, _, done, srcErr := src.result()
+	switch {
+	case srcErr != nil:
+		return srcErr
+	case err != nil:
+		return fmt.Errorf("insert rows: %w", err)
+	case !done:
+		return errTruncated
+	}
+	return nil
 }
 
 // registerCopyFunction registers the table function through which an INSERT

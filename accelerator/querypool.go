@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -39,7 +41,7 @@ type queryConn struct {
 	conn  *sql.Conn
 	tz    string
 	epoch uint64
-	stmts map[string]*duckdb.Stmt
+	stmts map[string]*keptStmt
 	order []string // stmts' keys, oldest first
 	// seen holds the texts run here once and not kept: a statement is
 	// kept when its text comes again, so that texts that never repeat
@@ -48,9 +50,55 @@ type queryConn struct {
 	seen map[string]struct{}
 }
 
+// keptStmt is a statement a connection keeps prepared, with the data
+// epochs of the datasets it reads when it was prepared.
+type keptStmt struct {
+	st   *duckdb.Stmt
+	deps []stmtDep
+}
+
+// stmtDep is a dataset a kept statement reads, and its data epoch then.
+type stmtDep struct {
+	h     *dsHandle
+	epoch uint64
+}
+
+// current reports whether no dataset the statement reads has moved its
+// data epoch since it was prepared.
+func (k *keptStmt) current() bool {
+	for _, d := range k.deps {
+		if d.h.dataEpoch.Load() != d.epoch {
+			return false
+		}
+	}
+	return true
+}
+
 // catalogChanged moves the catalog epoch: prepared statements are
 // dropped before their next use.
 func (e *Engine) catalogChanged() { e.epoch.Add(1) }
+
+// dataChanged moves a dataset's data epoch: the statements prepared over
+// it are prepared again before their next use. A change stream's apply
+// does so: DuckDB statements prepared before such a transaction (staging
+// tables, deletes and inserts of the same keys) were seen to return
+// garbage for long strings of the rows it inserted, where a new statement
+// of the same text returns them right (TestApplier_PreparedQueriesSeeApplies).
+func (h *dsHandle) dataChanged() { h.dataEpoch.Add(1) }
+
+// depsOf returns the attached datasets whose database query names, with
+// their data epochs now.
+func (e *Engine) depsOf(query string) []stmtDep {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var deps []stmtDep
+	for name, h := range e.datasets {
+		if strings.Contains(query, quoteIdent(DatabaseName(name))) {
+			deps = append(deps, stmtDep{h: h, epoch: h.dataEpoch.Load()})
+		}
+	}
+	return deps
+}
 
 // setTimeZone sets DuckDB's TimeZone on the connection when it differs
 // from the zone last set there (dropping what was prepared under another).
@@ -121,9 +169,15 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 		qc.dropStmts()
 		qc.epoch = epoch
 	}
-	if st, ok := qc.stmts[query]; ok {
-		return st, true, nil
+	if k, ok := qc.stmts[query]; ok {
+		if k.current() {
+			return k.st, true, nil
+		}
+		k.st.Close()
+		delete(qc.stmts, query)
+		qc.order = slices.DeleteFunc(qc.order, func(q string) bool { return q == query })
 	}
+	deps := e.depsOf(query)
 	// Prepare (unlike PrepareContext) refuses several statements instead
 	// of running all but the last.
 	e.prepares.Add(1)
@@ -149,23 +203,23 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 	}
 	delete(qc.seen, query)
 	if qc.stmts == nil {
-		qc.stmts = make(map[string]*duckdb.Stmt)
+		qc.stmts = make(map[string]*keptStmt)
 	}
 	if len(qc.order) >= maxConnStmts {
 		oldest := qc.order[0]
 		qc.order = qc.order[1:]
-		qc.stmts[oldest].Close()
+		qc.stmts[oldest].st.Close()
 		delete(qc.stmts, oldest)
 	}
-	qc.stmts[query] = st
+	qc.stmts[query] = &keptStmt{st: st, deps: deps}
 	qc.order = append(qc.order, query)
 	return st, true, nil
 }
 
 // dropStmts closes the connection's prepared statements.
 func (qc *queryConn) dropStmts() {
-	for _, st := range qc.stmts {
-		st.Close()
+	for _, k := range qc.stmts {
+		k.st.Close()
 	}
 	clear(qc.stmts)
 	clear(qc.seen)

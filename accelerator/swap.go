@@ -23,9 +23,13 @@ const (
 )
 
 // checkpointFormat versions the checkpoint row's layout. Format 2 added
-// primary_key; a file with another format is not served until a refresh
-// rewrites it.
-const checkpointFormat = 2
+// primary_key, format 3 replication; a file of format 2 is read as one
+// without replication, a file with another format is not served until a
+// refresh rewrites it.
+const checkpointFormat = 3
+
+// checkpointFormatNoReplication is the format before replication.
+const checkpointFormatNoReplication = 2
 
 // checkpoint is the row of checkpointTable.
 type checkpoint struct {
@@ -35,6 +39,9 @@ type checkpoint struct {
 	columns     []storedColumn
 	refreshSQL  string
 	primaryKey  []string
+	// replication is where a changes dataset's stream stands, nil for the
+	// other refresh modes.
+	replication *Replication
 }
 
 // storedColumn is one column in the checkpoint's JSON.
@@ -120,6 +127,14 @@ func writeCheckpoint(ctx context.Context, tx *sql.Tx, name string, cp checkpoint
 	if err != nil {
 		return fmt.Errorf("encode checkpoint primary key: %w", err)
 	}
+	repl := ""
+	if cp.replication != nil {
+		b, err := json.Marshal(cp.replication)
+		if err != nil {
+			return fmt.Errorf("encode checkpoint replication: %w", err)
+		}
+		repl = string(b)
+	}
 	cpRef := tableRef(name, checkpointTable)
 	stmts := []struct {
 		sql  string
@@ -133,9 +148,10 @@ func writeCheckpoint(ctx context.Context, tx *sql.Tx, name string, cp checkpoint
 			row_count BIGINT NOT NULL,
 			columns VARCHAR NOT NULL,
 			refresh_sql VARCHAR NOT NULL,
-			primary_key VARCHAR NOT NULL)`, nil},
-		{"INSERT INTO " + cpRef + " VALUES (?, ?, ?, ?, ?, ?, ?)",
-			[]any{checkpointFormat, cp.dataset, cp.lastRefresh, cp.rows, string(cols), cp.refreshSQL, string(pk)}},
+			primary_key VARCHAR NOT NULL,
+			replication VARCHAR NOT NULL)`, nil},
+		{"INSERT INTO " + cpRef + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{checkpointFormat, cp.dataset, cp.lastRefresh, cp.rows, string(cols), cp.refreshSQL, string(pk), repl}},
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
@@ -322,10 +338,16 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 		info       TableInfo
 		lastUpdate time.Time
 	)
+	var repl string
 	err = e.db.QueryRowContext(ctx, "SELECT format FROM "+tableRef(name, checkpointTable)+" LIMIT 1").Scan(&format)
-	if err == nil && format == checkpointFormat {
+	switch {
+	case err == nil && format == checkpointFormat:
+		err = e.db.QueryRowContext(ctx, "SELECT last_refresh, row_count, columns, refresh_sql, primary_key, replication FROM "+
+			tableRef(name, checkpointTable)+" LIMIT 1").Scan(&lastUpdate, &info.Rows, &cols, &info.RefreshSQL, &pk, &repl)
+	case err == nil && format == checkpointFormatNoReplication:
 		err = e.db.QueryRowContext(ctx, "SELECT last_refresh, row_count, columns, refresh_sql, primary_key FROM "+
 			tableRef(name, checkpointTable)+" LIMIT 1").Scan(&lastUpdate, &info.Rows, &cols, &info.RefreshSQL, &pk)
+		format = checkpointFormat
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -344,6 +366,12 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 	}
 	if err := json.Unmarshal([]byte(pk), &info.PrimaryKey); err != nil {
 		return nil, fmt.Errorf("decode checkpoint primary key: %w", err)
+	}
+	if repl != "" {
+		info.Replication = &Replication{}
+		if err := json.Unmarshal([]byte(repl), info.Replication); err != nil {
+			return nil, fmt.Errorf("decode checkpoint replication: %w", err)
+		}
 	}
 	info.LastRefresh = lastUpdate
 	for _, c := range stored {
