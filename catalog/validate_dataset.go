@@ -249,8 +249,8 @@ func (c *datasetCheck) modeRules() {
 				"remove it, or change refresh_mode")
 		}
 	}
-	if a.RetentionCheckEnabled && !slices.Contains([]string{RefreshFull, RefreshAppend}, a.RefreshMode) {
-		c.add("acceleration.retention_check_enabled", fmt.Sprintf("retention checks do not run with refresh_mode: %s; they apply only with full and append", a.RefreshMode),
+	if a.RetentionCheckEnabled && !slices.Contains([]string{RefreshFull, RefreshAppend, RefreshChanges}, a.RefreshMode) {
+		c.add("acceleration.retention_check_enabled", fmt.Sprintf("retention checks do not run with refresh_mode: %s; they apply only with full, append and changes", a.RefreshMode),
 			"remove retention_check_enabled, or change refresh_mode")
 	}
 }
@@ -326,12 +326,75 @@ func (c *datasetCheck) snapshots() {
 	}
 }
 
-// params checks the acceleration params pgaccel reads.
+// params checks the acceleration params pgaccel reads, and the dataset
+// params of refresh_mode: changes.
 func (c *datasetCheck) params() {
 	a := &c.d.Acceleration
 	if _, ok := a.Params[paramDuckDBFile]; ok && a.Mode == ModeMemory {
 		c.add("acceleration.params."+paramDuckDBFile, "is used only with mode: file", "set acceleration.mode: file, or remove duckdb_file")
 	}
+	for _, k := range []string{ParamPublication, ParamReplicationSlot} {
+		v, ok := c.d.Params[k]
+		if !ok {
+			continue
+		}
+		switch {
+		case a.RefreshMode != RefreshChanges:
+			c.add("params."+k, "is used only with refresh_mode: changes", "remove it, or set acceleration.refresh_mode: changes")
+		case !validReplicationName(v):
+			c.add("params."+k, fmt.Sprintf("%q is not a name Postgres takes for it: 1 to 63 lower-case letters, digits and underscores", v),
+				"name an existing "+strings.TrimPrefix(k, "pg_")+" of the origin, or remove the key to let pgaccel create one")
+		}
+	}
+	if v, ok := c.d.Params[ParamReadyLag]; ok {
+		switch d, err := ParseDuration(v); {
+		case a.RefreshMode != RefreshChanges:
+			c.add("params."+ParamReadyLag, "is used only with refresh_mode: changes", "remove it, or set acceleration.refresh_mode: changes")
+		case err != nil || d <= 0:
+			c.add("params."+ParamReadyLag, fmt.Sprintf("%q is not a positive duration", v), "write a duration such as 2s or 500ms")
+		}
+	}
+}
+
+// Dataset params of refresh_mode: changes.
+const (
+	// ParamPublication names an existing publication of the origin that
+	// holds the table, instead of the one pgaccel creates.
+	ParamPublication = "pg_publication"
+	// ParamReplicationSlot names the replication slot to stream from
+	// instead of the one pgaccel names itself.
+	ParamReplicationSlot = "pg_replication_slot"
+	// ParamReadyLag is the replication lag under which the dataset is
+	// ready (default DefaultReadyLag).
+	ParamReadyLag = "pg_replication_ready_lag"
+)
+
+// DefaultReadyLag is the replication lag under which a changes dataset is
+// ready.
+const DefaultReadyLag = 2 * time.Second
+
+// ReadyLag is the dataset's pg_replication_ready_lag, or the default.
+func (d *Dataset) ReadyLag() time.Duration {
+	if v, ok := d.Params[ParamReadyLag]; ok {
+		if dur, err := ParseDuration(v); err == nil && dur > 0 {
+			return dur
+		}
+	}
+	return DefaultReadyLag
+}
+
+// validReplicationName reports whether s is a valid replication slot name
+// (publication names follow the same rule here).
+func validReplicationName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // tableWord is how fixes name the dataset in example SQL.
