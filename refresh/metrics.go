@@ -1,6 +1,8 @@
 package refresh
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,6 +14,14 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	rows        *prometheus.GaugeVec
 	retention   *prometheus.CounterVec
+
+	// refresh_mode: changes.
+	lagMs       *prometheus.GaugeVec
+	lagBytes    *prometheus.GaugeVec
+	applied     *prometheus.CounterVec
+	applyLags   *prometheus.HistogramVec
+	rebuilds    *prometheus.CounterVec
+	orphanBytes *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -39,8 +49,76 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Rows removed from the dataset's acceleration by its retention policy.",
 		}, []string{"dataset"}),
 	}
-	reg.MustRegister(m.errors, m.lastRefresh, m.duration, m.rows, m.retention)
+	m.lagMs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dataset_replication_lag_ms",
+		Help: "refresh_mode: changes: how long the oldest change committed at the origin and not yet applied has waited, in milliseconds (0 when caught up).",
+	}, []string{"dataset"})
+	m.lagBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dataset_replication_lag_bytes",
+		Help: "refresh_mode: changes: the origin's WAL past the applied position, in bytes, as the origin last reported it.",
+	}, []string{"dataset"})
+	m.applied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dataset_replication_applied_total",
+		Help: "refresh_mode: changes: origin transactions, and row inserts, updates and deletes, applied to the acceleration (kind transaction, insert, update, delete).",
+	}, []string{"dataset", "kind"})
+	m.applyLags = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "dataset_replication_apply_lag_seconds",
+		Help:    "refresh_mode: changes: from a batch's oldest origin commit to its commit in the acceleration.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
+	}, []string{"dataset"})
+	m.rebuilds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dataset_replication_rebuilds_total",
+		Help: "refresh_mode: changes: full loads from a new slot's snapshot (the first, a lost slot or history, a schema change the stream cannot follow, an on-demand refresh).",
+	}, []string{"dataset"})
+	m.orphanBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pgaccel_replication_orphan_slot_retained_bytes",
+		Help: "Replication slots named by pgaccel (pgaccel_<instance>_...) that no dataset of this instance streams from, by slot, with the WAL each holds at the origin.",
+	}, []string{"slot"})
+	reg.MustRegister(m.errors, m.lastRefresh, m.duration, m.rows, m.retention,
+		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.orphanBytes)
 	return m
+}
+
+func (m *Metrics) replicationLag(dataset string, ms, bytes int64) {
+	if m != nil {
+		m.lagMs.WithLabelValues(dataset).Set(float64(ms))
+		m.lagBytes.WithLabelValues(dataset).Set(float64(bytes))
+	}
+}
+
+func (m *Metrics) changesApplied(dataset string, inserts, updates, deletes, txns int) {
+	if m == nil {
+		return
+	}
+	for kind, n := range map[string]int{"insert": inserts, "update": updates, "delete": deletes, "transaction": txns} {
+		if n > 0 {
+			m.applied.WithLabelValues(dataset, kind).Add(float64(n))
+		}
+	}
+}
+
+func (m *Metrics) applyLag(dataset string, d time.Duration) {
+	if m != nil {
+		m.applyLags.WithLabelValues(dataset).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) rebuilt(dataset string) {
+	if m != nil {
+		m.rebuilds.WithLabelValues(dataset).Inc()
+	}
+}
+
+// orphanSlots sets the retained WAL of the orphan slots, forgetting the
+// others.
+func (m *Metrics) orphanSlots(slots map[string]int64) {
+	if m == nil {
+		return
+	}
+	m.orphanBytes.Reset()
+	for name, n := range slots {
+		m.orphanBytes.WithLabelValues(name).Set(float64(n))
+	}
 }
 
 func (m *Metrics) refreshFailed(dataset, reason string) {

@@ -67,6 +67,11 @@ type Runner struct {
 	cancel  context.CancelFunc
 	started bool
 	wg      sync.WaitGroup
+
+	// repMu guards replication: the stream status of each changes
+	// dataset.
+	repMu       sync.Mutex
+	replication map[string]ReplicationStatus
 }
 
 // task is one dataset's refresh state.
@@ -398,6 +403,10 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	}
 	if ds.Acceleration.RefreshMode == catalog.RefreshDisabled {
 		t.markReady()
+		return
+	}
+	if ds.Acceleration.RefreshMode == catalog.RefreshChanges {
+		r.runChanges(ctx, t)
 		return
 	}
 	if m := ds.Acceleration.RefreshMode; !ModeImplemented(m) {
