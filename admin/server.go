@@ -26,6 +26,12 @@ type Refresher interface {
 	Progress(dataset string) (rows, estimate int64, running bool)
 	// SetRefreshSQL replaces refresh_sql until restart.
 	SetRefreshSQL(dataset, sql string) error
+	// Replication reports a changes dataset's stream.
+	Replication(dataset string) (refresh.ReplicationStatus, bool)
+	// Slots lists the origin's replication slots named like pgaccel's;
+	// DropSlot drops one no dataset uses.
+	Slots(ctx context.Context) ([]refresh.SlotStatus, error)
+	DropSlot(ctx context.Context, name string) error
 }
 
 // Options configure a Server.
@@ -59,6 +65,8 @@ func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry,
 	mux.HandleFunc("GET /v1/datasets", s.auth(s.datasets))
 	mux.HandleFunc("POST /v1/datasets/{name}/acceleration/refresh", s.auth(s.refreshDataset))
 	mux.HandleFunc("PATCH /v1/datasets/{name}/acceleration", s.auth(s.patchAcceleration))
+	mux.HandleFunc("GET /v1/replication/slots", s.auth(s.slots))
+	mux.HandleFunc("DELETE /v1/replication/slots/{name}", s.auth(s.dropSlot))
 	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics}).ServeHTTP))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s
@@ -167,6 +175,26 @@ type DatasetStatus struct {
 	// ColumnsNotAccelerated are the columns the acceleration leaves out,
 	// with why: statements that read them go to the origin.
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
+	// Replication is where a changes dataset's change stream stands.
+	Replication *Replication `json:"replication,omitempty"`
+}
+
+// Replication is a changes dataset's stream in DatasetStatus.
+type Replication struct {
+	Slot         string `json:"slot"`
+	Publication  string `json:"publication"`
+	AppliedLSN   string `json:"applied_lsn"`
+	ServerLSN    string `json:"server_lsn"`
+	LagMs        int64  `json:"lag_ms"`
+	LagBytes     int64  `json:"lag_bytes"`
+	SlotState    string `json:"slot_state,omitempty"`
+	Streaming    bool   `json:"streaming"`
+	Transactions int64  `json:"transactions_applied"`
+	Inserts      int64  `json:"inserts_applied"`
+	Updates      int64  `json:"updates_applied"`
+	Deletes      int64  `json:"deletes_applied"`
+	Reconnects   int64  `json:"reconnects"`
+	Rebuilds     int64  `json:"rebuilds"`
 }
 
 // ColumnNotAccelerated is a column left out of an acceleration.
@@ -209,6 +237,12 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				rows := st.Rows
 				j.Rows = &rows
+				if rs, ok := s.refresh.Replication(name); ok {
+					j.Replication = &Replication{Slot: rs.Slot, Publication: rs.Publication, AppliedLSN: rs.AppliedLSN, ServerLSN: rs.ServerLSN,
+						LagMs: rs.LagMs, LagBytes: rs.LagBytes, SlotState: rs.SlotState, Streaming: rs.Streaming,
+						Transactions: rs.Transactions, Inserts: rs.Inserts, Updates: rs.Updates, Deletes: rs.Deletes,
+						Reconnects: rs.Reconnects, Rebuilds: rs.Rebuilds}
+				}
 				for _, c := range st.Columns {
 					if !c.Accelerated {
 						j.ColumnsNotAccelerated = append(j.ColumnsNotAccelerated, ColumnNotAccelerated{Name: c.Name, Type: c.TypeName, Reason: c.NotAccelerated})
@@ -228,6 +262,40 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(out)
+}
+
+// slots lists the origin's replication slots named like pgaccel's, with
+// whether a dataset of this pgaccel streams from each and the WAL it holds.
+func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
+	slots, err := s.refresh.Slots(r.Context())
+	if err != nil {
+		writeMessage(w, http.StatusBadGateway, "cannot list the origin's replication slots: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(slots)
+}
+
+// dropSlot drops a replication slot no dataset uses: 200, 404 when the
+// origin has none of that name, 409 when it is in use, 400 when it is not
+// named like pgaccel's.
+func (s *Server) dropSlot(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	err := s.refresh.DropSlot(r.Context(), name)
+	switch {
+	case err == nil:
+		writeMessage(w, http.StatusOK, "Replication slot "+name+" dropped.")
+	case errors.Is(err, refresh.ErrNoSlot):
+		writeMessage(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, refresh.ErrSlotInUse):
+		writeMessage(w, http.StatusConflict, err.Error())
+	case errors.Is(err, refresh.ErrNotPgaccelSlot):
+		writeMessage(w, http.StatusBadRequest, err.Error())
+	default:
+		writeMessage(w, http.StatusBadGateway, err.Error())
+	}
 }
 
 // refreshDataset starts a refresh of one dataset and answers 201 at once;

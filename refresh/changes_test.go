@@ -118,3 +118,99 @@ func TestChanges_FollowsTheOrigin(t *testing.T) {
 		t.Errorf("replication status = %+v", st)
 	}
 }
+
+// TestChanges_ResumesAndRebuilds: a restart resumes from the stored
+// position (changes made while pgaccel was down are applied, none twice);
+// a slot dropped while it was down makes it rebuild; an on-demand refresh
+// rebuilds; a slot no dataset uses any more shows as an orphan and drops.
+func TestChanges_ResumesAndRebuilds(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS cdc_r;
+		CREATE TABLE cdc_r (id int PRIMARY KEY, v int);
+		INSERT INTO cdc_r SELECT g, g FROM generate_series(1, 50) g;`)
+	dir := t.TempDir()
+	const originSQL = "SELECT id, v FROM cdc_r ORDER BY id"
+	start := func() (*harness, context.CancelFunc) {
+		cfg := parseConfig(t, "", dir, changesDataset("cdc_r", "file"))
+		h := newHarness(t, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		h.run.Start(ctx)
+		if err := h.run.WaitReady(ctx, "cdc_r"); err != nil {
+			t.Fatal(err)
+		}
+		return h, cancel
+	}
+	duck := func(h *harness) string { return "SELECT id, v FROM " + h.eng.TableRef("cdc_r") + " ORDER BY id" }
+	h, cancel := start()
+	originExec(t, `UPDATE cdc_r SET v = v + 100 WHERE id <= 10`)
+	waitEqual(t, h, originSQL, duck(h))
+	rs, _ := h.run.Replication("cdc_r")
+	cancel()
+	h.close(t)
+
+	// Changes while down: applied after the restart, from the stored
+	// position, without a rebuild.
+	originExec(t, `UPDATE cdc_r SET v = v + 1000 WHERE id <= 20; DELETE FROM cdc_r WHERE id > 45; INSERT INTO cdc_r VALUES (99, 99)`)
+	h, cancel = start()
+	waitEqual(t, h, originSQL, duck(h))
+	if st, _ := h.run.Replication("cdc_r"); st.Rebuilds != 0 {
+		t.Errorf("a restart with the slot in place rebuilt: %+v", st)
+	}
+	if len(h.logs.matching("resuming the change stream from the stored position")) != 1 {
+		t.Errorf("no resume logged: %v", h.logs.matching("cdc_r"))
+	}
+	cancel()
+	h.close(t)
+
+	// The slot dropped while down: a rebuild from a new snapshot.
+	originExec(t, "SELECT pg_drop_replication_slot('"+rs.Slot+"')")
+	originExec(t, `UPDATE cdc_r SET v = -v`)
+	h, cancel = start()
+	defer cancel()
+	waitEqual(t, h, originSQL, duck(h))
+	if st, _ := h.run.Replication("cdc_r"); st.Rebuilds != 1 {
+		t.Errorf("after the slot was dropped: %+v, want one rebuild", st)
+	}
+	if len(h.logs.matching("rebuilding the acceleration", "is gone")) != 1 {
+		t.Errorf("the rebuild's reason is not logged: %v", h.logs.matching("rebuild"))
+	}
+
+	// An on-demand refresh rebuilds, and the stream goes on after it.
+	if err := h.run.Trigger("cdc_r"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for st, _ := h.run.Replication("cdc_r"); st.Rebuilds < 2; st, _ = h.run.Replication("cdc_r") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rebuild after an on-demand refresh: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	originExec(t, `INSERT INTO cdc_r VALUES (100, 100)`)
+	waitEqual(t, h, originSQL, duck(h))
+
+	// A slot of this instance that no dataset uses.
+	orphan := strings.Replace(rs.Slot, "cdc_r", "gone_dataset", 1)
+	originExec(t, "SELECT pg_create_logical_replication_slot('"+orphan+"', 'pgoutput')")
+	slots, err := h.run.Slots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range slots {
+		if s.Name == orphan {
+			found = s.Orphan()
+		}
+		if s.Name == rs.Slot && (s.Orphan() || s.Dataset != "cdc_r") {
+			t.Errorf("the dataset's own slot: %+v", s)
+		}
+	}
+	if !found {
+		t.Errorf("the orphan slot %s is not listed as one: %+v", orphan, slots)
+	}
+	if err := h.run.DropSlot(context.Background(), rs.Slot); err == nil {
+		t.Error("the dataset's own slot was dropped")
+	}
+	if err := h.run.DropSlot(context.Background(), orphan); err != nil {
+		t.Error(err)
+	}
+}

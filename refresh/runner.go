@@ -194,6 +194,13 @@ func (r *Runner) Start(ctx context.Context) {
 	}
 	r.started = true
 	ctx, r.cancel = context.WithCancel(ctx)
+	if r.mayOwnSlots() {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.watchOrphans(ctx)
+		}()
+	}
 	for _, ds := range r.cfg.Datasets {
 		if !ds.Acceleration.Enabled {
 			continue
@@ -624,7 +631,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 			st.Rows = info.Rows
 		})
 		r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
-			Msg("stored append acceleration found; it serves once the first append refresh completes")
+			Msgf("stored acceleration found; with refresh_mode: %s it serves once it has caught up with its source", t.dataset().Acceleration.RefreshMode)
 		return info, nil
 	}
 	// The fallback filter from the stored columns; when they lack

@@ -245,6 +245,19 @@ func printStatus(w io.Writer, rows []admin.DatasetStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// Change streams of changes datasets.
+	for _, r := range rows {
+		if rp := r.Replication; rp != nil {
+			state := "streaming"
+			if !rp.Streaming {
+				state = "not streaming (reconnecting)"
+			}
+			if _, err := fmt.Fprintf(w, "%s: %s from slot %s, applied %s, lag %d ms (%s of WAL); %d transactions applied, %d rebuilds, %d reconnects\n",
+				r.Name, state, rp.Slot, rp.AppliedLSN, rp.LagMs, humanBytes(rp.LagBytes), rp.Transactions, rp.Rebuilds, rp.Reconnects); err != nil {
+				return err
+			}
+		}
+	}
 	// Columns left out of an acceleration: reads of them go to the origin.
 	for _, r := range rows {
 		for _, c := range r.ColumnsNotAccelerated {

@@ -22,6 +22,7 @@ Usage:
   pgaccel validate -c pgaccel.yaml   check a config and print every problem (-origin: check the datasets at the origin too)
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
   pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
+  pgaccel slots [drop NAME]          list (or drop) the origin's replication slots named like pgaccel's
   pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
   pgaccel version                    print the version
 
@@ -50,6 +51,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdStatus(args[1:], stdout, stderr)
 	case "refresh":
 		err = cmdRefresh(args[1:], stdout, stderr)
+	case "slots":
+		err = cmdSlots(args[1:], os.Stdin, stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
