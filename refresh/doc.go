@@ -75,5 +75,51 @@
 //     Columns, Generation+1; or error with the message (passwords removed)
 //     while the previous acceleration, if any, keeps serving (Loaded stays).
 //
+// # Change data capture (changes.go, changes_batch.go, changes_slot.go, slots.go)
+//
+// A dataset with refresh_mode: changes has no schedule: its goroutine runs
+// stream sessions (changes.go) until the runner stops.
+//
+//  1. A session opens a normal connection (catalog, publication) and a
+//     replication connection, checks the table's replica identity (a
+//     primary key that is primary_key, or REPLICA IDENTITY FULL; a table
+//     with neither is never published), makes sure the publication exists
+//     and holds the table (created before the slot), and reads the slot.
+//  2. It resumes when the stored checkpoint's replication state names this
+//     slot and system and the slot exists, is not lost, and has not
+//     confirmed past the stored position; otherwise it rebuilds: the slot
+//     is (re)created with EXPORT_SNAPSHOT, the table copied under that
+//     snapshot on another connection while the replication connection
+//     stays idle, and swapped in with the consistent point as its position.
+//  3. START_REPLICATION (proto_version 1, binary tuples) from that position.
+//     Transactions that committed before it are skipped. Row changes are
+//     coalesced per key (changes_batch.go: last change wins; unchanged
+//     TOAST values come from the key's earlier change in the batch, else
+//     from the stored row; a key change deletes the old key and puts the
+//     new one) and applied by accelerator.Applier: complete transactions
+//     wait up to 100 ms, and a batch past 20,000 rows or 16 MiB is applied
+//     into the open DuckDB transaction even inside a large origin
+//     transaction; the DuckDB commit, with the new position in the
+//     checkpoint, comes at an origin commit. Only then is the position
+//     acknowledged (write = flush = apply). With nothing in flight, a
+//     keepalive's WAL end moves the position, written to the checkpoint at
+//     most every 10 s. Status updates go out at least every 10 s, every
+//     second (asking for a reply) until ready.
+//  4. Ready (Loaded, status ready) once the stream is past the origin's WAL
+//     position at its start with nothing left to apply, or a batch applied
+//     within pg_replication_ready_lag of its commit.
+//  5. A Relation message is compared with the acceleration's columns: a
+//     nullable column without a default joins it (ALTER TABLE ADD COLUMN);
+//     a missing or retyped column rebuilds (a generated one is a
+//     configuration error: logical replication never sends it).
+//  6. Errors reconnect with the Fibonacci backoff (the acceleration keeps
+//     serving); errors that retrying cannot fix wait for an on-demand
+//     refresh, which rebuilds.
+//
+// Slot names are pgaccel_<instance id>_<dataset>, the instance id kept in
+// runtime.data_dir. slots.go lists slots named like that, flags those of
+// this instance that no dataset uses (logged, and counted in a metric
+// every minute) and drops one on request.
+//
 // Logs carry the dataset name; a failed refresh is a warning.
 package refresh
