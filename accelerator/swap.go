@@ -298,6 +298,7 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 		return 0, 0, fmt.Errorf("commit retention delete: %w", err)
 	}
 	if deleted > 0 {
+		h.dataChanged()
 		e.compactLater(h, dataset)
 	}
 	return deleted, total, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,7 +21,7 @@ import (
 // it refreshes a dataset of any other mode in full, and logs a warning.
 func ModeImplemented(m string) bool {
 	switch m {
-	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshDisabled:
+	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshDisabled:
 		return true
 	}
 	return false
@@ -190,6 +191,52 @@ func (c *originCheck) dataset(ctx context.Context, ds *catalog.Dataset) error {
 				return err
 			}
 			c.add(ds, "acceleration.on_zero_results", err.Error(), "")
+		}
+	}
+	if ds.Acceleration.RefreshMode == catalog.RefreshChanges {
+		return c.changes(ctx, ds)
+	}
+	return nil
+}
+
+// changes checks what refresh_mode: changes needs of the origin: logical
+// WAL, Postgres 14 or later, a refresh role with REPLICATION, a replica
+// identity that is primary_key (or FULL), and a named publication that
+// exists and publishes the table.
+func (c *originCheck) changes(ctx context.Context, ds *catalog.Dataset) error {
+	res := c.conn.ExecParams(ctx, `SELECT current_setting('wal_level'), current_setting('server_version_num')::int,
+		(SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)`, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return res.Err
+	}
+	row := res.Rows[0]
+	if string(row[0]) != "logical" {
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("changes needs wal_level = logical at the origin, which has %s", row[0]),
+			"set wal_level = logical in the origin's postgresql.conf and restart it")
+	}
+	if v, _ := strconv.Atoi(string(row[1])); v < 140000 {
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("changes needs Postgres 14 or later (binary logical replication), the origin runs %d", v),
+			"upgrade the origin, or use refresh_mode: full or append")
+	}
+	if string(row[2]) != "t" {
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("changes needs the refresh role %s to have the REPLICATION attribute", c.user),
+			fmt.Sprintf("run ALTER ROLE %s REPLICATION at the origin", quoteIdent(c.user)))
+	}
+	if _, err := checkReplicaIdentity(ctx, c.conn, ds); err != nil {
+		if !errors.Is(err, errConfig) {
+			return err
+		}
+		c.add(ds, "acceleration.primary_key", err.Error(), "")
+	}
+	if pub := ds.Params[catalog.ParamPublication]; pub != "" {
+		res := c.conn.ExecParams(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)`,
+			[][]byte{[]byte(pub), []byte(ds.Schema), []byte(ds.Table)}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return res.Err
+		}
+		if string(res.Rows[0][0]) != "t" {
+			c.add(ds, "params."+catalog.ParamPublication, fmt.Sprintf("publication %s does not publish %s at the origin", pub, ds.QualifiedTable()),
+				fmt.Sprintf("run CREATE PUBLICATION %s FOR TABLE %s (or ALTER PUBLICATION ... ADD TABLE)", quoteIdent(pub), ds.QualifiedTable()))
 		}
 	}
 	return nil

@@ -145,3 +145,43 @@ func checkColumnsOf(names ...string) []accelerator.ColumnSpec {
 	}
 	return out
 }
+
+// TestCheckOrigin_Changes: what refresh_mode: changes needs of the origin.
+func TestCheckOrigin_Changes(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS chk_cdc_ok, chk_cdc_nokey, chk_cdc_otherkey;
+		CREATE TABLE chk_cdc_ok (id int PRIMARY KEY, v text);
+		CREATE TABLE chk_cdc_nokey (id int, v text);
+		CREATE TABLE chk_cdc_otherkey (id int, v text PRIMARY KEY);
+		GRANT SELECT ON chk_cdc_ok, chk_cdc_nokey, chk_cdc_otherkey TO app;`)
+	t.Cleanup(func() { originExec(t, "DROP TABLE IF EXISTS chk_cdc_ok, chk_cdc_nokey, chk_cdc_otherkey") })
+	datasets := changesDataset("chk_cdc_ok", "memory") + changesDataset("chk_cdc_nokey", "memory") +
+		changesDataset("chk_cdc_otherkey", "memory") + "    params:\n      pg_publication: no_such_pub\n"
+	// As the superuser: REPLICATION and wal_level hold.
+	problems, err := CheckOrigin(context.Background(), parseConfig(t, "", t.TempDir(), datasets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDataset := map[string]string{}
+	for _, p := range problems {
+		byDataset[p.Dataset] += p.Error() + "\n"
+	}
+	if byDataset["chk_cdc_ok"] != "" {
+		t.Errorf("chk_cdc_ok: %s", byDataset["chk_cdc_ok"])
+	}
+	if !strings.Contains(byDataset["chk_cdc_nokey"], "has no primary key and no REPLICA IDENTITY FULL") {
+		t.Errorf("chk_cdc_nokey: %q", byDataset["chk_cdc_nokey"])
+	}
+	for _, want := range []string{`is not the replica identity of "public"."chk_cdc_otherkey" ([v])`, "publication no_such_pub does not publish"} {
+		if !strings.Contains(byDataset["chk_cdc_otherkey"], want) {
+			t.Errorf("chk_cdc_otherkey lacks %q: %q", want, byDataset["chk_cdc_otherkey"])
+		}
+	}
+	// As app, which has no REPLICATION.
+	problems, err = CheckOrigin(context.Background(), parseConfig(t, srv.DSN(pgtest.AppUser, pgtest.AppPassword), t.TempDir(), changesDataset("chk_cdc_ok", "memory")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "REPLICATION attribute") {
+		t.Errorf("as app: %v", problems)
+	}
+}
