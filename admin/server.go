@@ -181,20 +181,26 @@ type DatasetStatus struct {
 
 // Replication is a changes dataset's stream in DatasetStatus.
 type Replication struct {
-	Slot         string `json:"slot"`
-	Publication  string `json:"publication"`
-	AppliedLSN   string `json:"applied_lsn"`
-	ServerLSN    string `json:"server_lsn"`
-	LagMs        int64  `json:"lag_ms"`
-	LagBytes     int64  `json:"lag_bytes"`
-	SlotState    string `json:"slot_state,omitempty"`
-	Streaming    bool   `json:"streaming"`
-	Transactions int64  `json:"transactions_applied"`
-	Inserts      int64  `json:"inserts_applied"`
-	Updates      int64  `json:"updates_applied"`
-	Deletes      int64  `json:"deletes_applied"`
-	Reconnects   int64  `json:"reconnects"`
-	Rebuilds     int64  `json:"rebuilds"`
+	Slot        string `json:"slot"`
+	Publication string `json:"publication"`
+	AppliedLSN  string `json:"applied_lsn"`
+	ServerLSN   string `json:"server_lsn"`
+	LagMs       int64  `json:"lag_ms"`
+	LagBytes    int64  `json:"lag_bytes"`
+	SlotState   string `json:"slot_state,omitempty"`
+	Streaming   bool   `json:"streaming"`
+	// RetainedBytes is the WAL the slot holds at the origin, SafeWALBytes
+	// what it may still fall behind before max_slot_wal_keep_size
+	// invalidates it (-1: unlimited).
+	RetainedBytes      int64  `json:"slot_retained_bytes"`
+	SafeWALBytes       int64  `json:"slot_safe_wal_bytes"`
+	MaxSlotWALKeepSize string `json:"max_slot_wal_keep_size,omitempty"`
+	Transactions       int64  `json:"transactions_applied"`
+	Inserts            int64  `json:"inserts_applied"`
+	Updates            int64  `json:"updates_applied"`
+	Deletes            int64  `json:"deletes_applied"`
+	Reconnects         int64  `json:"reconnects"`
+	Rebuilds           int64  `json:"rebuilds"`
 }
 
 // ColumnNotAccelerated is a column left out of an acceleration.
@@ -241,7 +247,8 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 					j.Replication = &Replication{Slot: rs.Slot, Publication: rs.Publication, AppliedLSN: rs.AppliedLSN, ServerLSN: rs.ServerLSN,
 						LagMs: rs.LagMs, LagBytes: rs.LagBytes, SlotState: rs.SlotState, Streaming: rs.Streaming,
 						Transactions: rs.Transactions, Inserts: rs.Inserts, Updates: rs.Updates, Deletes: rs.Deletes,
-						Reconnects: rs.Reconnects, Rebuilds: rs.Rebuilds}
+						Reconnects: rs.Reconnects, Rebuilds: rs.Rebuilds,
+						RetainedBytes: rs.RetainedBytes, SafeWALBytes: rs.SafeWALBytes, MaxSlotWALKeepSize: rs.MaxSlotWALKeepSize}
 				}
 				for _, c := range st.Columns {
 					if !c.Accelerated {

@@ -98,9 +98,14 @@ type ReplicationStatus struct {
 	// the applied position.
 	LagMs, LagBytes int64
 	// SlotState is the slot's wal_status (reserved, extended, unreserved,
-	// lost) and whether a walsender streams from it.
+	// lost); Streaming whether this pgaccel streams from it.
 	SlotState string
 	Streaming bool
+	// RetainedBytes is the WAL the slot holds at the origin; SafeWALBytes
+	// how much more it may fall behind before max_slot_wal_keep_size
+	// invalidates it (-1: no limit); MaxSlotWALKeepSize is that setting.
+	RetainedBytes, SafeWALBytes int64
+	MaxSlotWALKeepSize          string
 	// Transactions, Inserts, Updates, Deletes count what was applied since
 	// the start; Reconnects and Rebuilds the sessions.
 	Transactions, Inserts, Updates, Deletes int64
@@ -260,6 +265,9 @@ func (s *changeStream) session(ctx context.Context) error {
 	if err := checkColumns(ds, all); err != nil {
 		return err
 	}
+	if err := checkLogicalOrigin(ctx, conn); err != nil {
+		return err
+	}
 	ri, err := checkReplicaIdentity(ctx, conn, ds)
 	if err != nil {
 		return err
@@ -322,6 +330,22 @@ func (s *changeStream) session(ctx context.Context) error {
 	s.status.Streaming, s.status.SlotState = true, slot.walStatus
 	st := &streamState{s: s, repl: repl, conn: conn, app: app, all: all, ri: ri, b: newBatch(), readyAt: target}
 	return st.run(ctx)
+}
+
+// checkLogicalOrigin checks that the origin can stream logical changes in
+// binary: wal_level logical, Postgres 14 or later.
+func checkLogicalOrigin(ctx context.Context, conn *pgconn.PgConn) error {
+	res := conn.ExecParams(ctx, "SELECT current_setting('wal_level'), current_setting('server_version_num')::int", nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return fmt.Errorf("read the origin's wal_level: %w", res.Err)
+	}
+	if level := string(res.Rows[0][0]); level != "logical" {
+		return fmt.Errorf("refresh_mode: changes needs wal_level = logical at the origin, which has %s: set it in postgresql.conf and restart the origin: %w", level, errConfig)
+	}
+	if v, _ := strconv.Atoi(string(res.Rows[0][1])); v < 140000 {
+		return fmt.Errorf("refresh_mode: changes needs Postgres 14 or later (binary logical replication); the origin is %d: %w", v, errConfig)
+	}
+	return nil
 }
 
 // currentWAL is the origin's current WAL insert position.
@@ -471,9 +495,10 @@ type streamState struct {
 	open         bool
 	pendingTx    int64
 
-	serverEnd   pglogrepl.LSN
-	lastStatus  time.Time
-	lastPersist time.Time
+	serverEnd    pglogrepl.LSN
+	lastStatus   time.Time
+	lastPersist  time.Time
+	lastSlotRead time.Time
 	// readyAt is the origin's WAL position at the start: once the stream
 	// is past it with nothing left to apply, it is caught up.
 	readyAt pglogrepl.LSN
@@ -535,6 +560,9 @@ func (st *streamState) tick(ctx context.Context) error {
 		}
 	}
 	if now.Sub(st.lastStatus) >= changesStatusEvery || !st.ready && now.Sub(st.lastStatus) >= changesPollReady {
+		if now.Sub(st.lastSlotRead) >= changesStatusEvery {
+			st.readSlot(ctx)
+		}
 		return st.sendStatus(!st.ready)
 	}
 	st.publish()
@@ -738,6 +766,29 @@ func (st *streamState) idle(ctx context.Context, end pglogrepl.LSN) error {
 		st.becomeReady()
 	}
 	return nil
+}
+
+// readSlot reads what the origin says of the slot (wal_status, the WAL it
+// holds and may still hold) into the status; a failure only logs.
+func (st *streamState) readSlot(ctx context.Context) {
+	s := st.s
+	st.lastSlotRead = time.Now()
+	res := st.conn.ExecParams(ctx, `SELECT COALESCE(wal_status, ''),
+		COALESCE(pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), restart_lsn), 0)::bigint,
+		COALESCE(safe_wal_size, -1), current_setting('max_slot_wal_keep_size')
+		FROM pg_catalog.pg_replication_slots WHERE slot_name = $1`, [][]byte{[]byte(s.names.slot)}, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 {
+		s.log.Debug().Err(res.Err).Msg("cannot read the replication slot's state")
+		return
+	}
+	r := res.Rows[0]
+	s.status.SlotState, s.status.MaxSlotWALKeepSize = string(r[0]), string(r[3])
+	s.status.RetainedBytes, _ = strconv.ParseInt(string(r[1]), 10, 64)
+	s.status.SafeWALBytes, _ = strconv.ParseInt(string(r[2]), 10, 64)
+	if s.status.SlotState == "unreserved" || s.status.SlotState == "lost" {
+		s.log.Warn().Str("slot", s.names.slot).Str("wal_status", s.status.SlotState).Int64("safe_wal_bytes", s.status.SafeWALBytes).
+			Msg("the replication slot is about to lose (or lost) WAL it needs (max_slot_wal_keep_size): the dataset will rebuild")
+	}
 }
 
 // becomeReady publishes the dataset as loaded and ready: caught up.
