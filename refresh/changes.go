@@ -311,6 +311,9 @@ func (s *changeStream) session(ctx context.Context) error {
 		s.log.Info().Str("slot", s.names.slot).Str("lsn", start.String()).Msg("resuming the change stream from the stored position")
 	}
 	s.applied = start
+	if err := s.publishFilters(ctx, conn, all); err != nil {
+		return err
+	}
 	app, err := r.eng.NewApplier(ctx, ds, accelerator.ApplyOptions{
 		Retention: s.retention(all),
 		ASCIIOnly: conn.ParameterStatus("server_encoding") == "SQL_ASCII",
@@ -345,6 +348,33 @@ func checkLogicalOrigin(ctx context.Context, conn *pgconn.PgConn) error {
 	if v, _ := strconv.Atoi(string(res.Rows[0][1])); v < 140000 {
 		return fmt.Errorf("refresh_mode: changes needs Postgres 14 or later (binary logical replication); the origin is %d: %w", v, errConfig)
 	}
+	return nil
+}
+
+// publishFilters builds the filters the proxy reads the table at the
+// origin through (use_source's inverse of retention, the point reads'
+// subset) and publishes them, with the stored columns of a resumed stream.
+func (s *changeStream) publishFilters(ctx context.Context, conn *pgconn.PgConn, all []accelerator.ColumnSpec) error {
+	ds := s.t.dataset()
+	f := readFilters{fallbackReady: true}
+	var err error
+	if f.fallback, err = checkFallbackFilter(ctx, conn, ds, all); err != nil {
+		return err
+	}
+	if f.subset, f.subsetReady, err = checkSubsetFilter(ctx, conn, ds, all); err != nil {
+		return err
+	}
+	stored, err := s.r.eng.Stored(ctx, ds.Name)
+	if err != nil {
+		return err
+	}
+	s.r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+		st.FallbackReady, st.FallbackFilter = f.fallbackReady, f.fallback
+		st.SubsetReady, st.SubsetFilter = f.subsetReady, f.subset
+		if stored != nil {
+			st.Columns, st.Rows, st.LastRefresh = stored.Columns, stored.Rows, stored.LastRefresh
+		}
+	})
 	return nil
 }
 
@@ -452,17 +482,8 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgCon
 	}
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(s.log, prev.Columns, st.Columns)
-	filters := readFilters{fallbackReady: true, subsetReady: true}
-	if filters.fallback, err = checkFallbackFilter(ctx, conn, ds, all); err != nil {
-		return 0, err
-	}
-	if filters.subset, filters.subsetReady, err = checkSubsetFilter(ctx, conn, ds, all); err != nil {
-		return 0, err
-	}
 	r.reg.Update(ds.Name, func(st2 *catalog.DatasetState) {
 		st2.LastRefresh, st2.Rows, st2.Columns = st.Completed, st.Total, st.Columns
-		st2.FallbackReady, st2.FallbackFilter = filters.fallbackReady, filters.fallback
-		st2.SubsetReady, st2.SubsetFilter = filters.subsetReady, filters.subset
 		st2.Generation++
 	})
 	r.metrics.refreshed(ds.Name, catalog.RefreshChanges, loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns})
