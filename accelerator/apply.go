@@ -115,7 +115,14 @@ type Applier struct {
 	tx      *sql.Tx
 	stats   ApplyStats
 	changed bool
+	// sinceCompact counts the rows inserted and deleted since the last
+	// compaction.
+	sinceCompact int64
 }
+
+// compactAfterChanges is how many rows an Applier inserts and deletes
+// between compactions of the dataset.
+const compactAfterChanges = 500_000
 
 // ErrNotLoaded is returned by NewApplier for a dataset without a stored
 // acceleration to apply changes to.
@@ -431,6 +438,12 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 	}
 	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
 		a.h.dataChanged()
+		// Updates are deletes and inserts: now and then a checkpoint
+		// compresses the inserted rows and frees the deleted ones.
+		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfterChanges {
+			a.sinceCompact = 0
+			defer a.e.compactLater(a.h, a.ds.Name) // after end releases the load lock
+		}
 	}
 	stats := a.stats
 	a.end()
