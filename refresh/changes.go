@@ -156,7 +156,7 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		if !transient {
 			log.Error().Str("reason", reason).Str("error", msg).
 				Msg("the change stream failed with an error that retrying cannot fix; it resumes on an on-demand refresh (which rebuilds) or after a restart")
-			if !r.waitKick(ctx, t, time.Time{}) {
+			if ok, _ := r.waitKick(ctx, t, time.Time{}); !ok {
 				return
 			}
 			s.rebuild, retries = "an on-demand refresh", 0
@@ -170,15 +170,19 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		}
 		ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait).
 			Msg("the change stream failed; the acceleration keeps serving; reconnecting")
-		if kicked := !r.waitKick(ctx, t, time.Now().Add(wait)); kicked && ctx.Err() != nil {
+		ok, kicked := r.waitKick(ctx, t, time.Now().Add(wait))
+		if !ok {
 			return
+		}
+		if kicked {
+			s.rebuild, retries = "an on-demand refresh", 0
 		}
 	}
 }
 
-// waitKick waits until at (forever when zero), an on-demand request or
-// ctx; it reports false only when ctx is done.
-func (r *Runner) waitKick(ctx context.Context, t *task, at time.Time) bool {
+// waitKick waits until at (forever when zero), an on-demand request
+// (kicked) or ctx (ok is false).
+func (r *Runner) waitKick(ctx context.Context, t *task, at time.Time) (ok, kicked bool) {
 	var timeout <-chan time.Time
 	if !at.IsZero() {
 		timer := time.NewTimer(time.Until(at))
@@ -187,12 +191,11 @@ func (r *Runner) waitKick(ctx context.Context, t *task, at time.Time) bool {
 	}
 	select {
 	case <-ctx.Done():
-		return false
+		return false, false
 	case <-t.kick:
-		t.request(nil) // the session that follows sees it and rebuilds
-		return true
+		return true, true
 	case <-timeout:
-		return true
+		return true, false
 	}
 }
 
@@ -404,10 +407,18 @@ func (s *changeStream) retention(all []accelerator.ColumnSpec) func(time.Time) [
 // rebuildFrom creates the slot with an exported snapshot, loads the table
 // under it and swaps it in at the slot's consistent point, which it
 // returns.
-func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgConn, sys pglogrepl.IdentifySystemResult, all []accelerator.ColumnSpec, slot slotInfo, why string) (pglogrepl.LSN, error) {
+func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgConn, sys pglogrepl.IdentifySystemResult, all []accelerator.ColumnSpec, slot slotInfo, why string) (_ pglogrepl.LSN, err error) {
 	r, ds := s.r, s.t.dataset()
+	// Callers of Refresh wait for the rebuild an on-demand refresh asked for.
+	waiters := s.t.takeWaiters()
+	defer func() {
+		for _, w := range waiters {
+			w <- err
+		}
+	}()
 	s.log.Warn().Str("why", why).Str("slot", s.names.slot).Msg("rebuilding the acceleration from a new snapshot of the table; the change stream starts at its consistent point")
 	s.status.Rebuilds++
+	r.setReplication(ds.Name, s.status)
 	r.metrics.rebuilt(ds.Name)
 	if err := r.acquire(ctx); err != nil {
 		return 0, err

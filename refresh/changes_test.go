@@ -197,6 +197,15 @@ func TestChanges_ResumesAndRebuilds(t *testing.T) {
 	}
 	originExec(t, `INSERT INTO cdc_r VALUES (100, 100)`)
 	waitEqual(t, h, originSQL, duck(h))
+	// Refresh waits for the rebuild it asks for.
+	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer rcancel()
+	if err := h.run.Refresh(rctx, "cdc_r"); err != nil {
+		t.Fatalf("Refresh of a changes dataset: %v", err)
+	}
+	if st, _ := h.run.Replication("cdc_r"); st.Rebuilds != 3 {
+		t.Errorf("after Refresh: %+v, want a third rebuild", st)
+	}
 
 	// A slot of this instance that no dataset uses.
 	orphan := strings.Replace(rs.Slot, "cdc_r", "gone_dataset", 1)

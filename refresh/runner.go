@@ -290,6 +290,9 @@ func (r *Runner) Refresh(ctx context.Context, dataset string) error {
 		return err
 	}
 	if !r.isStarted() {
+		if t.dataset().Acceleration.RefreshMode == catalog.RefreshChanges {
+			return fmt.Errorf("dataset %s: refresh_mode: changes loads and streams once the runner is started", dataset)
+		}
 		if err := r.acquire(ctx); err != nil {
 			return err
 		}
