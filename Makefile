@@ -6,6 +6,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 PASSTHROUGH_ARGS ?=
 TPCH_ARGS ?=
+CDC_ARGS ?=
 
 .PHONY: all build test demo bench lint fuzz clean docker compose drivers
 
@@ -33,6 +34,7 @@ drivers:
 bench:
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/passthrough $(PASSTHROUGH_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/tpch $(TPCH_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/cdc $(CDC_ARGS)
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...

@@ -1,0 +1,543 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/app"
+)
+
+// resultsSection is the heading under which -out appends each run.
+const resultsSection = "## Change data capture (refresh_mode: changes)"
+
+// The issue's targets.
+const (
+	targetRate       = 5000        // ops/s at which ...
+	targetP99        = time.Second // ... p99 lag must stay below this
+	targetCatchUpRPS = 50000.0     // catch-up rows/s, at least
+	anchors          = "Sequin: 55 ms average, 253 ms p99 at 40–50k ops/s on a 16-vCPU box; Debezium on MSK: 6k ops/s at 258 ms average"
+)
+
+// machineInfo describes where and how the benchmark ran.
+type machineInfo struct {
+	nproc      int
+	cpu        string
+	memTotal   string
+	kernel     string
+	postgres   string
+	pgSettings string
+	pgbench    string
+	duckdb     string
+	goVersion  string
+	revision   string
+	started    time.Time
+}
+
+func collectMachineInfo(ctx context.Context, conn *pgx.Conn, a *app.App, p *pgbench) machineInfo {
+	m := machineInfo{
+		nproc:     runtime.NumCPU(),
+		cpu:       procField("/proc/cpuinfo", "model name", "unknown"),
+		memTotal:  memTotal(),
+		kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		postgres:  "PostgreSQL " + conn.PgConn().ParameterStatus("server_version"),
+		pgbench:   p.version(ctx),
+		duckdb:    duckdbVersion(ctx, a),
+		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		revision:  revision(ctx),
+		started:   time.Now().UTC(),
+	}
+	var settings []string
+	for _, s := range []string{"wal_level", "synchronous_commit", "fsync", "shared_buffers"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", s).Scan(&v); err == nil {
+			settings = append(settings, s+"="+v)
+		}
+	}
+	m.pgSettings = strings.Join(settings, ", ")
+	return m
+}
+
+func duckdbVersion(ctx context.Context, a *app.App) string {
+	rows, err := a.Engine.Query(ctx, "SELECT version()")
+	if err != nil {
+		return "DuckDB unknown"
+	}
+	defer rows.Close()
+	if rows.Next() {
+		return "DuckDB " + fmt.Sprint(rows.Values()[0])
+	}
+	return "DuckDB unknown"
+}
+
+func memTotal() string {
+	v := procField("/proc/meminfo", "MemTotal", "")
+	var kb int64
+	if _, err := fmt.Sscanf(v, "%d kB", &kb); err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+}
+
+func procField(path, key, fallback string) string {
+	sc := bufio.NewScanner(strings.NewReader(readFile(path)))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return fallback
+}
+
+// loadAvg is the 1, 5 and 15 minute load average.
+func loadAvg() string {
+	f := strings.Fields(readFile("/proc/loadavg"))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// revision is `git describe --always --dirty` of the working directory.
+func revision(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// report is the Markdown the benchmark prints.
+type report struct {
+	command     string
+	opts        options
+	machine     machineInfo
+	initialLoad time.Duration
+	loadAvgs    [][2]string // phase, load average
+	steps       []*stepResult
+	catchUp     *catchUpResult
+	bulk        *bulkResult
+	finished    time.Time
+}
+
+// rateName names a step's target.
+func rateName(target int) string {
+	if target == 0 {
+		return "max (unthrottled)"
+	}
+	return fmt.Sprint(target)
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// msCell formats a duration in ms, "–" when absent.
+func msCell(d time.Duration, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", msf(d))
+}
+
+// summary is a step's one-line progress report.
+func (s *stepResult) summary() string {
+	if s.err != nil {
+		return fmt.Sprintf("%s: error: %v", rateName(s.target), s.err)
+	}
+	lags := s.lags()
+	p50, _ := percentile(lags, 0.5)
+	p99, _ := percentile(lags, 0.99)
+	mx, _ := percentile(lags, 1)
+	t := trendOf(lags)
+	return fmt.Sprintf("%s: pgbench %.0f ops/s; %d markers, lag p50 %.0f ms, p99 %.0f ms, max %.0f ms; trend %.0f → %.0f ms; drain %.0f ms; %s; sustained %v",
+		rateName(s.target), s.pg.tps, len(lags), msf(p50), msf(p99), msf(mx), msf(t.first), msf(t.last), msf(s.drain.lag()), s.check, s.sustained())
+}
+
+func (c *catchUpResult) summary() string {
+	return fmt.Sprintf("catch-up: %d rows (%.1f MiB of WAL) applied in %.2f s from the resume: %.0f rows/s", c.rows, float64(c.walBytes)/(1<<20),
+		(c.doneAt - c.resumeAt).Seconds(), c.rate())
+}
+
+func (b *bulkResult) summary() string {
+	return fmt.Sprintf("bulk: %d rows updated in one transaction (%.2f s at the origin), visible %.2f s after its COMMIT: %.0f rows/s; %s",
+		b.rows, b.origin.Seconds(), b.visible.Seconds(), b.rate(), b.check)
+}
+
+// bounds are the achieved rate of the highest sustained step and the
+// lowest rate (target, or achieved when unthrottled) of an unsustained
+// step above it; ok is false when there is nothing to split.
+func (r *report) bounds() (lo, hi float64, ok bool) {
+	hi = math.Inf(1)
+	for _, s := range r.steps {
+		if s.sustained() {
+			lo = max(lo, s.pg.tps)
+		}
+	}
+	for _, s := range r.steps {
+		if s.sustained() {
+			continue
+		}
+		// The rate tried: the target, or what pgbench reached when it
+		// did not keep it.
+		v := float64(s.target)
+		if !s.kept() || s.target == 0 {
+			v = s.pg.tps
+		}
+		if v > lo {
+			hi = min(hi, v)
+		}
+	}
+	return lo, hi, lo > 0 && !math.IsInf(hi, 1)
+}
+
+// highestSustained is the step with the highest achieved rate that was
+// sustained, nil when none was.
+func (r *report) highestSustained() *stepResult {
+	var best *stepResult
+	for _, s := range r.steps {
+		if s.sustained() && (best == nil || s.pg.tps > best.pg.tps) {
+			best = s
+		}
+	}
+	return best
+}
+
+// sortedSteps are the steps by target (unthrottled last), in run order
+// within a target.
+func (r *report) sortedSteps() []*stepResult {
+	s := slices.Clone(r.steps)
+	key := func(x *stepResult) int {
+		if x.target == 0 {
+			return math.MaxInt
+		}
+		return x.target
+	}
+	slices.SortStableFunc(s, func(a, b *stepResult) int { return key(a) - key(b) })
+	return s
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	m := r.machine
+	var names []string
+	for _, s := range r.steps {
+		names = append(names, rateName(s.target))
+	}
+	fmt.Fprintf(&b, "### %s: %s ops/s, %v each\n\n", m.started.Format("2006-01-02 15:04 MST"), strings.Join(names, ", "), r.opts.duration)
+	built := ""
+	if !strings.HasPrefix(r.command, "go run ") {
+		built = " (a binary built from ./bench/cdc at the revision below)"
+	}
+	fmt.Fprintf(&b, "Command: `%s`%s  \n", r.command, built)
+	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
+	fmt.Fprintf(&b, "Date: %s (finished %s)  \n", m.started.Format(time.RFC3339), r.finished.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s RAM, Linux %s; %s (%s); %s; %s; Go %s  \n",
+		m.nproc, m.cpu, m.memTotal, m.kernel, m.postgres, m.pgSettings, m.pgbench, m.duckdb, m.goVersion)
+	var la []string
+	for _, p := range r.loadAvgs {
+		la = append(la, p[0]+" "+p[1])
+	}
+	fmt.Fprintf(&b, "Load average (1/5/15 min; the machine is shared, and origin, pgaccel, pgbench and the probe share its %d CPUs): %s\n\n",
+		m.nproc, strings.Join(la, "; "))
+
+	fmt.Fprintf(&b, "Setup: `%s` (id bigint primary key, v int, payload text of 64 characters, updated_at timestamptz default now()), "+
+		"%d rows at the start, a `refresh_mode: changes` dataset (`primary_key: [id]`, mode %s, `runtime.point_reads: acceleration`), "+
+		"initial load from the slot's snapshot until ready: %.2f s. "+
+		"Writes: pgbench straight to the origin, one change per transaction: %d%% INSERT of a new id, %d%% UPDATE of a random existing row, "+
+		"%d%% DELETE of an existing row; `%s` (no -R for max). "+
+		"pgbench's and the markers' sessions run with `synchronous_commit = %s` (the harness origin's default is off, fsync is off: "+
+		"a commit's WAL is written, not synced). "+
+		"Lag: a marker row inserted at the origin every %v (own connection, autocommit), from its COMMIT returning to the return of the first "+
+		"probe read through pgaccel that saw it: `SELECT id FROM %s WHERE id IN (<markers not yet seen>, <an id no row has, new each read>)`, "+
+		"a point read answered from DuckDB, sent within 1 ms of every move of the stream's published position (read in-process) and at least "+
+		"every %v. Drain: the same for one marker written after pgbench ended. The stream's own view is "+
+		"`dataset_replication_lag_ms` sampled every 100 ms and `dataset_replication_apply_lag_seconds` (a histogram: its p50/p99 are bucket "+
+		"bounds). A rate is sustained when pgbench reached ≥ %.0f%% of it, every probe read was accelerated and the lag did not grow "+
+		"(median of the last third of the markers at most %v and %.1f× above the first third's).\n\n",
+		table, r.opts.rows, r.opts.mode, r.initialLoad.Seconds(), insertPct, updatePct, deletePct,
+		load{rate: 1, d: r.opts.duration, clients: r.opts.clients, threads: r.opts.threads}.commandLine(),
+		r.opts.syncCommit, r.opts.markerEvery, table, r.opts.pollEvery, keptShare*100, growthAbs, growthRel)
+
+	r.targets(&b)
+	r.lagTable(&b)
+	r.streamTable(&b)
+	r.catchUpText(&b)
+	fmt.Fprintf(&b, "Published anchors, for comparison (much bigger machines, other pipelines): %s. Here origin, pgaccel and "+
+		"pgbench share %d CPUs.\n\n", anchors, m.nproc)
+	r.warnings(&b)
+	r.perSecond(&b)
+	return b.String()
+}
+
+// targets states the issue's targets and whether this run met them.
+func (r *report) targets(b *strings.Builder) {
+	var at *stepResult
+	for _, s := range r.steps {
+		if s.target == targetRate && !s.search {
+			at = s
+		}
+	}
+	b.WriteString("**Targets**: ")
+	if at == nil {
+		fmt.Fprintf(b, "p99 lag under %v at %d ops/s: not measured (no %d in -rates)", targetP99, targetRate, targetRate)
+	} else {
+		p99, _ := percentile(at.lags(), 0.99)
+		fmt.Fprintf(b, "p99 lag under %v at %d ops/s: **%.0f ms** at %.0f ops/s achieved (%s)", targetP99, targetRate, msf(p99), at.pg.tps,
+			met(p99 < targetP99 && at.kept()))
+	}
+	b.WriteString("; catch-up at least 50k rows/s: ")
+	if r.catchUp == nil {
+		b.WriteString("not measured")
+	} else {
+		fmt.Fprintf(b, "**%.0f rows/s** (%s)", r.catchUp.rate(), met(r.catchUp.rate() >= targetCatchUpRPS))
+	}
+	b.WriteString(".  \n")
+	if hs := r.highestSustained(); hs != nil {
+		fmt.Fprintf(b, "**Highest rate applied without growing lag: %.0f ops/s** (target %s; lag p50 %s ms, p99 %s ms).",
+			hs.pg.tps, rateName(hs.target), msCell(percentile(hs.lags(), 0.5)), msCell(percentile(hs.lags(), 0.99)))
+	} else {
+		b.WriteString("**No rate was applied without growing lag.**")
+	}
+	var grew []string
+	for _, s := range r.steps {
+		if !s.sustained() {
+			grew = append(grew, fmt.Sprintf("%s (%.0f ops/s achieved)", rateName(s.target), s.pg.tps))
+		}
+	}
+	if len(grew) > 0 {
+		fmt.Fprintf(b, " Not sustained: %s.", strings.Join(grew, ", "))
+	}
+	b.WriteString("\n\n")
+}
+
+func (r *report) lagTable(b *strings.Builder) {
+	b.WriteString("Lag from commit at the origin to visibility through pgaccel (marker rows, ms):\n\n")
+	b.WriteString("| Target ops/s | Achieved ops/s | Slowest second | pgbench schedule lag avg / max ms | Markers | Mean | p50 | p90 | p99 | Max | Trend: p50 first → last third | Drain | Sustained |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, s := range r.sortedSteps() {
+		lags := s.lags()
+		t := trendOf(lags)
+		target := rateName(s.target)
+		if s.search {
+			target += " (search)"
+		}
+		slowest := "–"
+		if len(s.pg.perSecond) > 0 {
+			slowest = fmt.Sprintf("%.0f", slices.Min(s.pg.perSecond))
+		}
+		sched := "–"
+		if s.pg.hasSchedLag {
+			sched = fmt.Sprintf("%.1f / %.0f", s.pg.schedLagMS, s.pg.schedLagMaxMS)
+		}
+		trendCell := "–"
+		if t.ok {
+			trendCell = fmt.Sprintf("%.0f → %.0f", msf(t.first), msf(t.last))
+			if t.growing {
+				trendCell += " (growing)"
+			}
+		}
+		sus := "yes"
+		if !s.sustained() {
+			var why []string
+			if !s.kept() {
+				why = append(why, "rate not kept")
+			}
+			if t.growing {
+				why = append(why, "lag grows")
+			}
+			if s.routed > 0 {
+				why = append(why, "probe reads not accelerated")
+			}
+			if s.err != nil {
+				why = append(why, "error")
+			}
+			sus = "no: " + strings.Join(why, ", ")
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %.0f | %s |\n",
+			target, s.pg.tps, slowest, sched, len(lags), msf(mean(lags)),
+			msCell(percentile(lags, 0.5)), msCell(percentile(lags, 0.9)), msCell(percentile(lags, 0.99)), msCell(percentile(lags, 1)),
+			trendCell, msf(s.drain.lag()), sus)
+	}
+	b.WriteString("\n")
+}
+
+func (r *report) streamTable(b *strings.Builder) {
+	b.WriteString("The stream's own view, the CPU it took, and the checks (CPU in % of one core over pgbench's run: pgaccel's process, " +
+		"which also runs the probe, and the origin's walsender that decodes for it):\n\n")
+	b.WriteString("| Target ops/s | Rows applied | Txns applied | `lag_ms` gauge p50 / p99 / max | `lag_bytes` max KiB | `apply_lag_seconds` p50 / p99 (bucket ≤ ms) | pgaccel CPU | walsender CPU | Probe reads accelerated | Table through pgaccel vs origin |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, s := range r.sortedSteps() {
+		var gl []time.Duration
+		var maxBytes int64
+		for _, g := range s.gauges {
+			gl = append(gl, time.Duration(g.lagMs)*time.Millisecond)
+			maxBytes = max(maxBytes, g.lagBytes)
+		}
+		hist := "–"
+		if q50, ok := s.applyLag.quantile(0.5); ok {
+			q99, _ := s.applyLag.quantile(0.99)
+			hist = bucketMs(q50) + " / " + bucketMs(q99)
+		}
+		ws := "–"
+		if s.walsenderSeen && s.wall > 0 {
+			ws = fmt.Sprintf("%.0f%%", 100*s.cpuWalsender.Seconds()/s.wall.Seconds())
+		}
+		self := "–"
+		if s.wall > 0 {
+			self = fmt.Sprintf("%.0f%%", 100*s.cpuSelf.Seconds()/s.wall.Seconds())
+		}
+		check := s.check
+		if s.err != nil {
+			check = "error: " + s.err.Error()
+		}
+		target := rateName(s.target)
+		if s.search {
+			target += " (search)"
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %s / %s / %s | %d | %s | %s | %s | %.0f of %d | %s |\n",
+			target, s.applied, s.txApplied,
+			msCell(percentile(gl, 0.5)), msCell(percentile(gl, 0.99)), msCell(percentile(gl, 1)), maxBytes>>10,
+			hist, self, ws, s.accelerated, s.polls, check)
+	}
+	b.WriteString("\n")
+}
+
+func bucketMs(bound float64) string {
+	if math.IsInf(bound, 1) {
+		return "> last bucket"
+	}
+	return fmt.Sprintf("%.0f", bound*1000)
+}
+
+func (r *report) catchUpText(b *strings.Builder) {
+	if c := r.catchUp; c != nil {
+		fmt.Fprintf(b, "**Catch-up after a pause: %.0f rows/s.** pgaccel shut down; pgbench wrote %d changes unthrottled (`%s`, %.0f ops/s, %.1f MiB of WAL) "+
+			"and one marker row; pgaccel started again on the same data dir and resumed from the position stored in its acceleration. "+
+			"From app.Start: the stream resumed at %.2f s (its log line), the first batch was applied at %.2f s, the marker was in the "+
+			"acceleration at %.2f s (read from DuckDB every 10 ms), ready at %.2f s. Rows/s = %d rows / %.2f s (resume → marker). "+
+			"The stream counted %d rows in %d transactions; pgaccel's process used %.1f s of CPU from the start to the marker. "+
+			"Table through pgaccel vs origin: %s.\n\n",
+			c.rate(), c.pg.txns, c.load.commandLine(), c.pg.tps, float64(c.walBytes)/(1<<20),
+			c.resumeAt.Seconds(), c.firstAt.Seconds(), c.doneAt.Seconds(), c.readyAt.Seconds(), c.rows, (c.doneAt - c.resumeAt).Seconds(),
+			c.applied, c.txApplied, c.cpuSelf.Seconds(), c.check)
+	} else if r.opts.mode != "file" {
+		b.WriteString("Catch-up: not measured (mode memory: a restart rebuilds the acceleration).\n\n")
+	}
+	if k := r.bulk; k != nil {
+		fmt.Fprintf(b, "**One large transaction: %.0f rows/s.** `UPDATE %s SET v = v + 1 WHERE id > 0` (%d rows in one transaction, %.2f s at the origin), "+
+			"then a marker: in the acceleration %.2f s after the UPDATE's COMMIT returned; pgaccel's process used %.1f s of CPU meanwhile. "+
+			"Table through pgaccel vs origin: %s.\n\n",
+			k.rate(), table, k.rows, k.origin.Seconds(), k.visible.Seconds(), k.cpuSelf.Seconds(), k.check)
+	}
+}
+
+func (r *report) warnings(b *strings.Builder) {
+	var lines []string
+	for _, s := range r.steps {
+		for _, w := range s.warnings {
+			lines = append(lines, "- "+rateName(s.target)+": "+w)
+		}
+	}
+	if r.catchUp != nil {
+		for _, w := range r.catchUp.warnings {
+			lines = append(lines, "- catch-up: "+w)
+		}
+	}
+	if r.bulk != nil {
+		for _, w := range r.bulk.warnings {
+			lines = append(lines, "- bulk: "+w)
+		}
+	}
+	if len(lines) == 0 {
+		b.WriteString("pgaccel logged no warning or error during the measurements.\n\n")
+		return
+	}
+	b.WriteString("pgaccel's warnings and errors during the measurements:\n\n" + strings.Join(lines, "\n") + "\n\n")
+}
+
+// perSecond lists, per step, the median marker lag of each second of the
+// run and pgbench's TPS in it.
+func (r *report) perSecond(b *strings.Builder) {
+	b.WriteString("<details><summary>Per second of each run: pgbench TPS / median marker lag ms</summary>\n\n")
+	for _, s := range r.steps {
+		if len(s.markers) == 0 {
+			continue
+		}
+		start := s.markers[0].committed
+		var buckets [][]time.Duration
+		for _, m := range s.markers {
+			i := int(m.committed.Sub(start) / time.Second)
+			for len(buckets) <= i {
+				buckets = append(buckets, nil)
+			}
+			buckets[i] = append(buckets[i], m.lag())
+		}
+		var cells []string
+		for i, lags := range buckets {
+			tps := "–"
+			if i < len(s.pg.perSecond) {
+				tps = fmt.Sprintf("%.0f", s.pg.perSecond[i])
+			}
+			cells = append(cells, tps+" / "+msCell(percentile(lags, 0.5)))
+		}
+		fmt.Fprintf(b, "- %s: %s\n", rateName(s.target), strings.Join(cells, ", "))
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// appendResults adds section to path under resultsSection: at the end of
+// that section if the file has it, else in a new section at the end of
+// the file (created if missing). Other sections are kept as they are.
+func appendResults(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	text := string(old)
+	var out string
+	start := strings.Index(text, resultsSection+"\n")
+	if start < 0 || (start > 0 && text[start-1] != '\n') {
+		if text != "" && !strings.HasSuffix(text, "\n\n") {
+			text = strings.TrimRight(text, "\n") + "\n\n"
+		}
+		out = text + resultsSection + "\n\n" + section
+	} else {
+		end := len(text)
+		if i := strings.Index(text[start+len(resultsSection):], "\n## "); i >= 0 {
+			end = start + len(resultsSection) + i + 1
+		}
+		head := strings.TrimRight(text[:end], "\n") + "\n\n"
+		out = head + section
+		if end < len(text) {
+			out = strings.TrimRight(out, "\n") + "\n\n" + text[end:]
+		}
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
