@@ -152,6 +152,7 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		r.failed(t, err)
 		s.status.Streaming = false
 		s.status.Reconnects++
+		r.metrics.reconnected(ds.Name)
 		r.setReplication(ds.Name, s.status)
 		if !transient {
 			log.Error().Str("reason", reason).Str("error", msg).

@@ -21,6 +21,7 @@ type Metrics struct {
 	applied     *prometheus.CounterVec
 	applyLags   *prometheus.HistogramVec
 	rebuilds    *prometheus.CounterVec
+	reconnects  *prometheus.CounterVec
 	orphanBytes *prometheus.GaugeVec
 }
 
@@ -70,12 +71,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "dataset_replication_rebuilds_total",
 		Help: "refresh_mode: changes: full loads from a new slot's snapshot (the first, a lost slot or history, a schema change the stream cannot follow, an on-demand refresh).",
 	}, []string{"dataset"})
+	m.reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dataset_replication_reconnects_total",
+		Help: "refresh_mode: changes: change stream sessions that ended in an error and reconnect (the acceleration keeps serving meanwhile).",
+	}, []string{"dataset"})
 	m.orphanBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pgaccel_replication_orphan_slot_retained_bytes",
 		Help: "Replication slots named by pgaccel (pgaccel_<instance>_...) that no dataset of this instance streams from, by slot, with the WAL each holds at the origin.",
 	}, []string{"slot"})
 	reg.MustRegister(m.errors, m.lastRefresh, m.duration, m.rows, m.retention,
-		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.orphanBytes)
+		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.reconnects, m.orphanBytes)
 	return m
 }
 
@@ -100,6 +105,12 @@ func (m *Metrics) changesApplied(dataset string, inserts, updates, deletes, txns
 func (m *Metrics) applyLag(dataset string, d time.Duration) {
 	if m != nil {
 		m.applyLags.WithLabelValues(dataset).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) reconnected(dataset string) {
+	if m != nil {
+		m.reconnects.WithLabelValues(dataset).Inc()
 	}
 }
 
