@@ -246,6 +246,11 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	if e.check, err = connect(ctx, origin.SuperDSN()); err != nil {
 		return fmt.Errorf("connect to the origin: %w", err)
 	}
+	var backend int
+	if err := e.check.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		return fmt.Errorf("read the origin's backend pid: %w", err)
+	}
+	e.postmaster = parentOf(backend)
 	e.markers = &probe{origin: e.origin, every: opts.markerEvery, poll: opts.pollEvery}
 	e.proxyDSN = func() string {
 		return "postgres://" + pgtest.AppUser + ":" + pgtest.AppPassword + "@" + e.a.Addr() + "/" + origin.Database + "?sslmode=disable"

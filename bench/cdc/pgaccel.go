@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -253,40 +250,6 @@ func replication(a *app.App) refresh.ReplicationStatus {
 
 // appliedRows is the row changes the stream applied since it started.
 func appliedRows(st refresh.ReplicationStatus) int64 { return st.Inserts + st.Updates + st.Deletes }
-
-// selfCPU is this process's user+system CPU time (pgaccel runs in it,
-// with the probe; pgbench and the origin are other processes).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procCPU is the user+system CPU time of process pid from /proc (clock
-// ticks of 10 ms), ok false when it cannot be read.
-func procCPU(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(ut+st) * 10 * time.Millisecond, true
-}
 
 // walsenderPID is the pid of the origin's walsender serving pgaccel's
 // change stream, 0 when none.

@@ -386,10 +386,9 @@ func (r *report) lagTable(b *strings.Builder) {
 }
 
 func (r *report) streamTable(b *strings.Builder) {
-	b.WriteString("The stream's own view, the CPU it took, and the checks (CPU in % of one core over pgbench's run: pgaccel's process, " +
-		"which also runs the probe, and the origin's walsender that decodes for it):\n\n")
-	b.WriteString("| Target ops/s | Rows applied | Txns applied | `lag_ms` gauge p50 / p99 / max | `lag_bytes` max KiB | `apply_lag_seconds` p50 / p99 (bucket ≤ ms) | pgaccel CPU | walsender CPU | Probe reads accelerated | Table through pgaccel vs origin |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	fmt.Fprintf(b, "The stream's own view and the checks:\n\n")
+	b.WriteString("| Target ops/s | Rows applied | Txns applied | `lag_ms` gauge p50 / p99 / max | `lag_bytes` max KiB | `apply_lag_seconds` p50 / p99 (bucket ≤ ms) | Probe reads accelerated | Table through pgaccel vs origin |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, s := range r.sortedSteps() {
 		var gl []time.Duration
 		var maxBytes int64
@@ -402,14 +401,6 @@ func (r *report) streamTable(b *strings.Builder) {
 			q99, _ := s.applyLag.quantile(0.99)
 			hist = bucketMs(q50) + " / " + bucketMs(q99)
 		}
-		ws := "–"
-		if s.walsenderSeen && s.wall > 0 {
-			ws = fmt.Sprintf("%.0f%%", 100*s.cpuWalsender.Seconds()/s.wall.Seconds())
-		}
-		self := "–"
-		if s.wall > 0 {
-			self = fmt.Sprintf("%.0f%%", 100*s.cpuSelf.Seconds()/s.wall.Seconds())
-		}
 		check := s.check
 		if s.err != nil {
 			check = "error: " + s.err.Error()
@@ -418,10 +409,39 @@ func (r *report) streamTable(b *strings.Builder) {
 		if s.search {
 			target += " (search)"
 		}
-		fmt.Fprintf(b, "| %s | %d | %d | %s / %s / %s | %d | %s | %s | %s | %.0f of %d | %s |\n",
+		fmt.Fprintf(b, "| %s | %d | %d | %s / %s / %s | %d | %s | %.0f of %d | %s |\n",
 			target, s.applied, s.txApplied,
 			msCell(percentile(gl, 0.5)), msCell(percentile(gl, 0.99)), msCell(percentile(gl, 1)), maxBytes>>10,
-			hist, self, ws, s.accelerated, s.polls, check)
+			hist, s.accelerated, s.polls, check)
+	}
+	b.WriteString("\n")
+	r.cpuTable(b)
+}
+
+// cpuTable says who used the CPUs during each step.
+func (r *report) cpuTable(b *strings.Builder) {
+	fmt.Fprintf(b, "Who used the %d CPUs during each pgbench run, in %% of one CPU (/proc/stat, getrusage, /proc/<pid>/stat): pgaccel's process "+
+		"(the stream, DuckDB, the proxy, and the probe), the origin's walsender of the stream, the whole origin (postmaster and every backend, "+
+		"the walsender and pgbench's included), pgbench itself, and everything else on the machine (other users' work):\n\n", r.machine.nproc)
+	b.WriteString("| Target ops/s | Machine busy | pgaccel | walsender | Origin (all) | pgbench | Others |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	for _, s := range r.sortedSteps() {
+		if s.wall <= 0 {
+			continue
+		}
+		pct := func(d time.Duration) string { return fmt.Sprintf("%.0f%%", 100*d.Seconds()/s.wall.Seconds()) }
+		ws := "–"
+		if s.walsenderSeen {
+			ws = pct(s.cpuWalsender)
+		}
+		target := rateName(s.target)
+		if s.search {
+			target += " (search)"
+		}
+		if !s.cpu.ok {
+			fmt.Fprintf(b, "| %s | – | %s | %s | – | %s | – |\n", target, pct(s.cpu.self), ws, pct(s.cpu.children))
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", target, pct(s.cpu.machine), pct(s.cpu.self), ws, pct(s.cpu.origin), pct(s.cpu.children), pct(s.cpu.others()))
 	}
 	b.WriteString("\n")
 }
