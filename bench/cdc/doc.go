@@ -54,7 +54,7 @@
 //     pgaccel (accelerated) are compared with the origin's.
 //     A rate is sustained when pgbench kept it (at least 95% of the
 //     target) and the lag did not grow: the median marker lag of the last
-//     third of the run is no more than 200 ms and 50% above the first
+//     third of the run is no more than 200 ms or 25% above the first
 //     third's. -search N adds N bisection steps between the highest
 //     sustained rate and the lowest one that was not.
 //  4. Catch-up: pgaccel shuts down, pgbench writes -catchup-ops changes

@@ -255,7 +255,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "Command: `%s`%s  \n", r.command, built)
 	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
 	fmt.Fprintf(&b, "Date: %s (finished %s)  \n", m.started.Format(time.RFC3339), r.finished.UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s RAM, Linux %s; %s (%s); %s; %s; Go %s  \n",
+	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s RAM, Linux %s; %s (server settings: %s); %s; %s; Go %s  \n",
 		m.nproc, m.cpu, m.memTotal, m.kernel, m.postgres, m.pgSettings, m.pgbench, m.duckdb, m.goVersion)
 	var la []string
 	for _, p := range r.loadAvgs {
@@ -277,7 +277,7 @@ func (r *report) markdown() string {
 		"every %v. Drain: the same for one marker written after pgbench ended. The stream's own view is "+
 		"`dataset_replication_lag_ms` sampled every 100 ms and `dataset_replication_apply_lag_seconds` (a histogram: its p50/p99 are bucket "+
 		"bounds). A rate is sustained when pgbench reached ≥ %.0f%% of it, every probe read was accelerated and the lag did not grow "+
-		"(median of the last third of the markers at most %v and %.1f× above the first third's).\n\n",
+		"(the median lag of the last third of the markers no more than %v or %.2f× above the first third's).\n\n",
 		table, r.opts.rows, r.opts.mode, r.initialLoad.Seconds(), insertPct, updatePct, deletePct,
 		load{rate: 1, d: r.opts.duration, clients: r.opts.clients, threads: r.opts.threads}.commandLine(),
 		r.opts.syncCommit, r.opts.markerEvery, table, r.opts.pollEvery, keptShare*100, growthAbs, growthRel)

@@ -38,7 +38,7 @@ func mean(ds []time.Duration) time.Duration {
 // one that does not falls further behind every second.
 const (
 	growthAbs = 200 * time.Millisecond
-	growthRel = 1.5
+	growthRel = 1.25
 )
 
 // trend compares the first and last thirds of a run's lags.
