@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // CPU accounting of a step: who used the machine's CPUs while pgbench
@@ -135,4 +138,18 @@ func parentOf(pid int) int {
 	}
 	p, _ := strconv.Atoi(f[1])
 	return p
+}
+
+// waitBackendsGone waits (up to 5 s) until no session of pgbench is left
+// at the origin, and a little more for the postmaster to reap them.
+func waitBackendsGone(ctx context.Context, conn *pgx.Conn) {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'").Scan(&n); err != nil || n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
 }

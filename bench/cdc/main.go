@@ -289,7 +289,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 			break
 		}
 		mid, ok := bisect(lo, hi)
-		if !ok {
+		if !ok || rep.tried(mid) {
 			break
 		}
 		if s := step(mid, true); s.err != nil {

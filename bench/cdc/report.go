@@ -180,43 +180,76 @@ func (b *bulkResult) summary() string {
 		b.rows, b.origin.Seconds(), b.visible.Seconds(), b.rate(), b.check)
 }
 
-// bounds are the achieved rate of the highest sustained step and the
-// lowest rate (target, or achieved when unthrottled) of an unsustained
-// step above it; ok is false when there is nothing to split.
-func (r *report) bounds() (lo, hi float64, ok bool) {
-	hi = math.Inf(1)
-	for _, s := range r.steps {
-		if s.sustained() {
-			lo = max(lo, s.pg.tps)
-		}
+// rateOf is the rate a step tried: its target, or what pgbench reached
+// unthrottled.
+func (s *stepResult) rateOf() float64 {
+	if s.target == 0 {
+		return s.pg.tps
 	}
-	for _, s := range r.steps {
-		if s.sustained() {
-			continue
-		}
-		// The rate tried: the target, or what pgbench reached when it
-		// did not keep it.
-		v := float64(s.target)
-		if !s.kept() || s.target == 0 {
-			v = s.pg.tps
-		}
-		if v > lo {
-			hi = min(hi, v)
-		}
-	}
-	return lo, hi, lo > 0 && !math.IsInf(hi, 1)
+	return float64(s.target)
 }
 
-// highestSustained is the step with the highest achieved rate that was
-// sustained, nil when none was.
-func (r *report) highestSustained() *stepResult {
-	var best *stepResult
-	for _, s := range r.steps {
-		if s.sustained() && (best == nil || s.pg.tps > best.pg.tps) {
+// byRate are the steps by the rate they tried, ascending.
+func (r *report) byRate() []*stepResult {
+	s := slices.Clone(r.steps)
+	slices.SortStableFunc(s, func(a, b *stepResult) int { return cmpFloat(a.rateOf(), b.rateOf()) })
+	return s
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// highestSustained is the sustained step with the highest achieved rate
+// below which every step was sustained too (nil when the lowest was not),
+// and the sustained steps above the first one that was not (a busy shared
+// machine makes a single run noisy).
+func (r *report) highestSustained() (best *stepResult, above []*stepResult) {
+	failed := false
+	for _, s := range r.byRate() {
+		switch {
+		case !s.sustained():
+			failed = true
+		case failed:
+			above = append(above, s)
+		case best == nil || s.pg.tps > best.pg.tps:
 			best = s
 		}
 	}
-	return best
+	return best, above
+}
+
+// bounds are the achieved rate of the highest sustained step (as
+// highestSustained) and the rate the first unsustained step above it
+// tried; ok is false when there is nothing to split.
+func (r *report) bounds() (lo, hi float64, ok bool) {
+	best, _ := r.highestSustained()
+	if best == nil {
+		return 0, 0, false
+	}
+	lo = best.pg.tps
+	for _, s := range r.byRate() {
+		if !s.sustained() && s.rateOf() > lo {
+			return lo, s.rateOf(), true
+		}
+	}
+	return lo, 0, false
+}
+
+// tried reports whether a step already ran at target.
+func (r *report) tried(target int) bool {
+	for _, s := range r.steps {
+		if s.target == target {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedSteps are the steps by target (unthrottled last), in run order
@@ -316,20 +349,27 @@ func (r *report) targets(b *strings.Builder) {
 		fmt.Fprintf(b, "**%.0f rows/s** (%s)", r.catchUp.rate(), met(r.catchUp.rate() >= targetCatchUpRPS))
 	}
 	b.WriteString(".  \n")
-	if hs := r.highestSustained(); hs != nil {
-		fmt.Fprintf(b, "**Highest rate applied without growing lag: %.0f ops/s** (target %s; lag p50 %s ms, p99 %s ms).",
+	hs, above := r.highestSustained()
+	if hs != nil {
+		fmt.Fprintf(b, "**Highest rate applied without growing lag: %.0f ops/s** (target %s; lag p50 %s ms, p99 %s ms; every lower rate tried was sustained too).",
 			hs.pg.tps, rateName(hs.target), msCell(percentile(hs.lags(), 0.5)), msCell(percentile(hs.lags(), 0.99)))
 	} else {
 		b.WriteString("**No rate was applied without growing lag.**")
 	}
-	var grew []string
-	for _, s := range r.steps {
+	var grew, passed []string
+	for _, s := range r.byRate() {
 		if !s.sustained() {
 			grew = append(grew, fmt.Sprintf("%s (%.0f ops/s achieved)", rateName(s.target), s.pg.tps))
 		}
 	}
+	for _, s := range above {
+		passed = append(passed, fmt.Sprintf("%s (%.0f ops/s achieved)", rateName(s.target), s.pg.tps))
+	}
 	if len(grew) > 0 {
 		fmt.Fprintf(b, " Not sustained: %s.", strings.Join(grew, ", "))
+	}
+	if len(passed) > 0 {
+		fmt.Fprintf(b, " Sustained above a rate that was not: %s.", strings.Join(passed, ", "))
 	}
 	b.WriteString("\n\n")
 }
@@ -420,15 +460,15 @@ func (r *report) streamTable(b *strings.Builder) {
 
 // cpuTable says who used the CPUs during each step.
 func (r *report) cpuTable(b *strings.Builder) {
-	fmt.Fprintf(b, "Who used the %d CPUs during each pgbench run, in %% of one CPU (/proc/stat, getrusage, /proc/<pid>/stat): pgaccel's process "+
+	fmt.Fprintf(b, "Who used the %d CPUs during each pgbench run (until its sessions at the origin had ended), in %% of one CPU (/proc/stat, getrusage, /proc/<pid>/stat): pgaccel's process "+
 		"(the stream, DuckDB, the proxy, and the probe), the origin's walsender of the stream, the whole origin (postmaster and every backend, "+
 		"the walsender and pgbench's included), pgbench itself, and everything else on the machine (other users' work):\n\n", r.machine.nproc)
 	b.WriteString("| Target ops/s | Machine busy | pgaccel | walsender | Origin (all) | pgbench | Others |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range r.sortedSteps() {
-		if s.wall <= 0 {
+		if s.cpuWindow <= 0 {
 			continue
 		}
-		pct := func(d time.Duration) string { return fmt.Sprintf("%.0f%%", 100*d.Seconds()/s.wall.Seconds()) }
+		pct := func(d time.Duration) string { return fmt.Sprintf("%.0f%%", 100*d.Seconds()/s.cpuWindow.Seconds()) }
 		ws := "–"
 		if s.walsenderSeen {
 			ws = pct(s.cpuWalsender)

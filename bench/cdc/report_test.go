@@ -54,8 +54,8 @@ func TestReport_TargetsAndHighestSustained(t *testing.T) {
 		},
 		catchUp: &catchUpResult{rows: 100001, resumeAt: 100 * time.Millisecond, doneAt: 2100 * time.Millisecond, hasResume: true, check: "equal"},
 	}
-	if hs := r.highestSustained(); hs == nil || hs.target != 5000 {
-		t.Fatalf("highest sustained = %+v", hs)
+	if hs, above := r.highestSustained(); hs == nil || hs.target != 5000 || len(above) != 0 {
+		t.Fatalf("highest sustained = %+v, above %v", hs, above)
 	}
 	lo, hi, ok := r.bounds()
 	if !ok || lo != 4990 || hi != 7700 {
@@ -96,5 +96,25 @@ func TestAppendResults_AddsUnderTheSection(t *testing.T) {
 	want := "## TPC-H (accelerated reads)\n\nold\n\n## Pass-through (pgbench)\n\npt\n\n" + resultsSection + "\n\n### run 1\n\n### run 2\n"
 	if string(b) != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// A sustained rate above one that was not is not the headline.
+func TestReport_HighestSustainedIsBelowTheFirstFailure(t *testing.T) {
+	r := &report{steps: []*stepResult{
+		stepWith(1000, 998, repeat(ms(90), 30)...),
+		stepWith(5000, 4990, append(repeat(ms(100), 15), repeat(ms(900), 15)...)...),
+		stepWith(0, 7800, repeat(ms(1000), 30)...),
+		stepWith(10000, 9200, append(repeat(ms(100), 15), repeat(ms(900), 15)...)...),
+	}}
+	hs, above := r.highestSustained()
+	if hs == nil || hs.target != 1000 || len(above) != 1 || above[0].target != 0 {
+		t.Fatalf("highest sustained = %+v, above %+v", hs, above)
+	}
+	if lo, hi, ok := r.bounds(); !ok || lo != 998 || hi != 5000 {
+		t.Errorf("bounds = %v, %v, %v", lo, hi, ok)
+	}
+	if !r.tried(5000) || r.tried(3000) {
+		t.Error("tried")
 	}
 }

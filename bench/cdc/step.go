@@ -35,6 +35,7 @@ type stepResult struct {
 
 	wall          time.Duration // pgbench's run
 	cpu           cpuSnapshot   // CPU used during pgbench's run, by whom
+	cpuWindow     time.Duration // the time cpu covers: the run, and its backends' ends
 	cpuWalsender  time.Duration // the origin's walsender of the stream, during the run
 	walsenderSeen bool
 	loadAvg       string // at the end of the step
@@ -148,7 +149,11 @@ func runStep(ctx context.Context, e *env, target int, progress func(string, ...a
 	began := time.Now()
 	s.pg, s.err = e.bench.run(ctx, s.load)
 	s.wall = time.Since(began)
+	// pgbench's backends end after it: once they are gone (and reaped),
+	// their CPU time is in the postmaster's.
+	waitBackendsGone(ctx, e.check)
 	s.cpu = takeCPU(e.postmaster).sub(cpuBefore)
+	s.cpuWindow = time.Since(began)
 	if wsAfter, ok := procCPU(wsPID); ok && wsOK {
 		s.cpuWalsender, s.walsenderSeen = wsAfter-wsBefore, true
 	}
