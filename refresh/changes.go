@@ -336,6 +336,9 @@ func (s *changeStream) session(ctx context.Context) error {
 	}
 	s.status.Streaming, s.status.SlotState = true, slot.walStatus
 	st := &streamState{s: s, repl: repl, conn: conn, app: app, all: all, ri: ri, b: newBatch(), readyAt: target}
+	if st.tableOID, err = tableOID(ctx, conn, ds); err != nil {
+		return err
+	}
 	return st.run(ctx)
 }
 
@@ -380,6 +383,19 @@ func (s *changeStream) publishFilters(ctx context.Context, conn *pgconn.PgConn, 
 		}
 	})
 	return nil
+}
+
+// tableOID is the oid of the dataset's table at the origin.
+func tableOID(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset) (string, error) {
+	res := conn.ExecParams(ctx, `SELECT c.oid::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = $2`, [][]byte{[]byte(ds.Schema), []byte(ds.Table)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", fmt.Errorf("look up %s: %w", ds.QualifiedTable(), res.Err)
+	}
+	if len(res.Rows) == 0 {
+		return "", fmt.Errorf("%s: %w", ds.QualifiedTable(), errTableNotFound)
+	}
+	return string(res.Rows[0][0]), nil
 }
 
 // currentWAL is the origin's current WAL insert position.
@@ -532,6 +548,10 @@ type streamState struct {
 	lastStatus   time.Time
 	lastPersist  time.Time
 	lastSlotRead time.Time
+	// tableOID is the table's oid at the start: a table dropped and
+	// created again under its name is another table, which the
+	// publication does not hold.
+	tableOID string
 	// readyAt is the origin's WAL position at the start: once the stream
 	// is past it with nothing left to apply, it is caught up.
 	readyAt pglogrepl.LSN
@@ -595,6 +615,11 @@ func (st *streamState) tick(ctx context.Context) error {
 	if now.Sub(st.lastStatus) >= changesStatusEvery || !st.ready && now.Sub(st.lastStatus) >= changesPollReady {
 		if now.Sub(st.lastSlotRead) >= changesStatusEvery {
 			st.readSlot(ctx)
+			if oid, err := tableOID(ctx, st.conn, st.s.t.dataset()); err == nil && oid != st.tableOID {
+				return &errRebuild{why: "the table was dropped and created again (it is another table now)"}
+			} else if err != nil {
+				return err
+			}
 		}
 		return st.sendStatus(!st.ready)
 	}
