@@ -191,8 +191,11 @@ func TestApplier_PreparedQueriesSeeApplies(t *testing.T) {
 	}
 	defer a.Close()
 	q := "SELECT id, name, md5(big), n::VARCHAR FROM " + e.TableRef("apply_p") + " ORDER BY id"
+	// The planner names tables bare, not quoted.
+	bare := "SELECT id, name, md5(big), n::VARCHAR FROM ds_apply_p.main.apply_p apply_p ORDER BY id NULLS LAST"
 	for range 3 {
 		duckRows(t, e, q)
+		duckRows(t, e, bare)
 	}
 	// Readers keep running the prepared text while the apply runs.
 	stop := make(chan struct{})
@@ -225,8 +228,10 @@ func TestApplier_PreparedQueriesSeeApplies(t *testing.T) {
 	<-done
 	t.Logf("fresh text: %v", duckRows(t, e, q+" LIMIT 10"))
 	for i := range 3 {
-		if got := fmt.Sprint(duckRows(t, e, q)); got != "[[1 after truncate fbade9e36a3f36d3d676c1b808451dd7 2.00]]" {
-			t.Errorf("query %d after the apply: %s", i, got)
+		for _, q := range []string{q, bare} {
+			if got := fmt.Sprint(duckRows(t, e, q)); got != "[[1 after truncate fbade9e36a3f36d3d676c1b808451dd7 2.00]]" {
+				t.Errorf("query %d after the apply: %s: %s", i, q, got)
+			}
 		}
 	}
 }

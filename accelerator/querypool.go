@@ -86,14 +86,19 @@ func (e *Engine) catalogChanged() { e.epoch.Add(1) }
 // of the same text returns them right (TestApplier_PreparedQueriesSeeApplies).
 func (h *dsHandle) dataChanged() { h.dataEpoch.Add(1) }
 
-// depsOf returns the attached datasets whose database query names, with
-// their data epochs now.
+// depsOf returns the attached datasets whose database query may name,
+// with their data epochs now. It errs on the side of more: a database
+// named quoted ("ds_orders") or bare (ds_orders, as the planner writes
+// it), in any case, or a longer name containing it (a statement prepared
+// again for nothing); a dataset missed would keep a statement DuckDB
+// crashes on after the apply (TestCDC_RepeatedQueryAfterChanges).
 func (e *Engine) depsOf(query string) []stmtDep {
+	lower := strings.ToLower(query)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var deps []stmtDep
 	for name, h := range e.datasets {
-		if strings.Contains(query, quoteIdent(DatabaseName(name))) {
+		if strings.Contains(lower, strings.ToLower(DatabaseName(name))) {
 			deps = append(deps, stmtDep{h: h, epoch: h.dataEpoch.Load()})
 		}
 	}
