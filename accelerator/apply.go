@@ -196,11 +196,9 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		}
 	}()
 	target := tableRef(a.ds.Name, a.ds.Name)
-	var puts, dels []Change
+	var puts []Change
 	for _, c := range changes {
-		if c.Delete {
-			dels = append(dels, c)
-		} else {
+		if !c.Delete {
 			puts = append(puts, c)
 		}
 	}
@@ -223,8 +221,10 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		a.stats.Deleted += n
 		a.rows -= n
 	}
-	if len(dels) > 0 {
-		if err := a.stageKeys(ctx, dels); err != nil {
+	// The deleted keys and the put keys go in one DELETE: it scans the
+	// table (DuckDB joins, its index serves point lookups only), once.
+	if len(changes) > 0 {
+		if err := a.stageKeys(ctx, changes); err != nil {
 			return err
 		}
 		n, err := a.exec(ctx, "DELETE FROM "+target+" AS t USING "+stageDelRef+" AS d WHERE "+a.keyMatch("t", "d", ""))
@@ -235,12 +235,6 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		a.rows -= n
 	}
 	if len(puts) > 0 {
-		n, err := a.exec(ctx, "DELETE FROM "+target+" AS t USING "+stageRef+" AS s WHERE "+a.keyMatch("t", "s", ""))
-		if err != nil {
-			return err
-		}
-		a.stats.Deleted += n
-		a.rows -= n
 		if a.opts.Retention != nil {
 			if preds := a.opts.Retention(time.Now()); len(preds) > 0 {
 				if _, err := a.exec(ctx, "DELETE FROM "+resolvedRef+" AS "+quoteIdent(a.ds.Name)+" WHERE "+orPredicates(preds)); err != nil {
@@ -248,7 +242,7 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 				}
 			}
 		}
-		n, err = a.exec(ctx, "INSERT INTO "+target+" SELECT * FROM "+resolvedRef)
+		n, err := a.exec(ctx, "INSERT INTO "+target+" SELECT * FROM "+resolvedRef)
 		if err != nil {
 			return err
 		}
@@ -332,8 +326,9 @@ func (a *Applier) stagePuts(ctx context.Context, puts []Change) (string, error) 
 	return q, nil
 }
 
-// stageKeys stages the keys of the deletes in stageDelRef.
-func (a *Applier) stageKeys(ctx context.Context, dels []Change) error {
+// stageKeys stages the keys of changes (a delete's Key, a put's key
+// columns of Row) in stageDelRef.
+func (a *Applier) stageKeys(ctx context.Context, changes []Change) error {
 	specs := make([]ColumnSpec, len(a.keys))
 	for i, k := range a.keys {
 		specs[i] = a.specs[k]
@@ -341,11 +336,22 @@ func (a *Applier) stageKeys(ctx context.Context, dels []Change) error {
 	}
 	var b copyBuilder
 	b.start()
-	for _, d := range dels {
-		if len(d.Key) != len(a.keys) {
-			return fmt.Errorf("a delete has %d key columns, the acceleration %d", len(d.Key), len(a.keys))
+	key := make([][]byte, len(a.keys))
+	for _, c := range changes {
+		if !c.Delete {
+			for i, k := range a.keys {
+				key[i] = c.Row[k]
+				if k < len(c.Unchanged) && c.Unchanged[k] && i < len(c.Src) {
+					key[i] = c.Src[i] // an unchanged (TOASTed) key is its stored value
+				}
+			}
+			b.row(key)
+			continue
 		}
-		b.row(d.Key)
+		if len(c.Key) != len(a.keys) {
+			return fmt.Errorf("a delete has %d key columns, the acceleration %d", len(c.Key), len(a.keys))
+		}
+		b.row(c.Key)
 	}
 	if err := a.load(ctx, stageDelRef, specs, b.finish()); err != nil {
 		return fmt.Errorf("stage deleted keys: %w", err)

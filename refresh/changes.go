@@ -51,6 +51,9 @@ const (
 	// changesStatusEvery is how often the position is reported to the
 	// origin even when nothing changes.
 	changesStatusEvery = 10 * time.Second
+	// changesPublishEvery is how often the status (lag, positions) is
+	// published while the applied position stands still.
+	changesPublishEvery = 50 * time.Millisecond
 	// changesIdlePersist is how often a position the origin reports for
 	// an idle table is written to the checkpoint (and then acknowledged).
 	changesIdlePersist = 10 * time.Second
@@ -556,6 +559,10 @@ type streamState struct {
 	// is past it with nothing left to apply, it is caught up.
 	readyAt pglogrepl.LSN
 	ready   bool
+	// publishedAt and lastPublish: the applied position and the time of
+	// the status last published.
+	publishedAt pglogrepl.LSN
+	lastPublish time.Time
 }
 
 func (st *streamState) run(ctx context.Context) error {
@@ -564,6 +571,16 @@ func (st *streamState) run(ctx context.Context) error {
 	if err := st.sendStatus(true); err != nil {
 		return err
 	}
+	// Reads wait with a deadline on the socket, not a context per
+	// message: a context with a deadline made each of the stream's
+	// messages set up and tear down a cancellation watch (a seventh of
+	// the stream's CPU). Cancelling ctx ends the read at once.
+	nc := st.repl.Conn()
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })
+	defer func() {
+		stop()
+		_ = nc.SetReadDeadline(time.Time{})
+	}()
 	for {
 		select {
 		case <-s.t.kick:
@@ -577,11 +594,18 @@ func (st *streamState) run(ctx context.Context) error {
 		if !st.pendingSince.IsZero() && !st.inTx {
 			deadline = minTime(deadline, st.pendingSince.Add(changesMaxDelay))
 		}
-		rctx, cancel := context.WithDeadline(ctx, deadline)
-		msg, err := st.repl.ReceiveMessage(rctx)
-		cancel()
+		if err := nc.SetReadDeadline(deadline); err != nil {
+			return fmt.Errorf("read the change stream: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		msg, err := st.repl.ReceiveMessage(context.Background())
 		if err != nil {
-			if ctx.Err() == nil && pgconn.Timeout(err) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if pgconn.Timeout(err) {
 				if err := st.tick(ctx); err != nil {
 					return err
 				}
@@ -623,7 +647,12 @@ func (st *streamState) tick(ctx context.Context) error {
 		}
 		return st.sendStatus(!st.ready)
 	}
-	st.publish()
+	// Per message, the status is published when the applied position
+	// moved and otherwise every changesPublishEvery (the lag it shows
+	// grows while a batch waits).
+	if st.s.applied != st.publishedAt || now.Sub(st.lastPublish) >= changesPublishEvery {
+		st.publish()
+	}
 	return nil
 }
 
@@ -896,6 +925,7 @@ func (st *streamState) publish() {
 	}
 	s.r.setReplication(s.t.dataset().Name, s.status)
 	s.r.metrics.replicationLag(s.t.dataset().Name, s.status.LagMs, s.status.LagBytes)
+	st.publishedAt, st.lastPublish = s.applied, time.Now()
 }
 
 func minTime(a, b time.Time) time.Time {
