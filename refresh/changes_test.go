@@ -289,3 +289,39 @@ func TestChanges_SchemaReplicaIdentityAndRetention(t *testing.T) {
 	originExec(t, `INSERT INTO cdc_ret VALUES (3, 'archived'), (4, 'live'); UPDATE cdc_ret SET status = 'archived' WHERE id = 1`)
 	waitEqual(t, h, "SELECT id, status FROM cdc_ret WHERE status <> 'archived' ORDER BY id", "SELECT id, status FROM "+h.eng.TableRef("cdc_ret")+" ORDER BY id")
 }
+
+// TestChanges_CompositeKey: a dataset keyed by two columns follows
+// inserts, updates of either key column (also to a key another row held
+// before in the same transaction), deletes, a TOASTed value left unchanged
+// by a key change, and a text key.
+func TestChanges_CompositeKey(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS cdc_ck;
+		CREATE TABLE cdc_ck (tenant text, id int, v int, big text, PRIMARY KEY (tenant, id));
+		ALTER TABLE cdc_ck ALTER COLUMN big SET STORAGE EXTERNAL;
+		INSERT INTO cdc_ck SELECT 't' || (g % 3), g, g, repeat(md5(g::text), 200) FROM generate_series(1, 60) g;`)
+	ds := strings.Replace(changesDataset("cdc_ck", "file"), "primary_key: [id]", "primary_key: [tenant, id]", 1)
+	cfg := parseConfig(t, "", t.TempDir(), ds)
+	h := newHarness(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "cdc_ck"); err != nil {
+		t.Fatal(err)
+	}
+	const originSQL = "SELECT tenant, id, v, md5(big) FROM cdc_ck ORDER BY tenant, id"
+	duckSQL := "SELECT tenant, id, v, md5(big) FROM " + h.eng.TableRef("cdc_ck") + " ORDER BY tenant, id"
+	waitEqual(t, h, originSQL, duckSQL)
+	originExec(t, `INSERT INTO cdc_ck VALUES ('t9', 1, 1, 'new');
+		UPDATE cdc_ck SET tenant = 'moved' WHERE id = 3;
+		UPDATE cdc_ck SET id = id + 1000 WHERE tenant = 't1' AND id < 20;
+		UPDATE cdc_ck SET v = -v WHERE tenant = 't2';
+		DELETE FROM cdc_ck WHERE tenant = 't0' AND id > 40;
+		BEGIN;
+		DELETE FROM cdc_ck WHERE tenant = 't2' AND id = 5;
+		UPDATE cdc_ck SET id = 5 WHERE tenant = 't2' AND id = 8;
+		COMMIT;`)
+	waitEqual(t, h, originSQL, duckSQL)
+	if st := h.state(t, "cdc_ck"); st.Rows != 53 {
+		t.Errorf("rows = %d, want 53", st.Rows)
+	}
+}
