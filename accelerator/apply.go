@@ -134,6 +134,7 @@ func (e *Engine) NewApplier(ctx context.Context, ds *catalog.Dataset, opts Apply
 	if err != nil {
 		return nil, err
 	}
+	h.markInPlace()
 	info, err := e.storedInfo(ctx, ds.Name)
 	if err != nil {
 		return nil, err

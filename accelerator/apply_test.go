@@ -259,3 +259,35 @@ func TestDeleteWhere_PreparedQueriesSeeIt(t *testing.T) {
 		}
 	}
 }
+
+// TestQuery_NoStatementKeptOverRowsChangedInPlace: DuckDB crashes (or
+// returns garbage) running a statement that ran twice before after
+// another connection deleted rows it reads (see dataChanged); a dataset
+// whose rows change in place (changes, append, retention) never has its
+// statements kept, a dataset only ever swapped does.
+func TestQuery_NoStatementKeptOverRowsChangedInPlace(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS keep_p;
+		CREATE TABLE keep_p (id int PRIMARY KEY, name text);
+		INSERT INTO keep_p SELECT g, 'n' || g FROM generate_series(1, 10) g;`)
+	for _, mode := range []string{catalog.RefreshFull, catalog.RefreshChanges} {
+		e := openEngine(t, t.TempDir())
+		ds := testDataset("keep_p", "keep_p", catalog.ModeFile)
+		ds.Acceleration.RefreshMode = mode
+		ds.Acceleration.PrimaryKey = []string{"id"}
+		ctx := context.Background()
+		if _, err := e.LoadWith(ctx, ds, originColumns(t, "keep_p"), copyQuery(ctx, t, "SELECT * FROM keep_p"), LoadOptions{PrimaryKey: []string{"id"}, Replication: &Replication{LSN: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		before := e.prepares.Load()
+		for range 5 {
+			duckRows(t, e, "SELECT id, name FROM ds_keep_p.main.keep_p keep_p ORDER BY id NULLS LAST")
+		}
+		n := e.prepares.Load() - before
+		if mode == catalog.RefreshChanges && n != 5 {
+			t.Errorf("refresh_mode %s: %d prepares for 5 runs of one text, want 5 (none kept)", mode, n)
+		}
+		if mode == catalog.RefreshFull && n >= 5 {
+			t.Errorf("refresh_mode %s: %d prepares for 5 runs of one text, want it kept", mode, n)
+		}
+	}
+}

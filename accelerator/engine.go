@@ -79,6 +79,11 @@ type dsHandle struct {
 	// dataEpoch moves when a change stream's apply commits (see
 	// dataChanged).
 	dataEpoch atomic.Uint64
+	// inPlace: the dataset's rows change in place (a change stream's
+	// applies, append merges, retention deletes), not only by a swap of
+	// its table. No statement over it is kept prepared (see inPlace in
+	// querypool.go).
+	inPlace atomic.Bool
 }
 
 // TableInfo describes a dataset's stored acceleration: what Attach finds in
@@ -259,6 +264,8 @@ func (e *Engine) attach(ctx context.Context, ds *catalog.Dataset) (*dsHandle, er
 		return nil, fmt.Errorf("acceleration.engine %q is not supported", ds.Acceleration.Engine)
 	}
 	h := &dsHandle{mode: ds.Acceleration.Mode}
+	a := ds.Acceleration
+	h.inPlace.Store(a.RefreshMode == catalog.RefreshChanges || a.RefreshMode == catalog.RefreshAppend || a.RetentionCheckEnabled)
 	var stmt string
 	switch h.mode {
 	case catalog.ModeFile:

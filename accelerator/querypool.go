@@ -79,12 +79,26 @@ func (k *keptStmt) current() bool {
 func (e *Engine) catalogChanged() { e.epoch.Add(1) }
 
 // dataChanged moves a dataset's data epoch: the statements prepared over
-// it are prepared again before their next use. A change stream's apply
-// does so: DuckDB statements prepared before such a transaction (staging
-// tables, deletes and inserts of the same keys) were seen to return
-// garbage for long strings of the rows it inserted, where a new statement
-// of the same text returns them right (TestApplier_PreparedQueriesSeeApplies).
+// it are prepared again before their next use.
+//
+// DuckDB (v1.5.6 through duckdb-go v2.10506.0) returns garbage, or
+// crashes, when a prepared statement that has run twice or more runs
+// again after another connection committed a DELETE on the table it
+// reads (a statement run once before is fine; /tmp reproduction: prepare
+// on connection A, run it twice, DELETE some rows and INSERT on B,
+// commit, run it on A). So a dataset whose rows change in place is marked
+// inPlace and no statement over it is kept: each query prepares its
+// statement, runs it once and closes it. The epoch also drops statements
+// kept before a dataset was marked (TestApplier_PreparedQueriesSeeApplies).
 func (h *dsHandle) dataChanged() { h.dataEpoch.Add(1) }
+
+// markInPlace marks the dataset as changing in place (see dataChanged),
+// dropping the statements kept over it so far.
+func (h *dsHandle) markInPlace() {
+	if !h.inPlace.Swap(true) {
+		h.dataChanged()
+	}
+}
 
 // depsOf returns the attached datasets whose database query may name,
 // with their data epochs now. It errs on the side of more: a database
@@ -183,6 +197,10 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 		qc.order = slices.DeleteFunc(qc.order, func(q string) bool { return q == query })
 	}
 	deps := e.depsOf(query)
+	oneShot := false
+	for _, d := range deps {
+		oneShot = oneShot || d.h.inPlace.Load()
+	}
 	// Prepare (unlike PrepareContext) refuses several statements instead
 	// of running all but the last.
 	e.prepares.Add(1)
@@ -198,6 +216,9 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 	if err != nil {
 		st.Close()
 		return nil, false, err
+	}
+	if oneShot {
+		return st, false, nil // never run twice: see dataChanged
 	}
 	if _, again := qc.seen[query]; !again {
 		if qc.seen == nil || len(qc.seen) >= maxConnStmts {

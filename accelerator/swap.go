@@ -260,6 +260,7 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 	if err != nil {
 		return 0, 0, err
 	}
+	h.markInPlace()
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
 	info, err := e.storedInfo(ctx, dataset)
