@@ -4,7 +4,7 @@ import "testing"
 
 func TestExplainTarget(t *testing.T) {
 	for _, c := range []struct {
-		sql, inner string
+		sql, inner  string
 		analyze, ok bool
 	}{
 		{"EXPLAIN SELECT * FROM orders", "SELECT * FROM orders", false, true},
