@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -190,4 +191,66 @@ func (r *Rows) Close() error {
 		return fmt.Errorf("close duckdb result: %w", err)
 	}
 	return nil
+}
+
+// Explain returns DuckDB's plan of query (one statement Query would run),
+// line by line, under timeZone as QueryIn; with analyze, DuckDB runs the
+// statement and returns its profile.
+func (e *Engine) Explain(ctx context.Context, timeZone, query string, analyze bool) ([]string, error) {
+	qc, err := e.getConn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	sound := true
+	var out []string
+	err = qc.conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
+			return err
+		}
+		ds, err := c.Prepare(query)
+		if err != nil {
+			return err
+		}
+		st := ds.(*duckdb.Stmt)
+		typ, err := st.StatementType()
+		st.Close()
+		if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
+			err = ErrNotReadOnly
+		}
+		if err != nil {
+			return err
+		}
+		prefix := "EXPLAIN "
+		if analyze {
+			prefix = "EXPLAIN ANALYZE "
+		}
+		rows, err := c.QueryContext(ctx, prefix+query, nil)
+		if err != nil {
+			sound = false
+			return err
+		}
+		defer rows.Close()
+		vals := make([]driver.Value, len(rows.Columns()))
+		for {
+			if err := rows.Next(vals); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				sound = false
+				return err
+			}
+			if s, ok := vals[len(vals)-1].(string); ok {
+				out = append(out, strings.Split(strings.TrimRight(s, "\n"), "\n")...)
+			}
+		}
+	})
+	_ = e.putConn(qc, sound)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	return out, nil
 }

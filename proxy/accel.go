@@ -35,6 +35,8 @@ type Planner interface {
 // DuckDB's TimeZone set to the session's.
 type Engine interface {
 	QueryIn(ctx context.Context, timeZone, sql string, args ...any) (*accelerator.Rows, error)
+	// Explain returns DuckDB's plan of sql, line by line (run, with analyze).
+	Explain(ctx context.Context, timeZone, sql string, analyze bool) ([]string, error)
 }
 
 // Privileges checks the origin's GRANTs and row level security for the
@@ -178,6 +180,8 @@ type localResult struct {
 	started time.Time
 	// datasets the statement reads, for the metrics.
 	datasets []string
+	// internal: the proxy's answer about itself (planner.Decision.Internal).
+	internal bool
 	// fingerprint of the statement, for the fallback memory.
 	fingerprint uint64
 	// textNumeric marks columns whose values are numeric text.
@@ -499,7 +503,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: d.Internal}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses

@@ -23,7 +23,8 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.toOriginUninformed(ss.srv.baseCtx, m.String)
 		return false
 	}
-	if qd, quick := ss.accel.Planner.Quick(m.String); quick {
+	m.String = asShowLastRoute(m.String)
+	if qd, quick := ss.quick(m.String); quick {
 		// Bound for the origin whatever the session: no session info
 		// (which may cost an origin round trip) is read for it.
 		ss.countOrigin(qd)
@@ -108,8 +109,11 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return true
 	}
 	// Count before the client can see the answer (and ask the metrics).
-	ss.srv.metrics.count(routeAccelerated, r.datasets, "")
-	ss.srv.metrics.observe(routeAccelerated, start)
+	if !r.internal {
+		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
+		ss.srv.metrics.observe(routeAccelerated, start)
+		ss.lastRoute = shownAccelerated
+	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
 	}
@@ -124,6 +128,11 @@ func (ss *session) fallback(d planner.Decision, err error) {
 	ss.accel.Planner.RememberFallback(d.Fingerprint)
 	ss.srv.metrics.count(routeFallback, d.Datasets, "engine")
 	ss.timeRoute = routeFallback
+	detail := ""
+	if err != nil {
+		detail = err.Error()
+	}
+	ss.noteRoute(d, "fallback", "engine", detail)
 }
 
 // localFailedLate is the error of a failure after rows were sent: too late
@@ -140,7 +149,11 @@ func (ss *session) countOrigin(d planner.Decision) {
 		e.Str("reason", d.Reason).Str("rule", d.Detail).Strs("datasets", d.Datasets).Str("kind", d.Kind.String()).
 			Msg("statement goes to the origin")
 	}
+	if d.Internal {
+		return
+	}
 	ss.srv.metrics.count(routeOrigin, d.Datasets, d.Reason)
+	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
 
 // onParse records a statement the client prepares; it always goes to the
@@ -159,7 +172,8 @@ func (ss *session) onParse(st *stmtInfo) {
 // newStmt is what the session keeps of a Parse: with the planner's
 // fast-path decision, asked once per Parse.
 func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
-	d, ok := ss.accel.Planner.Quick(m.Query)
+	m.Query = asShowLastRoute(m.Query)
+	d, ok := ss.quick(m.Query)
 	if prev := ss.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason {
 		// The same text again (pgbench, many drivers' unnamed
 		// statements): an origin-only statement keeps nothing that could
@@ -482,6 +496,7 @@ func (ss *session) zeroResults(d planner.Decision) {
 	ss.log.Debug().Strs("datasets", d.Datasets).Msg("accelerated answer is empty; on_zero_results: use_source asks the origin")
 	ss.srv.metrics.count(routeFallback, d.Datasets, "zero_results")
 	ss.timeRoute = routeFallback
+	ss.noteRoute(d, "fallback", "zero_results", "")
 }
 
 // fallbackName names the statement and portal of a use_source fallback in
@@ -586,8 +601,11 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 	if done {
 		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
 		tail = selectTag(n)
-		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
-		ss.srv.metrics.observe(routeAccelerated, r.started)
+		if !r.internal {
+			ss.srv.metrics.count(routeAccelerated, r.datasets, "")
+			ss.srv.metrics.observe(routeAccelerated, r.started)
+			ss.lastRoute = shownAccelerated
+		}
 		r.close()
 		p.active = nil
 	}
@@ -628,6 +646,19 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 // and ok is false.
 func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *encode.Settings, ok bool) {
 	ctx := ss.srv.baseCtx
+	if sql == lastRouteSQL {
+		if !ss.ensureInfo() {
+			return planner.Decision{Route: planner.RouteOrigin, Kind: planner.KindShow, Internal: true}, nil, false
+		}
+		d, ok = ss.prepareLocal(ctx, ss.lastRouteDecision(), settle)
+		if !ok {
+			return d, nil, false
+		}
+		if s = ss.settings(); s == nil {
+			return d, nil, false
+		}
+		return d, s, true
+	}
 	if (ss.txWrote.Load() || ss.segmentWrote) && ss.pending.idle() {
 		// The transaction has written (and no answer still on its way
 		// could have ended it): no read is accelerated now.
@@ -641,7 +672,13 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		ss.toOriginUninformed(ctx, sql)
 		return d, nil, false
 	}
+	if inner, analyze, explain := planner.ExplainTarget(sql); explain {
+		return ss.decideExplain(inner, analyze, settle)
+	}
 	d = ss.planFresh(ctx, sql)
+	if od, over := ss.routeOverride(d); over && d.Route == planner.RouteAccelerate {
+		d = od
+	}
 	if d.Route == planner.RouteAccelerate {
 		d, ok = ss.prepareLocal(ctx, d, settle)
 	}

@@ -108,12 +108,14 @@ type sessionInfo struct {
 	// statementTimeout is statement_timeout (0: off), which the proxy
 	// applies to what it answers itself (timeout.go).
 	statementTimeout time.Duration
+	// route is pgaccel.route ("" when unset; route.go).
+	route string
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
 	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
-	`current_setting('statement_timeout')`
+	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), '')`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -163,7 +165,7 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
-	if row == nil || len(row.Values) != 6 {
+	if row == nil || len(row.Values) != 7 {
 		return errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -172,6 +174,7 @@ func (ss *session) readInfo() error {
 		extraFloatDigits: string(row.Values[1]),
 		byteaOutput:      string(row.Values[2]),
 		tempTables:       map[string]bool{},
+		route:            string(row.Values[6]),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return fmt.Errorf("read session info: search path: %w", err)

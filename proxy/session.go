@@ -150,6 +150,9 @@ type session struct {
 	// (origin; fallback when the acceleration handed it over).
 	arrived   time.Time
 	timeRoute string
+	// lastRoute is how the last statement was routed, for SHOW
+	// pgaccel.last_route (route.go).
+	lastRoute string
 	answerBuf []byte
 	descMu    sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
