@@ -84,7 +84,7 @@ func (e *Engine) catalogChanged() { e.epoch.Add(1) }
 // DuckDB (v1.5.6 through duckdb-go v2.10506.0) returns garbage, or
 // crashes, when a prepared statement that has run twice or more runs
 // again after another connection committed a DELETE on the table it
-// reads (a statement run once before is fine; /tmp reproduction: prepare
+// reads (a statement run once before is fine; reproduced alone: prepare
 // on connection A, run it twice, DELETE some rows and INSERT on B,
 // commit, run it on A). So a dataset whose rows change in place is marked
 // inPlace and no statement over it is kept: each query prepares its
