@@ -134,7 +134,7 @@ func (e *Engine) NewApplier(ctx context.Context, ds *catalog.Dataset, opts Apply
 	if err != nil {
 		return nil, err
 	}
-	h.markInPlace()
+	e.markInPlace(h)
 	info, err := e.storedInfo(ctx, ds.Name)
 	if err != nil {
 		return nil, err
@@ -444,7 +444,6 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 		err = a.tx.Commit()
 	}
 	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
-		a.h.dataChanged()
 		// Updates are deletes and inserts: now and then a checkpoint
 		// compresses the inserted rows and frees the deleted ones.
 		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfterChanges {

@@ -262,7 +262,7 @@ func TestDeleteWhere_PreparedQueriesSeeIt(t *testing.T) {
 
 // TestQuery_NoStatementKeptOverRowsChangedInPlace: DuckDB crashes (or
 // returns garbage) running a statement that ran twice before after
-// another connection deleted rows it reads (see dataChanged); a dataset
+// another connection deleted rows it reads (see markInPlace); a dataset
 // whose rows change in place (changes, append, retention) never has its
 // statements kept, a dataset only ever swapped does.
 func TestQuery_NoStatementKeptOverRowsChangedInPlace(t *testing.T) {

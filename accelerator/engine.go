@@ -64,6 +64,9 @@ type Engine struct {
 	idle    []*queryConn
 	qclosed bool
 	epoch   atomic.Uint64
+	// inPlaceDBs: the lower-cased database names of the datasets whose
+	// rows change in place (markInPlace).
+	inPlaceDBs atomic.Pointer[[]string]
 	// prepares counts the statements prepared (tests).
 	prepares atomic.Int64
 
@@ -76,13 +79,9 @@ type dsHandle struct {
 	mode   string     // catalog.ModeMemory or catalog.ModeFile
 	loadMu sync.Mutex // one load (and swap) at a time per dataset
 	path   string     // file mode: the database file
-	// dataEpoch moves when a change stream's apply commits (see
-	// dataChanged).
-	dataEpoch atomic.Uint64
 	// inPlace: the dataset's rows change in place (a change stream's
 	// applies, append merges, retention deletes), not only by a swap of
-	// its table. No statement over it is kept prepared (see inPlace in
-	// querypool.go).
+	// its table. No statement over it is kept prepared (markInPlace).
 	inPlace atomic.Bool
 }
 
@@ -290,8 +289,11 @@ func (e *Engine) attach(ctx context.Context, ds *catalog.Dataset) (*dsHandle, er
 	if _, err := e.db.ExecContext(ctx, stmt); err != nil {
 		return nil, err
 	}
-	e.catalogChanged()
 	e.datasets[ds.Name] = h
+	if h.inPlace.Load() {
+		e.publishInPlaceLocked()
+	}
+	e.catalogChanged()
 	e.log.Debug().Str("dataset", ds.Name).Str("mode", h.mode).Msg("attached acceleration database")
 	return h, nil
 }

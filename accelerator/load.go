@@ -233,7 +233,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		replication: opts.Replication,
 	}
 	if merge {
-		h.markInPlace()
+		e.markInPlace(h)
 		stats.Total, stats.Deleted, stats.Completed, err = e.merge(ctx, conn, ds.Name, cp, opts.Append, opts.Delete)
 	} else {
 		stats.Completed = time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -41,7 +40,7 @@ type queryConn struct {
 	conn  *sql.Conn
 	tz    string
 	epoch uint64
-	stmts map[string]*keptStmt
+	stmts map[string]*duckdb.Stmt
 	order []string // stmts' keys, oldest first
 	// seen holds the texts run here once and not kept: a statement is
 	// kept when its text comes again, so that texts that never repeat
@@ -50,73 +49,67 @@ type queryConn struct {
 	seen map[string]struct{}
 }
 
-// keptStmt is a statement a connection keeps prepared, with the data
-// epochs of the datasets it reads when it was prepared.
-type keptStmt struct {
-	st   *duckdb.Stmt
-	deps []stmtDep
-}
-
-// stmtDep is a dataset a kept statement reads, and its data epoch then.
-type stmtDep struct {
-	h     *dsHandle
-	epoch uint64
-}
-
-// current reports whether no dataset the statement reads has moved its
-// data epoch since it was prepared.
-func (k *keptStmt) current() bool {
-	for _, d := range k.deps {
-		if d.h.dataEpoch.Load() != d.epoch {
-			return false
-		}
-	}
-	return true
-}
-
 // catalogChanged moves the catalog epoch: prepared statements are
 // dropped before their next use.
 func (e *Engine) catalogChanged() { e.epoch.Add(1) }
 
-// dataChanged moves a dataset's data epoch: the statements prepared over
-// it are prepared again before their next use.
-//
+// Statements over datasets whose rows change in place are never kept.
 // DuckDB (v1.5.6 through duckdb-go v2.10506.0) returns garbage, or
 // crashes, when a prepared statement that has run twice or more runs
 // again after another connection committed a DELETE on the table it
 // reads (a statement run once before is fine; reproduced alone: prepare
 // on connection A, run it twice, DELETE some rows and INSERT on B,
-// commit, run it on A). So a dataset whose rows change in place is marked
-// inPlace and no statement over it is kept: each query prepares its
-// statement, runs it once and closes it. The epoch also drops statements
-// kept before a dataset was marked (TestApplier_PreparedQueriesSeeApplies).
-func (h *dsHandle) dataChanged() { h.dataEpoch.Add(1) }
+// commit, run it on A). A change stream's applies, append merges and
+// retention deletes change rows in place, so such a dataset is marked
+// (at attach from its config, and by markInPlace when it happens) and a
+// text that names it is prepared, run once and closed every time
+// (TestQuery_NoStatementKeptOverRowsChangedInPlace,
+// TestApplier_PreparedQueriesSeeApplies, TestCDC_RepeatedQueryAfterChanges).
 
-// markInPlace marks the dataset as changing in place (see dataChanged),
-// dropping the statements kept over it so far.
-func (h *dsHandle) markInPlace() {
-	if !h.inPlace.Swap(true) {
-		h.dataChanged()
+// markInPlace marks the dataset as changing in place: its name joins the
+// in-place names, and the catalog epoch moves so that the statements
+// kept over it so far are dropped. The name is published before the
+// epoch moves, and prepared reads the epoch before the names: a statement
+// kept on the old names is always dropped at its next use.
+func (e *Engine) markInPlace(h *dsHandle) {
+	if h.inPlace.Load() {
+		return
 	}
+	e.mu.Lock()
+	h.inPlace.Store(true)
+	e.publishInPlaceLocked()
+	e.mu.Unlock()
+	e.catalogChanged()
 }
 
-// depsOf returns the attached datasets whose database query may name,
-// with their data epochs now. It errs on the side of more: a database
-// named quoted ("ds_orders") or bare (ds_orders, as the planner writes
-// it), in any case, or a longer name containing it (a statement prepared
-// again for nothing); a dataset missed would keep a statement DuckDB
-// crashes on after the apply (TestCDC_RepeatedQueryAfterChanges).
-func (e *Engine) depsOf(query string) []stmtDep {
-	lower := strings.ToLower(query)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var deps []stmtDep
+// publishInPlaceLocked rebuilds the lower-cased database names of the
+// in-place datasets, read without a lock by readsInPlace. e.mu is held.
+func (e *Engine) publishInPlaceLocked() {
+	var names []string
 	for name, h := range e.datasets {
-		if strings.Contains(lower, strings.ToLower(DatabaseName(name))) {
-			deps = append(deps, stmtDep{h: h, epoch: h.dataEpoch.Load()})
+		if h.inPlace.Load() {
+			names = append(names, strings.ToLower(DatabaseName(name)))
 		}
 	}
-	return deps
+	e.inPlaceDBs.Store(&names)
+}
+
+// readsInPlace reports whether query may read a dataset whose rows change
+// in place. It errs on the side of yes: a database named quoted
+// ("ds_orders") or bare (ds_orders, as the planner writes it), in any
+// case, or a longer name containing it.
+func (e *Engine) readsInPlace(query string) bool {
+	names := e.inPlaceDBs.Load()
+	if names == nil || len(*names) == 0 {
+		return false
+	}
+	lower := strings.ToLower(query)
+	for _, n := range *names {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // setTimeZone sets DuckDB's TimeZone on the connection when it differs
@@ -188,18 +181,8 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 		qc.dropStmts()
 		qc.epoch = epoch
 	}
-	if k, ok := qc.stmts[query]; ok {
-		if k.current() {
-			return k.st, true, nil
-		}
-		k.st.Close()
-		delete(qc.stmts, query)
-		qc.order = slices.DeleteFunc(qc.order, func(q string) bool { return q == query })
-	}
-	deps := e.depsOf(query)
-	oneShot := false
-	for _, d := range deps {
-		oneShot = oneShot || d.h.inPlace.Load()
+	if st, ok := qc.stmts[query]; ok {
+		return st, true, nil
 	}
 	// Prepare (unlike PrepareContext) refuses several statements instead
 	// of running all but the last.
@@ -217,9 +200,6 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 		st.Close()
 		return nil, false, err
 	}
-	if oneShot {
-		return st, false, nil // never run twice: see dataChanged
-	}
 	if _, again := qc.seen[query]; !again {
 		if qc.seen == nil || len(qc.seen) >= maxConnStmts {
 			qc.seen = make(map[string]struct{})
@@ -228,24 +208,27 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 		return st, false, nil
 	}
 	delete(qc.seen, query)
+	if e.readsInPlace(query) {
+		return st, false, nil // never run twice: see markInPlace
+	}
 	if qc.stmts == nil {
-		qc.stmts = make(map[string]*keptStmt)
+		qc.stmts = make(map[string]*duckdb.Stmt)
 	}
 	if len(qc.order) >= maxConnStmts {
 		oldest := qc.order[0]
 		qc.order = qc.order[1:]
-		qc.stmts[oldest].st.Close()
+		qc.stmts[oldest].Close()
 		delete(qc.stmts, oldest)
 	}
-	qc.stmts[query] = &keptStmt{st: st, deps: deps}
+	qc.stmts[query] = st
 	qc.order = append(qc.order, query)
 	return st, true, nil
 }
 
 // dropStmts closes the connection's prepared statements.
 func (qc *queryConn) dropStmts() {
-	for _, k := range qc.stmts {
-		k.st.Close()
+	for _, st := range qc.stmts {
+		st.Close()
 	}
 	clear(qc.stmts)
 	clear(qc.seen)

@@ -260,7 +260,7 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 	if err != nil {
 		return 0, 0, err
 	}
-	h.markInPlace()
+	e.markInPlace(h)
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
 	info, err := e.storedInfo(ctx, dataset)
@@ -299,7 +299,6 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 		return 0, 0, fmt.Errorf("commit retention delete: %w", err)
 	}
 	if deleted > 0 {
-		h.dataChanged()
 		e.compactLater(h, dataset)
 	}
 	return deleted, total, nil
