@@ -25,30 +25,10 @@ import (
 //
 // An Applier owns one DuckDB transaction at a time on the dataset's table:
 // Apply adds batches to it (a large origin transaction may take several),
-// AddColumn adds a column the origin's table gained (nullable, without a
-// default: its existing rows hold NULL) to the acceleration, in the open
-// transaction. A column of a type the acceleration cannot hold is recorded
-// as not accelerated.
-func (a *Applier) AddColumn(ctx context.Context, c ColumnSpec) error {
-	if err := a.begin(ctx); err != nil {
-		return err
-	}
-	t, ok := resolveType(c)
-	if ok {
-		if _, err := a.exec(ctx, "ALTER TABLE "+tableRef(a.ds.Name, a.ds.Name)+" ADD COLUMN "+quoteIdent(c.Name)+" "+t.duck); err != nil {
-			a.Rollback()
-			return err
-		}
-	}
-	a.specs = append(a.specs, c)
-	a.columns = append(a.columns, columnInfo(c, ok))
-	a.changed = true
-	return nil
-}
-
-// Commit writes the checkpoint, with the stream's new position, and
-// commits, so readers see whole origin transactions only and a restart
-// resumes where the data stands. One batch is applied set-based:
+// AddColumn adds a column the origin's table gained, and Commit writes the
+// checkpoint, with the stream's new position, and commits, so readers see
+// whole origin transactions only and a restart resumes where the data
+// stands. One batch is applied set-based:
 //
 //  1. the puts are staged (a binary COPY stream of them through the
 //     load's table function) with, per row, which columns are unchanged
@@ -56,7 +36,7 @@ func (a *Applier) AddColumn(ctx context.Context, c ColumnSpec) error {
 //  2. the rows to insert are resolved: the staged values, the stored ones
 //     for unchanged columns (read before anything is deleted);
 //  3. a TRUNCATE deletes every row; the deleted keys and the put keys are
-//     deleted;
+//     deleted (one DELETE);
 //  4. the resolved rows are inserted, less those the retention policy
 //     evicts.
 
@@ -159,9 +139,6 @@ func (e *Engine) NewApplier(ctx context.Context, ds *catalog.Dataset, opts Apply
 // Specs are the columns the acceleration holds, in the order a Change's
 // Row gives them.
 func (a *Applier) Specs() []ColumnSpec { return a.specs }
-
-// Keys are the positions in Specs of the primary_key columns.
-func (a *Applier) Keys() []int { return a.keys }
 
 // begin starts the DuckDB transaction of the next commit, holding the
 // dataset's load lock until Commit or Rollback.
@@ -304,7 +281,14 @@ func (a *Applier) stagePuts(ctx context.Context, puts []Change) (string, error) 
 		anyUnchanged = anyUnchanged || mask != nil
 		b.row(fields)
 	}
-	if err := a.load(ctx, stageRef, specs, b.finish()); err != nil {
+	cols := make([]int, len(specs))
+	for i := range cols {
+		cols[i] = -1 // the Src and mask columns
+		if i < len(a.specs) {
+			cols[i] = i
+		}
+	}
+	if err := a.load(ctx, stageRef, specs, cols, b.finish()); err != nil {
 		return "", fmt.Errorf("stage changed rows: %w", err)
 	}
 	target := tableRef(a.ds.Name, a.ds.Name)
@@ -354,17 +338,19 @@ func (a *Applier) stageKeys(ctx context.Context, changes []Change) error {
 		}
 		b.row(c.Key)
 	}
-	if err := a.load(ctx, stageDelRef, specs, b.finish()); err != nil {
+	if err := a.load(ctx, stageDelRef, specs, a.keys, b.finish()); err != nil {
 		return fmt.Errorf("stage deleted keys: %w", err)
 	}
 	return nil
 }
 
 // load (re)creates the temporary table ref with the accelerated columns of
-// specs and loads stream into it. Columns a value left out (an
+// specs and loads stream into it; cols gives, per field of specs, the
+// dataset column it holds (-1: none). Columns a value left out (an
 // unstorable value: NULL stands in) are left out of the dataset's
-// acceleration too.
-func (a *Applier) load(ctx context.Context, ref string, specs []ColumnSpec, stream []byte) error {
+// acceleration too; a key value left out is a data error, since the key
+// would no longer find its row.
+func (a *Applier) load(ctx context.Context, ref string, specs []ColumnSpec, cols []int, stream []byte) error {
 	src, defs, err := newCopySource(ctx, specs, bytes.NewReader(stream), 1, a.opts.ASCIIOnly)
 	if err != nil {
 		return err
@@ -373,24 +359,20 @@ func (a *Applier) load(ctx context.Context, ref string, specs []ColumnSpec, stre
 	if _, err := a.tx.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+name+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		return err
 	}
-	id := a.e.addSource(src)
-	defer a.e.removeSource(id)
-	_, err = a.tx.ExecContext(ctx, insertSQL(src, ref, id))
-	_, _, done, srcErr := src.result()
-	switch {
-	case srcErr != nil:
-		return srcErr
-	case err != nil:
-		return fmt.Errorf("insert rows: %w", err)
-	case !done:
-		return errTruncated
+	if err := a.e.insertAll(ctx, a.tx, src, ref); err != nil {
+		return err
 	}
 	src.markLeftOut()
 	for i, c := range src.columns {
-		if i < len(a.columns) && !c.Accelerated && a.columns[i].Accelerated && specs[i].Name == a.columns[i].Name {
-			a.columns[i].Accelerated, a.columns[i].NotAccelerated = false, c.NotAccelerated
-			a.changed = true
+		j := cols[i]
+		if j < 0 || c.Accelerated || !a.columns[j].Accelerated {
+			continue
 		}
+		if slices.Contains(a.keys, j) {
+			return dataError{fmt.Errorf("primary_key column %q: %s", a.columns[j].Name, c.NotAccelerated)}
+		}
+		a.columns[j].Accelerated, a.columns[j].NotAccelerated = false, c.NotAccelerated
+		a.changed = true
 	}
 	return nil
 }
@@ -423,6 +405,27 @@ func (a *Applier) exec(ctx context.Context, q string) (int64, error) {
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// AddColumn adds c, a column the origin's table gained (nullable, without
+// a default: its existing rows hold NULL), to the acceleration in the open
+// transaction. A column of a type the acceleration cannot hold is recorded
+// as not accelerated.
+func (a *Applier) AddColumn(ctx context.Context, c ColumnSpec) error {
+	if err := a.begin(ctx); err != nil {
+		return err
+	}
+	t, ok := resolveType(c)
+	if ok {
+		if _, err := a.exec(ctx, "ALTER TABLE "+tableRef(a.ds.Name, a.ds.Name)+" ADD COLUMN "+quoteIdent(c.Name)+" "+t.duck); err != nil {
+			a.Rollback()
+			return err
+		}
+	}
+	a.specs = append(a.specs, c)
+	a.columns = append(a.columns, columnInfo(c, ok))
+	a.changed = true
+	return nil
 }
 
 // Commit writes the checkpoint (repl's position, at as the last refresh,

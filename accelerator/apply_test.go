@@ -3,6 +3,7 @@ package accelerator
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -289,5 +290,35 @@ func TestQuery_NoStatementKeptOverRowsChangedInPlace(t *testing.T) {
 		if mode == catalog.RefreshFull && n >= 5 {
 			t.Errorf("refresh_mode %s: %d prepares for 5 runs of one text, want it kept", mode, n)
 		}
+	}
+}
+
+// TestApplier_UnstorableKeyIsADataError: a key value the key column's
+// DuckDB type cannot hold (time 24:00:00) cannot be left out like another
+// column's (the key would no longer find its row): the apply fails as a
+// data error and nothing of it is committed.
+func TestApplier_UnstorableKeyIsADataError(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS apply_k;
+		CREATE TABLE apply_k (t time PRIMARY KEY, v int);
+		INSERT INTO apply_k VALUES ('01:00', 1), ('02:00', 2);`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("apply_k", "apply_k", catalog.ModeFile)
+	ds.Acceleration.PrimaryKey = []string{"t"}
+	ctx := context.Background()
+	if _, err := e.LoadWith(ctx, ds, originColumns(t, "apply_k"), copyQuery(ctx, t, "SELECT * FROM apply_k"), LoadOptions{PrimaryKey: []string{"t"}, Replication: &Replication{LSN: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.NewApplier(ctx, ds, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	midnight := binary.BigEndian.AppendUint64(nil, uint64(24*3600*1_000_000))
+	err = a.Apply(ctx, false, []Change{{Row: [][]byte{midnight, int4(3)}}})
+	if !errors.Is(err, ErrData) {
+		t.Fatalf("apply of key 24:00:00: %v, want a data error", err)
+	}
+	if n := queryInt(t, e, "SELECT count(*) FROM "+e.TableRef("apply_k")); n != 2 {
+		t.Errorf("%d rows after the failed apply, want 2", n)
 	}
 }

@@ -257,9 +257,14 @@ func insertSQL(src *copySource, table string, id int64) string {
 	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", table, strings.Join(exprs, ", "), copyFunction, id)
 }
 
+// execer is a connection or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // insertAll inserts every row of src's stream into table with one INSERT
 // on conn.
-func (e *Engine) insertAll(ctx context.Context, conn *sql.Conn, src *copySource, table string) error {
+func (e *Engine) insertAll(ctx context.Context, conn execer, src *copySource, table string) error {
 	id := e.addSource(src)
 	defer e.removeSource(id)
 	_, err := conn.ExecContext(ctx, insertSQL(src, table, id))

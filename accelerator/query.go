@@ -211,19 +211,11 @@ func (e *Engine) Explain(ctx context.Context, timeZone, query string, analyze bo
 		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
 			return err
 		}
-		ds, err := c.Prepare(query)
+		st, err := prepareSelect(c, query)
 		if err != nil {
 			return err
 		}
-		st := ds.(*duckdb.Stmt)
-		typ, err := st.StatementType()
 		st.Close()
-		if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
-			err = ErrNotReadOnly
-		}
-		if err != nil {
-			return err
-		}
 		prefix := "EXPLAIN "
 		if analyze {
 			prefix = "EXPLAIN ANALYZE "
@@ -250,6 +242,9 @@ func (e *Engine) Explain(ctx context.Context, timeZone, query string, analyze bo
 	})
 	_ = e.putConn(qc, sound)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
 		return nil, fmt.Errorf("explain: %w", err)
 	}
 	return out, nil

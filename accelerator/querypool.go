@@ -172,6 +172,26 @@ func (e *Engine) closeIdle() {
 	}
 }
 
+// prepareSelect prepares query on c, which must be one SELECT: Prepare
+// (unlike PrepareContext) refuses several statements instead of running
+// all but the last.
+func prepareSelect(c *duckdb.Conn, query string) (*duckdb.Stmt, error) {
+	ds, err := c.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	st := ds.(*duckdb.Stmt)
+	typ, err := st.StatementType()
+	if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
+		err = ErrNotReadOnly
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
 // prepared returns the statement for query prepared on c, preparing it
 // when the connection has none (or an outdated one). kept says whether
 // the connection keeps it; if not, the caller closes it after use.
@@ -184,20 +204,8 @@ func (e *Engine) prepared(qc *queryConn, c *duckdb.Conn, query string) (st *duck
 	if st, ok := qc.stmts[query]; ok {
 		return st, true, nil
 	}
-	// Prepare (unlike PrepareContext) refuses several statements instead
-	// of running all but the last.
 	e.prepares.Add(1)
-	ds, err := c.Prepare(query)
-	if err != nil {
-		return nil, false, err
-	}
-	st = ds.(*duckdb.Stmt)
-	typ, err := st.StatementType()
-	if err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
-		err = ErrNotReadOnly
-	}
-	if err != nil {
-		st.Close()
+	if st, err = prepareSelect(c, query); err != nil {
 		return nil, false, err
 	}
 	if _, again := qc.seen[query]; !again {
