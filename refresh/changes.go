@@ -62,9 +62,8 @@ const (
 	changesPollReady = time.Second
 )
 
-// errRebuildRequested ends a stream session for an on-demand refresh,
-// which rebuilds the dataset.
-var errRebuildRequested = errors.New("an on-demand refresh rebuilds the dataset")
+// rebuildOnDemand is why a dataset rebuilds after an on-demand refresh.
+const rebuildOnDemand = "an on-demand refresh"
 
 // errRebuild ends a stream session whose dataset must be rebuilt (a schema
 // change the stream cannot follow); it carries why.
@@ -87,6 +86,9 @@ type changeStream struct {
 	applied pglogrepl.LSN
 	// status is what the admin port shows.
 	status ReplicationStatus
+	// caughtUp: a session caught up since the last failure (the
+	// reconnect backoff then starts over).
+	caughtUp bool
 }
 
 // ReplicationStatus is where a changes dataset's stream stands.
@@ -141,14 +143,13 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		if ctx.Err() != nil {
 			return
 		}
-		var rb *errRebuild
-		switch {
-		case errors.Is(err, errRebuildRequested):
-			s.rebuild, retries = "an on-demand refresh", 0
-			continue
-		case errors.As(err, &rb):
+		if rb := (*errRebuild)(nil); errors.As(err, &rb) {
 			s.rebuild, retries = rb.why, 0
 			continue
+		}
+		if s.caughtUp {
+			// The session worked: the backoff starts over.
+			retries, lastWarn, s.caughtUp = 0, time.Time{}, false
 		}
 		reason, transient := classify(err)
 		msg := r.sc.text(err)
@@ -160,10 +161,10 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		if !transient {
 			log.Error().Str("reason", reason).Str("error", msg).
 				Msg("the change stream failed with an error that retrying cannot fix; it resumes on an on-demand refresh (which rebuilds) or after a restart")
-			if ok, _ := r.waitKick(ctx, t, time.Time{}); !ok {
+			if ok, _ := r.sleep(ctx, t, time.Time{}); !ok {
 				return
 			}
-			s.rebuild, retries = "an on-demand refresh", 0
+			s.rebuild, retries = rebuildOnDemand, 0
 			continue
 		}
 		retries++
@@ -174,32 +175,13 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 		}
 		ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait).
 			Msg("the change stream failed; the acceleration keeps serving; reconnecting")
-		ok, kicked := r.waitKick(ctx, t, time.Now().Add(wait))
+		ok, kicked := r.sleep(ctx, t, r.clock.Now().Add(wait))
 		if !ok {
 			return
 		}
 		if kicked {
-			s.rebuild, retries = "an on-demand refresh", 0
+			s.rebuild, retries = rebuildOnDemand, 0
 		}
-	}
-}
-
-// waitKick waits until at (forever when zero), an on-demand request
-// (kicked) or ctx (ok is false).
-func (r *Runner) waitKick(ctx context.Context, t *task, at time.Time) (ok, kicked bool) {
-	var timeout <-chan time.Time
-	if !at.IsZero() {
-		timer := time.NewTimer(time.Until(at))
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	select {
-	case <-ctx.Done():
-		return false, false
-	case <-t.kick:
-		return true, true
-	case <-timeout:
-		return true, false
 	}
 }
 
@@ -238,20 +220,7 @@ func (r *Runner) Replication(dataset string) (ReplicationStatus, bool) {
 
 // connectReplication opens a logical replication connection to the origin.
 func connectReplication(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
-	cfg, err := pgconn.ParseConfig(dsn)
-	if err != nil {
-		return nil, errors.New("connect to origin: origin.dsn is not a valid connection string")
-	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	cfg.RuntimeParams["replication"] = "database"
-	cfg.RuntimeParams["application_name"] = applicationName + " (changes)"
-	conn, err := pgconn.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to origin for replication: %w", err)
-	}
-	return conn, nil
+	return connectOriginWith(ctx, dsn, map[string]string{"replication": "database", "application_name": applicationName + " (changes)"})
 }
 
 // session is one connection's worth of the stream: it resumes or rebuilds
@@ -275,7 +244,7 @@ func (s *changeStream) session(ctx context.Context) error {
 	if err := checkLogicalOrigin(ctx, conn); err != nil {
 		return err
 	}
-	ri, err := checkReplicaIdentity(ctx, conn, ds)
+	_, err = checkReplicaIdentity(ctx, conn, ds)
 	if err != nil {
 		return err
 	}
@@ -289,7 +258,7 @@ func (s *changeStream) session(ctx context.Context) error {
 		return fmt.Errorf("identify the origin system: %w", err)
 	}
 	s.systemID = sys.SystemID
-	if _, err := ensurePublication(ctx, conn, ds, s.names); err != nil {
+	if err := ensurePublication(ctx, conn, ds, s.names); err != nil {
 		return err
 	}
 	stored, err := r.eng.Stored(ctx, ds.Name)
@@ -321,8 +290,12 @@ func (s *changeStream) session(ctx context.Context) error {
 	if err := s.publishFilters(ctx, conn, all); err != nil {
 		return err
 	}
+	cols, _, err := copyQuery(ds, all)
+	if err != nil {
+		return err
+	}
 	app, err := r.eng.NewApplier(ctx, ds, accelerator.ApplyOptions{
-		Retention: s.retention(all),
+		Retention: retentionDeletes(ds, cols),
 		ASCIIOnly: conn.ParameterStatus("server_encoding") == "SQL_ASCII",
 	})
 	if err != nil {
@@ -338,7 +311,7 @@ func (s *changeStream) session(ctx context.Context) error {
 		return err
 	}
 	s.status.Streaming, s.status.SlotState = true, slot.walStatus
-	st := &streamState{s: s, repl: repl, conn: conn, app: app, all: all, ri: ri, b: newBatch(), readyAt: target}
+	st := &streamState{s: s, repl: repl, conn: conn, app: app, b: newBatch(), readyAt: target}
 	if st.tableOID, err = tableOID(ctx, conn, ds); err != nil {
 		return err
 	}
@@ -408,20 +381,6 @@ func currentWAL(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error)
 		return 0, fmt.Errorf("read the origin's WAL position: %w", res.Err)
 	}
 	return pglogrepl.ParseLSN(string(res.Rows[0][0]))
-}
-
-// retention returns the DuckDB predicates of the rows the retention policy
-// evicts, for the applied changes (nil without retention checks).
-func (s *changeStream) retention(all []accelerator.ColumnSpec) func(time.Time) []string {
-	ds := s.t.dataset()
-	if !ds.Acceleration.RetentionCheckEnabled {
-		return nil
-	}
-	pol, err := retentionPolicy(ds, all)
-	if err != nil || pol == nil {
-		return nil
-	}
-	return pol.duckPredicates
 }
 
 // rebuildFrom creates the slot with an exported snapshot, loads the table
@@ -496,8 +455,8 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgCon
 		ASCIIOnly:   conn.ParameterStatus("server_encoding") == "SQL_ASCII",
 		Replication: &accelerator.Replication{Slot: s.names.slot, Publication: s.names.publication, SystemID: sys.SystemID, LSN: uint64(at)},
 	}
-	if pol, err := retentionPolicy(ds, cols); err == nil && pol != nil && ds.Acceleration.RetentionCheckEnabled {
-		opts.Delete = pol.duckPredicates(time.Now())
+	if del := retentionDeletes(ds, cols); del != nil {
+		opts.Delete = del(s.r.clock.Now())
 	}
 	closeLoad = nil // startCopy takes the connection over
 	stream, err := startCopy(ctx, load, query)
@@ -529,8 +488,6 @@ type streamState struct {
 	repl *pgconn.PgConn
 	conn *pgconn.PgConn
 	app  *accelerator.Applier
-	all  []accelerator.ColumnSpec
-	ri   replicaIdentity
 	b    *batch
 
 	relID      uint32 // the table's relation id in the stream, 0 until known
@@ -584,7 +541,7 @@ func (st *streamState) run(ctx context.Context) error {
 	for {
 		select {
 		case <-s.t.kick:
-			return errRebuildRequested
+			return &errRebuild{why: rebuildOnDemand}
 		default:
 		}
 		deadline := st.lastStatus.Add(changesStatusEvery)
@@ -636,15 +593,18 @@ func (st *streamState) tick(ctx context.Context) error {
 			return err
 		}
 	}
-	if now.Sub(st.lastStatus) >= changesStatusEvery || !st.ready && now.Sub(st.lastStatus) >= changesPollReady {
-		if now.Sub(st.lastSlotRead) >= changesStatusEvery {
-			st.readSlot(ctx)
-			if oid, err := tableOID(ctx, st.conn, st.s.t.dataset()); err == nil && oid != st.tableOID {
-				return &errRebuild{why: "the table was dropped and created again (it is another table now)"}
-			} else if err != nil {
-				return err
-			}
+	// The slot and the table are looked at every changesStatusEvery,
+	// however busy the stream (a flush reports the position, so the
+	// status clock alone would not come round while commits keep coming).
+	if now.Sub(st.lastSlotRead) >= changesStatusEvery {
+		st.readSlot(ctx)
+		if oid, err := tableOID(ctx, st.conn, st.s.t.dataset()); err == nil && oid != st.tableOID {
+			return &errRebuild{why: "the table was dropped and created again (it is another table now)"}
+		} else if err != nil {
+			return err
 		}
+	}
+	if now.Sub(st.lastStatus) >= changesStatusEvery || !st.ready && now.Sub(st.lastStatus) >= changesPollReady {
 		return st.sendStatus(!st.ready)
 	}
 	// Per message, the status is published when the applied position
@@ -793,7 +753,10 @@ func (st *streamState) apply(ctx context.Context) error {
 	s.status.Inserts += int64(st.b.inserts)
 	s.status.Updates += int64(st.b.updates)
 	s.status.Deletes += int64(st.b.deletes)
-	st.s.r.metrics.changesApplied(s.t.dataset().Name, st.b.inserts, st.b.updates, st.b.deletes, 0)
+	name := s.t.dataset().Name
+	s.r.metrics.changesApplied(name, "insert", st.b.inserts)
+	s.r.metrics.changesApplied(name, "update", st.b.updates)
+	s.r.metrics.changesApplied(name, "delete", st.b.deletes)
 	st.b.reset()
 	return nil
 }
@@ -812,16 +775,20 @@ func (st *streamState) flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lag := time.Since(st.oldestCommit)
+	now := time.Now()
+	lag := now.Sub(st.oldestCommit)
+	name := s.t.dataset().Name
 	s.applied, st.open = st.pendingEnd, false
 	s.status.Transactions += st.pendingTx
-	s.r.metrics.changesApplied(s.t.dataset().Name, 0, 0, 0, int(st.pendingTx))
-	s.r.metrics.applyLag(s.t.dataset().Name, lag)
+	s.r.metrics.changesApplied(name, "transaction", int(st.pendingTx))
+	s.r.metrics.applyLag(name, lag)
+	// The rows and last-refresh gauges follow the stream, as they follow
+	// a refresh.
+	s.r.metrics.restored(name, now.UnixMilli(), stats.Rows)
 	st.pendingEnd, st.pendingSince, st.pendingTx = 0, time.Time{}, 0
-	st.lastPersist = time.Now()
-	name := s.t.dataset().Name
+	st.lastPersist = now
 	s.r.reg.Update(name, func(ds *catalog.DatasetState) {
-		ds.Rows, ds.LastRefresh = stats.Rows, time.Now()
+		ds.Rows, ds.LastRefresh = stats.Rows, now
 		if stats.ColumnsChanged {
 			logLeftOut(s.log, ds.Columns, stats.Columns)
 			ds.Columns = stats.Columns
@@ -881,7 +848,7 @@ func (st *streamState) readSlot(ctx context.Context) {
 // becomeReady publishes the dataset as loaded and ready: caught up.
 func (st *streamState) becomeReady() {
 	s := st.s
-	st.ready = true
+	st.ready, s.caughtUp = true, true
 	ds := s.t.dataset()
 	s.r.reg.Update(ds.Name, func(d *catalog.DatasetState) {
 		d.Status, d.Loaded, d.Error = catalog.StatusReady, true, ""

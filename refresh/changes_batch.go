@@ -31,7 +31,6 @@ type batch struct {
 	ops                       map[string]*accelerator.Change
 	truncate                  bool
 	bytes                     int
-	changes                   int // messages taken, for the metrics
 	inserts, updates, deletes int
 }
 
@@ -46,7 +45,7 @@ func (b *batch) empty() bool { return len(b.ops) == 0 && !b.truncate }
 // reset empties the batch for the next stretch.
 func (b *batch) reset() {
 	clear(b.ops)
-	b.truncate, b.bytes, b.changes, b.inserts, b.updates, b.deletes = false, 0, 0, 0, 0, 0
+	b.truncate, b.bytes, b.inserts, b.updates, b.deletes = false, 0, 0, 0, 0
 }
 
 // final returns the batch's changes.
@@ -130,7 +129,6 @@ func (b *batch) insert(t *pglogrepl.TupleData) error {
 		return err
 	}
 	b.put(key, row, unchanged, key, nil)
-	b.changes++
 	b.inserts++
 	return nil
 }
@@ -162,7 +160,6 @@ func (b *batch) update(old, t *pglogrepl.TupleData) error {
 		b.put(newKey, row, unchanged, oldKey, oldVals)
 		b.del(oldKey, oldVals)
 	}
-	b.changes++
 	b.updates++
 	return nil
 }
@@ -174,7 +171,6 @@ func (b *batch) delete(old *pglogrepl.TupleData) error {
 		return err
 	}
 	b.del(key, vals)
-	b.changes++
 	b.deletes++
 	return nil
 }
@@ -184,7 +180,6 @@ func (b *batch) delete(old *pglogrepl.TupleData) error {
 func (b *batch) truncateAll() {
 	clear(b.ops)
 	b.truncate = true
-	b.changes++
 }
 
 // put records key's new row. Unchanged columns come from src's change in

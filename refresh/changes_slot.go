@@ -70,8 +70,8 @@ func validInstanceID(s string) bool {
 // pgaccel owns them (creates, and may drop or alter them) or the config
 // names existing ones.
 type streamNames struct {
-	slot, publication       string
-	ownSlot, ownPublication bool
+	slot, publication string
+	ownPublication    bool
 }
 
 // namesFor returns the dataset's slot and publication: the params'
@@ -81,9 +81,9 @@ func namesFor(ds *catalog.Dataset, instance string) streamNames {
 	if len(base) > 63 {
 		base = base[:63]
 	}
-	n := streamNames{slot: base, publication: base, ownSlot: true, ownPublication: true}
+	n := streamNames{slot: base, publication: base, ownPublication: true}
 	if v := ds.Params[catalog.ParamReplicationSlot]; v != "" {
-		n.slot, n.ownSlot = v, false
+		n.slot = v
 	}
 	if v := ds.Params[catalog.ParamPublication]; v != "" {
 		n.publication, n.ownPublication = v, false
@@ -166,54 +166,52 @@ func checkReplicaIdentity(ctx context.Context, conn *pgconn.PgConn, ds *catalog.
 // table: created FOR TABLE when pgaccel owns it (before the slot, which
 // then sees it from its start), the table added when missing. A
 // publication the config names must exist and hold the table.
-func ensurePublication(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, n streamNames) (created bool, err error) {
+func ensurePublication(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, n streamNames) error {
 	res := conn.ExecParams(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = $1),
 		EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)`,
 		[][]byte{[]byte(n.publication), []byte(ds.Schema), []byte(ds.Table)}, nil, nil, nil).Read()
 	if res.Err != nil {
-		return false, fmt.Errorf("look up publication %s: %w", n.publication, res.Err)
+		return fmt.Errorf("look up publication %s: %w", n.publication, res.Err)
 	}
+	var err error
 	exists, has := string(res.Rows[0][0]) == "t", string(res.Rows[0][1]) == "t"
 	switch {
 	case has:
-		return false, nil
+		return nil
 	case !n.ownPublication && !exists:
-		return false, fmt.Errorf("params.%s names publication %s, which the origin does not have: create it (CREATE PUBLICATION %s FOR TABLE %s) or remove the param: %w",
+		return fmt.Errorf("params.%s names publication %s, which the origin does not have: create it (CREATE PUBLICATION %s FOR TABLE %s) or remove the param: %w",
 			catalog.ParamPublication, n.publication, n.publication, ds.QualifiedTable(), errConfig)
 	case !n.ownPublication:
-		return false, fmt.Errorf("publication %s (params.%s) does not publish %s: ALTER PUBLICATION %s ADD TABLE %s: %w",
+		return fmt.Errorf("publication %s (params.%s) does not publish %s: ALTER PUBLICATION %s ADD TABLE %s: %w",
 			n.publication, catalog.ParamPublication, ds.QualifiedTable(), n.publication, ds.QualifiedTable(), errConfig)
 	case exists:
 		_, err = conn.Exec(ctx, "ALTER PUBLICATION "+quoteIdent(n.publication)+" ADD TABLE "+ds.QualifiedTable()).ReadAll()
 	default:
 		_, err = conn.Exec(ctx, "CREATE PUBLICATION "+quoteIdent(n.publication)+" FOR TABLE "+ds.QualifiedTable()+
 			" WITH (publish = 'insert, update, delete, truncate', publish_via_partition_root = true)").ReadAll()
-		created = err == nil
 	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "42710") {
-			return false, fmt.Errorf("create publication %s for %s: %w; the refresh account needs CREATE on the database and to own the table, or create it yourself and name it with params.%s: %w",
+			return fmt.Errorf("create publication %s for %s: %w; the refresh account needs CREATE on the database and to own the table, or create it yourself and name it with params.%s: %w",
 				n.publication, ds.QualifiedTable(), err, catalog.ParamPublication, errConfig)
 		}
-		return false, fmt.Errorf("create publication %s: %w", n.publication, err)
+		return fmt.Errorf("create publication %s: %w", n.publication, err)
 	}
-	return created, nil
+	return nil
 }
 
 // slotInfo is what pg_replication_slots says of a slot.
 type slotInfo struct {
-	exists        bool
-	plugin        string
-	database      string
-	active        bool
-	walStatus     string // reserved, extended, unreserved, lost ("" before Postgres 13)
-	confirmed     pglogrepl.LSN
-	retainedBytes int64 // WAL the slot holds: pg_current_wal_lsn() - restart_lsn
+	exists    bool
+	plugin    string
+	database  string
+	active    bool
+	walStatus string // reserved, extended, unreserved, lost ("" before Postgres 13)
+	confirmed pglogrepl.LSN
 }
 
-const slotSQL = `SELECT plugin, database, active, COALESCE(wal_status, ''), COALESCE(confirmed_flush_lsn::text, '0/0'),
-       COALESCE(pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), restart_lsn), 0)::bigint
+const slotSQL = `SELECT plugin, database, active, COALESCE(wal_status, ''), COALESCE(confirmed_flush_lsn::text, '0/0')
 FROM pg_catalog.pg_replication_slots WHERE slot_name = $1`
 
 func readSlot(ctx context.Context, conn *pgconn.PgConn, name string) (slotInfo, error) {
@@ -231,7 +229,6 @@ func readSlot(ctx context.Context, conn *pgconn.PgConn, name string) (slotInfo, 
 		return slotInfo{}, err
 	}
 	si.confirmed = lsn
-	fmt.Sscan(string(r[5]), &si.retainedBytes)
 	return si, nil
 }
 

@@ -325,3 +325,47 @@ func TestChanges_CompositeKey(t *testing.T) {
 		t.Errorf("rows = %d, want 53", st.Rows)
 	}
 }
+
+// TestChanges_BusyStreamStillReadsItsSlot: the slot's state (and the
+// table's identity) is read every 10 s however busy the stream; every
+// batch reports the position, which once kept the 10 s check from ever
+// coming round while commits kept coming.
+func TestChanges_BusyStreamStillReadsItsSlot(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS cdc_busy;
+		CREATE TABLE cdc_busy (id bigserial PRIMARY KEY, v int);`)
+	cfg := parseConfig(t, "", t.TempDir(), changesDataset("cdc_busy", "file"))
+	h := newHarness(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.run.Start(ctx)
+	if err := h.run.WaitReady(ctx, "cdc_busy"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				_ = srv.Exec(context.Background(), "INSERT INTO cdc_busy (v) SELECT g FROM generate_series(1, 50) g")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(500 * time.Millisecond)
+	first, _ := h.run.Replication("cdc_busy")
+	deadline := time.Now().Add(25 * time.Second)
+	for {
+		st, _ := h.run.Replication("cdc_busy")
+		if st.RetainedBytes != first.RetainedBytes && st.Transactions > first.Transactions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot's retained WAL was not read again in 25 s of a busy stream: first %+v, now %+v", first, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

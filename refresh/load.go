@@ -104,8 +104,8 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 			return loadOutcome{}, err
 		}
 	}
-	if pol, err := retentionPolicy(ds, cols); err == nil && pol != nil && ds.Acceleration.RetentionCheckEnabled {
-		opts.Delete = pol.duckPredicates(now)
+	if del := retentionDeletes(ds, cols); del != nil {
+		opts.Delete = del(now)
 	}
 	closeConn = nil // startCopy takes the connection over
 	stream, err := startCopy(ctx, conn, query)
@@ -309,4 +309,19 @@ func windowPredicate(ds *catalog.Dataset, all []accelerator.ColumnSpec, w time.D
 // quoteIdent quotes a Postgres identifier.
 func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// retentionDeletes returns the DuckDB predicates, over cols (the columns
+// a load reads), of the rows the retention policy evicts at a time: what a
+// load leaves out and a change stream does not insert. nil without
+// retention checks or a usable policy.
+func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(time.Time) []string {
+	if !ds.Acceleration.RetentionCheckEnabled {
+		return nil
+	}
+	pol, err := retentionPolicy(ds, cols)
+	if err != nil || pol == nil {
+		return nil
+	}
+	return pol.duckPredicates
 }

@@ -49,36 +49,36 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "dataset_acceleration_retention_deleted_rows_total",
 			Help: "Rows removed from the dataset's acceleration by its retention policy.",
 		}, []string{"dataset"}),
+		lagMs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "dataset_replication_lag_ms",
+			Help: "refresh_mode: changes: how long the oldest change committed at the origin and not yet applied has waited, in milliseconds (0 when caught up).",
+		}, []string{"dataset"}),
+		lagBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "dataset_replication_lag_bytes",
+			Help: "refresh_mode: changes: the origin's WAL past the applied position, in bytes, as the origin last reported it.",
+		}, []string{"dataset"}),
+		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dataset_replication_applied_total",
+			Help: "refresh_mode: changes: origin transactions, and row inserts, updates and deletes, applied to the acceleration (kind transaction, insert, update, delete).",
+		}, []string{"dataset", "kind"}),
+		applyLags: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dataset_replication_apply_lag_seconds",
+			Help:    "refresh_mode: changes: from a batch's oldest origin commit to its commit in the acceleration.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
+		}, []string{"dataset"}),
+		rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dataset_replication_rebuilds_total",
+			Help: "refresh_mode: changes: full loads from a new slot's snapshot (the first, a lost slot or history, a schema change the stream cannot follow, an on-demand refresh).",
+		}, []string{"dataset"}),
+		reconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dataset_replication_reconnects_total",
+			Help: "refresh_mode: changes: change stream sessions that ended in an error and reconnect (the acceleration keeps serving meanwhile).",
+		}, []string{"dataset"}),
+		orphanBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pgaccel_replication_orphan_slot_retained_bytes",
+			Help: "Replication slots named by pgaccel (pgaccel_<instance>_...) that no dataset of this instance streams from, by slot, with the WAL each holds at the origin.",
+		}, []string{"slot"}),
 	}
-	m.lagMs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "dataset_replication_lag_ms",
-		Help: "refresh_mode: changes: how long the oldest change committed at the origin and not yet applied has waited, in milliseconds (0 when caught up).",
-	}, []string{"dataset"})
-	m.lagBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "dataset_replication_lag_bytes",
-		Help: "refresh_mode: changes: the origin's WAL past the applied position, in bytes, as the origin last reported it.",
-	}, []string{"dataset"})
-	m.applied = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dataset_replication_applied_total",
-		Help: "refresh_mode: changes: origin transactions, and row inserts, updates and deletes, applied to the acceleration (kind transaction, insert, update, delete).",
-	}, []string{"dataset", "kind"})
-	m.applyLags = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "dataset_replication_apply_lag_seconds",
-		Help:    "refresh_mode: changes: from a batch's oldest origin commit to its commit in the acceleration.",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
-	}, []string{"dataset"})
-	m.rebuilds = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dataset_replication_rebuilds_total",
-		Help: "refresh_mode: changes: full loads from a new slot's snapshot (the first, a lost slot or history, a schema change the stream cannot follow, an on-demand refresh).",
-	}, []string{"dataset"})
-	m.reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dataset_replication_reconnects_total",
-		Help: "refresh_mode: changes: change stream sessions that ended in an error and reconnect (the acceleration keeps serving meanwhile).",
-	}, []string{"dataset"})
-	m.orphanBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "pgaccel_replication_orphan_slot_retained_bytes",
-		Help: "Replication slots named by pgaccel (pgaccel_<instance>_...) that no dataset of this instance streams from, by slot, with the WAL each holds at the origin.",
-	}, []string{"slot"})
 	reg.MustRegister(m.errors, m.lastRefresh, m.duration, m.rows, m.retention,
 		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.reconnects, m.orphanBytes)
 	return m
@@ -91,14 +91,11 @@ func (m *Metrics) replicationLag(dataset string, ms, bytes int64) {
 	}
 }
 
-func (m *Metrics) changesApplied(dataset string, inserts, updates, deletes, txns int) {
-	if m == nil {
-		return
-	}
-	for kind, n := range map[string]int{"insert": inserts, "update": updates, "delete": deletes, "transaction": txns} {
-		if n > 0 {
-			m.applied.WithLabelValues(dataset, kind).Add(float64(n))
-		}
+// changesApplied counts n applied of kind (insert, update, delete,
+// transaction).
+func (m *Metrics) changesApplied(dataset, kind string, n int) {
+	if m != nil && n > 0 {
+		m.applied.WithLabelValues(dataset, kind).Add(float64(n))
 	}
 }
 

@@ -20,6 +20,12 @@ const applicationName = "pgaccel refresh"
 
 // connectOrigin connects to the origin for one refresh.
 func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
+	return connectOriginWith(ctx, dsn, nil)
+}
+
+// connectOriginWith is connectOrigin with startup parameters set over the
+// DSN's (a replication connection's replication=database).
+func connectOriginWith(ctx context.Context, dsn string, params map[string]string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		// The parse error may quote the DSN, password included.
@@ -30,6 +36,9 @@ func connectOrigin(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
 	}
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = applicationName
+	}
+	for k, v := range params {
+		cfg.RuntimeParams[k] = v
 	}
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {

@@ -98,12 +98,6 @@ func (r *Runner) Slots(ctx context.Context) ([]SlotStatus, error) {
 		s.Dataset = used[s.Name]
 		out = append(out, s)
 	}
-	// A slot the config names (params.pg_replication_slot) is used too.
-	for i := range out {
-		if d, ok := used[out[i].Name]; ok {
-			out[i].Dataset = d
-		}
-	}
 	return out, nil
 }
 
