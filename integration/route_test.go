@@ -68,6 +68,14 @@ func TestRoute_ShowLastRoute(t *testing.T) {
 		if got := lastRoute(t, c, simple); got != "accelerated" {
 			t.Errorf("simple %v: in a transaction: %q", simple, got)
 		}
+		// A transaction that wrote reads from the origin, and says so.
+		if _, err := c.Exec(ctx, "UPDATE acc_orders SET id = id WHERE id = -1"); err != nil {
+			t.Fatal(err)
+		}
+		mustQuery(t, c, "SELECT count(*) FROM acc_orders")
+		if got := lastRoute(t, c, simple); !strings.HasPrefix(got, "origin: tx_wrote") {
+			t.Errorf("simple %v: a read after a write in the transaction: %q", simple, got)
+		}
 		_, _ = c.Exec(ctx, "SELECT 1/0")
 		_, err = c.PgConn().Exec(ctx, "SHOW pgaccel.last_route").ReadAll()
 		var pgErr *pgconn.PgError
@@ -197,6 +205,20 @@ func TestRoute_Explain(t *testing.T) {
 		if len(lines) < 3 || !strings.Contains(lines[0], "EXPLAIN ANALYZE ran") || !strings.Contains(strings.Join(lines, "\n"), "Total Time") {
 			t.Errorf("simple %v: EXPLAIN ANALYZE of an accelerated read: %q", simple, lines)
 		}
+		// EXPLAIN ANALYZE of a read with a data-modifying CTE runs at
+		// the origin and writes: later reads of its transaction go there.
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = plan("EXPLAIN ANALYZE WITH d AS (UPDATE acc_orders SET id = id WHERE id = -12345 RETURNING 1) SELECT count(*) FROM d", simple)
+		if len(lines) == 0 || strings.HasPrefix(lines[0], "pgaccel") {
+			t.Errorf("simple %v: EXPLAIN ANALYZE of a data-modifying CTE: %q, want the origin's", simple, lines)
+		}
+		if r := routeOf(t, a, func() { mustQuery(t, c, "SELECT count(*) FROM acc_orders") }); r != org {
+			t.Errorf("simple %v: a read after EXPLAIN ANALYZE of an UPDATE in the transaction: %s, want the origin", simple, r)
+		}
+		_ = tx.Rollback(ctx)
 		lines = plan("EXPLAIN SELECT count(*) FROM pg_class", simple)
 		if len(lines) == 0 || strings.HasPrefix(lines[0], "pgaccel") || !strings.Contains(strings.Join(lines, "\n"), "pg_class") {
 			t.Errorf("simple %v: EXPLAIN of a catalog read: %q, want the origin's", simple, lines)

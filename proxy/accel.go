@@ -357,6 +357,34 @@ func (ss *session) ensureInfo() bool {
 // returns false (with d's reason updated) when the statement must go to the
 // origin.
 func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle bool) (planner.Decision, bool) {
+	d, ok := ss.settleLocal(d, settle)
+	if !ok {
+		return d, false
+	}
+	if ss.txWrote.Load() || ss.segmentWrote {
+		// An earlier statement of this transaction wrote; its answer may
+		// have arrived only now.
+		d.Route, d.Reason = planner.RouteOrigin, "tx_wrote"
+		return d, false
+	}
+	if ss.accel.Privileges != nil {
+		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.info.user, d.Tables)
+		if err != nil || !ok {
+			if err != nil {
+				reason = "privilege_check_failed"
+			}
+			d.Route, d.Reason = planner.RouteOrigin, reason
+			return d, false
+		}
+	}
+	return d, true
+}
+
+// settleLocal is what any answer of the proxy's own needs, a read of
+// datasets or not (SHOW pgaccel.last_route): the earlier responses it
+// must follow delivered (see prepareLocal), and a transaction that has
+// not failed.
+func (ss *session) settleLocal(d planner.Decision, settle bool) (planner.Decision, bool) {
 	// The status is known only once every earlier response is in: an
 	// earlier statement of a pipeline may have failed the transaction.
 	// Unless settle is asked, pending Parses, Binds, Describes and Closes
@@ -376,22 +404,6 @@ func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle 
 	if ss.state.TxStatus() == 'E' {
 		d.Route, d.Reason = planner.RouteOrigin, "transaction_failed"
 		return d, false
-	}
-	if ss.txWrote.Load() || ss.segmentWrote {
-		// An earlier statement of this transaction wrote; its answer may
-		// have arrived only now.
-		d.Route, d.Reason = planner.RouteOrigin, "tx_wrote"
-		return d, false
-	}
-	if ss.accel.Privileges != nil {
-		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.info.user, d.Tables)
-		if err != nil || !ok {
-			if err != nil {
-				reason = "privilege_check_failed"
-			}
-			d.Route, d.Reason = planner.RouteOrigin, reason
-			return d, false
-		}
 	}
 	return d, true
 }

@@ -112,7 +112,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	if !r.internal {
 		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 		ss.srv.metrics.observe(routeAccelerated, start)
-		ss.lastRoute = shownAccelerated
+		ss.lastRoute = routeNote{route: "accelerated"}
 	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
@@ -604,7 +604,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
 		if !r.internal {
 			ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 			ss.srv.metrics.observe(routeAccelerated, r.started)
-			ss.lastRoute = shownAccelerated
+			ss.lastRoute = routeNote{route: "accelerated"}
 		}
 		r.close()
 		p.active = nil
@@ -650,7 +650,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		if !ss.ensureInfo() {
 			return planner.Decision{Route: planner.RouteOrigin, Kind: planner.KindShow, Internal: true}, nil, false
 		}
-		d, ok = ss.prepareLocal(ctx, ss.lastRouteDecision(), settle)
+		d, ok = ss.settleLocal(ss.lastRouteDecision(), settle)
 		if !ok {
 			return d, nil, false
 		}
@@ -672,23 +672,37 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		ss.toOriginUninformed(ctx, sql)
 		return d, nil, false
 	}
-	if inner, analyze, explain := planner.ExplainTarget(sql); explain {
-		return ss.decideExplain(inner, analyze, settle)
+	// EXPLAIN [ANALYZE] of a read: the read decides (see explainLocal).
+	target := sql
+	inner, analyze, explain := planner.ExplainTarget(sql)
+	if explain {
+		target = inner
 	}
-	d = ss.planFresh(ctx, sql)
-	if od, over := ss.routeOverride(d); over && d.Route == planner.RouteAccelerate {
-		d = od
-	}
+	d = ss.routeOverride(ss.planFresh(ctx, target))
 	if d.Route == planner.RouteAccelerate {
 		d, ok = ss.prepareLocal(ctx, d, settle)
 	}
+	if ok {
+		if s = ss.settings(); s == nil {
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "a session setting the encoder cannot honour exactly (DateStyle, IntervalStyle, client_encoding, ...)", false
+		}
+	}
+	if ok && explain {
+		if d, ok = ss.explainLocal(d, analyze); !ok {
+			d.Route, d.Reason, d.Detail = planner.RouteOrigin, "explain", "DuckDB cannot explain it"
+		}
+	}
 	if !ok {
+		if explain {
+			// The origin runs the client's EXPLAIN: what it may change
+			// (EXPLAIN ANALYZE of a data-modifying CTE writes) is the
+			// EXPLAIN's; why it went there is the read's.
+			e := ss.planFresh(ctx, sql)
+			e.Route, e.Reason, e.Detail = planner.RouteOrigin, d.Reason, d.Detail
+			d = e
+		}
 		ss.countOrigin(d)
 		ss.noteOrigin(d)
-		return d, nil, false
-	}
-	if s = ss.settings(); s == nil {
-		ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "session_setting", Detail: "a session setting the encoder cannot honour exactly (DateStyle, IntervalStyle, client_encoding, ...)", Kind: d.Kind})
 		return d, nil, false
 	}
 	return d, s, true

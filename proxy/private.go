@@ -108,8 +108,9 @@ type sessionInfo struct {
 	// statementTimeout is statement_timeout (0: off), which the proxy
 	// applies to what it answers itself (timeout.go).
 	statementTimeout time.Duration
-	// route is pgaccel.route ("" when unset; route.go).
-	route string
+	// routeDetail says why pgaccel.route sends reads to the origin, ""
+	// when it does not (route.go).
+	routeDetail string
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
@@ -174,7 +175,7 @@ func (ss *session) readInfo() error {
 		extraFloatDigits: string(row.Values[1]),
 		byteaOutput:      string(row.Values[2]),
 		tempTables:       map[string]bool{},
-		route:            string(row.Values[6]),
+		routeDetail:      routeSettingDetail(string(row.Values[6])),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return fmt.Errorf("read session info: search path: %w", err)

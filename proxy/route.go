@@ -1,11 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pgaccel/pgaccel/planner"
-	"github.com/pgaccel/pgaccel/proxy/encode"
 )
 
 // Seeing and choosing the route (README, "Seeing the route"):
@@ -47,103 +48,97 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-// Routes shown by SHOW pgaccel.last_route.
-const (
-	shownAccelerated = "accelerated"
-	maxRouteDetail   = 300
-)
+// routeNote is how a statement was routed, kept as it was decided and
+// written out only when SHOW pgaccel.last_route asks (the notes of most
+// statements are never read).
+type routeNote struct {
+	route, reason, detail string
+}
+
+// maxRouteDetail bounds the rule shown, in bytes.
+const maxRouteDetail = 300
+
+// String is the note as SHOW pgaccel.last_route shows it.
+func (n routeNote) String() string {
+	if n.route == "" {
+		return "none"
+	}
+	text := n.route
+	if n.reason != "" {
+		text += ": " + n.reason
+	}
+	if d := n.detail; d != "" {
+		if len(d) > maxRouteDetail {
+			cut := maxRouteDetail
+			for cut > 0 && !utf8.RuneStart(d[cut]) {
+				cut--
+			}
+			d = d[:cut] + "…"
+		}
+		text += ": " + d
+	}
+	return text
+}
 
 // noteRoute records the route of the statement just decided, unless it is
 // one of the proxy's own (SHOW pgaccel.last_route).
 func (ss *session) noteRoute(d planner.Decision, route, reason, detail string) {
-	if d.Internal {
-		return
+	if !d.Internal {
+		ss.lastRoute = routeNote{route: route, reason: reason, detail: detail}
 	}
-	text := route
-	if reason != "" {
-		text += ": " + reason
-	}
-	if detail != "" {
-		if len(detail) > maxRouteDetail {
-			detail = detail[:maxRouteDetail] + "…"
-		}
-		text += ": " + detail
-	}
-	ss.lastRoute = text
 }
 
 // lastRouteDecision answers SHOW pgaccel.last_route from DuckDB.
 func (ss *session) lastRouteDecision() planner.Decision {
-	shown := ss.lastRoute
-	if shown == "" {
-		shown = "none"
-	}
 	return planner.Decision{Route: planner.RouteAccelerate, Kind: planner.KindShow, Internal: true,
-		SQL: "SELECT " + quoteLiteral(shown) + "::VARCHAR AS \"pgaccel.last_route\""}
+		SQL: "SELECT " + quoteLiteral(ss.lastRoute.String()) + "::VARCHAR AS \"pgaccel.last_route\""}
 }
 
-// Values of pgaccel.route.
-const (
-	routeSettingAuto   = "auto"
-	routeSettingOrigin = "origin"
-)
-
-// routeOverride is the decision for a read while pgaccel.route is not
-// auto, and false when it is auto (or unset).
-func (ss *session) routeOverride(d planner.Decision) (planner.Decision, bool) {
-	switch v := strings.ToLower(strings.TrimSpace(ss.info.route)); v {
-	case "", routeSettingAuto, "default":
-		return d, false
-	case routeSettingOrigin:
-		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: "pgaccel.route = origin"}, true
+// routeSettingDetail is, for a value of pgaccel.route, why reads go to the
+// origin ("" for auto, the default, or unset).
+func routeSettingDetail(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "auto", "default":
+		return ""
+	case "origin":
+		return "pgaccel.route = origin"
 	default:
-		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting",
-			Detail: "pgaccel.route = " + quoteLiteral(ss.info.route) + " is neither auto nor origin"}, true
+		return "pgaccel.route = " + quoteLiteral(v) + " is neither auto nor origin"
 	}
 }
 
-// quick is the planner's fast path, which the proxy's own statements and
-// EXPLAINs skip (they name no dataset, or name it inside).
+// routeOverride sends d, a read the acceleration would answer, to the
+// origin while pgaccel.route says so.
+func (ss *session) routeOverride(d planner.Decision) planner.Decision {
+	if d.Route == planner.RouteAccelerate && ss.info.routeDetail != "" {
+		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: ss.info.routeDetail}
+	}
+	return d
+}
+
+// quick is the planner's fast path, which the proxy's own statement skips
+// (it names no dataset). EXPLAINs do not take the fast path either (it
+// reads only SELECT, INSERT, UPDATE and DELETE).
 func (ss *session) quick(sql string) (planner.Decision, bool) {
-	if sql == lastRouteSQL || looksLikeExplain(sql) {
+	if sql == lastRouteSQL {
 		return planner.Decision{}, false
 	}
 	return ss.accel.Planner.Quick(sql)
 }
 
-func looksLikeExplain(sql string) bool {
-	t := strings.TrimLeft(sql, " \t\r\n(")
-	return len(t) >= 7 && strings.EqualFold(t[:7], "explain")
-}
-
-// decideExplain decides an EXPLAIN [ANALYZE] of inner: when the
-// acceleration would answer inner, DuckDB's plan (run, with analyze) is
-// the answer, under a first line naming the route and the datasets; the
-// origin explains anything else.
-func (ss *session) decideExplain(inner string, analyze, settle bool) (planner.Decision, *encode.Settings, bool) {
-	ctx := ss.srv.baseCtx
-	d := ss.planFresh(ctx, inner)
-	if od, over := ss.routeOverride(d); over && d.Route == planner.RouteAccelerate {
-		d = od
-	}
-	ok := false
-	if d.Route == planner.RouteAccelerate {
-		d, ok = ss.prepareLocal(ctx, d, settle)
-	}
-	if !ok {
-		d.Kind = planner.KindExplain
-		ss.countOrigin(d)
-		return d, nil, false
-	}
-	s := ss.settings()
-	if s == nil {
-		ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "session_setting", Kind: planner.KindExplain})
-		return d, nil, false
-	}
+// explainLocal turns d, a read the acceleration answers, into the answer
+// of EXPLAIN [ANALYZE] of it: DuckDB's plan (or, with analyze, the profile
+// of running it, under the session's cancel and statement_timeout), under
+// a first line naming the route and the datasets. ok is false when DuckDB
+// cannot explain it; the origin then explains the client's statement.
+func (ss *session) explainLocal(d planner.Decision, analyze bool) (planner.Decision, bool) {
+	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
+	defer cancel()
+	ss.runLocal(cancel, ss.localDeadline())
 	lines, err := ss.accel.Engine.Explain(ctx, ss.state.Param("TimeZone"), d.SQL, analyze)
+	ss.endRun()
 	if err != nil {
-		ss.fallback(d, err)
-		return d, nil, false
+		return d, false
 	}
 	head := "pgaccel: accelerated, from DuckDB: datasets " + strings.Join(d.Datasets, ", ")
 	if analyze {
@@ -156,5 +151,5 @@ func (ss *session) decideExplain(inner string, analyze, settle bool) (planner.De
 	}
 	d.SQL = "SELECT unnest([" + strings.Join(lits, ", ") + "]::VARCHAR[]) AS \"QUERY PLAN\""
 	d.Kind, d.FallbackSQL, d.OriginSQL, d.NumericText = planner.KindExplain, "", "", nil
-	return d, s, true
+	return d, true
 }

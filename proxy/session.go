@@ -152,7 +152,7 @@ type session struct {
 	timeRoute string
 	// lastRoute is how the last statement was routed, for SHOW
 	// pgaccel.last_route (route.go).
-	lastRoute string
+	lastRoute routeNote
 	answerBuf []byte
 	descMu    sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
