@@ -25,18 +25,22 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	loops      *prometheus.CounterVec
 
-	// counters caches the counters' children: every statement is
+	// children caches the counters' children: every statement is
 	// counted, and WithLabelValues hashes and locks each time.
-	counters sync.Map // queryLabels -> prometheus.Counter
+	children sync.Map // queryLabels -> *routeCounters
 	// durations caches duration's children, by route.
 	durations sync.Map // string -> prometheus.Observer
 }
 
-// queryLabels keys a child of queries, or of statements when statement is
-// set (dataset is then "").
+// queryLabels keys a statement's counters (dataset: its first, or "").
 type queryLabels struct {
 	route, dataset, reason string
-	statement              bool
+}
+
+// routeCounters are the children a statement of a route, reason and
+// (first) dataset counts in: one map lookup per statement.
+type routeCounters struct {
+	statement, query prometheus.Counter
 }
 
 // NewMetrics registers the proxy's collectors on reg.
@@ -99,28 +103,27 @@ func (m *Metrics) count(route string, datasets []string, reason string) {
 	if m == nil {
 		return
 	}
-	m.counter(queryLabels{route: route, reason: reason, statement: true}).Inc()
-	if len(datasets) == 0 {
-		m.counter(queryLabels{route: route, reason: reason}).Inc()
-		return
+	first := ""
+	if len(datasets) > 0 {
+		first = datasets[0]
 	}
-	for _, ds := range datasets {
-		m.counter(queryLabels{route: route, dataset: ds, reason: reason}).Inc()
+	c := m.counters(queryLabels{route: route, dataset: first, reason: reason})
+	c.statement.Inc()
+	c.query.Inc()
+	for i := 1; i < len(datasets); i++ {
+		m.counters(queryLabels{route: route, dataset: datasets[i], reason: reason}).query.Inc()
 	}
 }
 
-func (m *Metrics) counter(key queryLabels) prometheus.Counter {
-	c, ok := m.counters.Load(key)
+func (m *Metrics) counters(key queryLabels) *routeCounters {
+	c, ok := m.children.Load(key)
 	if !ok {
-		var child prometheus.Counter
-		if key.statement {
-			child = m.statements.WithLabelValues(key.route, key.reason)
-		} else {
-			child = m.queries.WithLabelValues(key.route, key.dataset, key.reason)
-		}
-		c, _ = m.counters.LoadOrStore(key, child)
+		c, _ = m.children.LoadOrStore(key, &routeCounters{
+			statement: m.statements.WithLabelValues(key.route, key.reason),
+			query:     m.queries.WithLabelValues(key.route, key.dataset, key.reason),
+		})
 	}
-	return c.(prometheus.Counter)
+	return c.(*routeCounters)
 }
 
 // Kinds of the proxy's own requests to the origin.

@@ -216,7 +216,8 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 		ss.pending.push(pendingItem{kind: kind, wrote: ss.segmentWrote && kind == pkSync})
 	}
 	ss.stretchOrigin = kind != pkSync && kind != pkQuery
-	ss.fe.Send(rawFrame(raw))
+	ss.rawIn = raw
+	ss.fe.Send(&ss.rawIn)
 	return ss.fe.Flush()
 }
 
@@ -486,7 +487,8 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 		// As the origin sent it: an encoding of pgproto3's decoding may
 		// differ, or be refused (a ParameterDescription of more than
 		// 65535 parameters, which Postgres sends with a wrapped count).
-		ss.be.Send(rawFrame(raw))
+		ss.rawOut = raw // a field, not a conversion: no allocation per message
+		ss.be.Send(&ss.rawOut)
 	} else {
 		ss.be.Send(msg)
 	}

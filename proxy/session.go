@@ -153,6 +153,9 @@ type session struct {
 	// lastRoute is how the last statement was routed, for SHOW
 	// pgaccel.last_route (route.go).
 	lastRoute routeNote
+	// rawIn and rawOut hold the frame relayed as it came, to the origin
+	// and to the client (Send takes a pointer to them).
+	rawIn, rawOut rawFrame
 	answerBuf []byte
 	descMu    sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
