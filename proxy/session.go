@@ -156,8 +156,8 @@ type session struct {
 	// rawIn and rawOut hold the frame relayed as it came, to the origin
 	// and to the client (Send takes a pointer to them).
 	rawIn, rawOut rawFrame
-	answerBuf []byte
-	descMu    sync.Mutex // guards the descriptions in stmts and portals
+	answerBuf     []byte
+	descMu        sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
 	// portal the client no longer has (closeStaleUnnamed).
 	staleStmt   bool
