@@ -265,10 +265,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, j)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(out)
+	writeJSON(w, out)
 }
 
 // slots lists the origin's replication slots named like pgaccel's, with
@@ -279,10 +276,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadGateway, "cannot list the origin's replication slots: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(slots)
+	writeJSON(w, slots)
 }
 
 // dropSlot drops a replication slot no dataset uses: 200, 404 when the
@@ -356,6 +350,14 @@ func (s *Server) patchAcceleration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeMessage(w, http.StatusOK, "refresh_sql of "+name+" updated until restart; a refresh has started.")
+}
+
+// writeJSON answers v, indented, with 200.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }
 
 // writeMessage answers {"message": msg} with code.

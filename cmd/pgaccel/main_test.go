@@ -130,3 +130,15 @@ func TestDemoPort_TakenPorts(t *testing.T) {
 		t.Errorf("message %q, want %q", out.String(), want)
 	}
 }
+
+// TestSlots_UsageBeforeConfig: a wrong slots command prints the usage
+// (exit 2) before it looks for a config or an admin port.
+func TestSlots_UsageBeforeConfig(t *testing.T) {
+	for _, args := range [][]string{{"bogus"}, {"drop"}, {"drop", "a", "b"}} {
+		var out, errOut bytes.Buffer
+		err := cmdSlots(append(args, "-c", "/nonexistent/pgaccel.yaml"), strings.NewReader(""), &out, &errOut)
+		if e, ok := err.(exitError); !ok || e != 2 || !strings.Contains(errOut.String(), "Usage: pgaccel slots") {
+			t.Errorf("pgaccel slots %v: %v, stderr %q", args, err, errOut.String())
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -32,46 +33,54 @@ renamed, or given another slot) keeps WAL at the origin until it is dropped.`)
 	if err != nil {
 		return err
 	}
+	list, drop := len(rest) == 0, len(rest) == 2 && rest[0] == "drop"
+	if !list && !drop {
+		fs.Usage()
+		return exitError(2)
+	}
 	c, err := client()
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(rest) == 0:
-		var slots []refresh.SlotStatus
-		if err := c.do(http.MethodGet, "/v1/replication/slots", &slots); err != nil {
+	if list {
+		slots, err := c.slots()
+		if err != nil {
 			return err
 		}
 		return printSlots(stdout, slots)
-	case rest[0] == "drop" && len(rest) == 2:
-		name := rest[1]
-		if !*yes {
-			var slots []refresh.SlotStatus
-			if err := c.do(http.MethodGet, "/v1/replication/slots", &slots); err != nil {
-				return err
-			}
-			held := "an unknown amount of"
-			for _, s := range slots {
-				if s.Name == name {
-					held = humanBytes(s.RetainedBytes) + " of"
-				}
-			}
-			fmt.Fprintf(stdout, "Drop replication slot %s (it holds %s WAL at the origin)? A dataset that streams from it later rebuilds from a new snapshot. [y/N] ", name, held)
-			line, _ := bufio.NewReader(stdin).ReadString('\n')
-			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-				fmt.Fprintln(stdout, "Not dropped.")
-				return exitError(1)
-			}
-		}
-		var m struct{ Message string }
-		if err := c.do(http.MethodDelete, "/v1/replication/slots/"+url.PathEscape(name), &m); err != nil {
+	}
+	name := rest[1]
+	if !*yes {
+		slots, err := c.slots()
+		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, m.Message)
-		return nil
+		i := slices.IndexFunc(slots, func(s refresh.SlotStatus) bool { return s.Name == name })
+		if i < 0 {
+			return fmt.Errorf("the origin has no replication slot %s named like pgaccel's (pgaccel slots lists them)", name)
+		}
+		fmt.Fprintf(stdout, "Drop replication slot %s (it holds %s of WAL at the origin)? A dataset that streams from it later rebuilds from a new snapshot. [y/N] ", name, humanBytes(slots[i].RetainedBytes))
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(stdout, "Not dropped.")
+			return exitError(1)
+		}
 	}
-	fs.Usage()
-	return exitError(2)
+	var m struct{ Message string }
+	if err := c.do(http.MethodDelete, "/v1/replication/slots/"+url.PathEscape(name), &m); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, m.Message)
+	return nil
+}
+
+// slots lists the origin's replication slots named like pgaccel's.
+func (c *adminClient) slots() ([]refresh.SlotStatus, error) {
+	var slots []refresh.SlotStatus
+	if err := c.do(http.MethodGet, "/v1/replication/slots", &slots); err != nil {
+		return nil, err
+	}
+	return slots, nil
 }
 
 // printSlots prints slots as a table.
@@ -85,7 +94,7 @@ func printSlots(w io.Writer, slots []refresh.SlotStatus) error {
 	for _, s := range slots {
 		used := s.Dataset
 		switch {
-		case used == "" && s.Mine:
+		case s.Orphan():
 			used = "nothing (orphan: pgaccel slots drop " + s.Name + ")"
 		case used == "":
 			used = "another pgaccel instance (" + s.Instance + ")"
