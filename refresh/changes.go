@@ -185,20 +185,6 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 	}
 }
 
-// failed records a failed session in the dataset's state and metrics.
-func (r *Runner) failed(t *task, err error) {
-	ds := t.dataset()
-	t.setErr(err)
-	msg := r.sc.text(err)
-	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
-		st.Status = catalog.StatusError
-		st.Error = msg
-	})
-	reason, _ := classify(err)
-	r.metrics.refreshFailed(ds.Name, reason)
-	t.markReady()
-}
-
 // setReplication publishes the stream's status.
 func (r *Runner) setReplication(name string, s ReplicationStatus) {
 	r.repMu.Lock()
@@ -278,7 +264,7 @@ func (s *changeStream) session(ctx context.Context) error {
 		if slot.active {
 			return fmt.Errorf("replication slot %s is in use by another connection (another pgaccel with the same data_dir?); it is retried", s.names.slot)
 		}
-		if start, err = s.rebuildFrom(ctx, conn, repl, sys, all, slot, why); err != nil {
+		if start, err = s.rebuildFrom(ctx, conn, repl, all, slot, why); err != nil {
 			return err
 		}
 		s.rebuild = ""
@@ -339,12 +325,8 @@ func checkLogicalOrigin(ctx context.Context, conn *pgconn.PgConn) error {
 // subset) and publishes them, with the stored columns of a resumed stream.
 func (s *changeStream) publishFilters(ctx context.Context, conn *pgconn.PgConn, all []accelerator.ColumnSpec) error {
 	ds := s.t.dataset()
-	f := readFilters{fallbackReady: true}
-	var err error
-	if f.fallback, err = checkFallbackFilter(ctx, conn, ds, all); err != nil {
-		return err
-	}
-	if f.subset, f.subsetReady, err = checkSubsetFilter(ctx, conn, ds, all); err != nil {
+	f, err := checkFilters(ctx, conn, ds, all)
+	if err != nil {
 		return err
 	}
 	stored, err := s.r.eng.Stored(ctx, ds.Name)
@@ -386,7 +368,7 @@ func currentWAL(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error)
 // rebuildFrom creates the slot with an exported snapshot, loads the table
 // under it and swaps it in at the slot's consistent point, which it
 // returns.
-func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgConn, sys pglogrepl.IdentifySystemResult, all []accelerator.ColumnSpec, slot slotInfo, why string) (_ pglogrepl.LSN, err error) {
+func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.PgConn, all []accelerator.ColumnSpec, slot slotInfo, why string) (_ pglogrepl.LSN, err error) {
 	r, ds := s.r, s.t.dataset()
 	// Callers of Refresh wait for the rebuild an on-demand refresh asked for.
 	waiters := s.t.takeWaiters()
@@ -409,11 +391,11 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgCon
 		}
 	})
 	if slot.exists {
-		if err := pglogrepl.DropReplicationSlot(ctx, repl, s.names.slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
+		if err := pglogrepl.DropReplicationSlot(ctx, replConn, s.names.slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
 			return 0, fmt.Errorf("drop replication slot %s before rebuilding: %w", s.names.slot, err)
 		}
 	}
-	created, err := pglogrepl.CreateReplicationSlot(ctx, repl, s.names.slot, "pgoutput",
+	created, err := pglogrepl.CreateReplicationSlot(ctx, replConn, s.names.slot, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
 	if err != nil {
 		var pgErr *pgconn.PgError
@@ -426,7 +408,7 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgCon
 	if err != nil {
 		return 0, err
 	}
-	// The exported snapshot lives while repl stays idle: the copy runs on
+	// The exported snapshot lives while replConn stays idle: the copy runs on
 	// a connection of its own.
 	load, err := connectOrigin(ctx, r.cfg.Origin.DSN)
 	if err != nil {
@@ -449,35 +431,23 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, repl *pgconn.PgCon
 	w.estimate.Store(estimateRows(ctx, conn, ds))
 	s.t.watch.Store(w)
 	defer s.t.watch.Store(nil)
-	opts := accelerator.LoadOptions{
-		PrimaryKey:  ds.Acceleration.PrimaryKey,
-		Progress:    &w.rows,
-		ASCIIOnly:   conn.ParameterStatus("server_encoding") == "SQL_ASCII",
-		Replication: &accelerator.Replication{Slot: s.names.slot, Publication: s.names.publication, SystemID: sys.SystemID, LSN: uint64(at)},
-	}
-	if del := retentionDeletes(ds, cols); del != nil {
-		opts.Delete = del(s.r.clock.Now())
-	}
-	closeLoad = nil // startCopy takes the connection over
-	stream, err := startCopy(ctx, load, query)
-	if err != nil {
-		return 0, err
-	}
-	defer stream.Close()
+	pos := s.replication(at)
+	opts := accelerator.LoadOptions{Progress: &w.rows, Replication: &pos}
+	closeLoad = nil // copyInto takes the connection over
 	stopProgress := r.logProgress(s.log, w)
-	st, err := r.eng.LoadWith(ctx, ds, cols, stream, opts)
+	st, err := copyInto(ctx, r.eng, load, ds, cols, query, r.clock.Now(), opts)
 	stopProgress()
 	if err != nil {
 		return 0, err
 	}
 	prev, _ := r.reg.State(ds.Name)
-	logLeftOut(s.log, prev.Columns, st.Columns)
+	logLeftOut(s.log, prev.Columns, st.columns)
 	r.reg.Update(ds.Name, func(st2 *catalog.DatasetState) {
-		st2.LastRefresh, st2.Rows, st2.Columns = st.Completed, st.Total, st.Columns
+		st2.LastRefresh, st2.Rows, st2.Columns = st.completed, st.total, st.columns
 		st2.Generation++
 	})
-	r.metrics.refreshed(ds.Name, catalog.RefreshChanges, loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns})
-	s.log.Info().Int64("rows", st.Total).Dur("duration", st.Duration).Str("lsn", at.String()).
+	r.metrics.refreshed(ds.Name, catalog.RefreshChanges, st)
+	s.log.Info().Int64("rows", st.total).Dur("duration", st.duration).Str("lsn", at.String()).
 		Msg("loaded the snapshot; streaming the changes since")
 	return at, nil
 }
@@ -771,7 +741,7 @@ func (st *streamState) flush(ctx context.Context) error {
 	if err := st.apply(ctx); err != nil {
 		return err
 	}
-	stats, err := st.app.Commit(ctx, st.replication(st.pendingEnd), time.Now())
+	stats, err := st.app.Commit(ctx, st.s.replication(st.pendingEnd), time.Now())
 	if err != nil {
 		return err
 	}
@@ -811,7 +781,7 @@ func (st *streamState) idle(ctx context.Context, end pglogrepl.LSN) error {
 	}
 	s := st.s
 	if end > s.applied && time.Since(st.lastPersist) >= changesIdlePersist || end > s.applied && !st.ready {
-		if _, err := st.app.Commit(ctx, st.replication(end), time.Now()); err != nil {
+		if _, err := st.app.Commit(ctx, st.s.replication(end), time.Now()); err != nil {
 			return err
 		}
 		s.applied, st.lastPersist = end, time.Now()
@@ -858,8 +828,8 @@ func (st *streamState) becomeReady() {
 	s.log.Info().Str("lsn", s.applied.String()).Msg("the change stream is caught up; the acceleration serves")
 }
 
-func (st *streamState) replication(lsn pglogrepl.LSN) accelerator.Replication {
-	s := st.s
+// replication is the position lsn of this stream, as the checkpoint keeps it.
+func (s *changeStream) replication(lsn pglogrepl.LSN) accelerator.Replication {
 	return accelerator.Replication{Slot: s.names.slot, Publication: s.names.publication, SystemID: s.systemID, LSN: uint64(lsn)}
 }
 

@@ -74,19 +74,11 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err := checkColumns(ds, all); err != nil {
 		return loadOutcome{}, err
 	}
-	fallback, err := checkFallbackFilter(ctx, conn, ds, all)
+	filters, err := checkFilters(ctx, conn, ds, all)
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	subset, subsetReady, err := checkSubsetFilter(ctx, conn, ds, all)
-	if err != nil {
-		return loadOutcome{}, err
-	}
-	opts := accelerator.LoadOptions{
-		PrimaryKey: ds.Acceleration.PrimaryKey,
-		// A SQL_ASCII database's text is bytes, not UTF-8 characters.
-		ASCIIOnly: conn.ParameterStatus("server_encoding") == "SQL_ASCII",
-	}
+	var opts accelerator.LoadOptions
 	if w != nil {
 		opts.Progress = &w.rows
 	}
@@ -104,10 +96,41 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 			return loadOutcome{}, err
 		}
 	}
+	closeConn = nil // copyInto takes the connection over
+	out, err := copyInto(ctx, eng, conn, ds, cols, query, now, opts)
+	if err != nil {
+		return loadOutcome{}, err
+	}
+	out.filters = filters
+	return out, nil
+}
+
+// checkFilters builds and checks at the origin the filters the proxy
+// reads the table there through: use_source's inverse of retention and
+// the point reads' subset.
+func checkFilters(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, all []accelerator.ColumnSpec) (readFilters, error) {
+	f := readFilters{fallbackReady: true}
+	var err error
+	if f.fallback, err = checkFallbackFilter(ctx, conn, ds, all); err != nil {
+		return readFilters{}, err
+	}
+	if f.subset, f.subsetReady, err = checkSubsetFilter(ctx, conn, ds, all); err != nil {
+		return readFilters{}, err
+	}
+	return f, nil
+}
+
+// copyInto loads the binary COPY of query, run on conn (which it takes
+// over), into ds's acceleration as cols, with opts completed by what every
+// load sets: the primary key, SQL_ASCII text, and the rows the retention
+// policy evicts at now left out.
+func copyInto(ctx context.Context, eng *accelerator.Engine, conn *pgconn.PgConn, ds *catalog.Dataset, cols []accelerator.ColumnSpec, query string, now time.Time, opts accelerator.LoadOptions) (loadOutcome, error) {
+	opts.PrimaryKey = ds.Acceleration.PrimaryKey
+	// A SQL_ASCII database's text is bytes, not UTF-8 characters.
+	opts.ASCIIOnly = conn.ParameterStatus("server_encoding") == "SQL_ASCII"
 	if del := retentionDeletes(ds, cols); del != nil {
 		opts.Delete = del(now)
 	}
-	closeConn = nil // startCopy takes the connection over
 	stream, err := startCopy(ctx, conn, query)
 	if err != nil {
 		return loadOutcome{}, err
@@ -117,11 +140,7 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	return loadOutcome{
-		rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed,
-		columns: st.Columns,
-		filters: readFilters{fallback: fallback, fallbackReady: true, subset: subset, subsetReady: subsetReady},
-	}, nil
+	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns}, nil
 }
 
 // checkFallbackFilter makes sure that the filter an on_zero_results:

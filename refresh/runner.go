@@ -685,7 +685,6 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 			err = fmt.Errorf("%w (%w)", err, cause)
 		}
 		err = fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
-		t.setErr(err)
 		msg := r.sc.text(err)
 		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && waitsForSource(ds) {
 			// Stored data that must wait for the first refresh (see attach).
@@ -696,15 +695,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 			}
 			msg = "Not served: waits for its source because it uses `refresh_mode: " + mode + "`. Cause: " + msg
 		}
-		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
-			st.Status = catalog.StatusError
-			st.Error = msg
-		})
-		if ctx.Err() == nil {
-			reason, _ := classify(err)
-			r.metrics.refreshFailed(ds.Name, reason)
-		}
-		t.markReady()
+		r.failedWith(t, err, msg, ctx.Err() == nil)
 		return err
 	}
 	t.setErr(nil)
@@ -904,4 +895,24 @@ func describeSchedule(a *catalog.Acceleration) string {
 		return "once, then on demand"
 	}
 	return strings.Join(parts, " ")
+}
+
+// failed records a failed refresh or stream session in the dataset's
+// state and metrics.
+func (r *Runner) failed(t *task, err error) { r.failedWith(t, err, r.sc.text(err), true) }
+
+// failedWith is failed with the error message to show, and whether the
+// failure counts in the metrics (not when the runner is stopping).
+func (r *Runner) failedWith(t *task, err error, msg string, count bool) {
+	ds := t.dataset()
+	t.setErr(err)
+	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+		st.Status = catalog.StatusError
+		st.Error = msg
+	})
+	if count {
+		reason, _ := classify(err)
+		r.metrics.refreshFailed(ds.Name, reason)
+	}
+	t.markReady()
 }
