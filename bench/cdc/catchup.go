@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 )
 
 // catchUpResult is the catch-up after a pause: pgaccel down while
@@ -211,7 +212,7 @@ func measureCatchUp(ctx context.Context, e *env, restart func() (*app.App, error
 		return c
 	}
 	c.check, c.equal, c.err = compareTable(ctx, e)
-	c.loadAvg = loadAvg()
+	c.loadAvg = benchutil.LoadAvg()
 	c.warnings = e.logs.warnings()
 	return c
 }

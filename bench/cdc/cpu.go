@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 )
 
 // CPU accounting of a step: who used the machine's CPUs while pgbench
@@ -59,7 +60,7 @@ func rusage(who int) time.Duration {
 // machineCPU is the busy time of every CPU from /proc/stat (user, nice,
 // system, irq, softirq, steal).
 func machineCPU() (time.Duration, bool) {
-	line, _, _ := strings.Cut(readFile("/proc/stat"), "\n")
+	line, _, _ := strings.Cut(benchutil.ReadFile("/proc/stat"), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
 		return 0, false
@@ -78,7 +79,7 @@ func machineCPU() (time.Duration, bool) {
 // statFields are the fields of /proc/<pid>/stat after the command name:
 // [0] is the state, [1] the ppid, [11..14] utime, stime, cutime, cstime.
 func statFields(pid int) []string {
-	s := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s := benchutil.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
 		return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -169,7 +170,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
 	}
 	rep := &report{command: commandLine(args), opts: opts}
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", benchutil.LoadAvg()})
 	pgbenchPath, err := findPgbench()
 	if err != nil {
 		return err
@@ -237,13 +238,13 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		return err
 	}
 	rep.initialLoad = time.Since(began)
-	if e.origin, err = connect(ctx, origin.SuperDSN()); err != nil {
+	if e.origin, err = benchutil.ConnectSimple(ctx, origin.SuperDSN()); err != nil {
 		return fmt.Errorf("connect to the origin: %w", err)
 	}
 	if _, err := e.origin.Exec(ctx, "SET synchronous_commit = "+opts.syncCommit); err != nil {
 		return fmt.Errorf("-synchronous-commit: %w", err)
 	}
-	if e.check, err = connect(ctx, origin.SuperDSN()); err != nil {
+	if e.check, err = benchutil.ConnectSimple(ctx, origin.SuperDSN()); err != nil {
 		return fmt.Errorf("connect to the origin: %w", err)
 	}
 	var backend int
@@ -259,7 +260,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		return err
 	}
 	rep.machine = collectMachineInfo(ctx, e.check, e.a, bench)
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after the initial load", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after the initial load", benchutil.LoadAvg()})
 	progress("pgaccel ready in %v", rep.initialLoad.Round(time.Millisecond))
 
 	step := func(target int, search bool) *stepResult {
@@ -313,7 +314,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 			return fmt.Errorf("catch-up: %w", rep.catchUp.err)
 		}
 		progress("%s", rep.catchUp.summary())
-		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after the catch-up", loadAvg()})
+		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after the catch-up", benchutil.LoadAvg()})
 	}
 	if opts.bulk {
 		progress("one UPDATE of every row in one transaction")
@@ -323,13 +324,13 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		}
 		progress("%s", rep.bulk.summary())
 	}
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", benchutil.LoadAvg()})
 	rep.finished = time.Now()
 
 	md := rep.markdown()
 	fmt.Fprint(stdout, md)
 	if opts.out != "" {
-		if err := appendResults(opts.out, md); err != nil {
+		if err := benchutil.AppendToSection(opts.out, resultsSection, md); err != nil {
 			return err
 		}
 		progress("appended the report to %s", opts.out)

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/refresh"
@@ -260,40 +258,4 @@ func walsenderPID(ctx context.Context, conn *pgx.Conn) int {
 		return 0
 	}
 	return pid
-}
-
-// connect opens a pgx connection with the simple protocol.
-func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	return pgx.ConnectConfig(ctx, cfg)
-}
-
-// textRows runs sql with the simple protocol and returns every row as text.
-func textRows(ctx context.Context, conn *pgconn.PgConn, sql string) ([]string, error) {
-	results, err := conn.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, r := range results {
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		for _, row := range r.Rows {
-			fields := make([]string, len(row))
-			for i, v := range row {
-				if v == nil {
-					fields[i] = "NULL"
-				} else {
-					fields[i] = string(v)
-				}
-			}
-			out = append(out, strings.Join(fields, "|"))
-		}
-	}
-	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/refresh"
 )
 
@@ -171,7 +172,7 @@ func (p *probe) read(ctx context.Context, writerDone <-chan struct{}, drainTimeo
 				len(p.pending), drainTimeout, strings.Join(ids, ","))
 		}
 		in := strings.Join(append(ids, strconv.FormatInt(uniqueBase+p.reads, 10)), ", ")
-		rows, err := textRows(ctx, p.proxy.PgConn(), "SELECT id FROM "+table+" WHERE id IN ("+in+")")
+		rows, err := benchutil.TextRows(ctx, p.proxy.PgConn(), "SELECT id FROM "+table+" WHERE id IN ("+in+")")
 		now := time.Now()
 		lastRead = now
 		polls++

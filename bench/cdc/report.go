@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 )
 
 // resultsSection is the heading under which -out appends each run.
@@ -47,14 +44,14 @@ type machineInfo struct {
 func collectMachineInfo(ctx context.Context, conn *pgx.Conn, a *app.App, p *pgbench) machineInfo {
 	m := machineInfo{
 		nproc:     runtime.NumCPU(),
-		cpu:       procField("/proc/cpuinfo", "model name", "unknown"),
-		memTotal:  memTotal(),
-		kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		cpu:       benchutil.CPUModel(),
+		memTotal:  benchutil.MemTotal(),
+		kernel:    benchutil.Kernel(),
 		postgres:  "PostgreSQL " + conn.PgConn().ParameterStatus("server_version"),
 		pgbench:   p.version(ctx),
-		duckdb:    duckdbVersion(ctx, a),
-		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		revision:  revision(ctx),
+		duckdb:    cmp.Or(benchutil.DuckDBVersion(ctx, a), "DuckDB unknown"),
+		goVersion: benchutil.GoVersion(),
+		revision:  benchutil.Revision(ctx),
 		started:   time.Now().UTC(),
 	}
 	var settings []string
@@ -66,63 +63,6 @@ func collectMachineInfo(ctx context.Context, conn *pgx.Conn, a *app.App, p *pgbe
 	}
 	m.pgSettings = strings.Join(settings, ", ")
 	return m
-}
-
-func duckdbVersion(ctx context.Context, a *app.App) string {
-	rows, err := a.Engine.Query(ctx, "SELECT version()")
-	if err != nil {
-		return "DuckDB unknown"
-	}
-	defer rows.Close()
-	if rows.Next() {
-		return "DuckDB " + fmt.Sprint(rows.Values()[0])
-	}
-	return "DuckDB unknown"
-}
-
-func memTotal() string {
-	v := procField("/proc/meminfo", "MemTotal", "")
-	var kb int64
-	if _, err := fmt.Sscanf(v, "%d kB", &kb); err != nil {
-		return "unknown"
-	}
-	return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-}
-
-func procField(path, key, fallback string) string {
-	sc := bufio.NewScanner(strings.NewReader(readFile(path)))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return fallback
-}
-
-// loadAvg is the 1, 5 and 15 minute load average.
-func loadAvg() string {
-	f := strings.Fields(readFile("/proc/loadavg"))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func readFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// revision is `git describe --always --dirty` of the working directory.
-func revision(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return "unknown (not a git checkout)"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // report is the Markdown the benchmark prints.
@@ -567,37 +507,4 @@ func (r *report) perSecond(b *strings.Builder) {
 		fmt.Fprintf(b, "- %s: %s\n", rateName(s.target), strings.Join(cells, ", "))
 	}
 	b.WriteString("\n</details>\n")
-}
-
-// appendResults adds section to path under resultsSection: at the end of
-// that section if the file has it, else in a new section at the end of
-// the file (created if missing). Other sections are kept as they are.
-func appendResults(path, section string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	text := string(old)
-	var out string
-	start := strings.Index(text, resultsSection+"\n")
-	if start < 0 || (start > 0 && text[start-1] != '\n') {
-		if text != "" && !strings.HasSuffix(text, "\n\n") {
-			text = strings.TrimRight(text, "\n") + "\n\n"
-		}
-		out = text + resultsSection + "\n\n" + section
-	} else {
-		end := len(text)
-		if i := strings.Index(text[start+len(resultsSection):], "\n## "); i >= 0 {
-			end = start + len(resultsSection) + i + 1
-		}
-		head := strings.TrimRight(text[:end], "\n") + "\n\n"
-		out = head + section
-		if end < len(text) {
-			out = strings.TrimRight(out, "\n") + "\n\n" + text[end:]
-		}
-	}
-	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,24 +76,6 @@ func TestReport_TargetsAndHighestSustained(t *testing.T) {
 	// Rows sorted by target, max last.
 	if i, j := strings.Index(md, "| 1000 |"), strings.Index(md, "| max (unthrottled) |"); i < 0 || j < i {
 		t.Errorf("row order:\n%s", md)
-	}
-}
-
-func TestAppendResults_AddsUnderTheSection(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "RESULTS.md")
-	if err := os.WriteFile(path, []byte("## TPC-H (accelerated reads)\n\nold\n\n## Pass-through (pgbench)\n\npt\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendResults(path, "### run 1\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendResults(path, "### run 2\n"); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	want := "## TPC-H (accelerated reads)\n\nold\n\n## Pass-through (pgbench)\n\npt\n\n" + resultsSection + "\n\n### run 1\n\n### run 2\n"
-	if string(b) != want {
-		t.Errorf("got:\n%s\nwant:\n%s", b, want)
 	}
 }
 

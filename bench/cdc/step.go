@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/refresh"
@@ -96,10 +97,10 @@ type env struct {
 func openProxies(ctx context.Context, e *env) error {
 	closeProxies(e)
 	var err error
-	if e.proxy, err = connect(ctx, e.proxyDSN()); err != nil {
+	if e.proxy, err = benchutil.ConnectSimple(ctx, e.proxyDSN()); err != nil {
 		return fmt.Errorf("connect through pgaccel: %w", err)
 	}
-	if e.proxy2, err = connect(ctx, e.proxyDSN()); err != nil {
+	if e.proxy2, err = benchutil.ConnectSimple(ctx, e.proxyDSN()); err != nil {
 		return fmt.Errorf("connect through pgaccel: %w", err)
 	}
 	e.markers.proxy = e.proxy
@@ -194,7 +195,7 @@ func runStep(ctx context.Context, e *env, target int, progress func(string, ...a
 	repAfter := replication(e.a)
 	s.applied = appliedRows(repAfter) - appliedRows(repBefore)
 	s.txApplied = repAfter.Transactions - repBefore.Transactions
-	s.loadAvg = loadAvg()
+	s.loadAvg = benchutil.LoadAvg()
 	s.warnings = e.logs.warnings()
 	return s
 }
@@ -216,7 +217,7 @@ func diagnose(ctx context.Context, e *env) string {
 	}
 	in := " WHERE id IN (" + strings.Join(ids, ", ") + ")"
 	var parts []string
-	if rows, err := textRows(ctx, e.check.PgConn(), "SELECT count(*) FROM "+table+in); err == nil {
+	if rows, err := benchutil.TextRows(ctx, e.check.PgConn(), "SELECT count(*) FROM "+table+in); err == nil {
 		parts = append(parts, "at the origin: "+strings.Join(rows, ""))
 	} else {
 		parts = append(parts, "at the origin: "+err.Error())
@@ -229,13 +230,13 @@ func diagnose(ctx context.Context, e *env) string {
 	} else {
 		parts = append(parts, "in DuckDB: "+err.Error())
 	}
-	if rows, err := textRows(ctx, e.check.PgConn(), "SELECT slot_name, active, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"); err == nil {
+	if rows, err := benchutil.TextRows(ctx, e.check.PgConn(), "SELECT slot_name, active, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"); err == nil {
 		parts = append(parts, "slots (name|active|confirmed_flush|current wal): "+strings.Join(rows, "; "))
 	}
 	// The same read through pgaccel, with a text no connection has kept
 	// prepared, and the planner's rewrite of it.
 	q := "SELECT id FROM " + table + " WHERE id IN (" + strings.Join(ids, ", ") + ", " + strconv.FormatInt(uniqueBase-1, 10) + ")"
-	rows, err := textRows(ctx, e.proxy2.PgConn(), q)
+	rows, err := benchutil.TextRows(ctx, e.proxy2.PgConn(), q)
 	parts = append(parts, fmt.Sprintf("through pgaccel (a new text): %d rows, error %v", len(rows), err))
 	d := e.a.Planner.Plan(ctx, q, &planner.Session{User: pgtest.AppUser, SearchPath: []string{"public"}})
 	parts = append(parts, fmt.Sprintf("planner: route %v, reason %q, DuckDB SQL %q", d.Route, d.Reason, d.SQL))
@@ -258,11 +259,11 @@ func aggregateSQL(seq int) string {
 func compareTable(ctx context.Context, e *env) (string, bool, error) {
 	e.checks++
 	q := aggregateSQL(e.checks)
-	want, err := textRows(ctx, e.check.PgConn(), q)
+	want, err := benchutil.TextRows(ctx, e.check.PgConn(), q)
 	if err != nil {
 		return "", false, fmt.Errorf("aggregate the origin's table: %w", err)
 	}
-	got, err := textRows(ctx, e.proxy2.PgConn(), q)
+	got, err := benchutil.TextRows(ctx, e.proxy2.PgConn(), q)
 	if err != nil {
 		return "", false, fmt.Errorf("aggregate the table through pgaccel: %w", err)
 	}

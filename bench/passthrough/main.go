@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -222,14 +223,14 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		targets:  targetNamesOf(targets),
 		results:  results,
 		finished: time.Now(),
-		loadEnd:  loadAverage(),
+		loadEnd:  benchutil.LoadAvg(),
 	}
 	md := rep.markdown()
 	if _, err := io.WriteString(stdout, md); err != nil {
 		return fmt.Errorf("print report: %w", err)
 	}
 	if opts.out != "" {
-		if err := writeReport(opts.out, rep.heading(), md); err != nil {
+		if err := benchutil.ReplaceSection(opts.out, rep.heading(), md); err != nil {
 			return err
 		}
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"sort"
@@ -15,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -93,59 +90,20 @@ type machineInfo struct {
 func collectMachineInfo(ctx context.Context, origin *pgtest.Server, pgb *pgbench) machineInfo {
 	info := machineInfo{
 		nproc:     runtime.NumCPU(), // sched_getaffinity, as nproc(1) counts
-		cpu:       cpuModel(),
-		kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		cpu:       benchutil.CPUModel(),
+		kernel:    cmp.Or(benchutil.Kernel(), "unknown"),
 		postgres:  postgresVersion(ctx, origin),
 		pgbouncer: "not run",
 		pgbench:   pgb.version(ctx),
-		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		revision:  revision(ctx),
+		goVersion: benchutil.GoVersion(),
+		revision:  benchutil.Revision(ctx),
 		started:   time.Now().UTC(),
-		loadStart: loadAverage(),
+		loadStart: benchutil.LoadAvg(),
 	}
 	if checkPgbouncer() == nil {
 		info.pgbouncer = pgbouncerVersion(ctx)
 	}
 	return info
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	sc := bufio.NewScanner(strings.NewReader(readFile("/proc/cpuinfo")))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-func readFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "unknown"
-	}
-	return string(b)
-}
-
-// loadAverage is the 1, 5 and 15 minute load averages: the machine may be
-// shared, and the report should say how busy it was.
-func loadAverage() string {
-	f := strings.Fields(readFile("/proc/loadavg"))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// revision is `git describe --always --dirty` of the working directory, the
-// pgaccel checkout being measured.
-func revision(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return "unknown (not a git checkout)"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // postgresVersion is the origin's server_version.
@@ -311,7 +269,7 @@ func ratio(a, b float64) string {
 }
 
 // resultsHeading starts the report (datasetHeading with -with-dataset);
-// writeReport replaces the section it heads, so one results file can hold
+// -out replaces the section it heads, so one results file can hold
 // other benchmarks' sections too.
 const (
 	resultsHeading = "## Pass-through (pgbench)"
@@ -327,36 +285,4 @@ func (r report) heading() string {
 		return datasetHeading
 	}
 	return resultsHeading
-}
-
-// writeReport writes md to path: in place of an existing section headed
-// heading (up to the next "## " heading), else appended.
-func writeReport(path, heading, md string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	text := string(old)
-	var out string
-	// The heading counts only at the start of a line.
-	start := strings.Index("\n"+text, "\n"+heading+"\n")
-	switch {
-	case start < 0 && strings.TrimSpace(text) == "":
-		out = md
-	case start < 0:
-		out = strings.TrimRight(text, "\n") + "\n\n" + md
-	default:
-		rest := ""
-		if i := strings.Index(text[start+len(heading):], "\n## "); i >= 0 {
-			rest = text[start+len(heading)+i+1:]
-		}
-		out = text[:start] + strings.TrimRight(md, "\n") + "\n"
-		if rest != "" {
-			out += "\n" + rest
-		}
-	}
-	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 )
 
 // An exact avg(numeric) on DuckDB, to show what Q1 would cost if the
@@ -111,7 +112,7 @@ func probeExactAvg(ctx context.Context, a *app.App, c *clients, q1 query, opts o
 	p := &exactAvgProbe{}
 	qctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	want, err := textRows(qctx, c.origin, q1.sql)
+	want, err := benchutil.TextRows(qctx, c.origin.PgConn(), q1.sql)
 	if err != nil {
 		p.err = fmt.Errorf("origin: %w", err)
 		return p

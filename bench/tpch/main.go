@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/rs/zerolog"
 )
@@ -116,7 +117,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		return err
 	}
 	rep := report{command: commandLine(args), opts: opts}
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", benchutil.LoadAvg()})
 
 	progress("starting origin PostgreSQL")
 	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -159,20 +160,20 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	rep.accelLoad = accelLoad
 	progress("pgaccel ready in %v; RSS %d MiB (%d MiB before it started)", accelLoad.Round(time.Millisecond), readStatus("VmRSS")>>20, rep.rssBeforeStart>>20)
 	rep.machine = collectMachineInfo(ctx, origin, a)
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after loading", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after loading", benchutil.LoadAvg()})
 
 	if opts.refreshRounds > 0 {
 		progress("measuring the refresh of lineitem against plain COPY")
 		if rep.refresh, rep.idleRSS, err = measureRefresh(ctx, a, origin.SuperDSN(), opts, progress); err != nil {
 			return err
 		}
-		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after refresh", loadAvg()})
+		rep.loadAvgs = append(rep.loadAvgs, [2]string{"after refresh", benchutil.LoadAvg()})
 		if opts.refreshTLS {
 			progress("measuring the refresh of lineitem over a TLS origin link (sslmode=require) against plain COPY over TLS")
 			if rep.refreshTLS, rep.idleRSSTLS, err = measureTLSRefresh(ctx, origin, dataDir, logs, opts, progress); err != nil {
 				return err
 			}
-			rep.loadAvgs = append(rep.loadAvgs, [2]string{"after TLS refresh", loadAvg()})
+			rep.loadAvgs = append(rep.loadAvgs, [2]string{"after TLS refresh", benchutil.LoadAvg()})
 		}
 	}
 
@@ -192,13 +193,13 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 			rep.exactAvg = probeExactAvg(ctx, a, c, q, opts)
 		}
 	}
-	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", loadAvg()})
+	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", benchutil.LoadAvg()})
 	rep.finished = time.Now()
 
 	md := rep.markdown()
 	fmt.Fprint(stdout, md)
 	if opts.out != "" {
-		if err := appendResults(opts.out, md); err != nil {
+		if err := benchutil.AppendToSection(opts.out, resultsSection, md); err != nil {
 			return err
 		}
 		progress("appended the report to %s", opts.out)

@@ -1,46 +1,10 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestAppendResults_KeepsOtherSections(t *testing.T) {
-	tests := []struct {
-		name, before, want string
-	}{
-		{"missing file", "", "## TPC-H (accelerated reads)\n\n### new\n"},
-		{"no section yet", "# Results\n\n## Pass-through (pgbench)\n\nx\n",
-			"# Results\n\n## Pass-through (pgbench)\n\nx\n\n## TPC-H (accelerated reads)\n\n### new\n"},
-		{"section last", "## TPC-H (accelerated reads)\n\n### old\n",
-			"## TPC-H (accelerated reads)\n\n### old\n\n### new\n"},
-		{"section in the middle", "## A\n\na\n\n## TPC-H (accelerated reads)\n\n### old\n\n## B\n\nb\n",
-			"## A\n\na\n\n## TPC-H (accelerated reads)\n\n### old\n\n### new\n\n## B\n\nb\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "RESULTS.md")
-			if tt.before != "" {
-				if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := appendResults(path, "### new\n"); err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestQ11Fraction_IsExact(t *testing.T) {
 	tests := []struct {

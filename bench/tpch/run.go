@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/planner"
@@ -182,24 +183,15 @@ type clients struct {
 	origin, proxy       *pgx.Conn
 }
 
-func connectSimple(ctx context.Context, dsn string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	return pgx.ConnectConfig(ctx, cfg)
-}
-
 func (c *clients) connect(ctx context.Context) error {
 	var err error
 	if c.origin == nil || c.origin.IsClosed() {
-		if c.origin, err = connectSimple(ctx, c.originDSN); err != nil {
+		if c.origin, err = benchutil.ConnectSimple(ctx, c.originDSN); err != nil {
 			return fmt.Errorf("connect to the origin as %s: %w", pgtest.AppUser, err)
 		}
 	}
 	if c.proxy == nil || c.proxy.IsClosed() {
-		if c.proxy, err = connectSimple(ctx, c.proxyDSN); err != nil {
+		if c.proxy, err = benchutil.ConnectSimple(ctx, c.proxyDSN); err != nil {
 			return fmt.Errorf("connect through pgaccel as %s: %w", pgtest.AppUser, err)
 		}
 	}
@@ -212,32 +204,6 @@ func (c *clients) close() {
 			conn.Close(context.Background())
 		}
 	}
-}
-
-// textRows runs sql with the simple protocol and returns every row as text.
-func textRows(ctx context.Context, conn *pgx.Conn, sql string) ([]string, error) {
-	results, err := conn.PgConn().Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, r := range results {
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		for _, row := range r.Rows {
-			fields := make([]string, len(row))
-			for i, v := range row {
-				if v == nil {
-					fields[i] = "NULL"
-				} else {
-					fields[i] = string(v)
-				}
-			}
-			out = append(out, strings.Join(fields, "|"))
-		}
-	}
-	return out, nil
 }
 
 // compareRows says how the proxy's rows compare with the origin's.
@@ -350,7 +316,7 @@ func runQueries(ctx context.Context, a *app.App, c *clients, logs *logCapture, q
 func checkQuery(ctx context.Context, a *app.App, c *clients, logs *logCapture, r *queryResult, opts options) {
 	qctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	want, err := textRows(qctx, c.origin, r.q.sql)
+	want, err := benchutil.TextRows(qctx, c.origin.PgConn(), r.q.sql)
 	if err != nil {
 		r.route, r.check, r.err = "?", "not checked", fmt.Errorf("origin: %w", err)
 		return
@@ -361,7 +327,7 @@ func checkQuery(ctx context.Context, a *app.App, c *clients, logs *logCapture, r
 		r.err = err
 		return
 	}
-	got, err := textRows(qctx, c.proxy, r.q.sql)
+	got, err := benchutil.TextRows(qctx, c.proxy.PgConn(), r.q.sql)
 	if err != nil {
 		r.route, r.check, r.err = "?", "not checked", fmt.Errorf("pgaccel: %w", err)
 		return
