@@ -136,9 +136,6 @@ type Decision struct {
 	// that exist. The proxy must refresh Session after it runs (and again
 	// when the transaction ends, since ROLLBACK and SET LOCAL undo it).
 	SetsSearchPath bool
-	// Internal marks a statement the proxy answers about itself (SHOW
-	// pgaccel.last_route): it is neither counted nor shown as a route.
-	Internal bool
 
 	writes bool
 }

@@ -180,7 +180,7 @@ type localResult struct {
 	started time.Time
 	// datasets the statement reads, for the metrics.
 	datasets []string
-	// internal: the proxy's answer about itself (planner.Decision.Internal).
+	// internal: the proxy's answer about itself (see internal).
 	internal bool
 	// fingerprint of the statement, for the fallback memory.
 	fingerprint uint64
@@ -515,7 +515,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: d.Internal}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(d)}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses

@@ -149,9 +149,6 @@ func (ss *session) countOrigin(d planner.Decision) {
 		e.Str("reason", d.Reason).Str("rule", d.Detail).Strs("datasets", d.Datasets).Str("kind", d.Kind.String()).
 			Msg("statement goes to the origin")
 	}
-	if d.Internal {
-		return
-	}
 	ss.srv.metrics.count(routeOrigin, d.Datasets, d.Reason)
 	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
@@ -648,7 +645,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 	ctx := ss.srv.baseCtx
 	if sql == lastRouteSQL {
 		if !ss.ensureInfo() {
-			return planner.Decision{Route: planner.RouteOrigin, Kind: planner.KindShow, Internal: true}, nil, false
+			return planner.Decision{Route: planner.RouteOrigin, Kind: planner.KindShow}, nil, false
 		}
 		d, ok = ss.settleLocal(ss.lastRouteDecision(), settle)
 		if !ok {

@@ -83,14 +83,21 @@ func (n routeNote) String() string {
 // noteRoute records the route of the statement just decided, unless it is
 // one of the proxy's own (SHOW pgaccel.last_route).
 func (ss *session) noteRoute(d planner.Decision, route, reason, detail string) {
-	if !d.Internal {
+	if !internal(d) {
 		ss.lastRoute = routeNote{route: route, reason: reason, detail: detail}
 	}
 }
 
+// internal reports whether d is the proxy's answer about itself (SHOW
+// pgaccel.last_route, the only SHOW the acceleration answers): it is
+// neither counted nor shown as a route.
+func internal(d planner.Decision) bool {
+	return d.Route == planner.RouteAccelerate && d.Kind == planner.KindShow
+}
+
 // lastRouteDecision answers SHOW pgaccel.last_route from DuckDB.
 func (ss *session) lastRouteDecision() planner.Decision {
-	return planner.Decision{Route: planner.RouteAccelerate, Kind: planner.KindShow, Internal: true,
+	return planner.Decision{Route: planner.RouteAccelerate, Kind: planner.KindShow,
 		SQL: "SELECT " + quoteLiteral(ss.lastRoute.String()) + "::VARCHAR AS \"pgaccel.last_route\""}
 }
 
