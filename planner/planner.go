@@ -282,9 +282,6 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	}
 	if a.reason != "" {
 		d.Reason, d.Detail = a.reason, a.detail
-		if d.Detail == "" {
-			d.Detail = "a statement of kind " + a.kind.String()
-		}
 		if a.kind == KindSelect && !a.writes && len(a.rels) > 0 {
 			// A read the acceleration cannot answer: which datasets it
 			// reads, for the metrics (the resolver caches its answers).
@@ -387,7 +384,7 @@ func (p *Planner) analyzeAndCache(sql string) (*analysis, *pg_query.ParseResult)
 func analyze(sql string) (*analysis, *pg_query.ParseResult) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
-		return &analysis{kind: KindOther, reason: ReasonParseError}, nil
+		return &analysis{kind: KindOther, reason: ReasonParseError, detail: "a statement of kind " + KindOther.String()}, nil
 	}
 	a := &analysis{sql: sql}
 	if fp, err := pg_query.FingerprintToUInt64(sql); err == nil {
@@ -407,6 +404,10 @@ func analyze(sql string) (*analysis, *pg_query.ParseResult) {
 			a.setsSession = a.setsSession || one.setsSession
 			a.paramCount = max(a.paramCount, one.paramCount)
 		}
+	}
+	if a.reason != "" && a.detail == "" {
+		// Once per analysis (they are cached), not per plan.
+		a.detail = "a statement of kind " + a.kind.String()
 	}
 	return a, tree
 }
