@@ -329,7 +329,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	if p.active != nil {
-		return ss.continueLocal(p, m)
+		return ss.continueLocal(p, m, false)
 	}
 	if p.exhausted {
 		// Run to completion here before: Postgres answers an Execute of
@@ -485,7 +485,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return ss.executeFallback(p, oids, d.FallbackSQL, requestZeroResults, routeFallback, start)
 	}
 	p.active = r
-	return ss.continueLocal(p, m)
+	return ss.continueLocal(p, m, true) // startLocal armed the run
 }
 
 // zeroResults counts a use_source fallback.
@@ -548,11 +548,15 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 	return true
 }
 
-// continueLocal sends the next rows of a local result for an Execute.
-func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute) bool {
+// continueLocal sends the next rows of a local result for an Execute;
+// armed: the local run (cancel, statement_timeout) is armed already, by
+// the startLocal of this Execute.
+func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool) bool {
 	r := p.active
 	firstCall := r.sent == 0
-	ss.runLocal(r.cancel, ss.localDeadline())
+	if !armed {
+		ss.runLocal(r.cancel, ss.localDeadline())
+	}
 	done, n, err := ss.sendRows(r, nil, int64(m.MaxRows))
 	ss.endRun()
 	if err == nil && !done && firstCall && !ss.pending.idle() && !ss.drain() {
