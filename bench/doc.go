@@ -34,8 +34,9 @@
 //     go run ./bench/tpch -sf 1 -rounds 3 -out bench/RESULTS.md
 //
 // Results with the exact command, date and machine are kept in RESULTS.md
-// next to this file. What the benchmarks share (writing to RESULTS.md, the
-// machine description, the simple-protocol client) is in
+// next to this file. What the benchmarks share (their main's scaffolding,
+// writing to RESULTS.md, the machine description, the simple-protocol
+// client, metric sums, finding pgbench and reading its summary) is in
 // bench/internal/benchutil.
 //
 // bench may import every pgaccel package (the origin comes from

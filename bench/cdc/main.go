@@ -69,17 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	err = benchmark(ctx, opts, args, stdout, stderr)
-	switch {
-	case err == nil:
-		return 0
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "cdc: interrupted; everything started was stopped\n")
-		return 130
-	default:
-		fmt.Fprintf(stderr, "cdc: %v\n", err)
-		return 1
-	}
+	return benchutil.Exit(ctx, "cdc", benchmark(ctx, opts, args, stdout, stderr), stderr)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -166,22 +156,18 @@ func parseRates(s string) ([]int, error) {
 // benchmark runs the whole benchmark; everything it starts is stopped
 // before it returns.
 func benchmark(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) (err error) {
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-	}
-	rep := &report{command: commandLine(args), opts: opts}
+	progress := benchutil.Progress(stderr)
+	rep := &report{command: benchutil.CommandLine("./bench/cdc", args), opts: opts}
 	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", benchutil.LoadAvg()})
-	pgbenchPath, err := findPgbench()
+	pgbenchPath, err := benchutil.FindPgbench()
 	if err != nil {
 		return err
 	}
 
 	progress("starting origin PostgreSQL")
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	origin, err := pgtest.Start(startCtx)
-	cancel()
+	origin, err := benchutil.StartOrigin(ctx)
 	if err != nil {
-		return fmt.Errorf("start origin: %w", err)
+		return err
 	}
 	defer func() {
 		if stopErr := origin.Stop(); stopErr != nil && err == nil {
@@ -336,13 +322,4 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		progress("appended the report to %s", opts.out)
 	}
 	return nil
-}
-
-// commandLine is how the benchmark was run, for the report.
-func commandLine(args []string) string {
-	prog := "go run ./bench/cdc"
-	if exe := os.Args[0]; !strings.Contains(exe, "go-build") {
-		prog = exe
-	}
-	return strings.TrimSpace(prog + " " + strings.Join(args, " "))
 }

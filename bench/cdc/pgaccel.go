@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/refresh"
 	"github.com/rs/zerolog"
@@ -152,24 +153,7 @@ func (c *logCapture) warnings() []string {
 
 // statementRoutes sums pgaccel_statements_total by route.
 func statementRoutes(a *app.App) (map[string]float64, error) {
-	mfs, err := a.Metrics.Gather()
-	if err != nil {
-		return nil, fmt.Errorf("gather metrics: %w", err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "pgaccel_statements_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out, nil
+	return benchutil.MetricSums(a.Metrics, "pgaccel_statements_total", "route")
 }
 
 // histogram is a cumulative Prometheus histogram: bucket upper bounds

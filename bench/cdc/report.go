@@ -48,7 +48,7 @@ func collectMachineInfo(ctx context.Context, conn *pgx.Conn, a *app.App, p *pgbe
 		memTotal:  benchutil.MemTotal(),
 		kernel:    benchutil.Kernel(),
 		postgres:  "PostgreSQL " + conn.PgConn().ParameterStatus("server_version"),
-		pgbench:   p.version(ctx),
+		pgbench:   benchutil.PgbenchVersion(ctx, p.path),
 		duckdb:    cmp.Or(benchutil.DuckDBVersion(ctx, a), "DuckDB unknown"),
 		goVersion: benchutil.GoVersion(),
 		revision:  benchutil.Revision(ctx),

@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -66,8 +64,6 @@ DELETE FROM %[4]s WHERE id = (SELECT nextval('%[4]s_del'));
 `, insertPct, insertPct+updatePct, rows/2, table)
 }
 
-const pgbenchInstall = "apt-get update && apt-get install -y postgresql-client"
-
 // pgbench runs the pgbench binary against the origin as its superuser.
 type pgbench struct {
 	path     string
@@ -79,33 +75,6 @@ type pgbench struct {
 	script   string   // path of the script file
 }
 
-// findPgbench looks for pgbench where pgtest looks for the server (pg_config
-// --bindir, the highest /usr/lib/postgresql/*/bin), then on PATH.
-func findPgbench() (string, error) {
-	var dirs []string
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		dirs = append(dirs, strings.TrimSpace(string(out)))
-	}
-	debian, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(debian, func(i, j int) bool { return majorOf(debian[i]) > majorOf(debian[j]) })
-	dirs = append(dirs, debian...)
-	for _, d := range dirs {
-		p := filepath.Join(d, "pgbench")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("pgbench not found (looked in pg_config --bindir, /usr/lib/postgresql/*/bin and PATH); install it with: %s", pgbenchInstall)
-}
-
-func majorOf(binDir string) float64 {
-	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
-	return v
-}
-
 // newPgbench points pgbench at origin's database and superuser, with
 // synchronous_commit set to syncCommit, and writes the script into dir. The PG* variables of this process are dropped so
 // that they cannot redirect it.
@@ -115,23 +84,8 @@ func newPgbench(path string, origin *pgtest.Server, dir string, rows int, syncCo
 	if err := os.WriteFile(p.script, []byte(script(rows)), 0o644); err != nil {
 		return nil, fmt.Errorf("write the pgbench script: %w", err)
 	}
-	env := []string{"PGPASSWORD=" + origin.SuperPassword, "PGSSLMODE=disable", "PGAPPNAME=pgbench", "PGOPTIONS=-c synchronous_commit=" + syncCommit}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PG") {
-			env = append(env, kv)
-		}
-	}
-	p.env = env
+	p.env = benchutil.PgbenchEnv("PGPASSWORD="+origin.SuperPassword, "PGSSLMODE=disable", "PGAPPNAME=pgbench", "PGOPTIONS=-c synchronous_commit="+syncCommit)
 	return p, nil
-}
-
-// version is the output of `pgbench --version`.
-func (p *pgbench) version(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, p.path, "--version").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // load is one pgbench run: at rate transactions per second (0: as fast
@@ -178,7 +132,7 @@ func (p *pgbench) run(ctx context.Context, l load) (pgbenchResult, error) {
 		if ctx.Err() != nil {
 			return pgbenchResult{}, ctx.Err()
 		}
-		return pgbenchResult{}, fmt.Errorf("pgbench %s: %w\n%s", strings.Join(l.args("cdc.sql"), " "), err, tail(out, 15))
+		return pgbenchResult{}, fmt.Errorf("pgbench %s: %w\n%s", strings.Join(l.args("cdc.sql"), " "), err, benchutil.Tail(out, 15))
 	}
 	return parseOutput(out)
 }
@@ -197,35 +151,17 @@ type pgbenchResult struct {
 }
 
 var (
-	tpsRe      = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
-	latencyRe  = regexp.MustCompile(`(?m)^latency average = ([0-9.]+) ms`)
-	failedRe   = regexp.MustCompile(`(?m)^number of failed transactions: ([0-9]+)`)
-	txnsRe     = regexp.MustCompile(`(?m)^number of transactions actually processed: ([0-9]+)`)
 	schedLagRe = regexp.MustCompile(`(?m)^rate limit schedule lag: avg ([0-9.]+) \(max ([0-9.]+)\) ms`)
 	progressRe = regexp.MustCompile(`(?m)^progress: [0-9.]+ s, ([0-9.]+) tps`)
 )
 
 // parseOutput reads pgbench's summary and progress lines.
 func parseOutput(out []byte) (pgbenchResult, error) {
-	if m := failedRe.FindSubmatch(out); m != nil && string(m[1]) != "0" {
-		return pgbenchResult{}, fmt.Errorf("pgbench reported %s failed transactions:\n%s", m[1], tail(out, 15))
+	sum, err := benchutil.ParsePgbenchSummary(out)
+	if err != nil {
+		return pgbenchResult{}, err
 	}
-	tm, lm, nm := tpsRe.FindSubmatch(out), latencyRe.FindSubmatch(out), txnsRe.FindSubmatch(out)
-	if tm == nil || lm == nil || nm == nil {
-		return pgbenchResult{}, errors.New("pgbench output lacks one of the lines \"tps = ... (without initial connection time)\", " +
-			"\"latency average\", \"number of transactions actually processed\":\n" + tail(out, 15))
-	}
-	var r pgbenchResult
-	var err error
-	if r.tps, err = strconv.ParseFloat(string(tm[1]), 64); err != nil {
-		return r, fmt.Errorf("parse pgbench tps %q: %w", tm[1], err)
-	}
-	if r.latencyMS, err = strconv.ParseFloat(string(lm[1]), 64); err != nil {
-		return r, fmt.Errorf("parse pgbench latency %q: %w", lm[1], err)
-	}
-	if r.txns, err = strconv.ParseInt(string(nm[1]), 10, 64); err != nil {
-		return r, fmt.Errorf("parse pgbench transaction count %q: %w", nm[1], err)
-	}
+	r := pgbenchResult{tps: sum.TPS, txns: sum.Txns, latencyMS: sum.LatencyMS}
 	if m := schedLagRe.FindSubmatch(out); m != nil {
 		r.schedLagMS, _ = strconv.ParseFloat(string(m[1]), 64)
 		r.schedLagMaxMS, _ = strconv.ParseFloat(string(m[2]), 64)
@@ -237,13 +173,4 @@ func parseOutput(out []byte) (pgbenchResult, error) {
 		}
 	}
 	return r, nil
-}
-
-// tail is the last n lines of out.
-func tail(out []byte, n int) string {
-	lines := strings.Split(string(bytes.TrimRight(out, "\n")), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -54,16 +54,6 @@ func TestParseOutput_Unthrottled(t *testing.T) {
 	}
 }
 
-func TestParseOutput_Failures(t *testing.T) {
-	out := strings.Replace(pgbenchThrottled, "number of failed transactions: 0 (0.000%)", "number of failed transactions: 3 (0.150%)", 1)
-	if _, err := parseOutput([]byte(out)); err == nil || !strings.Contains(err.Error(), "3 failed") {
-		t.Errorf("failed transactions: err = %v", err)
-	}
-	if _, err := parseOutput([]byte("pgbench: error: connection refused\n")); err == nil {
-		t.Error("no summary: no error")
-	}
-}
-
 func TestLoad_Args(t *testing.T) {
 	for _, tc := range []struct {
 		l    load

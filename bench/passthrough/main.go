@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
 // options are the command-line flags.
@@ -68,17 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	err = benchmark(ctx, opts, args, stdout, stderr)
-	switch {
-	case err == nil:
-		return 0
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "passthrough: interrupted; everything started was stopped\n")
-		return 130
-	default:
-		fmt.Fprintf(stderr, "passthrough: %v\n", err)
-		return 1
-	}
+	return benchutil.Exit(ctx, "passthrough", benchmark(ctx, opts, args, stdout, stderr), stderr)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -159,16 +148,12 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 			return err
 		}
 	}
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-	}
+	progress := benchutil.Progress(stderr)
 
 	progress("starting origin PostgreSQL")
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	origin, err := pgtest.Start(startCtx)
-	cancel()
+	origin, err := benchutil.StartOrigin(ctx)
 	if err != nil {
-		return fmt.Errorf("start origin: %w", err)
+		return err
 	}
 	defer func() {
 		if stopErr := origin.Stop(); stopErr != nil && err == nil {

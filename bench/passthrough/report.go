@@ -94,7 +94,7 @@ func collectMachineInfo(ctx context.Context, origin *pgtest.Server, pgb *pgbench
 		kernel:    cmp.Or(benchutil.Kernel(), "unknown"),
 		postgres:  postgresVersion(ctx, origin),
 		pgbouncer: "not run",
-		pgbench:   pgb.version(ctx),
+		pgbench:   benchutil.PgbenchVersion(ctx, pgb.path),
 		goVersion: benchutil.GoVersion(),
 		revision:  benchutil.Revision(ctx),
 		started:   time.Now().UTC(),

@@ -53,17 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	err = benchmark(ctx, opts, args, stdout, stderr)
-	switch {
-	case err == nil:
-		return 0
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "tpch: interrupted; everything started was stopped\n")
-		return 130
-	default:
-		fmt.Fprintf(stderr, "tpch: %v\n", err)
-		return 1
-	}
+	return benchutil.Exit(ctx, "tpch", benchmark(ctx, opts, args, stdout, stderr), stderr)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -109,22 +99,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // benchmark runs the whole benchmark; everything it starts is stopped
 // before it returns.
 func benchmark(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) (err error) {
-	progress := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-	}
+	progress := benchutil.Progress(stderr)
 	qs, err := selectQueries(tpchQueries(opts.sf), opts.queries)
 	if err != nil {
 		return err
 	}
-	rep := report{command: commandLine(args), opts: opts}
+	rep := report{command: benchutil.CommandLine("./bench/tpch", args), opts: opts}
 	rep.loadAvgs = append(rep.loadAvgs, [2]string{"start", benchutil.LoadAvg()})
 
 	progress("starting origin PostgreSQL")
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	origin, err := pgtest.Start(startCtx)
-	cancel()
+	origin, err := benchutil.StartOrigin(ctx)
 	if err != nil {
-		return fmt.Errorf("start origin: %w", err)
+		return err
 	}
 	defer func() {
 		if stopErr := origin.Stop(); stopErr != nil && err == nil {
@@ -205,14 +191,4 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		progress("appended the report to %s", opts.out)
 	}
 	return nil
-}
-
-// commandLine is how the benchmark was run, for the report: `go run
-// ./bench/tpch ...`, or the binary's path when it was built beforehand.
-func commandLine(args []string) string {
-	prog := "go run ./bench/tpch"
-	if exe := os.Args[0]; !strings.Contains(exe, "go-build") {
-		prog = exe
-	}
-	return strings.TrimSpace(prog + " " + strings.Join(args, " "))
 }

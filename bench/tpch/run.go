@@ -146,24 +146,7 @@ func startPgaccel(ctx context.Context, dsn string, ts []table, dataDir string, l
 
 // routeCounts sums pgaccel_queries_total by route.
 func routeCounts(a *app.App) (map[string]float64, error) {
-	mfs, err := a.Metrics.Gather()
-	if err != nil {
-		return nil, fmt.Errorf("gather metrics: %w", err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "pgaccel_queries_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out, nil
+	return benchutil.MetricSums(a.Metrics, "pgaccel_queries_total", "route")
 }
 
 func routeDelta(before, after map[string]float64) map[string]float64 {

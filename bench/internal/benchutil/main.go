@@ -1,0 +1,59 @@
+package benchutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+// Progress returns the benchmark's progress printer: every line goes to
+// w, after the time of day and two spaces.
+func Progress(w io.Writer) func(format string, a ...any) {
+	return func(format string, a ...any) {
+		fmt.Fprintf(w, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+}
+
+// StartOrigin starts a throwaway origin PostgreSQL (integration/pgtest),
+// giving it three minutes. The caller stops it.
+func StartOrigin(ctx context.Context) (*pgtest.Server, error) {
+	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	origin, err := pgtest.Start(startCtx)
+	if err != nil {
+		return nil, fmt.Errorf("start origin: %w", err)
+	}
+	return origin, nil
+}
+
+// Exit is the exit status of the benchmark name whose run ended with
+// err: 0 when it is nil; 130 when ctx was cancelled (SIGINT, SIGTERM),
+// saying so on stderr; else 1, with err on stderr.
+func Exit(ctx context.Context, name string, err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "%s: interrupted; everything started was stopped\n", name)
+		return 130
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+}
+
+// CommandLine is how the benchmark in pkg (./bench/cdc) was run with
+// args, for the report: `go run pkg args`, or the binary's path and args
+// when it was built beforehand.
+func CommandLine(pkg string, args []string) string {
+	prog := "go run " + pkg
+	if exe := os.Args[0]; !strings.Contains(exe, "go-build") {
+		prog = exe
+	}
+	return strings.TrimSpace(prog + " " + strings.Join(args, " "))
+}
