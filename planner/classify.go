@@ -104,6 +104,14 @@ type analysis struct {
 	aggFloatCast bool
 	// Column names used as operands of ||: they must be text-like.
 	concatCols map[string]struct{}
+	// aliasDefs: the expressions of output columns by their names, for
+	// the names a rule meets that are no dataset's column (aliases.go).
+	aliasDefs map[string][]*pg_query.Node
+	// Column names returned as they are by min, max, lag ... (valueFuncs).
+	valueCols map[string]struct{}
+	// Column names cast to a text type: their type must print alike
+	// (textCastSafe).
+	textCastCols map[string]struct{}
 	// ordering: the statement sorts or range-compares values.
 	ordering bool
 	// mergesValues: CASE, COALESCE, set operations... merge values that

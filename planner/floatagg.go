@@ -66,3 +66,40 @@ func (z *analyzer) noteFloatAggregate(fc *pg_query.FuncCall) {
 		z.a.aggFloatCast = true
 	}
 }
+
+// valueFuncs return one of their argument's values as it is: over a
+// char(n) column, Postgres returns it padded to n with the type's length
+// lost (bpchar without a typmod), which the acceleration, keeping char(n)
+// without its trailing spaces, cannot reproduce.
+var valueFuncs = map[string]bool{
+	"min": true, "max": true, "first_value": true, "last_value": true, "nth_value": true,
+	"lag": true, "lead": true, "mode": true, "percentile_disc": true, "any_value": true,
+	"array_agg": true, "greatest": true, "least": true,
+}
+
+// noteValueFunction records the column names that are direct arguments of
+// the valueFuncs.
+func (z *analyzer) noteValueFunction(fc *pg_query.FuncCall) {
+	if !valueFuncs[funcName(fc)] {
+		return
+	}
+	args := fc.Args
+	if fc.AggWithinGroup {
+		args = nil
+		for _, o := range fc.AggOrder {
+			if sb := o.GetSortBy(); sb != nil {
+				args = append(args, sb.Node)
+			}
+		}
+	}
+	for _, arg := range args {
+		if cr := arg.GetColumnRef(); cr != nil {
+			if name := lastField(cr); name != "" {
+				if z.a.valueCols == nil {
+					z.a.valueCols = map[string]struct{}{}
+				}
+				z.a.valueCols[name] = struct{}{}
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	case divides && a.numericLiteral:
 		return ReasonNumericDivision, "a division with a numeric literal (DuckDB divides decimals in floating point)"
 	}
+	hasBpchar, hasNumeric := false, false
 	for _, d := range r.datasets {
 		of := " of dataset " + d.ds.Name
 		for _, c := range d.state.Columns {
@@ -39,14 +40,37 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 					return ReasonNumericDivision, "a division where the numeric column " + c.Name + of + " may be an operand (DuckDB divides decimals in floating point)"
 				}
 			}
-			if _, ok := a.concatCols[c.Name]; ok && !textTypeOIDs[c.TypeOID] {
-				return ReasonUnsupported, "|| with the non-text column " + c.Name + of + " (Postgres formats it its own way)"
+			if c.TypeOID == oidBpchar || c.TypeOID == oidBpcharArray {
+				hasBpchar = true
+			}
+			if c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray {
+				hasNumeric = true
 			}
 			if a.ordering && !c.BinaryCollation && collatable(c.TypeOID) {
 				if _, ok := a.cols.names[c.Name]; ok || a.cols.star || a.cols.natural {
 					return ReasonCollation, "ordering or comparing the column " + c.Name + of + ", whose collation is not bytewise"
 				}
 			}
+		}
+	}
+	// Rules by the type a name holds (aliases.go).
+	if n := a.firstUnsafe(r, a.textCastCols, textCastRule); n != "" {
+		return ReasonUnsupported, "a cast to text of " + n + ", whose type Postgres prints its own way (or is not known)"
+	}
+	if n := a.firstUnsafe(r, a.concatCols, concatRule); n != "" {
+		return ReasonUnsupported, "|| with " + n + ", which is not known to be text (Postgres formats other types its own way)"
+	}
+	if hasNumeric || a.numericLiteral {
+		if n := a.firstUnsafe(r, mergeCols, mergeRule); n != "" {
+			return ReasonNumericScale, n + ", merged with values whose display scale may differ, may be numeric"
+		}
+	}
+	if hasBpchar {
+		if n := a.firstUnsafe(r, a.valueCols, bpcharValueRule); n != "" {
+			return ReasonUnsupported, n + " may be a char(n) value returned without its length (Postgres pads it; the acceleration keeps it without trailing spaces)"
+		}
+		if n := a.firstUnsafe(r, mergeCols, bpcharValueRule); n != "" {
+			return ReasonUnsupported, n + " may be a char(n) value merged into a value without a length (Postgres pads it; the acceleration keeps it without trailing spaces)"
 		}
 	}
 	return "", ""
@@ -58,6 +82,8 @@ const (
 	oidFloat8       = 701
 	oidNumeric      = 1700
 	oidNumericArray = 1231
+	oidBpchar       = 1042
+	oidBpcharArray  = 1014
 	oidInt2         = 21
 	oidInt4         = 23
 	oidInt8         = 20

@@ -164,6 +164,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			}
 			z.outNames[n.Name] = struct{}{}
 		}
+		z.noteAlias(n)
 	case *pg_query.ColumnRef:
 		z.colRef++
 		z.columnRef(n, z.colRef-1)
@@ -195,6 +196,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			}
 		}
 		z.noteFloatAggregate(n)
+		z.noteValueFunction(n)
 		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)
 		if setReturning[funcName(n)] && !z.fromSRF[n] {
@@ -222,7 +224,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 	case *pg_query.TypeCast:
-		z.flags |= checkTextCast(n) | checkNumericCast(n)
+		z.flags |= z.checkTextCast(n) | checkNumericCast(n)
 	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
 		z.flag(flagUnsupported)
 	}

@@ -129,6 +129,7 @@ type collector struct {
 	aliases   []*pg_query.Alias
 	joins     []*pg_query.JoinExpr
 	divisions []*pg_query.A_Expr
+	selects   []*pg_query.SelectStmt
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -164,6 +165,8 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.aliases = append(c.aliases, n)
 	case *pg_query.JoinExpr:
 		c.joins = append(c.joins, n)
+	case *pg_query.SelectStmt:
+		c.selects = append(c.selects, n)
 	}
 }
 
@@ -210,6 +213,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		if rv.Alias == nil {
 			rv.Alias = &pg_query.Alias{Aliasname: rel.name}
 		}
+	}
+	for _, sel := range c.selects {
+		sortFloatsByValue(sel, r)
 	}
 	for _, s := range c.sorts {
 		explicitNulls(s)
@@ -359,4 +365,59 @@ func tableRefVar(ref string) (*pg_query.RangeVar, error) {
 		return nil, fmt.Errorf("table reference %q is not a table name", ref)
 	}
 	return rv, nil
+}
+
+// sortFloatsByValue makes ORDER BY a float column (by name, output name or
+// position) sort by column + 0: DuckDB returns the values of a column it
+// sorts by from its sort keys, where -0 has become 0; Postgres, which
+// orders -0 and 0 as equal, returns -0. The sum sorts the same.
+func sortFloatsByValue(sel *pg_query.SelectStmt, r resolution) {
+	if len(sel.DistinctClause) > 0 || len(sel.TargetList) == 0 {
+		return
+	}
+	for _, item := range sel.SortClause {
+		sb := item.GetSortBy()
+		if sb == nil {
+			continue
+		}
+		expr := sb.Node
+		if c := expr.GetAConst(); c != nil {
+			iv, ok := c.Val.(*pg_query.A_Const_Ival)
+			if !ok || iv.Ival.Ival < 1 || int(iv.Ival.Ival) > len(sel.TargetList) {
+				continue
+			}
+			expr = sel.TargetList[iv.Ival.Ival-1].GetResTarget().GetVal()
+		} else if cr := expr.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+			for _, t := range sel.TargetList {
+				if rt := t.GetResTarget(); rt != nil && rt.Name != "" && rt.Name == lastField(cr) {
+					expr = rt.Val
+					break
+				}
+			}
+		}
+		cr := expr.GetColumnRef()
+		if cr == nil || !floatColumn(r, lastField(cr)) {
+			continue
+		}
+		sb.Node = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")},
+			proto.Clone(expr).(*pg_query.Node), pg_query.MakeAConstIntNode(0, -1), -1)
+	}
+}
+
+// floatColumn reports whether the datasets have a column of that name and
+// every one is a float4 or float8.
+func floatColumn(r resolution, name string) bool {
+	found := false
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name != name {
+				continue
+			}
+			if c.TypeOID != oidFloat4 && c.TypeOID != oidFloat8 {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }

@@ -113,7 +113,6 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	}
 	var out []scaleTarget
 	exempt := map[proto.Message]bool{}
-	outNames := map[string]bool{}
 	for i, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil {
@@ -136,30 +135,63 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 		for m := range merges {
 			exempt[m] = true
 		}
-		outNames[rt.Name] = true
-		outNames[outputName(rt.Val)] = true
 		out = append(out, st)
 	}
-	// GROUP BY and ORDER BY by position or by the output name of such a
-	// column would group or sort by the rewritten text.
-	refersToOutput := func(n *pg_query.Node) bool {
-		if n.GetAConst() != nil {
-			return true
-		}
-		cr := n.GetColumnRef()
-		return cr != nil && len(cr.Fields) == 1 && outNames[lastField(cr)]
-	}
+	// GROUP BY by position or by the output name of such a column would
+	// group by the rewritten text.
 	for _, g := range sel.GroupClause {
-		if refersToOutput(g) {
+		if _, ok := refersToTracked(g, out, sel); ok {
 			return nil, nil, nil
 		}
 	}
-	for _, s := range sel.SortClause {
-		if sb := s.GetSortBy(); sb == nil || refersToOutput(sb.Node) {
+	for _, sc := range sel.SortClause {
+		sb := sc.GetSortBy()
+		if sb == nil {
+			return nil, nil, nil
+		}
+		// ORDER BY such a column sorts by its value (rewriteScales puts
+		// the expression there), except for a division, which DuckDB
+		// would compute in floating point.
+		if st, ok := refersToTracked(sb.Node, out, sel); ok && (st == nil || st.divides) {
 			return nil, nil, nil
 		}
 	}
 	return out, exempt, subs
+}
+
+// refersToTracked reports whether n, an item of GROUP BY or ORDER BY,
+// refers to a scale-tracked output column by position or output name, and
+// which (nil for any position but a tracked one's, or a name that may mean
+// several).
+func refersToTracked(n *pg_query.Node, out []scaleTarget, sel *pg_query.SelectStmt) (*scaleTarget, bool) {
+	if c := n.GetAConst(); c != nil {
+		iv, isInt := c.Val.(*pg_query.A_Const_Ival)
+		if !isInt {
+			return nil, true
+		}
+		for i := range out {
+			if int64(out[i].pos)+1 == int64(iv.Ival.Ival) {
+				return &out[i], true
+			}
+		}
+		return nil, false
+	}
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 1 {
+		return nil, false
+	}
+	name := lastField(cr)
+	var found *scaleTarget
+	for i := range out {
+		rt := sel.TargetList[out[i].pos].GetResTarget()
+		if rt.Name == name || rt.Name == "" && outputName(rt.Val) == name {
+			if found != nil {
+				return nil, true
+			}
+			found = &out[i]
+		}
+	}
+	return found, found != nil
 }
 
 // starColumns is the key of subqueryScales' map that marks a * among the
@@ -675,6 +707,12 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int)
 			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
 			continue
 		}
+		// ORDER BY this column sorts by its value, not by its text.
+		for _, sc := range sel.SortClause {
+			if sb := sc.GetSortBy(); sb != nil && sortsBy(sb.Node, i, rt) {
+				sb.Node = proto.Clone(rt.Val).(*pg_query.Node)
+			}
+		}
 		v, err := scaledText(rt.Val, colScale)
 		if err != nil {
 			return err
@@ -682,6 +720,21 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int)
 		rt.Val = v
 	}
 	return nil
+}
+
+// sortsBy reports whether an ORDER BY item names the output column rt at
+// position i (from 0), by position or output name.
+func sortsBy(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
+	if c := n.GetAConst(); c != nil {
+		iv, isInt := c.Val.(*pg_query.A_Const_Ival)
+		return isInt && int64(iv.Ival.Ival) == int64(i)+1
+	}
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 1 {
+		return false
+	}
+	name := lastField(cr)
+	return rt.Name == name || rt.Name == "" && outputName(rt.Val) == name
 }
 
 // scaledText is numericScaleFunction(CAST(n AS text), scale of n).

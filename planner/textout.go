@@ -12,7 +12,8 @@ import (
 // read differently. Such statements go to the origin:
 //
 //   - a cast to a text type (text, varchar, char, bpchar, name) of anything
-//     but a string literal;
+//     but a string literal, a parameter, a text result or a column of a
+//     type both print alike (checkTextCast);
 //   - an operand of || that is not known to be text: only string literals,
 //     other || expressions, function calls (assumed to return text) and
 //     columns whose origin type is text-like are allowed; the column check
@@ -26,23 +27,103 @@ var textTypeNames = map[string]bool{"text": true, "varchar": true, "char": true,
 // textTypeOIDs are the origin column types whose text form is the value.
 var textTypeOIDs = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true}
 
-// checkTextCast flags a cast of a non-literal to a text type.
-func checkTextCast(tc *pg_query.TypeCast) uint8 {
+// textCastSafe are the origin column types whose DuckDB cast to VARCHAR
+// prints what Postgres's cast to text prints: the text types (char(n) is
+// kept without its trailing spaces, which Postgres's cast to text removes
+// too), integers, booleans (true, false), uuids, and json and jsonb (kept
+// as the origin's text).
+var textCastSafe = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true, 21: true, 23: true, 20: true, 16: true, 2950: true, 114: true, 3802: true}
+
+// textResultFuncs are functions whose result is text that DuckDB and
+// Postgres agree on once the call itself is accepted (other rules check
+// the calls).
+var textResultFuncs = map[string]bool{
+	"lower": true, "upper": true, "initcap": true, "concat": true, "concat_ws": true, "substr": true,
+	"substring": true, "replace": true, "btrim": true, "ltrim": true, "rtrim": true, "left": true,
+	"right": true, "lpad": true, "rpad": true, "md5": true, "split_part": true, "translate": true,
+	"regexp_replace": true, "reverse": true, "repeat": true, "string_agg": true, "to_char": true,
+}
+
+// checkTextCast checks a cast to a text type. Postgres prints the value
+// with its type's output function, which DuckDB does not share: the cast
+// is accepted for string literals, parameters, text results (->>, the
+// functions of textResultFuncs, other text casts) and columns, whose type
+// the plan checks against textCastSafe (textCastCols). A length (varchar(n),
+// char(n)) truncates at the origin and not in DuckDB: only literals that
+// fit are accepted with one, and a cast to char without a length is
+// char(1).
+func (z *analyzer) checkTextCast(tc *pg_query.TypeCast) uint8 {
 	if tc.TypeName == nil || len(tc.TypeName.ArrayBounds) > 0 {
 		return 0
 	}
 	names, ok := stringsOf(tc.TypeName.Names)
-	if !ok || len(names) == 0 || !textTypeNames[strings.ToLower(names[len(names)-1])] {
+	if !ok || len(names) == 0 {
 		return 0
+	}
+	target := strings.ToLower(names[len(names)-1])
+	if !textTypeNames[target] {
+		return 0
+	}
+	limit := -1 // the length the cast cuts at
+	switch {
+	case len(tc.TypeName.Typmods) == 1:
+		c := tc.TypeName.Typmods[0].GetAConst()
+		iv, isInt := c.GetVal().(*pg_query.A_Const_Ival)
+		if c == nil || !isInt {
+			return flagUnsupported
+		}
+		limit = int(iv.Ival.Ival)
+	case len(tc.TypeName.Typmods) > 1:
+		return flagUnsupported
+	case target == "char" || target == "bpchar" || target == "character":
+		limit = 1
+		if target == "bpchar" {
+			limit = -1
+		}
+	case target == "name":
+		limit = 63
 	}
 	if c := tc.Arg.GetAConst(); c != nil {
-		if _, isStr := c.Val.(*pg_query.A_Const_Sval); isStr || c.Isnull {
+		if c.Isnull {
 			return 0
 		}
+		if sv, isStr := c.Val.(*pg_query.A_Const_Sval); isStr {
+			if limit >= 0 && len([]rune(sv.Sval.Sval)) > limit {
+				return flagUnsupported
+			}
+			return 0
+		}
+		return flagUnsupported
 	}
-	if tc.Arg.GetParamRef() != nil {
+	if limit >= 0 {
+		return flagUnsupported
+	}
+	switch n := tc.Arg.GetNode().(type) {
+	case *pg_query.Node_ParamRef:
 		// $1::text: the parameter arrives as text.
 		return 0
+	case *pg_query.Node_ColumnRef:
+		if name := lastField(n.ColumnRef); name != "" {
+			if z.a.textCastCols == nil {
+				z.a.textCastCols = map[string]struct{}{}
+			}
+			z.a.textCastCols[name] = struct{}{}
+			return 0
+		}
+	case *pg_query.Node_AExpr:
+		if op := divisionOp(n.AExpr); n.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "->>" || op == "#>>" || op == "||") {
+			return 0
+		}
+	case *pg_query.Node_FuncCall:
+		if textResultFuncs[funcName(n.FuncCall)] {
+			return 0
+		}
+	case *pg_query.Node_TypeCast:
+		if tn := n.TypeCast.TypeName; tn != nil && len(tn.ArrayBounds) == 0 {
+			if inner, ok := stringsOf(tn.Names); ok && len(inner) > 0 && textTypeNames[strings.ToLower(inner[len(inner)-1])] {
+				return 0 // checked as a cast of its own
+			}
+		}
 	}
 	return flagUnsupported
 }

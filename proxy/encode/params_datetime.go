@@ -159,7 +159,7 @@ func parseTime(s string) (any, error) {
 }
 
 // parseTimestamp is timestamp_in and timestamptz_in for
-// DATE[( |T)HH:MM[:SS[.ffffff]]][ ][±HH[:MM[:SS]]|±HHMM][ BC], DATE as
+// DATE[( |T)HH:MM[:SS[.ffffff]]][ ][±HH[:MM[:SS]]|±HHMM|Z][ BC], DATE as
 // scanner.date reads it.
 // A timestamp with a zone, and a timestamptz without one at a local time
 // that does not exist or is ambiguous in the session TimeZone, are not
@@ -207,6 +207,10 @@ func parseTimestamp(s string, withZone bool, f *decodeCtx) (any, error) {
 		}
 		hasOffset = true
 		rest = q.rest()
+	} else if r != "" && (r[0] == 'Z' || r[0] == 'z') {
+		// Z: UTC (ISO 8601's zone designator).
+		hasOffset = true
+		rest = r[1:]
 	}
 	bc, ok := era(rest)
 	if !ok || (hasOffset && !withZone) {

@@ -1,0 +1,180 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/pgaccel/pgaccel/catalog"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Rules that look at a column's type (casts to text, ||, merged numeric
+// scales, char(n) values) find it among the datasets' columns by name. A
+// name may instead be the output of a subquery or CTE (customer_orders.
+// lifetime_value, defined as sum(amount)), or both: the rule then follows
+// the output columns of that name, through further names, to dataset
+// columns or to expressions it can judge. A name it cannot follow is
+// judged unsafe.
+
+// noteAlias records an output column's expression under its name: its
+// alias, or the name Postgres gives an unaliased column or function call.
+func (z *analyzer) noteAlias(rt *pg_query.ResTarget) {
+	if rt.Val == nil {
+		return
+	}
+	name := rt.Name
+	if name == "" {
+		switch v := rt.Val.GetNode().(type) {
+		case *pg_query.Node_ColumnRef:
+			return // a column under its own name: the datasets' column
+		case *pg_query.Node_FuncCall:
+			name = funcName(v.FuncCall)
+		default:
+			return
+		}
+	}
+	if z.a.aliasDefs == nil {
+		z.a.aliasDefs = map[string][]*pg_query.Node{}
+	}
+	z.a.aliasDefs[name] = append(z.a.aliasDefs[name], rt.Val)
+}
+
+// nameRule judges what a name may hold: a dataset column (col) or the
+// expression of an output column (expr).
+type nameRule struct {
+	col  func(c catalog.ColumnInfo) bool
+	expr func(n *pg_query.Node) bool
+}
+
+// maxAliasDepth bounds how many names deep a name is followed.
+const maxAliasDepth = 6
+
+// safeName reports whether every value the name may stand for in the
+// statement passes rule: each dataset column of that name, and each output
+// column of that name, followed through the names it refers to.
+func (a *analysis) safeName(r resolution, name string, rule nameRule, depth int) bool {
+	found := false
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name {
+				found = true
+				if !rule.col(c) {
+					return false
+				}
+			}
+		}
+	}
+	for _, def := range a.aliasDefs[name] {
+		found = true
+		if cr := def.GetColumnRef(); cr != nil {
+			ref := lastField(cr)
+			if ref == "" || depth >= maxAliasDepth {
+				return false
+			}
+			if ref != name && !a.safeName(r, ref, rule, depth+1) {
+				return false
+			}
+			continue
+		}
+		if !rule.expr(def) {
+			return false
+		}
+	}
+	return found
+}
+
+// firstUnsafe returns a name of names that fails rule, or "".
+func (a *analysis) firstUnsafe(r resolution, names map[string]struct{}, rule nameRule) string {
+	for name := range names {
+		if !a.safeName(r, name, rule, 0) {
+			return name
+		}
+	}
+	return ""
+}
+
+// textExpr reports whether n is text whose value DuckDB and Postgres agree
+// on: a string literal, a cast to a text type, ->>, #>> or ||, or a call
+// of textResultFuncs.
+func textExpr(n *pg_query.Node) bool {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		_, isStr := v.AConst.Val.(*pg_query.A_Const_Sval)
+		return isStr || v.AConst.Isnull
+	case *pg_query.Node_TypeCast:
+		return castTarget(v.TypeCast, textTypeNames)
+	case *pg_query.Node_AExpr:
+		op := divisionOp(v.AExpr)
+		return v.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "->>" || op == "#>>" || op == "||")
+	case *pg_query.Node_FuncCall:
+		return textResultFuncs[funcName(v.FuncCall)]
+	}
+	return false
+}
+
+// countExpr reports whether n is count(...), a bigint.
+func countExpr(n *pg_query.Node) bool {
+	fc := n.GetFuncCall()
+	return fc != nil && funcName(fc) == "count" && fc.Over == nil
+}
+
+// castTarget reports whether tc casts to one of the type names.
+func castTarget(tc *pg_query.TypeCast, names map[string]bool) bool {
+	if tc.TypeName == nil || len(tc.TypeName.ArrayBounds) > 0 {
+		return false
+	}
+	parts, ok := stringsOf(tc.TypeName.Names)
+	return ok && len(parts) > 0 && names[strings.ToLower(parts[len(parts)-1])]
+}
+
+// integerTypeNames are the spellings of the integer types in a cast.
+var integerTypeNames = map[string]bool{"int2": true, "int4": true, "int8": true, "int": true, "integer": true, "smallint": true, "bigint": true}
+
+// Rules for names.
+var (
+	// textCastRule: a value cast to text prints alike (textCastSafe).
+	textCastRule = nameRule{
+		col: func(c catalog.ColumnInfo) bool { return textCastSafe[c.TypeOID] },
+		expr: func(n *pg_query.Node) bool {
+			if tc := n.GetTypeCast(); tc != nil && castTarget(tc, integerTypeNames) {
+				return true
+			}
+			return textExpr(n) || countExpr(n)
+		},
+	}
+	// concatRule: an operand of || is text.
+	concatRule = nameRule{
+		col:  func(c catalog.ColumnInfo) bool { return textTypeOIDs[c.TypeOID] },
+		expr: textExpr,
+	}
+	// mergeRule: a merged value carries no numeric display scale.
+	mergeRule = nameRule{
+		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidNumeric && c.TypeOID != oidNumericArray },
+		expr: func(n *pg_query.Node) bool {
+			if c := n.GetAConst(); c != nil {
+				_, isFloat := c.Val.(*pg_query.A_Const_Fval)
+				return !isFloat
+			}
+			if tc := n.GetTypeCast(); tc != nil && (castTarget(tc, integerTypeNames) || castTarget(tc, textTypeNames)) {
+				return true
+			}
+			return textExpr(n) || countExpr(n)
+		},
+	}
+	// bpcharValueRule: a value is no char(n) returned without its length.
+	bpcharValueRule = nameRule{
+		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidBpchar && c.TypeOID != oidBpcharArray },
+		expr: func(n *pg_query.Node) bool {
+			switch v := n.GetNode().(type) {
+			case *pg_query.Node_FuncCall:
+				return !valueFuncs[funcName(v.FuncCall)]
+			case *pg_query.Node_AConst:
+				return true
+			case *pg_query.Node_AExpr:
+				return v.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_NULLIF
+			case *pg_query.Node_TypeCast:
+				return !castTarget(v.TypeCast, map[string]bool{"char": true, "bpchar": true, "character": true})
+			}
+			return false
+		},
+	}
+)
