@@ -2,12 +2,10 @@ package integration
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"github.com/prometheus/client_golang/prometheus"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +13,23 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/integration/corpora"
 	"github.com/rs/zerolog"
 )
 
-//go:embed testdata/accel_schema.sql
-var accelSchema string
+// accelSchema creates the acc_* tables (corpora.AccelSchema).
+var accelSchema = corpora.AccelSchema
+
+// corpus is the acceleration tests' differential corpus.
+var corpus = corpora.Accel
+
+// The routes a statement takes, as the route counters label them.
+const (
+	acc      = corpora.Accelerated
+	org      = corpora.Origin
+	fbk      = corpora.Fallback
+	anyRoute = corpora.AnyRoute
+)
 
 // startApp starts a whole pgaccel (proxy, engine, refresh, admin) from a
 // config whose datasets section is given, and waits until every dataset
@@ -139,21 +149,6 @@ const accelDatasets = `  - from: postgres:public.acc_types
   - from: postgres:public.acc_special
 `
 
-// inline substitutes $n parameters by literals for the simple protocol.
-func inline(sql string, args []any) string {
-	for i := len(args); i >= 1; i-- {
-		var lit string
-		switch v := args[i-1].(type) {
-		case string:
-			lit = "'" + strings.ReplaceAll(v, "'", "''") + "'"
-		default:
-			lit = fmt.Sprint(v)
-		}
-		sql = strings.ReplaceAll(sql, "$"+strconv.Itoa(i), lit)
-	}
-	return sql
-}
-
 // textArgs renders args as text-format parameters.
 func textArgs(args []any) [][]byte {
 	out := make([][]byte, len(args))
@@ -166,13 +161,13 @@ func textArgs(args []any) [][]byte {
 // corpusSession runs q every way a client can: simple protocol, extended
 // with text results, extended with binary results, and pgx's own prepared
 // statements with binary parameters.
-func corpusSession(q corpusQuery) func(t *testing.T, c *pgx.Conn, tr *transcript) {
+func corpusSession(q corpora.Query) func(t *testing.T, c *pgx.Conn, tr *transcript) {
 	return func(t *testing.T, c *pgx.Conn, tr *transcript) {
 		ctx := ctxT(t)
-		simple(ctx, c, tr, inline(q.sql, q.args))
-		extended(ctx, c, tr, q.sql, textArgs(q.args), nil)
-		extended(ctx, c, tr, q.sql, textArgs(q.args), []int16{1})
-		rows, err := c.Query(ctx, q.sql, q.args...)
+		simple(ctx, c, tr, corpora.Inline(q.SQL, q.Args))
+		extended(ctx, c, tr, q.SQL, textArgs(q.Args), nil)
+		extended(ctx, c, tr, q.SQL, textArgs(q.Args), []int16{1})
+		rows, err := c.Query(ctx, q.SQL, q.Args...)
 		if err != nil {
 			tr.err(err)
 			return
@@ -203,12 +198,12 @@ func TestAccel_DifferentialCorpus(t *testing.T) {
 	mustExec(t, accelSchema)
 	a := startApp(t, accelDatasets)
 	for _, q := range corpus {
-		t.Run(q.name, func(t *testing.T) {
+		t.Run(q.Name, func(t *testing.T) {
 			before := routeCounts(t, a)
 			differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), corpusSession(q))
 			after := routeCounts(t, a)
 			delta := func(r string) float64 { return after[r] - before[r] }
-			switch q.route {
+			switch q.Route {
 			case acc:
 				if delta(acc) != 4 || delta(fbk) != 0 {
 					t.Errorf("route: want 4 accelerated executions, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/integration/corpora"
 )
 
 // pointReadSchema has one table per kind of subset an acceleration can hold
@@ -79,7 +80,7 @@ func TestPointReads_ReadTheSubsetTheAccelerationHolds(t *testing.T) {
 			}{{"extended", o, a, false}, {"simple", so, sa, true}} {
 				sql, args := q.sql, q.args
 				if pair.inlineLiterals {
-					sql, args = inline(sql, args), nil
+					sql, args = corpora.Inline(sql, args), nil
 				}
 				var got, want []string
 				r := routeOf(t, viaOrigin, func() { got = mustQuery(t, pair.origin, sql, args...) })

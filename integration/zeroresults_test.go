@@ -184,19 +184,19 @@ func TestZeroResults_FallbackFormKeepsTheMeaningOfEveryCorpusQuery(t *testing.T)
 	}
 	checked := 0
 	for _, q := range corpus {
-		if q.route != acc {
+		if q.Route != acc {
 			continue
 		}
-		d := a.Planner.Plan(ctx, q.sql, &planner.Session{User: appUser, SearchPath: []string{"public"}})
+		d := a.Planner.Plan(ctx, q.SQL, &planner.Session{User: appUser, SearchPath: []string{"public"}})
 		if d.Route != planner.RouteAccelerate {
 			continue // routed by session state the planner alone does not see
 		}
-		if d.FallbackSQL == "" || d.FallbackSQL == q.sql {
-			t.Errorf("%s: no filtered fallback form: %q", q.name, d.FallbackSQL)
+		if d.FallbackSQL == "" || d.FallbackSQL == q.SQL {
+			t.Errorf("%s: no filtered fallback form: %q", q.Name, d.FallbackSQL)
 			continue
 		}
-		if want, got := run(q.sql, q.args), run(d.FallbackSQL, q.args); want != got {
-			t.Errorf("%s: the fallback form answers differently\n  sql:      %s\n  fallback: %s\n  origin:   %.300s\n  fallback: %.300s", q.name, q.sql, d.FallbackSQL, want, got)
+		if want, got := run(q.SQL, q.Args), run(d.FallbackSQL, q.Args); want != got {
+			t.Errorf("%s: the fallback form answers differently\n  sql:      %s\n  fallback: %s\n  origin:   %.300s\n  fallback: %.300s", q.Name, q.SQL, d.FallbackSQL, want, got)
 		}
 		checked++
 	}
