@@ -7,6 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 PASSTHROUGH_ARGS ?=
 TPCH_ARGS ?=
 CDC_ARGS ?=
+COVERAGE_ARGS ?=
 
 .PHONY: all build test demo bench lint fuzz clean docker compose drivers
 
@@ -35,6 +36,7 @@ bench:
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/passthrough $(PASSTHROUGH_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/tpch $(TPCH_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/cdc $(CDC_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/coverage $(COVERAGE_ARGS)
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...

@@ -133,7 +133,7 @@ var integerTypeNames = map[string]bool{"int2": true, "int4": true, "int8": true,
 var (
 	// textCastRule: a value cast to text prints alike (textCastSafe).
 	textCastRule = nameRule{
-		col: func(c catalog.ColumnInfo) bool { return textCastSafe[c.TypeOID] },
+		col: textCastSafeColumn,
 		expr: func(n *pg_query.Node) bool {
 			if tc := n.GetTypeCast(); tc != nil && castTarget(tc, integerTypeNames) {
 				return true
@@ -141,10 +141,10 @@ var (
 			return textExpr(n) || countExpr(n)
 		},
 	}
-	// concatRule: an operand of || is text.
+	// concatRule: an operand of || prints alike (as a cast to text).
 	concatRule = nameRule{
-		col:  func(c catalog.ColumnInfo) bool { return textTypeOIDs[c.TypeOID] },
-		expr: textExpr,
+		col:  textCastSafeColumn,
+		expr: textCastRule.expr,
 	}
 	// mergeRule: a merged value carries no numeric display scale.
 	mergeRule = nameRule{

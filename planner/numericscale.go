@@ -126,6 +126,9 @@ func (z *analyzer) merging(branches []*pg_query.Node, outside bool) {
 			z.mergesAll(outside)
 			return
 		}
+		if tc := b.GetTypeCast(); tc != nil && (castTarget(tc, textTypeNames) || castTarget(tc, integerTypeNames)) || textExpr(b) || countExpr(b) {
+			continue // text or an integer: no display scale
+		}
 		c := b.GetAConst()
 		if c == nil {
 			z.mergesAll(outside)

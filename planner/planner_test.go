@@ -427,3 +427,24 @@ func TestPlan_CaseCount(t *testing.T) {
 		t.Fatalf("%d cases; the routing rules need at least 80", len(planCases))
 	}
 }
+
+func TestPlan_TimeLiteralsBecomeDuckDBs(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	tests := []struct{ sql, want string }{
+		{`SELECT count(*) FROM orders WHERE created_at >= to_timestamp('2024-01-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')`,
+			`SELECT count(*) FROM ds_orders.main.orders orders WHERE created_at >= timezone(current_setting('TimeZone'), make_timestamp(1704067200000000))`},
+		{`SELECT count(*) FROM orders WHERE created_at < to_date('2024-02-29', 'YYYY-MM-DD')`,
+			`SELECT count(*) FROM ds_orders.main.orders orders WHERE created_at < make_date(2024, 2, 29)`},
+		// Not read: left to DuckDB, which has no such function.
+		{`SELECT count(*) FROM orders WHERE created_at < to_date('2023-02-29', 'YYYY-MM-DD')`,
+			`SELECT count(*) FROM ds_orders.main.orders orders WHERE created_at < to_date('2023-02-29', 'YYYY-MM-DD')`},
+		{`SELECT count(*) FROM orders WHERE created_at < to_timestamp('2024-1-1', 'YYYY-MM-DD')`,
+			`SELECT count(*) FROM ds_orders.main.orders orders WHERE created_at < to_timestamp('2024-1-1', 'YYYY-MM-DD')`},
+	}
+	for _, tt := range tests {
+		d := p.Plan(context.Background(), tt.sql, defaultSession())
+		if d.Route != RouteAccelerate || d.SQL != tt.want {
+			t.Errorf("%s:\n got %v %q %s\nwant %s", tt.sql, d.Route, d.Reason, d.SQL, tt.want)
+		}
+	}
+}

@@ -241,6 +241,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		if len(f.Funcname) == 2 && f.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX && isPgCatalog(f.Funcname[0]) {
 			f.Funcname = f.Funcname[1:]
 		}
+		rewriteTimeLiteral(f)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {

@@ -3,6 +3,8 @@ package planner
 import (
 	"strings"
 
+	"github.com/pgaccel/pgaccel/catalog"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -34,6 +36,14 @@ var textTypeOIDs = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true}
 // as the origin's text).
 var textCastSafe = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true, 21: true, 23: true, 20: true, 16: true, 2950: true, 114: true, 3802: true}
 
+// textCastSafeColumn reports whether a column's DuckDB cast to VARCHAR
+// prints what Postgres's cast to text prints: a type of textCastSafe, or
+// a numeric with a declared scale, whose every value Postgres prints with
+// that scale, as DuckDB prints its DECIMAL.
+func textCastSafeColumn(c catalog.ColumnInfo) bool {
+	return textCastSafe[c.TypeOID] || c.TypeOID == oidNumeric && c.TypeMod >= 4
+}
+
 // textResultFuncs are functions whose result is text that DuckDB and
 // Postgres agree on once the call itself is accepted (other rules check
 // the calls).
@@ -42,6 +52,13 @@ var textResultFuncs = map[string]bool{
 	"substring": true, "replace": true, "btrim": true, "ltrim": true, "rtrim": true, "left": true,
 	"right": true, "lpad": true, "rpad": true, "md5": true, "split_part": true, "translate": true,
 	"regexp_replace": true, "reverse": true, "repeat": true, "string_agg": true, "to_char": true,
+}
+
+// integerResultFuncs are functions whose result is an integer, which
+// DuckDB and Postgres print alike.
+var integerResultFuncs = map[string]bool{
+	"count": true, "length": true, "char_length": true, "character_length": true, "octet_length": true,
+	"strpos": true, "row_number": true, "rank": true, "dense_rank": true, "ntile": true,
 }
 
 // checkTextCast checks a cast to a text type. Postgres prints the value
@@ -115,7 +132,7 @@ func (z *analyzer) checkTextCast(tc *pg_query.TypeCast) uint8 {
 			return 0
 		}
 	case *pg_query.Node_FuncCall:
-		if textResultFuncs[funcName(n.FuncCall)] {
+		if textResultFuncs[funcName(n.FuncCall)] || integerResultFuncs[funcName(n.FuncCall)] {
 			return 0
 		}
 	case *pg_query.Node_TypeCast:
@@ -138,30 +155,57 @@ func (z *analyzer) checkConcat(e *pg_query.A_Expr) {
 		return
 	}
 	for _, op := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
-		switch n := op.GetNode().(type) {
-		case *pg_query.Node_AConst:
-			if _, isStr := n.AConst.Val.(*pg_query.A_Const_Sval); !isStr && !n.AConst.Isnull {
-				z.flag(flagUnsupported)
-			}
-		case *pg_query.Node_AExpr:
-			if !isConcat(n.AExpr) {
-				z.flag(flagUnsupported)
-			}
-		case *pg_query.Node_FuncCall, *pg_query.Node_TypeCast, *pg_query.Node_ParamRef:
-			// Function results are taken as text; casts are checked by
-			// checkTextCast; parameters of || are text.
-		case *pg_query.Node_ColumnRef:
-			if name := lastField(n.ColumnRef); name != "" {
-				if z.a.concatCols == nil {
-					z.a.concatCols = map[string]struct{}{}
-				}
-				z.a.concatCols[name] = struct{}{}
-			} else {
-				z.flag(flagUnsupported)
-			}
+		z.concatOperand(op)
+	}
+}
+
+// concatOperand checks one operand of ||.
+func (z *analyzer) concatOperand(op *pg_query.Node) {
+	switch n := op.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		// Strings, and integers, which both print alike.
+		switch n.AConst.Val.(type) {
+		case *pg_query.A_Const_Sval, *pg_query.A_Const_Ival:
 		default:
+			if !n.AConst.Isnull {
+				z.flag(flagUnsupported)
+			}
+		}
+	case *pg_query.Node_AExpr:
+		if !isConcat(n.AExpr) {
 			z.flag(flagUnsupported)
 		}
+	case *pg_query.Node_CoalesceExpr:
+		// coalesce(cast(x AS text), ''), as dbt's surrogate keys write it.
+		for _, arg := range n.CoalesceExpr.Args {
+			z.concatOperand(arg)
+		}
+	case *pg_query.Node_ParamRef:
+		// Parameters of || are text.
+	case *pg_query.Node_FuncCall:
+		// Text results, and integers.
+		if !textResultFuncs[funcName(n.FuncCall)] && !integerResultFuncs[funcName(n.FuncCall)] {
+			z.flag(flagUnsupported)
+		}
+	case *pg_query.Node_TypeCast:
+		// Casts to text (checkTextCast checks them), to integers and to
+		// numerics of a declared scale print alike.
+		tc := n.TypeCast
+		numericScaled := castTarget(tc, map[string]bool{"numeric": true, "decimal": true}) && len(tc.TypeName.Typmods) == 2
+		if !castTarget(tc, textTypeNames) && !castTarget(tc, integerTypeNames) && !numericScaled {
+			z.flag(flagUnsupported)
+		}
+	case *pg_query.Node_ColumnRef:
+		if name := lastField(n.ColumnRef); name != "" {
+			if z.a.concatCols == nil {
+				z.a.concatCols = map[string]struct{}{}
+			}
+			z.a.concatCols[name] = struct{}{}
+		} else {
+			z.flag(flagUnsupported)
+		}
+	default:
+		z.flag(flagUnsupported)
 	}
 }
 
