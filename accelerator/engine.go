@@ -38,7 +38,11 @@ type Options struct {
 	// compacts only after the load, in the background: the peak is the
 	// uncompressed table (about 170 bytes per lineitem row).
 	CompactEvery int64
-	Logger       zerolog.Logger
+	// Functions are scalar function sets (overloads by name) other
+	// packages provide for the rewritten statements, registered at Open:
+	// the proxy's Postgres-exact text output (encode.TextFunction).
+	Functions map[string][]duckdb.ScalarFunc
+	Logger    zerolog.Logger
 }
 
 // Engine is the embedded DuckDB that holds every dataset's acceleration.
@@ -152,7 +156,29 @@ func Open(opts Options) (*Engine, error) {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
+	if err := e.registerFunctions(context.Background(), opts.Functions); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
 	return e, nil
+}
+
+// registerFunctions registers Options.Functions.
+func (e *Engine) registerFunctions(ctx context.Context, sets map[string][]duckdb.ScalarFunc) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for name, fs := range sets {
+		if err := duckdb.RegisterScalarUDFSet(conn, name, fs...); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Close closes DuckDB, after waiting for background compactions. File-mode

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,6 +15,7 @@ import (
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy"
+	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/refresh"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -81,7 +83,12 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry = catalog.NewRegistry(cfg)
 
-	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log}); err != nil {
+	textFuncs, err := encode.TextFunctions()
+	if err != nil {
+		return nil, fmt.Errorf("the text functions: %w", err)
+	}
+	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log,
+		Functions: map[string][]duckdb.ScalarFunc{encode.TextFunction: textFuncs}}); err != nil {
 		return nil, fmt.Errorf("open the DuckDB engine: %w", err)
 	}
 	poolCfg, err := pgxpool.ParseConfig(cfg.Origin.DSN)

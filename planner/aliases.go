@@ -18,7 +18,9 @@ import (
 // noteAlias records an output column's expression under its name: its
 // alias, or the name Postgres gives an unaliased column or function call.
 func (z *analyzer) noteAlias(rt *pg_query.ResTarget) {
-	if rt.Val == nil {
+	if rt.Val == nil || z.topTargets[rt] {
+		// The statement's own outputs: no column reference of it can
+		// mean them (ORDER BY and GROUP BY refer to them apart).
 		return
 	}
 	name := rt.Name
@@ -36,6 +38,25 @@ func (z *analyzer) noteAlias(rt *pg_query.ResTarget) {
 		z.a.aliasDefs = map[string][]*pg_query.Node{}
 	}
 	z.a.aliasDefs[name] = append(z.a.aliasDefs[name], rt.Val)
+}
+
+// outputTargets adds the output columns of sel (of both sides of a set
+// operation) to set.
+func outputTargets(sel *pg_query.SelectStmt, set map[*pg_query.ResTarget]bool) map[*pg_query.ResTarget]bool {
+	if sel == nil {
+		return set
+	}
+	if set == nil {
+		set = map[*pg_query.ResTarget]bool{}
+	}
+	for _, t := range sel.TargetList {
+		if rt := t.GetResTarget(); rt != nil {
+			set[rt] = true
+		}
+	}
+	outputTargets(sel.Larg, set)
+	outputTargets(sel.Rarg, set)
+	return set
 }
 
 // nameRule judges what a name may hold: a dataset column (col) or the
@@ -65,21 +86,58 @@ func (a *analysis) safeName(r resolution, name string, rule nameRule, depth int)
 	}
 	for _, def := range a.aliasDefs[name] {
 		found = true
-		if cr := def.GetColumnRef(); cr != nil {
-			ref := lastField(cr)
-			if ref == "" || depth >= maxAliasDepth {
-				return false
-			}
-			if ref != name && !a.safeName(r, ref, rule, depth+1) {
-				return false
-			}
-			continue
-		}
-		if !rule.expr(def) {
+		if !a.safeExpr(r, def, name, rule, depth) {
 			return false
 		}
 	}
 	return found
+}
+
+// safeExpr reports whether the output expression n, defining name, passes
+// rule: a column reference is followed by its name, the branches of CASE,
+// COALESCE, GREATEST, LEAST and NULLIF are judged each, anything else by
+// rule.expr.
+func (a *analysis) safeExpr(r resolution, n *pg_query.Node, name string, rule nameRule, depth int) bool {
+	if depth >= maxAliasDepth {
+		return false
+	}
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		ref := lastField(v.ColumnRef)
+		if ref == "" {
+			return false
+		}
+		// A column under its own name: the dataset columns of that
+		// name, judged by safeName already.
+		return ref == name || a.safeName(r, ref, rule, depth+1)
+	case *pg_query.Node_CoalesceExpr:
+		return a.safeAll(r, v.CoalesceExpr.Args, name, rule, depth)
+	case *pg_query.Node_MinMaxExpr:
+		return a.safeAll(r, v.MinMaxExpr.Args, name, rule, depth)
+	case *pg_query.Node_CaseExpr:
+		branches := []*pg_query.Node{v.CaseExpr.Defresult}
+		for _, w := range v.CaseExpr.Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				branches = append(branches, cw.Result)
+			}
+		}
+		return a.safeAll(r, branches, name, rule, depth)
+	case *pg_query.Node_AExpr:
+		if v.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return a.safeExpr(r, v.AExpr.Lexpr, name, rule, depth+1)
+		}
+	}
+	return rule.expr(n)
+}
+
+// safeAll is safeExpr of every branch (a missing ELSE is NULL).
+func (a *analysis) safeAll(r resolution, branches []*pg_query.Node, name string, rule nameRule, depth int) bool {
+	for _, b := range branches {
+		if b != nil && !a.safeExpr(r, b, name, rule, depth+1) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstUnsafe returns a name of names that fails rule, or "".

@@ -237,6 +237,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
 	z.predAvg, z.predRound = predicateCalls(sel)
+	z.topTargets = outputTargets(sel, nil)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)

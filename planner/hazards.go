@@ -54,10 +54,11 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 		}
 	}
 	// Rules by the type a name holds (aliases.go).
-	if n := a.firstUnsafe(r, a.textCastCols, textCastRule); n != "" {
+	wrapped := textWrapped(a, r)
+	if n := a.firstUnsafe(r, without(a.textCastCols, wrapped), textCastRule); n != "" {
 		return ReasonUnsupported, "a cast to text of " + n + ", whose type Postgres prints its own way (or is not known)"
 	}
-	if n := a.firstUnsafe(r, a.concatCols, concatRule); n != "" {
+	if n := a.firstUnsafe(r, without(a.concatCols, wrapped), concatRule); n != "" {
 		return ReasonUnsupported, "|| with " + n + ", which is not known to be text (Postgres formats other types its own way)"
 	}
 	if hasNumeric || a.numericLiteral {

@@ -110,6 +110,13 @@ type Decision struct {
 	// statement returns as the exact text of a Postgres numeric (an avg
 	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
 	NumericText []int
+	// PrintsText is true when the rewritten statement prints values with
+	// the accelerator's text function (pgaccel_text: dates, times,
+	// intervals, floats and bytea cast to text or concatenated), which
+	// prints under the default DateStyle, IntervalStyle,
+	// extra_float_digits and bytea_output: the caller accelerates it only
+	// in sessions that print alike.
+	PrintsText bool
 	// Detail says, for RouteOrigin, which rule sent the statement there
 	// (the node or column that raised Reason; see why.go), for the debug
 	// log; never a metric label.
@@ -352,6 +359,7 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	d.SQL = out
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
+	d.PrintsText = strings.Contains(out, textFunction+"(")
 	if r.scale.ok && len(r.scale.pos) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.pos...)
 	}

@@ -83,6 +83,8 @@ type analyzer struct {
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
 	// collector does.
 	funcCalls int
+	// topTargets are the statement's own output columns (aliases.go).
+	topTargets map[*pg_query.ResTarget]bool
 }
 
 func newAnalyzer(a *analysis) *analyzer {

@@ -130,6 +130,8 @@ type collector struct {
 	joins     []*pg_query.JoinExpr
 	divisions []*pg_query.A_Expr
 	selects   []*pg_query.SelectStmt
+	casts     []*pg_query.TypeCast
+	concats   []*pg_query.A_Expr
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -167,6 +169,11 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.joins = append(c.joins, n)
 	case *pg_query.SelectStmt:
 		c.selects = append(c.selects, n)
+	case *pg_query.TypeCast:
+		c.casts = append(c.casts, n)
+	}
+	if e, ok := m.(*pg_query.A_Expr); ok && isConcat(e) {
+		c.concats = append(c.concats, e)
 	}
 }
 
@@ -217,6 +224,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	for _, sel := range c.selects {
 		sortFloatsByValue(sel, r)
 	}
+	wrapText(c.casts, c.concats, textWrapped(a, r))
 	for _, s := range c.sorts {
 		explicitNulls(s)
 	}

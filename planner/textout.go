@@ -248,3 +248,97 @@ func checkSubstr(fc *pg_query.FuncCall) uint8 {
 	}
 	return 0
 }
+
+// textFunction is encode.TextFunction (planner does not import proxy): it
+// prints a date, time, timestamp, timestamptz, interval, float or bytea as
+// Postgres's output function does, given the session's TimeZone.
+const textFunction = "pgaccel_text"
+
+// textFunctionTypes are the origin column types textFunction prints.
+var textFunctionTypes = map[uint32]bool{1082: true, 1083: true, 1114: true, 1184: true, 1186: true, 700: true, 701: true, 17: true}
+
+// textWrapped returns the names cast to text or concatenated that the
+// rewrite prints with textFunction: every dataset column of the name is of
+// a type it prints, and no output column of a subquery or CTE has the
+// name.
+func textWrapped(a *analysis, r resolution) map[string]bool {
+	var out map[string]bool
+	for _, names := range []map[string]struct{}{a.textCastCols, a.concatCols} {
+		for name := range names {
+			if out[name] || len(a.aliasDefs[name]) > 0 {
+				continue
+			}
+			found, all := false, true
+			for _, d := range r.datasets {
+				for _, c := range d.state.Columns {
+					if c.Name == name {
+						found = true
+						all = all && textFunctionTypes[c.TypeOID]
+					}
+				}
+			}
+			if found && all {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[name] = true
+			}
+		}
+	}
+	return out
+}
+
+// without returns names minus those in drop.
+func without(names map[string]struct{}, drop map[string]bool) map[string]struct{} {
+	if len(drop) == 0 {
+		return names
+	}
+	out := make(map[string]struct{}, len(names))
+	for n := range names {
+		if !drop[n] {
+			out[n] = struct{}{}
+		}
+	}
+	return out
+}
+
+// wrapText replaces, in the rewritten statement, the columns of wrapped
+// cast to text or concatenated by textFunction(column, TimeZone).
+func wrapText(casts []*pg_query.TypeCast, concats []*pg_query.A_Expr, wrapped map[string]bool) {
+	if len(wrapped) == 0 {
+		return
+	}
+	wrap := func(n *pg_query.Node) {
+		cr := n.GetColumnRef()
+		if cr == nil || !wrapped[lastField(cr)] {
+			return
+		}
+		col := &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}
+		tz := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("current_setting")},
+			[]*pg_query.Node{pg_query.MakeAConstStrNode("TimeZone", -1)}, -1)
+		n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+			Funcname: []*pg_query.Node{pg_query.MakeStrNode(textFunction)},
+			Args:     []*pg_query.Node{col, tz},
+			Location: -1,
+		}}
+	}
+	var operand func(n *pg_query.Node)
+	operand = func(n *pg_query.Node) {
+		if ce := n.GetCoalesceExpr(); ce != nil {
+			for _, arg := range ce.Args {
+				operand(arg)
+			}
+			return
+		}
+		wrap(n)
+	}
+	for _, tc := range casts {
+		if tc.Arg != nil && castTarget(tc, textTypeNames) && len(tc.TypeName.Typmods) == 0 {
+			wrap(tc.Arg)
+		}
+	}
+	for _, e := range concats {
+		operand(e.Lexpr)
+		operand(e.Rexpr)
+	}
+}

@@ -686,6 +686,8 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 	if ok {
 		if s = ss.settings(); s == nil {
 			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "a session setting the encoder cannot honour exactly (DateStyle, IntervalStyle, client_encoding, ...)", false
+		} else if d.PrintsText && !s.PrintsAsDefaults() {
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "values printed as text under a DateStyle, IntervalStyle, extra_float_digits or bytea_output other than the defaults, which the acceleration's text function does not follow", false
 		}
 	}
 	if ok && explain {

@@ -1,0 +1,132 @@
+package encode
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"sync"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// TextFunction is the DuckDB scalar function through which the
+// acceleration prints a value as Postgres's output function does (a cast
+// to text, an operand of ||) for the types whose text DuckDB prints its
+// own way: date, time, timestamp, timestamptz, interval, real, double
+// precision and bytea.
+//
+//	pgaccel_text(value, current_setting('TimeZone')) -> VARCHAR
+//
+// It prints under Postgres's default DateStyle (ISO), IntervalStyle
+// (postgres), extra_float_digits (1) and bytea_output (hex), and the
+// TimeZone of its second argument (the session's, which the engine sets
+// for each statement). A statement that calls it is accelerated only in a
+// session whose settings print alike (Settings.PrintsAsDefaults).
+const TextFunction = "pgaccel_text"
+
+// textKinds are TextFunction's overloads: the DuckDB type of the value and
+// the Postgres type it is printed as.
+var textKinds = []struct {
+	duck duckdb.Type
+	kind kind
+}{
+	{duckdb.TYPE_DATE, kindDate},
+	{duckdb.TYPE_TIME, kindTime},
+	{duckdb.TYPE_TIMESTAMP, kindTimestamp},
+	{duckdb.TYPE_TIMESTAMP_TZ, kindTimestamptz},
+	{duckdb.TYPE_INTERVAL, kindInterval},
+	{duckdb.TYPE_FLOAT, kindFloat4},
+	{duckdb.TYPE_DOUBLE, kindFloat8},
+	{duckdb.TYPE_BLOB, kindBytea},
+}
+
+// PrintsAsDefaults reports whether s prints dates, times, intervals,
+// floats and bytea as TextFunction does: DateStyle ISO (any field order),
+// IntervalStyle postgres, extra_float_digits above 0 (shortest exact
+// output), bytea_output hex.
+func (s *Settings) PrintsAsDefaults() bool {
+	f, err := s.format()
+	return err == nil && f.dateStyle == styleISO && f.intervalStyle == intervalPostgres && f.efd > 0 && f.byteaHex
+}
+
+// textFormats holds the default format for each TimeZone name met.
+var textFormats sync.Map // string -> *format
+
+func textFormat(zone string) (*format, error) {
+	if f, ok := textFormats.Load(zone); ok {
+		return f.(*format), nil
+	}
+	loc, err := LoadLocation(zone)
+	if err != nil {
+		return nil, err
+	}
+	s := Settings{TimeZone: loc, ExtraFloatDigits: 1}
+	f, err := s.format()
+	if err != nil {
+		return nil, err
+	}
+	textFormats.Store(zone, &f)
+	return &f, nil
+}
+
+// TextFunctions returns TextFunction's overloads, for
+// duckdb.RegisterScalarUDFSet.
+func TextFunctions() ([]duckdb.ScalarFunc, error) {
+	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	if err != nil {
+		return nil, err
+	}
+	var out []duckdb.ScalarFunc
+	for _, tk := range textKinds {
+		in, err := duckdb.NewTypeInfo(tk.duck)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, textUDF{in: []duckdb.TypeInfo{in, varchar}, out: varchar, kind: tk.kind})
+	}
+	return out, nil
+}
+
+// textUDF is one overload of TextFunction.
+type textUDF struct {
+	in   []duckdb.TypeInfo
+	out  duckdb.TypeInfo
+	kind kind
+}
+
+func (f textUDF) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: f.in, ResultTypeInfo: f.out}
+}
+
+func (f textUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: f.row}
+}
+
+func (f textUDF) row(values []driver.Value) (any, error) {
+	zone, _ := values[1].(string)
+	ft, err := textFormat(zone)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", TextFunction, err)
+	}
+	c := column{kind: f.kind, scale: -1, charLen: -1, f: ft}
+	var out []byte
+	switch f.kind {
+	case kindDate:
+		out, err = appendDate(nil, &c, values[0])
+	case kindTime:
+		out, err = appendTime(nil, &c, values[0])
+	case kindTimestamp, kindTimestamptz:
+		out, err = appendTimestamp(nil, &c, values[0])
+	case kindInterval:
+		out, err = appendInterval(nil, &c, values[0])
+	case kindFloat4, kindFloat8:
+		out, err = appendFloat(nil, &c, values[0])
+	case kindBytea:
+		out, err = appendBytea(nil, &c, values[0])
+	}
+	if err != nil {
+		// The message names the type, never the value.
+		return nil, fmt.Errorf("%s: %s", TextFunction, strings.TrimPrefix(err.Error(), "encode: "))
+	}
+	return string(out), nil
+}
