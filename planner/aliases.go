@@ -206,17 +206,8 @@ var (
 	}
 	// mergeRule: a merged value carries no numeric display scale.
 	mergeRule = nameRule{
-		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidNumeric && c.TypeOID != oidNumericArray },
-		expr: func(n *pg_query.Node) bool {
-			if c := n.GetAConst(); c != nil {
-				_, isFloat := c.Val.(*pg_query.A_Const_Fval)
-				return !isFloat
-			}
-			if tc := n.GetTypeCast(); tc != nil && (castTarget(tc, integerTypeNames) || castTarget(tc, textTypeNames)) {
-				return true
-			}
-			return textExpr(n) || countExpr(n)
-		},
+		col:  func(c catalog.ColumnInfo) bool { return c.TypeOID != oidNumeric && c.TypeOID != oidNumericArray },
+		expr: noScale,
 	}
 	// bpcharValueRule: a value is no char(n) returned without its length.
 	bpcharValueRule = nameRule{

@@ -126,8 +126,12 @@ func (z *analyzer) merging(branches []*pg_query.Node, outside bool) {
 			z.mergesAll(outside)
 			return
 		}
-		if tc := b.GetTypeCast(); tc != nil && (castTarget(tc, textTypeNames) || castTarget(tc, integerTypeNames)) || textExpr(b) || countExpr(b) {
-			continue // text or an integer: no display scale
+		if noScale(b) {
+			continue // text, an integer, a boolean, a date...: no display scale
+		}
+		if nested := nestedBranches(b); nested != nil {
+			z.merging(nested, outside)
+			continue
 		}
 		c := b.GetAConst()
 		if c == nil {
@@ -143,4 +147,72 @@ func (z *analyzer) merging(branches []*pg_query.Node, outside bool) {
 			}
 		}
 	}
+}
+
+// numericTypeNames are the spellings of numeric in a cast.
+var numericTypeNames = map[string]bool{"numeric": true, "decimal": true}
+
+// nonNumericFuncs are functions whose result is never a numeric.
+var nonNumericFuncs = map[string]bool{
+	"date_trunc": true, "make_date": true, "to_char": true, "md5": true, "now": true,
+	"starts_with": true, "isfinite": true, "bool_and": true, "bool_or": true, "every": true,
+	"array_length": true, "cardinality": true, "array_position": true, "jsonb_typeof": true, "json_typeof": true,
+	"jsonb_array_length": true, "json_array_length": true, "array_to_string": true,
+}
+
+// comparisonOps are operators whose result is a boolean.
+var comparisonOps = map[string]bool{
+	"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true,
+	"@>": true, "<@": true, "&&": true, "?": true, "?|": true, "?&": true, "~": true, "~*": true, "!~": true, "!~*": true,
+	"->>": true, "#>>": true, "||": true, "->": true, "#>": true,
+}
+
+// noScale reports whether the value of n can never be a numeric, whose
+// display scale would vary: a literal other than a decimal, a cast to a
+// type other than numeric, a boolean expression, a comparison, text, an
+// integer result.
+func noScale(n *pg_query.Node) bool {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		_, isFloat := v.AConst.Val.(*pg_query.A_Const_Fval)
+		return !isFloat
+	case *pg_query.Node_TypeCast:
+		return v.TypeCast.TypeName != nil && !castTarget(v.TypeCast, numericTypeNames)
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest:
+		return true
+	case *pg_query.Node_SubLink:
+		return v.SubLink.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK || v.SubLink.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK ||
+			v.SubLink.SubLinkType == pg_query.SubLinkType_ALL_SUBLINK
+	case *pg_query.Node_AExpr:
+		switch v.AExpr.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_OP:
+			return comparisonOps[divisionOp(v.AExpr)]
+		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+			return false
+		default: // LIKE, ILIKE, IN, BETWEEN, IS DISTINCT FROM, = ANY: booleans
+			return true
+		}
+	case *pg_query.Node_FuncCall:
+		name := funcName(v.FuncCall)
+		return textResultFuncs[name] || integerResultFuncs[name] || nonNumericFuncs[name]
+	}
+	return false
+}
+
+// nestedBranches returns the values a nested CASE or COALESCE may take,
+// or nil for another node.
+func nestedBranches(n *pg_query.Node) []*pg_query.Node {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_CoalesceExpr:
+		return v.CoalesceExpr.Args
+	case *pg_query.Node_CaseExpr:
+		out := []*pg_query.Node{v.CaseExpr.Defresult}
+		for _, w := range v.CaseExpr.Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				out = append(out, cw.Result)
+			}
+		}
+		return out
+	}
+	return nil
 }
