@@ -402,6 +402,7 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		Accelerated:    accelerated,
 
 		BinaryCollation: c.BinaryCollation,
+		ASCIICase:       c.ASCIICase,
 		Unique:          c.Unique,
 		KeyPart:         c.KeyPart,
 	}

@@ -47,6 +47,9 @@ type ColumnSpec struct {
 	ElemOID uint32 `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
+	// ASCIICase: the origin maps the column's case under the C or POSIX
+	// LC_CTYPE (ASCII letters only).
+	ASCIICase bool `json:",omitempty"`
 	// Key: the column is the origin table's whole primary key. The
 	// acceleration indexes it (see keyIndex).
 	Key bool `json:",omitempty"`

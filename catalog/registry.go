@@ -54,6 +54,9 @@ type ColumnInfo struct {
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.
 	BinaryCollation bool
+	// ASCIICase is true when the origin maps the column's case (upper,
+	// lower, ILIKE) under the C or POSIX LC_CTYPE: ASCII letters only.
+	ASCIICase bool
 	// Unique: the column alone is the key of a unique index (a value finds
 	// one row).
 	Unique bool

@@ -2,6 +2,8 @@ package planner
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgaccel/pgaccel/catalog"
+	"google.golang.org/protobuf/proto"
 )
 
 // DuckDB compares and sorts strings by their bytes. So does Postgres under
@@ -13,7 +15,110 @@ import (
 //
 // Case mapping (upper, lower, initcap, ILIKE) follows the origin's
 // LC_CTYPE, which DuckDB does not share (under C, Postgres maps ASCII
-// only; DuckDB maps all of Unicode): those go to the origin too.
+// only; DuckDB maps all of Unicode). upper, lower and ILIKE of text built
+// from columns whose LC_CTYPE is C or POSIX (ColumnInfo.ASCIICase) are
+// rewritten to map ASCII letters only (translate(x, 'A..Z', 'a..z'));
+// other case mappings, and initcap, go to the origin.
+
+// caseFrom and caseTo are the ASCII letters upper and lower map.
+const (
+	asciiUpper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	asciiLower = "abcdefghijklmnopqrstuvwxyz"
+)
+
+// noteCaseMapped records the columns of text whose case is mapped; text
+// built from no column follows the database's default LC_CTYPE, which is
+// not known here.
+func (z *analyzer) noteCaseMapped(args ...*pg_query.Node) {
+	u := &caseUse{}
+	for _, a := range args {
+		walk(a, u)
+	}
+	if len(u.cols) == 0 || u.other {
+		z.flag(flagUnsupported)
+		return
+	}
+	if z.a.caseCols == nil {
+		z.a.caseCols = map[string]struct{}{}
+	}
+	for _, c := range u.cols {
+		z.a.caseCols[c] = struct{}{}
+	}
+}
+
+// caseUse collects the column names inside case-mapped text.
+type caseUse struct {
+	cols  []string
+	other bool // a column reference without a name (a *)
+}
+
+func (u *caseUse) enter(m proto.Message, w *walker) {
+	if cr, ok := m.(*pg_query.ColumnRef); ok {
+		if name := lastField(cr); name != "" {
+			u.cols = append(u.cols, name)
+		} else {
+			u.other = true
+		}
+	}
+}
+
+// caseRule: case-mapped text is ASCII-mapped at the origin: columns under
+// the C or POSIX LC_CTYPE, or integers and uuids, whose text has no letter
+// a locale maps otherwise.
+var caseRule = nameRule{
+	col: func(c catalog.ColumnInfo) bool {
+		switch c.TypeOID {
+		case oidInt2, oidInt4, oidInt8, 2950:
+			return true
+		}
+		return c.ASCIICase
+	},
+	expr: func(*pg_query.Node) bool { return false },
+}
+
+// asciiCase maps the case of n's ASCII letters only: upper or lower.
+func asciiCase(n *pg_query.Node, upper bool) *pg_query.Node {
+	from, to := asciiUpper, asciiLower
+	if upper {
+		from, to = to, from
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
+		[]*pg_query.Node{n, pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1)
+}
+
+// rewriteCase rewrites upper(x) and lower(x) to asciiCase.
+func rewriteCase(fc *pg_query.FuncCall) {
+	name := funcName(fc)
+	if (name != "upper" && name != "lower") || len(fc.Args) != 1 || fc.Over != nil {
+		return
+	}
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("translate")}
+	from, to := asciiUpper, asciiLower
+	if name == "upper" {
+		from, to = to, from
+	}
+	fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1))
+}
+
+// rewriteILike turns x ILIKE p into lower(x) LIKE lower(p), both lowered
+// by asciiCase (the pattern's escapes are no letters' business).
+func rewriteILike(e *pg_query.A_Expr) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_ILIKE {
+		return
+	}
+	op := "~~"
+	if names, _ := stringsOf(e.Name); len(names) > 0 && names[len(names)-1] == "!~~*" {
+		op = "!~~"
+	}
+	e.Kind = pg_query.A_Expr_Kind_AEXPR_LIKE
+	e.Name = []*pg_query.Node{pg_query.MakeStrNode(op)}
+	e.Lexpr = asciiCase(e.Lexpr, false)
+	if fc := e.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
+		fc.Args[0] = asciiCase(fc.Args[0], false)
+		return
+	}
+	e.Rexpr = asciiCase(e.Rexpr, false)
+}
 
 // orderingOps are the operators whose result depends on the collation.
 var orderingOps = map[string]bool{"<": true, ">": true, "<=": true, ">=": true}
@@ -38,11 +143,17 @@ func (z *analyzer) noteOrdering(m any) {
 				}
 			}
 		case pg_query.A_Expr_Kind_AEXPR_ILIKE:
-			z.flag(flagUnsupported)
+			z.noteCaseMapped(n.Lexpr, n.Rexpr)
 		}
 	case *pg_query.FuncCall:
 		switch funcName(n) {
-		case "upper", "lower", "initcap":
+		case "upper", "lower":
+			if len(n.Args) == 1 {
+				z.noteCaseMapped(n.Args...)
+			} else {
+				z.flag(flagUnsupported)
+			}
+		case "initcap":
 			z.flag(flagUnsupported)
 		}
 		if orderingFuncs[funcName(n)] {

@@ -61,6 +61,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	if n := a.firstUnsafe(r, without(a.concatCols, wrapped), concatRule); n != "" {
 		return ReasonUnsupported, "|| with " + n + ", which is not known to be text (Postgres formats other types its own way)"
 	}
+	if n := a.firstUnsafe(r, a.caseCols, caseRule); n != "" {
+		return ReasonUnsupported, "upper, lower or ILIKE of " + n + ", whose case the origin maps under an LC_CTYPE other than C (or that is not known)"
+	}
 	if hasNumeric || a.numericLiteral {
 		if n := a.firstUnsafe(r, mergeCols, mergeRule); n != "" {
 			return ReasonNumericScale, n + ", merged with values whose display scale may differ, may be numeric"

@@ -241,6 +241,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewritePredicateAvg(c.funcs[i])
 	}
 	for _, l := range c.likes {
+		rewriteILike(l.expr)
+	}
+	for _, l := range c.likes {
 		if err := escapeLike(l); err != nil {
 			return "", err
 		}
@@ -250,6 +253,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			f.Funcname = f.Funcname[1:]
 		}
 		rewriteTimeLiteral(f)
+		rewriteCase(f)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {

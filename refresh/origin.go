@@ -50,7 +50,8 @@ func connectOriginWith(ctx context.Context, dsn string, params map[string]string
 // columnsSQL lists a table's columns in attnum order. Domains are described
 // by their base type (what binary COPY sends); array columns carry their
 // element type; the last fields say whether the column alone is the key of
-// a unique index, and its position in the primary key (0: none).
+// a unique index, its position in the primary key (0: none), and whether
+// its case maps under the C or POSIX LC_CTYPE.
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -68,7 +69,13 @@ SELECT a.attname,
                  AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL),
        COALESCE((SELECT k.ord FROM pg_catalog.pg_index i,
                         unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
-                 WHERE i.indrelid = a.attrelid AND i.indisprimary AND k.attnum = a.attnum AND k.ord <= i.indnkeyatts), 0)
+                 WHERE i.indrelid = a.attrelid AND i.indisprimary AND k.attnum = a.attnum AND k.ord <= i.indnkeyatts), 0),
+       CASE WHEN a.attcollation = 0 THEN false
+            ELSE COALESCE((SELECT CASE WHEN co.collprovider = 'd'
+                                       THEN (SELECT d.datlocprovider = 'c' AND d.datctype IN ('C', 'POSIX')
+                                             FROM pg_catalog.pg_database d WHERE d.datname = current_database())
+                                       ELSE co.collprovider = 'c' AND co.collctype IN ('C', 'POSIX') END
+                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -102,7 +109,7 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
-			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part,
+			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part, ASCIICase: string(r[8]) == "t",
 		})
 	}
 	// Key: the primary key is one column.
