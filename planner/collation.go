@@ -1,8 +1,8 @@
 package planner
 
 import (
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pgaccel/pgaccel/catalog"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
 
