@@ -87,8 +87,12 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	if err != nil {
 		return nil, fmt.Errorf("the text functions: %w", err)
 	}
+	toChar, err := encode.ToCharFunctions()
+	if err != nil {
+		return nil, fmt.Errorf("the text functions: %w", err)
+	}
 	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log,
-		Functions: map[string][]duckdb.ScalarFunc{encode.TextFunction: textFuncs}}); err != nil {
+		Functions: map[string][]duckdb.ScalarFunc{encode.TextFunction: textFuncs, encode.ToCharFunction: toChar}}); err != nil {
 		return nil, fmt.Errorf("open the DuckDB engine: %w", err)
 	}
 	poolCfg, err := pgxpool.ParseConfig(cfg.Origin.DSN)

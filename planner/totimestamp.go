@@ -144,3 +144,19 @@ func rewriteTimeLiteral(fc *pg_query.FuncCall) {
 			Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: strconv.FormatInt(micros, 10)}}, Location: -1}}}),
 	}
 }
+
+// toCharFunction is encode.ToCharFunction: Postgres's to_char of a
+// timestamp, timestamptz or date, given the session's TimeZone (to_char
+// of other types finds no DuckDB overload and falls back).
+const toCharFunction = "pgaccel_to_char"
+
+// rewriteToChar turns to_char(x, format) into toCharFunction(x, format,
+// current_setting('TimeZone')).
+func rewriteToChar(fc *pg_query.FuncCall) {
+	if funcName(fc) != "to_char" || len(fc.Args) != 2 || fc.Over != nil {
+		return
+	}
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(toCharFunction)}
+	fc.Args = append(fc.Args, pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("current_setting")},
+		[]*pg_query.Node{pg_query.MakeAConstStrNode("TimeZone", -1)}, -1))
+}
