@@ -93,3 +93,21 @@ func TestNumericAvgDec_IsTheRoundedAvgExactly(t *testing.T) {
 		}
 	}
 }
+
+func TestNumericRound_HalfAwayFromZero(t *testing.T) {
+	tests := []struct {
+		in   string
+		k    int
+		want string
+	}{
+		{"2.5", 0, "3"}, {"-2.5", 0, "-3"}, {"0.125", 2, "0.13"}, {"-0.125", 2, "-0.13"}, {"0.124999", 2, "0.12"},
+		{"1.5", 3, "1.500"}, {"-0.004", 2, "0.00"}, {"12", 2, "12.00"}, {"0.0000000000000001", 4, "0.0000"},
+		{"999.995", 2, "1000.00"}, {"-999.995", 2, "-1000.00"}, {"123.4567890123456789", 4, "123.4568"},
+	}
+	for _, tt := range tests {
+		got, err := NumericRound(tt.in, tt.k)
+		if err != nil || got != tt.want {
+			t.Errorf("NumericRound(%s, %d) = %q, %v; want %q", tt.in, tt.k, got, err, tt.want)
+		}
+	}
+}

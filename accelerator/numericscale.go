@@ -33,6 +33,7 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		})},
 		NumericScaleFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
 		NumericDivFunction:   {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
+		NumericRoundFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
@@ -189,4 +190,54 @@ func NumericDiv(a, b string) (string, error) {
 		s = "-" + s
 	}
 	return s, nil
+}
+
+// NumericRoundFunction is a DuckDB scalar function that rounds the exact
+// text of a Postgres numeric (from NumericAvgFunction or
+// NumericDivFunction) as round(numeric, k) does: half away from zero, to k
+// decimals, printed with exactly k decimals.
+//
+//	pgaccel_numeric_round(text, k) -> VARCHAR
+const NumericRoundFunction = "pgaccel_numeric_round"
+
+func numericRoundRow(values []driver.Value) (any, error) {
+	a, ok1 := values[0].(string)
+	k, ok2 := values[1].(int64)
+	if !ok1 || !ok2 {
+		return nil, nil // NULL
+	}
+	return NumericRound(a, int(k))
+}
+
+// NumericRound rounds decimal text a to k >= 0 decimals, half away from
+// zero, as Postgres's round(numeric, k).
+func NumericRound(a string, k int) (string, error) {
+	if k < 0 || k > 1000 {
+		return "", fmt.Errorf("%s: %d decimals", NumericRoundFunction, k)
+	}
+	neg, u, _, frac, err := decimalParts(a)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", NumericRoundFunction, err)
+	}
+	if drop := len(frac) - k; drop > 0 {
+		unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(drop)), nil)
+		q, r := new(big.Int).QuoRem(u, unit, new(big.Int))
+		if r.Lsh(r, 1).Cmp(unit) >= 0 {
+			q.Add(q, big.NewInt(1))
+		}
+		u = q
+	} else if drop < 0 {
+		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-drop)), nil))
+	}
+	digits := u.String()
+	if k > 0 {
+		if len(digits) <= k {
+			digits = strings.Repeat("0", k-len(digits)+1) + digits
+		}
+		digits = digits[:len(digits)-k] + "." + digits[len(digits)-k:]
+	}
+	if neg && u.Sign() != 0 {
+		digits = "-" + digits
+	}
+	return digits, nil
 }

@@ -244,7 +244,13 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)
-	if z.avgCalls > len(a.exactAvg)+len(a.predAvg) {
+	roundedAvgs := 0
+	for _, st := range a.scaleTargets {
+		if st.rounds && !st.divides {
+			roundedAvgs++
+		}
+	}
+	if z.avgCalls > len(a.exactAvg)+len(a.predAvg)+roundedAvgs {
 		// An avg that is not a whole output column would run in
 		// floating point in DuckDB.
 		z.flagWhy(flagUnsupported, "avg inside an expression (DuckDB averages numerics in floating point)")

@@ -248,8 +248,34 @@ func checkOperator(e *pg_query.A_Expr) uint8 {
 		if _, ok := likeEscapeFunc(e); ok {
 			return flagUnsupported // LIKE ANY (...): no escape-aware form in DuckDB
 		}
+		if !nullFreeArray(e.Rexpr) {
+			// x = ANY(array) is NULL at the origin when the array is NULL
+			// or holds a NULL and no element matches; DuckDB says false.
+			return flagUnsupported
+		}
 	}
 	return 0
+}
+
+// nullFreeArray reports whether n is an array written out without NULLs:
+// ARRAY[...] of non-NULL literals, or a '{...}' literal without NULL.
+func nullFreeArray(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	if ae := n.GetAArrayExpr(); ae != nil {
+		for _, el := range ae.Elements {
+			if c := el.GetAConst(); c == nil || c.Isnull {
+				return false
+			}
+		}
+		return true
+	}
+	if c := n.GetAConst(); c != nil {
+		sv, ok := c.Val.(*pg_query.A_Const_Sval)
+		return ok && !strings.Contains(strings.ToLower(sv.Sval.Sval), "null")
+	}
+	return false
 }
 
 // likeEscapeFunc returns DuckDB's escape-aware function for a LIKE-family

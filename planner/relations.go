@@ -199,6 +199,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		}
 		z.noteFloatAggregate(n)
 		z.noteValueFunction(n)
+		if funcName(n) == "array_length" && !literalInt(n.Args, 1, 1) {
+			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
+		}
 		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)
 		if setReturning[funcName(n)] && !z.fromSRF[n] {
@@ -542,4 +545,17 @@ func (p *Planner) selectsSubset(d *catalog.Dataset) bool {
 	subset := ok && cols != nil
 	p.subsets.Store(sql, subset)
 	return subset
+}
+
+// literalInt reports whether args[i] is the integer literal v.
+func literalInt(args []*pg_query.Node, i int, v int64) bool {
+	if i >= len(args) {
+		return false
+	}
+	c := args[i].GetAConst()
+	if c == nil {
+		return false
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	return ok && int64(iv.Ival.Ival) == v
 }

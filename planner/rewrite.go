@@ -255,6 +255,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewriteTimeLiteral(f)
 		rewriteCase(f)
 		rewriteToChar(f)
+		rewriteByArgType(f, a, r)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {
@@ -292,7 +293,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	// Last, so that the scale expressions clone the rewritten (and
 	// quoted) conditions.
 	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
-		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), sc.pos, sc.colScale); err != nil {
+		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), sc.pos, sc.colScale, a.scaleTargets); err != nil {
 			return "", err
 		}
 	}

@@ -53,7 +53,27 @@ import (
 const (
 	numericScaleFunction = "pgaccel_numeric_scale"
 	numericDivFunction   = "pgaccel_numeric_div"
+	numericRoundFunction = "pgaccel_numeric_round"
 )
+
+// targetAt is the scale target at output position i, or nil.
+func targetAt(targets []scaleTarget, i int) *scaleTarget {
+	for j := range targets {
+		if targets[j].pos == i {
+			return &targets[j]
+		}
+	}
+	return nil
+}
+
+// unguarded is a divisor without the division-by-zero guard the rewrite
+// puts on it (guardDivisor): numericDivFunction raises on zero itself.
+func unguarded(n *pg_query.Node) *pg_query.Node {
+	if c := n.GetCaseExpr(); c != nil && len(c.Args) == 1 && c.Defresult != nil && isZeroGuard(c) {
+		return c.Defresult
+	}
+	return n
+}
 
 // divisionOp is the operator of a division A_Expr ("/" or "%").
 func divisionOp(e *pg_query.A_Expr) string {
@@ -70,6 +90,10 @@ type scaleTarget struct {
 	cols    []string // names of the columns in value positions
 	decimal bool     // it has a decimal literal
 	divides bool     // it is a / b, a and b trackable
+	// rounds: it is round(avg(x), k) or round(a / b, k) (divides says
+	// which), computed exactly as text and rounded to k (roundK).
+	rounds bool
+	roundK int
 }
 
 // scaleCandidates returns the output columns of sel whose scale can be
@@ -121,6 +145,29 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 		st := scaleTarget{pos: i}
 		merges := map[proto.Message]bool{}
 		val := rt.Val
+		if fc := val.GetFuncCall(); fc != nil && len(fc.Args) == 2 {
+			// round(avg(x), k) or round(a / b, k): the exact quotient,
+			// rounded as text.
+			if k, ok := roundScale(fc); ok {
+				inner := fc.Args[0]
+				if avg := inner.GetFuncCall(); avg != nil && plainAvg(avg) && trackable(avg.Args[0], &st, merges, true) {
+					st.rounds, st.roundK, st.decimal = true, k, true
+					merges[fc], merges[avg] = true, true
+				} else if e := inner.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" &&
+					trackable(e.Lexpr, &st, merges, false) && trackable(unguarded(e.Rexpr), &st, merges, false) {
+					st.rounds, st.roundK, st.divides, st.decimal = true, k, true, true
+					merges[fc], merges[e] = true, true
+				}
+				if st.rounds {
+					for m := range merges {
+						exempt[m] = true
+					}
+					out = append(out, st)
+					continue
+				}
+				st, merges = scaleTarget{pos: i}, map[proto.Message]bool{}
+			}
+		}
 		if e := val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
 			// A division, as the whole output: numeric division is
 			// exact through the operands' texts (numericDivFunction).
@@ -361,6 +408,18 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		return v.AConst.Isnull
 	case *pg_query.Node_AExpr:
 		e := v.AExpr
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			// NULLIF(a, 0), as divisors are guarded: a, or NULL.
+			c := e.Rexpr.GetAConst()
+			if c == nil {
+				return false
+			}
+			if iv, ok := c.Val.(*pg_query.A_Const_Ival); !ok || iv.Ival.Ival != 0 {
+				return false
+			}
+			merges[e] = true
+			return trackable(e.Lexpr, st, merges, inSum)
+		}
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 {
 			return false
 		}
@@ -498,6 +557,9 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 		}
 	case *pg_query.Node_AExpr:
 		e := v.AExpr
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return scaleExpr(e.Lexpr, colScale) // NULL when the value is
+		}
 		op, _ := stringsOf(e.Name)
 		if e.Lexpr == nil {
 			return scaleExpr(e.Rexpr, colScale)
@@ -679,7 +741,7 @@ func datasetColumnScale(r resolution, name string) (scale int, numeric, ok bool)
 
 // rewriteScales wraps the output columns of sel (the rewritten statement)
 // at pos in numericScaleFunction.
-func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int) error {
+func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int, targets []scaleTarget) error {
 	for _, i := range pos {
 		if sel == nil || i >= len(sel.TargetList) {
 			return errRewrite
@@ -687,6 +749,31 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int)
 		rt := sel.TargetList[i].GetResTarget()
 		if rt == nil || rt.Val == nil {
 			return errRewrite
+		}
+		if st := targetAt(targets, i); st != nil && st.rounds {
+			fc := rt.Val.GetFuncCall()
+			if fc == nil || len(fc.Args) != 2 {
+				return errRewrite
+			}
+			var exact *pg_query.Node
+			if avg := fc.Args[0].GetFuncCall(); avg != nil && plainAvg(avg) {
+				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(avg), -1)
+			} else if e := fc.Args[0].GetAExpr(); e != nil && isDivision(e) {
+				l, err := scaledText(e.Lexpr, colScale)
+				if err != nil {
+					return err
+				}
+				r, err := scaledText(unguarded(e.Rexpr), colScale)
+				if err != nil {
+					return err
+				}
+				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
+			} else {
+				return errRewrite
+			}
+			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericRoundFunction)},
+				[]*pg_query.Node{exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1)}, -1)
+			continue
 		}
 		if e := rt.Val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
 			// a / b: both operands as Postgres's texts, divided exactly.

@@ -160,3 +160,83 @@ func rewriteToChar(fc *pg_query.FuncCall) {
 	fc.Args = append(fc.Args, pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("current_setting")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("TimeZone", -1)}, -1))
 }
+
+// columnType is the origin type of the datasets' columns of that name
+// when they share one (0 otherwise, or for no such column), and whether it
+// is an array.
+func columnType(r resolution, name string) (oid uint32, array bool) {
+	found := false
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name != name {
+				continue
+			}
+			if found && c.TypeOID != oid {
+				return 0, false
+			}
+			oid, array, found = c.TypeOID, strings.HasSuffix(c.TypeName, "[]"), true
+		}
+	}
+	return oid, array
+}
+
+// rewriteByArgType adapts calls whose DuckDB namesake differs by the type
+// of their first argument, a column of the datasets (the analysis refuses
+// names that are also outputs of subqueries: aliasDefs):
+//
+//   - date_trunc(part, date): Postgres casts the date to timestamptz (its
+//     local midnight in the session's TimeZone) and truncates that; DuckDB
+//     truncates the date to a timestamp. The rewrite casts it first.
+//   - length(bytea) is octet_length in DuckDB; octet_length(text) is
+//     strlen; cardinality(array) is len; every is bool_and (any argument);
+//     array_length(a, 1) of an empty array is NULL.
+func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
+	name := funcName(fc)
+	if name == "every" && fc.Over == nil && len(fc.Args) == 1 {
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
+		return
+	}
+	if name == "array_length" && len(fc.Args) == 2 {
+		// The length of an empty array is NULL to Postgres, 0 to DuckDB
+		// (the analysis admits dimension 1 only).
+		inner := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("array_length")}, Args: fc.Args, Location: -1}
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("nullif")}
+		fc.Args = []*pg_query.Node{{Node: &pg_query.Node_FuncCall{FuncCall: inner}}, pg_query.MakeAConstIntNode(0, -1)}
+		return
+	}
+	var arg *pg_query.Node
+	switch name {
+	case "date_trunc":
+		if len(fc.Args) != 2 {
+			return
+		}
+		arg = fc.Args[1]
+	case "length", "octet_length", "cardinality":
+		if len(fc.Args) != 1 {
+			return
+		}
+		arg = fc.Args[0]
+	default:
+		return
+	}
+	cr := arg.GetColumnRef()
+	if cr == nil || lastField(cr) == "" || len(a.aliasDefs[lastField(cr)]) > 0 {
+		return
+	}
+	oid, array := columnType(r, lastField(cr))
+	rename := func(to string) { fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)} }
+	switch {
+	case name == "date_trunc" && oid == 1082 && !array:
+		fc.Args[1] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}},
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+	case name == "length" && oid == 17:
+		rename("octet_length")
+	case name == "octet_length" && textTypeOIDs[oid] && oid != 1042:
+		rename("strlen")
+	case name == "cardinality" && array:
+		rename("len")
+	}
+}

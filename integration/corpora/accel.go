@@ -116,7 +116,7 @@ var Accel = []Query{
 	{Name: "like", SQL: "SELECT count(*) FROM acc_customers WHERE name LIKE 'customer 1%'", Route: Accelerated},
 	{Name: "trim", SQL: "SELECT id, trim(t), rtrim(vc) FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "date arithmetic", SQL: "SELECT id, day + 7 AS next_week, day - date '2024-01-01' AS days FROM acc_orders WHERE id <= 3 ORDER BY id", Route: Accelerated},
-	{Name: "date_trunc", SQL: "SELECT date_trunc('month', day) AS m, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1", Route: Fallback},
+	{Name: "date_trunc", SQL: "SELECT date_trunc('month', day) AS m, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1", Route: Accelerated},
 	{Name: "keyword names", SQL: "SELECT at AS at, id AS \"order\" FROM acc_types ORDER BY \"order\"", Route: Accelerated},
 	{Name: "extract", SQL: "SELECT extract(year FROM d) FROM acc_types WHERE id IN (1, 6) ORDER BY id", Route: Accelerated},
 	{Name: "cast int to text", SQL: "SELECT id::text, qty::numeric(5, 1), amount::int FROM acc_orders WHERE id <= 3 ORDER BY id", Route: Accelerated},
