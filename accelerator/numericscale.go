@@ -39,7 +39,7 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
-	return nil
+	return registerJSONFunctions(conn)
 }
 
 // scalarUDF is a DuckDB scalar function of fixed types, computed row by row.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // Rules that look at a column's type (casts to text, ||, merged numeric
@@ -37,7 +38,8 @@ func (z *analyzer) noteAlias(rt *pg_query.ResTarget) {
 	if z.a.aliasDefs == nil {
 		z.a.aliasDefs = map[string][]*pg_query.Node{}
 	}
-	z.a.aliasDefs[name] = append(z.a.aliasDefs[name], rt.Val)
+	// A copy: the first rewrite changes the analysed tree in place.
+	z.a.aliasDefs[name] = append(z.a.aliasDefs[name], proto.Clone(rt.Val).(*pg_query.Node))
 }
 
 // outputTargets adds the output columns of sel (of both sides of a set

@@ -132,6 +132,7 @@ type collector struct {
 	selects   []*pg_query.SelectStmt
 	casts     []*pg_query.TypeCast
 	concats   []*pg_query.A_Expr
+	jsonOps   []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -145,6 +146,9 @@ func (c *collector) enter(m proto.Message, w *walker) {
 	case *pg_query.A_Expr:
 		if isDivision(n) {
 			c.divisions = append(c.divisions, n)
+		}
+		if _, ok := jsonOperatorFuncs[jsonOperator(n)]; ok && w.node() != nil {
+			c.jsonOps = append(c.jsonOps, likeSite{w.node(), n})
 		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP || n.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || n.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			if _, ok := likeEscapeFunc(n); ok {
@@ -223,6 +227,10 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	for _, sel := range c.selects {
 		sortFloatsByValue(sel, r)
+	}
+	// Innermost first: an operand may be another operator's call.
+	for i := len(c.jsonOps) - 1; i >= 0; i-- {
+		rewriteJSONOperator(c.jsonOps[i])
 	}
 	wrapText(c.casts, c.concats, textWrapped(a, r))
 	for _, s := range c.sorts {

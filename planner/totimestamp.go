@@ -192,6 +192,15 @@ func columnType(r resolution, name string) (oid uint32, array bool) {
 //     array_length(a, 1) of an empty array is NULL.
 func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	name := funcName(fc)
+	switch name {
+	case "json_typeof", "jsonb_typeof":
+		// DuckDB's json_type says OBJECT, VARCHAR, BIGINT...
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_typeof")}
+		return
+	case "json_array_length", "jsonb_array_length":
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_array_length")}
+		return
+	}
 	if name == "every" && fc.Over == nil && len(fc.Args) == 1 {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
 		return

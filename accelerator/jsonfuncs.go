@@ -1,0 +1,375 @@
+package accelerator
+
+import (
+	"bytes"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// Postgres's json and jsonb operators, over the acceleration's json and
+// jsonb columns (VARCHAR holding the origin's text: jsonb's is its
+// canonical output). DuckDB's own operators of the same spelling parse the
+// text and print containers their own way ({"a":1} for Postgres's
+// {"a": 1}). These functions return the value's text as it stands in the
+// document, which is what Postgres prints for a jsonb (canonical already)
+// and for a json (its original text):
+//
+//	pgaccel_json_get(doc, key text | index bigint)       -> VARCHAR  (doc -> key)
+//	pgaccel_json_get_text(doc, key text | index bigint)  -> VARCHAR  (doc ->> key)
+//	pgaccel_json_path(doc, path text)                    -> VARCHAR  (doc #> path)
+//	pgaccel_json_path_text(doc, path text)               -> VARCHAR  (doc #>> path)
+//	pgaccel_jsonb_exists(doc, key text)                  -> BOOLEAN  (doc ? key)
+//
+// path is the text of a Postgres text[] ('{a,0,b}'). A field named twice
+// in a json object: Postgres returns the last one, as here. A string
+// holding \u0000 or a lone surrogate, which Postgres refuses to turn into
+// text, is an error here too (the statement falls back to the origin).
+const (
+	JSONGetFunction      = "pgaccel_json_get"
+	JSONGetTextFunction  = "pgaccel_json_get_text"
+	JSONPathFunction     = "pgaccel_json_path"
+	JSONPathTextFunction = "pgaccel_json_path_text"
+	JSONBExistsFunction  = "pgaccel_jsonb_exists"
+	// json_typeof/jsonb_typeof and json_array_length/jsonb_array_length.
+	JSONTypeofFunction      = "pgaccel_json_typeof"
+	JSONArrayLengthFunction = "pgaccel_json_array_length"
+)
+
+// registerJSONFunctions registers the json functions.
+func registerJSONFunctions(conn *sql.Conn) error {
+	varchar, bigint, boolean := mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_BIGINT), mustTypeInfo(duckdb.TYPE_BOOLEAN)
+	varcharList, err := duckdb.NewListInfo(varchar)
+	if err != nil {
+		return err
+	}
+	get := func(text bool) []duckdb.ScalarFunc {
+		return []duckdb.ScalarFunc{
+			scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) { return jsonGetRow(v, text) }},
+			scalarUDF{[]duckdb.TypeInfo{varchar, bigint}, varchar, func(v []driver.Value) (any, error) { return jsonGetRow(v, text) }},
+		}
+	}
+	sets := map[string][]duckdb.ScalarFunc{
+		JSONGetFunction:     get(false),
+		JSONGetTextFunction: get(true),
+		JSONPathFunction: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
+			return jsonPathRow(v, false)
+		}}},
+		JSONPathTextFunction: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
+			return jsonPathRow(v, true)
+		}}},
+		JSONBExistsFunction:     {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonExistsRow}},
+		JSONTypeofFunction:      {scalarUDF{[]duckdb.TypeInfo{varchar}, varchar, jsonTypeofRow}},
+		JSONArrayLengthFunction: {scalarUDF{[]duckdb.TypeInfo{varchar}, bigint, jsonArrayLengthRow}},
+	}
+	// A path written '{a,b}'::text[] arrives as a list.
+	for name, text := range map[string]bool{JSONPathFunction: false, JSONPathTextFunction: true} {
+		sets[name] = append(sets[name], scalarUDF{[]duckdb.TypeInfo{varchar, varcharList}, varchar, func(v []driver.Value) (any, error) {
+			return jsonPathListRow(v, text)
+		}})
+	}
+	for name, fs := range sets {
+		if err := duckdb.RegisterScalarUDFSet(conn, name, fs...); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func jsonGetRow(v []driver.Value, text bool) (any, error) {
+	doc, ok := v[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	raw, found, err := jsonStep([]byte(doc), v[1])
+	if err != nil || !found {
+		return nil, err
+	}
+	return jsonResult(raw, text)
+}
+
+func jsonPathRow(v []driver.Value, text bool) (any, error) {
+	doc, ok1 := v[0].(string)
+	path, ok2 := v[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	steps, err := parseTextArray(path)
+	if err != nil {
+		return nil, err
+	}
+	return jsonPath(doc, steps, text)
+}
+
+func jsonPathListRow(v []driver.Value, text bool) (any, error) {
+	doc, ok1 := v[0].(string)
+	list, ok2 := v[1].([]any)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	steps := make([]string, len(list))
+	for i, el := range list {
+		s, ok := el.(string)
+		if !ok {
+			return nil, errors.New("json path: a NULL element")
+		}
+		steps[i] = s
+	}
+	return jsonPath(doc, steps, text)
+}
+
+// jsonPath follows steps (field names, or indexes into arrays) from doc.
+func jsonPath(doc string, steps []string, text bool) (any, error) {
+	var err error
+	raw := bytes.TrimSpace([]byte(doc))
+	for _, s := range steps {
+		var key any = s
+		if len(raw) > 0 && raw[0] == '[' {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, nil // not an index: no such element
+			}
+			key = n
+		}
+		var found bool
+		if raw, found, err = jsonStep(raw, key); err != nil || !found {
+			return nil, err
+		}
+	}
+	return jsonResult(raw, text)
+}
+
+func jsonExistsRow(v []driver.Value) (any, error) {
+	doc, ok1 := v[0].(string)
+	key, ok2 := v[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	raw := bytes.TrimSpace([]byte(doc))
+	if len(raw) == 0 {
+		return nil, errors.New("pgaccel_jsonb_exists: empty document")
+	}
+	switch raw[0] {
+	case '{':
+		_, found, err := jsonStep(raw, key)
+		return found, err
+	case '[':
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		for dec.More() {
+			var el json.RawMessage
+			if err := dec.Decode(&el); err != nil {
+				return nil, err
+			}
+			if len(el) > 0 && el[0] == '"' {
+				s, err := jsonString(el)
+				if err != nil {
+					return nil, err
+				}
+				if s == key {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	}
+	// A scalar: Postgres matches a string scalar; keep it to the origin.
+	return nil, errors.New("pgaccel_jsonb_exists: a scalar document")
+}
+
+// jsonStep returns the raw value of field key (a string) of an object, or
+// of element key (an int64, negative from the end) of an array.
+func jsonStep(doc []byte, key any) (json.RawMessage, bool, error) {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 {
+		return nil, false, errors.New("json: empty document")
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	switch k := key.(type) {
+	case string:
+		if doc[0] != '{' {
+			return nil, false, nil
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, false, err
+		}
+		var last json.RawMessage
+		found := false
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, false, err
+			}
+			name, _ := t.(string)
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, false, err
+			}
+			if name == k {
+				last, found = v, true
+			}
+		}
+		return last, found, nil
+	case int64:
+		if doc[0] != '[' {
+			return nil, false, nil
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, false, err
+		}
+		var els []json.RawMessage
+		for dec.More() {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, false, err
+			}
+			els = append(els, v)
+		}
+		i := k
+		if i < 0 {
+			i += int64(len(els))
+		}
+		if i < 0 || i >= int64(len(els)) {
+			return nil, false, nil
+		}
+		return els[i], true, nil
+	}
+	return nil, false, fmt.Errorf("json: a key of type %T", key)
+}
+
+// jsonResult is the value's text: for ->> and #>>, a string unescaped and
+// null as SQL NULL; for -> and #>, the value as it stands.
+func jsonResult(raw json.RawMessage, text bool) (any, error) {
+	if !text {
+		return string(raw), nil
+	}
+	switch {
+	case string(raw) == "null":
+		return nil, nil
+	case len(raw) > 0 && raw[0] == '"':
+		return jsonString(raw)
+	}
+	return string(raw), nil
+}
+
+// jsonString unescapes a JSON string as Postgres does, refusing what
+// Postgres refuses to turn into text (\u0000, lone surrogates).
+func jsonString(raw json.RawMessage) (string, error) {
+	if bytes.Contains(raw, []byte(`\u0000`)) {
+		return "", errors.New("json: \\u0000 cannot be converted to text")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	if strings.ContainsRune(s, utf8.RuneError) && !bytes.ContainsRune(raw, utf8.RuneError) {
+		return "", errors.New("json: a lone surrogate")
+	}
+	return s, nil
+}
+
+// parseTextArray parses the text of a one-dimensional Postgres text[]:
+// {a,b,"c d"} (elements quoted with backslash escapes, or bare).
+func parseTextArray(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return nil, errors.New("json path: not an array literal")
+	}
+	body := s[1 : len(s)-1]
+	var out []string
+	for i := 0; i < len(body); {
+		for i < len(body) && body[i] == ' ' {
+			i++
+		}
+		var b strings.Builder
+		if i < len(body) && body[i] == '"' {
+			i++
+			for i < len(body) && body[i] != '"' {
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				b.WriteByte(body[i])
+				i++
+			}
+			i++ // closing quote
+		} else {
+			start := i
+			for i < len(body) && body[i] != ',' {
+				i++
+			}
+			el := strings.TrimSpace(body[start:i])
+			if strings.EqualFold(el, "NULL") || strings.ContainsAny(el, `{}"\`) {
+				return nil, errors.New("json path: an element the acceleration does not read")
+			}
+			b.WriteString(el)
+		}
+		out = append(out, b.String())
+		for i < len(body) && body[i] == ' ' {
+			i++
+		}
+		if i < len(body) {
+			if body[i] != ',' {
+				return nil, errors.New("json path: not an array literal")
+			}
+			i++
+		}
+	}
+	return out, nil
+}
+
+func jsonTypeofRow(v []driver.Value) (any, error) {
+	doc, ok := v[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	raw := bytes.TrimSpace([]byte(doc))
+	if len(raw) == 0 {
+		return nil, errors.New("json: empty document")
+	}
+	switch raw[0] {
+	case '{':
+		return "object", nil
+	case '[':
+		return "array", nil
+	case '"':
+		return "string", nil
+	case 't', 'f':
+		return "boolean", nil
+	case 'n':
+		return "null", nil
+	}
+	return "number", nil
+}
+
+func jsonArrayLengthRow(v []driver.Value) (any, error) {
+	doc, ok := v[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	raw := bytes.TrimSpace([]byte(doc))
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errors.New("json: cannot get the array length of a non-array")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	n := int64(0)
+	for dec.More() {
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	return n, nil
+}

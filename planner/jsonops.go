@@ -1,0 +1,37 @@
+package planner
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Postgres's json and jsonb operators become the accelerator's functions
+// (accelerator/jsonfuncs.go), which return a value's text as it stands in
+// the document (the origin's canonical jsonb text, or json's own text):
+// DuckDB's operators of the same spelling print containers their own way
+// ({"a":1} where Postgres prints {"a": 1}), and DuckDB parses neither #>
+// nor ?.
+var jsonOperatorFuncs = map[string]string{
+	"->":  "pgaccel_json_get",
+	"->>": "pgaccel_json_get_text",
+	"#>":  "pgaccel_json_path",
+	"#>>": "pgaccel_json_path_text",
+	"?":   "pgaccel_jsonb_exists",
+}
+
+// jsonOperator is the operator of a binary A_Expr, or "".
+func jsonOperator(e *pg_query.A_Expr) string {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil {
+		return ""
+	}
+	return divisionOp(e)
+}
+
+// rewriteJSONOperator replaces doc OP key by its function call.
+func rewriteJSONOperator(site likeSite) {
+	fn, ok := jsonOperatorFuncs[jsonOperator(site.expr)]
+	if !ok || site.node == nil || site.node.GetAExpr() != site.expr {
+		return
+	}
+	site.node.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)},
+		[]*pg_query.Node{site.expr.Lexpr, site.expr.Rexpr}, -1).Node
+}
