@@ -12,7 +12,7 @@ import (
 // possibly different scales into one column, the two print differently:
 // COALESCE(amount, 0) is "0" at the origin and "0.00" in DuckDB. So:
 //
-//   - CASE, COALESCE, NULLIF, GREATEST/LEAST, set operations (UNION, ...)
+//   - CASE, COALESCE, GREATEST/LEAST, set operations (UNION, ...)
 //     and VALUES lists merge values: unless every merged value is an
 //     integer, string or NULL literal, the statement goes to the origin
 //     when a referenced dataset has a numeric column or the statement has
@@ -56,8 +56,15 @@ func (z *analyzer) noteMerging(m any) {
 	case *pg_query.MinMaxExpr:
 		z.merging(n.Args, true)
 	case *pg_query.A_Expr:
+		// NULLIF(a, b) is a or NULL: a's scale, no merge; but a char(n)
+		// a loses its length (the char rule).
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-			z.merging([]*pg_query.Node{n.Lexpr}, true)
+			if cr := n.Lexpr.GetColumnRef(); cr != nil && lastField(cr) != "" {
+				if z.a.valueCols == nil {
+					z.a.valueCols = map[string]struct{}{}
+				}
+				z.a.valueCols[lastField(cr)] = struct{}{}
+			}
 		}
 	case *pg_query.SelectStmt:
 		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {

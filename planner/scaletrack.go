@@ -114,23 +114,27 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	// Column names are matched to the datasets' columns by name: FROM
 	// holds only plain tables (and joins of them), or only subqueries
 	// over plain tables, whose output columns have a fixed scale.
-	if sel.WithClause != nil || len(sel.FromClause) == 0 {
+	if len(sel.FromClause) == 0 {
+		return nil, nil, nil
+	}
+	from, ok := ctesAsSubqueries(sel)
+	if !ok {
 		return nil, nil, nil
 	}
 	nsub := 0
-	for _, f := range sel.FromClause {
+	for _, f := range from {
 		if f.GetRangeSubselect() != nil {
 			nsub++
 		}
 	}
 	var subs map[string]*staticScale
 	if nsub > 0 {
-		if nsub != len(sel.FromClause) {
+		if nsub != len(from) {
 			return nil, nil, nil // tables and subqueries mixed
 		}
 		subs = map[string]*staticScale{}
 	}
-	for _, f := range sel.FromClause {
+	for _, f := range from {
 		if subs == nil && !plainFrom(f) || subs != nil && !subqueryScales(f.GetRangeSubselect(), subs) {
 			return nil, nil, nil
 		}
@@ -241,6 +245,78 @@ func refersToTracked(n *pg_query.Node, out []scaleTarget, sel *pg_query.SelectSt
 	return found, found != nil
 }
 
+// ctesAsSubqueries returns sel's FROM items with each reference to one of
+// its own CTEs (a plain, non-recursive WITH) as the subquery it names, for
+// the scale analysis; ok is false for a WITH it does not read so (a
+// recursive one, a CTE with a column list, a data-modifying or
+// MATERIALIZED one, or a CTE of one referring to another: its FROM is not
+// plain tables, which subqueryScales refuses anyway).
+func ctesAsSubqueries(sel *pg_query.SelectStmt) ([]*pg_query.Node, bool) {
+	if sel.WithClause == nil {
+		return sel.FromClause, true
+	}
+	if sel.WithClause.Recursive {
+		return nil, false
+	}
+	ctes := map[string]*pg_query.CommonTableExpr{}
+	for _, c := range sel.WithClause.Ctes {
+		cte := c.GetCommonTableExpr()
+		if cte == nil || len(cte.Aliascolnames) > 0 || cte.Ctequery.GetSelectStmt() == nil ||
+			cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeAlways {
+			return nil, false
+		}
+		ctes[cte.Ctename] = cte
+	}
+	// A CTE reading another CTE: its FROM would pass for plain tables.
+	for _, cte := range ctes {
+		for _, f := range cte.Ctequery.GetSelectStmt().FromClause {
+			if namesCTE(f, ctes) {
+				return nil, false
+			}
+		}
+	}
+	out := make([]*pg_query.Node, len(sel.FromClause))
+	for i, f := range sel.FromClause {
+		out[i] = f
+		// A join of CTEs, or a subquery reading one, would pass for plain
+		// tables too.
+		if j := f.GetJoinExpr(); j != nil && namesCTE(f, ctes) {
+			return nil, false
+		}
+		if rs := f.GetRangeSubselect(); rs != nil {
+			if sub := rs.Subquery.GetSelectStmt(); sub != nil {
+				for _, sf := range sub.FromClause {
+					if namesCTE(sf, ctes) {
+						return nil, false
+					}
+				}
+			}
+		}
+		rv := f.GetRangeVar()
+		if rv == nil || rv.Schemaname != "" {
+			continue
+		}
+		if cte, isCTE := ctes[rv.Relname]; isCTE {
+			out[i] = &pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+				Subquery: cte.Ctequery, Alias: rv.Alias}}}
+		}
+	}
+	return out, true
+}
+
+// namesCTE reports whether a FROM item (a table or join of tables) names
+// one of ctes.
+func namesCTE(n *pg_query.Node, ctes map[string]*pg_query.CommonTableExpr) bool {
+	if rv := n.GetRangeVar(); rv != nil {
+		_, is := ctes[rv.Relname]
+		return is && rv.Schemaname == ""
+	}
+	if j := n.GetJoinExpr(); j != nil {
+		return namesCTE(j.Larg, ctes) || namesCTE(j.Rarg, ctes)
+	}
+	return false
+}
+
 // starColumns is the key of subqueryScales' map that marks a * among the
 // outputs.
 const starColumns = "*"
@@ -307,9 +383,24 @@ func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) b
 }
 
 // fixedScale is the formula of n's scale when it is the same on every row
-// (columns, literals, + - *), else nil.
+// (columns, literals, + - *, and sum, min, max of such, count), else nil.
 func fixedScale(n *pg_query.Node) *staticScale {
 	switch v := n.GetNode().(type) {
+	case *pg_query.Node_FuncCall:
+		fc := v.FuncCall
+		if fc.Over != nil || fc.AggFilter != nil && funcName(fc) != "count" || fc.AggWithinGroup || len(fc.Funcname) != 1 {
+			return nil
+		}
+		switch funcName(fc) {
+		case "count":
+			return &staticScale{op: 'k'}
+		case "sum", "min", "max":
+			// The scale of its values, on every row (NULL without any).
+			if len(fc.Args) == 1 && !fc.AggStar {
+				return fixedScale(fc.Args[0])
+			}
+		}
+		return nil
 	case *pg_query.Node_ColumnRef:
 		if len(v.ColumnRef.Fields) > 2 || lastField(v.ColumnRef) == "" {
 			return nil
