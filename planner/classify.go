@@ -241,6 +241,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
 	z.predAvg, z.predRound = predicateCalls(sel)
 	z.topTargets = outputTargets(sel, nil)
+	z.absorbed = absorbedMerges(sel)
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)

@@ -38,6 +38,9 @@ func checkNumericCast(tc *pg_query.TypeCast) uint8 {
 
 // noteMerging records constructs that merge values into one column.
 func (z *analyzer) noteMerging(m any) {
+	if pm, ok := m.(proto.Message); ok && z.absorbed[pm] {
+		return // its scale is never printed (absorbing)
+	}
 	outside := true
 	if pm, ok := m.(proto.Message); ok && z.exempt[pm] {
 		outside = false
@@ -222,4 +225,91 @@ func nestedBranches(n *pg_query.Node) []*pg_query.Node {
 		return out
 	}
 	return nil
+}
+
+// A merge whose values are only compared, sorted, grouped by, counted or
+// cast to a type of fixed scale prints no scale: it is no hazard. These
+// absorb the scale of everything under them.
+var absorbingFuncs = map[string]bool{"floor": true, "ceil": true, "ceiling": true, "sign": true, "count": true}
+
+// absorbingCasts are the type names a cast to which fixes the scale (or
+// has none): integers, floats, booleans; numeric(p,s) counts too.
+var absorbingCasts = map[string]bool{
+	"int2": true, "int4": true, "int8": true, "int": true, "integer": true, "smallint": true, "bigint": true,
+	"float4": true, "float8": true, "real": true, "float": true, "double precision": true, "bool": true, "boolean": true,
+}
+
+// absorbedMerges returns the merge nodes (CASE, COALESCE, GREATEST/LEAST,
+// lag/lead, set operations) under absorbing contexts of sel: comparisons
+// and other predicates, WHERE, HAVING, ON, FILTER, ORDER BY, GROUP BY,
+// PARTITION BY, casts to fixed-scale types, and absorbingFuncs.
+func absorbedMerges(sel *pg_query.SelectStmt) map[proto.Message]bool {
+	f := &absorbFinder{out: map[proto.Message]bool{}}
+	walk(sel, f)
+	return f.out
+}
+
+type absorbFinder struct{ out map[proto.Message]bool }
+
+func (f *absorbFinder) enter(m proto.Message, w *walker) {
+	var roots []*pg_query.Node
+	switch n := m.(type) {
+	case *pg_query.SelectStmt:
+		roots = append(roots, n.WhereClause, n.HavingClause)
+		roots = append(roots, n.GroupClause...)
+	case *pg_query.JoinExpr:
+		roots = append(roots, n.Quals)
+	case *pg_query.SortBy:
+		roots = append(roots, n.Node)
+	case *pg_query.WindowDef:
+		roots = append(roots, n.PartitionClause...)
+	case *pg_query.FuncCall:
+		roots = append(roots, n.AggFilter)
+		if absorbingFuncs[funcName(n)] && n.Over == nil {
+			roots = append(roots, n.Args...)
+		}
+	case *pg_query.NullTest:
+		roots = append(roots, n.Arg)
+	case *pg_query.BooleanTest:
+		roots = append(roots, n.Arg)
+	case *pg_query.TypeCast:
+		if castTarget(n, absorbingCasts) || castTarget(n, numericTypeNames) && n.TypeName != nil && len(n.TypeName.Typmods) == 2 {
+			roots = append(roots, n.Arg)
+		}
+	case *pg_query.A_Expr:
+		switch n.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_OP:
+			switch divisionOp(n) {
+			case "=", "<>", "!=", "<", ">", "<=", ">=":
+				roots = append(roots, n.Lexpr, n.Rexpr)
+			}
+		case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL, pg_query.A_Expr_Kind_AEXPR_DISTINCT,
+			pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN,
+			pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN, pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+			roots = append(roots, n.Lexpr, n.Rexpr)
+		}
+	}
+	for _, r := range roots {
+		if r != nil {
+			walk(r, mergeMarker{f.out})
+		}
+	}
+}
+
+// mergeMarker marks every merge node it meets.
+type mergeMarker struct{ out map[proto.Message]bool }
+
+func (mm mergeMarker) enter(m proto.Message, w *walker) {
+	switch n := m.(type) {
+	case *pg_query.CaseExpr, *pg_query.CoalesceExpr, *pg_query.MinMaxExpr:
+		mm.out[m] = true
+	case *pg_query.SelectStmt:
+		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			mm.out[m] = true
+		}
+	case *pg_query.FuncCall:
+		if name := funcName(n); name == "lag" || name == "lead" {
+			mm.out[m] = true
+		}
+	}
 }

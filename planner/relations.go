@@ -85,6 +85,8 @@ type analyzer struct {
 	funcCalls int
 	// topTargets are the statement's own output columns (aliases.go).
 	topTargets map[*pg_query.ResTarget]bool
+	// absorbed are merges whose scale is never printed (numericscale.go).
+	absorbed map[proto.Message]bool
 }
 
 func newAnalyzer(a *analysis) *analyzer {

@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Scale-tracked output columns. A Postgres numeric carries its display
@@ -193,6 +194,13 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	for _, g := range sel.GroupClause {
 		if _, ok := refersToTracked(g, out, sel); ok {
 			return nil, nil, nil
+		}
+		// GROUP BY the tracked expression itself: the rewritten output
+		// would no longer match it.
+		for _, st := range out {
+			if sameExpr(g, sel.TargetList[st.pos].GetResTarget().GetVal()) {
+				return nil, nil, nil
+			}
 		}
 	}
 	for _, sc := range sel.SortClause {
@@ -950,4 +958,34 @@ func outputName(n *pg_query.Node) string {
 		return "coalesce"
 	}
 	return "?column?"
+}
+
+// sameExpr reports whether two expressions are the same but for where
+// they stand in the text.
+func sameExpr(a, b *pg_query.Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := proto.Clone(a), proto.Clone(b)
+	clearLocations(x.ProtoReflect())
+	clearLocations(y.ProtoReflect())
+	return proto.Equal(x, y)
+}
+
+// clearLocations zeroes every "location" field under m.
+func clearLocations(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "location" && fd.Kind() == protoreflect.Int32Kind:
+			m.Clear(fd)
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				clearLocations(l.Get(i).Message())
+			}
+		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
+			clearLocations(v.Message())
+		}
+		return true
+	})
 }

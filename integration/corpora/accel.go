@@ -233,6 +233,11 @@ var Accel = []Query{
 	{Name: "lead with a default", SQL: "SELECT id, lead(amount, 1, 0) OVER (ORDER BY id) FROM acc_orders WHERE id < 6 ORDER BY id", Route: Origin},
 	{Name: "date_trunc of a date", SQL: "SELECT date_trunc('quarter', day) AS q, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1", Route: Accelerated},
 
+	{Name: "merge only compared", SQL: "SELECT count(*) FROM acc_orders WHERE coalesce(amount, 0) > 100 AND CASE WHEN qty > 3 THEN amount ELSE 0 END < 900", Route: Accelerated},
+	{Name: "merge cast to a fixed scale", SQL: "SELECT id, coalesce(amount, 0)::numeric(14,2), CASE WHEN qty > 3 THEN amount ELSE 0 END::int FROM acc_orders ORDER BY id LIMIT 8", Route: Accelerated},
+	{Name: "merge printed and sorted by", SQL: "SELECT id, coalesce(CASE WHEN qty > 3 THEN amount END, 0) AS v FROM acc_orders ORDER BY coalesce(CASE WHEN qty > 3 THEN amount END, 0), id LIMIT 8", Route: AnyRoute},
+	{Name: "merge in a window order", SQL: "SELECT id, rank() OVER (ORDER BY coalesce(amount, 0) DESC) FROM acc_orders WHERE id < 20 ORDER BY id", Route: Accelerated},
+
 	// Left to the origin on purpose.
 	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
