@@ -39,6 +39,9 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	if err := registerPGFunctions(conn); err != nil {
+		return err
+	}
 	return registerJSONFunctions(conn)
 }
 

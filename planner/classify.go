@@ -108,7 +108,7 @@ type analysis struct {
 	// the names a rule meets that are no dataset's column (aliases.go).
 	aliasDefs map[string][]*pg_query.Node
 	// caseCols: column names inside text whose case is mapped (upper,
-	// lower, ILIKE); their LC_CTYPE must be C (collation.go).
+	// lower, initcap, ILIKE); their LC_CTYPE must be C (collation.go).
 	caseCols map[string]struct{}
 	// Column names returned as they are by min, max, lag ... (valueFuncs).
 	valueCols map[string]struct{}

@@ -86,9 +86,14 @@ func asciiCase(n *pg_query.Node, upper bool) *pg_query.Node {
 		[]*pg_query.Node{n, pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1)
 }
 
-// rewriteCase rewrites upper(x) and lower(x) to asciiCase.
+// rewriteCase rewrites upper(x) and lower(x) to asciiCase, and initcap(x)
+// to the accelerator's ASCII initcap.
 func rewriteCase(fc *pg_query.FuncCall) {
 	name := funcName(fc)
+	if name == "initcap" && len(fc.Args) == 1 {
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_initcap_ascii")}
+		return
+	}
 	if (name != "upper" && name != "lower") || len(fc.Args) != 1 || fc.Over != nil {
 		return
 	}
@@ -147,14 +152,12 @@ func (z *analyzer) noteOrdering(m any) {
 		}
 	case *pg_query.FuncCall:
 		switch funcName(n) {
-		case "upper", "lower":
+		case "upper", "lower", "initcap":
 			if len(n.Args) == 1 {
 				z.noteCaseMapped(n.Args...)
 			} else {
 				z.flag(flagUnsupported)
 			}
-		case "initcap":
-			z.flag(flagUnsupported)
 		}
 		if orderingFuncs[funcName(n)] {
 			z.a.ordering = true

@@ -204,7 +204,6 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		if funcName(n) == "array_length" && !literalInt(n.Args, 1, 1) {
 			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
 		}
-		z.flags |= checkSubstr(n)
 		v := checkFuncCall(n)
 		if setReturning[funcName(n)] && !z.fromSRF[n] {
 			// generate_series(1, 3) in a target list is three rows at

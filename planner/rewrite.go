@@ -264,6 +264,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewriteCase(f)
 		rewriteToChar(f)
 		rewriteByArgType(f, a, r)
+		rewriteSubstr(f)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"google.golang.org/protobuf/proto"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -21,7 +22,8 @@ import (
 //     columns whose origin type is text-like are allowed; the column check
 //     needs the datasets' column types, so it is made per plan;
 //   - substr/substring with a start that is not a positive integer literal
-//     (DuckDB counts negative starts from the end of the string).
+//     are rewritten (rewriteSubstr: DuckDB counts negative starts from the
+//     end of the string).
 
 // textTypeNames are the spellings of Postgres's text-like types in a cast.
 var textTypeNames = map[string]bool{"text": true, "varchar": true, "char": true, "bpchar": true, "name": true, "character varying": true, "character": true}
@@ -227,26 +229,67 @@ func lastField(c *pg_query.ColumnRef) string {
 	return ""
 }
 
-// checkSubstr flags substr/substring whose start is not a positive
-// integer literal.
-func checkSubstr(fc *pg_query.FuncCall) uint8 {
+// rewriteSubstr makes substr and substring with a start that is not a
+// positive integer literal count as Postgres does: a start below 1 counts
+// against the length (DuckDB counts a negative start from the end), and a
+// negative length is an error:
+//
+//	substr(s, m)    -> substr(s, greatest(m, 1))
+//	substr(s, m, n) -> substr(s, greatest(m, 1),
+//	                          CASE WHEN n < 0 THEN error(...) ELSE greatest(m + n, 1) - greatest(m, 1) END)
+//
+// substring(s FROM pattern) with a text pattern is a regular expression:
+// a start that is no integer makes DuckDB fail, and the statement falls
+// back.
+func rewriteSubstr(fc *pg_query.FuncCall) {
 	switch funcName(fc) {
 	case "substr", "substring":
 	default:
-		return 0
+		return
 	}
-	if len(fc.Args) < 2 {
-		return 0
+	if len(fc.Args) < 2 || len(fc.Args) > 3 || fc.Over != nil {
+		return
 	}
-	c := fc.Args[1].GetAConst()
+	if c := fc.Args[1].GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok && iv.Ival.Ival >= 1 {
+			if len(fc.Args) == 2 || nonNegativeInt(fc.Args[2]) {
+				return // counted alike
+			}
+		}
+		if _, ok := c.Val.(*pg_query.A_Const_Sval); ok {
+			return // a pattern
+		}
+	}
+	m := fc.Args[1]
+	greatest := func(n *pg_query.Node) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_MinMaxExpr{MinMaxExpr: &pg_query.MinMaxExpr{
+			Op: pg_query.MinMaxOp_IS_GREATEST, Args: []*pg_query.Node{n, pg_query.MakeAConstIntNode(1, -1)}, Location: -1}}}
+	}
+	clone := func(n *pg_query.Node) *pg_query.Node { return proto.Clone(n).(*pg_query.Node) }
+	fc.Args[1] = greatest(clone(m))
+	if len(fc.Args) == 3 {
+		n := fc.Args[2]
+		end := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, clone(m), clone(n), -1)
+		length := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("-")}, greatest(end), greatest(clone(m)), -1)
+		negative := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("<")}, clone(n), pg_query.MakeAConstIntNode(0, -1), -1)
+		fail := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
+			[]*pg_query.Node{pg_query.MakeAConstStrNode("negative substring length not allowed", -1)}, -1)
+		fc.Args[2] = &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+			Args:      []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: negative, Result: fail}}}},
+			Defresult: length,
+			Location:  -1,
+		}}}
+	}
+}
+
+// nonNegativeInt reports whether n is an integer literal >= 0.
+func nonNegativeInt(n *pg_query.Node) bool {
+	c := n.GetAConst()
 	if c == nil {
-		return flagUnsupported
+		return false
 	}
 	iv, ok := c.Val.(*pg_query.A_Const_Ival)
-	if !ok || iv.Ival.Ival < 1 {
-		return flagUnsupported
-	}
-	return 0
+	return ok && iv.Ival.Ival >= 0
 }
 
 // textFunction is encode.TextFunction (planner does not import proxy): it

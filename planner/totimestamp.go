@@ -200,6 +200,24 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	case "json_array_length", "jsonb_array_length":
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_array_length")}
 		return
+	case "justify_hours", "justify_days", "justify_interval":
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_" + name)}
+		return
+	case "percentile_cont":
+		// Postgres interpolates in float8: the ordered values as DuckDB
+		// doubles, when they convert exactly alike (percentileDouble).
+		if fc.AggWithinGroup && len(fc.AggOrder) == 1 {
+			if sb := fc.AggOrder[0].GetSortBy(); sb != nil {
+				if cr := sb.Node.GetColumnRef(); cr != nil && len(a.aliasDefs[lastField(cr)]) == 0 && percentileDouble(r, lastField(cr)) {
+					sb.Node = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+						Arg:      sb.Node,
+						TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1, Location: -1},
+						Location: -1,
+					}}}
+				}
+			}
+		}
+		return
 	}
 	if name == "every" && fc.Over == nil && len(fc.Args) == 1 {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
@@ -248,4 +266,31 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	case name == "cardinality" && array:
 		rename("len")
 	}
+}
+
+// percentileDouble reports whether the datasets' columns of that name
+// convert to float8 as Postgres converts them: floats, integers, and
+// numerics of at most 15 digits (their unscaled value and its power of ten
+// are exact doubles, and one division rounds correctly, as Postgres's
+// conversion does).
+func percentileDouble(r resolution, name string) bool {
+	found := false
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name != name {
+				continue
+			}
+			found = true
+			switch c.TypeOID {
+			case oidFloat4, oidFloat8, oidInt2, oidInt4, oidInt8:
+			case oidNumeric:
+				if c.TypeMod < 4 || (c.TypeMod-4)>>16 > 15 {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return found
 }
