@@ -248,9 +248,10 @@ func checkOperator(e *pg_query.A_Expr) uint8 {
 		if _, ok := likeEscapeFunc(e); ok {
 			return flagUnsupported // LIKE ANY (...): no escape-aware form in DuckDB
 		}
-		if !nullFreeArray(e.Rexpr) {
-			// x = ANY(array) is NULL at the origin when the array is NULL
+		if !nullFreeArray(e.Rexpr) && !(e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY && len(names) == 1 && names[0] == "=") {
+			// x op ANY(array) is NULL at the origin when the array is NULL
 			// or holds a NULL and no element matches; DuckDB says false.
+			// x = ANY(array) is rewritten (rewriteEqualsAny).
 			return flagUnsupported
 		}
 	}

@@ -133,6 +133,7 @@ type collector struct {
 	casts     []*pg_query.TypeCast
 	concats   []*pg_query.A_Expr
 	jsonOps   []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
+	anys      []likeSite // x op ANY(array)
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -149,6 +150,9 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		}
 		if _, ok := jsonOperatorFuncs[jsonOperator(n)]; ok && w.node() != nil {
 			c.jsonOps = append(c.jsonOps, likeSite{w.node(), n})
+		}
+		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY && w.node() != nil {
+			c.anys = append(c.anys, likeSite{w.node(), n})
 		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP || n.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || n.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			if _, ok := likeEscapeFunc(n); ok {
@@ -231,6 +235,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	// Innermost first: an operand may be another operator's call.
 	for i := len(c.jsonOps) - 1; i >= 0; i-- {
 		rewriteJSONOperator(c.jsonOps[i])
+	}
+	for i := len(c.anys) - 1; i >= 0; i-- {
+		rewriteEqualsAny(c.anys[i])
 	}
 	wrapText(c.casts, c.concats, textWrapped(a, r))
 	for _, s := range c.sorts {
