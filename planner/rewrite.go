@@ -284,6 +284,10 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	// refuse it, and the statement falls back to the origin).
 	var q identQuoter
 	if !strings.Contains(a.sql, quoteMarker) {
+		// A fresh walk: the rewrites above add column references of
+		// their own (copies, wrappers).
+		c = collector{}
+		walk(tree.Stmts[0].Stmt, &c)
 		for _, cr := range c.colRefs {
 			for _, f := range cr.Fields {
 				q.protectNode(f)

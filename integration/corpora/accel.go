@@ -226,7 +226,7 @@ var Accel = []Query{
 	{Name: "join of CTEs", SQL: "WITH a AS (SELECT id, amount FROM acc_orders WHERE qty > 5), b AS (SELECT id, coalesce(amount, 0) AS amount FROM acc_orders) SELECT sum(b.amount) FROM a JOIN b ON a.id = b.id", Route: AnyRoute},
 	{Name: "json operators returning containers", SQL: "SELECT id, jb -> 'b', jb ->> 'b', j -> 'nested', j #>> '{nested,x}', jb #> '{b,1}', jb ? 'a' FROM acc_types ORDER BY id", Route: AnyRoute},
 	{Name: "json typeof and array length", SQL: "SELECT id, jsonb_typeof(jb), json_typeof(j) FROM acc_types ORDER BY id", Route: AnyRoute},
-	{Name: "any over an array column", SQL: "SELECT id, 1 = ANY(ai), NULL::int = ANY(ai), 5 = ANY(ai) FROM acc_types ORDER BY id", Route: Accelerated},
+	{Name: "any over an array column", SQL: "SELECT id, 1 = ANY(ai), NULL::int = ANY(ai), 5 = ANY(ai), 'a' = ANY(at), substr(t, id - 3, 2) FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "array_length of empty arrays", SQL: "SELECT id, array_length(ai, 1), cardinality(ai) FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "max of a char column", SQL: "SELECT max(c), min(c) FROM acc_types", Route: Origin},
 	{Name: "float column sorted with -0", SQL: "SELECT id, f8 FROM acc_types ORDER BY f8 DESC NULLS LAST, id", Route: Accelerated},
