@@ -2,6 +2,7 @@ package planner
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // DuckDB's avg of integers and decimals is a DOUBLE; Postgres's is an exact
@@ -11,8 +12,9 @@ import (
 //	pgaccel_numeric_avg(sum(x)::text, count(x))
 //
 // whose text the proxy encodes as a numeric (Decision.NumericText lists
-// those columns). Any other avg (inside an expression, HAVING, ORDER BY, a
-// window, DISTINCT or FILTER) would compute in floating point and compare
+// those columns); over a window, sum and count take the same window. Any
+// other avg (inside an expression, HAVING, ORDER BY, DISTINCT or FILTER)
+// would compute in floating point and compare
 // or combine inexactly: such statements go to the origin. An avg of a
 // float column is left alone here: valueHazard sends it to the origin.
 
@@ -40,11 +42,19 @@ func exactAvgPositions(sel *pg_query.SelectStmt) []int {
 				}
 			}
 		}
-		if fc := rt.Val.GetFuncCall(); fc != nil && plainAvg(fc) {
+		if fc := rt.Val.GetFuncCall(); fc != nil && outputAvg(fc) {
 			pos = append(pos, i)
 		}
 	}
 	return pos
+}
+
+// outputAvg reports whether fc is avg(x) without DISTINCT, FILTER or ORDER
+// BY, as an aggregate or over a window: its sum and count over the same
+// window are exact in DuckDB.
+func outputAvg(fc *pg_query.FuncCall) bool {
+	return funcName(fc) == "avg" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct &&
+		fc.AggFilter == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup
 }
 
 // plainAvg reports whether fc is avg(x) without DISTINCT, FILTER, ORDER BY
@@ -68,6 +78,11 @@ func avgArgs(avg *pg_query.FuncCall) []*pg_query.Node {
 	arg := avg.Args[0]
 	sum := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("sum")}, []*pg_query.Node{arg}, -1)
 	count := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("count")}, []*pg_query.Node{arg}, -1)
+	if avg.Over != nil {
+		// The same window for both.
+		sum.GetFuncCall().Over = avg.Over
+		count.GetFuncCall().Over = proto.Clone(avg.Over).(*pg_query.WindowDef)
+	}
 	return []*pg_query.Node{textCast(sum), count}
 }
 

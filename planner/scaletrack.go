@@ -155,7 +155,7 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 			// rounded as text.
 			if k, ok := roundScale(fc); ok {
 				inner := fc.Args[0]
-				if avg := inner.GetFuncCall(); avg != nil && plainAvg(avg) && trackable(avg.Args[0], &st, merges, true) {
+				if avg := inner.GetFuncCall(); avg != nil && outputAvg(avg) && trackable(avg.Args[0], &st, merges, true) {
 					st.rounds, st.roundK, st.decimal = true, k, true
 					merges[fc], merges[avg] = true, true
 				} else if e := inner.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" &&
@@ -855,7 +855,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 				return errRewrite
 			}
 			var exact *pg_query.Node
-			if avg := fc.Args[0].GetFuncCall(); avg != nil && plainAvg(avg) {
+			if avg := fc.Args[0].GetFuncCall(); avg != nil && outputAvg(avg) {
 				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(avg), -1)
 			} else if e := fc.Args[0].GetAExpr(); e != nil && isDivision(e) {
 				l, err := scaledText(e.Lexpr, colScale)

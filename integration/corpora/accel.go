@@ -238,6 +238,8 @@ var Accel = []Query{
 	{Name: "merge printed and sorted by", SQL: "SELECT id, coalesce(CASE WHEN qty > 3 THEN amount END, 0) AS v FROM acc_orders ORDER BY coalesce(CASE WHEN qty > 3 THEN amount END, 0), id LIMIT 8", Route: AnyRoute},
 	{Name: "merge in a window order", SQL: "SELECT id, rank() OVER (ORDER BY coalesce(amount, 0) DESC) FROM acc_orders WHERE id < 20 ORDER BY id", Route: Accelerated},
 
+	{Name: "exact avg over a window", SQL: "SELECT id, avg(amount) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), round(avg(amount) OVER (PARTITION BY status), 3), avg(qty) OVER () FROM acc_orders WHERE id < 30 ORDER BY id", Route: Accelerated},
+
 	// Left to the origin on purpose.
 	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
