@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -67,6 +68,7 @@ func registerJSONFunctions(conn *sql.Conn) error {
 		}}},
 		JSONBExistsFunction:     {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonExistsRow}},
 		JSONTypeofFunction:      {scalarUDF{[]duckdb.TypeInfo{varchar}, varchar, jsonTypeofRow}},
+		JSONBContainsFunction:   {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonContainsRow}},
 		JSONArrayLengthFunction: {scalarUDF{[]duckdb.TypeInfo{varchar}, bigint, jsonArrayLengthRow}},
 	}
 	// A path written '{a,b}'::text[] arrives as a list.
@@ -372,4 +374,117 @@ func jsonArrayLengthRow(v []driver.Value) (any, error) {
 		n++
 	}
 	return n, nil
+}
+
+// JSONBContainsFunction is Postgres's jsonb @> jsonb (JsonbDeepContains):
+//
+//	pgaccel_jsonb_contains(doc, template) -> BOOLEAN
+//
+// An object contains an object whose every key it has with a contained
+// value; an array contains an array whose every element one of its
+// elements contains (a scalar equal to a scalar, a container of the same
+// kind containing a container), and a scalar as a one-element array;
+// scalars contain equal scalars (numbers by value).
+const JSONBContainsFunction = "pgaccel_jsonb_contains"
+
+func jsonContainsRow(v []driver.Value) (any, error) {
+	doc, ok1 := v[0].(string)
+	tmpl, ok2 := v[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	a, err := decodeJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	b, err := decodeJSON(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	// A raw scalar is a one-element array at the root.
+	_, aObj := a.(map[string]any)
+	_, bObj := b.(map[string]any)
+	if aObj != bObj {
+		return false, nil
+	}
+	if !aObj {
+		// A raw scalar may contain a raw scalar; an array may contain
+		// either; a raw scalar never contains an array.
+		_, aArr := a.([]any)
+		_, bArr := b.([]any)
+		if !aArr && bArr {
+			return false, nil
+		}
+		a, b = rootArray(a), rootArray(b)
+	}
+	return jsonContains(a, b), nil
+}
+
+func rootArray(v any) any {
+	if _, ok := v.([]any); ok {
+		return v
+	}
+	return []any{v}
+}
+
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func jsonContains(a, b any) bool {
+	switch bv := b.(type) {
+	case map[string]any:
+		av, ok := a.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range bv {
+			y, ok := av[k]
+			if !ok || !jsonContains(y, x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		av, ok := a.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range bv {
+			found := false
+			for _, y := range av {
+				if jsonContains(y, x) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	return jsonScalarEqual(a, b)
+}
+
+func jsonScalarEqual(a, b any) bool {
+	switch bv := b.(type) {
+	case json.Number:
+		an, ok := a.(json.Number)
+		if !ok {
+			return false
+		}
+		x, okx := new(big.Rat).SetString(an.String())
+		y, oky := new(big.Rat).SetString(bv.String())
+		return okx && oky && x.Cmp(y) == 0
+	case string, bool, nil:
+		return a == b
+	}
+	return false
 }

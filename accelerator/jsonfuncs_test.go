@@ -41,3 +41,30 @@ func TestJSONFunctions_TextAsItStands(t *testing.T) {
 		t.Error("a NULL path element: no error")
 	}
 }
+
+func TestJSONBContains_AsPostgresDocuments(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{`{"product": "PostgreSQL", "version": 9.4, "jsonb": true}`, `{"version": 9.40}`, true},
+		{`["foo", "bar", "baz"]`, `["bar"]`, true},
+		{`["foo", "bar"]`, `"foo"`, true},
+		{`{"foo": {"bar": "baz"}}`, `{"bar": "baz"}`, false},
+		{`{"foo": {"bar": "baz"}}`, `{"foo": {}}`, true},
+		{`[1, 2, [1, 3]]`, `[1, 3]`, false},
+		{`[1, 2, [1, 3]]`, `[[1, 3]]`, true},
+		{`{"a": 1}`, `["a"]`, false},
+		{`"foo"`, `"foo"`, true},
+		{`{"a": null}`, `{"a": null}`, true},
+		{`{"a": [1, 2]}`, `{"a": 1}`, false},
+		{`null`, `[]`, false},
+		{`"s"`, `["s"]`, false},
+	}
+	for _, tt := range tests {
+		got, err := jsonContainsRow([]driver.Value{tt.a, tt.b})
+		if err != nil || got != tt.want {
+			t.Errorf("%s @> %s: got %v, %v; want %v", tt.a, tt.b, got, err, tt.want)
+		}
+	}
+}

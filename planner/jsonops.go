@@ -79,3 +79,28 @@ func rewriteEqualsAny(site likeSite) {
 		Location:  -1,
 	}}
 }
+
+// rewriteJSONBContains turns doc @> template (and template <@ doc) into
+// the accelerator's jsonb containment when doc is a jsonb column of the
+// datasets (json has no @>; the same operators on arrays are DuckDB's
+// list containment, left alone).
+func rewriteJSONBContains(site likeSite, a *analysis, r resolution) {
+	e := site.expr
+	op := jsonOperator(e)
+	if (op != "@>" && op != "<@") || site.node == nil || site.node.GetAExpr() != e {
+		return
+	}
+	doc, tmpl := e.Lexpr, e.Rexpr
+	if op == "<@" {
+		doc, tmpl = tmpl, doc
+	}
+	cr := doc.GetColumnRef()
+	if cr == nil || lastField(cr) == "" || len(a.aliasDefs[lastField(cr)]) > 0 {
+		return
+	}
+	if oid, _ := columnType(r, lastField(cr)); oid != 3802 {
+		return
+	}
+	site.node.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_contains")},
+		[]*pg_query.Node{doc, tmpl}, -1).Node
+}

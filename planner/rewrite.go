@@ -134,6 +134,7 @@ type collector struct {
 	concats   []*pg_query.A_Expr
 	jsonOps   []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
 	anys      []likeSite // x op ANY(array)
+	contains  []likeSite // @>, <@
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -153,6 +154,9 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY && w.node() != nil {
 			c.anys = append(c.anys, likeSite{w.node(), n})
+		}
+		if op := jsonOperator(n); (op == "@>" || op == "<@") && w.node() != nil {
+			c.contains = append(c.contains, likeSite{w.node(), n})
 		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP || n.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || n.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			if _, ok := likeEscapeFunc(n); ok {
@@ -238,6 +242,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	for i := len(c.anys) - 1; i >= 0; i-- {
 		rewriteEqualsAny(c.anys[i])
+	}
+	for _, site := range c.contains {
+		rewriteJSONBContains(site, a, r)
 	}
 	wrapText(c.casts, c.concats, textWrapped(a, r))
 	for _, s := range c.sorts {

@@ -240,6 +240,8 @@ var Accel = []Query{
 
 	{Name: "exact avg over a window", SQL: "SELECT id, avg(amount) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), round(avg(amount) OVER (PARTITION BY status), 3), avg(qty) OVER () FROM acc_orders WHERE id < 30 ORDER BY id", Route: Accelerated},
 
+	{Name: "jsonb containment", SQL: `SELECT id, jb @> '{"a": 1}', '{"a": 1.0}' <@ jb, jb @> '[]' FROM acc_types ORDER BY id`, Route: Accelerated},
+
 	// Left to the origin on purpose.
 	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
