@@ -118,26 +118,22 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	if len(sel.FromClause) == 0 {
 		return nil, nil, nil
 	}
-	from, ok := ctesAsSubqueries(sel)
+	tables, subqueries, ok := fromLeaves(sel)
 	if !ok {
 		return nil, nil, nil
 	}
-	nsub := 0
-	for _, f := range from {
-		if f.GetRangeSubselect() != nil {
-			nsub++
-		}
-	}
 	var subs map[string]*staticScale
-	if nsub > 0 {
-		if nsub != len(from) {
-			return nil, nil, nil // tables and subqueries mixed
-		}
+	if len(subqueries) > 0 {
 		subs = map[string]*staticScale{}
-	}
-	for _, f := range from {
-		if subs == nil && !plainFrom(f) || subs != nil && !subqueryScales(f.GetRangeSubselect(), subs) {
-			return nil, nil, nil
+		if tables > 0 {
+			// Tables and subqueries: a name is the tables' column when
+			// no subquery has it (planScales).
+			subs[tablesToo] = &staticScale{op: 't'}
+		}
+		for _, rs := range subqueries {
+			if !subqueryScales(rs, subs) {
+				return nil, nil, nil
+			}
 		}
 	}
 	var out []scaleTarget
@@ -253,63 +249,78 @@ func refersToTracked(n *pg_query.Node, out []scaleTarget, sel *pg_query.SelectSt
 	return found, found != nil
 }
 
-// ctesAsSubqueries returns sel's FROM items with each reference to one of
-// its own CTEs (a plain, non-recursive WITH) as the subquery it names, for
-// the scale analysis; ok is false for a WITH it does not read so (a
-// recursive one, a CTE with a column list, a data-modifying or
-// MATERIALIZED one, or a CTE of one referring to another: its FROM is not
-// plain tables, which subqueryScales refuses anyway).
-func ctesAsSubqueries(sel *pg_query.SelectStmt) ([]*pg_query.Node, bool) {
-	if sel.WithClause == nil {
-		return sel.FromClause, true
-	}
-	if sel.WithClause.Recursive {
-		return nil, false
-	}
+// tablesToo is the key of subqueryScales' map that marks tables beside
+// the subqueries in FROM.
+const tablesToo = "\x00tables"
+
+// fromLeaves returns what sel's FROM reads: how many tables, and the
+// subqueries, those written in FROM and those its own CTEs name (a plain,
+// non-recursive WITH), through joins. ok is false for anything else: a
+// function in FROM, a recursive WITH, a CTE with a column list, a
+// MATERIALIZED or data-modifying one, a CTE or subquery reading a CTE (its
+// FROM would pass for plain tables), a join merging columns (USING,
+// NATURAL) beside subqueries.
+func fromLeaves(sel *pg_query.SelectStmt) (tables int, subs []*pg_query.RangeSubselect, ok bool) {
 	ctes := map[string]*pg_query.CommonTableExpr{}
-	for _, c := range sel.WithClause.Ctes {
-		cte := c.GetCommonTableExpr()
-		if cte == nil || len(cte.Aliascolnames) > 0 || cte.Ctequery.GetSelectStmt() == nil ||
-			cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeAlways {
-			return nil, false
+	if w := sel.WithClause; w != nil {
+		if w.Recursive {
+			return 0, nil, false
 		}
-		ctes[cte.Ctename] = cte
+		for _, c := range w.Ctes {
+			cte := c.GetCommonTableExpr()
+			if cte == nil || len(cte.Aliascolnames) > 0 || cte.Ctequery.GetSelectStmt() == nil ||
+				cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeAlways {
+				return 0, nil, false
+			}
+			ctes[cte.Ctename] = cte
+		}
 	}
-	// A CTE reading another CTE: its FROM would pass for plain tables.
-	for _, cte := range ctes {
-		for _, f := range cte.Ctequery.GetSelectStmt().FromClause {
+	readsCTE := func(sub *pg_query.SelectStmt) bool {
+		for _, f := range sub.FromClause {
 			if namesCTE(f, ctes) {
-				return nil, false
+				return true
 			}
 		}
+		return false
 	}
-	out := make([]*pg_query.Node, len(sel.FromClause))
-	for i, f := range sel.FromClause {
-		out[i] = f
-		// A join of CTEs, or a subquery reading one, would pass for plain
-		// tables too.
-		if j := f.GetJoinExpr(); j != nil && namesCTE(f, ctes) {
-			return nil, false
-		}
-		if rs := f.GetRangeSubselect(); rs != nil {
-			if sub := rs.Subquery.GetSelectStmt(); sub != nil {
-				for _, sf := range sub.FromClause {
-					if namesCTE(sf, ctes) {
-						return nil, false
-					}
+	merging := false
+	var leaf func(n *pg_query.Node) bool
+	leaf = func(n *pg_query.Node) bool {
+		switch v := n.GetNode().(type) {
+		case *pg_query.Node_RangeVar:
+			if cte, isCTE := ctes[v.RangeVar.Relname]; isCTE && v.RangeVar.Schemaname == "" {
+				if readsCTE(cte.Ctequery.GetSelectStmt()) {
+					return false
 				}
+				subs = append(subs, &pg_query.RangeSubselect{Subquery: cte.Ctequery, Alias: v.RangeVar.Alias})
+				return true
 			}
+			tables++
+			return true
+		case *pg_query.Node_RangeSubselect:
+			if sub := v.RangeSubselect.Subquery.GetSelectStmt(); sub == nil || readsCTE(sub) {
+				return false
+			}
+			subs = append(subs, v.RangeSubselect)
+			return true
+		case *pg_query.Node_JoinExpr:
+			j := v.JoinExpr
+			if len(j.UsingClause) > 0 || j.IsNatural {
+				merging = true
+			}
+			return leaf(j.Larg) && leaf(j.Rarg)
 		}
-		rv := f.GetRangeVar()
-		if rv == nil || rv.Schemaname != "" {
-			continue
-		}
-		if cte, isCTE := ctes[rv.Relname]; isCTE {
-			out[i] = &pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
-				Subquery: cte.Ctequery, Alias: rv.Alias}}}
+		return false
+	}
+	for _, f := range sel.FromClause {
+		if !leaf(f) {
+			return 0, nil, false
 		}
 	}
-	return out, true
+	if merging && len(subs) > 0 {
+		return 0, nil, false
+	}
+	return tables, subs, true
 }
 
 // namesCTE reports whether a FROM item (a table or join of tables) names
@@ -562,8 +573,15 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		return trackable(v.TypeCast.Arg, st, merges, inSum)
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
-		if funcName(fc) == "count" && len(fc.Funcname) == 1 && fc.Over == nil && !fc.AggWithinGroup {
+		if funcName(fc) == "count" && len(fc.Funcname) == 1 && !fc.AggWithinGroup {
 			return true // a bigint: scale 0
+		}
+		if funcName(fc) == "sum" && fc.Over != nil && len(fc.Funcname) == 1 && len(fc.Args) == 1 && !fc.AggStar &&
+			!fc.AggDistinct && len(fc.AggOrder) == 0 && !fc.AggWithinGroup && !fc.FuncVariadic {
+			// sum(...) OVER (...): its argument may hold aggregates
+			// (computed before the window); the scale is the greatest
+			// over the window.
+			return trackable(fc.Args[0], st, merges, false)
 		}
 		if _, ok := roundScale(fc); ok {
 			merges[fc] = true // the scale changes here: track it
@@ -736,6 +754,9 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 		if fc.AggFilter != nil {
 			max.GetFuncCall().AggFilter = proto.Clone(fc.AggFilter).(*pg_query.Node)
 		}
+		if fc.Over != nil {
+			max.GetFuncCall().Over = proto.Clone(fc.Over).(*pg_query.WindowDef)
+		}
 		return max, true
 	}
 	return nil, false
@@ -777,14 +798,17 @@ func planScales(a *analysis, r resolution) scalePlan {
 			if a.scaleSubs != nil {
 				f, named := a.scaleSubs[name]
 				_, star := a.scaleSubs[starColumns]
+				_, mixed := a.scaleSubs[tablesToo]
 				switch {
 				case named && f == nil:
 					return scalePlan{} // ambiguous, or no fixed scale
-				case named && star:
-					return scalePlan{} // may clash with a column of the *
+				case named && (star || mixed && datasetHas(r, name)):
+					return scalePlan{} // may clash with a column of the * or of a table
 				case named:
 					s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
-				case star:
+				case star && mixed:
+					return scalePlan{} // a table's column, or the *'s?
+				case star, mixed:
 					s, isNum, found = datasetColumnScale(r, name)
 				}
 			} else {
@@ -807,6 +831,18 @@ func planScales(a *analysis, r resolution) scalePlan {
 		}
 	}
 	return scalePlan{pos: pos, colScale: colScale, ok: true}
+}
+
+// datasetHas reports whether a dataset has a column of that name.
+func datasetHas(r resolution, name string) bool {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:

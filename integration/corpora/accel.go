@@ -242,6 +242,10 @@ var Accel = []Query{
 
 	{Name: "jsonb containment", SQL: `SELECT id, jb @> '{"a": 1}', '{"a": 1.0}' <@ jb, jb @> '[]' FROM acc_types ORDER BY id`, Route: Accelerated},
 
+	{Name: "share of a window total", SQL: "SELECT status, coalesce(sum(amount), 0), 100.0 * coalesce(sum(amount), 0) / sum(coalesce(sum(amount), 0)) OVER () FROM acc_orders GROUP BY status ORDER BY status", Route: Accelerated},
+	{Name: "running sum of a merge", SQL: "SELECT id, sum(CASE WHEN qty > 5 THEN amount ELSE 0 END) OVER (ORDER BY id ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) FROM acc_orders WHERE id < 25 ORDER BY id", Route: Accelerated},
+	{Name: "a table joined to a CTE", SQL: "WITH f AS (SELECT customer_id, sum(amount) AS revenue FROM acc_orders GROUP BY customer_id) SELECT c.country, coalesce(sum(f.revenue), 0) FROM acc_customers c LEFT JOIN f ON f.customer_id = c.id GROUP BY c.country ORDER BY c.country", Route: Accelerated},
+
 	// Left to the origin on purpose.
 	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
