@@ -30,7 +30,13 @@
 //     numerics where DuckDB's differ: avg as a whole output column
 //     (exactavg.go) or inside predicates (predavg.go), display scales that
 //     vary row by row and numeric division as a whole output column
-//     (scaletrack.go); the result is cached per statement and resolution.
+//     (scaletrack.go, also over CTEs and windows, and round(avg(x), k));
+//     Postgres's text of values (textout.go: pgaccel_text, to_char,
+//     to_timestamp of literals), ASCII case mapping under the C LC_CTYPE
+//     (collation.go), json operators (jsonops.go), and functions whose
+//     DuckDB namesakes differ by argument type (totimestamp.go); names
+//     that are subquery or CTE outputs are followed to what they hold
+//     (aliases.go). The result is cached per statement and resolution.
 //  4. For datasets with on_zero_results: use_source, the statement the
 //     origin runs when the accelerated answer is empty (fallback.go).
 //
