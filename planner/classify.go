@@ -130,6 +130,9 @@ type analysis struct {
 	mergeColsOutside map[string]struct{}
 	scaleTargets     []scaleTarget
 	scaleSubs        map[string]*staticScale // FROM subqueries' output scales, by name
+	// pass: the scale-tracked outputs of the one subquery or CTE the
+	// statement passes through (passthrough.go), when it has none itself.
+	pass *passScale
 	// exactAvg: output columns that are a plain avg(x), rewritten exactly.
 	exactAvg []int
 	// pointCols: columns the WHERE of a one-table SELECT pins to a value
@@ -239,6 +242,11 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
+	if len(a.scaleTargets) == 0 {
+		if p, exempt := passThroughScales(sel); p != nil {
+			a.pass, z.exempt = p, exempt
+		}
+	}
 	z.predAvg, z.predRound = predicateCalls(sel)
 	z.topTargets = outputTargets(sel, nil)
 	z.absorbed = absorbedMerges(sel)

@@ -308,8 +308,8 @@ func (mm mergeMarker) enter(m proto.Message, w *walker) {
 			mm.out[m] = true
 		}
 	case *pg_query.FuncCall:
-		if name := funcName(n); name == "lag" || name == "lead" {
-			mm.out[m] = true
+		if name := funcName(n); name == "lag" || name == "lead" || scaleSetting(n) {
+			mm.out[m] = true // round(x, k) and trunc(x, k) set a scale no one prints
 		}
 	}
 }

@@ -360,8 +360,8 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
 	d.PrintsText = strings.Contains(out, textFunction+"(")
-	if r.scale.ok && len(r.scale.pos) > 0 {
-		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.pos...)
+	if r.scale.ok && len(r.scale.out) > 0 {
+		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
 	return d
 }

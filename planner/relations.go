@@ -190,7 +190,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			}
 		}
 		z.funcCalls++
-		if scaleSetting(n) && !z.predRound[n] {
+		if scaleSetting(n) && !z.predRound[n] && !z.absorbed[n] {
 			// Printed with DuckDB's scale (round(2, 2) is 2, not 2.00)
 			// unless its output is scale-tracked.
 			if z.exempt[n] {

@@ -97,7 +97,7 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			key.WriteString(strconv.Itoa(p))
 			key.WriteByte(2)
 		}
-		for _, st := range a.scaleTargets {
+		for _, st := range a.trackedTargets() {
 			for _, c := range st.cols {
 				key.WriteString(c)
 				key.WriteByte(3)
@@ -320,7 +320,11 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	// Last, so that the scale expressions clone the rewritten (and
 	// quoted) conditions.
 	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
-		if err := rewriteScales(tree.Stmts[0].Stmt.GetSelectStmt(), sc.pos, sc.colScale, a.scaleTargets); err != nil {
+		sel := tree.Stmts[0].Stmt.GetSelectStmt()
+		if a.pass != nil {
+			sel = a.pass.inner(sel)
+		}
+		if err := rewriteScales(sel, sc.pos, sc.colScale, a.trackedTargets()); err != nil {
 			return "", err
 		}
 	}

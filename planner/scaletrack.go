@@ -100,14 +100,14 @@ type scaleTarget struct {
 // scaleCandidates returns the output columns of sel whose scale can be
 // tracked, and the CASE and COALESCE nodes inside them.
 func scaleCandidates(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool, map[string]*staticScale) {
-	targets, exempt, subs := scaleCandidatesFrom(sel)
+	targets, exempt, subs := scaleCandidatesFrom(sel, nil)
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
 	return targets, exempt, subs
 }
 
-func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Message]bool, map[string]*staticScale) {
+func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonTableExpr) ([]scaleTarget, map[proto.Message]bool, map[string]*staticScale) {
 	if sel == nil || (sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) ||
 		len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
 		return nil, nil, nil
@@ -118,7 +118,7 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt) ([]scaleTarget, map[proto.Mes
 	if len(sel.FromClause) == 0 {
 		return nil, nil, nil
 	}
-	tables, subqueries, ok := fromLeaves(sel)
+	tables, subqueries, ok := fromLeaves(sel, inherited)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -260,8 +260,11 @@ const tablesToo = "\x00tables"
 // MATERIALIZED or data-modifying one, a CTE or subquery reading a CTE (its
 // FROM would pass for plain tables), a join merging columns (USING,
 // NATURAL) beside subqueries.
-func fromLeaves(sel *pg_query.SelectStmt) (tables int, subs []*pg_query.RangeSubselect, ok bool) {
+func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonTableExpr) (tables int, subs []*pg_query.RangeSubselect, ok bool) {
 	ctes := map[string]*pg_query.CommonTableExpr{}
+	for name, cte := range inherited {
+		ctes[name] = cte
+	}
 	if w := sel.WithClause; w != nil {
 		if w.Recursive {
 			return 0, nil, false
@@ -772,7 +775,8 @@ func notNull(n *pg_query.Node) *pg_query.Node {
 // Plan (resolution.scale) and used by the hazard check, the rewrite and
 // Decision.NumericText.
 type scalePlan struct {
-	pos      []int
+	pos      []int // positions of the rewritten outputs, in the tracked SELECT
+	out      []int // the same in the statement's output (passScale maps them)
 	colScale map[string]int
 	ok       bool
 }
@@ -783,22 +787,42 @@ type scalePlan struct {
 // candidate is not a numeric with a scale or an integer of the datasets:
 // the merges then count as in numericscale.go.
 func planScales(a *analysis, r resolution) scalePlan {
-	if len(a.scaleTargets) == 0 {
+	targets, subs := a.scaleTargets, a.scaleSubs
+	if a.pass != nil {
+		targets, subs = a.pass.targets, a.pass.subs
+	}
+	if len(targets) == 0 {
 		return scalePlan{}
 	}
+	plan := planScalesOf(targets, subs, r)
+	plan.out = plan.pos
+	if a.pass != nil && plan.ok {
+		plan.out = nil
+		for _, p := range plan.pos {
+			if o, ok := a.pass.outer[p]; ok {
+				plan.out = append(plan.out, o)
+			}
+		}
+	}
+	return plan
+}
+
+// planScalesOf is planScales for the targets of one SELECT and its FROM
+// subqueries' scales.
+func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r resolution) scalePlan {
 	colScale := map[string]int{}
 	numeric := map[string]bool{}
-	for _, st := range a.scaleTargets {
+	for _, st := range targets {
 		for _, name := range st.cols {
 			if _, done := colScale[name]; done {
 				continue
 			}
 			var s int
 			var isNum, found bool
-			if a.scaleSubs != nil {
-				f, named := a.scaleSubs[name]
-				_, star := a.scaleSubs[starColumns]
-				_, mixed := a.scaleSubs[tablesToo]
+			if scaleSubs != nil {
+				f, named := scaleSubs[name]
+				_, star := scaleSubs[starColumns]
+				_, mixed := scaleSubs[tablesToo]
 				switch {
 				case named && f == nil:
 					return scalePlan{} // ambiguous, or no fixed scale
@@ -821,7 +845,7 @@ func planScales(a *analysis, r resolution) scalePlan {
 		}
 	}
 	var pos []int
-	for _, st := range a.scaleTargets {
+	for _, st := range targets {
 		involved := st.decimal
 		for _, c := range st.cols {
 			involved = involved || numeric[c]

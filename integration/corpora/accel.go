@@ -246,6 +246,12 @@ var Accel = []Query{
 	{Name: "running sum of a merge", SQL: "SELECT id, sum(CASE WHEN qty > 5 THEN amount ELSE 0 END) OVER (ORDER BY id ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) FROM acc_orders WHERE id < 25 ORDER BY id", Route: Accelerated},
 	{Name: "a table joined to a CTE", SQL: "WITH f AS (SELECT customer_id, sum(amount) AS revenue FROM acc_orders GROUP BY customer_id) SELECT c.country, coalesce(sum(f.revenue), 0) FROM acc_customers c LEFT JOIN f ON f.customer_id = c.id GROUP BY c.country ORDER BY c.country", Route: Accelerated},
 
+	{Name: "merged scales passed through a CTE", SQL: "WITH s AS (SELECT customer_id, sum(CASE WHEN status = 'paid' THEN amount ELSE 0 END) AS paid, count(*) AS n FROM acc_orders GROUP BY customer_id) SELECT * FROM s ORDER BY customer_id", Route: Accelerated},
+	{Name: "merged scales passed through a subquery", SQL: "SELECT id, v FROM (SELECT id, coalesce(CASE WHEN qty > 5 THEN amount END, 0) AS v FROM acc_orders) t ORDER BY id LIMIT 20", Route: Accelerated},
+	{Name: "merged scales sorted outside", SQL: "SELECT * FROM (SELECT id, coalesce(CASE WHEN qty > 5 THEN amount END, 0) AS v FROM acc_orders) t ORDER BY 2, 1 LIMIT 20", Route: AnyRoute},
+	{Name: "merged scales filtered outside", SQL: "SELECT id, v FROM (SELECT id, coalesce(CASE WHEN qty > 5 THEN amount END, 0) AS v FROM acc_orders) t WHERE v > 0 ORDER BY id LIMIT 20", Route: Origin},
+	{Name: "dbt chain passed through", SQL: "WITH source AS (SELECT * FROM acc_orders), renamed AS (SELECT id AS order_id, coalesce(amount, 0) AS amount, round(amount * 1.5, 1) AS boosted FROM source) SELECT * FROM renamed ORDER BY order_id LIMIT 30", Route: Accelerated},
+
 	// Left to the origin on purpose.
 	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
