@@ -75,16 +75,9 @@ const maxAliasDepth = 6
 // statement passes rule: each dataset column of that name, and each output
 // column of that name, followed through the names it refers to.
 func (a *analysis) safeName(r resolution, name string, rule nameRule, depth int) bool {
-	found := false
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.Name == name {
-				found = true
-				if !rule.col(c) {
-					return false
-				}
-			}
-		}
+	found, all := columnsNamed(r, name, rule.col)
+	if found && !all {
+		return false
 	}
 	for _, def := range a.aliasDefs[name] {
 		found = true

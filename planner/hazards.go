@@ -87,6 +87,9 @@ const (
 	oidNumeric      = 1700
 	oidNumericArray = 1231
 	oidBpchar       = 1042
+	oidDate         = 1082
+	oidBytea        = 17
+	oidJSONB        = 3802
 	oidBpcharArray  = 1014
 	oidInt2         = 21
 	oidInt4         = 23

@@ -511,14 +511,32 @@ func (p *Planner) checkColumns(a *analysis, r resolution) (reason, detail string
 }
 
 func anyDatasetHasColumn(r resolution, name string) bool {
+	found, _ := columnsNamed(r, name, nil)
+	return found
+}
+
+// columnsNamed reports whether the datasets the statement reads have a
+// column of that name, and whether every one of them passes ok (nil: any).
+func columnsNamed(r resolution, name string, ok func(catalog.ColumnInfo) bool) (found, all bool) {
+	all = true
 	for _, d := range r.datasets {
 		for _, c := range d.state.Columns {
 			if c.Name == name {
-				return true
+				found = true
+				if ok != nil && !ok(c) {
+					all = false
+				}
 			}
 		}
 	}
-	return false
+	return found, found && all
+}
+
+// columnsAre reports whether the datasets have columns of that name and
+// every one passes ok.
+func columnsAre(r resolution, name string, ok func(catalog.ColumnInfo) bool) bool {
+	_, all := columnsNamed(r, name, ok)
+	return all
 }
 
 // qualifiedTarget returns the index in a.rels of the unaliased relation a

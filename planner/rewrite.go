@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -442,7 +443,7 @@ func sortFloatsByValue(sel *pg_query.SelectStmt, r resolution) {
 			}
 		}
 		cr := expr.GetColumnRef()
-		if cr == nil || !floatColumn(r, lastField(cr)) {
+		if cr == nil || !columnsAre(r, lastField(cr), isFloat) {
 			continue
 		}
 		sb.Node = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")},
@@ -450,20 +451,5 @@ func sortFloatsByValue(sel *pg_query.SelectStmt, r resolution) {
 	}
 }
 
-// floatColumn reports whether the datasets have a column of that name and
-// every one is a float4 or float8.
-func floatColumn(r resolution, name string) bool {
-	found := false
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.Name != name {
-				continue
-			}
-			if c.TypeOID != oidFloat4 && c.TypeOID != oidFloat8 {
-				return false
-			}
-			found = true
-		}
-	}
-	return found
-}
+// isFloat: a float4 or float8 column.
+func isFloat(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat4 || c.TypeOID == oidFloat8 }

@@ -216,30 +216,17 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 
 // refersToTracked reports whether n, an item of GROUP BY or ORDER BY,
 // refers to a scale-tracked output column by position or output name, and
-// which (nil for any position but a tracked one's, or a name that may mean
+// which (nil for a literal that is no position, or a name that may mean
 // several).
 func refersToTracked(n *pg_query.Node, out []scaleTarget, sel *pg_query.SelectStmt) (*scaleTarget, bool) {
 	if c := n.GetAConst(); c != nil {
-		iv, isInt := c.Val.(*pg_query.A_Const_Ival)
-		if !isInt {
+		if _, isInt := c.Val.(*pg_query.A_Const_Ival); !isInt {
 			return nil, true
 		}
-		for i := range out {
-			if int64(out[i].pos)+1 == int64(iv.Ival.Ival) {
-				return &out[i], true
-			}
-		}
-		return nil, false
 	}
-	cr := n.GetColumnRef()
-	if cr == nil || len(cr.Fields) != 1 {
-		return nil, false
-	}
-	name := lastField(cr)
 	var found *scaleTarget
 	for i := range out {
-		rt := sel.TargetList[out[i].pos].GetResTarget()
-		if rt.Name == name || rt.Name == "" && outputName(rt.Val) == name {
+		if refersTo(n, out[i].pos, sel.TargetList[out[i].pos].GetResTarget()) {
 			if found != nil {
 				return nil, true
 			}
@@ -826,7 +813,7 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 				switch {
 				case named && f == nil:
 					return scalePlan{} // ambiguous, or no fixed scale
-				case named && (star || mixed && datasetHas(r, name)):
+				case named && (star || mixed && anyDatasetHasColumn(r, name)):
 					return scalePlan{} // may clash with a column of the * or of a table
 				case named:
 					s, isNum, found = f.eval(func(c string) (int, bool, bool) { return datasetColumnScale(r, c) })
@@ -855,18 +842,6 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 		}
 	}
 	return scalePlan{pos: pos, colScale: colScale, ok: true}
-}
-
-// datasetHas reports whether a dataset has a column of that name.
-func datasetHas(r resolution, name string) bool {
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.Name == name {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:
@@ -955,7 +930,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		}
 		// ORDER BY this column sorts by its value, not by its text.
 		for _, sc := range sel.SortClause {
-			if sb := sc.GetSortBy(); sb != nil && sortsBy(sb.Node, i, rt) {
+			if sb := sc.GetSortBy(); sb != nil && refersTo(sb.Node, i, rt) {
 				sb.Node = proto.Clone(rt.Val).(*pg_query.Node)
 			}
 		}
@@ -968,9 +943,9 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 	return nil
 }
 
-// sortsBy reports whether an ORDER BY item names the output column rt at
-// position i (from 0), by position or output name.
-func sortsBy(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
+// refersTo reports whether a GROUP BY or ORDER BY item names the output
+// column rt at position i (from 0), by position or output name.
+func refersTo(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
 	if c := n.GetAConst(); c != nil {
 		iv, isInt := c.Val.(*pg_query.A_Const_Ival)
 		return isInt && int64(iv.Ival.Ival) == int64(i)+1

@@ -311,16 +311,7 @@ func textWrapped(a *analysis, r resolution) map[string]bool {
 			if out[name] || len(a.aliasDefs[name]) > 0 {
 				continue
 			}
-			found, all := false, true
-			for _, d := range r.datasets {
-				for _, c := range d.state.Columns {
-					if c.Name == name {
-						found = true
-						all = all && textFunctionTypes[c.TypeOID]
-					}
-				}
-			}
-			if found && all {
+			if columnsAre(r, name, func(c catalog.ColumnInfo) bool { return textFunctionTypes[c.TypeOID] }) {
 				if out == nil {
 					out = map[string]bool{}
 				}
