@@ -33,6 +33,8 @@ type Settings struct {
 	ExtraFloatDigits int
 	// ByteaOutput is "hex" or "escape". "" means "hex".
 	ByteaOutput string
+
+	printsDefaults bool // PrintsAsDefaults, set by LoadSettings
 }
 
 // Date styles and field orders, as Postgres's DateStyle and DateOrder.
@@ -105,9 +107,11 @@ func LoadSettings(params map[string]string) (*Settings, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extra_float_digits %q: %w", efd, ErrUnsupported)
 	}
-	if _, err := s.format(); err != nil {
+	f, err := s.format()
+	if err != nil {
 		return nil, err
 	}
+	s.printsDefaults = printsAsDefaults(f)
 	return s, nil
 }
 

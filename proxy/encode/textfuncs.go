@@ -43,10 +43,12 @@ var textKinds = []struct {
 // PrintsAsDefaults reports whether s prints dates, times, intervals,
 // floats and bytea as TextFunction does: DateStyle ISO (any field order),
 // IntervalStyle postgres, extra_float_digits above 0 (shortest exact
-// output), bytea_output hex.
-func (s *Settings) PrintsAsDefaults() bool {
-	f, err := s.format()
-	return err == nil && f.dateStyle == styleISO && f.intervalStyle == intervalPostgres && f.efd > 0 && f.byteaHex
+// output), bytea_output hex. LoadSettings decides it once.
+func (s *Settings) PrintsAsDefaults() bool { return s.printsDefaults }
+
+// printsAsDefaults is PrintsAsDefaults of the parsed format f.
+func printsAsDefaults(f format) bool {
+	return f.dateStyle == styleISO && f.intervalStyle == intervalPostgres && f.efd > 0 && f.byteaHex
 }
 
 // textFormats holds the default format for each TimeZone name met.
@@ -72,61 +74,64 @@ func textFormat(zone string) (*format, error) {
 // TextFunctions returns TextFunction's overloads, for
 // duckdb.RegisterScalarUDFSet.
 func TextFunctions() ([]duckdb.ScalarFunc, error) {
-	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
-	if err != nil {
-		return nil, err
-	}
 	var out []duckdb.ScalarFunc
 	for _, tk := range textKinds {
-		in, err := duckdb.NewTypeInfo(tk.duck)
+		f, err := newScalarFunc([]duckdb.Type{tk.duck, duckdb.TYPE_VARCHAR}, textRow(tk.kind))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, textUDF{in: []duckdb.TypeInfo{in, varchar}, out: varchar, kind: tk.kind})
+		out = append(out, f)
 	}
 	return out, nil
 }
 
-// textUDF is one overload of TextFunction.
-type textUDF struct {
-	in   []duckdb.TypeInfo
-	out  duckdb.TypeInfo
-	kind kind
+// scalarFunc is a DuckDB scalar function of fixed types returning VARCHAR,
+// computed row by row.
+type scalarFunc struct {
+	in  []duckdb.TypeInfo
+	out duckdb.TypeInfo
+	row func(values []driver.Value) (any, error)
 }
 
-func (f textUDF) Config() duckdb.ScalarFuncConfig {
+func newScalarFunc(in []duckdb.Type, row func([]driver.Value) (any, error)) (scalarFunc, error) {
+	f := scalarFunc{row: row}
+	var err error
+	if f.out, err = duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR); err != nil {
+		return f, err
+	}
+	for _, t := range in {
+		ti, err := duckdb.NewTypeInfo(t)
+		if err != nil {
+			return f, err
+		}
+		f.in = append(f.in, ti)
+	}
+	return f, nil
+}
+
+func (f scalarFunc) Config() duckdb.ScalarFuncConfig {
 	return duckdb.ScalarFuncConfig{InputTypeInfos: f.in, ResultTypeInfo: f.out}
 }
 
-func (f textUDF) Executor() duckdb.ScalarFuncExecutor {
+func (f scalarFunc) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: f.row}
 }
 
-func (f textUDF) row(values []driver.Value) (any, error) {
-	zone, _ := values[1].(string)
-	ft, err := textFormat(zone)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", TextFunction, err)
+// textRow prints (value, zone) as the Postgres type of kind prints it.
+func textRow(k kind) func([]driver.Value) (any, error) {
+	return func(values []driver.Value) (any, error) {
+		zone, _ := values[1].(string)
+		ft, err := textFormat(zone)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", TextFunction, err)
+		}
+		// The encoder's own text output; these kinds use no Encoder state.
+		var e Encoder
+		out, err := e.appendScalar(nil, &column{kind: k, scale: -1, charLen: -1, f: ft}, values[0])
+		if err != nil {
+			// The message names the type, never the value.
+			return nil, fmt.Errorf("%s: %s", TextFunction, strings.TrimPrefix(err.Error(), "encode: "))
+		}
+		return string(out), nil
 	}
-	c := column{kind: f.kind, scale: -1, charLen: -1, f: ft}
-	var out []byte
-	switch f.kind {
-	case kindDate:
-		out, err = appendDate(nil, &c, values[0])
-	case kindTime:
-		out, err = appendTime(nil, &c, values[0])
-	case kindTimestamp, kindTimestamptz:
-		out, err = appendTimestamp(nil, &c, values[0])
-	case kindInterval:
-		out, err = appendInterval(nil, &c, values[0])
-	case kindFloat4, kindFloat8:
-		out, err = appendFloat(nil, &c, values[0])
-	case kindBytea:
-		out, err = appendBytea(nil, &c, values[0])
-	}
-	if err != nil {
-		// The message names the type, never the value.
-		return nil, fmt.Errorf("%s: %s", TextFunction, strings.TrimPrefix(err.Error(), "encode: "))
-	}
-	return string(out), nil
 }

@@ -200,3 +200,28 @@ func TestTextFunction_MatchesPostgres(t *testing.T) {
 	}
 	t.Logf("%d values compared", checked)
 }
+
+func TestPrintsAsDefaults_ByTheSettings(t *testing.T) {
+	for params, want := range map[string]bool{
+		"":                          true,
+		"DateStyle=ISO, DMY":        true,
+		"DateStyle=German, DMY":     false,
+		"IntervalStyle=iso_8601":    false,
+		"extra_float_digits=0":      false,
+		"extra_float_digits=3":      true,
+		"bytea_output=escape":       false,
+		"TimeZone=America/New_York": true,
+	} {
+		m := map[string]string{}
+		if k, v, ok := strings.Cut(params, "="); ok {
+			m[k] = v
+		}
+		s, err := LoadSettings(m)
+		if err != nil {
+			t.Fatalf("%s: %v", params, err)
+		}
+		if got := s.PrintsAsDefaults(); got != want {
+			t.Errorf("%q: PrintsAsDefaults %v, want %v", params, got, want)
+		}
+	}
+}

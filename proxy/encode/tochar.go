@@ -33,36 +33,24 @@ const ToCharFunction = "pgaccel_to_char"
 // ToCharFunctions returns ToCharFunction's overloads (TIMESTAMP,
 // TIMESTAMPTZ, DATE), for duckdb.RegisterScalarUDFSet.
 func ToCharFunctions() ([]duckdb.ScalarFunc, error) {
-	varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
-	if err != nil {
-		return nil, err
-	}
 	var out []duckdb.ScalarFunc
 	for _, t := range []duckdb.Type{duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_TZ, duckdb.TYPE_DATE} {
-		in, err := duckdb.NewTypeInfo(t)
+		f, err := newScalarFunc([]duckdb.Type{t, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}, toCharRow(t == duckdb.TYPE_TIMESTAMP_TZ))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, toCharUDF{in: []duckdb.TypeInfo{in, varchar, varchar}, out: varchar, zoned: t == duckdb.TYPE_TIMESTAMP_TZ})
+		out = append(out, f)
 	}
 	return out, nil
 }
 
-type toCharUDF struct {
-	in    []duckdb.TypeInfo
-	out   duckdb.TypeInfo
-	zoned bool
+// toCharRow is to_char(value, format, zone); zoned: value is an instant,
+// printed in zone.
+func toCharRow(zoned bool) func([]driver.Value) (any, error) {
+	return func(values []driver.Value) (any, error) { return toChar(values, zoned) }
 }
 
-func (f toCharUDF) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{InputTypeInfos: f.in, ResultTypeInfo: f.out}
-}
-
-func (f toCharUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: f.row}
-}
-
-func (f toCharUDF) row(values []driver.Value) (any, error) {
+func toChar(values []driver.Value, zoned bool) (any, error) {
 	t, ok := values[0].(time.Time)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %T value", ToCharFunction, values[0])
@@ -75,7 +63,7 @@ func (f toCharUDF) row(values []driver.Value) (any, error) {
 	if d := floorDiv(t.Unix(), 86400); d == duckDateInf || d == -duckDateInf {
 		return nil, nil // date ±infinity
 	}
-	if f.zoned {
+	if zoned {
 		loc, err := LoadLocation(zone)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ToCharFunction, err)
