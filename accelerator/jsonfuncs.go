@@ -163,15 +163,11 @@ func jsonExistsRow(v []driver.Value) (any, error) {
 		_, found, err := jsonStep(raw, key)
 		return found, err
 	case '[':
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if _, err := dec.Token(); err != nil {
+		els, err := arrayElements(raw)
+		if err != nil {
 			return nil, err
 		}
-		for dec.More() {
-			var el json.RawMessage
-			if err := dec.Decode(&el); err != nil {
-				return nil, err
-			}
+		for _, el := range els {
 			if len(el) > 0 && el[0] == '"' {
 				s, err := jsonString(el)
 				if err != nil {
@@ -195,12 +191,12 @@ func jsonStep(doc []byte, key any) (json.RawMessage, bool, error) {
 	if len(doc) == 0 {
 		return nil, false, errors.New("json: empty document")
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
 	switch k := key.(type) {
 	case string:
 		if doc[0] != '{' {
 			return nil, false, nil
 		}
+		dec := json.NewDecoder(bytes.NewReader(doc))
 		if _, err := dec.Token(); err != nil {
 			return nil, false, err
 		}
@@ -225,16 +221,9 @@ func jsonStep(doc []byte, key any) (json.RawMessage, bool, error) {
 		if doc[0] != '[' {
 			return nil, false, nil
 		}
-		if _, err := dec.Token(); err != nil {
+		els, err := arrayElements(doc)
+		if err != nil {
 			return nil, false, err
-		}
-		var els []json.RawMessage
-		for dec.More() {
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return nil, false, err
-			}
-			els = append(els, v)
 		}
 		i := k
 		if i < 0 {
@@ -361,19 +350,28 @@ func jsonArrayLengthRow(v []driver.Value) (any, error) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, errors.New("json: cannot get the array length of a non-array")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	els, err := arrayElements(raw)
+	if err != nil {
+		return nil, err
+	}
+	return int64(len(els)), nil
+}
+
+// arrayElements returns the raw elements of the JSON array doc.
+func arrayElements(doc []byte) ([]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	n := int64(0)
+	var els []json.RawMessage
 	for dec.More() {
-		var el json.RawMessage
-		if err := dec.Decode(&el); err != nil {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		n++
+		els = append(els, v)
 	}
-	return n, nil
+	return els, nil
 }
 
 // JSONBContainsFunction is Postgres's jsonb @> jsonb (JsonbDeepContains):

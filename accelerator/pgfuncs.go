@@ -84,26 +84,23 @@ func justifyRow(hours, days bool) func([]driver.Value) (any, error) {
 			day -= whole * 30
 			month += whole
 		}
-		switch {
-		case hours && days:
-			if month > 0 && (day < 0 || day == 0 && t < 0) {
+		if days {
+			// justify_days looks at the days alone, justify_interval at
+			// the time too.
+			time := t
+			if !hours {
+				time = 0
+			}
+			if month > 0 && (day < 0 || day == 0 && time < 0) {
 				day += 30
 				month--
-			} else if month < 0 && (day > 0 || day == 0 && t > 0) {
+			} else if month < 0 && (day > 0 || day == 0 && time > 0) {
 				day -= 30
 				month++
 			}
+		}
+		if hours {
 			day, t = justifySign(day, t)
-		case hours:
-			day, t = justifySign(day, t)
-		default:
-			if month > 0 && day < 0 {
-				day += 30
-				month--
-			} else if month < 0 && day > 0 {
-				day -= 30
-				month++
-			}
 		}
 		if month > math.MaxInt32 || month < math.MinInt32 || day > math.MaxInt32 || day < math.MinInt32 {
 			return nil, errIntervalRange
