@@ -80,14 +80,7 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 	}
 	r := &Rows{e: e, qc: qc}
 	sound := true
-	err = qc.conn.Raw(func(dc any) error {
-		c, ok := dc.(*duckdb.Conn)
-		if !ok {
-			return fmt.Errorf("unexpected driver connection %T", dc)
-		}
-		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
-			return err
-		}
+	err = qc.inSession(ctx, timeZone, func(c *duckdb.Conn) error {
 		stmt, kept, err := e.prepared(qc, c, query)
 		if err != nil {
 			return err // DuckDB cannot plan it: the connection is fine
@@ -114,10 +107,7 @@ func (e *Engine) QueryIn(ctx context.Context, timeZone, query string, args ...an
 			r.stmt.Close()
 		}
 		_ = e.putConn(qc, sound)
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("%w: %w", cerr, err)
-		}
-		return nil, fmt.Errorf("query duckdb: %w", err)
+		return nil, fmt.Errorf("query duckdb: %w", withCause(ctx, err))
 	}
 	names := r.rows.Columns()
 	r.cols = make([]ResultColumn, len(names))
@@ -203,14 +193,7 @@ func (e *Engine) Explain(ctx context.Context, timeZone, query string, analyze bo
 	}
 	sound := true
 	var out []string
-	err = qc.conn.Raw(func(dc any) error {
-		c, ok := dc.(*duckdb.Conn)
-		if !ok {
-			return fmt.Errorf("unexpected driver connection %T", dc)
-		}
-		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
-			return err
-		}
+	err = qc.inSession(ctx, timeZone, func(c *duckdb.Conn) error {
 		st, err := prepareSelect(c, query)
 		if err != nil {
 			return err
@@ -242,10 +225,31 @@ func (e *Engine) Explain(ctx context.Context, timeZone, query string, analyze bo
 	})
 	_ = e.putConn(qc, sound)
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("%w: %w", cerr, err)
-		}
-		return nil, fmt.Errorf("explain: %w", err)
+		return nil, fmt.Errorf("explain: %w", withCause(ctx, err))
 	}
 	return out, nil
+}
+
+// inSession runs fn on qc's DuckDB connection with its TimeZone set to
+// timeZone (as QueryIn).
+func (qc *queryConn) inSession(ctx context.Context, timeZone string, fn func(c *duckdb.Conn) error) error {
+	return qc.conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		if err := qc.setTimeZone(ctx, c, timeZone); err != nil {
+			return err
+		}
+		return fn(c)
+	})
+}
+
+// withCause adds ctx's error to err when ctx has ended (a cancel or a
+// statement_timeout), so that callers can tell.
+func withCause(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }
