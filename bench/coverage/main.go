@@ -21,6 +21,7 @@ import (
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/corpora"
+	"github.com/pgaccel/pgaccel/planner"
 	"github.com/rs/zerolog"
 )
 
@@ -271,7 +272,7 @@ func runQuery(ctx context.Context, direct, proxied *pgconn.PgConn, q corpora.Que
 			if kind == corpora.Origin && readsMore[reason] {
 				res.counted = false
 			}
-			if reason == "point_read" {
+			if reason == planner.ReasonPointRead {
 				res.counted = false
 			}
 		}
@@ -282,9 +283,11 @@ func runQuery(ctx context.Context, direct, proxied *pgconn.PgConn, q corpora.Que
 // readsMore are the reasons that say a statement reads something besides
 // datasets (or columns the acceleration does not hold), or is no read.
 var readsMore = map[string]bool{
-	"no_dataset": true, "no_tables": true, "not_accelerated": true, "catalog": true, "unresolved": true,
-	"column_not_accelerated": true, "privilege": true, "row_security": true, "temp_table": true,
-	"write": true, "transaction": true, "session_setting": true, "utility": true, "cursor": true, "empty": true,
+	planner.ReasonNoDataset: true, planner.ReasonNoTables: true, planner.ReasonNotAccelerated: true,
+	planner.ReasonCatalog: true, planner.ReasonUnresolved: true, planner.ReasonColumnNotAccelerated: true,
+	planner.ReasonPrivilege: true, planner.ReasonRowSecurity: true, planner.ReasonTempTable: true,
+	planner.ReasonWrite: true, planner.ReasonTransaction: true, planner.ReasonSessionSetting: true,
+	planner.ReasonUtility: true, planner.ReasonCursor: true, planner.ReasonEmpty: true,
 }
 
 // splitRoute splits "origin: reason: detail" (SHOW pgaccel.last_route).
