@@ -78,14 +78,14 @@ func (p *Planner) readThrough(a *analysis, r resolution, filterOf func(usedDatas
 		key.WriteString(s)
 		key.WriteByte(1)
 	}
-	if sql, ok := a.fallbacks.get(key.String()); ok {
-		return sql, sql != ""
+	if out, ok := a.fallbacks.get(key.String()); ok {
+		return out.sql, out.sql != ""
 	}
 	sql, ok := fallbackTree(a, r, filters)
 	if !ok {
 		sql = ""
 	}
-	a.fallbacks.put(key.String(), sql)
+	a.fallbacks.put(key.String(), rewritten{sql: sql})
 	return sql, ok
 }
 

@@ -356,10 +356,10 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	}
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
-	d.SQL = out
+	d.SQL = out.sql
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
-	d.PrintsText = strings.Contains(out, textFunction+"(")
+	d.PrintsText = out.printsText
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}

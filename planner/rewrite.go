@@ -44,35 +44,42 @@ type rewriteCache struct {
 
 type rewriteEntry struct {
 	key string
-	sql string
+	out rewritten
 }
 
-func (c *rewriteCache) get(key string) (string, bool) {
+// rewritten is a statement rewritten for DuckDB, and whether it prints
+// values with textFunction (Decision.PrintsText).
+type rewritten struct {
+	sql        string
+	printsText bool
+}
+
+func (c *rewriteCache) get(key string) (rewritten, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
 		if e.key == key {
-			return e.sql, true
+			return e.out, true
 		}
 	}
-	return "", false
+	return rewritten{}, false
 }
 
-func (c *rewriteCache) put(key, sql string) {
+func (c *rewriteCache) put(key string, out rewritten) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) < maxRewrites {
-		c.entries = append(c.entries, rewriteEntry{key, sql})
+		c.entries = append(c.entries, rewriteEntry{key, out})
 		return
 	}
-	c.entries[c.next] = rewriteEntry{key, sql}
+	c.entries[c.next] = rewriteEntry{key, out}
 	c.next = (c.next + 1) % maxRewrites
 }
 
 // rewrite returns the DuckDB form of a read resolved as r. tree, when not
 // nil, is the statement's parse tree, unchanged since the analysis; the
 // rewrite changes it.
-func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult) (string, error) {
+func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult) (rewritten, error) {
 	refs := make([]string, len(r.datasets))
 	var key strings.Builder
 	for i, d := range r.datasets {
@@ -106,15 +113,17 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			}
 		}
 	}
-	if sql, ok := a.rewrites.get(key.String()); ok {
-		return sql, nil
+	if out, ok := a.rewrites.get(key.String()); ok {
+		return out, nil
 	}
-	sql, err := rewriteTree(a, r, refs, tree)
+	wrapped := textWrapped(a, r)
+	sql, err := rewriteTree(a, r, refs, tree, wrapped)
 	if err != nil {
-		return "", err
+		return rewritten{}, err
 	}
-	a.rewrites.put(key.String(), sql)
-	return sql, nil
+	out := rewritten{sql: sql, printsText: len(wrapped) > 0}
+	a.rewrites.put(key.String(), out)
+	return out, nil
 }
 
 // collector gathers the nodes the rewrite changes, numbered as the
@@ -192,7 +201,7 @@ func (c *collector) enter(m proto.Message, w *walker) {
 
 var errRewrite = errors.New("rewrite: tree differs from analysis")
 
-func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseResult) (string, error) {
+func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseResult, wrapped map[string]bool) (string, error) {
 	if tree == nil {
 		var err error
 		if tree, err = pg_query.Parse(a.sql); err != nil {
@@ -247,7 +256,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	for _, site := range c.contains {
 		rewriteJSONBContains(site, a, r)
 	}
-	wrapText(c.casts, c.concats, textWrapped(a, r))
+	wrapText(c.casts, c.concats, wrapped)
 	for _, s := range c.sorts {
 		explicitNulls(s)
 	}
