@@ -45,6 +45,12 @@
 // binary with an embedded tz database of another release may disagree with
 // the origin for recently changed zones.
 //
+// The same output code also runs inside DuckDB: TextFunctions
+// (pgaccel_text, a value's text as Postgres's cast to text prints it) and
+// ToCharFunctions (pgaccel_to_char, Postgres's to_char of timestamps and
+// dates) are DuckDB scalar functions the app registers with the engine,
+// for the planner's rewrites of casts to text, || and to_char.
+//
 // Errors name columns, types and reasons but never values, which may be
 // sensitive: the proxy may log them.
 //
