@@ -31,9 +31,10 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		NumericAvgDecFunction: {[]duckdb.TypeInfo{varchar, bigint}, avgDec, avgRow(NumericAvgDecFunction, func(sum string, n int64) (any, error) {
 			return NumericAvgDec(sum, n)
 		})},
-		NumericScaleFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
-		NumericDivFunction:   {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
-		NumericRoundFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
+		NumericScaleFunction:   {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
+		NumericDivFunction:     {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
+		NumericRoundFunction:   {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
+		NumericSortKeyFunction: {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
@@ -243,4 +244,56 @@ func NumericRound(a string, k int) (string, error) {
 		digits = "-" + digits
 	}
 	return digits, nil
+}
+
+// NumericSortKeyFunction is a DuckDB scalar function whose result sorts,
+// byte by byte, as the numeric text it is given (NumericScaleFunction's or
+// NumericDivFunction's) sorts by value:
+//
+//	pgaccel_numeric_sortkey(VARCHAR) -> VARCHAR
+//
+// so ORDER BY a scale-tracked output orders by the value Postgres
+// computed, not by its text. Values that differ only in trailing zeros
+// (1.5 and 1.50) are equal, as in Postgres. NULL is NULL.
+const NumericSortKeyFunction = "pgaccel_numeric_sortkey"
+
+func numericSortKeyRow(values []driver.Value) (any, error) {
+	v, ok := values[0].(string)
+	if !ok {
+		return nil, nil // NULL
+	}
+	return NumericSortKey(v)
+}
+
+// NumericSortKey returns the sort key of decimal text v: "1" for zero;
+// "2", the decimal exponent offset by 50000 in five digits, and the
+// significant digits for a positive value; "0", the exponent's
+// complement and the digits' nines' complements ended by "~" for a
+// negative one (so that -1.2 sorts after -1.23).
+func NumericSortKey(v string) (string, error) {
+	neg := strings.HasPrefix(v, "-")
+	s := strings.TrimPrefix(v, "-")
+	intPart, frac, _ := strings.Cut(s, ".")
+	if intPart == "" || strings.ContainsFunc(intPart, notDigit) || strings.ContainsFunc(frac, notDigit) {
+		return "", errors.New(NumericSortKeyFunction + ": not a decimal: " + v)
+	}
+	digits := intPart + frac
+	exp := len(intPart) // the value is 0.digits × 10^exp
+	lead := len(digits) - len(strings.TrimLeft(digits, "0"))
+	digits = strings.TrimRight(digits[lead:], "0")
+	if digits == "" {
+		return "1", nil
+	}
+	exp -= lead
+	if exp < -49999 || exp > 49999 {
+		return "", fmt.Errorf("%s: %s out of range", NumericSortKeyFunction, v)
+	}
+	if !neg {
+		return fmt.Sprintf("2%05d%s", exp+50000, digits), nil
+	}
+	comp := []byte(digits)
+	for i, c := range comp {
+		comp[i] = '9' - c + '0'
+	}
+	return fmt.Sprintf("0%05d%s~", 99999-(exp+50000), comp), nil
 }

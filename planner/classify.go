@@ -102,6 +102,9 @@ type analysis struct {
 	// and whether a value is cast to a float type.
 	aggCols      map[string]struct{}
 	aggFloatCast bool
+	// intFloatCols: columns of sum or avg of CAST(col AS double
+	// precision), exact for integers (floatagg.go).
+	intFloatCols map[string]struct{}
 	// Column names used as operands of ||: they must be text-like.
 	concatCols map[string]struct{}
 	// aliasDefs: the expressions of output columns by their names, for
@@ -151,6 +154,8 @@ type analysis struct {
 	// dividesOutside: a division other than the top-level one of a
 	// scale-tracked output (see scaletrack.go).
 	dividesOutside bool
+	// divisions: the operands of every / and % (divkinds.go).
+	divisions []division
 
 	rewrites rewriteCache
 	// fallbacks holds the origin forms of the statement for

@@ -54,14 +54,21 @@ func exactAvgPositions(sel *pg_query.SelectStmt) []int {
 // window are exact in DuckDB.
 func outputAvg(fc *pg_query.FuncCall) bool {
 	return funcName(fc) == "avg" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct &&
-		fc.AggFilter == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup
+		fc.AggFilter == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup && !floatArg(fc)
+}
+
+// floatArg reports whether the argument of fc is cast to a float type:
+// its avg is a double precision in Postgres too (floatagg.go).
+func floatArg(fc *pg_query.FuncCall) bool {
+	tc := fc.Args[0].GetTypeCast()
+	return tc != nil && castTarget(tc, floatTypeNames)
 }
 
 // plainAvg reports whether fc is avg(x) without DISTINCT, FILTER, ORDER BY
 // or a window.
 func plainAvg(fc *pg_query.FuncCall) bool {
 	return funcName(fc) == "avg" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct &&
-		fc.AggFilter == nil && fc.Over == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup
+		fc.AggFilter == nil && fc.Over == nil && len(fc.AggOrder) == 0 && !fc.AggWithinGroup && !floatArg(fc)
 }
 
 // rewriteAvg replaces the plain avg(x) at the given output positions.

@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -56,8 +57,17 @@ func (z *analyzer) noteFloatAggregate(fc *pg_query.FuncCall) {
 		z.a.aggCols = map[string]struct{}{}
 	}
 	u := &aggUse{cols: z.a.aggCols}
-	for _, arg := range fc.Args {
-		walk(arg, u)
+	if col, ok := intAsFloat(fc); ok {
+		// sum or avg of an integer column cast to double precision:
+		// exact in any order while the sum fits in 2^53 (intFloatSafe).
+		if z.a.intFloatCols == nil {
+			z.a.intFloatCols = map[string]struct{}{}
+		}
+		z.a.intFloatCols[col] = struct{}{}
+	} else {
+		for _, arg := range fc.Args {
+			walk(arg, u)
+		}
 	}
 	if fc.AggFilter != nil {
 		walk(fc.AggFilter, u)
@@ -101,5 +111,78 @@ func (z *analyzer) noteValueFunction(fc *pg_query.FuncCall) {
 				z.a.valueCols[name] = struct{}{}
 			}
 		}
+	}
+}
+
+// intAsFloat returns the column of sum(CAST(col AS double precision)) or
+// avg(...) of the same.
+func intAsFloat(fc *pg_query.FuncCall) (string, bool) {
+	switch funcName(fc) {
+	case "sum", "avg":
+	default:
+		return "", false
+	}
+	if len(fc.Args) != 1 || fc.AggDistinct || fc.AggStar || len(fc.AggOrder) > 0 || fc.AggWithinGroup {
+		return "", false
+	}
+	tc := fc.Args[0].GetTypeCast()
+	if tc == nil || !castTarget(tc, map[string]bool{"float8": true}) {
+		return "", false
+	}
+	cr := tc.Arg.GetColumnRef()
+	if cr == nil || lastField(cr) == "" || len(cr.Fields) > 3 {
+		return "", false
+	}
+	return lastField(cr), true
+}
+
+// maxIntFloatRows bounds the values an aggregate of an integer column
+// cast to double precision may add: fewer than 2^22 values of at most 2^31
+// in magnitude sum to less than 2^53, so every partial sum is exact and no
+// order of summation can change it (avg is that sum over the count, one
+// IEEE division in both engines). The rewrite checks it as DuckDB reads
+// (guardIntFloat); a group with more values fails, and the statement
+// falls back to the origin.
+const maxIntFloatRows = 1<<22 - 1
+
+// intFloatSafe reports whether every column of a.intFloatCols is an
+// integer (smallint or integer) of the datasets, named by no output
+// column; it returns the first that is not.
+func (a *analysis) intFloatSafe(r resolution) (string, bool) {
+	for name := range a.intFloatCols {
+		if len(a.aliasDefs[name]) > 0 || !columnsAre(r, name, func(c catalog.ColumnInfo) bool { return columnKind(c) == kindInt4 }) {
+			return name, false
+		}
+	}
+	return "", true
+}
+
+// guardIntFloat turns fc, sum or avg of an integer cast to double
+// precision, into
+//
+//	if(count(x) > maxIntFloatRows, error(...), fc)
+//
+// with the count over fc's FILTER and window.
+func guardIntFloat(fc *pg_query.FuncCall) {
+	inner := proto.Clone(fc).(*pg_query.FuncCall)
+	count := &pg_query.FuncCall{
+		Funcname: []*pg_query.Node{pg_query.MakeStrNode("count")},
+		Args:     []*pg_query.Node{proto.Clone(inner.Args[0].GetTypeCast().Arg).(*pg_query.Node)},
+		Location: -1,
+	}
+	if inner.AggFilter != nil {
+		count.AggFilter = proto.Clone(inner.AggFilter).(*pg_query.Node)
+	}
+	if inner.Over != nil {
+		count.Over = proto.Clone(inner.Over).(*pg_query.WindowDef)
+	}
+	tooMany := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(">")},
+		&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: count}}, pg_query.MakeAConstIntNode(maxIntFloatRows, -1), -1)
+	fail := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
+		[]*pg_query.Node{pg_query.MakeAConstStrNode("too many values to sum exactly in double precision", -1)}, -1)
+	*fc = pg_query.FuncCall{
+		Funcname: []*pg_query.Node{pg_query.MakeStrNode("if")},
+		Args:     []*pg_query.Node{tooMany, fail, {Node: &pg_query.Node_FuncCall{FuncCall: inner}}},
+		Location: -1,
 	}
 }

@@ -6,22 +6,26 @@ package planner
 // collation.go, numericscale.go). It returns the reason the statement
 // must go to the origin and which rule it is, or "".
 func valueHazard(a *analysis, r resolution) (reason, detail string) {
-	merges, mergeCols, divides := a.mergesValues, a.mergeCols, a.divides
+	merges, mergeCols := a.mergesValues, a.mergeCols
 	scaleOK := r.scale.ok
 	if a.roundUntracked || a.roundTracked && !scaleOK {
 		return ReasonNumericScale, "round or trunc of a numeric whose display scale is not tracked"
 	}
 	if scaleOK {
 		// The merges and divisions of scale-tracked outputs are exact.
-		merges, mergeCols, divides = a.mergesOutside, a.mergeColsOutside, a.dividesOutside
+		merges, mergeCols = a.mergesOutside, a.mergeColsOutside
 	}
+	// A division of integers, or of a double precision, is DuckDB's
+	// as Postgres's; any other may be numeric (divkinds.go).
+	_, divides := a.untypedDivision(r, !scaleOK)
 	switch {
 	case a.aggFloatCast:
 		return ReasonFloatAggregate, "an aggregate of a value cast to a float type (the summation order changes the last digits)"
 	case merges && a.numericLiteral:
 		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
-	case divides && a.numericLiteral:
-		return ReasonNumericDivision, "a division with a numeric literal (DuckDB divides decimals in floating point)"
+	}
+	if _, ok := a.intFloatSafe(r); !ok {
+		return ReasonFloatAggregate, "a sum or average of a value cast to double precision that is not known to be exact (an integer column, over at most 2^21 rows)"
 	}
 	hasBpchar, hasNumeric := false, false
 	for _, d := range r.datasets {
@@ -36,9 +40,6 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 				if _, merged := mergeCols[c.Name]; merged || merges {
 					return ReasonNumericScale, "the numeric column " + c.Name + of + " merged with values whose display scale may differ"
 				}
-				if divides && c.TypeOID == oidNumeric {
-					return ReasonNumericDivision, "a division where the numeric column " + c.Name + of + " may be an operand (DuckDB divides decimals in floating point)"
-				}
 			}
 			if c.TypeOID == oidBpchar || c.TypeOID == oidBpcharArray {
 				hasBpchar = true
@@ -52,6 +53,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 				}
 			}
 		}
+	}
+	if divides {
+		return ReasonNumericDivision, "a division whose operands are not known to be integers or double precision (a numeric one DuckDB would compute in floating point)"
 	}
 	// Rules by the type a name holds (aliases.go).
 	wrapped := textWrapped(a, r)

@@ -183,7 +183,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	case *pg_query.ParamRef:
 		z.a.paramCount = max(z.a.paramCount, int(n.Number))
 	case *pg_query.FuncCall:
-		if funcName(n) == "avg" {
+		if funcName(n) == "avg" && !(len(n.Args) == 1 && floatArg(n)) {
 			z.avgCalls++
 			if z.predAvg[n] {
 				z.a.predAvg = append(z.a.predAvg, z.funcCalls)
@@ -226,6 +226,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			if !z.exempt[n] {
 				z.a.dividesOutside = true
 			}
+			// Copies: the rewrite changes the analysed tree in place.
+			z.a.divisions = append(z.a.divisions, division{
+				l: proto.Clone(n.Lexpr).(*pg_query.Node), r: proto.Clone(n.Rexpr).(*pg_query.Node), tracked: z.exempt[n]})
 		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)

@@ -281,6 +281,10 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		}
 	}
 	for _, f := range c.funcs {
+		if _, ok := intAsFloat(f); ok {
+			guardIntFloat(f)
+			continue
+		}
 		if len(f.Funcname) == 2 && f.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX && isPgCatalog(f.Funcname[0]) {
 			f.Funcname = f.Funcname[1:]
 		}

@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -55,6 +56,8 @@ const (
 	numericScaleFunction = "pgaccel_numeric_scale"
 	numericDivFunction   = "pgaccel_numeric_div"
 	numericRoundFunction = "pgaccel_numeric_round"
+	// numericSortKeyFunction is accelerator.NumericSortKeyFunction.
+	numericSortKeyFunction = "pgaccel_numeric_sortkey"
 )
 
 // targetAt is the scale target at output position i, or nil.
@@ -89,6 +92,7 @@ func divisionOp(e *pg_query.A_Expr) string {
 type scaleTarget struct {
 	pos     int
 	cols    []string // names of the columns in value positions
+	summed  []string // those of cols inside a sum (sum of a bigint is a numeric)
 	decimal bool     // it has a decimal literal
 	divides bool     // it is a / b, a and b trackable
 	// rounds: it is round(avg(x), k) or round(a / b, k) (divides says
@@ -207,7 +211,7 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 		// ORDER BY such a column sorts by its value (rewriteScales puts
 		// the expression there), except for a division, which DuckDB
 		// would compute in floating point.
-		if st, ok := refersToTracked(sb.Node, out, sel); ok && (st == nil || st.divides) {
+		if st, ok := refersToTracked(sb.Node, out, sel); ok && st == nil {
 			return nil, nil, nil
 		}
 	}
@@ -337,6 +341,7 @@ type staticScale struct {
 	col     string
 	k       int
 	decimal bool // 'k': a decimal literal
+	sum     bool // a sum of the formula's columns (of bigints: a numeric)
 	args    []*staticScale
 }
 
@@ -406,7 +411,13 @@ func fixedScale(n *pg_query.Node) *staticScale {
 		case "sum", "min", "max":
 			// The scale of its values, on every row (NULL without any).
 			if len(fc.Args) == 1 && !fc.AggStar {
-				return fixedScale(fc.Args[0])
+				f := fixedScale(fc.Args[0])
+				if f != nil && funcName(fc) == "sum" {
+					c := *f
+					c.sum = true
+					return &c
+				}
+				return f
 			}
 		}
 		return nil
@@ -571,7 +582,7 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			// sum(...) OVER (...): its argument may hold aggregates
 			// (computed before the window); the scale is the greatest
 			// over the window.
-			return trackable(fc.Args[0], st, merges, false)
+			return st.summing(func() bool { return trackable(fc.Args[0], st, merges, false) })
 		}
 		if _, ok := roundScale(fc); ok {
 			merges[fc] = true // the scale changes here: track it
@@ -582,9 +593,43 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
 			return false
 		}
-		return trackable(fc.Args[0], st, merges, true)
+		return st.summing(func() bool { return trackable(fc.Args[0], st, merges, true) })
 	}
 	return false
+}
+
+// summing runs track, recording the columns it adds as summed.
+func (st *scaleTarget) summing(track func() bool) bool {
+	from := len(st.cols)
+	ok := track()
+	st.summed = append(st.summed, st.cols[from:]...)
+	return ok
+}
+
+// bigintName reports whether a name may stand for a bigint: a dataset
+// column of that type, or a FROM subquery's output over one. Its sum is a
+// numeric in Postgres (int8_sum), a HUGEINT that divides as an integer in
+// DuckDB.
+func bigintName(r resolution, name string, subs map[string]*staticScale) bool {
+	isInt8 := func(c catalog.ColumnInfo) bool { return c.TypeOID == oidInt8 }
+	if f := subs[name]; f != nil {
+		var cols func(s *staticScale) bool
+		cols = func(s *staticScale) bool {
+			if s.op == 'c' {
+				found, _ := columnsNamed(r, s.col, nil)
+				return found && !columnsAre(r, s.col, func(c catalog.ColumnInfo) bool { return !isInt8(c) })
+			}
+			for _, a := range s.args {
+				if cols(a) {
+					return true
+				}
+			}
+			return false
+		}
+		return cols(f)
+	}
+	found, _ := columnsNamed(r, name, nil)
+	return found && !columnsAre(r, name, func(c catalog.ColumnInfo) bool { return !isInt8(c) })
 }
 
 // castScale is s of a cast to numeric(p,s) or decimal(p,s).
@@ -837,6 +882,14 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 		for _, c := range st.cols {
 			involved = involved || numeric[c]
 		}
+		for _, c := range st.summed {
+			involved = involved || bigintName(r, c, scaleSubs)
+		}
+		for _, c := range st.cols {
+			if f := scaleSubs[c]; f != nil && f.sum {
+				involved = involved || bigintName(r, c, scaleSubs)
+			}
+		}
 		if involved {
 			pos = append(pos, st.pos)
 		}
@@ -884,6 +937,13 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		if rt == nil || rt.Val == nil {
 			return errRewrite
 		}
+		// ORDER BY this column sorts by its value, not by its text.
+		var sorts []*pg_query.SortBy
+		for _, sc := range sel.SortClause {
+			if sb := sc.GetSortBy(); sb != nil && refersTo(sb.Node, i, rt) {
+				sorts = append(sorts, sb)
+			}
+		}
 		if st := targetAt(targets, i); st != nil && st.rounds {
 			fc := rt.Val.GetFuncCall()
 			if fc == nil || len(fc.Args) != 2 {
@@ -907,6 +967,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			}
 			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericRoundFunction)},
 				[]*pg_query.Node{exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1)}, -1)
+			sortByKey(sorts, rt.Val)
 			continue
 		}
 		if e := rt.Val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
@@ -926,13 +987,11 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 				return err
 			}
 			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
+			sortByKey(sorts, rt.Val)
 			continue
 		}
-		// ORDER BY this column sorts by its value, not by its text.
-		for _, sc := range sel.SortClause {
-			if sb := sc.GetSortBy(); sb != nil && refersTo(sb.Node, i, rt) {
-				sb.Node = proto.Clone(rt.Val).(*pg_query.Node)
-			}
+		for _, sb := range sorts {
+			sb.Node = proto.Clone(rt.Val).(*pg_query.Node)
 		}
 		v, err := scaledText(rt.Val, colScale)
 		if err != nil {
@@ -941,6 +1000,16 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		rt.Val = v
 	}
 	return nil
+}
+
+// sortByKey makes the ORDER BY items sort by numericSortKeyFunction of
+// the exact text val (a quotient or a rounded value, which DuckDB could
+// only compute in floating point).
+func sortByKey(sorts []*pg_query.SortBy, val *pg_query.Node) {
+	for _, sb := range sorts {
+		sb.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericSortKeyFunction)},
+			[]*pg_query.Node{proto.Clone(val).(*pg_query.Node)}, -1)
+	}
 }
 
 // refersTo reports whether a GROUP BY or ORDER BY item names the output
