@@ -117,35 +117,70 @@ func (z *analyzer) checkTextCast(tc *pg_query.TypeCast) uint8 {
 	if limit >= 0 {
 		return flagUnsupported
 	}
-	switch n := tc.Arg.GetNode().(type) {
+	if z.textCastArg(tc.Arg, 0) {
+		return 0
+	}
+	return flagUnsupported
+}
+
+// textCastArg reports whether the value n prints alike cast to text in
+// both engines, recording the column names it needs to check by type.
+func (z *analyzer) textCastArg(arg *pg_query.Node, depth int) bool {
+	if depth > maxAliasDepth {
+		return false
+	}
+	switch n := arg.GetNode().(type) {
 	case *pg_query.Node_ParamRef:
 		// $1::text: the parameter arrives as text.
-		return 0
+		return true
+	case *pg_query.Node_AConst:
+		switch n.AConst.Val.(type) {
+		case *pg_query.A_Const_Sval, *pg_query.A_Const_Ival:
+			return true
+		}
+		return n.AConst.Isnull
 	case *pg_query.Node_ColumnRef:
 		if name := lastField(n.ColumnRef); name != "" {
 			if z.a.textCastCols == nil {
 				z.a.textCastCols = map[string]struct{}{}
 			}
 			z.a.textCastCols[name] = struct{}{}
-			return 0
+			return true
 		}
+	case *pg_query.Node_CoalesceExpr:
+		// coalesce(cast(x AS text), ''), as dbt's surrogate keys write it.
+		for _, a := range n.CoalesceExpr.Args {
+			if !z.textCastArg(a, depth+1) {
+				return false
+			}
+		}
+		return true
 	case *pg_query.Node_AExpr:
-		if op := divisionOp(n.AExpr); n.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "->>" || op == "#>>" || op == "||") {
-			return 0
+		e := n.AExpr
+		op := divisionOp(e)
+		switch {
+		case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "->>" || op == "#>>" || op == "||"):
+			return true
+		case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && booleanOps[op], e.Kind == pg_query.A_Expr_Kind_AEXPR_DISTINCT,
+			e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+			return true // a boolean: true or false in both
 		}
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest:
+		return true // a boolean
 	case *pg_query.Node_FuncCall:
-		if textResultFuncs[funcName(n.FuncCall)] || integerResultFuncs[funcName(n.FuncCall)] {
-			return 0
-		}
+		return textResultFuncs[funcName(n.FuncCall)] || integerResultFuncs[funcName(n.FuncCall)]
 	case *pg_query.Node_TypeCast:
 		if tn := n.TypeCast.TypeName; tn != nil && len(tn.ArrayBounds) == 0 {
 			if inner, ok := stringsOf(tn.Names); ok && len(inner) > 0 && textTypeNames[strings.ToLower(inner[len(inner)-1])] {
-				return 0 // checked as a cast of its own
+				return true // checked as a cast of its own
 			}
 		}
 	}
-	return flagUnsupported
+	return false
 }
+
+// booleanOps are comparison operators, whose result is a boolean.
+var booleanOps = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true}
 
 // checkConcat flags || operands that may not be text and records the
 // column names among them for the per-plan type check.
@@ -308,10 +343,13 @@ func textWrapped(a *analysis, r resolution) map[string]bool {
 	var out map[string]bool
 	for _, names := range []map[string]struct{}{a.textCastCols, a.concatCols} {
 		for name := range names {
-			if out[name] || len(a.aliasDefs[name]) > 0 {
+			if out[name] {
 				continue
 			}
-			if columnsAre(r, name, func(c catalog.ColumnInfo) bool { return textFunctionTypes[c.TypeOID] }) {
+			// Every value of the name is such a column, under its name
+			// or another (a CTE's valid_from for ordered_at): DuckDB
+			// picks the function's overload by the column's type.
+			if a.safeName(r, name, textFunctionRule, 0) {
 				if out == nil {
 					out = map[string]bool{}
 				}
@@ -320,6 +358,13 @@ func textWrapped(a *analysis, r resolution) map[string]bool {
 		}
 	}
 	return out
+}
+
+// textFunctionRule: a name's every value is a column of a type
+// textFunction prints.
+var textFunctionRule = nameRule{
+	col:  func(c catalog.ColumnInfo) bool { return textFunctionTypes[c.TypeOID] },
+	expr: func(*pg_query.Node) bool { return false },
 }
 
 // without returns names minus those in drop.
