@@ -24,6 +24,10 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	inDec, err := duckdb.NewDecimalInfo(38, numericInScale)
+	if err != nil {
+		return err
+	}
 	for name, udf := range map[string]scalarUDF{
 		NumericAvgFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, avgRow(NumericAvgFunction, func(sum string, n int64) (any, error) {
 			return NumericAvg(sum, n)
@@ -35,6 +39,8 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		NumericDivFunction:     {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
 		NumericRoundFunction:   {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
 		NumericSortKeyFunction: {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
+		NumericInFunction:      {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
+		NumericInScaleFunction: {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)

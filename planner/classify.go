@@ -154,6 +154,9 @@ type analysis struct {
 	// dividesOutside: a division other than the top-level one of a
 	// scale-tracked output (see scaletrack.go).
 	dividesOutside bool
+	// trackedNumericCast: a CAST(x AS numeric) inside a scale-tracked
+	// output, exact only through its rewrite (scaletrack.go).
+	trackedNumericCast bool
 	// divisions: the operands of every / and % (divkinds.go).
 	divisions []division
 

@@ -11,6 +11,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	if a.roundUntracked || a.roundTracked && !scaleOK {
 		return ReasonNumericScale, "round or trunc of a numeric whose display scale is not tracked"
 	}
+	if a.trackedNumericCast && !scaleOK {
+		return ReasonUnsupported, "cast to numeric"
+	}
 	if scaleOK {
 		// The merges and divisions of scale-tracked outputs are exact.
 		merges, mergeCols = a.mergesOutside, a.mergeColsOutside

@@ -233,7 +233,14 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 	case *pg_query.TypeCast:
-		z.flags |= z.checkTextCast(n) | checkNumericCast(n)
+		z.flags |= z.checkTextCast(n)
+		if z.exempt[n] {
+			// A scale-tracked output's: rewritten when its scale plan
+			// holds (numericCasts), else valueHazard refuses it.
+			z.a.trackedNumericCast = true
+		} else {
+			z.flags |= checkNumericCast(n)
+		}
 	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
 		z.flag(flagUnsupported)
 	}

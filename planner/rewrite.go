@@ -243,6 +243,15 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			rv.Alias = &pg_query.Alias{Aliasname: rel.name}
 		}
 	}
+	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
+		// Before the rewrites below change how a text cast to numeric
+		// is written (scaletrack.go).
+		sel := tree.Stmts[0].Stmt.GetSelectStmt()
+		if a.pass != nil {
+			sel = a.pass.inner(sel)
+		}
+		numericCasts(sel, a.trackedTargets())
+	}
 	for _, sel := range c.selects {
 		sortFloatsByValue(sel, r)
 	}

@@ -56,6 +56,9 @@ const (
 	numericScaleFunction = "pgaccel_numeric_scale"
 	numericDivFunction   = "pgaccel_numeric_div"
 	numericRoundFunction = "pgaccel_numeric_round"
+	// numericInFunction and numericInScaleFunction are accelerator's.
+	numericInFunction      = "pgaccel_numeric_in"
+	numericInScaleFunction = "pgaccel_numeric_in_scale"
 	// numericSortKeyFunction is accelerator.NumericSortKeyFunction.
 	numericSortKeyFunction = "pgaccel_numeric_sortkey"
 )
@@ -565,6 +568,18 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		}
 		return len(v.CoalesceExpr.Args) > 0
 	case *pg_query.Node_TypeCast:
+		if unconstrainedNumeric(v.TypeCast) {
+			// CAST(a AS numeric): the same value and scale for an
+			// integer or numeric a; text is read as numeric_in reads
+			// it (numericInFunction). The rewrite replaces the cast
+			// (numericCasts), which DuckDB would make a DECIMAL(18,3).
+			merges[v.TypeCast] = true
+			st.decimal = true
+			if textExpr(v.TypeCast.Arg) {
+				return true
+			}
+			return trackable(v.TypeCast.Arg, st, merges, inSum)
+		}
 		// CAST(a AS numeric(p,s)): rounded half away from zero to s in
 		// both engines (an overflow is an error in both).
 		if _, ok := castScale(v.TypeCast); !ok {
@@ -630,6 +645,51 @@ func bigintName(r resolution, name string, subs map[string]*staticScale) bool {
 	}
 	found, _ := columnsNamed(r, name, nil)
 	return found && !columnsAre(r, name, func(c catalog.ColumnInfo) bool { return !isInt8(c) })
+}
+
+// unconstrainedNumeric reports whether tc casts to numeric without a
+// precision and scale.
+func unconstrainedNumeric(tc *pg_query.TypeCast) bool {
+	return castTarget(tc, map[string]bool{"numeric": true, "decimal": true}) && len(tc.TypeName.Typmods) == 0
+}
+
+// numericCasts replaces, in the tracked outputs at pos of sel, each
+// CAST(a AS numeric): by numericInFunction(a) when a is text, by a
+// itself otherwise (its value and scale are a's). It runs before the
+// other rewrites, which may change how a text a is written.
+func numericCasts(sel *pg_query.SelectStmt, targets []scaleTarget) {
+	if sel == nil {
+		return
+	}
+	for _, st := range targets {
+		if st.pos >= len(sel.TargetList) {
+			continue
+		}
+		rt := sel.TargetList[st.pos].GetResTarget()
+		if rt == nil || rt.Val == nil {
+			continue
+		}
+		walk(rt.Val, numericCastRewriter{})
+	}
+}
+
+type numericCastRewriter struct{}
+
+func (numericCastRewriter) enter(m proto.Message, w *walker) {
+	tc, ok := m.(*pg_query.TypeCast)
+	n := w.node()
+	if !ok || n == nil || !unconstrainedNumeric(tc) || tc.Arg == nil {
+		return
+	}
+	if textExpr(tc.Arg) {
+		n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+			Funcname: []*pg_query.Node{pg_query.MakeStrNode(numericInFunction)},
+			Args:     []*pg_query.Node{tc.Arg},
+			Location: -1,
+		}}
+		return
+	}
+	n.Node = tc.Arg.Node
 }
 
 // castScale is s of a cast to numeric(p,s) or decimal(p,s).
@@ -772,6 +832,10 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 		fc := v.FuncCall
 		if funcName(fc) == "count" {
 			return intConst(0), true
+		}
+		if funcName(fc) == numericInFunction && len(fc.Args) == 1 {
+			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericInScaleFunction)},
+				[]*pg_query.Node{proto.Clone(fc.Args[0]).(*pg_query.Node)}, -1), true
 		}
 		if s, ok := roundScale(fc); ok {
 			return intConst(s), true
