@@ -57,7 +57,7 @@ func (z *analyzer) noteMerging(m any) {
 	case *pg_query.CoalesceExpr:
 		z.merging(n.Args, outside)
 	case *pg_query.MinMaxExpr:
-		z.merging(n.Args, true)
+		z.merging(n.Args, outside)
 	case *pg_query.A_Expr:
 		// NULLIF(a, b) is a or NULL: a's scale, no merge; but a char(n)
 		// a loses its length (the char rule).

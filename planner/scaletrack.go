@@ -102,6 +102,9 @@ type scaleTarget struct {
 	// which), computed exactly as text and rounded to k (roundK).
 	rounds bool
 	roundK int
+	// castP: it is CAST(a / b AS numeric(castP, roundK)), rounded as
+	// round(a / b, roundK) and checked against the precision.
+	castP int
 }
 
 // scaleCandidates returns the output columns of sel whose scale can be
@@ -175,6 +178,23 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 				}
 				st, merges = scaleTarget{pos: i}, map[proto.Message]bool{}
 			}
+		}
+		if tc := val.GetTypeCast(); tc != nil {
+			// CAST(a / b AS numeric(p,s)): the exact quotient rounded to
+			// s, as round(a / b, s), then held to the precision.
+			k, ok := castScale(tc)
+			p := castPrecision(tc)
+			if e := tc.Arg.GetAExpr(); ok && p >= 1 && p <= 38 && k <= p && e != nil && isDivision(e) && divisionOp(e) == "/" &&
+				trackable(e.Lexpr, &st, merges, false) && trackable(unguarded(e.Rexpr), &st, merges, false) {
+				st.rounds, st.roundK, st.castP, st.divides, st.decimal = true, k, p, true, true
+				merges[e] = true
+				for m := range merges {
+					exempt[m] = true
+				}
+				out = append(out, st)
+				continue
+			}
+			st, merges = scaleTarget{pos: i}, map[proto.Message]bool{}
 		}
 		if e := val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
 			// A division, as the whole output: numeric division is
@@ -425,10 +445,20 @@ func fixedScale(n *pg_query.Node) *staticScale {
 		}
 		return nil
 	case *pg_query.Node_ColumnRef:
-		if len(v.ColumnRef.Fields) > 2 || lastField(v.ColumnRef) == "" {
+		if len(v.ColumnRef.Fields) > 3 || lastField(v.ColumnRef) == "" {
 			return nil
 		}
 		return &staticScale{op: 'c', col: lastField(v.ColumnRef)}
+	case *pg_query.Node_CaseExpr:
+		// CASE WHEN ... THEN 1 ELSE 0 END: branches of one constant
+		// scale (a missing ELSE is NULL, of no scale).
+		branches := []*pg_query.Node{v.CaseExpr.Defresult}
+		for _, w := range v.CaseExpr.Args {
+			branches = append(branches, w.GetCaseWhen().GetResult())
+		}
+		return sameConstScale(branches)
+	case *pg_query.Node_CoalesceExpr:
+		return sameConstScale(v.CoalesceExpr.Args)
 	case *pg_query.Node_AConst:
 		switch c := v.AConst.Val.(type) {
 		case *pg_query.A_Const_Ival:
@@ -467,6 +497,23 @@ func fixedScale(n *pg_query.Node) *staticScale {
 	return nil
 }
 
+// sameConstScale is the scale of values that are each NULL or a literal
+// of one and the same scale, else nil.
+func sameConstScale(vals []*pg_query.Node) *staticScale {
+	var out *staticScale
+	for _, n := range vals {
+		if n == nil || n.GetAConst() != nil && n.GetAConst().Isnull {
+			continue
+		}
+		f := fixedScale(n)
+		if f == nil || f.op != 'k' || out != nil && (f.k != out.k || f.decimal != out.decimal) {
+			return nil
+		}
+		out = f
+	}
+	return out
+}
+
 // eval computes the scale from the tables' column scales; numeric is true
 // when a numeric column or a decimal literal is involved.
 func (s *staticScale) eval(col func(string) (scale int, numeric, ok bool)) (scale int, numeric, ok bool) {
@@ -503,7 +550,7 @@ func plainFrom(n *pg_query.Node) bool {
 func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool, inSum bool) bool {
 	switch v := n.GetNode().(type) {
 	case *pg_query.Node_ColumnRef:
-		if len(v.ColumnRef.Fields) > 2 || lastField(v.ColumnRef) == "" {
+		if len(v.ColumnRef.Fields) > 3 || lastField(v.ColumnRef) == "" {
 			return false
 		}
 		st.cols = append(st.cols, lastField(v.ColumnRef))
@@ -567,6 +614,11 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			}
 		}
 		return len(v.CoalesceExpr.Args) > 0
+	case *pg_query.Node_MinMaxExpr:
+		// GREATEST(a, b), LEAST(a, b): the scale of the value chosen.
+		merges[v.MinMaxExpr] = true
+		return len(v.MinMaxExpr.Args) == 2 && trackable(v.MinMaxExpr.Args[0], st, merges, inSum) &&
+			trackable(v.MinMaxExpr.Args[1], st, merges, inSum)
 	case *pg_query.Node_TypeCast:
 		if unconstrainedNumeric(v.TypeCast) {
 			// CAST(a AS numeric): the same value and scale for an
@@ -717,6 +769,22 @@ func castScale(tc *pg_query.TypeCast) (int, bool) {
 	return int(iv.Ival.Ival), true
 }
 
+// castPrecision is p of a cast to numeric(p,s), or 0.
+func castPrecision(tc *pg_query.TypeCast) int {
+	if tc.TypeName == nil || len(tc.TypeName.Typmods) != 2 {
+		return 0
+	}
+	c := tc.TypeName.Typmods[0].GetAConst()
+	if c == nil {
+		return 0
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	if !ok {
+		return 0
+	}
+	return int(iv.Ival.Ival)
+}
+
 // roundScale is k of round(a, k) (0 for round(a)), for a literal k >= 0:
 // Postgres's round gives scale k, rounding half away from zero, as DuckDB
 // does for decimals.
@@ -825,6 +893,37 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 				Expr: notNull(a), Result: s, Location: -1}}})
 		}
 		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: out}}, true
+	case *pg_query.Node_MinMaxExpr:
+		// Postgres keeps the first of equal values and skips NULLs
+		// (ExecEvalMinMax): the scale of a unless b is NULL or wins.
+		m := v.MinMaxExpr
+		if len(m.Args) != 2 {
+			return nil, false
+		}
+		a, b := m.Args[0], m.Args[1]
+		sa, ok1 := scaleExpr(a, colScale)
+		sb, ok2 := scaleExpr(b, colScale)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		wins := "<"
+		if m.Op == pg_query.MinMaxOp_IS_LEAST {
+			wins = ">"
+		}
+		bWins := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(wins)},
+			proto.Clone(a).(*pg_query.Node), proto.Clone(b).(*pg_query.Node), -1)
+		when := func(cond, result *pg_query.Node) *pg_query.Node {
+			return &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: cond, Result: result, Location: -1}}}
+		}
+		isNull := func(n *pg_query.Node) *pg_query.Node {
+			return &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+				Arg: proto.Clone(n).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}}
+		}
+		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+			Args:      []*pg_query.Node{when(isNull(a), sb), when(isNull(b), sa), when(bWins, sb)},
+			Defresult: sa,
+			Location:  -1,
+		}}}, true
 	case *pg_query.Node_TypeCast:
 		s, ok := castScale(v.TypeCast)
 		return intConst(s), ok
@@ -1007,6 +1106,36 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			if sb := sc.GetSortBy(); sb != nil && refersTo(sb.Node, i, rt) {
 				sorts = append(sorts, sb)
 			}
+		}
+		if st := targetAt(targets, i); st != nil && st.rounds && st.castP > 0 {
+			tc := rt.Val.GetTypeCast()
+			if tc == nil || tc.Arg.GetAExpr() == nil || !isDivision(tc.Arg.GetAExpr()) {
+				return errRewrite
+			}
+			e := tc.Arg.GetAExpr()
+			l, err := scaledText(e.Lexpr, colScale)
+			if err != nil {
+				return err
+			}
+			r, err := scaledText(unguarded(e.Rexpr), colScale)
+			if err != nil {
+				return err
+			}
+			exact := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
+			rounded := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericRoundFunction)},
+				[]*pg_query.Node{exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1)}, -1)
+			// Through DECIMAL(p,s), which fails where numeric(p,s)
+			// overflows, back to its text (s digits, as Postgres's).
+			dec := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg: rounded,
+				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("decimal")},
+					Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(int64(st.castP), -1), pg_query.MakeAConstIntNode(int64(st.roundK), -1)},
+					Typemod: -1, Location: -1},
+				Location: -1,
+			}}}
+			rt.Val = textCast(dec)
+			sortByKey(sorts, rt.Val)
+			continue
 		}
 		if st := targetAt(targets, i); st != nil && st.rounds {
 			fc := rt.Val.GetFuncCall()
