@@ -157,6 +157,8 @@ type analysis struct {
 	// trackedNumericCast: a CAST(x AS numeric) inside a scale-tracked
 	// output, exact only through its rewrite (scaletrack.go).
 	trackedNumericCast bool
+	// extracts: the sub-second EXTRACT and date_part calls (extract.go).
+	extracts []extractSite
 	// divisions: the operands of every / and % (divkinds.go).
 	divisions []division
 

@@ -57,6 +57,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 			}
 		}
 	}
+	if f := a.untypedExtract(r); f != "" {
+		return ReasonUnsupported, "EXTRACT or date_part of the field " + f + " of a value not known to be a timestamp column (DuckDB counts it in whole units)"
+	}
 	if divides {
 		return ReasonNumericDivision, "a division whose operands are not known to be integers or double precision (a numeric one DuckDB would compute in floating point)"
 	}

@@ -201,6 +201,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		}
 		z.noteFloatAggregate(n)
 		z.noteValueFunction(n)
+		z.noteExtract(n)
 		if funcName(n) == "array_length" && !literalInt(n.Args, 1, 1) {
 			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
 		}

@@ -59,6 +59,8 @@ const (
 	// numericInFunction and numericInScaleFunction are accelerator's.
 	numericInFunction      = "pgaccel_numeric_in"
 	numericInScaleFunction = "pgaccel_numeric_in_scale"
+	// numericStddevFunction is accelerator.NumericStddevFunction.
+	numericStddevFunction = "pgaccel_numeric_stddev"
 	// numericSortKeyFunction is accelerator.NumericSortKeyFunction.
 	numericSortKeyFunction = "pgaccel_numeric_sortkey"
 )
@@ -105,6 +107,77 @@ type scaleTarget struct {
 	// castP: it is CAST(a / b AS numeric(castP, roundK)), rounded as
 	// round(a / b, roundK) and checked against the precision.
 	castP int
+	// stddev: it is (or rounds, with rounds) stddev or variance of a
+	// numeric or integer, the kind of numericStddevFunction.
+	stddev string
+}
+
+// stddevKinds maps Postgres's stddev and variance aggregates to the kinds
+// of numericStddevFunction.
+var stddevKinds = map[string]string{
+	"stddev": "stddev_samp", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop",
+	"variance": "var_samp", "var_samp": "var_samp", "var_pop": "var_pop",
+}
+
+// stddevCall returns the kind of fc when it is a plain stddev or variance
+// aggregate (a FILTER allowed) of a value whose scale is the same on every
+// row, tracking that value into st.
+func stddevCall(fc *pg_query.FuncCall, st *scaleTarget, merges map[proto.Message]bool) (string, bool) {
+	kind, ok := stddevKinds[funcName(fc)]
+	if !ok || len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct || fc.Over != nil || len(fc.AggOrder) > 0 ||
+		fc.AggWithinGroup || fc.FuncVariadic || len(fc.Funcname) != 1 || fixedScale(fc.Args[0]) == nil {
+		return "", false
+	}
+	if !trackable(fc.Args[0], st, merges, true) {
+		return "", false
+	}
+	merges[fc] = true
+	return kind, true
+}
+
+// stddevExpr is numericStddevFunction over the exact sums of fc's value
+// x, of scale s (its formula over colScale):
+//
+//	pgaccel_numeric_stddev(CAST(sum(x) AS text),
+//	    CAST(sum(CAST(x AS decimal(38,s)) * CAST(x AS decimal(38,s))) AS text), count(x), kind)
+//
+// each aggregate with fc's FILTER.
+func stddevExpr(fc *pg_query.FuncCall, kind string, colScale map[string]int) (*pg_query.Node, error) {
+	x := fc.Args[0]
+	f := fixedScale(x)
+	if f == nil {
+		return nil, errRewrite
+	}
+	scale, _, ok := f.eval(func(c string) (int, bool, bool) {
+		s, ok := colScale[c]
+		return s, true, ok
+	})
+	if !ok || scale > 19 {
+		return nil, errRewrite
+	}
+	agg := func(name string, arg *pg_query.Node) *pg_query.Node {
+		n := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, []*pg_query.Node{arg}, -1)
+		if fc.AggFilter != nil {
+			n.GetFuncCall().AggFilter = proto.Clone(fc.AggFilter).(*pg_query.Node)
+		}
+		return n
+	}
+	dec := func() *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg: proto.Clone(x).(*pg_query.Node),
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("decimal")},
+				Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(int64(scale), -1)},
+				Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+	}
+	square := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")}, dec(), dec(), -1)
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericStddevFunction)}, []*pg_query.Node{
+		textCast(agg("sum", proto.Clone(x).(*pg_query.Node))),
+		textCast(agg("sum", square)),
+		agg("count", proto.Clone(x).(*pg_query.Node)),
+		pg_query.MakeAConstStrNode(kind, -1),
+	}, -1), nil
 }
 
 // scaleCandidates returns the output columns of sel whose scale can be
@@ -164,6 +237,11 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 				if avg := inner.GetFuncCall(); avg != nil && outputAvg(avg) && trackable(avg.Args[0], &st, merges, true) {
 					st.rounds, st.roundK, st.decimal = true, k, true
 					merges[fc], merges[avg] = true, true
+				} else if sd := inner.GetFuncCall(); sd != nil && stddevKinds[funcName(sd)] != "" {
+					if kind, ok := stddevCall(sd, &st, merges); ok {
+						st.rounds, st.roundK, st.decimal, st.stddev = true, k, true, kind
+						merges[fc] = true
+					}
 				} else if e := inner.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" &&
 					trackable(e.Lexpr, &st, merges, false) && trackable(unguarded(e.Rexpr), &st, merges, false) {
 					st.rounds, st.roundK, st.divides, st.decimal = true, k, true, true
@@ -178,6 +256,17 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 				}
 				st, merges = scaleTarget{pos: i}, map[proto.Message]bool{}
 			}
+		}
+		if fc := val.GetFuncCall(); fc != nil && stddevKinds[funcName(fc)] != "" {
+			// stddev(x), variance(x): from the exact sums.
+			if kind, ok := stddevCall(fc, &st, merges); ok {
+				st.stddev, st.decimal = kind, true
+				for m := range merges {
+					exempt[m] = true
+				}
+				out = append(out, st)
+			}
+			continue
 		}
 		if tc := val.GetTypeCast(); tc != nil {
 			// CAST(a / b AS numeric(p,s)): the exact quotient rounded to
@@ -1107,6 +1196,19 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 				sorts = append(sorts, sb)
 			}
 		}
+		if st := targetAt(targets, i); st != nil && st.stddev != "" && !st.rounds {
+			fc := rt.Val.GetFuncCall()
+			if fc == nil {
+				return errRewrite
+			}
+			v, err := stddevExpr(fc, st.stddev, colScale)
+			if err != nil {
+				return err
+			}
+			rt.Val = v
+			sortByKey(sorts, rt.Val)
+			continue
+		}
 		if st := targetAt(targets, i); st != nil && st.rounds && st.castP > 0 {
 			tc := rt.Val.GetTypeCast()
 			if tc == nil || tc.Arg.GetAExpr() == nil || !isDivision(tc.Arg.GetAExpr()) {
@@ -1143,7 +1245,12 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 				return errRewrite
 			}
 			var exact *pg_query.Node
-			if avg := fc.Args[0].GetFuncCall(); avg != nil && outputAvg(avg) {
+			if sd := fc.Args[0].GetFuncCall(); st.stddev != "" && sd != nil {
+				var err error
+				if exact, err = stddevExpr(sd, st.stddev, colScale); err != nil {
+					return err
+				}
+			} else if avg := fc.Args[0].GetFuncCall(); avg != nil && outputAvg(avg) {
 				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(avg), -1)
 			} else if e := fc.Args[0].GetAExpr(); e != nil && isDivision(e) {
 				l, err := scaledText(e.Lexpr, colScale)

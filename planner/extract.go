@@ -1,0 +1,206 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/pgaccel/pgaccel/catalog"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// EXTRACT and date_part below the second. Postgres's EXTRACT(second FROM
+// ts) is the numeric 59.999999 and date_part('second', ts) the double
+// 59.999999; DuckDB answers the integer 59 to both, and a DOUBLE for
+// epoch, which no numeric can be printed from. So for the fields second,
+// milliseconds, microseconds and epoch of a timestamp or timestamp with
+// time zone column (and epoch of an interval column or of the difference
+// of two timestamp columns), the rewrite computes Postgres's value from
+// DuckDB's integer microseconds, as timestamp_part_common and
+// interval_part_common do:
+//
+//	EXTRACT(second FROM x)        CAST(date_part('microseconds', x) AS decimal(38,0)) * 0.000001
+//	EXTRACT(milliseconds FROM x)  CAST(date_part('microseconds', x) AS decimal(38,0)) * 0.001
+//	EXTRACT(epoch FROM x)         CAST(epoch_us(x) AS decimal(38,0)) * 0.000001
+//	date_part('second', x)        CAST(date_part('second', x) AS double) + CAST(µs % 1000000 AS double) / 1000000.0
+//	date_part('epoch', x)         CAST(epoch_us(x) AS double) / 1000000.0
+//
+// (the double forms in Postgres's order of operations; an interval's
+// epoch counts a year as 365.25 days and a month as 30, as Postgres does,
+// in pgaccel_interval_epoch_us and pgaccel_interval_epoch), with infinite
+// timestamps made errors (Postgres answers Infinity or NULL), so the
+// statement falls back. Those fields of anything else — a date, a time,
+// an expression, julian — go to the origin. Whole-unit fields (year,
+// hour, dow, ...) are integers in both engines.
+
+// subSecondFields maps Postgres's spellings of the fields above (and
+// julian, never rewritten) to a canonical name.
+var subSecondFields = map[string]string{
+	"second": "second", "seconds": "second", "sec": "second", "secs": "second", "s": "second",
+	"millisecond": "ms", "milliseconds": "ms", "millisecon": "ms", "ms": "ms", "msec": "ms", "msecs": "ms", "msecond": "ms", "mseconds": "ms",
+	"microsecond": "us", "microseconds": "us", "microsecon": "us", "us": "us", "usec": "us", "usecs": "us", "usecond": "us", "useconds": "us",
+	"epoch": "epoch", "julian": "julian", "j": "julian",
+}
+
+// extractSite is an EXTRACT or date_part call of such a field: a copy of
+// its source, for the plan-time type check.
+type extractSite struct {
+	field string // canonical
+	arg   *pg_query.Node
+}
+
+// extractField returns the canonical sub-second field of an EXTRACT or
+// date_part call, or "".
+func extractField(fc *pg_query.FuncCall) string {
+	if n := funcName(fc); n != "extract" && n != "date_part" || len(fc.Args) != 2 {
+		return ""
+	}
+	c := fc.Args[0].GetAConst()
+	if c == nil {
+		return ""
+	}
+	sv, ok := c.Val.(*pg_query.A_Const_Sval)
+	if !ok {
+		return ""
+	}
+	return subSecondFields[strings.ToLower(sv.Sval.Sval)]
+}
+
+// noteExtract records a sub-second EXTRACT or date_part.
+func (z *analyzer) noteExtract(fc *pg_query.FuncCall) {
+	if f := extractField(fc); f != "" {
+		z.a.extracts = append(z.a.extracts, extractSite{field: f, arg: proto.Clone(fc.Args[1]).(*pg_query.Node)})
+	}
+}
+
+// Type OIDs of the date and time types extract looks at.
+const (
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+	oidInterval    = 1186
+)
+
+// timeType is the type of n when it is a column whose every value (by its
+// name, through output columns) is a timestamp, a timestamptz or an
+// interval, or the difference of two timestamp (or two timestamptz)
+// columns, an interval; else 0.
+func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
+	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
+		for _, oid := range []uint32{oidTimestamp, oidTimestamptz, oidInterval} {
+			rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oid }, expr: func(*pg_query.Node) bool { return false }}
+			if a.safeName(r, lastField(cr), rule, 0) {
+				return oid
+			}
+		}
+		return 0
+	}
+	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && divisionOp(e) == "-" && e.Lexpr != nil {
+		l, rt := a.timeType(r, e.Lexpr), a.timeType(r, e.Rexpr)
+		if l == rt && (l == oidTimestamp || l == oidTimestamptz) {
+			return oidInterval
+		}
+	}
+	return 0
+}
+
+// extractable reports whether the rewrite computes site's field exactly.
+func (a *analysis) extractable(r resolution, site extractSite) bool {
+	switch a.timeType(r, site.arg) {
+	case oidTimestamp, oidTimestamptz:
+		return site.field != "julian"
+	case oidInterval:
+		return site.field == "epoch"
+	}
+	return false
+}
+
+// untypedExtract returns the field of the first sub-second EXTRACT or
+// date_part the rewrite cannot compute, or "".
+func (a *analysis) untypedExtract(r resolution) string {
+	for _, s := range a.extracts {
+		if !a.extractable(r, s) {
+			return s.field
+		}
+	}
+	return ""
+}
+
+// rewriteExtract turns fc, a sub-second EXTRACT or date_part the plan
+// allowed, into DuckDB's exact form (see above), in place.
+func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
+	field := extractField(fc)
+	if field == "" {
+		return
+	}
+	x := fc.Args[1]
+	typ := a.timeType(r, x)
+	if typ == 0 {
+		return // the plan sent it to the origin
+	}
+	numeric := funcName(fc) == "extract"
+	call := func(name string, args ...*pg_query.Node) *pg_query.Node {
+		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+	}
+	cast := func(n *pg_query.Node, typ string, mods ...int64) *pg_query.Node {
+		tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1}
+		for _, m := range mods {
+			tn.Typmods = append(tn.Typmods, pg_query.MakeAConstIntNode(m, -1))
+		}
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: n, TypeName: tn, Location: -1}}}
+	}
+	op := func(o string, l, r *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(o)}, l, r, -1)
+	}
+	lit := func(s string) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: s}}, Location: -1}}}
+	}
+	clone := func() *pg_query.Node { return proto.Clone(x).(*pg_query.Node) }
+	part := func(p string) *pg_query.Node { return call("date_part", pg_query.MakeAConstStrNode(p, -1), clone()) }
+	var micros *pg_query.Node // the integer the value is counted in
+	if typ == oidInterval {
+		micros = call(intervalEpochUSFunction, clone())
+	} else if field == "epoch" {
+		micros = call("epoch_us", clone())
+	} else {
+		micros = part("microseconds")
+	}
+	var v *pg_query.Node
+	switch {
+	case numeric && field == "us":
+		v = micros
+	case numeric && field == "ms":
+		v = op("*", cast(micros, "decimal", 38, 0), lit("0.001"))
+	case numeric:
+		v = op("*", cast(micros, "decimal", 38, 0), lit("0.000001"))
+	case field == "epoch" && typ == oidInterval:
+		v = call(intervalEpochFunction, clone())
+	case field == "epoch":
+		v = op("/", cast(micros, "double"), lit("1000000.0"))
+	default:
+		// tm_sec * k + fsec / (1000000 / k), in doubles.
+		sec := cast(part("second"), "double")
+		frac := cast(op("%", part("microseconds"), pg_query.MakeAConstIntNode(1000000, -1)), "double")
+		switch field {
+		case "second":
+			v = op("+", sec, op("/", frac, lit("1000000.0")))
+		case "ms":
+			v = op("+", op("*", sec, lit("1000.0")), op("/", frac, lit("1000.0")))
+		default:
+			v = op("+", op("*", sec, lit("1000000.0")), frac)
+		}
+	}
+	// No infinite intervals (Postgres 15): if(false, ..., v) is v.
+	guard := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+		Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: false}}, Location: -1}}}
+	if typ != oidInterval {
+		guard = call("isinf", clone())
+	}
+	fail := call("error", pg_query.MakeAConstStrNode("an infinite timestamp, whose parts Postgres gives as Infinity or NULL", -1))
+	*fc = pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("if")}, Args: []*pg_query.Node{guard, fail, v}, Location: -1}
+}
+
+// intervalEpochUSFunction and intervalEpochFunction are accelerator's
+// IntervalEpochUSFunction and IntervalEpochFunction.
+const (
+	intervalEpochUSFunction = "pgaccel_interval_epoch_us"
+	intervalEpochFunction   = "pgaccel_interval_epoch"
+)
