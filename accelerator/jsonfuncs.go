@@ -180,8 +180,16 @@ func jsonExistsRow(v []driver.Value) (any, error) {
 		}
 		return false, nil
 	}
-	// A scalar: Postgres matches a string scalar; keep it to the origin.
-	return nil, errors.New("pgaccel_jsonb_exists: a scalar document")
+	// A scalar is kept as a one-element array (a raw scalar): a string
+	// equal to the key matches, as an array's element does; nothing else.
+	if raw[0] == '"' {
+		s, err := jsonString(raw)
+		if err != nil {
+			return nil, err
+		}
+		return s == key, nil
+	}
+	return false, nil
 }
 
 // jsonStep returns the raw value of field key (a string) of an object, or

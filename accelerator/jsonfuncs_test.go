@@ -25,6 +25,10 @@ func TestJSONFunctions_TextAsItStands(t *testing.T) {
 		{"? key", func() (any, error) { return jsonExistsRow([]driver.Value{doc, "b"}) }, true},
 		{"? array string element", func() (any, error) { return jsonExistsRow([]driver.Value{`["a", 1]`, "a"}) }, true},
 		{"? array number element", func() (any, error) { return jsonExistsRow([]driver.Value{`["a", 1]`, "1"}) }, false},
+		{"? string scalar", func() (any, error) { return jsonExistsRow([]driver.Value{`"a"`, "a"}) }, true},
+		{"? other string scalar", func() (any, error) { return jsonExistsRow([]driver.Value{`"b"`, "a"}) }, false},
+		{"? number scalar", func() (any, error) { return jsonExistsRow([]driver.Value{`1`, "1"}) }, false},
+		{"? null scalar", func() (any, error) { return jsonExistsRow([]driver.Value{`null`, "null"}) }, false},
 		{"typeof", func() (any, error) { return jsonTypeofRow([]driver.Value{` [1]`}) }, "array"},
 		{"array length", func() (any, error) { return jsonArrayLengthRow([]driver.Value{`[1, [2, 3], {}]`}) }, int64(3)},
 	}

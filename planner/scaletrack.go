@@ -740,7 +740,7 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			// over the window.
 			return st.summing(func() bool { return trackable(fc.Args[0], st, merges, false) })
 		}
-		if _, ok := roundScale(fc); ok {
+		if _, ok := setScale(fc); ok {
 			merges[fc] = true // the scale changes here: track it
 			st.decimal = true // round(integer, k) is a numeric
 			return trackable(fc.Args[0], st, merges, inSum)
@@ -895,6 +895,29 @@ func roundScale(fc *pg_query.FuncCall) (int, bool) {
 	return int(iv.Ival.Ival), true
 }
 
+// setScale is the display scale of round(a, k) or trunc(a, k) (and of
+// round(a), trunc(a)) for a literal k: max(k, 0), whatever a's
+// (numeric_round, numeric_trunc); DuckDB rounds decimals half away from
+// zero and truncates toward zero as Postgres does.
+func setScale(fc *pg_query.FuncCall) (int, bool) {
+	if name := funcName(fc); name != "round" && name != "trunc" || fc.Over != nil || fc.AggStar || fc.AggDistinct ||
+		len(fc.Args) == 0 || len(fc.Args) > 2 {
+		return 0, false
+	}
+	if len(fc.Args) == 1 {
+		return 0, true
+	}
+	c := fc.Args[1].GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	if !ok || iv.Ival.Ival < -30 || iv.Ival.Ival > 30 {
+		return 0, false
+	}
+	return max(int(iv.Ival.Ival), 0), true
+}
+
 // literalScale is the display scale of a decimal literal as written.
 func literalScale(s string) (int, bool) {
 	if strings.ContainsAny(s, "eE") {
@@ -1025,7 +1048,7 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericInScaleFunction)},
 				[]*pg_query.Node{proto.Clone(fc.Args[0]).(*pg_query.Node)}, -1), true
 		}
-		if s, ok := roundScale(fc); ok {
+		if s, ok := setScale(fc); ok {
 			return intConst(s), true
 		}
 		s, ok := scaleExpr(fc.Args[0], colScale)
