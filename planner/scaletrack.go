@@ -205,8 +205,9 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 	if !ok {
 		return nil, nil, nil
 	}
+	funcCols := functionColumns(sel)
 	var subs map[string]*staticScale
-	if len(subqueries) > 0 {
+	if len(subqueries) > 0 || len(funcCols) > 0 {
 		subs = map[string]*staticScale{}
 		if tables > 0 {
 			// Tables and subqueries: a name is the tables' column when
@@ -217,6 +218,9 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 			if !subqueryScales(rs, subs) {
 				return nil, nil, nil
 			}
+		}
+		for _, name := range funcCols {
+			subs[name] = nil // a function's column (generate_series): no scale known
 		}
 	}
 	var out []scaleTarget
@@ -415,6 +419,14 @@ func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonT
 				merging = true
 			}
 			return leaf(j.Larg) && leaf(j.Rarg)
+		case *pg_query.Node_RangeFunction:
+			// generate_series(...) AS s(d): counted as a table; its
+			// column names (functionColumns) track no scale.
+			if v.RangeFunction.Lateral || v.RangeFunction.Alias == nil {
+				return false
+			}
+			tables++
+			return true
 		}
 		return false
 	}
@@ -427,6 +439,33 @@ func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonT
 		return 0, nil, false
 	}
 	return tables, subs, true
+}
+
+// functionColumns returns the column names of the functions in sel's FROM
+// (through joins): the alias's column names, or the alias itself (the
+// name Postgres gives a one-column function's column).
+func functionColumns(sel *pg_query.SelectStmt) []string {
+	var names []string
+	var leaf func(n *pg_query.Node)
+	leaf = func(n *pg_query.Node) {
+		switch v := n.GetNode().(type) {
+		case *pg_query.Node_RangeFunction:
+			if a := v.RangeFunction.Alias; a != nil {
+				if cols, ok := stringsOf(a.Colnames); ok && len(cols) > 0 {
+					names = append(names, cols...)
+				} else {
+					names = append(names, a.Aliasname)
+				}
+			}
+		case *pg_query.Node_JoinExpr:
+			leaf(v.JoinExpr.Larg)
+			leaf(v.JoinExpr.Rarg)
+		}
+	}
+	for _, f := range sel.FromClause {
+		leaf(f)
+	}
+	return names
 }
 
 // namesCTE reports whether a FROM item (a table or join of tables) names
