@@ -157,6 +157,9 @@ type analysis struct {
 	// trackedNumericCast: a CAST(x AS numeric) inside a scale-tracked
 	// output, exact only through its rewrite (scaletrack.go).
 	trackedNumericCast bool
+	// unnestSeries: a generate_series of literals in a target list,
+	// unnested by the rewrite (series.go).
+	unnestSeries bool
 	// extracts: the sub-second EXTRACT and date_part calls (extract.go).
 	extracts []extractSite
 	// divisions: the operands of every / and % (divkinds.go).

@@ -67,19 +67,21 @@ var flagReasons = []struct {
 
 // analyzer is the visitor that analyses a read.
 type analyzer struct {
-	a         *analysis
-	flags     uint8
-	details   flagDetails                 // what first raised each flag (why.go)
-	avgCalls  int                         // avg(...) calls anywhere in the statement
-	rangeVar  int                         // RangeVars seen
-	colRef    int                         // ColumnRefs seen
-	refNames  map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
-	outNames  map[string]struct{}         // output column names given with AS
-	bare      []string                    // one-part column references
-	fromSRF   map[*pg_query.FuncCall]bool // function calls that are FROM items
-	exempt    map[proto.Message]bool      // merges inside scale-tracked outputs
-	predAvg   map[*pg_query.FuncCall]bool // plain avg calls inside predicates
-	predRound map[*pg_query.FuncCall]bool // round(x, k) and trunc(x, k) inside predicates
+	a        *analysis
+	flags    uint8
+	details  flagDetails // what first raised each flag (why.go)
+	avgCalls int         // avg(...) calls anywhere in the statement
+	// targetSRFs counts set-returning calls outside FROM (series.go).
+	targetSRFs int
+	rangeVar   int                         // RangeVars seen
+	colRef     int                         // ColumnRefs seen
+	refNames   map[string]struct{}         // names of relations, subqueries, functions and CTEs in FROM
+	outNames   map[string]struct{}         // output column names given with AS
+	bare       []string                    // one-part column references
+	fromSRF    map[*pg_query.FuncCall]bool // function calls that are FROM items
+	exempt     map[proto.Message]bool      // merges inside scale-tracked outputs
+	predAvg    map[*pg_query.FuncCall]bool // plain avg calls inside predicates
+	predRound  map[*pg_query.FuncCall]bool // round(x, k) and trunc(x, k) inside predicates
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
 	// collector does.
 	funcCalls int
@@ -206,10 +208,17 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
 		}
 		v := checkFuncCall(n)
-		if setReturning[funcName(n)] && !z.fromSRF[n] {
+		if (setReturning[funcName(n)] || funcName(n) == "unnest") && !z.fromSRF[n] {
+			z.targetSRFs++
+		}
+		if setReturning[funcName(n)] && !z.fromSRF[n] && !literalSeries(n) {
 			// generate_series(1, 3) in a target list is three rows at
-			// the origin and one list in DuckDB.
+			// the origin and one list in DuckDB (series.go unnests the
+			// literal ones).
 			v.flag |= flagUnsupported
+		}
+		if literalSeries(n) && !z.fromSRF[n] {
+			z.a.unnestSeries = true
 		}
 		z.flags |= v.flag
 		z.a.writes = z.a.writes || v.writes
@@ -313,6 +322,9 @@ func (z *analyzer) columnRef(c *pg_query.ColumnRef, ordinal int) {
 
 // finish turns what the walk saw into the analysis' static verdict.
 func (z *analyzer) finish() {
+	if z.a.unnestSeries && z.targetSRFs > 1 {
+		z.flagWhy(flagUnsupported, "generate_series beside another set-returning call outside FROM")
+	}
 	for _, f := range flagReasons {
 		if z.flags&f.flag != 0 {
 			z.a.reason, z.a.detail = f.reason, z.details.of(f.flag)

@@ -289,7 +289,15 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			return "", err
 		}
 	}
+	var inFrom map[*pg_query.FuncCall]bool
+	if a.unnestSeries {
+		inFrom = fromFunctions(tree.Stmts[0].Stmt)
+	}
 	for _, f := range c.funcs {
+		if a.unnestSeries && !inFrom[f] && literalSeries(f) {
+			unnestSeries(f)
+			continue
+		}
 		if _, ok := intAsFloat(f); ok {
 			guardIntFloat(f)
 			continue
