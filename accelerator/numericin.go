@@ -3,7 +3,9 @@ package accelerator
 import (
 	"database/sql/driver"
 	"fmt"
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -119,4 +121,25 @@ func pgSpace(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Float8NumericTextFunction prints a double as float8_numeric does before
+// reading it as a numeric: 15 significant digits (DBL_DIG), %g style:
+//
+//	pgaccel_float8_numeric_text(DOUBLE) -> VARCHAR
+//
+// so pgaccel_numeric_in of it is CAST(x AS numeric) of a double precision
+// (0.1 is 0.1, 1e20 is 100000000000000000000). NaN and infinities, which
+// DECIMAL cannot hold, are errors.
+const Float8NumericTextFunction = "pgaccel_float8_numeric_text"
+
+func float8NumericTextRow(values []driver.Value) (any, error) {
+	v, ok := values[0].(float64)
+	if !ok {
+		return nil, nil
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("%s: %v has no exact numeric in the acceleration", Float8NumericTextFunction, v)
+	}
+	return strconv.FormatFloat(v, 'g', 15, 64), nil
 }

@@ -36,15 +36,16 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		NumericAvgDecFunction: {[]duckdb.TypeInfo{varchar, bigint}, avgDec, avgRow(NumericAvgDecFunction, func(sum string, n int64) (any, error) {
 			return NumericAvgDec(sum, n)
 		})},
-		NumericScaleFunction:    {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
-		NumericDivFunction:      {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
-		NumericRoundFunction:    {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
-		NumericSortKeyFunction:  {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
-		NumericInFunction:       {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
-		NumericStddevFunction:   {[]duckdb.TypeInfo{varchar, varchar, bigint, varchar}, varchar, numericStddevRow},
-		IntervalEpochUSFunction: {[]duckdb.TypeInfo{interval}, hugeint, intervalEpochUSRow},
-		IntervalEpochFunction:   {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
-		NumericInScaleFunction:  {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
+		NumericScaleFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
+		NumericDivFunction:        {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
+		NumericRoundFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
+		NumericSortKeyFunction:    {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
+		NumericInFunction:         {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
+		Float8NumericTextFunction: {[]duckdb.TypeInfo{double}, varchar, float8NumericTextRow},
+		NumericStddevFunction:     {[]duckdb.TypeInfo{varchar, varchar, bigint, varchar}, varchar, numericStddevRow},
+		IntervalEpochUSFunction:   {[]duckdb.TypeInfo{interval}, hugeint, intervalEpochUSRow},
+		IntervalEpochFunction:     {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
+		NumericInScaleFunction:    {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)

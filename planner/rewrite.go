@@ -250,7 +250,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		if a.pass != nil {
 			sel = a.pass.inner(sel)
 		}
-		numericCasts(sel, a.trackedTargets())
+		numericCasts(sel, a.trackedTargets(), sc.floats)
 	}
 	for _, sel := range c.selects {
 		sortFloatsByValue(sel, r)

@@ -59,6 +59,8 @@ const (
 	// numericInFunction and numericInScaleFunction are accelerator's.
 	numericInFunction      = "pgaccel_numeric_in"
 	numericInScaleFunction = "pgaccel_numeric_in_scale"
+	// float8NumericTextFunction is accelerator.Float8NumericTextFunction.
+	float8NumericTextFunction = "pgaccel_float8_numeric_text"
 	// numericStddevFunction is accelerator.NumericStddevFunction.
 	numericStddevFunction = "pgaccel_numeric_stddev"
 	// numericSortKeyFunction is accelerator.NumericSortKeyFunction.
@@ -95,11 +97,15 @@ func divisionOp(e *pg_query.A_Expr) string {
 
 // scaleTarget is an output column whose scale can be tracked.
 type scaleTarget struct {
-	pos     int
-	cols    []string // names of the columns in value positions
-	summed  []string // those of cols inside a sum (sum of a bigint is a numeric)
-	decimal bool     // it has a decimal literal
-	divides bool     // it is a / b, a and b trackable
+	pos    int
+	cols   []string // names of the columns in value positions
+	summed []string // those of cols inside a sum (sum of a bigint is a numeric)
+	// castCols: columns cast to an unconstrained numeric: integers and
+	// numerics keep their value and scale, double precision is read as
+	// float8_numeric prints it (numericCasts).
+	castCols []string
+	decimal  bool // it has a decimal literal
+	divides  bool // it is a / b, a and b trackable
 	// rounds: it is round(avg(x), k) or round(a / b, k) (divides says
 	// which), computed exactly as text and rounded to k (roundK).
 	rounds bool
@@ -758,6 +764,10 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 			if textExpr(v.TypeCast.Arg) {
 				return true
 			}
+			if cr := v.TypeCast.Arg.GetColumnRef(); cr != nil && lastField(cr) != "" && len(cr.Fields) <= 3 {
+				st.castCols = append(st.castCols, lastField(cr))
+				return true
+			}
 			return trackable(v.TypeCast.Arg, st, merges, inSum)
 		}
 		// CAST(a AS numeric(p,s)): rounded half away from zero to s in
@@ -837,7 +847,7 @@ func unconstrainedNumeric(tc *pg_query.TypeCast) bool {
 // CAST(a AS numeric): by numericInFunction(a) when a is text, by a
 // itself otherwise (its value and scale are a's). It runs before the
 // other rewrites, which may change how a text a is written.
-func numericCasts(sel *pg_query.SelectStmt, targets []scaleTarget) {
+func numericCasts(sel *pg_query.SelectStmt, targets []scaleTarget, floats map[string]bool) {
 	if sel == nil {
 		return
 	}
@@ -849,27 +859,30 @@ func numericCasts(sel *pg_query.SelectStmt, targets []scaleTarget) {
 		if rt == nil || rt.Val == nil {
 			continue
 		}
-		walk(rt.Val, numericCastRewriter{})
+		walk(rt.Val, numericCastRewriter{floats})
 	}
 }
 
-type numericCastRewriter struct{}
+type numericCastRewriter struct{ floats map[string]bool }
 
-func (numericCastRewriter) enter(m proto.Message, w *walker) {
+func (nr numericCastRewriter) enter(m proto.Message, w *walker) {
 	tc, ok := m.(*pg_query.TypeCast)
 	n := w.node()
 	if !ok || n == nil || !unconstrainedNumeric(tc) || tc.Arg == nil {
 		return
 	}
-	if textExpr(tc.Arg) {
-		n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
-			Funcname: []*pg_query.Node{pg_query.MakeStrNode(numericInFunction)},
-			Args:     []*pg_query.Node{tc.Arg},
-			Location: -1,
-		}}
+	arg := tc.Arg
+	if cr := arg.GetColumnRef(); cr != nil && nr.floats[lastField(cr)] {
+		arg = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(float8NumericTextFunction)}, []*pg_query.Node{arg}, -1)
+	} else if !textExpr(arg) {
+		n.Node = tc.Arg.Node
 		return
 	}
-	n.Node = tc.Arg.Node
+	n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+		Funcname: []*pg_query.Node{pg_query.MakeStrNode(numericInFunction)},
+		Args:     []*pg_query.Node{arg},
+		Location: -1,
+	}}
 }
 
 // castScale is s of a cast to numeric(p,s) or decimal(p,s).
@@ -1124,6 +1137,7 @@ type scalePlan struct {
 	pos      []int // positions of the rewritten outputs, in the tracked SELECT
 	out      []int // the same in the statement's output (passScale maps them)
 	colScale map[string]int
+	floats   map[string]bool // double precision columns cast to numeric
 	ok       bool
 }
 
@@ -1158,8 +1172,22 @@ func planScales(a *analysis, r resolution) scalePlan {
 func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r resolution) scalePlan {
 	colScale := map[string]int{}
 	numeric := map[string]bool{}
+	var floats map[string]bool
 	for _, st := range targets {
-		for _, name := range st.cols {
+		cols := st.cols
+		for _, name := range st.castCols {
+			if scaleSubs[name] == nil && columnsAre(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat8 }) {
+				if _, named := scaleSubs[name]; !named {
+					if floats == nil {
+						floats = map[string]bool{}
+					}
+					floats[name] = true
+					continue
+				}
+			}
+			cols = append(cols, name) // an integer or numeric: its own scale
+		}
+		for _, name := range cols {
 			if _, done := colScale[name]; done {
 				continue
 			}
@@ -1208,7 +1236,7 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 			pos = append(pos, st.pos)
 		}
 	}
-	return scalePlan{pos: pos, colScale: colScale, ok: true}
+	return scalePlan{pos: pos, colScale: colScale, floats: floats, ok: true}
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:

@@ -129,7 +129,7 @@ var Accel = []Query{
 	{Name: "integer division", SQL: "SELECT id, qty / 2, qty % 4 FROM acc_orders WHERE id <= 6 ORDER BY id", Route: Accelerated},
 	{Name: "integer division without numerics", SQL: "SELECT id, id / 7, id % 5, -id / 7 FROM acc_customers WHERE id <= 10 ORDER BY id", Route: Accelerated},
 	{Name: "numeric division in a filter", SQL: "SELECT count(*) FROM acc_orders WHERE amount / 3 > 100", Route: Origin},
-	{Name: "round", SQL: "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", Route: Origin},
+	{Name: "round", SQL: "SELECT id, round(weight::numeric, 2) FROM acc_orders WHERE id <= 4 ORDER BY id", Route: Accelerated},
 	{Name: "round numeric", SQL: "SELECT id, round(amount, 1), round(amount) FROM acc_orders WHERE id <= 4 ORDER BY id", Route: Accelerated},
 
 	// Casts and functions whose output depends on Postgres's own formatting
@@ -203,6 +203,8 @@ var Accel = []Query{
 	{Name: "integer generate_series in a target list", SQL: "select g, count(*) from (select generate_series(1, 5) as g from acc_customers where id <= 2) x group by g order by g", Route: Accelerated},
 	{Name: "timestamptz generate_series in a target list", SQL: "with s as (select generate_series('2024-01-01'::date, '2024-01-03'::date, interval '12 hours') as t) select t, count(*) from s cross join acc_customers group by t order by t", Route: Accelerated},
 	{Name: "generate_series beside unnest", SQL: "select id, generate_series(1, 2), unnest(ARRAY[1,2,3]) from acc_customers where id <= 2 order by 1", Route: Origin},
+	{Name: "floats cast to numeric", SQL: "SELECT acc_orders.id, round(weight::numeric, 2) AS r, weight::numeric AS w, round(f8::numeric, 3) FROM acc_orders, acc_types WHERE acc_orders.id <= 5 AND acc_types.id IN (1, 6, 7, 8) ORDER BY acc_orders.id, acc_types.id", Route: Accelerated},
+	{Name: "floats cast to numeric beyond the decimal", SQL: "SELECT id, f8::numeric FROM acc_types ORDER BY id", Route: Fallback},
 	{Name: "numeric division by zero", SQL: "SELECT sum(amount) / sum(qty - qty) FROM acc_orders", Route: Fallback},
 	{Name: "division with parameters", SQL: "SELECT sum(amount) / $1 FROM acc_orders WHERE qty > $2", Args: []any{7, 3}, Route: AnyRoute},
 	{Name: "share over a derived table", SQL: "SELECT o_year, sum(CASE WHEN status = 'paid' THEN volume ELSE 0 END) / sum(volume) AS share FROM (SELECT extract(year from day) AS o_year, amount * qty AS volume, status FROM acc_orders) t GROUP BY o_year ORDER BY o_year", Route: Accelerated},
