@@ -162,6 +162,9 @@ type analysis struct {
 	unnestSeries bool
 	// extracts: the sub-second EXTRACT and date_part calls (extract.go).
 	extracts []extractSite
+	// arithCols: column names that are operands of arithmetic
+	// (divkinds.go).
+	arithCols map[string]struct{}
 	// divisions: the operands of every / and % (divkinds.go).
 	divisions []division
 

@@ -209,6 +209,18 @@ func (a *analysis) kindOf(r resolution, n *pg_query.Node, depth int) valueKind {
 				return kindFloat8
 			}
 			return kindUnknown // sum(bigint) is a numeric
+		case "sqrt", "cbrt", "exp", "ln", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "degrees", "radians":
+			// Of an integer or a double precision, Postgres resolves
+			// the double precision form (of a numeric, the numeric one).
+			if arg == kindInt4 || arg == kindInt8 || arg == kindFloat8 {
+				return kindFloat8
+			}
+			return kindUnknown
+		case "round", "trunc", "floor", "ceil", "ceiling":
+			if arg == kindFloat8 {
+				return kindFloat8
+			}
+			return kindUnknown
 		case "min", "max", "abs", "lag", "lead", "first_value", "last_value":
 			if arg == kindNull {
 				return kindUnknown
@@ -263,6 +275,61 @@ func (a *analysis) nameKind(r resolution, name string, depth int) valueKind {
 func strOf(n *pg_query.Node) string {
 	if s := n.GetString_(); s != nil {
 		return s.Sval
+	}
+	return ""
+}
+
+// floatValue reports whether n is a double precision or a real: of kind
+// float8, or a column whose every value is a real.
+func (a *analysis) floatValue(r resolution, n *pg_query.Node) bool {
+	if a.kindOf(r, n, 0) == kindFloat8 {
+		return true
+	}
+	cr := n.GetColumnRef()
+	return cr != nil && lastField(cr) != "" && len(a.aliasDefs[lastField(cr)]) == 0 &&
+		columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat4 })
+}
+
+// noteArithmetic records the column names that are operands of + - * / %:
+// arithmetic on a real (float4) is float4 arithmetic in DuckDB, and
+// double precision or float4 by Postgres's operator resolution (1.5::real
+// + 0.1 is 1.6 there, 1.600000023841858 through DuckDB), so valueHazard
+// sends it to the origin.
+func (z *analyzer) noteArithmetic(e *pg_query.A_Expr) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+		return
+	}
+	switch divisionOp(e) {
+	case "+", "-", "*", "/", "%":
+	default:
+		return
+	}
+	for _, op := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
+		if cr := op.GetColumnRef(); cr != nil && lastField(cr) != "" {
+			if z.a.arithCols == nil {
+				z.a.arithCols = map[string]struct{}{}
+			}
+			z.a.arithCols[lastField(cr)] = struct{}{}
+		}
+	}
+}
+
+// realArithmetic returns an operand of arithmetic that may be a real.
+func (a *analysis) realArithmetic(r resolution) string {
+	rule := nameRule{
+		col:  func(c catalog.ColumnInfo) bool { return c.TypeOID != oidFloat4 },
+		expr: func(n *pg_query.Node) bool {
+			tc := n.GetTypeCast()
+			return tc == nil || !castTarget(tc, map[string]bool{"float4": true})
+		},
+	}
+	for name := range a.arithCols {
+		if found, _ := columnsNamed(r, name, nil); !found && len(a.aliasDefs[name]) == 0 {
+			continue // no column the planner knows: another rule judges it
+		}
+		if !a.safeName(r, name, rule, 0) {
+			return name
+		}
 	}
 	return ""
 }

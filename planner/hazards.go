@@ -60,6 +60,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	if f := a.untypedExtract(r); f != "" {
 		return ReasonUnsupported, "EXTRACT or date_part of the field " + f + " of a value not known to be a timestamp column (DuckDB counts it in whole units)"
 	}
+	if n := a.realArithmetic(r); n != "" {
+		return ReasonUnsupported, "arithmetic on " + n + ", which may be a real (float4): DuckDB computes it in single precision"
+	}
 	if divides {
 		return ReasonNumericDivision, "a division whose operands are not known to be integers or double precision (a numeric one DuckDB would compute in floating point)"
 	}

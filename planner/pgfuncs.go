@@ -24,6 +24,15 @@ import (
 func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	name := funcName(fc)
 	switch name {
+	case "round":
+		// round(double precision) is rint in Postgres, half to even;
+		// DuckDB's round goes half away from zero (numerics round half
+		// away in both).
+		if len(fc.Args) == 1 && a.floatValue(r, fc.Args[0]) {
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("round_even")}
+			fc.Args = append(fc.Args, pg_query.MakeAConstIntNode(0, -1))
+		}
+		return
 	case "json_typeof", "jsonb_typeof":
 		// DuckDB's json_type says OBJECT, VARCHAR, BIGINT...
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_typeof")}

@@ -242,6 +242,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
+		z.noteArithmetic(n)
 	case *pg_query.TypeCast:
 		z.flags |= z.checkTextCast(n)
 		if z.exempt[n] {
