@@ -317,7 +317,7 @@ func (z *analyzer) noteArithmetic(e *pg_query.A_Expr) {
 // realArithmetic returns an operand of arithmetic that may be a real.
 func (a *analysis) realArithmetic(r resolution) string {
 	rule := nameRule{
-		col:  func(c catalog.ColumnInfo) bool { return c.TypeOID != oidFloat4 },
+		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidFloat4 },
 		expr: func(n *pg_query.Node) bool {
 			tc := n.GetTypeCast()
 			return tc == nil || !castTarget(tc, map[string]bool{"float4": true})
