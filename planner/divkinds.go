@@ -27,6 +27,7 @@ const (
 	kindInt4              // smallint or integer
 	kindInt8              // bigint
 	kindFloat8            // double precision
+	kindNumLit            // a decimal literal: a numeric, a double beside a double precision
 )
 
 // division is the two operands of a / or % of the statement (copies:
@@ -61,9 +62,9 @@ func divisionKindsExact(l, r valueKind) bool {
 	case isInt(l) && isInt(r):
 		return true
 	case l == kindFloat8:
-		return r == kindFloat8 || isInt(r)
+		return r == kindFloat8 || r == kindNumLit || isInt(r)
 	case r == kindFloat8:
-		return isInt(l)
+		return isInt(l) || l == kindNumLit
 	}
 	return false
 }
@@ -79,7 +80,9 @@ func joinKinds(a, b valueKind) valueKind {
 	case a == kindUnknown || b == kindUnknown:
 		return kindUnknown
 	case a == kindFloat8 || b == kindFloat8:
-		return kindFloat8
+		return kindFloat8 // a numeric beside a double precision is cast to it
+	case a == kindNumLit || b == kindNumLit:
+		return kindUnknown // a numeric
 	case a == kindInt8 || b == kindInt8:
 		return kindInt8
 	}
@@ -128,7 +131,7 @@ func (a *analysis) kindOf(r resolution, n *pg_query.Node, depth int) valueKind {
 			if !strings.ContainsAny(c.Fval.Fval, ".eE") {
 				return kindInt8 // an integer literal beyond int4
 			}
-			return kindUnknown // numeric
+			return kindNumLit
 		}
 		if v.AConst.Isnull {
 			return kindNull

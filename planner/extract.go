@@ -204,3 +204,59 @@ const (
 	intervalEpochUSFunction = "pgaccel_interval_epoch_us"
 	intervalEpochFunction   = "pgaccel_interval_epoch"
 )
+
+// Years before Christ: Postgres numbers them without a year 0 (44 BC is
+// -44), DuckDB astronomically (-43). EXTRACT and date_part of year and
+// isoyear of a date or timestamp subtract one from a year below 1 (and
+// decade follows timestamp.c's formula for them); of an
+// interval (whose years may be negative) they are left alone, which
+// DuckDB decides by the argument's type as it binds:
+//
+//	if(typeof(x) = 'INTERVAL', date_part('year', x), if(y <= 0, y - 1, y))
+
+// yearFields are Postgres's spellings of year and isoyear.
+var yearFields = map[string]string{"year": "year", "years": "year", "y": "year", "yr": "year", "yrs": "year", "isoyear": "isoyear",
+	"decade": "decade", "decades": "decade", "dec": "decade", "decs": "decade"}
+
+// yearField returns the canonical year field of an EXTRACT or date_part
+// call, or "".
+func yearField(fc *pg_query.FuncCall) string {
+	if n := funcName(fc); n != "extract" && n != "date_part" || len(fc.Args) != 2 {
+		return ""
+	}
+	if c := fc.Args[0].GetAConst(); c != nil {
+		if sv, ok := c.Val.(*pg_query.A_Const_Sval); ok {
+			return yearFields[strings.ToLower(sv.Sval.Sval)]
+		}
+	}
+	return ""
+}
+
+// rewriteYear rewrites fc, a year or isoyear EXTRACT or date_part, in
+// place as above.
+func rewriteYear(fc *pg_query.FuncCall) {
+	field := yearField(fc)
+	x := fc.Args[1]
+	call := func(name string, args ...*pg_query.Node) *pg_query.Node {
+		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+	}
+	part := func() *pg_query.Node {
+		return call("date_part", pg_query.MakeAConstStrNode(field, -1), proto.Clone(x).(*pg_query.Node))
+	}
+	op := func(o string, l, r *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(o)}, l, r, -1)
+	}
+	one := func() *pg_query.Node { return pg_query.MakeAConstIntNode(1, -1) }
+	bc := call("if", op("<", part(), one()), op("-", part(), one()), part())
+	if field == "decade" {
+		// -((8 - (y - 1)) / 10) for DuckDB's y <= 0 (timestamp.c).
+		year := func() *pg_query.Node {
+			return call("date_part", pg_query.MakeAConstStrNode("year", -1), proto.Clone(x).(*pg_query.Node))
+		}
+		neg := op("-", pg_query.MakeAConstIntNode(0, -1),
+			op("/", op("-", pg_query.MakeAConstIntNode(8, -1), op("-", year(), one())), pg_query.MakeAConstIntNode(10, -1)))
+		bc = call("if", op("<", year(), one()), neg, op("/", year(), pg_query.MakeAConstIntNode(10, -1)))
+	}
+	isInterval := op("=", call("typeof", proto.Clone(x).(*pg_query.Node)), pg_query.MakeAConstStrNode("INTERVAL", -1))
+	*fc = pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("if")}, Args: []*pg_query.Node{isInterval, part(), bc}, Location: -1}
+}

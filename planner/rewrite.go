@@ -306,6 +306,10 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			rewriteExtract(f, a, r)
 			continue
 		}
+		if yearField(f) != "" {
+			rewriteYear(f)
+			continue
+		}
 		if len(f.Funcname) == 2 && f.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX && isPgCatalog(f.Funcname[0]) {
 			f.Funcname = f.Funcname[1:]
 		}
