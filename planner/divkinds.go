@@ -195,6 +195,8 @@ func (a *analysis) kindOf(r resolution, n *pg_query.Node, depth int) valueKind {
 		}
 		name := funcName(fc)
 		switch {
+		case name == "error":
+			return kindNull // the division guard's branch (divzero.go)
 		case name == "count":
 			return kindInt8
 		case int4Funcs[name]:

@@ -324,6 +324,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			t.Names = t.Names[1:]
 		}
 	}
+	guardFloats(tree.Stmts[0].Stmt, a, r)
 	// Identifiers that are keywords in DuckDB but not reserved in Postgres
 	// come out of the deparser unquoted; quote them. A statement that
 	// already contains the marker text is left as it is (DuckDB may then

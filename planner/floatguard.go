@@ -1,0 +1,158 @@
+package planner
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// Double precision errors. Postgres raises 22003 (value out of range:
+// overflow, underflow) where a double precision +, -, *, / of finite
+// operands comes out infinite, or a * or / of non-zero ones comes out
+// zero (float.h's float_overflow_error), and 2201E / 2201F where sqrt,
+// ln, log, exp and power leave their domain (float.c); DuckDB answers
+// Infinity, 0, NaN or NULL. The rewrite puts Postgres's checks in front of
+// those operations whose operands the planner knows to be double
+// precision or integers (divkinds.go):
+//
+//	a * b   becomes   CASE WHEN <a * b overflowed or underflowed> THEN error(...) ELSE a * b END
+//
+// so DuckDB fails and the statement falls back to the origin, which
+// reports its own error.
+
+// guardFloats walks the rewritten tree and guards its double precision
+// arithmetic and functions.
+func guardFloats(tree proto.Message, a *analysis, r resolution) {
+	walk(tree, &floatGuard{a: a, r: r})
+}
+
+type floatGuard struct {
+	a *analysis
+	r resolution
+}
+
+func (g *floatGuard) kind(n *pg_query.Node) valueKind { return g.a.kindOf(g.r, n, 0) }
+
+// real reports whether n is a double precision or an integer (which
+// Postgres's float functions take as a double precision).
+func (g *floatGuard) real(n *pg_query.Node) bool {
+	switch g.kind(n) {
+	case kindFloat8, kindInt4, kindInt8:
+		return true
+	}
+	return false
+}
+
+func (g *floatGuard) enter(m proto.Message, w *walker) {
+	wrapper := w.node()
+	if wrapper == nil {
+		return
+	}
+	c := func(n *pg_query.Node) *pg_query.Node { return proto.Clone(n).(*pg_query.Node) }
+	switch n := m.(type) {
+	case *pg_query.A_Expr:
+		if n.Kind != pg_query.A_Expr_Kind_AEXPR_OP || n.Lexpr == nil || n.Rexpr == nil {
+			return
+		}
+		op := divisionOp(n)
+		switch op {
+		case "+", "-", "*", "/":
+		default:
+			return
+		}
+		if g.kind(wrapper) != kindFloat8 {
+			return
+		}
+		l, r, v := n.Lexpr, n.Rexpr, &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: n}}
+		over := and(isInf(c(v)), not(isInf(c(l))), not(isInf(c(unguarded(r)))))
+		if op == "/" {
+			over = and(isInf(c(v)), not(isInf(c(l))))
+		}
+		checks := []check{{over, "value out of range: overflow"}}
+		switch op {
+		case "*":
+			checks = append(checks, check{and(isZero(c(v)), notZero(c(l)), notZero(c(r))), "value out of range: underflow"})
+		case "/":
+			checks = append(checks, check{and(isZero(c(v)), notZero(c(l)), not(isInf(c(unguarded(r))))), "value out of range: underflow"})
+		}
+		guard(wrapper, v, checks)
+	case *pg_query.FuncCall:
+		if len(n.Funcname) != 1 || n.Over != nil || n.AggStar || len(n.Args) == 0 {
+			return
+		}
+		for _, arg := range n.Args {
+			if !g.real(arg) {
+				return // a numeric's (Postgres's numeric function) or unknown
+			}
+		}
+		x := n.Args[0]
+		v := &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: n}}
+		var checks []check
+		switch funcName(n) {
+		case "sqrt":
+			checks = []check{{cmp("<", c(x), zero()), "cannot take square root of a negative number"}}
+		case "ln", "log", "log10":
+			if len(n.Args) != 1 {
+				return
+			}
+			checks = []check{{cmp("=", c(x), zero()), "cannot take logarithm of zero"},
+				{cmp("<", c(x), zero()), "cannot take logarithm of a negative number"}}
+		case "exp":
+			checks = []check{{and(isInf(c(v)), not(isInf(c(x)))), "value out of range: overflow"},
+				{and(isZero(c(v)), not(isInf(c(x)))), "value out of range: underflow"}}
+		case "power", "pow":
+			if len(n.Args) != 2 {
+				return
+			}
+			y := n.Args[1]
+			checks = []check{
+				{and(cmp("=", c(x), zero()), cmp("<", c(y), zero())), "zero raised to a negative power is undefined"},
+				{and(cmp("<", c(x), zero()), not(isInf(c(y))), cmp("<>", pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("floor")}, []*pg_query.Node{c(y)}, -1), c(y))),
+					"a negative number raised to a non-integer power yields a complex result"},
+				{and(isInf(c(v)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: overflow"},
+				{and(isZero(c(v)), notZero(c(x)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: underflow"},
+			}
+		default:
+			return
+		}
+		guard(wrapper, v, checks)
+	}
+}
+
+// check is a condition under which Postgres raises the message.
+type check struct {
+	cond *pg_query.Node
+	msg  string
+}
+
+// guard replaces wrapper's node by CASE WHEN check THEN error(msg) ...
+// ELSE v END, v holding the node wrapper held.
+func guard(wrapper, v *pg_query.Node, checks []check) {
+	ce := &pg_query.CaseExpr{Defresult: v, Location: -1}
+	for _, ch := range checks {
+		fail := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
+			[]*pg_query.Node{pg_query.MakeAConstStrNode(ch.msg, -1)}, -1)
+		ce.Args = append(ce.Args, &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: ch.cond, Result: fail, Location: -1}}})
+	}
+	wrapper.Node = &pg_query.Node_CaseExpr{CaseExpr: ce}
+}
+
+func isInf(n *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isinf")}, []*pg_query.Node{n}, -1)
+}
+
+func zero() *pg_query.Node { return pg_query.MakeAConstIntNode(0, -1) }
+
+func cmp(op string, l, r *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)}, l, r, -1)
+}
+
+func isZero(n *pg_query.Node) *pg_query.Node  { return cmp("=", n, zero()) }
+func notZero(n *pg_query.Node) *pg_query.Node { return cmp("<>", n, zero()) }
+
+func not(n *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{n}, -1)
+}
+
+func and(args ...*pg_query.Node) *pg_query.Node {
+	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, args, -1)
+}
