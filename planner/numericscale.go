@@ -93,7 +93,7 @@ func (z *analyzer) noteMerging(m any) {
 	case *pg_query.FuncCall:
 		// lag(x, 1, d) and lead(x, 1, d) return x or the default d.
 		if name := funcName(n); (name == "lag" || name == "lead") && len(n.Args) == 3 {
-			z.merging([]*pg_query.Node{n.Args[0], n.Args[2]}, true)
+			z.merging([]*pg_query.Node{n.Args[0], n.Args[2]}, outside)
 		}
 	case *pg_query.A_Const:
 		if _, ok := n.Val.(*pg_query.A_Const_Fval); ok {

@@ -782,6 +782,23 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		if funcName(fc) == "count" && len(fc.Funcname) == 1 && !fc.AggWithinGroup {
 			return true // a bigint: scale 0
 		}
+		if name := funcName(fc); (name == "lag" || name == "lead") && fc.Over != nil && len(fc.Funcname) == 1 &&
+			len(fc.Args) >= 1 && len(fc.Args) <= 3 && !fc.AggStar && !fc.AggDistinct {
+			// lag(x, k, d) OVER w: x of another row, or d where there is
+			// none; k a literal.
+			if len(fc.Args) >= 2 {
+				if c := fc.Args[1].GetAConst(); c == nil {
+					return false
+				} else if _, isInt := c.Val.(*pg_query.A_Const_Ival); !isInt {
+					return false
+				}
+			}
+			merges[fc] = true
+			if !trackable(fc.Args[0], st, merges, false) {
+				return false
+			}
+			return len(fc.Args) < 3 || trackable(fc.Args[2], st, merges, false)
+		}
 		if funcName(fc) == "sum" && fc.Over != nil && len(fc.Funcname) == 1 && len(fc.Args) == 1 && !fc.AggStar &&
 			!fc.AggDistinct && len(fc.AggOrder) == 0 && !fc.AggWithinGroup && !fc.FuncVariadic {
 			// sum(...) OVER (...): its argument may hold aggregates
@@ -1095,6 +1112,39 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 		fc := v.FuncCall
 		if funcName(fc) == "count" {
 			return intConst(0), true
+		}
+		if name := funcName(fc); (name == "lag" || name == "lead") && fc.Over != nil {
+			// The scale of x on the row it comes from, or d's where
+			// there is no such row (lead(1, k, 0) is 0 there).
+			sx, ok := scaleExpr(fc.Args[0], colScale)
+			if !ok {
+				return nil, false
+			}
+			shift := func(args ...*pg_query.Node) *pg_query.Node {
+				n := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+				n.GetFuncCall().Over = proto.Clone(fc.Over).(*pg_query.WindowDef)
+				return n
+			}
+			k := pg_query.MakeAConstIntNode(1, -1)
+			if len(fc.Args) >= 2 {
+				k = proto.Clone(fc.Args[1]).(*pg_query.Node)
+			}
+			shifted := shift(sx, k)
+			if len(fc.Args) < 3 {
+				return shifted, true
+			}
+			sd, ok := scaleExpr(fc.Args[2], colScale)
+			if !ok {
+				return nil, false
+			}
+			exists := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("=")},
+				shift(pg_query.MakeAConstIntNode(1, -1), proto.Clone(k).(*pg_query.Node), pg_query.MakeAConstIntNode(0, -1)),
+				pg_query.MakeAConstIntNode(1, -1), -1)
+			return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+				Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+					Expr: exists, Result: shifted, Location: -1}}}},
+				Defresult: sd, Location: -1,
+			}}}, true
 		}
 		if funcName(fc) == numericInFunction && len(fc.Args) == 1 {
 			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericInScaleFunction)},

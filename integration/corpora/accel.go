@@ -279,7 +279,9 @@ var Accel = []Query{
 	{Name: "array_length of empty arrays", SQL: "SELECT id, array_length(ai, 1), cardinality(ai) FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "max of a char column", SQL: "SELECT max(c), min(c) FROM acc_types", Route: Origin},
 	{Name: "float column sorted with -0", SQL: "SELECT id, f8 FROM acc_types ORDER BY f8 DESC NULLS LAST, id", Route: Accelerated},
-	{Name: "lead with a default", SQL: "SELECT id, lead(amount, 1, 0) OVER (ORDER BY id) FROM acc_orders WHERE id < 6 ORDER BY id", Route: Origin},
+	{Name: "lead with a default", SQL: "SELECT id, lead(amount, 1, 0) OVER (ORDER BY id) FROM acc_orders WHERE id < 6 ORDER BY id", Route: Accelerated},
+	{Name: "lag of merged values with a default", SQL: "SELECT id, lag(amount, 2, 0.5) OVER (PARTITION BY qty ORDER BY id) AS a, lag(CASE WHEN qty > 5 THEN amount ELSE 0 END) OVER (ORDER BY id) AS b FROM acc_orders WHERE id < 30 ORDER BY id", Route: Accelerated},
+	{Name: "lag of a sum with a default", SQL: "SELECT status, lag(sum(amount), 1, 0) OVER (ORDER BY status) AS p FROM acc_orders GROUP BY status ORDER BY status", Route: Accelerated},
 	{Name: "date_trunc of a date", SQL: "SELECT date_trunc('quarter', day) AS q, count(*) FROM acc_orders GROUP BY 1 ORDER BY 1", Route: Accelerated},
 
 	{Name: "merge only compared", SQL: "SELECT count(*) FROM acc_orders WHERE coalesce(amount, 0) > 100 AND CASE WHEN qty > 3 THEN amount ELSE 0 END < 900", Route: Accelerated},
