@@ -364,6 +364,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		if a.pass != nil {
 			sel = a.pass.inner(sel)
 		}
+		if err := addHiddenScales(sel, sc.hidden); err != nil {
+			return "", err
+		}
 		if err := rewriteScales(sel, sc.pos, sc.colScale, a.trackedTargets()); err != nil {
 			return "", err
 		}

@@ -158,7 +158,7 @@ func stddevExpr(fc *pg_query.FuncCall, kind string, colScale map[string]int) (*p
 		s, ok := colScale[c]
 		return s, true, ok
 	})
-	if !ok || scale > 19 {
+	if !ok || scale < 0 || scale > 19 {
 		return nil, errRewrite
 	}
 	agg := func(name string, arg *pg_query.Node) *pg_query.Node {
@@ -213,6 +213,8 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 	}
 	funcCols := functionColumns(sel)
 	var subs map[string]*staticScale
+	exempt := map[proto.Message]bool{}
+	hiddenMerges := map[string]map[proto.Message]bool{}
 	if len(subqueries) > 0 || len(funcCols) > 0 {
 		subs = map[string]*staticScale{}
 		if tables > 0 {
@@ -220,8 +222,8 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 			// no subquery has it (planScales).
 			subs[tablesToo] = &staticScale{op: 't'}
 		}
-		for _, rs := range subqueries {
-			if !subqueryScales(rs, subs) {
+		for _, ls := range subqueries {
+			if !subqueryScales(ls, subs, hiddenMerges) {
 				return nil, nil, nil
 			}
 		}
@@ -230,7 +232,6 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 		}
 	}
 	var out []scaleTarget
-	exempt := map[proto.Message]bool{}
 	for i, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil {
@@ -303,13 +304,47 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 			}
 			st.divides = true
 			merges[e] = true
-		} else if !trackable(val, &st, merges, false) || len(merges) == 0 {
+		} else if !trackable(val, &st, merges, false) || len(merges) == 0 && !readsHidden(st.cols, subs) {
 			continue
 		}
 		for m := range merges {
 			exempt[m] = true
 		}
 		out = append(out, st)
+	}
+	// A hidden scale stands only where the outer SELECT prints its
+	// name in a tracked output (or compares, sorts or groups by it):
+	// printed anywhere else, or through a *, it would carry DuckDB's
+	// scale. Such names lose it (no scale known).
+	if len(hiddenMerges) > 0 {
+		tracked := map[int]bool{}
+		for _, st := range out {
+			tracked[st.pos] = true
+		}
+		averaged := averagedNames(sel)
+		for name := range hiddenMerges {
+			names := map[string]bool{name: true}
+			drop := averaged[name]
+			for i, t := range sel.TargetList {
+				if isStar(t) || !tracked[i] && hasTrackedRef(withoutCounts(t), names) {
+					drop = true
+				}
+			}
+			for _, st := range out {
+				if (st.stddev != "" || st.rounds && !st.divides) && hasTrackedRef(sel.TargetList[st.pos], names) {
+					drop = true // avg and stddev take Postgres's scale of the sum
+				}
+			}
+			if drop {
+				subs[name] = nil
+				delete(hiddenMerges, name)
+			}
+		}
+		for _, hm := range hiddenMerges {
+			for m := range hm {
+				exempt[m] = true
+			}
+		}
 	}
 	// GROUP BY by position or by the output name of such a column would
 	// group by the rewritten text.
@@ -373,7 +408,7 @@ const tablesToo = "\x00tables"
 // MATERIALIZED or data-modifying one, a CTE or subquery reading a CTE (its
 // FROM would pass for plain tables), a join merging columns (USING,
 // NATURAL) beside subqueries.
-func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonTableExpr) (tables int, subs []*pg_query.RangeSubselect, ok bool) {
+func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonTableExpr) (tables int, subs []leafSub, ok bool) {
 	ctes := map[string]*pg_query.CommonTableExpr{}
 	for name, cte := range inherited {
 		ctes[name] = cte
@@ -408,7 +443,15 @@ func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonT
 				if readsCTE(cte.Ctequery.GetSelectStmt()) {
 					return false
 				}
-				subs = append(subs, &pg_query.RangeSubselect{Subquery: cte.Ctequery, Alias: v.RangeVar.Alias})
+				own := false
+				for _, c := range sel.WithClause.GetCtes() {
+					own = own || c.GetCommonTableExpr() == cte
+				}
+				src := ""
+				if own {
+					src = cte.Ctename // a CTE of this SELECT's WITH: one a hidden scale can be added to
+				}
+				subs = append(subs, leafSub{rs: &pg_query.RangeSubselect{Subquery: cte.Ctequery, Alias: v.RangeVar.Alias}, cte: src, isCTE: true})
 				return true
 			}
 			tables++
@@ -417,7 +460,7 @@ func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonT
 			if sub := v.RangeSubselect.Subquery.GetSelectStmt(); sub == nil || readsCTE(sub) {
 				return false
 			}
-			subs = append(subs, v.RangeSubselect)
+			subs = append(subs, leafSub{rs: v.RangeSubselect})
 			return true
 		case *pg_query.Node_JoinExpr:
 			j := v.JoinExpr
@@ -474,6 +517,89 @@ func functionColumns(sel *pg_query.SelectStmt) []string {
 	return names
 }
 
+// leafSub is a subquery fromLeaves found: in FROM (rs as written), or a
+// CTE (isCTE; cte is its name when it belongs to the SELECT's own WITH).
+type leafSub struct {
+	rs    *pg_query.RangeSubselect
+	cte   string
+	isCTE bool
+}
+
+// hiddenScale is a subquery output whose scale varies row by row
+// (coalesce(sum(amount), 0) AS lifetime_value): the rewrite adds its
+// scale to the subquery as a column of its own, hiddenColumn(name), which
+// the outer SELECT's scale expressions read.
+type hiddenScale struct {
+	cte   string // the CTE it belongs to, or ""
+	alias string // else the alias of the FROM subquery
+	pos   int    // its position in the subquery's outputs
+	st    scaleTarget
+}
+
+// averagedNames returns the column names inside avg, stddev and variance
+// calls of sel: their answers depend on the display scale of the sum,
+// which a hidden scale does not give DuckDB's.
+func averagedNames(sel *pg_query.SelectStmt) map[string]bool {
+	f := &averagedFinder{names: map[string]bool{}}
+	walk(sel, f)
+	return f.names
+}
+
+type averagedFinder struct{ names map[string]bool }
+
+func (f *averagedFinder) enter(m proto.Message, w *walker) {
+	fc, ok := m.(*pg_query.FuncCall)
+	if !ok || funcName(fc) != "avg" && stddevKinds[funcName(fc)] == "" {
+		return
+	}
+	for _, a := range fc.Args {
+		walk(a, columnNameCollector(f.names))
+	}
+}
+
+// columnNameCollector adds the last field of every column reference.
+type columnNameCollector map[string]bool
+
+func (c columnNameCollector) enter(m proto.Message, w *walker) {
+	if cr, ok := m.(*pg_query.ColumnRef); ok && lastField(cr) != "" {
+		c[lastField(cr)] = true
+	}
+}
+
+// withoutCounts is a copy of n whose count(...) calls have no arguments:
+// what they count is not printed.
+func withoutCounts(n *pg_query.Node) *pg_query.Node {
+	c := proto.Clone(n).(*pg_query.Node)
+	walk(c, countStripper{})
+	return c
+}
+
+type countStripper struct{}
+
+func (countStripper) enter(m proto.Message, w *walker) {
+	if fc, ok := m.(*pg_query.FuncCall); ok && funcName(fc) == "count" {
+		fc.Args = nil
+		fc.AggStar = true
+	}
+}
+
+// readsHidden reports whether one of cols has a hidden scale.
+func readsHidden(cols []string, subs map[string]*staticScale) bool {
+	for _, c := range cols {
+		if f := subs[c]; f != nil && f.op == 'h' {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenColumn is the name of the column that carries name's scale.
+func hiddenColumn(name string) string { return "pgaccel_scale_" + name }
+
+// hiddenScaleOf is colScale's value for a name whose scale is a hidden
+// column (scaleExpr then reads that column).
+const hiddenScaleOf = -1
+
 // namesCTE reports whether a FROM item (a table or join of tables) names
 // one of ctes.
 func namesCTE(n *pg_query.Node, ctes map[string]*pg_query.CommonTableExpr) bool {
@@ -497,15 +623,17 @@ type staticScale struct {
 	op      byte // 'c' column, 'k' constant, '+' greatest of args, '*' sum of args
 	col     string
 	k       int
-	decimal bool // 'k': a decimal literal
-	sum     bool // a sum of the formula's columns (of bigints: a numeric)
+	decimal bool         // 'k': a decimal literal
+	sum     bool         // a sum of the formula's columns (of bigints: a numeric)
+	hidden  *hiddenScale // 'h': a scale that varies row by row, as a column of the subquery
 	args    []*staticScale
 }
 
 // subqueryScales records the output columns of a FROM subquery over plain
 // tables whose scale is fixed (nil for the others). Two outputs of one
 // name, in one subquery or two, make the name unusable (nil).
-func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) bool {
+func subqueryScales(ls leafSub, subs map[string]*staticScale, hiddenMerges map[string]map[proto.Message]bool) bool {
+	rs := ls.rs
 	if rs.Lateral || rs.Subquery == nil {
 		return false
 	}
@@ -522,7 +650,7 @@ func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) b
 	if rs.Alias != nil && len(rs.Alias.Colnames) > 0 {
 		return false // renamed columns
 	}
-	for _, t := range sub.TargetList {
+	for i, t := range sub.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil {
 			return false
@@ -546,11 +674,46 @@ func subqueryScales(rs *pg_query.RangeSubselect, subs map[string]*staticScale) b
 		}
 		if _, dup := subs[name]; dup {
 			subs[name] = nil
+			delete(hiddenMerges, name)
 			continue
 		}
 		subs[name] = fixedScale(rt.Val)
+		if subs[name] == nil {
+			subs[name] = hiddenScaleFor(ls, sub, i, rt.Val, name, hiddenMerges)
+		}
 	}
 	return true
+}
+
+// hiddenScaleFor returns the hidden scale of sub's output i (val, named
+// name) when its scale can be tracked row by row, recording its merges;
+// else nil. The subquery must have a name the rewrite can find it by, and
+// no DISTINCT (a column more would change it).
+func hiddenScaleFor(ls leafSub, sub *pg_query.SelectStmt, i int, val *pg_query.Node, name string, hiddenMerges map[string]map[proto.Message]bool) *staticScale {
+	h := &hiddenScale{cte: ls.cte, pos: i}
+	switch {
+	case ls.isCTE && ls.cte == "":
+		return nil // an outer query's CTE
+	case !ls.isCTE:
+		if ls.rs.Alias == nil || ls.rs.Alias.Aliasname == "" {
+			return nil
+		}
+		h.alias = ls.rs.Alias.Aliasname
+	}
+	if len(sub.DistinctClause) > 0 {
+		return nil
+	}
+	merges := map[proto.Message]bool{}
+	if !trackable(val, &h.st, merges, false) || len(merges) == 0 {
+		return nil
+	}
+	for m := range merges {
+		if _, isCast := m.(*pg_query.TypeCast); isCast {
+			return nil // a cast to numeric, rewritten only in outputs (numericCasts)
+		}
+	}
+	hiddenMerges[name] = merges
+	return &staticScale{op: 'h', col: name, hidden: h}
 }
 
 // fixedScale is the formula of n's scale when it is the same on every row
@@ -1004,6 +1167,12 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 	switch v := n.GetNode().(type) {
 	case *pg_query.Node_ColumnRef:
 		s, ok := colScale[lastField(v.ColumnRef)]
+		if ok && s == hiddenScaleOf {
+			// The subquery's column of its scale, as the name is qualified.
+			cr := proto.Clone(v.ColumnRef).(*pg_query.ColumnRef)
+			cr.Fields[len(cr.Fields)-1] = pg_query.MakeStrNode(hiddenColumn(lastField(v.ColumnRef)))
+			return &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}, true
+		}
 		return intConst(s), ok
 	case *pg_query.Node_AConst:
 		switch c := v.AConst.Val.(type) {
@@ -1188,6 +1357,7 @@ type scalePlan struct {
 	out      []int // the same in the statement's output (passScale maps them)
 	colScale map[string]int
 	floats   map[string]bool // double precision columns cast to numeric
+	hidden   map[string]hiddenPlan
 	ok       bool
 }
 
@@ -1223,6 +1393,7 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 	colScale := map[string]int{}
 	numeric := map[string]bool{}
 	var floats map[string]bool
+	var hidden map[string]hiddenPlan
 	for _, st := range targets {
 		cols := st.cols
 		for _, name := range st.castCols {
@@ -1250,6 +1421,17 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 				switch {
 				case named && f == nil:
 					return scalePlan{} // ambiguous, or no fixed scale
+				case named && f.op == 'h' && !(star || mixed && anyDatasetHasColumn(r, name)):
+					inner := planScalesOf([]scaleTarget{f.hidden.st}, nil, r)
+					if !inner.ok {
+						return scalePlan{}
+					}
+					if hidden == nil {
+						hidden = map[string]hiddenPlan{}
+					}
+					hidden[name] = hiddenPlan{h: f.hidden, colScale: inner.colScale}
+					colScale[name], numeric[name] = hiddenScaleOf, true
+					continue
 				case named && (star || mixed && anyDatasetHasColumn(r, name)):
 					return scalePlan{} // may clash with a column of the * or of a table
 				case named:
@@ -1286,7 +1468,14 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 			pos = append(pos, st.pos)
 		}
 	}
-	return scalePlan{pos: pos, colScale: colScale, floats: floats, ok: true}
+	return scalePlan{pos: pos, colScale: colScale, floats: floats, hidden: hidden, ok: true}
+}
+
+// hiddenPlan is a hidden scale of a plan, with the scales of the columns
+// its subquery output reads.
+type hiddenPlan struct {
+	h        *hiddenScale
+	colScale map[string]int
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:
@@ -1316,6 +1505,71 @@ func datasetColumnScale(r resolution, name string) (scale int, numeric, ok bool)
 		}
 	}
 	return scale, numeric, ok
+}
+
+// addHiddenScales adds to the subqueries of sel (the rewritten tracked
+// SELECT) the columns that carry the hidden scales of the plan.
+func addHiddenScales(sel *pg_query.SelectStmt, hidden map[string]hiddenPlan) error {
+	for name, hp := range hidden {
+		sub := findSubquery(sel, hp.h)
+		if sub == nil || hp.h.pos >= len(sub.TargetList) {
+			return errRewrite
+		}
+		if hasOutput(sub, hiddenColumn(name)) {
+			continue // a CTE read twice
+		}
+		rt := sub.TargetList[hp.h.pos].GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return errRewrite
+		}
+		scale, ok := scaleExpr(rt.Val, hp.colScale)
+		if !ok {
+			return errRewrite
+		}
+		sub.TargetList = append(sub.TargetList, &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+			Name: hiddenColumn(name), Val: scale, Location: -1}}})
+	}
+	return nil
+}
+
+// hasOutput reports whether sel has an output column of that name.
+func hasOutput(sel *pg_query.SelectStmt, name string) bool {
+	for _, t := range sel.TargetList {
+		if t.GetResTarget().GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// findSubquery returns the SELECT of h's CTE in sel's WITH, or of the FROM
+// subquery of h's alias.
+func findSubquery(sel *pg_query.SelectStmt, h *hiddenScale) *pg_query.SelectStmt {
+	if h.cte != "" {
+		for _, c := range sel.WithClause.GetCtes() {
+			if cte := c.GetCommonTableExpr(); cte != nil && cte.Ctename == h.cte {
+				return cte.Ctequery.GetSelectStmt()
+			}
+		}
+		return nil
+	}
+	var found *pg_query.SelectStmt
+	var leaf func(n *pg_query.Node)
+	leaf = func(n *pg_query.Node) {
+		switch v := n.GetNode().(type) {
+		case *pg_query.Node_RangeSubselect:
+			if v.RangeSubselect.Alias != nil && v.RangeSubselect.Alias.Aliasname == h.alias {
+				found = v.RangeSubselect.Subquery.GetSelectStmt()
+			}
+		case *pg_query.Node_JoinExpr:
+			leaf(v.JoinExpr.Larg)
+			leaf(v.JoinExpr.Rarg)
+		}
+	}
+	for _, f := range sel.FromClause {
+		leaf(f)
+	}
+	return found
 }
 
 // rewriteScales wraps the output columns of sel (the rewritten statement)
