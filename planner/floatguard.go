@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -59,6 +60,12 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 		default:
 			return
 		}
+		if op == "-" && g.dateValue(n.Lexpr) && g.dateValue(n.Rexpr) {
+			// date - date: Postgres refuses infinite dates.
+			l, r, v := n.Lexpr, n.Rexpr, &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: n}}
+			guard(wrapper, v, []check{{or(isInf(c(l)), isInf(c(r))), "cannot subtract infinite dates"}})
+			return
+		}
 		if g.kind(wrapper) != kindFloat8 {
 			return
 		}
@@ -67,7 +74,11 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 		if op == "/" {
 			over = and(isInf(c(v)), not(isInf(c(l))))
 		}
-		checks := []check{{over, "value out of range: overflow"}}
+		// An invalid operation (Infinity - Infinity, 0 * Infinity)
+		// gives the processor's NaN in Postgres, whose sign bit DuckDB
+		// clears: fall back.
+		invalid := and(isNaN(c(v)), not(isNaN(c(l))), not(isNaN(c(unguarded(r)))))
+		checks := []check{{over, "value out of range: overflow"}, {invalid, "NaN of an invalid operation"}}
 		switch op {
 		case "*":
 			checks = append(checks, check{and(isZero(c(v)), notZero(c(l)), notZero(c(r))), "value out of range: underflow"})
@@ -155,4 +166,26 @@ func not(n *pg_query.Node) *pg_query.Node {
 
 func and(args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, args, -1)
+}
+
+func isNaN(n *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isnan")}, []*pg_query.Node{n}, -1)
+}
+
+func or(args ...*pg_query.Node) *pg_query.Node {
+	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, args, -1)
+}
+
+// dateValue reports whether n is a date: a column whose every value is a
+// date, or a cast to date.
+func (g *floatGuard) dateValue(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		return castTarget(tc, map[string]bool{"date": true})
+	}
+	cr := n.GetColumnRef()
+	if cr == nil || lastField(cr) == "" {
+		return false
+	}
+	rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oidDate }, expr: func(*pg_query.Node) bool { return false }}
+	return g.a.safeName(g.r, lastField(cr), rule, 0)
 }

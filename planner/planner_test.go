@@ -54,7 +54,7 @@ var planCases = []planCase{
 	accel("division guarded", `SELECT length(status) / length(note), length(status) % 3 FROM orders`,
 		`SELECT length(status) / CASE WHEN length(note) = 0 THEN error('division by zero') ELSE length(note) END, length(status) % CASE WHEN 3 = 0 THEN error('division by zero') ELSE 3 END FROM ds_orders.main.orders orders`, "orders"),
 	accel("double precision errors guarded", `SELECT weight * 2, sqrt(weight) FROM orders`,
-		`SELECT CASE WHEN isinf(weight * 2) AND NOT isinf(weight) AND NOT isinf(2) THEN error('value out of range: overflow') WHEN (weight * 2) = 0 AND weight <> 0 AND 2 <> 0 THEN error('value out of range: underflow') ELSE weight * 2 END, CASE WHEN weight < 0 THEN error('cannot take square root of a negative number') ELSE sqrt(weight) END FROM ds_orders.main.orders orders`, "orders"),
+		`SELECT CASE WHEN isinf(weight * 2) AND NOT isinf(weight) AND NOT isinf(2) THEN error('value out of range: overflow') WHEN isnan(weight * 2) AND NOT isnan(weight) AND NOT isnan(2) THEN error('NaN of an invalid operation') WHEN (weight * 2) = 0 AND weight <> 0 AND 2 <> 0 THEN error('value out of range: underflow') ELSE weight * 2 END, CASE WHEN weight < 0 THEN error('cannot take square root of a negative number') ELSE sqrt(weight) END FROM ds_orders.main.orders orders`, "orders"),
 	origin("division of untyped operands", `SELECT amount / customer_id FROM orders`, KindSelect, ReasonNumericDivision),
 	origin("division of a sum of text", `SELECT sum(length(note)) / sum(amount) FROM orders`, KindSelect, ReasonNumericDivision),
 	origin("division of an extract", `SELECT extract(year FROM created_at) / 10 FROM orders`, KindSelect, ReasonNumericDivision),
