@@ -33,6 +33,10 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 			fc.Args = append(fc.Args, pg_query.MakeAConstIntNode(0, -1))
 		}
 		return
+	case "btrim":
+		// btrim(s[, chars]) is DuckDB's trim(s[, chars]).
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")}
+		return
 	case "json_typeof", "jsonb_typeof":
 		// DuckDB's json_type says OBJECT, VARCHAR, BIGINT...
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_typeof")}

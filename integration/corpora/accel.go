@@ -229,6 +229,7 @@ var Accel = []Query{
 	{Name: "NaN of invalid double operations", SQL: "SELECT id, f8 * 0, f8 - f8, f8 + 1 FROM acc_types ORDER BY id", Route: AnyRoute},
 	{Name: "date minus date with infinite dates", SQL: "SELECT id, d - d, d - DATE '2000-01-01' FROM acc_types ORDER BY id", Route: Fallback},
 	{Name: "date minus date", SQL: "SELECT id, d - d, d - DATE '2000-01-01', d + 1 FROM acc_types WHERE id <= 3 OR id >= 8 ORDER BY id", Route: Accelerated},
+	{Name: "trims", SQL: "SELECT id, trim(t) a, trim(both 'o' from t) b, btrim(t, 'on') f, btrim(vc) g FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "numeric division by zero", SQL: "SELECT sum(amount) / sum(qty - qty) FROM acc_orders", Route: Fallback},
 	{Name: "division with parameters", SQL: "SELECT sum(amount) / $1 FROM acc_orders WHERE qty > $2", Args: []any{7, 3}, Route: AnyRoute},
 	{Name: "share over a derived table", SQL: "SELECT o_year, sum(CASE WHEN status = 'paid' THEN volume ELSE 0 END) / sum(volume) AS share FROM (SELECT extract(year from day) AS o_year, amount * qty AS volume, status FROM acc_orders) t GROUP BY o_year ORDER BY o_year", Route: Accelerated},
