@@ -15,13 +15,7 @@ import (
 // that the texts Postgres rejects, or whose value DECIMAL(38,24) cannot
 // hold, are errors.
 func TestNumericIn_MatchesPostgres(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pg, err := pgconn.Connect(ctx, srv.SuperDSN())
-	if err != nil {
-		t.Fatalf("connect to the test Postgres: %v", err)
-	}
-	defer pg.Close(context.Background())
+	ctx, pg := superConn(t)
 	texts := []string{"0", "1", "-1", "1.50", "10.77000000000000000000", " 12.5 ", "\t7\n", "+3.25", "-0.00", "-0", ".5", "5.", "007.100",
 		"1e3", "1.5e3", "1.5E-3", "2.50e+2", "1e-24", "12345678901234.5", "99999999999999", "0.000000000000000000000001",
 		"1e-25", "123456789012345", "1.0000000000000000000000001", "NaN", "Infinity", "-inf", "abc", "", " ", "1.2.3", "1e", "e5", "--1", "1_000", "0x1F", "1 2"}
@@ -41,6 +35,19 @@ func TestNumericIn_MatchesPostgres(t *testing.T) {
 			t.Errorf("NumericIn(%q) prints %q, Postgres %q", s, got, want)
 		}
 	}
+}
+
+// superConn connects to the test Postgres as its superuser, for a minute.
+func superConn(t *testing.T) (context.Context, *pgconn.PgConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	pg, err := pgconn.Connect(ctx, srv.SuperDSN())
+	if err != nil {
+		t.Fatalf("connect to the test Postgres: %v", err)
+	}
+	t.Cleanup(func() { pg.Close(context.Background()) })
+	return ctx, pg
 }
 
 // decimalText prints unscaled v (scaled by 10^from) with scale digits.

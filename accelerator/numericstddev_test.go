@@ -1,14 +1,10 @@
 package accelerator
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestNumericStddev_MatchesPostgres compares NumericStddev, fed the sums
@@ -16,13 +12,7 @@ import (
 // of numeric(p,s) and integer values: small and large counts, equal
 // values, negative ones, scales 0 to 6.
 func TestNumericStddev_MatchesPostgres(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	pg, err := pgconn.Connect(ctx, srv.SuperDSN())
-	if err != nil {
-		t.Fatalf("connect to the test Postgres: %v", err)
-	}
-	defer pg.Close(context.Background())
+	ctx, pg := superConn(t)
 	rng := rand.New(rand.NewSource(7))
 	checked := 0
 	for set := 0; set < 120; set++ {

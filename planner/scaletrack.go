@@ -1110,21 +1110,8 @@ func castPrecision(tc *pg_query.TypeCast) int {
 // Postgres's round gives scale k, rounding half away from zero, as DuckDB
 // does for decimals.
 func roundScale(fc *pg_query.FuncCall) (int, bool) {
-	if funcName(fc) != "round" || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.Args) == 0 || len(fc.Args) > 2 {
-		return 0, false
-	}
-	if len(fc.Args) == 1 {
-		return 0, true
-	}
-	c := fc.Args[1].GetAConst()
-	if c == nil {
-		return 0, false
-	}
-	iv, ok := c.Val.(*pg_query.A_Const_Ival)
-	if !ok || iv.Ival.Ival < 0 || iv.Ival.Ival > 30 {
-		return 0, false
-	}
-	return int(iv.Ival.Ival), true
+	k, ok := digitsArg(fc, "round")
+	return k, ok && k >= 0
 }
 
 // setScale is the display scale of round(a, k) or trunc(a, k) (and of
@@ -1132,8 +1119,17 @@ func roundScale(fc *pg_query.FuncCall) (int, bool) {
 // (numeric_round, numeric_trunc); DuckDB rounds decimals half away from
 // zero and truncates toward zero as Postgres does.
 func setScale(fc *pg_query.FuncCall) (int, bool) {
-	if name := funcName(fc); name != "round" && name != "trunc" || fc.Over != nil || fc.AggStar || fc.AggDistinct ||
-		len(fc.Args) == 0 || len(fc.Args) > 2 {
+	k, ok := digitsArg(fc, "round")
+	if !ok {
+		k, ok = digitsArg(fc, "trunc")
+	}
+	return max(k, 0), ok
+}
+
+// digitsArg is the literal k, between -30 and 30, of a plain call
+// name(a, k), or 0 for name(a).
+func digitsArg(fc *pg_query.FuncCall, name string) (int, bool) {
+	if funcName(fc) != name || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.Args) == 0 || len(fc.Args) > 2 {
 		return 0, false
 	}
 	if len(fc.Args) == 1 {
@@ -1147,7 +1143,7 @@ func setScale(fc *pg_query.FuncCall) (int, bool) {
 	if !ok || iv.Ival.Ival < -30 || iv.Ival.Ival > 30 {
 		return 0, false
 	}
-	return max(int(iv.Ival.Ival), 0), true
+	return int(iv.Ival.Ival), true
 }
 
 // literalScale is the display scale of a decimal literal as written.
