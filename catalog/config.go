@@ -29,6 +29,18 @@ const (
 	MinMaxMessageBytes = 4096
 )
 
+// Values of auth.mode.
+const (
+	AuthOrigin = "origin" // default: logins are relayed to the origin
+	AuthProxy  = "proxy"  // pgaccel verifies logins against the origin's verifiers
+)
+
+// Defaults of the auth block.
+const (
+	DefaultAuthCacheTTL = time.Minute
+	DefaultAuthMaxStale = time.Hour
+)
+
 // Values of acceleration.engine.
 const (
 	EngineDuckDB = "duckdb" // default
@@ -102,6 +114,7 @@ type Config struct {
 	Server    Server
 	Admin     Admin
 	Runtime   Runtime
+	Auth      Auth
 	Snapshots *Snapshots // nil when the file has no top-level snapshots block
 	Datasets  []*Dataset
 
@@ -143,6 +156,19 @@ type Admin struct {
 }
 
 // Runtime holds process-wide settings.
+// Auth configures who verifies client logins.
+type Auth struct {
+	Mode string // AuthOrigin or AuthProxy
+	// CacheTTL is how long a fetched verifier is used before it is
+	// fetched again; MaxStale how long the last one keeps serving while
+	// the origin cannot be reached (0: never).
+	CacheTTL time.Duration
+	MaxStale time.Duration
+	// Persist keeps verifiers in runtime.data_dir (mode 0600) so logins
+	// work after a restart during an outage.
+	Persist bool
+}
+
 type Runtime struct {
 	DataDir    string // where file-mode accelerations live, default DefaultDataDir
 	ReadyState string // ReadyOnLoad or ReadyOnRegistration: when /v1/ready turns 200

@@ -40,6 +40,7 @@ func TestLoad_ValidFullExample(t *testing.T) {
 		},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
 		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
+		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
 			Location:                   "s3://my-bucket/snapshots/",
@@ -148,6 +149,7 @@ func TestParse_Defaults(t *testing.T) {
 		Server:  Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
 		Admin:   Admin{Listen: "127.0.0.1:8090"},
 		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
+		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",
 			ReadyState: ReadyOnLoad,
@@ -270,6 +272,7 @@ func TestLoad_InvalidFixtures(t *testing.T) {
 			{11, "", "runtime.point_reads", `"fastest" is not origin or acceleration`},
 			{12, "", "snapshots.location", "is required when snapshots are enabled"},
 			{13, "", "snapshots.bootstrap_on_failure_behavior", `"retyr" is not warn, retry or fallback`},
+			{15, "", "auth.mode", `"cache" is not origin or proxy`},
 		}},
 		{"testdata/invalid_syntax.yaml", []wantProblem{
 			{5, "", "", "invalid YAML: ',' or ']' must be specified"},
@@ -371,3 +374,19 @@ func TestDataset_Helpers(t *testing.T) {
 
 // noEnv is an empty environment.
 func noEnv(string) (string, bool) { return "", false }
+
+// TestParse_AuthBlock reads the auth block's keys and refuses mode: proxy,
+// which this version does not serve yet.
+func TestParse_AuthBlock(t *testing.T) {
+	cfg, err := Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: origin\n  cache_ttl: 30s\n  max_stale: 0s\n  persist: true\n"), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Auth{Mode: AuthOrigin, CacheTTL: 30 * time.Second, MaxStale: 0, Persist: true}); cfg.Auth != want {
+		t.Fatalf("auth = %+v, want %+v", cfg.Auth, want)
+	}
+	_, err = Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: proxy\n"), "a.yaml")
+	if err == nil || !strings.Contains(err.Error(), "auth.mode: proxy is not available in this version yet") {
+		t.Fatalf("mode: proxy: %v", err)
+	}
+}

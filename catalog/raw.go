@@ -17,6 +17,7 @@ type rawConfig struct {
 	Server    *rawServer    `yaml:"server"`
 	Admin     *rawAdmin     `yaml:"admin"`
 	Runtime   *rawRuntime   `yaml:"runtime"`
+	Auth      *rawAuth      `yaml:"auth"`
 	Snapshots *rawSnapshots `yaml:"snapshots"`
 	Datasets  []*rawDataset `yaml:"datasets"`
 	Pos       positions     `yaml:"-"`
@@ -46,6 +47,14 @@ type rawAdmin struct {
 	Listen *string   `yaml:"listen"`
 	Token  *string   `yaml:"token"`
 	Pos    positions `yaml:"-"`
+}
+
+type rawAuth struct {
+	Mode     *string        `yaml:"mode"`
+	CacheTTL *time.Duration `yaml:"cache_ttl"`
+	MaxStale *time.Duration `yaml:"max_stale,allowzero"`
+	Persist  *bool          `yaml:"persist"`
+	Pos      positions      `yaml:"-"`
 }
 
 type rawRuntime struct {
@@ -128,6 +137,11 @@ func (r *rawConfig) applyDefaults() {
 	orValue(&r.Runtime.ReadyState, ReadyOnLoad)
 	orValue(&r.Runtime.RefreshConcurrency, DefaultRefreshConcurrency)
 	orValue(&r.Runtime.PointReads, PointReadsOrigin)
+	orDefault(&r.Auth)
+	orValue(&r.Auth.Mode, AuthOrigin)
+	orValue(&r.Auth.CacheTTL, DefaultAuthCacheTTL)
+	orValue(&r.Auth.MaxStale, DefaultAuthMaxStale)
+	orValue(&r.Auth.Persist, false)
 	if s := r.Snapshots; s != nil {
 		orValue(&s.Enabled, true)
 		orValue(&s.BootstrapOnFailureBehavior, SnapshotFailureWarn)
@@ -185,6 +199,12 @@ func (r *rawConfig) config(file string) *Config {
 			RefreshConcurrency: deref(r.Runtime.RefreshConcurrency),
 			PointReads:         deref(r.Runtime.PointReads),
 		},
+		Auth: Auth{
+			Mode:     deref(r.Auth.Mode),
+			CacheTTL: deref(r.Auth.CacheTTL),
+			MaxStale: deref(r.Auth.MaxStale),
+			Persist:  deref(r.Auth.Persist),
+		},
 		file: file,
 		keys: map[string]int{},
 	}
@@ -208,6 +228,7 @@ func (r *rawConfig) config(file string) *Config {
 	}
 	addKeys(c.keys, "admin.", r.Admin.Pos)
 	addKeys(c.keys, "runtime.", r.Runtime.Pos)
+	addKeys(c.keys, "auth.", r.Auth.Pos)
 	if r.Snapshots != nil {
 		addKeys(c.keys, "snapshots.", r.Snapshots.Pos)
 	}

@@ -23,6 +23,7 @@ Usage:
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
   pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
   pgaccel slots [drop NAME]          list (or drop) the origin's replication slots named like pgaccel's
+  pgaccel setup-sql -c pgaccel.yaml  print the SQL a superuser runs once at the origin for auth.mode: proxy
   pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
   pgaccel version                    print the version
 
@@ -53,6 +54,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdRefresh(args[1:], stdout, stderr)
 	case "slots":
 		err = cmdSlots(args[1:], os.Stdin, stdout, stderr)
+	case "setup-sql":
+		err = cmdSetupSQL(args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
