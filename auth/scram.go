@@ -161,3 +161,5 @@ func printable(s string) bool {
 	}
 	return true
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,0 +1,277 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Cache holds the origin's entries (verifier, CONNECT) by (database,
+// role), so a login needs no origin round trip while its entry is fresh,
+// and can still be verified while the origin is unreachable.
+//
+//   - An entry is fresh for TTL; one read in its last quarter is refreshed
+//     in the background, so a busy role never waits for the origin.
+//   - Unknown roles are remembered for NegativeTTL (a few seconds), so a
+//     burst of bad logins is one lookup, and a role created at the origin
+//     is seen soon.
+//   - A failed proof may refetch the entry once (Refetch), at most once
+//     per RefetchEvery for a key: a password changed at the origin is
+//     taken at the next login, and wrong passwords cannot hammer it.
+//   - When a lookup fails (the origin is down), an entry keeps serving
+//     until MaxStale past its expiry (0: never), then logins fail.
+//   - A lookup that answers replaces the entry at once: a role dropped,
+//     expired or set NOLOGIN is refused from then on.
+//   - With a Path, entries are written there (mode 0600, replaced
+//     atomically) and read at start, so logins work after a restart in an
+//     outage. Only verifiers are written: they are what the origin stores,
+//     and no login to the origin can be made from them alone.
+type Cache struct {
+	Fetch        func(ctx context.Context, database, role string) (Entry, error)
+	TTL          time.Duration
+	MaxStale     time.Duration
+	NegativeTTL  time.Duration
+	RefetchEvery time.Duration
+	Path         string           // "" keeps entries in memory only
+	Now          func() time.Time // time.Now when nil
+
+	mu      sync.Mutex
+	entries map[cacheKey]*cached
+}
+
+type cacheKey struct{ Database, Role string }
+
+type cached struct {
+	e         Entry
+	fetched   time.Time
+	refetched time.Time // last refetch after a failed proof
+	updating  bool      // a background refresh runs
+}
+
+// ErrUnreachable wraps a lookup that failed with no entry to serve.
+var ErrUnreachable = errors.New("auth: the origin cannot be reached to verify the login")
+
+func (c *Cache) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// life is how long an entry is fresh: TTL, or NegativeTTL for a role the
+// origin does not know.
+func (c *Cache) life(e Entry) time.Duration {
+	if !e.Found && c.NegativeTTL > 0 && c.NegativeTTL < c.TTL {
+		return c.NegativeTTL
+	}
+	return c.TTL
+}
+
+// Get returns the entry of role for database, from the cache when fresh.
+// stale is true when the origin could not be reached and an expired entry
+// (within MaxStale) serves.
+func (c *Cache) Get(ctx context.Context, database, role string) (e Entry, stale bool, err error) {
+	k := cacheKey{database, role}
+	now := c.now()
+	c.mu.Lock()
+	ce := c.entries[k]
+	if ce != nil {
+		age := now.Sub(ce.fetched)
+		life := c.life(ce.e)
+		if age < life {
+			if age >= life*3/4 && !ce.updating {
+				ce.updating = true
+				go c.refresh(k) // ahead of expiry
+			}
+			e := ce.e
+			c.mu.Unlock()
+			return e, false, nil
+		}
+	}
+	c.mu.Unlock()
+	fresh, err := c.Fetch(ctx, database, role)
+	if err == nil {
+		c.store(k, fresh, now, false)
+		return fresh, false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ce := c.entries[k]; ce != nil && ce.e.Found && c.MaxStale > 0 && now.Sub(ce.fetched) < c.life(ce.e)+c.MaxStale {
+		return ce.e, true, nil
+	}
+	return Entry{}, false, fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
+
+// Refetch looks role up again after its proof failed, unless that was done
+// within RefetchEvery; changed reports whether the origin's verifier
+// differs from the cached one (then the login should be tried again
+// with e).
+func (c *Cache) Refetch(ctx context.Context, database, role string) (e Entry, changed bool, err error) {
+	k := cacheKey{database, role}
+	now := c.now()
+	c.mu.Lock()
+	ce := c.entries[k]
+	if ce != nil && !ce.refetched.IsZero() && now.Sub(ce.refetched) < c.RefetchEvery {
+		e := ce.e
+		c.mu.Unlock()
+		return e, false, nil
+	}
+	var old Entry
+	if ce != nil {
+		old = ce.e
+		ce.refetched = now
+	}
+	c.mu.Unlock()
+	fresh, err := c.Fetch(ctx, database, role)
+	if err != nil {
+		return old, false, err
+	}
+	c.store(k, fresh, now, true)
+	return fresh, fresh.Found != old.Found || !fresh.Verifier.Equal(old.Verifier) || fresh.CanConnect != old.CanConnect, nil
+}
+
+// refresh fetches k in the background.
+func (c *Cache) refresh(k cacheKey) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fresh, err := c.Fetch(ctx, k.Database, k.Role)
+	c.mu.Lock()
+	if ce := c.entries[k]; ce != nil {
+		ce.updating = false
+	}
+	c.mu.Unlock()
+	if err == nil {
+		c.store(k, fresh, c.now(), false)
+	}
+}
+
+func (c *Cache) store(k cacheKey, e Entry, at time.Time, refetched bool) {
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[cacheKey]*cached{}
+	}
+	ce := &cached{e: e, fetched: at}
+	if old := c.entries[k]; old != nil {
+		ce.refetched = old.refetched
+	}
+	if refetched {
+		ce.refetched = at
+	}
+	c.entries[k] = ce
+	c.mu.Unlock()
+	if c.Path != "" {
+		_ = c.Save() // best effort: the next store writes again
+	}
+}
+
+// persisted is the file's form of one entry.
+type persisted struct {
+	Database   string    `json:"database"`
+	Role       string    `json:"role"`
+	Found      bool      `json:"found"`
+	Verifier   string    `json:"verifier,omitempty"`
+	CanConnect bool      `json:"can_connect"`
+	ValidUntil time.Time `json:"valid_until,omitempty"`
+	Fetched    time.Time `json:"fetched"`
+}
+
+// Save writes the known roles' entries to Path (mode 0600, replaced
+// atomically).
+func (c *Cache) Save() error {
+	if c.Path == "" {
+		return nil
+	}
+	c.mu.Lock()
+	var out []persisted
+	for k, ce := range c.entries {
+		if !ce.e.Found {
+			continue
+		}
+		out = append(out, persisted{Database: k.Database, Role: k.Role, Found: true, Verifier: ce.e.Verifier.text(),
+			CanConnect: ce.e.CanConnect, ValidUntil: ce.e.ValidUntil, Fetched: ce.fetched})
+	}
+	c.mu.Unlock()
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Path), ".auth-*.tmp")
+	if err != nil {
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+		return fmt.Errorf("auth: save verifiers: %w", err)
+	}
+	return nil
+}
+
+// Load reads the entries Save wrote. A missing file is no entry; a file
+// others may read is refused (its verifiers may have been seen).
+func (c *Cache) Load() error {
+	if c.Path == "" {
+		return nil
+	}
+	info, err := os.Stat(c.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("auth: load verifiers: %w", err)
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("auth: %s is readable by others (mode %v): remove it, pgaccel writes it again with mode 0600", c.Path, info.Mode().Perm())
+	}
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return fmt.Errorf("auth: load verifiers: %w", err)
+	}
+	var in []persisted
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("auth: load verifiers from %s: %w", c.Path, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[cacheKey]*cached{}
+	}
+	for _, p := range in {
+		v, err := ParseVerifier(p.Verifier)
+		if p.Verifier != "" && err != nil {
+			return fmt.Errorf("auth: load verifiers from %s: %w", c.Path, err)
+		}
+		c.entries[cacheKey{p.Database, p.Role}] = &cached{e: Entry{Found: p.Found, Verifier: v, CanConnect: p.CanConnect, ValidUntil: p.ValidUntil}, fetched: p.Fetched}
+	}
+	return nil
+}
+
+// text is v in pg_authid's form (for the cache file).
+func (v Verifier) text() string {
+	switch v.Kind {
+	case SCRAM:
+		return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", v.Iterations, b64(v.Salt), b64(v.StoredKey), b64(v.ServerKey))
+	case MD5:
+		return "md5" + v.MD5
+	}
+	return ""
+}
