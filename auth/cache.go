@@ -189,8 +189,8 @@ func (c *Cache) Save() error {
 	c.mu.Lock()
 	var out []persisted
 	for k, ce := range c.entries {
-		if !ce.e.Found {
-			continue
+		if !ce.e.Found || ce.e.Verifier.Kind == MD5 {
+			continue // an md5 verifier is a login credential: never on disk
 		}
 		out = append(out, persisted{Database: k.Database, Role: k.Role, Found: true, Verifier: ce.e.Verifier.text(),
 			CanConnect: ce.e.CanConnect, ValidUntil: ce.e.ValidUntil, Fetched: ce.fetched})

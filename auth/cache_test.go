@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,6 +156,14 @@ func TestCache_Persist(t *testing.T) {
 	e, stale, err := restarted.Get(ctx, "db", "alice")
 	if err != nil || !stale || !e.Verifier.Equal(v) || !e.CanConnect {
 		t.Fatalf("after a restart in an outage: %v %v %v", e, stale, err)
+	}
+	// An md5 role is never written.
+	o.set("mallory", Entry{Found: true, Verifier: Verifier{Kind: MD5, MD5: "0123456789abcdef0123456789abcdef"}}, false)
+	if _, _, err := c.Get(ctx, "db", "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(path); err != nil || strings.Contains(string(data), "md5") || strings.Contains(string(data), "mallory") {
+		t.Fatalf("the cache file holds an md5 verifier: %s %v", data, err)
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
