@@ -179,16 +179,7 @@ func TestCache_Persist(t *testing.T) {
 func TestCache_PasswordChangedAtTheOrigin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := srv.Exec(ctx, `DO $$ BEGIN CREATE ROLE auth_rotating LOGIN PASSWORD 'old-pw';
-		EXCEPTION WHEN duplicate_object THEN ALTER ROLE auth_rotating PASSWORD 'old-pw'; END $$;
-		DO $$ BEGIN CREATE ROLE auth_lookup3 LOGIN PASSWORD 'lookup3'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`+SetupSQL("auth_lookup3")); err != nil {
-		t.Fatal(err)
-	}
-	lookup, err := pgconn.Connect(ctx, srv.DSN("auth_lookup3", "lookup3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lookup.Close(ctx)
+	lookup := roleAndLookup(ctx, t, "auth_rotating", "old-pw", "auth_lookup3")
 	var mu sync.Mutex
 	c := &Cache{TTL: time.Hour, MaxStale: time.Hour, RefetchEvery: time.Second,
 		Fetch: func(ctx context.Context, db, role string) (Entry, error) {

@@ -64,16 +64,7 @@ func originLogin(ctx context.Context, t *testing.T, role string, clientKey []byt
 func TestClientExchange_LogsInToPostgresWithTheClientKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := srv.Exec(ctx, `DO $$ BEGIN CREATE ROLE auth_passthrough LOGIN PASSWORD 'pass-pw';
-		EXCEPTION WHEN duplicate_object THEN ALTER ROLE auth_passthrough PASSWORD 'pass-pw'; END $$;
-		DO $$ BEGIN CREATE ROLE auth_lookup4 LOGIN PASSWORD 'lookup4'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`+SetupSQL("auth_lookup4")); err != nil {
-		t.Fatal(err)
-	}
-	lookup, err := pgconn.Connect(ctx, srv.DSN("auth_lookup4", "lookup4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lookup.Close(ctx)
+	lookup := roleAndLookup(ctx, t, "auth_passthrough", "pass-pw", "auth_lookup4")
 	e, err := Lookup(ctx, lookup, "auth_passthrough", srv.Database)
 	if err != nil || e.Verifier.Kind != SCRAM {
 		t.Fatalf("lookup: %+v %v", e, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/integration/pgtest"
@@ -106,6 +107,25 @@ GRANT CONNECT ON DATABASE auth_restricted TO auth_alice;
 	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 		t.Fatalf("a role other than the lookup role called the function: %v", err)
 	}
+}
+
+// roleAndLookup creates (or resets) role with password at the test
+// Postgres, installs the lookup function for lookupRole, and returns a
+// connection as lookupRole.
+func roleAndLookup(ctx context.Context, t *testing.T, role, password, lookupRole string) *pgconn.PgConn {
+	t.Helper()
+	r, p, l := pgx.Identifier{role}.Sanitize(), "'"+password+"'", pgx.Identifier{lookupRole}.Sanitize()
+	if err := srv.Exec(ctx, `DO $$ BEGIN CREATE ROLE `+r+` LOGIN PASSWORD `+p+`;
+		EXCEPTION WHEN duplicate_object THEN ALTER ROLE `+r+` PASSWORD `+p+`; END $$;
+		DO $$ BEGIN CREATE ROLE `+l+` LOGIN PASSWORD 'lookup-pw'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`+SetupSQL(lookupRole)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgconn.Connect(ctx, srv.DSN(lookupRole, "lookup-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 // TestParseVerifier reads Postgres's verifier forms and refuses others

@@ -152,16 +152,7 @@ func TestExchange_WithPgxsClient(t *testing.T) {
 func TestExchange_PostgresVerifier(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := srv.Exec(ctx, `DO $$ BEGIN CREATE ROLE auth_scram_user LOGIN PASSWORD 'pw-from-postgres';
-		EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-		DO $$ BEGIN CREATE ROLE auth_lookup2 LOGIN PASSWORD 'lookup2'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`+SetupSQL("auth_lookup2")); err != nil {
-		t.Fatal(err)
-	}
-	lookup, err := pgconn.Connect(ctx, srv.DSN("auth_lookup2", "lookup2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lookup.Close(ctx)
+	lookup := roleAndLookup(ctx, t, "auth_scram_user", "pw-from-postgres", "auth_lookup2")
 	e, err := Lookup(ctx, lookup, "auth_scram_user", srv.Database)
 	if err != nil || e.Verifier.Kind != SCRAM {
 		t.Fatalf("lookup: %+v, %v", e, err)

@@ -495,26 +495,32 @@ func fromLeaves(sel *pg_query.SelectStmt, inherited map[string]*pg_query.CommonT
 // name Postgres gives a one-column function's column).
 func functionColumns(sel *pg_query.SelectStmt) []string {
 	var names []string
+	eachFromLeaf(sel, func(n *pg_query.Node) {
+		if a := n.GetRangeFunction().GetAlias(); a != nil {
+			if cols, ok := stringsOf(a.Colnames); ok && len(cols) > 0 {
+				names = append(names, cols...)
+			} else {
+				names = append(names, a.Aliasname)
+			}
+		}
+	})
+	return names
+}
+
+// eachFromLeaf calls f with each item of sel's FROM, through joins.
+func eachFromLeaf(sel *pg_query.SelectStmt, f func(n *pg_query.Node)) {
 	var leaf func(n *pg_query.Node)
 	leaf = func(n *pg_query.Node) {
-		switch v := n.GetNode().(type) {
-		case *pg_query.Node_RangeFunction:
-			if a := v.RangeFunction.Alias; a != nil {
-				if cols, ok := stringsOf(a.Colnames); ok && len(cols) > 0 {
-					names = append(names, cols...)
-				} else {
-					names = append(names, a.Aliasname)
-				}
-			}
-		case *pg_query.Node_JoinExpr:
-			leaf(v.JoinExpr.Larg)
-			leaf(v.JoinExpr.Rarg)
+		if j := n.GetJoinExpr(); j != nil {
+			leaf(j.Larg)
+			leaf(j.Rarg)
+			return
 		}
+		f(n)
 	}
-	for _, f := range sel.FromClause {
-		leaf(f)
+	for _, n := range sel.FromClause {
+		leaf(n)
 	}
-	return names
 }
 
 // leafSub is a subquery fromLeaves found: in FROM (rs as written), or a
@@ -1550,21 +1556,11 @@ func findSubquery(sel *pg_query.SelectStmt, h *hiddenScale) *pg_query.SelectStmt
 		return nil
 	}
 	var found *pg_query.SelectStmt
-	var leaf func(n *pg_query.Node)
-	leaf = func(n *pg_query.Node) {
-		switch v := n.GetNode().(type) {
-		case *pg_query.Node_RangeSubselect:
-			if v.RangeSubselect.Alias != nil && v.RangeSubselect.Alias.Aliasname == h.alias {
-				found = v.RangeSubselect.Subquery.GetSelectStmt()
-			}
-		case *pg_query.Node_JoinExpr:
-			leaf(v.JoinExpr.Larg)
-			leaf(v.JoinExpr.Rarg)
+	eachFromLeaf(sel, func(n *pg_query.Node) {
+		if rs := n.GetRangeSubselect(); rs != nil && rs.Alias != nil && rs.Alias.Aliasname == h.alias {
+			found = rs.Subquery.GetSelectStmt()
 		}
-	}
-	for _, f := range sel.FromClause {
-		leaf(f)
-	}
+	})
 	return found
 }
 
