@@ -33,6 +33,12 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 			fc.Args = append(fc.Args, pg_query.MakeAConstIntNode(0, -1))
 		}
 		return
+	case "lpad", "rpad":
+		// Postgres fills with spaces when no fill is given; DuckDB wants one.
+		if len(fc.Args) == 2 {
+			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
+		}
+		return
 	case "btrim":
 		// btrim(s[, chars]) is DuckDB's trim(s[, chars]).
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")}

@@ -230,6 +230,7 @@ var Accel = []Query{
 	{Name: "date minus date with infinite dates", SQL: "SELECT id, d - d, d - DATE '2000-01-01' FROM acc_types ORDER BY id", Route: Fallback},
 	{Name: "date minus date", SQL: "SELECT id, d - d, d - DATE '2000-01-01', d + 1 FROM acc_types WHERE id <= 3 OR id >= 8 ORDER BY id", Route: Accelerated},
 	{Name: "trims", SQL: "SELECT id, trim(t) a, trim(both 'o' from t) b, btrim(t, 'on') f, btrim(vc) g FROM acc_types ORDER BY id", Route: Accelerated},
+	{Name: "unicode string functions", SQL: "SELECT id, length(t) a, lpad(t, 12, '·') b, rpad(t, 12) c, lpad(vc, 4) d, left(t, 3) e, right(t, 3) f, reverse(t) g, substr(t, 2) h, position('✓' in t) i, strpos(t, '€') j FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "numeric division by zero", SQL: "SELECT sum(amount) / sum(qty - qty) FROM acc_orders", Route: Fallback},
 	{Name: "division with parameters", SQL: "SELECT sum(amount) / $1 FROM acc_orders WHERE qty > $2", Args: []any{7, 3}, Route: AnyRoute},
 	{Name: "share over a derived table", SQL: "SELECT o_year, sum(CASE WHEN status = 'paid' THEN volume ELSE 0 END) / sum(volume) AS share FROM (SELECT extract(year from day) AS o_year, amount * qty AS volume, status FROM acc_orders) t GROUP BY o_year ORDER BY o_year", Route: Accelerated},
