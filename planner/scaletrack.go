@@ -348,14 +348,31 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 	}
 	// GROUP BY by position or by the output name of such a column would
 	// group by the rewritten text.
+	// A column whose scale is the same on every row (trunc(x, -3)) is
+	// grouped alike by its text and by its value, and its rewrite is a
+	// function of the grouped expression.
+	constant := func(st *scaleTarget) bool {
+		if st == nil || st.rounds || st.divides || st.stddev != "" || st.castP != 0 {
+			return false
+		}
+		val := sel.TargetList[st.pos].GetResTarget().GetVal()
+		if fc := val.GetFuncCall(); fc != nil {
+			if _, ok := setScale(fc); ok {
+				return true // round(x, k), trunc(x, k): scale max(k, 0)
+			}
+		}
+		return fixedScale(val) != nil
+	}
 	for _, g := range sel.GroupClause {
-		if _, ok := refersToTracked(g, out, sel); ok {
+		// By name, GROUP BY means an input column before an output
+		// one (as in Postgres): which it is depends on the datasets.
+		if st, ok := refersToTracked(g, out, sel); ok && (!constant(st) || g.GetColumnRef() != nil) {
 			return nil, nil, nil
 		}
 		// GROUP BY the tracked expression itself: the rewritten output
 		// would no longer match it.
-		for _, st := range out {
-			if sameExpr(g, sel.TargetList[st.pos].GetResTarget().GetVal()) {
+		for i := range out {
+			if sameExpr(g, sel.TargetList[out[i].pos].GetResTarget().GetVal()) && !constant(&out[i]) {
 				return nil, nil, nil
 			}
 		}
@@ -1678,6 +1695,14 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		}
 		for _, sb := range sorts {
 			sb.Node = proto.Clone(rt.Val).(*pg_query.Node)
+		}
+		// GROUP BY its position (a column of one scale,
+		// scaleCandidates) groups by its value, of which the text is a
+		// function.
+		for gi, g := range sel.GroupClause {
+			if g.GetAConst() != nil && refersTo(g, i, rt) {
+				sel.GroupClause[gi] = proto.Clone(rt.Val).(*pg_query.Node)
+			}
 		}
 		v, err := scaledText(rt.Val, colScale)
 		if err != nil {
