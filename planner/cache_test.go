@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,5 +308,31 @@ func TestTTLCache_OneLoadForConcurrentMisses(t *testing.T) {
 	wg.Wait()
 	if n := loads.Load(); n != 1 {
 		t.Fatalf("%d loads, want 1", n)
+	}
+}
+
+// TestPlan_RewriteFollowsColumnTypes: a cached rewrite that depends on a
+// column's type (a double cast to text goes through the text function) is
+// not reused once the dataset's column has another type (after the origin
+// changed it and a refresh reloaded it).
+func TestPlan_RewriteFollowsColumnTypes(t *testing.T) {
+	reg := testRegistry(t)
+	p := New(reg, newFakeResolver(), Options{})
+	ctx := context.Background()
+	q := `SELECT weight::text FROM orders`
+	if d := p.Plan(ctx, q, defaultSession()); !strings.Contains(d.SQL, "pgaccel_text") {
+		t.Fatalf("a double cast to text: %s", d.SQL)
+	}
+	reg.Update("orders", func(s *catalog.DatasetState) {
+		cols := append([]catalog.ColumnInfo(nil), s.Columns...)
+		for i := range cols {
+			if cols[i].Name == "weight" {
+				cols[i].TypeOID, cols[i].TypeName = 23, "integer"
+			}
+		}
+		s.Columns = cols
+	})
+	if d := p.Plan(ctx, q, defaultSession()); strings.Contains(d.SQL, "pgaccel_text") {
+		t.Fatalf("the double's rewrite was reused for an integer: %s", d.SQL)
 	}
 }

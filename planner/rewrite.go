@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +87,11 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 	for i, d := range r.datasets {
 		refs[i] = p.res.TableRef(d.ds.Name)
 		key.WriteString(refs[i])
+		key.WriteByte(0)
+		// Many rewrites follow the columns' types (round of a double,
+		// the division rule, the text function, case mapping): a
+		// dataset whose columns changed is rewritten again.
+		key.WriteString(strconv.FormatUint(columnsFingerprint(d.state.Columns), 36))
 		key.WriteByte(0)
 	}
 	// The output is a function of the tables, which relation is which
@@ -495,3 +502,28 @@ func sortFloatsByValue(sel *pg_query.SelectStmt, r resolution) {
 
 // isFloat: a float4 or float8 column.
 func isFloat(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat4 || c.TypeOID == oidFloat8 }
+
+// columnsFingerprint hashes what the rewrites read of a dataset's
+// columns: names, types, type modifiers and the collation and case facts.
+func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
+	h := fnv.New64a()
+	var buf [10]byte
+	for _, c := range cols {
+		h.Write([]byte(c.Name))
+		binary.LittleEndian.PutUint32(buf[0:], c.TypeOID)
+		binary.LittleEndian.PutUint32(buf[4:], uint32(c.TypeMod))
+		buf[8] = 0
+		if c.Accelerated {
+			buf[8] |= 1
+		}
+		if c.BinaryCollation {
+			buf[8] |= 2
+		}
+		if c.ASCIICase {
+			buf[8] |= 4
+		}
+		buf[9] = 0xff // between columns
+		h.Write(buf[:])
+	}
+	return h.Sum64()
+}
