@@ -42,6 +42,14 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[cacheKey]*cached
+	flights map[cacheKey]*flight // lookups running for a Get
+}
+
+// flight is one lookup that concurrent Gets of a key wait for.
+type flight struct {
+	done chan struct{}
+	e    Entry
+	err  error
 }
 
 type cacheKey struct{ Database, Role string }
@@ -93,10 +101,8 @@ func (c *Cache) Get(ctx context.Context, database, role string) (e Entry, stale 
 			return e, false, nil
 		}
 	}
-	c.mu.Unlock()
-	fresh, err := c.Fetch(ctx, database, role)
+	fresh, err := c.lookup(ctx, k, now)
 	if err == nil {
-		c.store(k, fresh, now, false)
 		return fresh, false, nil
 	}
 	c.mu.Lock()
@@ -105,6 +111,36 @@ func (c *Cache) Get(ctx context.Context, database, role string) (e Entry, stale 
 		return ce.e, true, nil
 	}
 	return Entry{}, false, fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
+
+// lookup fetches k once for all the Gets that miss it at the same time
+// (a burst of first logins is one lookup), storing the answer. It is
+// called with c.mu held and returns with it released.
+func (c *Cache) lookup(ctx context.Context, k cacheKey, now time.Time) (Entry, error) {
+	if f := c.flights[k]; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.e, f.err
+		case <-ctx.Done():
+			return Entry{}, ctx.Err()
+		}
+	}
+	if c.flights == nil {
+		c.flights = map[cacheKey]*flight{}
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[k] = f
+	c.mu.Unlock()
+	f.e, f.err = c.Fetch(ctx, k.Database, k.Role)
+	if f.err == nil {
+		c.store(k, f.e, now, false)
+	}
+	c.mu.Lock()
+	delete(c.flights, k)
+	c.mu.Unlock()
+	close(f.done)
+	return f.e, f.err
 }
 
 // Refetch looks role up again after its proof failed, unless that was done

@@ -217,3 +217,41 @@ func TestCache_PasswordChangedAtTheOrigin(t *testing.T) {
 		t.Fatal("the old password still passes")
 	}
 }
+
+// TestCache_ConcurrentMissesAreOneLookup: a burst of first logins of one
+// role waits for one lookup.
+func TestCache_ConcurrentMissesAreOneLookup(t *testing.T) {
+	v, _ := scramVerifier(t, "pw", []byte("salt"), 4096)
+	var calls atomic.Int32
+	release := make(chan struct{})
+	c := &Cache{TTL: time.Minute, Fetch: func(ctx context.Context, db, role string) (Entry, error) {
+		calls.Add(1)
+		<-release
+		return Entry{Found: true, Verifier: v}, nil
+	}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, _, err := c.Get(context.Background(), "db", "alice")
+			if err == nil && !e.Found {
+				err = errors.New("not found")
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let them all miss
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d lookups for one burst", n)
+	}
+}
