@@ -182,6 +182,16 @@ func castTarget(tc *pg_query.TypeCast, names map[string]bool) bool {
 // integerTypeNames are the spellings of the integer types in a cast.
 var integerTypeNames = map[string]bool{"int2": true, "int4": true, "int8": true, "int": true, "integer": true, "smallint": true, "bigint": true}
 
+// Spellings of single types in a cast, as pg_query leaves them (double
+// precision and float are float8 there, real is float4).
+var (
+	int4TypeNames   = map[string]bool{"int2": true, "int4": true, "int": true, "integer": true, "smallint": true}
+	int8TypeNames   = map[string]bool{"int8": true, "bigint": true}
+	float8TypeNames = map[string]bool{"float8": true}
+	float4TypeNames = map[string]bool{"float4": true}
+	dateTypeNames   = map[string]bool{"date": true}
+)
+
 // Rules for names.
 var (
 	// textCastRule: a value cast to text prints alike (textCastSafe).

@@ -149,11 +149,6 @@ type analysis struct {
 	roundUntracked bool
 	// roundTracked: such a call inside a scale-tracked output.
 	roundTracked bool
-	// divides: the statement uses / (or %).
-	divides bool
-	// dividesOutside: a division other than the top-level one of a
-	// scale-tracked output (see scaletrack.go).
-	dividesOutside bool
 	// trackedNumericCast: a CAST(x AS numeric) inside a scale-tracked
 	// output, exact only through its rewrite (scaletrack.go).
 	trackedNumericCast bool

@@ -139,11 +139,11 @@ func (a *analysis) kindOf(r resolution, n *pg_query.Node, depth int) valueKind {
 	case *pg_query.Node_TypeCast:
 		tc := v.TypeCast
 		switch {
-		case castTarget(tc, map[string]bool{"int2": true, "int4": true, "int": true, "integer": true, "smallint": true}):
+		case castTarget(tc, int4TypeNames):
 			return kindInt4
-		case castTarget(tc, map[string]bool{"int8": true, "bigint": true}):
+		case castTarget(tc, int8TypeNames):
 			return kindInt8
-		case castTarget(tc, map[string]bool{"float8": true}):
+		case castTarget(tc, float8TypeNames):
 			return kindFloat8
 		}
 	case *pg_query.Node_AExpr:
@@ -190,7 +190,7 @@ func (a *analysis) kindOf(r resolution, n *pg_query.Node, depth int) valueKind {
 		return a.kindsOf(r, v.MinMaxExpr.Args, depth)
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
-		if len(fc.Funcname) > 1 && !(len(fc.Funcname) == 2 && isCatalogSchema(strOf(fc.Funcname[0]))) || fc.AggWithinGroup {
+		if len(fc.Funcname) > 1 && !(len(fc.Funcname) == 2 && isPgCatalog(fc.Funcname[0])) || fc.AggWithinGroup {
 			return kindUnknown
 		}
 		name := funcName(fc)
@@ -276,14 +276,6 @@ func (a *analysis) nameKind(r resolution, name string, depth int) valueKind {
 	return k
 }
 
-// strOf is the string of a String node, or "".
-func strOf(n *pg_query.Node) string {
-	if s := n.GetString_(); s != nil {
-		return s.Sval
-	}
-	return ""
-}
-
 // floatValue reports whether n is a double precision or a real: of kind
 // float8, or a column whose every value is a real.
 func (a *analysis) floatValue(r resolution, n *pg_query.Node) bool {
@@ -325,7 +317,7 @@ func (a *analysis) realArithmetic(r resolution) string {
 		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidFloat4 },
 		expr: func(n *pg_query.Node) bool {
 			tc := n.GetTypeCast()
-			return tc == nil || !castTarget(tc, map[string]bool{"float4": true})
+			return tc == nil || !castTarget(tc, float4TypeNames)
 		},
 	}
 	for name := range a.arithCols {

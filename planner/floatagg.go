@@ -126,7 +126,7 @@ func intAsFloat(fc *pg_query.FuncCall) (string, bool) {
 		return "", false
 	}
 	tc := fc.Args[0].GetTypeCast()
-	if tc == nil || !castTarget(tc, map[string]bool{"float8": true}) {
+	if tc == nil || !castTarget(tc, float8TypeNames) {
 		return "", false
 	}
 	cr := tc.Arg.GetColumnRef()

@@ -180,7 +180,7 @@ func or(args ...*pg_query.Node) *pg_query.Node {
 // date, or a cast to date.
 func (g *floatGuard) dateValue(n *pg_query.Node) bool {
 	if tc := n.GetTypeCast(); tc != nil {
-		return castTarget(tc, map[string]bool{"date": true})
+		return castTarget(tc, dateTypeNames)
 	}
 	cr := n.GetColumnRef()
 	if cr == nil || lastField(cr) == "" {

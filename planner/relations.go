@@ -232,10 +232,6 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		z.flags |= checkConst(n)
 	case *pg_query.A_Expr:
 		if isDivision(n) {
-			z.a.divides = true
-			if !z.exempt[n] {
-				z.a.dividesOutside = true
-			}
 			// Copies: the rewrite changes the analysed tree in place.
 			z.a.divisions = append(z.a.divisions, division{
 				l: proto.Clone(n.Lexpr).(*pg_query.Node), r: proto.Clone(n.Rexpr).(*pg_query.Node), tracked: z.exempt[n]})

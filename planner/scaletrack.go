@@ -1043,7 +1043,7 @@ func bigintName(r resolution, name string, subs map[string]*staticScale) bool {
 // unconstrainedNumeric reports whether tc casts to numeric without a
 // precision and scale.
 func unconstrainedNumeric(tc *pg_query.TypeCast) bool {
-	return castTarget(tc, map[string]bool{"numeric": true, "decimal": true}) && len(tc.TypeName.Typmods) == 0
+	return castTarget(tc, numericTypeNames) && len(tc.TypeName.Typmods) == 0
 }
 
 // numericCasts replaces, in the tracked outputs at pos of sel, each

@@ -15,6 +15,10 @@ import (
 // the timestamptz form; the rewrite casts them to timestamptz so DuckDB
 // does too.
 
+// seriesTypeNames are the types of generate_series's literal bounds and
+// steps that series.go unnests.
+var seriesTypeNames = map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "interval": true}
+
 // literalSeries reports whether fc is generate_series over such literals.
 func literalSeries(fc *pg_query.FuncCall) bool {
 	if funcName(fc) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 || fc.Over != nil || fc.AggStar {
@@ -29,7 +33,7 @@ func literalSeries(fc *pg_query.FuncCall) bool {
 			}
 			ints++
 		case a.GetTypeCast() != nil && a.GetTypeCast().Arg.GetAConst() != nil &&
-			castTarget(a.GetTypeCast(), map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "interval": true}):
+			castTarget(a.GetTypeCast(), seriesTypeNames):
 			if _, ok := a.GetTypeCast().Arg.GetAConst().Val.(*pg_query.A_Const_Sval); !ok {
 				return false
 			}
@@ -47,7 +51,7 @@ func unnestSeries(fc *pg_query.FuncCall) {
 	inner := proto.Clone(fc).(*pg_query.FuncCall)
 	inner.Funcname = []*pg_query.Node{pg_query.MakeStrNode("generate_series")}
 	for i, a := range inner.Args {
-		if tc := a.GetTypeCast(); tc != nil && castTarget(tc, map[string]bool{"date": true}) {
+		if tc := a.GetTypeCast(); tc != nil && castTarget(tc, dateTypeNames) {
 			inner.Args[i] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 				Arg:      a,
 				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1, Location: -1},

@@ -228,7 +228,7 @@ func (z *analyzer) concatOperand(op *pg_query.Node) {
 		// Casts to text (checkTextCast checks them), to integers and to
 		// numerics of a declared scale print alike.
 		tc := n.TypeCast
-		numericScaled := castTarget(tc, map[string]bool{"numeric": true, "decimal": true}) && len(tc.TypeName.Typmods) == 2
+		numericScaled := castTarget(tc, numericTypeNames) && len(tc.TypeName.Typmods) == 2
 		if !castTarget(tc, textTypeNames) && !castTarget(tc, integerTypeNames) && !numericScaled {
 			z.flag(flagUnsupported)
 		}
