@@ -94,10 +94,23 @@ func avgArgs(avg *pg_query.FuncCall) []*pg_query.Node {
 }
 
 // textCast is n::text.
-func textCast(n *pg_query.Node) *pg_query.Node {
-	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-		Arg:      n,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
-		Location: -1,
-	}}}
+func textCast(n *pg_query.Node) *pg_query.Node { return castTo(n, "text") }
+
+// castTo is CAST(n AS typ(mods...)), the rewrite's casts for DuckDB.
+func castTo(n *pg_query.Node, typ string, mods ...int64) *pg_query.Node {
+	tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1}
+	for _, m := range mods {
+		tn.Typmods = append(tn.Typmods, pg_query.MakeAConstIntNode(m, -1))
+	}
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: n, TypeName: tn, Location: -1}}}
+}
+
+// fnCall is name(args...).
+func fnCall(name string, args ...*pg_query.Node) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+}
+
+// binOp is l op r.
+func binOp(op string, l, r *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)}, l, r, -1)
 }

@@ -137,19 +137,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 		return // the plan sent it to the origin
 	}
 	numeric := funcName(fc) == "extract"
-	call := func(name string, args ...*pg_query.Node) *pg_query.Node {
-		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
-	}
-	cast := func(n *pg_query.Node, typ string, mods ...int64) *pg_query.Node {
-		tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1}
-		for _, m := range mods {
-			tn.Typmods = append(tn.Typmods, pg_query.MakeAConstIntNode(m, -1))
-		}
-		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: n, TypeName: tn, Location: -1}}}
-	}
-	op := func(o string, l, r *pg_query.Node) *pg_query.Node {
-		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(o)}, l, r, -1)
-	}
+	call, cast, op := fnCall, castTo, binOp
 	lit := func(s string) *pg_query.Node {
 		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: s}}, Location: -1}}}
 	}
@@ -237,14 +225,9 @@ func yearField(fc *pg_query.FuncCall) string {
 func rewriteYear(fc *pg_query.FuncCall) {
 	field := yearField(fc)
 	x := fc.Args[1]
-	call := func(name string, args ...*pg_query.Node) *pg_query.Node {
-		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
-	}
+	call, op := fnCall, binOp
 	part := func() *pg_query.Node {
 		return call("date_part", pg_query.MakeAConstStrNode(field, -1), proto.Clone(x).(*pg_query.Node))
-	}
-	op := func(o string, l, r *pg_query.Node) *pg_query.Node {
-		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(o)}, l, r, -1)
 	}
 	one := func() *pg_query.Node { return pg_query.MakeAConstIntNode(1, -1) }
 	bc := call("if", op("<", part(), one()), op("-", part(), one()), part())

@@ -100,13 +100,13 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 		var checks []check
 		switch funcName(n) {
 		case "sqrt":
-			checks = []check{{cmp("<", c(x), zero()), "cannot take square root of a negative number"}}
+			checks = []check{{binOp("<", c(x), zero()), "cannot take square root of a negative number"}}
 		case "ln", "log", "log10":
 			if len(n.Args) != 1 {
 				return
 			}
-			checks = []check{{cmp("=", c(x), zero()), "cannot take logarithm of zero"},
-				{cmp("<", c(x), zero()), "cannot take logarithm of a negative number"}}
+			checks = []check{{binOp("=", c(x), zero()), "cannot take logarithm of zero"},
+				{binOp("<", c(x), zero()), "cannot take logarithm of a negative number"}}
 		case "exp":
 			checks = []check{{and(isInf(c(v)), not(isInf(c(x)))), "value out of range: overflow"},
 				{and(isZero(c(v)), not(isInf(c(x)))), "value out of range: underflow"}}
@@ -116,8 +116,8 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 			}
 			y := n.Args[1]
 			checks = []check{
-				{and(cmp("=", c(x), zero()), cmp("<", c(y), zero())), "zero raised to a negative power is undefined"},
-				{and(cmp("<", c(x), zero()), not(isInf(c(y))), cmp("<>", pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("floor")}, []*pg_query.Node{c(y)}, -1), c(y))),
+				{and(binOp("=", c(x), zero()), binOp("<", c(y), zero())), "zero raised to a negative power is undefined"},
+				{and(binOp("<", c(x), zero()), not(isInf(c(y))), binOp("<>", fnCall("floor", c(y)), c(y))),
 					"a negative number raised to a non-integer power yields a complex result"},
 				{and(isInf(c(v)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: overflow"},
 				{and(isZero(c(v)), notZero(c(x)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: underflow"},
@@ -147,18 +147,12 @@ func guard(wrapper, v *pg_query.Node, checks []check) {
 	wrapper.Node = &pg_query.Node_CaseExpr{CaseExpr: ce}
 }
 
-func isInf(n *pg_query.Node) *pg_query.Node {
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isinf")}, []*pg_query.Node{n}, -1)
-}
+func isInf(n *pg_query.Node) *pg_query.Node { return fnCall("isinf", n) }
 
 func zero() *pg_query.Node { return pg_query.MakeAConstIntNode(0, -1) }
 
-func cmp(op string, l, r *pg_query.Node) *pg_query.Node {
-	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)}, l, r, -1)
-}
-
-func isZero(n *pg_query.Node) *pg_query.Node  { return cmp("=", n, zero()) }
-func notZero(n *pg_query.Node) *pg_query.Node { return cmp("<>", n, zero()) }
+func isZero(n *pg_query.Node) *pg_query.Node  { return binOp("=", n, zero()) }
+func notZero(n *pg_query.Node) *pg_query.Node { return binOp("<>", n, zero()) }
 
 func not(n *pg_query.Node) *pg_query.Node {
 	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{n}, -1)
@@ -168,9 +162,7 @@ func and(args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, args, -1)
 }
 
-func isNaN(n *pg_query.Node) *pg_query.Node {
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isnan")}, []*pg_query.Node{n}, -1)
-}
+func isNaN(n *pg_query.Node) *pg_query.Node { return fnCall("isnan", n) }
 
 func or(args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, args, -1)

@@ -59,11 +59,7 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 		if fc.AggWithinGroup && len(fc.AggOrder) == 1 {
 			if sb := fc.AggOrder[0].GetSortBy(); sb != nil {
 				if cr := sb.Node.GetColumnRef(); cr != nil && len(a.aliasDefs[lastField(cr)]) == 0 && percentileDouble(r, lastField(cr)) {
-					sb.Node = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-						Arg:      sb.Node,
-						TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1, Location: -1},
-						Location: -1,
-					}}}
+					sb.Node = castTo(sb.Node, "float8")
 				}
 			}
 		}
@@ -105,11 +101,7 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	rename := func(to string) { fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)} }
 	switch {
 	case name == "date_trunc" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == oidDate }):
-		fc.Args[1] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg:      &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}},
-			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1, Location: -1},
-			Location: -1,
-		}}}
+		fc.Args[1] = castTo(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}, "timestamptz")
 	case name == "length" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == oidBytea }):
 		rename("octet_length")
 	case name == "octet_length" && is(func(c catalog.ColumnInfo) bool { return textTypeOIDs[c.TypeOID] && c.TypeOID != oidBpchar }):

@@ -168,16 +168,8 @@ func stddevExpr(fc *pg_query.FuncCall, kind string, colScale map[string]int) (*p
 		}
 		return n
 	}
-	dec := func() *pg_query.Node {
-		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg: proto.Clone(x).(*pg_query.Node),
-			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("decimal")},
-				Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(int64(scale), -1)},
-				Typemod: -1, Location: -1},
-			Location: -1,
-		}}}
-	}
-	square := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")}, dec(), dec(), -1)
+	dec := func() *pg_query.Node { return castTo(proto.Clone(x).(*pg_query.Node), "decimal", 38, int64(scale)) }
+	square := binOp("*", dec(), dec())
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericStddevFunction)}, []*pg_query.Node{
 		textCast(agg("sum", proto.Clone(x).(*pg_query.Node))),
 		textCast(agg("sum", square)),
@@ -1617,28 +1609,14 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			if tc == nil || tc.Arg.GetAExpr() == nil || !isDivision(tc.Arg.GetAExpr()) {
 				return errRewrite
 			}
-			e := tc.Arg.GetAExpr()
-			l, err := scaledText(e.Lexpr, colScale)
+			exact, err := exactQuotient(tc.Arg.GetAExpr(), colScale)
 			if err != nil {
 				return err
 			}
-			r, err := scaledText(unguarded(e.Rexpr), colScale)
-			if err != nil {
-				return err
-			}
-			exact := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
-			rounded := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericRoundFunction)},
-				[]*pg_query.Node{exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1)}, -1)
+			rounded := fnCall(numericRoundFunction, exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1))
 			// Through DECIMAL(p,s), which fails where numeric(p,s)
 			// overflows, back to its text (s digits, as Postgres's).
-			dec := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-				Arg: rounded,
-				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("decimal")},
-					Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(int64(st.castP), -1), pg_query.MakeAConstIntNode(int64(st.roundK), -1)},
-					Typemod: -1, Location: -1},
-				Location: -1,
-			}}}
-			rt.Val = textCast(dec)
+			rt.Val = textCast(castTo(rounded, "decimal", int64(st.castP), int64(st.roundK)))
 			sortByKey(sorts, rt.Val)
 			continue
 		}
@@ -1656,15 +1634,10 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			} else if avg := fc.Args[0].GetFuncCall(); avg != nil && outputAvg(avg) {
 				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(avg), -1)
 			} else if e := fc.Args[0].GetAExpr(); e != nil && isDivision(e) {
-				l, err := scaledText(e.Lexpr, colScale)
-				if err != nil {
+				var err error
+				if exact, err = exactQuotient(e, colScale); err != nil {
 					return err
 				}
-				r, err := scaledText(unguarded(e.Rexpr), colScale)
-				if err != nil {
-					return err
-				}
-				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
 			} else {
 				return errRewrite
 			}
@@ -1675,21 +1648,11 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		}
 		if e := rt.Val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
 			// a / b: both operands as Postgres's texts, divided exactly.
-			// The divisor may carry the division-by-zero guard: the
-			// function raises on zero itself.
-			divisor := e.Rexpr
-			if c := divisor.GetCaseExpr(); c != nil && len(c.Args) == 1 && c.Defresult != nil && isZeroGuard(c) {
-				divisor = c.Defresult
-			}
-			l, err := scaledText(e.Lexpr, colScale)
+			v, err := exactQuotient(e, colScale)
 			if err != nil {
 				return err
 			}
-			r, err := scaledText(divisor, colScale)
-			if err != nil {
-				return err
-			}
-			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericDivFunction)}, []*pg_query.Node{l, r}, -1)
+			rt.Val = v
 			sortByKey(sorts, rt.Val)
 			continue
 		}
@@ -1711,6 +1674,21 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 		rt.Val = v
 	}
 	return nil
+}
+
+// exactQuotient is numericDivFunction of the operands of division e as
+// Postgres's texts (scaledText). The divisor may carry the division-by-
+// zero guard (guardDivisor): the function raises on zero itself.
+func exactQuotient(e *pg_query.A_Expr, colScale map[string]int) (*pg_query.Node, error) {
+	l, err := scaledText(e.Lexpr, colScale)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scaledText(unguarded(e.Rexpr), colScale)
+	if err != nil {
+		return nil, err
+	}
+	return fnCall(numericDivFunction, l, r), nil
 }
 
 // sortByKey makes the ORDER BY items sort by numericSortKeyFunction of

@@ -52,11 +52,7 @@ func unnestSeries(fc *pg_query.FuncCall) {
 	inner.Funcname = []*pg_query.Node{pg_query.MakeStrNode("generate_series")}
 	for i, a := range inner.Args {
 		if tc := a.GetTypeCast(); tc != nil && castTarget(tc, dateTypeNames) {
-			inner.Args[i] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-				Arg:      a,
-				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1, Location: -1},
-				Location: -1,
-			}}}
+			inner.Args[i] = castTo(a, "timestamptz")
 		}
 	}
 	*fc = pg_query.FuncCall{
