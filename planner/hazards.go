@@ -27,8 +27,8 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	case merges && a.numericLiteral:
 		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
 	}
-	if _, ok := a.intFloatSafe(r); !ok {
-		return ReasonFloatAggregate, "a sum or average of a value cast to double precision that is not known to be exact (an integer column, over at most 2^21 rows)"
+	if n, ok := a.intFloatSafe(r); !ok {
+		return ReasonFloatAggregate, "a sum or average of " + n + " cast to double precision, which is not known to be a smallint or integer column (only those sum exactly in any order)"
 	}
 	hasBpchar, hasNumeric := false, false
 	for _, d := range r.datasets {
