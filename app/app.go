@@ -7,11 +7,15 @@ import (
 	"fmt"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/admin"
+	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy"
@@ -106,9 +110,15 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	if a.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
 		return nil, fmt.Errorf("origin catalog pool: %w", err)
 	}
-	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{})
+	// The origin's answers about relations and privileges keep serving
+	// for auth.max_stale while it cannot be reached, as verifiers do.
+	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{MaxStale: cfg.Auth.MaxStale})
 	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration})
-	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{})
+	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{MaxStale: cfg.Auth.MaxStale})
+	proxyAuth, err := a.proxyAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
 
 	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log, refresh.Options{
 		Concurrency: cfg.Runtime.RefreshConcurrency,
@@ -140,6 +150,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		Logger:          log,
 		Metrics:         pm,
 		Accel:           accel,
+		Auth:            proxyAuth,
 	})
 	if a.ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
 		return nil, fmt.Errorf("listen on server.listen %s: %w", cfg.Server.Listen, err)
@@ -156,6 +167,41 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	a.Runner.Start(ctx)
 	go func() { a.served <- a.proxy.Serve(a.ln) }()
 	return a, nil
+}
+
+// proxyAuth builds the proxy's own authentication (auth.mode proxy): the
+// verifier cache, reading through the lookup function on the catalog
+// pool (origin.dsn's user, never a client's settings).
+func (a *App) proxyAuth(cfg *catalog.Config) (*proxy.ProxyAuth, error) {
+	if cfg.Auth.Mode != catalog.AuthProxy {
+		return nil, nil
+	}
+	cache := &auth.Cache{
+		Fetch: func(ctx context.Context, database, role string) (auth.Entry, error) {
+			c, err := a.pool.Acquire(ctx)
+			if err != nil {
+				return auth.Entry{}, err
+			}
+			defer c.Release()
+			return auth.Lookup(ctx, c.Conn().PgConn(), role, database)
+		},
+		TTL:          cfg.Auth.CacheTTL,
+		MaxStale:     cfg.Auth.MaxStale,
+		NegativeTTL:  5 * time.Second,
+		RefetchEvery: 5 * time.Second,
+	}
+	pa := &proxy.ProxyAuth{Verifiers: cache, FreshFor: cfg.Auth.CacheTTL}
+	if cfg.Auth.Persist {
+		if err := os.MkdirAll(cfg.Runtime.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("auth.persist: %w", err)
+		}
+		cache.Path = filepath.Join(cfg.Runtime.DataDir, "auth-verifiers.json")
+		pa.LoginsPath = filepath.Join(cfg.Runtime.DataDir, "auth-logins.json")
+		if err := cache.Load(); err != nil {
+			return nil, fmt.Errorf("auth.persist: %w", err)
+		}
+	}
+	return pa, nil
 }
 
 // generation sums the swap generations of the named datasets.

@@ -110,7 +110,7 @@ func (c *Cache) Get(ctx context.Context, database, role string) (e Entry, stale 
 	if ce := c.entries[k]; ce != nil && ce.e.Found && c.MaxStale > 0 && now.Sub(ce.fetched) < c.life(ce.e)+c.MaxStale {
 		return ce.e, true, nil
 	}
-	return Entry{}, false, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	return Entry{}, false, fmt.Errorf("%w: %w", ErrUnreachable, err)
 }
 
 // lookup fetches k once for all the Gets that miss it at the same time

@@ -15,7 +15,7 @@ import (
 )
 
 // LookupFunction is the schema-qualified name of the lookup function.
-const LookupFunction = "pgaccel.lookup_verifier"
+const LookupFunction = "pgaccel_auth.lookup_verifier"
 
 // SetupSQL returns the SQL a superuser runs once, in the database of
 // origin.dsn, to create the lookup function and let lookupRole (the user
@@ -23,9 +23,11 @@ const LookupFunction = "pgaccel.lookup_verifier"
 func SetupSQL(lookupRole string) string {
 	role := pgx.Identifier{lookupRole}.Sanitize()
 	return `-- pgaccel: the verifier lookup of auth.mode: proxy.
--- Run once as a superuser in the database origin.dsn connects to.
-CREATE SCHEMA IF NOT EXISTS pgaccel;
-REVOKE ALL ON SCHEMA pgaccel FROM PUBLIC;
+-- Run once as a superuser in the database origin.dsn connects to. (Its own
+-- schema, not "pgaccel": a schema named like a role lands first in that
+-- role's default search_path, "$user", public.)
+CREATE SCHEMA IF NOT EXISTS pgaccel_auth;
+REVOKE ALL ON SCHEMA pgaccel_auth FROM PUBLIC;
 
 -- One row for a role that may log in: its verifier (NULL once
 -- rolvaliduntil has passed), and whether it may connect to the database.
@@ -46,7 +48,7 @@ AS $$
    WHERE a.rolname OPERATOR(pg_catalog.=) role_name AND a.rolcanlogin
 $$;
 REVOKE ALL ON FUNCTION ` + LookupFunction + `(text, text) FROM PUBLIC;
-GRANT USAGE ON SCHEMA pgaccel TO ` + role + `;
+GRANT USAGE ON SCHEMA pgaccel_auth TO ` + role + `;
 GRANT EXECUTE ON FUNCTION ` + LookupFunction + `(text, text) TO ` + role + `;
 `
 }

@@ -375,8 +375,7 @@ func TestDataset_Helpers(t *testing.T) {
 // noEnv is an empty environment.
 func noEnv(string) (string, bool) { return "", false }
 
-// TestParse_AuthBlock reads the auth block's keys and refuses mode: proxy,
-// which this version does not serve yet.
+// TestParse_AuthBlock reads the auth block's keys.
 func TestParse_AuthBlock(t *testing.T) {
 	cfg, err := Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: origin\n  cache_ttl: 30s\n  max_stale: 0s\n  persist: true\n"), "a.yaml")
 	if err != nil {
@@ -385,8 +384,10 @@ func TestParse_AuthBlock(t *testing.T) {
 	if want := (Auth{Mode: AuthOrigin, CacheTTL: 30 * time.Second, MaxStale: 0, Persist: true}); cfg.Auth != want {
 		t.Fatalf("auth = %+v, want %+v", cfg.Auth, want)
 	}
-	_, err = Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: proxy\n"), "a.yaml")
-	if err == nil || !strings.Contains(err.Error(), "auth.mode: proxy is not available in this version yet") {
-		t.Fatalf("mode: proxy: %v", err)
+	if cfg, err = Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: proxy\n"), "a.yaml"); err != nil || cfg.Auth.Mode != AuthProxy {
+		t.Fatalf("mode: proxy: %+v %v", cfg.Auth, err)
+	}
+	if _, err = Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: bogus\n"), "a.yaml"); err == nil || !strings.Contains(err.Error(), "auth.mode") {
+		t.Fatalf("mode: bogus: %v", err)
 	}
 }

@@ -193,13 +193,18 @@ func (v *validator) runtime() {
 
 func (v *validator) auth() {
 	a := v.cfg.Auth
+	if a.CacheTTL < 0 {
+		v.add("auth.cache_ttl", "must not be negative", "remove it for the default 60s")
+	}
+	if a.MaxStale < 0 {
+		v.add("auth.max_stale", "must not be negative", "0 never serves a verifier the origin could not confirm")
+	}
 	switch a.Mode {
 	case "", AuthOrigin:
 	case AuthProxy:
-		// The lookup is built (package auth, pgaccel setup-sql); the
-		// SCRAM exchange and origin connections on demand are not yet.
-		v.add("auth.mode", "proxy is not available in this version yet: logins are relayed to the origin",
-			"remove auth.mode (or set it to origin); pgaccel setup-sql already prints the lookup function it will use")
+		if a.Persist && strings.TrimSpace(v.cfg.Runtime.DataDir) == "" {
+			v.add("auth.persist", "needs runtime.data_dir, where the verifiers are kept", "set runtime.data_dir, or persist: false")
+		}
 	default:
 		v.add("auth.mode", fmt.Sprintf("%q is not origin or proxy", a.Mode), choose(a.Mode, AuthOrigin, AuthProxy))
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -253,7 +254,7 @@ func TestKind_String(t *testing.T) {
 
 func TestTTLCache(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := newTTLCache[int](time.Second, 3)
+	c := newTTLCache[int](time.Second, 3, 0)
 	c.now = func() time.Time { return now }
 	ctx := context.Background()
 	loads := 0
@@ -285,7 +286,7 @@ func TestTTLCache(t *testing.T) {
 }
 
 func TestTTLCache_OneLoadForConcurrentMisses(t *testing.T) {
-	c := newTTLCache[int](time.Minute, 10)
+	c := newTTLCache[int](time.Minute, 10, 0)
 	release := make(chan struct{})
 	var loads atomic.Int64
 	var wg sync.WaitGroup
@@ -334,5 +335,35 @@ func TestPlan_RewriteFollowsColumnTypes(t *testing.T) {
 	})
 	if d := p.Plan(ctx, q, defaultSession()); strings.Contains(d.SQL, "pgaccel_text") {
 		t.Fatalf("the double's rewrite was reused for an integer: %s", d.SQL)
+	}
+}
+
+// TestTTLCache_StaleWhileUnreachable: an expired answer serves while the
+// origin cannot be reached, within MaxStale; an answer that is an error
+// (the origin spoke) never makes a stale one serve.
+func TestTTLCache_StaleWhileUnreachable(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := newTTLCache[int](time.Second, 10, time.Minute)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	if v, _ := c.get(ctx, "a", func(context.Context) (int, error) { return 1, nil }); v != 1 {
+		t.Fatal(v)
+	}
+	now = now.Add(30 * time.Second)
+	if v, err := c.get(ctx, "a", func(context.Context) (int, error) { return 0, errOriginDown }); err != nil || v != 1 {
+		t.Fatalf("within max stale, unreachable: %d %v, want the last answer", v, err)
+	}
+	if v, ok := c.lookupStale("a"); !ok || v != 1 {
+		t.Fatalf("lookupStale: %d %v", v, ok)
+	}
+	if _, err := c.get(ctx, "a", func(context.Context) (int, error) { return 0, &pgconn.PgError{Code: "42704"} }); err == nil {
+		t.Fatal("an origin's error answer was replaced by a stale value")
+	}
+	now = now.Add(time.Minute)
+	if _, err := c.get(ctx, "a", func(context.Context) (int, error) { return 0, errOriginDown }); err == nil {
+		t.Fatal("served past max stale")
+	}
+	if _, ok := c.lookupStale("a"); ok {
+		t.Fatal("lookupStale past max stale")
 	}
 }

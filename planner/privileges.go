@@ -22,6 +22,9 @@ type PrivilegesOptions struct {
 	TTL time.Duration
 	// MaxEntries bounds the cache (DefaultPrivilegesMaxEntries).
 	MaxEntries int
+	// MaxStale is how long past its expiry an answer keeps serving while
+	// the origin cannot be reached (0: never; auth.max_stale).
+	MaxStale time.Duration
 }
 
 // Privileges says whether a role may read tables from the acceleration,
@@ -48,7 +51,7 @@ func NewPrivileges(pool *pgxpool.Pool, opts PrivilegesOptions) *Privileges {
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultPrivilegesMaxEntries
 	}
-	return &Privileges{pool: pool, cache: newTTLCache[privAnswer](opts.TTL, opts.MaxEntries)}
+	return &Privileges{pool: pool, cache: newTTLCache[privAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale)}
 }
 
 // privilegesSQL answers, for each (schema, table) of $2 and $3, whether the
@@ -78,7 +81,9 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 	}
 	if len(missing) > 0 {
 		if err := p.load(ctx, role, tables, missing, answers); err != nil {
-			return false, ReasonPrivilege, err
+			if !unreachable(err) || !p.stale(role, tables, missing, answers) {
+				return false, ReasonPrivilege, err
+			}
 		}
 	}
 	for _, a := range answers {
@@ -123,6 +128,19 @@ func (p *Privileges) load(ctx context.Context, role string, tables []TableID, mi
 		return fmt.Errorf("check privileges of %s: %w", role, err)
 	}
 	return nil
+}
+
+// stale fills answers[missing] with expired answers still within
+// MaxStale, for an origin that cannot be reached; false if one is missing.
+func (p *Privileges) stale(role string, tables []TableID, missing []int, answers []privAnswer) bool {
+	for _, i := range missing {
+		a, ok := p.cache.lookupStale(privKey(role, tables[i]))
+		if !ok {
+			return false
+		}
+		answers[i] = a
+	}
+	return true
 }
 
 func privKey(role string, t TableID) string {

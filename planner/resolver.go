@@ -2,11 +2,13 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -23,6 +25,10 @@ type ResolverOptions struct {
 	TTL time.Duration
 	// MaxEntries bounds the cache (DefaultResolverMaxEntries).
 	MaxEntries int
+	// MaxStale is how long past its expiry an answer keeps serving while
+	// the origin cannot be reached (0: never), so that an outage does
+	// not stop the acceleration from answering (auth.max_stale).
+	MaxStale time.Duration
 }
 
 // OriginResolver resolves relation names by asking the origin's catalogs
@@ -50,7 +56,7 @@ func NewOriginResolver(pool *pgxpool.Pool, tableRef func(dataset string) string,
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultResolverMaxEntries
 	}
-	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries)}
+	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale)}
 }
 
 // TableRef returns the DuckDB reference of a dataset's table.
@@ -121,9 +127,10 @@ func relationKey(searchPath []string, name string) string {
 // load a missing key while the others wait for its answer. Errors are not
 // cached.
 type ttlCache[V any] struct {
-	ttl time.Duration
-	max int
-	now func() time.Time
+	ttl      time.Duration
+	max      int
+	maxStale time.Duration
+	now      func() time.Time
 
 	mu       sync.Mutex
 	entries  map[string]ttlEntry[V]
@@ -141,10 +148,11 @@ type loadCall[V any] struct {
 	err  error
 }
 
-func newTTLCache[V any](ttl time.Duration, max int) *ttlCache[V] {
+func newTTLCache[V any](ttl time.Duration, max int, maxStale time.Duration) *ttlCache[V] {
 	return &ttlCache[V]{
 		ttl:      ttl,
 		max:      max,
+		maxStale: maxStale,
 		now:      time.Now,
 		entries:  make(map[string]ttlEntry[V]),
 		inflight: make(map[string]*loadCall[V]),
@@ -161,6 +169,34 @@ func (c *ttlCache[V]) lookup(key string) (V, bool) {
 	}
 	var zero V
 	return zero, false
+}
+
+// lookupStale returns an expired value still within maxStale of its
+// expiry, for when the origin cannot be reached (unreachable).
+func (c *ttlCache[V]) lookupStale(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if ok && c.maxStale > 0 && c.now().Before(e.expires.Add(c.maxStale)) {
+		return e.val, true
+	}
+	var zero V
+	return zero, false
+}
+
+// unreachable reports whether err means the origin did not answer (no
+// connection, a broken one, a timeout, a server shutting down: SQLSTATE
+// classes 08 and 57P), as opposed to an answer that is an error: only
+// then may a stale value serve.
+func unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if err == nil {
+		return false
+	}
+	if !errors.As(err, &pe) {
+		return true
+	}
+	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
 }
 
 // get returns the cached value of key or loads it.
@@ -190,6 +226,8 @@ func (c *ttlCache[V]) get(ctx context.Context, key string, load func(context.Con
 	delete(c.inflight, key)
 	if call.err == nil {
 		c.store(key, call.val)
+	} else if e, ok := c.entries[key]; ok && unreachable(call.err) && c.maxStale > 0 && c.now().Before(e.expires.Add(c.maxStale)) {
+		call.val, call.err = e.val, nil
 	}
 	c.mu.Unlock()
 	close(call.done)

@@ -68,6 +68,9 @@ type stmtInfo struct {
 	noData    bool
 	// local: the Parse was kept from the origin (deferred.go).
 	local bool
+	// atOrigin: its Parse was sent to an origin connection, so a new one
+	// gets it again (replay).
+	atOrigin bool
 	// published: its rows are in the describe cache under its text.
 	published bool
 	// origin is the planner's fast-path decision when it has one: the
@@ -288,7 +291,8 @@ func (ss *session) planSession() *planner.Session {
 // noteOrigin records what a statement sent to the origin may have changed:
 // whether the transaction wrote, and whether the session info (search path,
 // user, temp tables, output settings) must be read again.
-func (ss *session) noteOrigin(d planner.Decision) {
+func (ss *session) noteOrigin(sql string, d planner.Decision) {
+	ss.noteReplay(sql, d)
 	switch d.Kind {
 	case planner.KindDDL:
 		ss.srv.describes.invalidate()
@@ -331,6 +335,7 @@ func (ss *session) noteOrigin(d planner.Decision) {
 // markDirty makes the next accelerated statement read the session info
 // again first.
 func (ss *session) markDirty() {
+	ss.pristine = false
 	ss.infoDirty = true
 	ss.changedInTx = true
 }

@@ -28,7 +28,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		// Bound for the origin whatever the session: no session info
 		// (which may cost an origin round trip) is read for it.
 		ss.countOrigin(qd)
-		ss.noteOrigin(qd)
+		ss.noteOrigin(m.String, qd)
 		return false
 	}
 	start := time.Now()
@@ -339,7 +339,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	if d := p.stmt.origin; d != nil { // Quick's decision at Parse
 		ss.countOrigin(*d)
-		ss.noteOrigin(*d)
+		ss.noteOrigin(p.stmt.sql, *d)
 		return false
 	}
 	start := time.Now()
@@ -406,8 +406,14 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	if !p.stmt.published {
 		// Kept by text for the next statement of it (once per statement,
 		// not per execution).
-		if _, st := ss.stmtDesc(p.stmt); st != nil {
-			ss.srv.describes.put(stmtKey('R', ss.describeKey(p.stmt.sql, d), p.stmt.paramOIDs), st)
+		if pd, st := ss.stmtDesc(p.stmt); st != nil {
+			key := ss.describeKey(p.stmt.sql, d)
+			ss.srv.describes.put(stmtKey('R', key, p.stmt.paramOIDs), st)
+			if pd != nil {
+				// And its parameters, so that a session can prepare the
+				// same text without the origin (deferParse).
+				ss.srv.describes.put(stmtKey('P', key, p.stmt.paramOIDs), pd)
+			}
 			p.stmt.published = true
 		}
 	}
@@ -635,7 +641,7 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 		d.Route, d.Reason = planner.RouteOrigin, "session_info"
 	}
 	ss.countOrigin(d)
-	ss.noteOrigin(d)
+	ss.noteOrigin(sql, d)
 }
 
 // decideLocal takes a statement that the planner's fast path (Quick) has
@@ -665,7 +671,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		// could have ended it): no read is accelerated now.
 		if qd, quick := ss.accel.Planner.QuickTxWrote(sql); quick {
 			ss.countOrigin(qd)
-			ss.noteOrigin(qd)
+			ss.noteOrigin(sql, qd)
 			return qd, nil, false
 		}
 	}
@@ -705,7 +711,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 			d = e
 		}
 		ss.countOrigin(d)
-		ss.noteOrigin(d)
+		ss.noteOrigin(sql, d)
 		return d, nil, false
 	}
 	return d, s, true

@@ -81,8 +81,12 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 // deferParse reports whether st, just parsed (onParse), is kept from the
 // origin, in which case ParseComplete has been answered. Only the unnamed
 // statement is: a named one may exist already, which is an error.
+//
+// A named one is kept too when the session has no origin connection
+// (link.go): nothing of it is at the origin then, so the session's own
+// statements are all there is (onParse has sent a reused name there).
 func (ss *session) deferParse(st *stmtInfo) bool {
-	if st.name != "" || ss.stmts[""] != st {
+	if ss.stmts[st.name] != st || st.name != "" && ss.settleLink() != linkNone {
 		return false
 	}
 	if _, _, ok := ss.localDescriptions(st); !ok {
@@ -156,7 +160,7 @@ func formatsFit(codes []int16, n int) bool {
 // of a message that needs the portal there.
 func (ss *session) materialize(name string) {
 	p := ss.portals[name]
-	if p == nil || !p.local {
+	if p == nil || !p.local || !ss.needOrigin() {
 		return
 	}
 	ss.change(func() { p.local = false }, func(bool) { p.local = true })
@@ -178,7 +182,7 @@ func (ss *session) materialize(name string) {
 // materializeStmt sends the deferred Parse of st to the origin, ahead of a
 // message that needs the statement there.
 func (ss *session) materializeStmt(st *stmtInfo) {
-	if st == nil || !st.local {
+	if st == nil || !st.local || !ss.needOrigin() {
 		return
 	}
 	ss.change(func() { st.local = false }, func(bool) { st.local = true })
@@ -187,6 +191,7 @@ func (ss *session) materializeStmt(st *stmtInfo) {
 		return
 	}
 	ss.originTimer = true
+	st.atOrigin = true
 	ss.fe.Send(&pgproto3.Parse{Name: st.name, Query: st.sql, ParameterOIDs: st.paramOIDs})
 }
 
@@ -294,6 +299,9 @@ func (ss *session) setStale(stmt, portal bool) {
 // closeAtOrigin closes the origin's unnamed statement or portal; the client
 // does not hear of it.
 func (ss *session) closeAtOrigin(objectType byte) {
+	if !ss.needOrigin() {
+		return
+	}
 	ss.stretchOrigin = true
 	if ss.pending.push(pendingItem{kind: pkClose, swallow: true}) {
 		ss.fe.Send(&pgproto3.Close{ObjectType: objectType})

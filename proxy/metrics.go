@@ -24,6 +24,7 @@ type Metrics struct {
 	origin     prometheus.Counter
 	requests   *prometheus.CounterVec
 	loops      *prometheus.CounterVec
+	links      *prometheus.CounterVec
 
 	// children caches the counters' children: every statement is
 	// counted, and WithLabelValues hashes and locks each time.
@@ -75,9 +76,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_event_loop_sessions_total",
 			Help: "Pass-through sessions an event loop took (event=taken), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), or more messages than one turn may relay (event=busy).",
 		}, []string{"event"}),
+		links: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_origin_links_total",
+			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), login_refused (a wrong password, or an unknown role).",
+		}, []string{"event"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops)
+		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links)
 	}
 	return m
 }
@@ -139,6 +144,21 @@ const (
 func (m *Metrics) request(kind string) {
 	if m != nil {
 		m.requests.WithLabelValues(kind).Inc()
+	}
+}
+
+// Events of pgaccel_origin_links_total.
+const (
+	linkLoginWithout = "login_without_origin"
+	linkReconnected  = "reconnected"
+	linkDetached     = "detached"
+	linkStandInEvent = "stand_in"
+	linkLoginRefused = "login_refused"
+)
+
+func (m *Metrics) link(event string) {
+	if m != nil {
+		m.links.WithLabelValues(event).Inc()
 	}
 }
 

@@ -35,6 +35,9 @@ func (ss *session) privateRequest(kind string, msgs ...privateMsg) ([]pgproto3.B
 // and returns the collector its responses go to (awaitPrivate waits for
 // them).
 func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, error) {
+	if !ss.needOrigin() {
+		return nil, errSessionClosed
+	}
 	c := newCollector()
 	lastItem := -1
 	for i, m := range msgs {
@@ -193,6 +196,10 @@ func (ss *session) readInfo() error {
 	ss.info = info
 	ss.infoGen++
 	ss.infoDirty = false
+	if ss.pristine && ss.loginKey != "" {
+		// What sessions of this login start with (logins.go).
+		ss.srv.logins.putInfo(ss.loginKey, info)
+	}
 	return nil
 }
 

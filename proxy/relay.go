@@ -76,8 +76,10 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	}
 	if _, ok := msg.(*pgproto3.Terminate); ok {
 		ss.terminated.Store(true)
-		ss.fe.Send(msg)
-		_ = ss.fe.Flush()
+		if ss.link == linkLive {
+			ss.fe.Send(msg)
+			_ = ss.fe.Flush()
+		}
 		return true
 	}
 	// Only sessions with an acceleration come here (the others are
@@ -116,6 +118,10 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 // forward sends one client message to the origin, records the response it
 // owes, and flushes at protocol sync points or when enough is buffered.
 func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.BackendMessage)) error {
+	if !ss.needOrigin() {
+		return errSessionClosed
+	}
+	ss.commitSet()
 	flush := false
 	// Whether the current extended-protocol stretch has reached the
 	// origin: a Sync or Query ends it, a Flush changes nothing.
@@ -137,6 +143,9 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	case *pgproto3.Parse:
 		ss.pending.push(pendingItem{kind: pkParse})
 		ss.pendingBytes += len(m.Query)
+		if st := ss.stmts[m.Name]; st != nil && st.sql == m.Query {
+			st.atOrigin = true
+		}
 	case *pgproto3.Bind:
 		ss.pending.push(pendingItem{kind: pkBind})
 		for _, p := range m.Parameters {
@@ -194,6 +203,9 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 			return nil
 		}
 		ss.localSkip = false
+	}
+	if !ss.needOrigin() {
+		return errSessionClosed
 	}
 	switch kind {
 	case pkQuery, pkSync, pkFunctionCall:
@@ -342,6 +354,14 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.materialize(m.Portal)
 	case *pgproto3.Close:
+		if ss.settleLink() == linkNone {
+			// Nothing of the session is at any origin (link.go): a
+			// statement or portal exists only here, if at all.
+			ss.segmentOpen = true
+			ss.onClose(m)
+			ss.answerLocal(&pgproto3.CloseComplete{})
+			return true, nil
+		}
 		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
 			ss.onClose(m)
 			ss.answerLocal(&pgproto3.CloseComplete{})
@@ -401,7 +421,7 @@ func (ss *session) clientReadFailed(err error) {
 		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
 		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
 	}
-	if !ss.terminated.Swap(true) && ss.fe != nil {
+	if !ss.terminated.Swap(true) && ss.fe != nil && ss.link == linkLive {
 		// Tell the origin we are leaving so its backend ends cleanly; its
 		// closing the connection is then no news to report.
 		ss.fe.Send(&pgproto3.Terminate{})
@@ -433,6 +453,13 @@ func (ss *session) relayOrigin() {
 func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	if err != nil {
 		ss.originReadFailed(err)
+		return true
+	}
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (e.Severity == "FATAL" || e.Severity == "PANIC") && ss.canDetach() &&
+		ss.detach(fmt.Errorf("%s: %s", e.Code, e.Message), e) {
+		// The origin ends the connection (it shuts down) while the
+		// session owes the client nothing from it: the session goes on
+		// without it.
 		return true
 	}
 	head, hasHead := ss.pending.head()
@@ -529,6 +556,12 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 // originReadFailed ends the session after a failed origin read; it is news
 // to the client unless the session was closing anyway.
 func (ss *session) originReadFailed(err error) {
+	if ss.link != linkLive {
+		return // a stand-in or a dropped link was closed: nothing to report
+	}
+	if ss.canDetach() && ss.detach(err, nil) {
+		return
+	}
 	if !ss.isClosed() && !ss.terminated.Load() {
 		ss.originFailed(err)
 	}

@@ -35,6 +35,9 @@ type Config struct {
 	Accel *Accel
 	// Metrics receives query counts and timings; nil disables them.
 	Metrics *Metrics
+	// Auth, when set, makes the proxy authenticate clients itself
+	// (auth.mode proxy); nil relays every login to the origin.
+	Auth *ProxyAuth
 	// EventLoops is how many event loops relay pass-through sessions
 	// (loop_linux.go), as server.event_loops says: nil picks one per two
 	// CPUs the Go runtime uses (GOMAXPROCS/2, at least one), 0 relays
@@ -68,6 +71,12 @@ type Server struct {
 	describes describeCache
 	metrics   *Metrics
 
+	// With Auth: the login cache (logins.go), the seed of mock SCRAM
+	// salts, and what sessions know of the origin's reachability.
+	logins     loginCache
+	mockSecret []byte
+	health     originHealth
+
 	loopsOnce sync.Once
 	loops     []*eventLoop
 	nextLoop  atomic.Uint32
@@ -96,6 +105,13 @@ func NewServer(cfg Config) *Server {
 		cancel:   cancel,
 		stopped:  make(chan struct{}),
 		metrics:  cfg.Metrics,
+	}
+	if cfg.Auth != nil {
+		s.mockSecret = newMockSecret()
+		s.logins.path = cfg.Auth.LoginsPath
+		if err := s.logins.load(); err != nil {
+			s.log.Warn().Err(err).Msg("the saved session starts cannot be read; starting without them")
+		}
 	}
 	// The proxy's own process ids (for sessions whose origin sends no
 	// BackendKeyData) start away from 0 and above every Linux pid
@@ -266,7 +282,7 @@ func (s *Server) register(ss *session) bool {
 	for {
 		var k cancelKey
 		_, _ = rand.Read(k.secret[:])
-		if ss.originKey != nil {
+		if ss.originKey != nil && s.cfg.Auth == nil {
 			k.pid = ss.originPID
 		} else {
 			k.pid = s.nextPID.Add(1)&0x3fffffff | 0x40000000

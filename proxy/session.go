@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/rs/zerolog"
 )
@@ -107,6 +108,31 @@ type session struct {
 
 	origin net.Conn
 	fe     *pgproto3.Frontend
+	// The origin link (link.go), changed only by the client loop while no
+	// origin relay runs; linkMu guards origin, originIO, originPID and
+	// originKey for the goroutines that close or cancel.
+	link       linkState
+	linkMu     sync.Mutex
+	originDone chan struct{} // closed when the current link's origin relay ends
+	// broken: the origin connection broke while the session owed the
+	// client nothing from it (canDetach); the client loop drops the link
+	// at its next need of the origin.
+	broken atomic.Bool
+	// clientKey is the ClientKey of the client's SCRAM login with
+	// auth.mode proxy (memory only, never logged), verifier the verifier
+	// it was recovered with; nil in auth.mode origin.
+	clientKey []byte
+	verifier  auth.Verifier
+	// replaySets are the SET statements to run on a new origin
+	// connection; pendingSet is the one being sent; unreplayable says why
+	// the session's origin state cannot be rebuilt ("" when it can).
+	replaySets   []string
+	pendingSet   string
+	unreplayable string
+	// loginKey keys the session's start in the login cache (logins.go);
+	// pristine: nothing the session sent may have changed its settings.
+	loginKey string
+	pristine bool
 
 	// clientIO and originIO are the sockets' raw I/O (nil for TLS); once a
 	// session is handed to an event loop, its sockets are closed and
@@ -248,15 +274,9 @@ func (ss *session) run() {
 	defer ss.close()
 	defer ss.srv.unregister(ss)
 
-	if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
+	if err := ss.start(); err != nil {
 		if !errors.Is(err, errHandled) {
 			ss.log.Debug().Err(err).Msg("origin connect or authentication failed")
-		}
-		return
-	}
-	if err := ss.finishStartup(); err != nil {
-		if !errors.Is(err, errHandled) {
-			ss.log.Debug().Err(err).Msg("session startup failed")
 		}
 		return
 	}
@@ -264,7 +284,9 @@ func (ss *session) run() {
 	defer ss.srv.metrics.sessionDelta(-1)
 	ss.log = ss.log.With().Uint32("session", ss.pid).Logger()
 	_ = ss.client.SetDeadline(time.Time{})
-	_ = ss.origin.SetDeadline(time.Time{})
+	if ss.link == linkLive {
+		_ = ss.origin.SetDeadline(time.Time{})
+	}
 	ss.log.Debug().Msg("session started")
 
 	if ss.srv.isClosing() {
@@ -275,15 +297,15 @@ func (ss *session) run() {
 		ss.log.Debug().Msg("session ended")
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ss.relayOrigin()
-	}()
+	if ss.link != linkNone {
+		ss.startOriginRelay()
+	}
 	ss.relayClient()
 	ss.closePortals()
 	ss.close()
-	<-done
+	if ss.originDone != nil {
+		<-ss.originDone
+	}
 	ss.log.Debug().Msg("session ended")
 }
 
@@ -333,9 +355,11 @@ func (ss *session) close() {
 		close(ss.closedCh())
 		ss.pending.close()
 		closeConn(ss.client, ss.clientIO)
+		ss.linkMu.Lock()
 		if ss.origin != nil {
 			closeConn(ss.origin, ss.originIO)
 		}
+		ss.linkMu.Unlock()
 		if l := ss.loop.Load(); l != nil {
 			// The loop cannot see a closed descriptor: it is told.
 			l.kick(ss)
@@ -359,12 +383,15 @@ func (ss *session) cancelQuery() {
 	if ss.cancelLocal() {
 		return
 	}
-	if ss.originKey == nil {
+	ss.linkMu.Lock()
+	pid, key := ss.originPID, ss.originKey
+	ss.linkMu.Unlock()
+	if key == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ss.srv.cfg.DialTimeout)
 	defer cancel()
-	if err := ss.srv.cancelOrigin(ctx, ss.originPID, ss.originKey); err != nil {
+	if err := ss.srv.cancelOrigin(ctx, pid, key); err != nil {
 		ss.log.Warn().Err(err).Msg("cancel of the origin query failed")
 	}
 }

@@ -23,8 +23,8 @@ func TestSetupSQL_GrantsTheOriginUser(t *testing.T) {
 	}
 	sql := out.String()
 	for _, want := range []string{
-		`GRANT EXECUTE ON FUNCTION pgaccel.lookup_verifier(text, text) TO "Lookup User";`,
-		"REVOKE ALL ON FUNCTION pgaccel.lookup_verifier(text, text) FROM PUBLIC;",
+		`GRANT EXECUTE ON FUNCTION pgaccel_auth.lookup_verifier(text, text) TO "Lookup User";`,
+		"REVOKE ALL ON FUNCTION pgaccel_auth.lookup_verifier(text, text) FROM PUBLIC;",
 		"SECURITY DEFINER",
 		"SET search_path = pg_catalog, pg_temp",
 	} {

@@ -1,0 +1,424 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/rs/zerolog"
+)
+
+// Sessions with auth.mode: proxy (issue 17). The roles are the test's
+// own, so that password changes do not touch the shared ones.
+const (
+	sessUser = "sess_user"
+	sessPass = "sess-pass-1"
+)
+
+// setupProxyAuth creates the lookup function, the test's role and tables.
+func setupProxyAuth(t *testing.T) {
+	t.Helper()
+	mustExec(t, auth.SetupSQL(pgtest.SuperUser))
+	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS sess_orders, sess_writes;
+		DO $$ BEGIN
+		  IF EXISTS (SELECT FROM pg_roles WHERE rolname = '%[1]s') THEN
+		    EXECUTE 'DROP OWNED BY %[1]s'; DROP ROLE %[1]s;
+		  END IF;
+		END $$;
+		SET password_encryption = 'scram-sha-256';
+		CREATE ROLE %[1]s LOGIN PASSWORD '%[2]s';
+		CREATE TABLE sess_orders (id int PRIMARY KEY, v text, amount numeric(10,2));
+		INSERT INTO sess_orders SELECT g, 'v' || g, g * 1.25 FROM generate_series(1, 200) g;
+		CREATE TABLE sess_writes (id serial PRIMARY KEY, note text);
+		GRANT SELECT ON sess_orders TO %[1]s;
+		GRANT SELECT, INSERT ON sess_writes TO %[1]s;
+		GRANT USAGE ON SEQUENCE sess_writes_id_seq TO %[1]s;`, sessUser, sessPass))
+	t.Cleanup(func() {
+		mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS sess_orders, sess_writes; DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, sessUser))
+	})
+}
+
+// startProxyAuthApp starts pgaccel with auth.mode: proxy over sess_orders,
+// its files and saved logins in dataDir.
+func startProxyAuthApp(t *testing.T, dataDir string, cacheTTL string, wait bool) (*app.App, func()) {
+	t.Helper()
+	cfgText := fmt.Sprintf(`origin:
+  dsn: %q
+server:
+  listen: 127.0.0.1:0
+admin:
+  listen: 127.0.0.1:0
+auth:
+  mode: proxy
+  cache_ttl: %s
+  max_stale: 1h
+  persist: true
+runtime:
+  data_dir: %q
+  point_reads: acceleration
+datasets:
+  - from: postgres:public.sess_orders
+    acceleration:
+      mode: file
+`, origin.SuperDSN(), cacheTTL, dataDir)
+	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := catalog.Load(path)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	level := zerolog.WarnLevel
+	if os.Getenv("PGACCEL_TEST_DEBUG") != "" {
+		level = zerolog.DebugLevel
+	}
+	a, err := app.Start(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(level))
+	if err != nil {
+		t.Fatalf("start pgaccel: %v", err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(func() { shutdownApp(t, a) }) }
+	t.Cleanup(stop)
+	if wait {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := a.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, stop
+}
+
+func shutdownApp(t *testing.T, a *app.App) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+// originBackends counts the origin backends of role.
+func originBackends(t *testing.T, role string) int {
+	t.Helper()
+	var n int
+	if err := originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, role).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// readAll runs the accelerated reads a session makes, returning their
+// answers as text.
+func readAll(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	var n, sum int64
+	if err := q.QueryRow(ctx, "SELECT count(*), sum(id) FROM sess_orders").Scan(&n, &sum); err != nil {
+		return "", err
+	}
+	var v string
+	if err := q.QueryRow(ctx, "SELECT v FROM sess_orders WHERE id = $1", 42).Scan(&v); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d %d %s", n, sum, v), nil
+}
+
+const wantReads = "200 20100 v42"
+
+// TestSessions_SurviveOriginOutage: with auth.mode: proxy, open sessions
+// (pgx extended with its statement cache, pgx simple protocol, named
+// server-prepared statements as pgjdbc uses them) keep getting
+// accelerated answers while the origin is stopped; a write gets ERROR
+// 08006 and the session goes on; new logins are verified by pgaccel (right
+// password in, wrong one and unknown role out); after the origin returns,
+// the same sessions write again, with their settings set up again; a
+// restart of pgaccel during the outage still logs users in.
+func TestSessions_SurviveOriginOutage(t *testing.T) {
+	setupProxyAuth(t)
+	dataDir := t.TempDir()
+	a, stopA := startProxyAuthApp(t, dataDir, "60s", true)
+	dsn := appDSN(a, sessUser, sessPass)
+	ctx := ctxT(t)
+
+	// Wrong passwords and unknown roles: 28P01, the origin's message.
+	if _, err := pgx.Connect(ctx, appDSN(a, sessUser, "wrong")); pgErrCode(err) != "28P01" ||
+		!strings.Contains(err.Error(), `password authentication failed for user "sess_user"`) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if _, err := pgx.Connect(ctx, appDSN(a, "no_such_role", "x")); pgErrCode(err) != "28P01" ||
+		!strings.Contains(err.Error(), `password authentication failed for user "no_such_role"`) {
+		t.Fatalf("unknown role: %v", err)
+	}
+
+	ext := connect(t, dsn) // pgx's default: extended protocol, statement cache
+	if _, err := ext.Exec(ctx, "SET application_name = 'sess-ext'"); err != nil {
+		t.Fatal(err)
+	}
+	simpleCfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simpleCfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	simple, err := pgx.ConnectConfig(ctx, simpleCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer simple.Close(context.Background())
+	named := connect(t, dsn).PgConn() // pgjdbc-style: Parse S_1 once, Bind/Execute many
+	if _, err := named.Prepare(ctx, "S_1", "SELECT v, amount FROM sess_orders WHERE id = $1", nil); err != nil {
+		t.Fatal(err)
+	}
+	namedRead := func() (string, error) {
+		res := named.ExecPrepared(ctx, "S_1", [][]byte{[]byte("7")}, nil, nil).Read()
+		if res.Err != nil {
+			return "", res.Err
+		}
+		if len(res.Rows) != 1 {
+			return "", fmt.Errorf("%d rows", len(res.Rows))
+		}
+		return string(res.Rows[0][0]) + " " + string(res.Rows[0][1]), nil
+	}
+	for name, read := range map[string]func() (string, error){
+		"extended": func() (string, error) { return readAll(ctx, ext) },
+		"simple":   func() (string, error) { return readAll(ctx, simple) },
+	} {
+		if got, err := read(); err != nil || got != wantReads {
+			t.Fatalf("%s before the outage: %q %v", name, got, err)
+		}
+	}
+	if got, err := namedRead(); err != nil || got != "v7 8.75" {
+		t.Fatalf("named before the outage: %q %v", got, err)
+	}
+	if _, err := ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('before')"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The origin stops (fast shutdown).
+	resume := origin.PauseDuring(t)
+	for name, read := range map[string]func() (string, error){
+		"extended": func() (string, error) { return readAll(ctx, ext) },
+		"simple":   func() (string, error) { return readAll(ctx, simple) },
+		"named":    namedRead,
+	} {
+		got, err := read()
+		if err != nil {
+			t.Errorf("%s during the outage: %v", name, err)
+			continue
+		}
+		if name != "named" && got != wantReads || name == "named" && got != "v7 8.75" {
+			t.Errorf("%s during the outage: %q", name, got)
+		}
+	}
+	_, err = ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('during')")
+	if pgErrCode(err) != "08006" || !strings.Contains(err.Error(), "origin is unavailable") {
+		t.Errorf("a write during the outage: %v, want ERROR 08006", err)
+	}
+	if got, err := readAll(ctx, ext); err != nil || got != wantReads {
+		t.Errorf("extended after the failed write: %q %v", got, err)
+	}
+	if _, err := simple.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('during')"); pgErrCode(err) != "08006" {
+		t.Errorf("a simple-protocol write during the outage: %v", err)
+	}
+	if got, err := readAll(ctx, simple); err != nil || got != wantReads {
+		t.Errorf("simple after the failed write: %q %v", got, err)
+	}
+
+	// New logins during the outage: verified by pgaccel.
+	fresh, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("a new login during the outage: %v", err)
+	}
+	if got, err := readAll(ctx, fresh); err != nil || got != wantReads {
+		t.Errorf("a new session during the outage: %q %v", got, err)
+	}
+	fresh.Close(ctx)
+	if _, err := pgx.Connect(ctx, appDSN(a, sessUser, "wrong")); pgErrCode(err) != "28P01" {
+		t.Errorf("wrong password during the outage: %v", err)
+	}
+	if _, err := pgx.Connect(ctx, appDSN(a, "no_such_role_2", "x")); err == nil {
+		t.Error("an unknown role logged in during the outage")
+	}
+
+	// The origin returns: the same sessions write again, with their
+	// settings set up again on the new connection.
+	if err := resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, "the origin back", func() bool {
+		c, err := pgx.Connect(context.Background(), origin.SuperDSN())
+		if err == nil {
+			c.Close(context.Background())
+		}
+		return err == nil
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err = ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('after')")
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // within originRetryEvery of the last failure
+	}
+	if err != nil {
+		t.Fatalf("a write after the origin returned: %v", err)
+	}
+	var app string
+	if err := ext.QueryRow(ctx, "SELECT current_setting('application_name')").Scan(&app); err != nil || app != "sess-ext" {
+		t.Errorf("the session's setting after reconnecting: %q %v", app, err)
+	}
+	if _, err := simple.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('after')"); err != nil {
+		t.Errorf("a simple-protocol write after the origin returned: %v", err)
+	}
+	if got, err := namedRead(); err != nil || got != "v7 8.75" {
+		t.Errorf("named after the origin returned: %q %v", got, err)
+	}
+	var notes string
+	if err := originConn(t).QueryRow(ctx, "SELECT string_agg(note, ',' ORDER BY id) FROM sess_writes").Scan(&notes); err != nil || notes != "before,after,after" {
+		t.Errorf("writes at the origin: %q %v", notes, err)
+	}
+
+	// pgaccel restarted during an outage, with auth.persist: logins work.
+	ext.Close(ctx)
+	simple.Close(ctx)
+	named.Close(ctx)
+	stopA()
+	resume = origin.PauseDuring(t)
+	b, _ := startProxyAuthApp(t, dataDir, "60s", false)
+	c, err := pgx.Connect(ctx, appDSN(b, sessUser, sessPass))
+	if err != nil {
+		t.Fatalf("a login after a restart during the outage: %v", err)
+	}
+	c.Close(ctx)
+	if _, err := pgx.Connect(ctx, appDSN(b, sessUser, "wrong")); pgErrCode(err) != "28P01" {
+		t.Errorf("wrong password after a restart during the outage: %v", err)
+	}
+	for _, name := range []string{"auth-verifiers.json", "auth-logins.json"} {
+		fi, err := os.Stat(filepath.Join(dataDir, name))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want mode 0600", name, fi.Mode(), err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dataDir, name))
+		if strings.Contains(string(data), sessPass) {
+			t.Errorf("%s holds the password", name)
+		}
+	}
+	if err := resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessions_CredentialChanges: a password changed at the origin — the
+// old one is refused within the cache's bound and the new one accepted; a
+// role set NOLOGIN is refused.
+func TestSessions_CredentialChanges(t *testing.T) {
+	setupProxyAuth(t)
+	a, _ := startProxyAuthApp(t, t.TempDir(), "1s", true)
+	ctx := ctxT(t)
+	c, err := pgx.Connect(ctx, appDSN(a, sessUser, sessPass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	mustExec(t, fmt.Sprintf("SET password_encryption = 'scram-sha-256'; ALTER ROLE %s PASSWORD 'sess-pass-2'", sessUser))
+	pgtest.WaitFor(t, "the old password refused", func() bool {
+		c, err := pgx.Connect(ctx, appDSN(a, sessUser, sessPass))
+		if err == nil {
+			c.Close(ctx)
+			return false
+		}
+		return pgErrCode(err) == "28P01"
+	})
+	pgtest.WaitFor(t, "the new password accepted", func() bool {
+		c, err := pgx.Connect(ctx, appDSN(a, sessUser, "sess-pass-2"))
+		if err != nil {
+			return false
+		}
+		defer c.Close(ctx)
+		got, err := readAll(ctx, c)
+		return err == nil && got == wantReads
+	})
+	mustExec(t, fmt.Sprintf("ALTER ROLE %s NOLOGIN", sessUser))
+	pgtest.WaitFor(t, "a NOLOGIN role refused", func() bool {
+		c, err := pgx.Connect(ctx, appDSN(a, sessUser, "sess-pass-2"))
+		if err == nil {
+			c.Close(ctx)
+			return false
+		}
+		return pgErrCode(err) == "28P01"
+	})
+}
+
+// TestSessions_AcceleratedReadsHoldNoBackend: 500 sessions that only read
+// accelerated datasets hold no origin backend (the first session of the
+// role opened one, to learn what sessions start with).
+func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
+	setupProxyAuth(t)
+	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	ctx := ctxT(t)
+	dsn := appDSN(a, sessUser, sessPass)
+	first, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(ctx, first); err != nil || got != wantReads {
+		t.Fatalf("first session: %q %v", got, err)
+	}
+	first.Close(ctx)
+	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
+
+	const n = 500
+	conns := make([]*pgx.Conn, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				errs <- err
+				return
+			}
+			conns[i] = c
+			if got, err := readAll(ctx, c); err != nil || got != wantReads {
+				errs <- fmt.Errorf("session %d: %q %v", i, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}
+	}()
+	if got := originBackends(t, sessUser); got != 0 {
+		t.Errorf("%d sessions reading accelerated datasets hold %d origin backends, want 0", n, got)
+	}
+	// A write opens one for its session only.
+	if _, err := conns[0].Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('one')"); err != nil {
+		t.Fatal(err)
+	}
+	if got := originBackends(t, sessUser); got != 1 {
+		t.Errorf("after one session wrote: %d origin backends, want 1", got)
+	}
+}

@@ -1,0 +1,568 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/planner"
+)
+
+// The origin link of a session with an acceleration.
+//
+// A session's origin connection is not tied to its life. With auth.mode
+// proxy a login whose (database, role, startup parameters) were seen
+// before starts with none (linkNone): the statements the acceleration
+// answers need nothing of the origin, and the first message that must go
+// there opens the connection (needOrigin), logging in with the ClientKey
+// of the client's own login and setting up again what the session set up
+// on an earlier one (replay). When the origin connection breaks while the
+// session owes nothing to it and holds no transaction there (the origin
+// restarted, or went down), the session does not end: it drops the link
+// and goes on (detach). When a connection cannot be opened, an
+// unavailableOrigin stands in for the stretch: every statement that needs
+// the origin gets an ERROR 08006 and the session stays usable.
+//
+// With auth.mode origin the proxy cannot log in again (the password went
+// by in the relayed exchange): a session whose link broke keeps answering
+// from the acceleration while the origin is down, and once the origin
+// answers again, the first statement that needs it ends the session with
+// FATAL 08006, so that the client (its pool) reconnects.
+type linkState uint8
+
+const (
+	linkLive    linkState = iota // a connection to the origin
+	linkNone                     // none: the next message for the origin opens one
+	linkStandIn                  // an unavailableOrigin answers (the origin could not be reached)
+)
+
+// originRetryEvery is how long after a failed connect to the origin no
+// session tries again; in between, statements that need the origin fail
+// at once.
+const originRetryEvery = time.Second
+
+// installOrigin makes c the session's origin connection, read and
+// written through orw (fastIO's, or c) and read through fr (nil: a new
+// one); it runs on the client loop (or at startup) while no origin relay
+// runs.
+func (ss *session) installOrigin(c net.Conn, orw io.ReadWriter, fr *frameReader, state linkState) {
+	if orw == nil {
+		orw = fastIO(c)
+	}
+	if fr == nil {
+		fr = newFrameReader(orw, false)
+	}
+	ss.linkMu.Lock()
+	ss.origin = c
+	ss.originIO, _ = orw.(*rawIO)
+	ss.linkMu.Unlock()
+	ss.ofr = fr
+	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
+	ss.originW = orw
+	ss.link = state
+}
+
+// startOriginRelay runs the origin relay of the current link.
+func (ss *session) startOriginRelay() {
+	done := make(chan struct{})
+	ss.originDone = done
+	go func() {
+		defer close(done)
+		ss.relayOrigin()
+	}()
+}
+
+// dropLink ends the current link and waits for its relay: the session
+// then has no origin connection.
+func (ss *session) dropLink() {
+	ss.linkMu.Lock()
+	c := ss.origin
+	raw := ss.originIO
+	ss.linkMu.Unlock()
+	if c != nil {
+		closeConn(c, raw)
+	}
+	if ss.originDone != nil {
+		<-ss.originDone
+		ss.originDone = nil
+	}
+	ss.broken.Store(false)
+	none := newUnavailableOrigin("", "")
+	_ = none.Close() // nothing may be sent without needOrigin
+	ss.installOrigin(none, none, nil, linkNone)
+	ss.linkMu.Lock()
+	ss.originPID, ss.originKey = 0, nil
+	ss.linkMu.Unlock()
+	// Nothing of the session's statements is left at the origin.
+	ss.infoPrepared = false
+	ss.staleStmt, ss.stalePortal = false, false
+	ss.stretchOrigin = false
+}
+
+// canDetach reports, on the origin relay, whether a broken origin link
+// may leave the session running: it owes the client nothing from the
+// origin and holds no transaction there.
+func (ss *session) canDetach() bool {
+	if ss.accel == nil || ss.isClosed() || ss.terminated.Load() || ss.shuttingDown.Load() {
+		return false
+	}
+	if _, pending := ss.pending.head(); pending {
+		return false
+	}
+	return ss.state.TxStatus() == 'I'
+}
+
+// detach runs on the origin relay when the origin connection broke (with
+// the origin's FATAL, when it sent one) and canDetach allowed the session
+// to go on: the client loop drops the link at its next need of the origin
+// (needOrigin). It reports false when the session ends instead: its state
+// at the origin cannot be set up again, or (auth.mode origin, where no new
+// connection can be logged in) the origin still accepts sessions, so the
+// connection was ended on purpose (pg_terminate_backend), not by an
+// outage.
+func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
+	end := ""
+	switch {
+	case ss.unreplayable != "" && ss.clientKey != nil:
+		end = "the session's origin state cannot be set up again (" + ss.unreplayable + ")"
+	case ss.clientKey == nil:
+		ctx, cancel := context.WithTimeout(ss.srv.baseCtx, ss.srv.cfg.DialTimeout)
+		accepting := ss.srv.originAccepting(ctx, ss.startupRaw)
+		cancel()
+		if accepting {
+			end = "the origin ended the connection and still accepts sessions"
+		}
+	}
+	if end != "" {
+		ss.log.Info().Err(cause).Str("why", end).Msg("the origin connection broke; ending the session")
+		return false
+	}
+	ss.log.Info().Err(cause).Msg("the origin connection broke while the session was idle; the session goes on without it")
+	ss.srv.metrics.link(linkDetached)
+	ss.broken.Store(true)
+	ss.linkMu.Lock()
+	if ss.origin != nil {
+		closeConn(ss.origin, ss.originIO)
+	}
+	ss.linkMu.Unlock()
+	return true
+}
+
+// needOrigin makes sure a connection (or the stand-in) takes the next
+// message for the origin. It runs on the client loop before anything is
+// sent there, and reports false when the session must end (it has told
+// the client why).
+func (ss *session) needOrigin() bool {
+	switch ss.settleLink() {
+	case linkLive, linkStandIn:
+		return true
+	}
+	return ss.connectLink()
+}
+
+// settleLink drops a link that has ended (a broken connection, or a
+// stand-in whose stretch is answered) once nothing is pending on it, and
+// returns the link's state: linkNone means nothing of the session is at
+// any origin.
+func (ss *session) settleLink() linkState {
+	switch ss.link {
+	case linkLive:
+		if ss.broken.Load() && ss.pending.idle() {
+			ss.dropLink()
+		}
+	case linkStandIn:
+		if ss.pending.idle() && !ss.stretchOrigin {
+			ss.dropLink()
+		}
+	}
+	return ss.link
+}
+
+// connectLink opens a connection to the origin for a session that has
+// none, or puts the stand-in in its place.
+func (ss *session) connectLink() bool {
+	if !ss.srv.originRetryDue() {
+		ss.standIn(ss.srv.lastOriginError())
+		return true
+	}
+	if ss.clientKey == nil {
+		// auth.mode origin: no credential to log in again with.
+		ctx, cancel := context.WithTimeout(ss.srv.baseCtx, ss.srv.cfg.DialTimeout)
+		accepting := ss.srv.originAccepting(ctx, ss.startupRaw)
+		cancel()
+		if !accepting {
+			ss.standIn(ss.srv.lastOriginError())
+			return true
+		}
+		ss.fatal(codeConnectionFailure, "the connection to the origin was lost and pgaccel cannot log in again for this session",
+			"Connect again. With auth.mode: proxy, pgaccel reopens origin connections itself.")
+		ss.close()
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ss.srv.baseCtx, startupTimeout)
+	defer cancel()
+	ol, err := ss.srv.loginOrigin(ctx, ss.startupRaw, ss.clientKey, ss.verifier)
+	var oe *originError
+	switch {
+	case err == nil:
+	case errors.As(err, &oe), errors.Is(err, auth.ErrResalted), errors.Is(err, errOriginAuth):
+		// The origin refused the role now (its password changed, it was
+		// dropped or set NOLOGIN): the session ends as a login would.
+		ss.log.Info().Err(err).Msg("the origin refused to log the session in again")
+		if oe != nil {
+			ss.writeMu.Lock()
+			if !ss.fatalSent {
+				ss.fatalSent = true
+				ss.be.Send(oe.resp)
+				_ = ss.be.Flush()
+			}
+			ss.writeMu.Unlock()
+		} else {
+			ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", ss.state.User),
+				"The role's password changed at the origin since this session logged in.")
+		}
+		ss.close()
+		return false
+	default:
+		ss.srv.originDown(err)
+		ss.standIn(err)
+		return true
+	}
+	ss.srv.originUp()
+	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
+	ss.fe = ol.fe
+	ss.linkMu.Lock()
+	ss.originPID, ss.originKey = ol.pid, ol.key
+	ss.linkMu.Unlock()
+	if err := ss.replay(ol); err != nil {
+		ss.log.Warn().Err(err).Msg("setting the session up again at the origin failed")
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("could not set the session up again at the origin: %v", err), "Connect again.")
+		ss.close()
+		return false
+	}
+	ss.srv.metrics.link(linkReconnected)
+	ss.startOriginRelay()
+	return true
+}
+
+// standIn puts an unavailableOrigin in place of the origin connection.
+func (ss *session) standIn(cause error) {
+	msg := "the origin is unavailable"
+	if cause != nil {
+		msg = fmt.Sprintf("the origin is unavailable: %v", cause)
+	}
+	hint := "This statement needs the origin Postgres. Statements over accelerated datasets are still answered; pgaccel reconnects when the origin is back."
+	if ss.clientKey == nil {
+		hint = "This statement needs the origin Postgres. Statements over accelerated datasets are still answered; connect again when the origin is back."
+	}
+	u := newUnavailableOrigin(msg, hint)
+	ss.installOrigin(u, u, nil, linkStandIn)
+	ss.srv.metrics.link(linkStandInEvent)
+	ss.startOriginRelay()
+}
+
+// replay sets up on a new origin connection what the session set up on
+// the earlier ones: the settings it changed with SET, and the statements
+// it prepared there. Their answers are kept from the client; a
+// ParameterStatus whose value differs from what the client has is passed
+// on.
+func (ss *session) replay(ol *originLogin) error {
+	var msgs []pgproto3.FrontendMessage
+	for _, sql := range ss.replaySets {
+		msgs = append(msgs, &pgproto3.Query{String: sql})
+	}
+	names := slices.Sorted(maps.Keys(ss.stmts))
+	parses := 0
+	for _, name := range names {
+		st := ss.stmts[name]
+		if st == nil || st.local || !st.atOrigin || name == "" {
+			continue
+		}
+		msgs = append(msgs, &pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
+		parses++
+	}
+	if parses > 0 {
+		msgs = append(msgs, &pgproto3.Sync{})
+	}
+	params := maps.Clone(ol.params)
+	if len(msgs) > 0 {
+		_ = ss.origin.SetDeadline(time.Now().Add(startupTimeout))
+		defer func() { _ = ss.origin.SetDeadline(time.Time{}) }()
+		for _, m := range msgs {
+			ss.fe.Send(m)
+		}
+		if err := ss.fe.Flush(); err != nil {
+			return err
+		}
+		for want := len(ss.replaySets) + min(parses, 1); want > 0; {
+			msg, err := ss.fe.Receive()
+			if err != nil {
+				return err
+			}
+			switch m := msg.(type) {
+			case *pgproto3.ReadyForQuery:
+				want--
+				if m.TxStatus != 'I' {
+					return fmt.Errorf("transaction status %q after setup", m.TxStatus)
+				}
+			case *pgproto3.ParameterStatus:
+				params[m.Name] = m.Value
+			case *pgproto3.ErrorResponse:
+				// As on the first connection, where the client saw it.
+				ss.log.Debug().Str("code", m.Code).Msg("a replayed statement failed at the origin")
+			}
+		}
+	}
+	old := ss.state.Params()
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	sent := false
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if v := params[name]; old[name] != v {
+			ss.state.setParam(name, v)
+			ss.be.Send(&pgproto3.ParameterStatus{Name: name, Value: v})
+			sent = true
+		}
+	}
+	if sent {
+		return ss.be.Flush()
+	}
+	return nil
+}
+
+// noteReplay records what a statement bound for the origin sets up there,
+// for replay on a later connection: a SET (or RESET, DISCARD) outside a
+// transaction block is replayed once it has reached a live origin
+// (pendingSet, commitSet). State that cannot be rebuilt (a setting
+// changed inside a transaction block, temporary tables, LISTEN, cursors,
+// SQL PREPARE, DO and CALL, which may change anything) marks the session
+// unreplayable, so that losing its link ends it as before.
+func (ss *session) noteReplay(sql string, d planner.Decision) {
+	if ss.accel == nil {
+		return
+	}
+	ss.pendingSet = ""
+	switch d.Kind {
+	case planner.KindSet, planner.KindReset, planner.KindDiscard:
+		ss.pristine = false
+		if transactionScoped(sql) {
+			return // SET LOCAL and SET TRANSACTION end with the transaction
+		}
+		if ss.state.TxStatus() != 'I' {
+			ss.unreplayable = "a setting changed inside a transaction block"
+			return
+		}
+		ss.pendingSet = sql
+	case planner.KindDDL:
+		if d.SetsSearchPath {
+			ss.unreplayable = "temporary tables or schemas created in the session"
+		}
+	case planner.KindDeclare, planner.KindListen, planner.KindPrepare, planner.KindCall, planner.KindDo,
+		planner.KindOther, planner.KindMulti:
+		ss.pristine = false
+		ss.unreplayable = "statements that may leave session state at the origin (" + d.Kind.String() + ")"
+	}
+}
+
+// commitSet records the SET being sent once it goes to a live origin.
+func (ss *session) commitSet() {
+	if ss.pendingSet == "" {
+		return
+	}
+	if ss.link == linkLive {
+		switch {
+		case strings.HasPrefix(strings.ToLower(strings.TrimSpace(ss.pendingSet)), "discard"):
+			ss.replaySets = append(ss.replaySets[:0], ss.pendingSet)
+		case len(ss.replaySets) >= 256:
+			ss.unreplayable = "too many settings to replay"
+		default:
+			ss.replaySets = append(ss.replaySets, ss.pendingSet)
+		}
+	}
+	ss.pendingSet = ""
+}
+
+// transactionScoped reports whether a SET statement's effect ends with its
+// transaction (SET LOCAL, SET TRANSACTION).
+func transactionScoped(sql string) bool {
+	f := strings.Fields(strings.ToLower(sql))
+	return len(f) >= 2 && f[0] == "set" && (f[1] == "local" || strings.HasPrefix(f[1], "transaction"))
+}
+
+// originLogin is a connection to the origin logged in as a session's role
+// (loginOrigin): what it said at startup.
+type originLogin struct {
+	conn   net.Conn
+	rw     io.ReadWriter
+	fr     *frameReader
+	fe     *pgproto3.Frontend
+	params map[string]string
+	pid    uint32
+	key    []byte
+	status byte
+}
+
+// errOriginAuth is an origin that asks for a password pgaccel cannot give.
+var errOriginAuth = errors.New("the origin asks for a cleartext or md5 password, which pgaccel cannot answer with a ClientKey; use scram-sha-256 (or trust) for connections from pgaccel")
+
+// loginOrigin opens a connection to the origin and logs in with startup
+// (the client's StartupMessage as it came) and, when the origin asks for
+// SCRAM-SHA-256, the ClientKey recovered from the client's login.
+// ErrorResponses of the origin come back as *originError.
+func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v auth.Verifier) (*originLogin, error) {
+	oc, err := s.dialOrigin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = oc.Close()
+		}
+	}()
+	if dl, has := ctx.Deadline(); has {
+		_ = oc.SetDeadline(dl)
+	}
+	orw := fastIO(oc)
+	fr := newFrameReader(orw, false)
+	fe := pgproto3.NewFrontend(fr, orw)
+	fe.Send(rawFrame(startup))
+	if err := fe.Flush(); err != nil {
+		return nil, err
+	}
+	var ex *auth.ClientExchange
+	ol := &originLogin{conn: oc, rw: orw, fr: fr, fe: fe, params: map[string]string{}}
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			return nil, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.AuthenticationOk:
+		case *pgproto3.AuthenticationSASL:
+			if !slices.Contains(m.AuthMechanisms, "SCRAM-SHA-256") || clientKey == nil {
+				return nil, errOriginAuth
+			}
+			ex = auth.NewClientExchange(clientKey, v)
+			first, err := ex.First()
+			if err != nil {
+				return nil, err
+			}
+			fe.Send(&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: first})
+			if err := fe.Flush(); err != nil {
+				return nil, err
+			}
+		case *pgproto3.AuthenticationSASLContinue:
+			if ex == nil {
+				return nil, errOriginAuth
+			}
+			final, err := ex.Final(m.Data)
+			if err != nil {
+				return nil, err
+			}
+			fe.Send(&pgproto3.SASLResponse{Data: final})
+			if err := fe.Flush(); err != nil {
+				return nil, err
+			}
+		case *pgproto3.AuthenticationSASLFinal:
+			if ex == nil {
+				return nil, errOriginAuth
+			}
+			if err := ex.Verify(m.Data); err != nil {
+				return nil, err
+			}
+		case *pgproto3.AuthenticationCleartextPassword, *pgproto3.AuthenticationMD5Password,
+			*pgproto3.AuthenticationGSS, *pgproto3.AuthenticationGSSContinue:
+			return nil, errOriginAuth
+		case *pgproto3.ParameterStatus:
+			ol.params[m.Name] = m.Value
+		case *pgproto3.BackendKeyData:
+			ol.pid, ol.key = m.ProcessID, slices.Clone(m.SecretKey)
+		case *pgproto3.ReadyForQuery:
+			ol.status = m.TxStatus
+			_ = oc.SetDeadline(time.Time{})
+			ok = true
+			return ol, nil
+		case *pgproto3.ErrorResponse:
+			return nil, &originError{resp: copyBackendMessage(m).(*pgproto3.ErrorResponse)}
+		case *pgproto3.NoticeResponse, *pgproto3.NegotiateProtocolVersion:
+		default:
+			return nil, fmt.Errorf("unexpected message %T from the origin during login", msg)
+		}
+	}
+}
+
+// originHealth is what sessions know of the origin's reachability: after
+// a failed connect no session dials again for originRetryEvery.
+type originHealth struct {
+	mu       sync.Mutex
+	failedAt time.Time
+	err      error
+}
+
+// originRetryDue reports whether a session may try to connect now.
+func (s *Server) originRetryDue() bool {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	return s.health.err == nil || time.Since(s.health.failedAt) >= originRetryEvery
+}
+
+func (s *Server) lastOriginError() error {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	return s.health.err
+}
+
+func (s *Server) originDown(err error) {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	s.health.failedAt, s.health.err = time.Now(), err
+}
+
+func (s *Server) originUp() {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	s.health.err = nil
+}
+
+// originAccepting reports whether the origin accepts sessions now: it
+// answers the client's StartupMessage with an authentication request (or
+// a refusal other than "shutting down" or "starting up"). The probe
+// connection is closed before anything is authenticated.
+func (s *Server) originAccepting(ctx context.Context, startup []byte) bool {
+	c, err := s.dialOrigin(ctx)
+	if err != nil {
+		s.originDown(err)
+		return false
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	fe := pgproto3.NewFrontend(c, c)
+	fe.Send(rawFrame(startup))
+	if err := fe.Flush(); err != nil {
+		s.originDown(err)
+		return false
+	}
+	msg, err := fe.Receive()
+	if err != nil {
+		s.originDown(err)
+		return false
+	}
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (strings.HasPrefix(e.Code, "57P") || strings.HasPrefix(e.Code, "08")) {
+		s.originDown(fmt.Errorf("%s", e.Message))
+		return false
+	}
+	s.originUp()
+	return true
+}

@@ -1,0 +1,212 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// loginCache keeps, per login key (database, role and the other startup
+// parameters: loginKeyOf), what the origin said when a session of that
+// key started: its ParameterStatus set, and the session info read before
+// the session changed anything. With it a login completes without the
+// origin (auth.mode proxy): the client gets the same ParameterStatus
+// messages, and the acceleration plans with the same search path and
+// output settings. Nothing in it is a secret (no password, no verifier,
+// no query); with a path it is kept on disk (mode 0600) for a restart
+// during an outage.
+type loginCache struct {
+	path string
+
+	mu      sync.Mutex
+	entries map[string]*loginState
+}
+
+// loginState is what a login key's sessions start with.
+type loginState struct {
+	Params map[string]string `json:"params"`
+	// Info is the session info (valid false until one was read).
+	Info     loginInfo `json:"info"`
+	Observed time.Time `json:"observed"`
+}
+
+// loginInfo is sessionInfo in the cache's form (temporary tables are
+// never part of a session's start).
+type loginInfo struct {
+	Valid            bool          `json:"valid"`
+	User             string        `json:"user"`
+	SearchPath       []string      `json:"search_path"`
+	ExtraFloatDigits string        `json:"extra_float_digits"`
+	ByteaOutput      string        `json:"bytea_output"`
+	StatementTimeout time.Duration `json:"statement_timeout"`
+	RouteDetail      string        `json:"route_detail"`
+}
+
+// loginCacheMax bounds the keys kept.
+const loginCacheMax = 10000
+
+func (c *loginCache) get(key string) (loginState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ls := c.entries[key]
+	if ls == nil {
+		return loginState{}, false
+	}
+	out := *ls
+	out.Params = maps.Clone(ls.Params)
+	return out, true
+}
+
+// putParams records the ParameterStatus set a key's session started with.
+// A set that differs from the one kept drops the info read with it.
+func (c *loginCache) putParams(key string, params map[string]string) {
+	c.mu.Lock()
+	ls := c.entries[key]
+	changed := ls == nil || !maps.Equal(ls.Params, params)
+	if changed {
+		if c.entries == nil || len(c.entries) >= loginCacheMax {
+			c.entries = map[string]*loginState{}
+		}
+		c.entries[key] = &loginState{Params: maps.Clone(params), Observed: time.Now()}
+	} else {
+		ls.Observed = time.Now()
+	}
+	c.mu.Unlock()
+	if changed {
+		c.save()
+	}
+}
+
+// putInfo records the session info of a key's session that had changed
+// nothing yet.
+func (c *loginCache) putInfo(key string, info sessionInfo) {
+	li := loginInfo{Valid: true, User: info.user, SearchPath: slices.Clone(info.searchPath), ExtraFloatDigits: info.extraFloatDigits,
+		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail}
+	c.mu.Lock()
+	ls := c.entries[key]
+	if ls == nil {
+		c.mu.Unlock()
+		return
+	}
+	changed := !ls.Info.Valid || !slices.Equal(ls.Info.SearchPath, li.SearchPath) || ls.Info.User != li.User ||
+		ls.Info.ExtraFloatDigits != li.ExtraFloatDigits || ls.Info.ByteaOutput != li.ByteaOutput ||
+		ls.Info.StatementTimeout != li.StatementTimeout || ls.Info.RouteDetail != li.RouteDetail
+	ls.Info = li
+	c.mu.Unlock()
+	if changed {
+		c.save()
+	}
+}
+
+// sessionInfo returns the info in the session's form.
+func (li loginInfo) sessionInfo() sessionInfo {
+	return sessionInfo{valid: li.Valid, user: li.User, searchPath: slices.Clone(li.SearchPath), tempTables: map[string]bool{},
+		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail}
+}
+
+// save writes the cache to its path, best effort (the next change writes
+// it again).
+func (c *loginCache) save() {
+	if c.path == "" {
+		return
+	}
+	c.mu.Lock()
+	data, err := json.Marshal(c.entries)
+	c.mu.Unlock()
+	if err != nil {
+		return
+	}
+	_ = writeFile0600(c.path, data)
+}
+
+// load reads what save wrote; a missing file is an empty cache.
+func (c *loginCache) load() error {
+	if c.path == "" {
+		return nil
+	}
+	fi, err := os.Stat(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%s is readable by others (mode %v): remove it, pgaccel writes it again with mode 0600", c.path, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return err
+	}
+	var m map[string]*loginState
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("read %s: %w", c.path, err)
+	}
+	c.mu.Lock()
+	c.entries = m
+	c.mu.Unlock()
+	return nil
+}
+
+// writeFile0600 replaces path atomically with data, mode 0600.
+func writeFile0600(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".logins-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// loginKeyOf keys a StartupMessage's sessions: every parameter, sorted,
+// except an application_name Postgres reports as it came (printable ASCII
+// below NAMEDATALEN), which the session's start takes from the client.
+func loginKeyOf(params map[string]string) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if name == "application_name" && plainAppName(params[name]) {
+			continue
+		}
+		b.WriteString(name)
+		b.WriteByte(0)
+		b.WriteString(params[name])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// plainAppName reports whether Postgres reports application_name v as it
+// came: printable ASCII, shorter than NAMEDATALEN.
+func plainAppName(v string) bool {
+	if len(v) >= 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 32 || v[i] > 126 {
+			return false
+		}
+	}
+	return true
+}

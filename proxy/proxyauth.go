@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/auth"
+)
+
+// ProxyAuth makes the proxy authenticate clients itself (auth.mode
+// proxy): SCRAM-SHA-256 against the role's verifier as the origin stores
+// it (auth.Cache), then origin connections logged in with the ClientKey
+// the client's proof revealed (link.go).
+type ProxyAuth struct {
+	Verifiers *auth.Cache
+	// LoginsPath, when set, keeps what sessions start with (their
+	// ParameterStatus set and session info, no secret) on disk, mode
+	// 0600, so that logins work after a restart during an outage.
+	LoginsPath string
+	// FreshFor is how long what a login key's sessions start with is used
+	// without asking the origin (auth.cache_ttl): a login after that opens
+	// an origin connection and takes the origin's ParameterStatus again,
+	// unless the origin cannot be reached.
+	FreshFor time.Duration
+}
+
+// codes of login failures, as Postgres sends them.
+const (
+	codeInvalidPassword       = "28P01"
+	codeInsufficientPrivilege = "42501"
+)
+
+// start authenticates the client and opens the session's origin link: the
+// origin's own exchange relayed (auth.mode origin), or pgaccel's
+// (proxyLogin).
+func (ss *session) start() error {
+	if ss.srv.cfg.Auth == nil || ss.startup.Parameters["replication"] != "" {
+		if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
+			return err
+		}
+		ss.link = linkLive
+		return ss.finishStartup()
+	}
+	return ss.proxyLogin()
+}
+
+// proxyLogin verifies the client's SCRAM-SHA-256 proof against the role's
+// verifier. A role with an md5 verifier, or none (trust, an expired
+// password), is the origin's to authenticate: its exchange is relayed as
+// in auth.mode origin. A role the origin does not know gets an exchange
+// that fails at the proof, as a wrong password does.
+func (ss *session) proxyLogin() error {
+	ctx, cancel := context.WithTimeout(ss.srv.baseCtx, startupTimeout)
+	defer cancel()
+	a := ss.srv.cfg.Auth
+	db, user := ss.state.Database, ss.state.User
+	e, stale, err := a.Verifiers.Get(ctx, db, user)
+	if err != nil {
+		ss.srv.metrics.originFailed()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
+			ss.log.Warn().Err(err).Msg("the lookup of the role's verifier failed at the origin")
+			ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot verify the login at the origin: %s", pe.Message),
+				"With auth.mode: proxy, a superuser runs the SQL `pgaccel setup-sql -c pgaccel.yaml` prints, once, at the origin.")
+			return errHandled
+		}
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s to verify the login", ss.srv.originAddr()),
+			"pgaccel verifies logins with the origin's verifiers, and none of this role is known while the origin is down.")
+		return errHandled
+	}
+	if e.Found && e.Verifier.Kind != auth.SCRAM {
+		if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
+			return err
+		}
+		ss.link = linkLive
+		return ss.finishStartup()
+	}
+	v := e.Verifier
+	if !e.Found {
+		v = auth.Verifier{}
+	}
+	ex := auth.NewExchange(v, ss.srv.mockSecret)
+	clientKey, err := ss.scramWithClient(ex)
+	if errors.Is(err, auth.ErrFailed) {
+		if e.Found && !stale {
+			// The password may have changed at the origin: the next login
+			// is checked against the verifier it has now.
+			_, _, _ = a.Verifiers.Refetch(ctx, db, user)
+		}
+		ss.srv.metrics.link(linkLoginRefused)
+		ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", user), "")
+		return errHandled
+	}
+	if err != nil {
+		return err
+	}
+	ss.clientKey, ss.verifier = clientKey, v
+	ss.loginKey = loginKeyOf(ss.startup.Parameters)
+	ss.pristine = true
+	if !e.CanConnect && stale {
+		ss.fatal(codeInsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
+		return errHandled
+	}
+	if ss.accel != nil && e.CanConnect {
+		if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
+			// Seen before: the session starts without the origin, and
+			// opens a connection there when a statement needs one.
+			return ss.startWithout(ls)
+		}
+	}
+	ol, err := ss.srv.loginOrigin(ctx, ss.startupRaw, clientKey, v)
+	var oe *originError
+	switch {
+	case err == nil:
+	case errors.As(err, &oe):
+		// The origin refused the session (no such database, too many
+		// connections, ...): its error, as it sent it.
+		ss.writeMu.Lock()
+		ss.fatalSent = true
+		ss.be.Send(oe.resp)
+		_ = ss.be.Flush()
+		ss.writeMu.Unlock()
+		return errHandled
+	case errors.Is(err, auth.ErrResalted):
+		_, _, _ = a.Verifiers.Refetch(ctx, db, user)
+		ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", user), "")
+		return errHandled
+	case errors.Is(err, errOriginAuth):
+		ss.fatal(codeFeatureNotSupported, "pgaccel cannot log in to the origin as this role: "+err.Error(), "")
+		return errHandled
+	default:
+		ss.srv.originDown(err)
+		if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ss.accel != nil && e.CanConnect {
+			ss.log.Info().Err(err).Msg("the origin cannot be reached; the session starts without it")
+			return ss.startWithout(ls)
+		}
+		ss.srv.metrics.originFailed()
+		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
+			"New sessions of a role and settings pgaccel has not seen a session of need the origin. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
+		return errHandled
+	}
+	ss.srv.originUp()
+	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
+	ss.fe = ol.fe
+	ss.originPID, ss.originKey = ol.pid, ol.key
+	if ss.accel != nil {
+		ss.srv.logins.putParams(ss.loginKey, ol.params)
+	}
+	return ss.greet(ol.params, ol.status)
+}
+
+// scramWithClient runs the SCRAM-SHA-256 exchange with the client and
+// returns the ClientKey its proof revealed.
+func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
+	ss.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
+	if err := ss.be.Flush(); err != nil {
+		return nil, err
+	}
+	if err := ss.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+		return nil, err
+	}
+	msg, err := ss.be.Receive()
+	if err != nil {
+		return nil, fmt.Errorf("receive SASL response: %w", err) // psql closes to ask for a password
+	}
+	init, ok := msg.(*pgproto3.SASLInitialResponse)
+	if !ok {
+		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
+		return nil, errHandled
+	}
+	if init.AuthMechanism != "SCRAM-SHA-256" {
+		ss.fatal(codeProtocolViolation, "client selected an invalid SASL authentication mechanism",
+			"pgaccel offers SCRAM-SHA-256 only: channel binding (SCRAM-SHA-256-PLUS) cannot pass through a proxy. Connect with channel_binding=disable or prefer.")
+		return nil, errHandled
+	}
+	serverFirst, err := ex.First(init.Data)
+	if err != nil {
+		hint := ""
+		if errors.Is(err, auth.ErrChannelBinding) {
+			hint = "Connect with channel_binding=disable or prefer: channel binding cannot pass through a proxy."
+		}
+		ss.fatal(codeProtocolViolation, "malformed SCRAM message: "+err.Error(), hint)
+		return nil, errHandled
+	}
+	ss.be.Send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst})
+	if err := ss.be.Flush(); err != nil {
+		return nil, err
+	}
+	if err := ss.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+		return nil, err
+	}
+	if msg, err = ss.be.Receive(); err != nil {
+		return nil, fmt.Errorf("receive SASL response: %w", err)
+	}
+	resp, ok := msg.(*pgproto3.SASLResponse)
+	if !ok {
+		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
+		return nil, errHandled
+	}
+	serverFinal, clientKey, err := ex.Final(resp.Data)
+	if err != nil {
+		if errors.Is(err, auth.ErrFailed) {
+			return nil, err
+		}
+		ss.fatal(codeProtocolViolation, "malformed SCRAM message: "+err.Error(), "")
+		return nil, errHandled
+	}
+	ss.be.Send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal})
+	return clientKey, nil
+}
+
+// startWithout completes a login without the origin, from what an earlier
+// session of the same login key started with.
+func (ss *session) startWithout(ls loginState) error {
+	params := ls.Params
+	if v, ok := ss.startup.Parameters["application_name"]; ok && plainAppName(v) {
+		params["application_name"] = v
+	} else if !ok {
+		params["application_name"] = ""
+	}
+	none := newUnavailableOrigin("", "")
+	_ = none.Close()
+	ss.installOrigin(none, none, nil, linkNone)
+	ss.info = ls.Info.sessionInfo()
+	ss.infoGen++
+	ss.srv.metrics.link(linkLoginWithout)
+	return ss.greet(params, 'I')
+}
+
+// greet sends the client the end of a login pgaccel authenticated:
+// AuthenticationOk, the ParameterStatus set, the proxy's own
+// BackendKeyData and ReadyForQuery.
+func (ss *session) greet(params map[string]string, status byte) error {
+	ss.be.Send(&pgproto3.AuthenticationOk{})
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		ss.state.setParam(name, params[name])
+		ss.be.Send(&pgproto3.ParameterStatus{Name: name, Value: params[name]})
+	}
+	if !ss.srv.register(ss) {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		return errHandled
+	}
+	ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+	ss.state.setTxStatus(status)
+	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
+	return ss.be.Flush()
+}
+
+// newMockSecret seeds the salts of mock exchanges: random per process, so
+// an unknown role's salt is stable within a run (as a real one is) and
+// tells nothing across runs.
+func newMockSecret() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}

@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// unavailableOrigin stands in for the origin connection of a session that
+// has none and cannot open one (the origin is down). It answers what the
+// session sends as a Postgres session answers a statement it cannot run:
+// an ErrorResponse (SQLSTATE 08006, severity ERROR, so the session goes
+// on) for a Query or the first extended-protocol message of a stretch,
+// nothing for the rest of the stretch (Postgres skips to the Sync), and
+// ReadyForQuery at the Query's end and at the Sync, with status idle: the
+// session holds no transaction at the origin. The session's relay reads
+// these answers like the origin's, so ordering with the proxy's own
+// answers, skipping after an error and the pending queue work unchanged.
+//
+// It is a net.Conn so that the session's origin relay runs on it as on a
+// socket; Close ends the relay's read with net.ErrClosed.
+type unavailableOrigin struct {
+	message, hint string
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	out      []byte // answers not yet read
+	in       []byte // a partial message written
+	skipping bool   // an error was answered: skip to the next Sync
+	closed   bool
+}
+
+func newUnavailableOrigin(message, hint string) *unavailableOrigin {
+	u := &unavailableOrigin{message: message, hint: hint}
+	u.cond = sync.NewCond(&u.mu)
+	return u
+}
+
+// Write takes frontend messages and queues their answers.
+func (u *unavailableOrigin) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return 0, net.ErrClosed
+	}
+	u.in = append(u.in, p...)
+	for len(u.in) >= 5 {
+		n := int(binary.BigEndian.Uint32(u.in[1:5]))
+		if n < 4 || len(u.in) < 1+n {
+			break
+		}
+		u.answer(u.in[0])
+		u.in = u.in[1+n:]
+	}
+	if len(u.in) == 0 {
+		u.in = nil
+	}
+	u.cond.Broadcast()
+	return len(p), nil
+}
+
+// answer queues the answer to one message of type t; u.mu is held.
+func (u *unavailableOrigin) answer(t byte) {
+	errResp := func() {
+		u.out, _ = pgError(severityError, codeConnectionFailure, u.message, u.hint).Encode(u.out)
+	}
+	rfq := func() {
+		u.out, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(u.out)
+	}
+	switch t {
+	case 'Q', 'F':
+		errResp()
+		rfq()
+	case 'S':
+		u.skipping = false
+		rfq()
+	case 'P', 'B', 'D', 'E', 'C':
+		if !u.skipping {
+			u.skipping = true
+			errResp()
+		}
+	}
+	// Flush, Terminate and COPY messages need no answer (no COPY can have
+	// started).
+}
+
+// Read returns queued answers, waiting for some.
+func (u *unavailableOrigin) Read(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for len(u.out) == 0 && !u.closed {
+		u.cond.Wait()
+	}
+	if len(u.out) == 0 {
+		return 0, net.ErrClosed
+	}
+	n := copy(p, u.out)
+	u.out = u.out[n:]
+	return n, nil
+}
+
+func (u *unavailableOrigin) Close() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = true
+	u.cond.Broadcast()
+	return nil
+}
+
+// idle reports whether every answer has been read.
+func (u *unavailableOrigin) idle() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.out) == 0 && len(u.in) == 0
+}
+
+type standInAddr struct{}
+
+func (standInAddr) Network() string { return "pgaccel" }
+func (standInAddr) String() string  { return "unavailable origin" }
+
+func (u *unavailableOrigin) LocalAddr() net.Addr              { return standInAddr{} }
+func (u *unavailableOrigin) RemoteAddr() net.Addr             { return standInAddr{} }
+func (u *unavailableOrigin) SetDeadline(time.Time) error      { return nil }
+func (u *unavailableOrigin) SetReadDeadline(time.Time) error  { return nil }
+func (u *unavailableOrigin) SetWriteDeadline(time.Time) error { return nil }
