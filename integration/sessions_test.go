@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +55,13 @@ func setupProxyAuth(t *testing.T) {
 // its files and saved logins in dataDir.
 func startProxyAuthApp(t *testing.T, dataDir string, cacheTTL string, wait bool) (*app.App, func()) {
 	t.Helper()
+	return startSessionsApp(t, "proxy", "acceleration", dataDir, cacheTTL, wait)
+}
+
+// startSessionsApp starts pgaccel over sess_orders with auth.mode mode and
+// runtime.point_reads pointReads.
+func startSessionsApp(t *testing.T, mode, pointReads, dataDir string, cacheTTL string, wait bool) (*app.App, func()) {
+	t.Helper()
 	cfgText := fmt.Sprintf(`origin:
   dsn: %q
 server:
@@ -59,18 +69,18 @@ server:
 admin:
   listen: 127.0.0.1:0
 auth:
-  mode: proxy
+  mode: %s
   cache_ttl: %s
   max_stale: 1h
   persist: true
 runtime:
   data_dir: %q
-  point_reads: acceleration
+  point_reads: %s
 datasets:
   - from: postgres:public.sess_orders
     acceleration:
       mode: file
-`, origin.SuperDSN(), cacheTTL, dataDir)
+`, origin.SuperDSN(), mode, cacheTTL, dataDir, pointReads)
 	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -422,3 +432,179 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 		t.Errorf("after one session wrote: %d origin backends, want 1", got)
 	}
 }
+
+// psqlSession is an interactive psql fed through a pipe.
+type psqlSession struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startPsql(t *testing.T, dsn string) *psqlSession {
+	t.Helper()
+	cmd := exec.Command(psqlPath(t), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=0", "-d", dsn)
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGAPPNAME=psql")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := &psqlSession{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(r)}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		r.Close()
+	})
+	return p
+}
+
+// run sends one statement and returns what psql printed for it.
+func (p *psqlSession) run(sql string) string {
+	p.t.Helper()
+	out, ended := p.runMayEnd(sql)
+	if ended {
+		p.t.Fatalf("psql ended:\n%s", out)
+	}
+	return out
+}
+
+// runMayEnd is run for a statement after which psql may exit (its
+// connection ended).
+func (p *psqlSession) runMayEnd(sql string) (string, bool) {
+	p.t.Helper()
+	if _, err := fmt.Fprintf(p.stdin, "%s;\n\\echo __done__\n", strings.TrimSuffix(sql, ";")); err != nil {
+		p.t.Fatalf("psql: %v", err)
+	}
+	var b strings.Builder
+	for {
+		line, err := p.out.ReadString('\n')
+		if err != nil {
+			return strings.TrimSpace(b.String() + line), true
+		}
+		if line == "__done__\n" {
+			return strings.TrimSpace(b.String()), false
+		}
+		b.WriteString(line)
+	}
+}
+
+// TestSessions_PsqlAndPointReadsThroughOutage: a psql session stays up
+// through an origin outage and a restart, in both auth modes: accelerated
+// reads keep coming (point reads too, which runtime.point_reads: origin
+// sends to the origin while it answers), a write gets an error and the
+// session goes on; with auth.mode proxy the same session writes again once
+// the origin is back, and a cancel reaches its origin statement.
+func TestSessions_PsqlAndPointReadsThroughOutage(t *testing.T) {
+	setupProxyAuth(t)
+	for _, mode := range []string{"origin", "proxy"} {
+		t.Run(mode, func(t *testing.T) {
+			a, _ := startSessionsApp(t, mode, "origin", t.TempDir(), "60s", true)
+			dsn := appDSN(a, sessUser, sessPass)
+			ps := startPsql(t, dsn)
+			const count, point = "SELECT count(*) FROM sess_orders", "SELECT v FROM sess_orders WHERE id = 42"
+			if got := ps.run(count); got != "200" {
+				t.Fatalf("psql before the outage: %q", got)
+			}
+			if got := ps.run(point); got != "v42" {
+				t.Fatalf("point read before the outage: %q", got)
+			}
+			before := routeCounts(t, a)
+
+			resume := origin.PauseDuring(t)
+			for i := range 3 {
+				if got := ps.run(count); got != "200" {
+					t.Errorf("psql read %d during the outage: %q", i, got)
+				}
+				if got := ps.run(point); got != "v42" {
+					t.Errorf("psql point read %d during the outage: %q", i, got)
+				}
+			}
+			if got := routeCounts(t, a); got["accelerated"]-before["accelerated"] != 6 {
+				t.Errorf("accelerated during the outage: %v -> %v, want 6 more", before, got)
+			}
+			if got := ps.run("INSERT INTO sess_writes (note) VALUES ('psql')"); !strings.Contains(got, "origin is unavailable") {
+				t.Errorf("psql write during the outage: %q", got)
+			}
+			if got := ps.run(count); got != "200" {
+				t.Errorf("psql read after the failed write: %q", got)
+			}
+			if err := resume(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			pgtest.WaitFor(t, "the origin back", func() bool {
+				c, err := pgx.Connect(context.Background(), origin.SuperDSN())
+				if err == nil {
+					c.Close(context.Background())
+				}
+				return err == nil
+			})
+			time.Sleep(originRetry)
+			got, ended := ps.runMayEnd("INSERT INTO sess_writes (note) VALUES ('psql-after')")
+			if mode == "proxy" {
+				if ended {
+					t.Fatalf("psql ended: %s", got)
+				}
+				if got != "" {
+					t.Errorf("psql write after the origin returned: %q", got)
+				}
+				if got := ps.run(point); got != "v42" {
+					t.Errorf("point read after the origin returned: %q", got)
+				}
+				// A cancel reaches the statement on the new origin connection.
+				c, err := pgx.Connect(ctxT(t), dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close(context.Background())
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.Exec(context.Background(), "SELECT pg_sleep(30)")
+					errc <- err
+				}()
+				pgtest.WaitFor(t, "the sleeping statement", func() bool {
+					var n int
+					_ = originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`).Scan(&n)
+					return n > 0
+				})
+				if err := c.PgConn().CancelRequest(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-errc:
+					if pgErrCode(err) != "57014" {
+						t.Errorf("after a cancel: %v, want 57014", err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Error("the cancel did not reach the origin statement")
+				}
+				return
+			}
+			// auth.mode origin: pgaccel cannot log the session in again;
+			// the statement that needs the origin ends it, so that the
+			// client reconnects.
+			if !ended || !strings.Contains(got, "cannot log in again") {
+				t.Errorf("origin mode, a write after the origin returned: %q (psql ended: %v)", got, ended)
+			}
+		})
+	}
+}
+
+// originRetry is how long after a failed connect sessions try the origin
+// again (proxy.originRetryEvery), plus a margin.
+const originRetry = 1200 * time.Millisecond

@@ -73,6 +73,10 @@ type Session struct {
 	// TempTables holds the (lower case) names of the session's temporary
 	// tables. A temporary table shadows every other relation of that name.
 	TempTables map[string]bool
+	// OriginDown is true when the origin cannot answer the session now:
+	// reads by a dataset's key, which runtime.point_reads: origin sends
+	// there, are answered by the acceleration instead.
+	OriginDown bool
 }
 
 // TableID names an origin table.
@@ -272,7 +276,7 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	var tree *pg_query.ParseResult
 	if !cached {
 		// A new text may be a point read whose shape is known: no parse.
-		if p.pointOrigin && !p.noFastPath {
+		if p.pointOrigin && !p.noFastPath && !s.OriginDown {
 			if d, ok := p.quickPointRead(ctx, sql, s); ok {
 				return d
 			}
@@ -317,7 +321,7 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		d.Reason, d.Detail = reason, detail
 		return d
 	}
-	if p.pointOrigin && isPointRead(a, r) {
+	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) {
 		if origin, ok := p.pointReadSQL(a, r); ok {
 			if origin == a.sql {
 				p.rememberPointRead(sql, a)

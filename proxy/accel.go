@@ -285,6 +285,7 @@ func (ss *session) planSession() *planner.Session {
 		SearchPath: ss.info.searchPath,
 		TxWrote:    ss.txWrote.Load() || ss.segmentWrote,
 		TempTables: ss.info.tempTables,
+		OriginDown: ss.link == linkStandIn,
 	}
 }
 

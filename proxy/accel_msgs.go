@@ -38,6 +38,11 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			// A point read: the origin reads the table through the
 			// subset the acceleration holds.
 			m.String = d.OriginSQL
+		} else if d.Reason == planner.ReasonPointRead {
+			// A point read the origin answers: its RowDescription is kept
+			// by text, so that the acceleration can answer it while the
+			// origin is down (link.go).
+			ss.queryCapture = describeCapturer(&ss.srv.describes, ss.describeKey(m.String, d))
 		}
 		return false
 	}
@@ -118,6 +123,24 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.close()
 	}
 	return true
+}
+
+// describeCapturer keeps the first RowDescription of a Query's answer in
+// the describe cache under key (it runs on the origin relay).
+func describeCapturer(c *describeCache, key string) func(pgproto3.BackendMessage) {
+	done := false
+	return func(msg pgproto3.BackendMessage) {
+		if done {
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.RowDescription:
+			done = true
+			c.put(key, copyBackendMessage(m))
+		case *pgproto3.ErrorResponse, *pgproto3.CommandComplete, *pgproto3.EmptyQueryResponse:
+			done = true
+		}
+	}
 }
 
 // fallback records that the acceleration could not run d (DuckDB could not
@@ -345,6 +368,16 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	start := time.Now()
 	d, s, ok := ss.decideLocal(p.stmt.sql, false)
 	if !ok && d.OriginSQL == "" {
+		if d.Reason == planner.ReasonPointRead && !p.stmt.published {
+			// Kept by text, as for an accelerated one, so that a session
+			// can prepare it while the origin is down.
+			if pd, rd := ss.stmtDesc(p.stmt); pd != nil && rd != nil {
+				key := ss.describeKey(p.stmt.sql, d)
+				ss.srv.describes.put(stmtKey('R', key, p.stmt.paramOIDs), rd)
+				ss.srv.describes.put(stmtKey('P', key, p.stmt.paramOIDs), pd)
+				p.stmt.published = true
+			}
+		}
 		return false
 	}
 	// ok is false for a point read that the origin answers through the
@@ -686,6 +719,10 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 		target = inner
 	}
 	d = ss.routeOverride(ss.planFresh(ctx, target))
+	if d.Reason == planner.ReasonPointRead && ss.originDown() {
+		// runtime.point_reads: origin, and the origin cannot answer.
+		d = ss.routeOverride(ss.planFresh(ctx, target))
+	}
 	if d.Route == planner.RouteAccelerate {
 		d, ok = ss.prepareLocal(ctx, d, settle)
 	}

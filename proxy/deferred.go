@@ -52,6 +52,10 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return params, rows, true
 	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
+	if d.Reason == planner.ReasonPointRead && ss.pending.idle() && ss.originDown() {
+		// runtime.point_reads: origin, and the origin cannot answer.
+		d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
+	}
 	if d.Route != planner.RouteAccelerate {
 		return nil, nil, false
 	}

@@ -86,10 +86,79 @@
 //     planner's FallbackSQL (the simple Query's text is swapped; in the
 //     extended protocol the proxy runs it under its own statement name with
 //     the portal's parameters).
-//  6. Shutdown. On Server.Shutdown the listener closes; idle sessions are
+//  6. The origin link (link.go). With auth.mode proxy (ProxyAuth), phases
+//     2 to 4 are pgaccel's own (proxyauth.go): the client's SCRAM-SHA-256
+//     proof is checked against the role's verifier (auth.Cache), and the
+//     session starts either on an origin connection logged in with the
+//     ClientKey the proof revealed, or, when a session of the same login
+//     key (database, role, startup parameters: logins.go) started
+//     recently, or the origin cannot be reached, with no origin
+//     connection at all: the ParameterStatus set and session info of
+//     that earlier session, pgaccel's own process id. needOrigin, before
+//     anything is sent to the origin, opens a connection when there is
+//     none and sets the session up again on it (replay: its SETs outside
+//     transaction blocks, its named statements), or, when the origin
+//     cannot be reached, puts an unavailableOrigin in its place
+//     (standin.go), which answers like a session whose statements fail
+//     with ERROR 08006, so ordering, skipping and the pending queue work
+//     as with the origin. An origin connection that breaks (or ends with a
+//     FATAL) while the session owes the client nothing from it and holds
+//     no transaction there is dropped, and the session goes on (detach).
+//     In auth.mode origin the link breaks alike, but cannot be logged in
+//     again: the session ends at its first statement for the origin once
+//     the origin accepts sessions again.
+//  7. Shutdown. On Server.Shutdown the listener closes; idle sessions are
 //     closed with 57P01 at once, busy ones when their statement finishes or,
 //     after the grace period, after a cancel of their origin backend.
 //
-// proxy may import catalog, planner and accelerator; it must never import
-// refresh or admin.
+// # Security review of auth.mode proxy
+//
+// What is held, where, for how long:
+//
+//   - Passwords: never. SCRAM never sends one; md5 and trust roles are
+//     relayed to the origin as in auth.mode origin.
+//   - Verifiers (SCRAM-SHA-256$iterations:salt$StoredKey:ServerKey, what
+//     pg_authid.rolpassword holds): in memory per (database, role) in
+//     auth.Cache, replaced when a lookup answers (every cache_ttl, and after
+//     a failed proof), served up to max_stale past expiry while the origin
+//     cannot be reached. With auth.persist, also in
+//     runtime.data_dir/auth-verifiers.json (mode 0600, written atomically; a
+//     file others may read is refused at start). md5 verifiers are never
+//     written: an md5 hash logs in by itself.
+//   - ClientKeys: in the session's memory only (session.clientKey), from
+//     the login to the session's end; never logged, never written, never
+//     sent anywhere but into a SCRAM exchange with the origin (as the proof
+//     the client would have sent). A verifier changed at the origin
+//     (another salt) makes the key useless: the next reconnection fails and
+//     ends the session with 28P01.
+//   - What sessions start with (auth-logins.json with auth.persist): the
+//     origin's ParameterStatus values and the session info (current_user,
+//     search path, extra_float_digits, bytea_output, statement_timeout) per
+//     login key, which includes the startup parameters (so an `options`
+//     value is stored). No password, verifier, key or query.
+//   - Logs: roles and databases, never verifiers (Verifier.String hides
+//     them), keys, passwords or parameter values.
+//
+// What someone who reads the data directory gets: the verifiers. A
+// verifier does not log in to Postgres nor to pgaccel by itself (a SCRAM
+// login needs the ClientKey, which the verifier holds only as its SHA-256,
+// the StoredKey); it allows an offline dictionary attack on the password
+// (4096 PBKDF2-SHA-256 iterations per guess by Postgres's default, as for
+// someone who reads pg_authid), and, with the ServerKey, impersonating the
+// origin to a client that trusts it. That is what pg_authid gives; keep
+// the data directory as private as the origin's. Someone who reads the
+// process's memory gets live sessions' ClientKeys, which log in as those
+// roles until their passwords change.
+//
+// Other choices: a role the origin does not know gets a mock exchange
+// whose salt is derived from a per-process secret (stable within a run, as
+// a real role's is), failing at the proof with the message a wrong
+// password gets. The lookup function is SECURITY DEFINER with a fixed
+// search_path, schema-qualified, EXECUTE granted only to origin.dsn's
+// user; lookups run on pgaccel's catalog connections, never a client's.
+// Channel binding (SCRAM-SHA-256-PLUS) is not offered: a proxy that ends
+// TLS itself cannot bind the client's channel to the origin's.
+//
+// proxy may import catalog, planner, accelerator and auth; it must never
+// import refresh or admin.
 package proxy

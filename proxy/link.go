@@ -180,11 +180,28 @@ func (ss *session) settleLink() linkState {
 			ss.dropLink()
 		}
 	case linkStandIn:
-		if ss.pending.idle() && !ss.stretchOrigin {
+		// Kept while no session may try the origin again, so that the
+		// planner knows it is down (point reads: originDown).
+		if ss.pending.idle() && !ss.stretchOrigin && ss.srv.originRetryDue() {
 			ss.dropLink()
 		}
 	}
 	return ss.link
+}
+
+// originDown reports whether the origin cannot answer the session now,
+// trying it (at most once per originRetryEvery for all sessions) when the
+// session has no connection: a read by a dataset's key that
+// runtime.point_reads: origin sends there is then answered by the
+// acceleration (planSession's OriginDown).
+func (ss *session) originDown() bool {
+	if ss.settleLink() == linkLive {
+		return false
+	}
+	if ss.link == linkNone && ss.pending.idle() && !ss.connectLink() {
+		return true // the session ends
+	}
+	return ss.link == linkStandIn
 }
 
 // connectLink opens a connection to the origin for a session that has

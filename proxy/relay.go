@@ -128,7 +128,8 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	stretch := true
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: ss.arrived, route: ss.timeRoute})
+		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: ss.arrived, route: ss.timeRoute, capture: ss.queryCapture})
+		ss.queryCapture = nil
 		ss.segmentWrote = false
 		stretch = false
 		flush = true

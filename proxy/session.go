@@ -129,6 +129,9 @@ type session struct {
 	replaySets   []string
 	pendingSet   string
 	unreplayable string
+	// queryCapture, when set, sees the origin's answer to the Query being
+	// forwarded (describeCapturer).
+	queryCapture func(pgproto3.BackendMessage)
 	// loginKey keys the session's start in the login cache (logins.go);
 	// pristine: nothing the session sent may have changed its settings.
 	loginKey string

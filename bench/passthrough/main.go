@@ -46,6 +46,9 @@ type options struct {
 	accelerated bool
 	// pointReads is runtime.point_reads for the -accelerated runs.
 	pointReads string
+	// auth is pgaccel's auth.mode: origin (logins relayed) or proxy
+	// (pgaccel verifies SCRAM itself and logs in with the ClientKey).
+	auth string
 }
 
 func main() {
@@ -80,10 +83,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
-	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple; default all)")
+	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple, select-only-simple-connect; default all)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
+	fs.StringVar(&o.auth, "auth", "origin", "pgaccel's auth.mode: origin (logins relayed to the origin) or proxy (pgaccel verifies them itself)")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write pgaccel's allocation profile (its allocations since it started, sampled) to `file` when it stops")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of pgaccel (its process, the whole benchmark) to `file`")
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +95,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.accelerated {
 		o.withDataset = true
+	}
+	if o.auth != "origin" && o.auth != "proxy" {
+		return o, fmt.Errorf("-auth: %q is not origin or proxy", o.auth)
 	}
 	if o.pointReads != "origin" && o.pointReads != "acceleration" {
 		return o, fmt.Errorf("-point-reads: %q is not origin or acceleration", o.pointReads)

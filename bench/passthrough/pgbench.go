@@ -39,6 +39,8 @@ var (
 		{name: "select-only simple", args: []string{"-S", "-M", "simple"}},
 		{name: "select-only extended", args: []string{"-S", "-M", "extended"}},
 		{name: "tpcb-like simple", args: nil}, // pgbench's default script and protocol
+		// A new connection for every transaction (-C): the login rate.
+		{name: "select-only simple connect", args: []string{"-S", "-M", "simple", "-C"}},
 	}
 	clientCounts = []clients{{conns: 1, threads: 1}, {conns: 8, threads: 2}}
 )

@@ -131,6 +131,11 @@ type report struct {
 
 // pgaccelMode says how pgaccel was configured.
 func (r report) pgaccelMode() string {
+	if r.opts.auth == "proxy" {
+		o := r.opts
+		o.auth = "origin"
+		return strings.TrimSuffix(report{opts: o}.pgaccelMode(), ")") + "; with `auth.mode: proxy`: pgaccel verifies each SCRAM login itself and logs in to the origin with the login's ClientKey)"
+	}
 	if r.opts.accelerated && r.opts.pointReads == "acceleration" {
 		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: acceleration` (select-only reads are point reads by its primary key, answered by DuckDB through the key's index; tpcb-like writes go to the origin, and so do its reads after them)"
 	}
@@ -278,11 +283,16 @@ const (
 )
 
 func (r report) heading() string {
-	if r.opts.accelerated {
-		return fmt.Sprintf(accelHeading, r.opts.pointReads)
+	h := resultsHeading
+	switch {
+	case r.opts.accelerated:
+		h = fmt.Sprintf(accelHeading, r.opts.pointReads)
+	case r.opts.withDataset:
+		h = datasetHeading
 	}
-	if r.opts.withDataset {
-		return datasetHeading
+	if r.opts.auth == "proxy" {
+		// Its own section: logins verified by pgaccel.
+		h = strings.Replace(h, " (pgbench)", ", auth.mode: proxy (pgbench)", 1)
 	}
-	return resultsHeading
+	return h
 }

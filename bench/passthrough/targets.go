@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -79,6 +80,12 @@ type pgaccelProcess struct {
 func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts options) (string, error) {
 	yaml := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n",
 		origin.SuperDSN(), filepath.Join(dir, "data"))
+	if opts.auth == "proxy" {
+		if err := origin.Exec(ctx, auth.SetupSQL(origin.SuperUser)); err != nil {
+			return "", fmt.Errorf("create the verifier lookup: %w", err)
+		}
+		yaml += "auth:\n  mode: proxy\n"
+	}
 	if !opts.withDataset {
 		return yaml, nil
 	}
