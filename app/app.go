@@ -190,7 +190,7 @@ func (a *App) proxyAuth(cfg *catalog.Config) (*proxy.ProxyAuth, error) {
 		NegativeTTL:  5 * time.Second,
 		RefetchEvery: 5 * time.Second,
 	}
-	pa := &proxy.ProxyAuth{Verifiers: cache, FreshFor: cfg.Auth.CacheTTL}
+	pa := &proxy.ProxyAuth{Verifiers: cache, FreshFor: cfg.Auth.CacheTTL, OriginIdleTimeout: cfg.Auth.OriginIdleTimeout}
 	if cfg.Auth.Persist {
 		if err := os.MkdirAll(cfg.Runtime.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("auth.persist: %w", err)

@@ -39,6 +39,9 @@ const (
 const (
 	DefaultAuthCacheTTL = time.Minute
 	DefaultAuthMaxStale = time.Hour
+	// DefaultAuthOriginIdleTimeout: how long a session's idle origin
+	// connection is kept (auth.mode proxy).
+	DefaultAuthOriginIdleTimeout = 30 * time.Second
 )
 
 // Values of acceleration.engine.
@@ -167,6 +170,10 @@ type Auth struct {
 	// Persist keeps verifiers in runtime.data_dir (mode 0600) so logins
 	// work after a restart during an outage.
 	Persist bool
+	// OriginIdleTimeout is how long a session's origin connection is kept
+	// after its last statement there (mode proxy; 0: for the session's
+	// life).
+	OriginIdleTimeout time.Duration
 }
 
 type Runtime struct {

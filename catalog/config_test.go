@@ -40,7 +40,7 @@ func TestLoad_ValidFullExample(t *testing.T) {
 		},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
 		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
-		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale},
+		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
 			Location:                   "s3://my-bucket/snapshots/",
@@ -149,7 +149,7 @@ func TestParse_Defaults(t *testing.T) {
 		Server:  Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
 		Admin:   Admin{Listen: "127.0.0.1:8090"},
 		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
-		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale},
+		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",
 			ReadyState: ReadyOnLoad,
@@ -377,7 +377,7 @@ func noEnv(string) (string, bool) { return "", false }
 
 // TestParse_AuthBlock reads the auth block's keys.
 func TestParse_AuthBlock(t *testing.T) {
-	cfg, err := Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: origin\n  cache_ttl: 30s\n  max_stale: 0s\n  persist: true\n"), "a.yaml")
+	cfg, err := Parse([]byte("origin:\n  dsn: host=localhost\nauth:\n  mode: origin\n  cache_ttl: 30s\n  max_stale: 0s\n  persist: true\n  origin_idle_timeout: 0s\n"), "a.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

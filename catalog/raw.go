@@ -54,7 +54,9 @@ type rawAuth struct {
 	CacheTTL *time.Duration `yaml:"cache_ttl"`
 	MaxStale *time.Duration `yaml:"max_stale,allowzero"`
 	Persist  *bool          `yaml:"persist"`
-	Pos      positions      `yaml:"-"`
+	// OriginIdleTimeout: origin_idle_timeout.
+	OriginIdleTimeout *time.Duration `yaml:"origin_idle_timeout,allowzero"`
+	Pos               positions      `yaml:"-"`
 }
 
 type rawRuntime struct {
@@ -142,6 +144,7 @@ func (r *rawConfig) applyDefaults() {
 	orValue(&r.Auth.CacheTTL, DefaultAuthCacheTTL)
 	orValue(&r.Auth.MaxStale, DefaultAuthMaxStale)
 	orValue(&r.Auth.Persist, false)
+	orValue(&r.Auth.OriginIdleTimeout, DefaultAuthOriginIdleTimeout)
 	if s := r.Snapshots; s != nil {
 		orValue(&s.Enabled, true)
 		orValue(&s.BootstrapOnFailureBehavior, SnapshotFailureWarn)
@@ -200,10 +203,11 @@ func (r *rawConfig) config(file string) *Config {
 			PointReads:         deref(r.Runtime.PointReads),
 		},
 		Auth: Auth{
-			Mode:     deref(r.Auth.Mode),
-			CacheTTL: deref(r.Auth.CacheTTL),
-			MaxStale: deref(r.Auth.MaxStale),
-			Persist:  deref(r.Auth.Persist),
+			Mode:              deref(r.Auth.Mode),
+			CacheTTL:          deref(r.Auth.CacheTTL),
+			MaxStale:          deref(r.Auth.MaxStale),
+			Persist:           deref(r.Auth.Persist),
+			OriginIdleTimeout: deref(r.Auth.OriginIdleTimeout),
 		},
 		file: file,
 		keys: map[string]int{},

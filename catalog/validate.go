@@ -196,6 +196,9 @@ func (v *validator) auth() {
 	if a.CacheTTL < 0 {
 		v.add("auth.cache_ttl", "must not be negative", "remove it for the default 60s")
 	}
+	if a.OriginIdleTimeout < 0 {
+		v.add("auth.origin_idle_timeout", "must not be negative", "0 keeps a session's origin connection for its life")
+	}
 	if a.MaxStale < 0 {
 		v.add("auth.max_stale", "must not be negative", "0 never serves a verifier the origin could not confirm")
 	}

@@ -58,6 +58,9 @@ func startProxyAuthApp(t *testing.T, dataDir string, cacheTTL string, wait bool)
 	return startSessionsApp(t, "proxy", "acceleration", dataDir, cacheTTL, wait)
 }
 
+// sessionsAuthExtra is YAML added to the auth block by startSessionsApp.
+var sessionsAuthExtra = ""
+
 // startSessionsApp starts pgaccel over sess_orders with auth.mode mode and
 // runtime.point_reads pointReads.
 func startSessionsApp(t *testing.T, mode, pointReads, dataDir string, cacheTTL string, wait bool) (*app.App, func()) {
@@ -73,14 +76,14 @@ auth:
   cache_ttl: %s
   max_stale: 1h
   persist: true
-runtime:
+%sruntime:
   data_dir: %q
   point_reads: %s
 datasets:
   - from: postgres:public.sess_orders
     acceleration:
       mode: file
-`, origin.SuperDSN(), mode, cacheTTL, dataDir, pointReads)
+`, origin.SuperDSN(), mode, cacheTTL, sessionsAuthExtra, dataDir, pointReads)
 	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -430,6 +433,96 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 	}
 	if got := originBackends(t, sessUser); got != 1 {
 		t.Errorf("after one session wrote: %d origin backends, want 1", got)
+	}
+}
+
+// TestSessions_WritersReleaseIdleBackends: 500 open sessions that each
+// write (16 at a time) through an origin that allows 300 connections all
+// succeed: with auth.origin_idle_timeout a session's origin connection is
+// closed once it has been idle that long, so backends are held by the
+// sessions writing now and those within the timeout, and none once all are
+// idle. The same sessions write again afterwards (on new connections).
+func TestSessions_WritersReleaseIdleBackends(t *testing.T) {
+	setupProxyAuth(t)
+	sessionsAuthExtra = "  origin_idle_timeout: 300ms\n"
+	defer func() { sessionsAuthExtra = "" }()
+	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	ctx := ctxT(t)
+	dsn := appDSN(a, sessUser, sessPass)
+	const n = 500
+	conns := make([]*pgx.Conn, n)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}
+	}()
+	var maxSeen int
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			var k int
+			if err := originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, sessUser).Scan(&k); err == nil && k > maxSeen {
+				maxSeen = k
+			}
+		}
+	}()
+	for round := range 2 {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		sem := make(chan struct{}, 16)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if conns[i] == nil {
+					c, err := pgx.Connect(ctx, dsn)
+					if err != nil {
+						errs <- err
+						return
+					}
+					conns[i] = c
+				}
+				c := conns[i]
+				if _, err := c.Exec(ctx, "SET application_name = 'writer'"); err != nil {
+					errs <- fmt.Errorf("session %d: %w", i, err)
+					return
+				}
+				if _, err := c.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ($1)", fmt.Sprintf("w%d-%d", round, i)); err != nil {
+					errs <- fmt.Errorf("session %d, round %d: %w", i, round, err)
+					return
+				}
+				if got, err := readAll(ctx, c); err != nil || got != wantReads {
+					errs <- fmt.Errorf("session %d: %q %v", i, got, err)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		pgtest.WaitFor(t, "every idle session's backend released", func() bool { return originBackends(t, sessUser) == 0 })
+	}
+	close(stop)
+	<-sampled
+	var writes int
+	if err := originConn(t).QueryRow(ctx, "SELECT count(*) FROM sess_writes").Scan(&writes); err != nil || writes != 2*n {
+		t.Errorf("writes at the origin: %d %v, want %d", writes, err, 2*n)
+	}
+	t.Logf("%d sessions, 16 writing at a time: at most %d origin backends seen", n, maxSeen)
+	if maxSeen >= n {
+		t.Errorf("%d backends for %d sessions: idle connections were not released", maxSeen, n)
 	}
 }
 

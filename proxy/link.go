@@ -96,6 +96,7 @@ func (ss *session) dropLink() {
 		ss.originDone = nil
 	}
 	ss.broken.Store(false)
+	ss.releasing.Store(false)
 	none := newUnavailableOrigin("", "")
 	_ = none.Close() // nothing may be sent without needOrigin
 	ss.installOrigin(none, none, nil, linkNone)
@@ -132,8 +133,8 @@ func (ss *session) canDetach() bool {
 func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
 	end := ""
 	switch {
-	case ss.unreplayable != "" && ss.clientKey != nil:
-		end = "the session's origin state cannot be set up again (" + ss.unreplayable + ")"
+	case ss.unreplayable.Load() != nil && ss.clientKey != nil:
+		end = "the session's origin state cannot be set up again (" + *ss.unreplayable.Load() + ")"
 	case ss.clientKey == nil:
 		ctx, cancel := context.WithTimeout(ss.srv.baseCtx, ss.srv.cfg.DialTimeout)
 		accepting := ss.srv.originAccepting(ctx, ss.startupRaw)
@@ -375,18 +376,56 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 			return // SET LOCAL and SET TRANSACTION end with the transaction
 		}
 		if ss.state.TxStatus() != 'I' {
-			ss.unreplayable = "a setting changed inside a transaction block"
+			ss.markUnreplayable("a setting changed inside a transaction block")
 			return
 		}
 		ss.pendingSet = sql
 	case planner.KindDDL:
 		if d.SetsSearchPath {
-			ss.unreplayable = "temporary tables or schemas created in the session"
+			ss.markUnreplayable("temporary tables or schemas created in the session")
 		}
 	case planner.KindDeclare, planner.KindListen, planner.KindPrepare, planner.KindCall, planner.KindDo,
 		planner.KindOther, planner.KindMulti:
 		ss.pristine = false
-		ss.unreplayable = "statements that may leave session state at the origin (" + d.Kind.String() + ")"
+		ss.markUnreplayable("statements that may leave session state at the origin (" + d.Kind.String() + ")")
+	default:
+		if fn := sessionStateCall(sql); fn != "" {
+			ss.pristine = false
+			ss.markUnreplayable("a call of " + fn + ", whose effect lasts for the session")
+		}
+	}
+}
+
+// sessionStateCall names a function sql calls whose effect outlives the
+// statement and the transaction (a session-level advisory lock, a
+// set_config that is not local), "" when it calls none. It reads the text,
+// so it also finds them in comments and strings: it errs towards ending a
+// session whose link breaks, as before, rather than losing a lock silently.
+func sessionStateCall(sql string) string {
+	if len(sql) > 64<<10 {
+		return "an unscanned long statement"
+	}
+	lower := strings.ToLower(sql)
+	for _, fn := range []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect"} {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], fn)
+			if j < 0 {
+				break
+			}
+			i += j + len(fn)
+			if fn == "set_config" || !strings.HasPrefix(lower[i:], "_xact") {
+				return fn
+			}
+		}
+	}
+	return ""
+}
+
+// markUnreplayable records why the session's origin state cannot be set up
+// again (read by the origin relay: detach).
+func (ss *session) markUnreplayable(why string) {
+	if ss.unreplayable.Load() == nil {
+		ss.unreplayable.Store(&why)
 	}
 }
 
@@ -399,9 +438,14 @@ func (ss *session) commitSet() {
 		switch {
 		case strings.HasPrefix(strings.ToLower(strings.TrimSpace(ss.pendingSet)), "discard"):
 			ss.replaySets = append(ss.replaySets[:0], ss.pendingSet)
-		case len(ss.replaySets) >= 256:
-			ss.unreplayable = "too many settings to replay"
 		default:
+			// The same statement again replaces its earlier run (drivers
+			// and pools that set up each checkout alike).
+			ss.replaySets = slices.DeleteFunc(ss.replaySets, func(q string) bool { return q == ss.pendingSet })
+			if len(ss.replaySets) >= 256 {
+				ss.markUnreplayable("too many settings to replay")
+				break
+			}
 			ss.replaySets = append(ss.replaySets, ss.pendingSet)
 		}
 	}
@@ -582,4 +626,60 @@ func (s *Server) originAccepting(ctx context.Context, startup []byte) bool {
 	}
 	s.originUp()
 	return true
+}
+
+// Idle release. With auth.mode proxy and auth.origin_idle_timeout, a
+// session's origin connection that has answered everything, holds no
+// transaction and carries only state the session can set up again is
+// closed once the session has sent nothing for that long; the session's
+// next statement for the origin opens another (needOrigin, replay). So
+// many sessions that write now and then hold backends only while they use
+// them. The client loop and the timer take turns through linkUse: 0 idle
+// (the client loop waits for the client), 1 the client loop handles a
+// message, 2 the timer closes the connection.
+
+// enterLink is called by the client loop before it handles a message.
+func (ss *session) enterLink() {
+	if ss.idleTimer == nil {
+		return
+	}
+	for !ss.linkUse.CompareAndSwap(0, 1) {
+		time.Sleep(20 * time.Microsecond) // a release is closing the connection
+	}
+}
+
+// leaveLink is called by the client loop after it handled a message.
+func (ss *session) leaveLink() {
+	if ss.idleTimer == nil {
+		return
+	}
+	ss.linkUse.Store(0)
+	if ss.link == linkLive {
+		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
+	}
+}
+
+// releaseIdle runs on the session's idle timer.
+func (ss *session) releaseIdle() {
+	if ss.isClosed() || !ss.linkUse.CompareAndSwap(0, 2) {
+		return // the client loop is handling a message; it arms the timer again
+	}
+	defer ss.linkUse.Store(0)
+	if ss.link != linkLive || ss.broken.Load() {
+		return
+	}
+	if !ss.pending.idle() || ss.stretchOrigin || ss.state.TxStatus() != 'I' || ss.unreplayable.Load() != nil {
+		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout) // in use: look again later
+		return
+	}
+	ss.releasing.Store(true)
+	ss.broken.Store(true) // the client loop drops the link at its next need
+	ss.fe.Send(&pgproto3.Terminate{})
+	_ = ss.fe.Flush()
+	ss.linkMu.Lock()
+	if ss.origin != nil {
+		closeConn(ss.origin, ss.originIO)
+	}
+	ss.linkMu.Unlock()
+	ss.srv.metrics.link(linkReleased)
 }

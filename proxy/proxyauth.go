@@ -30,6 +30,9 @@ type ProxyAuth struct {
 	// an origin connection and takes the origin's ParameterStatus again,
 	// unless the origin cannot be reached.
 	FreshFor time.Duration
+	// OriginIdleTimeout, when set, closes a session's origin connection
+	// once the session has been idle that long (link.go: idle release).
+	OriginIdleTimeout time.Duration
 }
 
 // codes of login failures, as Postgres sends them.
@@ -103,6 +106,12 @@ func (ss *session) proxyLogin() error {
 		return err
 	}
 	ss.clientKey, ss.verifier = clientKey, v
+	if a.OriginIdleTimeout > 0 && ss.accel != nil {
+		// Armed once the session has started (run), and after each
+		// message (leaveLink).
+		ss.idleTimer = time.AfterFunc(time.Hour, ss.releaseIdle)
+		ss.idleTimer.Stop()
+	}
 	ss.loginKey = loginKeyOf(ss.startup.Parameters)
 	ss.pristine = true
 	if !e.CanConnect && stale {

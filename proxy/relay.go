@@ -54,7 +54,10 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 	if errors.Is(err, errWouldBlock) {
 		return false, true
 	}
-	return ss.clientMessage(msg, err), false
+	ss.enterLink()
+	ended = ss.clientMessage(msg, err)
+	ss.leaveLink()
+	return ended, false
 }
 
 // clientMessage handles one client message, or the error that came
@@ -557,7 +560,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 // originReadFailed ends the session after a failed origin read; it is news
 // to the client unless the session was closing anyway.
 func (ss *session) originReadFailed(err error) {
-	if ss.link != linkLive {
+	if ss.link != linkLive || ss.releasing.Load() {
 		return // a stand-in or a dropped link was closed: nothing to report
 	}
 	if ss.canDetach() && ss.detach(err, nil) {

@@ -118,6 +118,11 @@ type session struct {
 	// client nothing from it (canDetach); the client loop drops the link
 	// at its next need of the origin.
 	broken atomic.Bool
+	// Idle release (link.go): idleTimer is nil without
+	// auth.origin_idle_timeout; releasing marks the connection it closes.
+	idleTimer *time.Timer
+	linkUse   atomic.Int32
+	releasing atomic.Bool
 	// clientKey is the ClientKey of the client's SCRAM login with
 	// auth.mode proxy (memory only, never logged), verifier the verifier
 	// it was recovered with; nil in auth.mode origin.
@@ -128,7 +133,7 @@ type session struct {
 	// the session's origin state cannot be rebuilt ("" when it can).
 	replaySets   []string
 	pendingSet   string
-	unreplayable string
+	unreplayable atomic.Pointer[string]
 	// queryCapture, when set, sees the origin's answer to the Query being
 	// forwarded (describeCapturer).
 	queryCapture func(pgproto3.BackendMessage)
@@ -302,6 +307,9 @@ func (ss *session) run() {
 	}
 	if ss.link != linkNone {
 		ss.startOriginRelay()
+		if ss.idleTimer != nil {
+			ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
+		}
 	}
 	ss.relayClient()
 	ss.closePortals()
@@ -356,6 +364,9 @@ func (ss *session) closedCh() chan struct{} {
 func (ss *session) close() {
 	ss.closeOnce.Do(func() {
 		close(ss.closedCh())
+		if ss.idleTimer != nil {
+			ss.idleTimer.Stop()
+		}
 		ss.pending.close()
 		closeConn(ss.client, ss.clientIO)
 		ss.linkMu.Lock()

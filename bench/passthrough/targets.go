@@ -84,7 +84,7 @@ func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts 
 		if err := origin.Exec(ctx, auth.SetupSQL(origin.SuperUser)); err != nil {
 			return "", fmt.Errorf("create the verifier lookup: %w", err)
 		}
-		yaml += "auth:\n  mode: proxy\n"
+		yaml = strings.Replace(yaml, "runtime:\n", "auth:\n  mode: proxy\nruntime:\n", 1)
 	}
 	if !opts.withDataset {
 		return yaml, nil

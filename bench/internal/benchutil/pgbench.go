@@ -76,7 +76,9 @@ type PgbenchSummary struct {
 }
 
 var (
-	tpsRe     = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
+	// With -C (a connection per transaction) pgbench counts the
+	// connections in: "(including reconnection times)".
+	tpsRe     = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \((?:without initial connection time|including reconnection times)\)`)
 	latencyRe = regexp.MustCompile(`(?m)^latency average = ([0-9.]+) ms`)
 	failedRe  = regexp.MustCompile(`(?m)^number of failed transactions: ([0-9]+)`)
 	txnsRe    = regexp.MustCompile(`(?m)^number of transactions actually processed: ([0-9]+)`)
