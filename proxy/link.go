@@ -402,20 +402,9 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 // so it also finds them in comments and strings: it errs towards ending a
 // session whose link breaks, as before, rather than losing a lock silently.
 func sessionStateCall(sql string) string {
-	if len(sql) > 64<<10 {
-		return "an unscanned long statement"
-	}
-	lower := strings.ToLower(sql)
 	for _, fn := range []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect"} {
-		for i := 0; ; {
-			j := strings.Index(lower[i:], fn)
-			if j < 0 {
-				break
-			}
-			i += j + len(fn)
-			if fn == "set_config" || !strings.HasPrefix(lower[i:], "_xact") {
-				return fn
-			}
+		if containsFold(sql, fn) {
+			return fn
 		}
 	}
 	return ""

@@ -83,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
-	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, tpcb-like-simple, select-only-simple-connect; default all)")
+	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect; default all)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
@@ -181,6 +181,23 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		if startErr != nil {
 			return startErr
 		}
+		defer func() {
+			if stopErr := px.stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		targets = append(targets, px.target())
+	}
+	if opts.withDataset && slices.Contains(opts.targets, targetPlain) {
+		progress("starting pgaccel without datasets")
+		plainOpts := opts
+		plainOpts.withDataset, plainOpts.accelerated = false, false
+		plainOpts.cpuprofile, plainOpts.memprofile = "", ""
+		px, startErr := startPgaccel(ctx, origin, plainOpts, stderr)
+		if startErr != nil {
+			return startErr
+		}
+		px.name = targetPlain
 		defer func() {
 			if stopErr := px.stop(); stopErr != nil && err == nil {
 				err = stopErr

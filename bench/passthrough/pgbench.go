@@ -38,6 +38,7 @@ var (
 	workloads = []workload{
 		{name: "select-only simple", args: []string{"-S", "-M", "simple"}},
 		{name: "select-only extended", args: []string{"-S", "-M", "extended"}},
+		{name: "select-only prepared", args: []string{"-S", "-M", "prepared"}},
 		{name: "tpcb-like simple", args: nil}, // pgbench's default script and protocol
 		// A new connection for every transaction (-C): the login rate.
 		{name: "select-only simple connect", args: []string{"-S", "-M", "simple", "-C"}},

@@ -24,10 +24,14 @@ import (
 const (
 	targetDirect    = "direct"
 	targetPgaccel   = "pgaccel"
+	// targetPlain is pgaccel without datasets (pass-through), run beside
+	// targetPgaccel with -with-dataset, so the cost of the routing hook is
+	// measured in the same run.
+	targetPlain = "pgaccel-passthrough"
 	targetPgbouncer = "pgbouncer"
 )
 
-var targetNames = []string{targetDirect, targetPgaccel, targetPgbouncer}
+var targetNames = []string{targetDirect, targetPgaccel, targetPlain, targetPgbouncer}
 
 func isTarget(name string) bool { return slices.Contains(targetNames, name) }
 
@@ -67,6 +71,7 @@ func targetNamesOf(ts []target) []string {
 // pgbouncer is here: measured in-process, the proxy shared its Go runtime
 // with the benchmark, whose scheduler then behaved otherwise.
 type pgaccelProcess struct {
+	name string
 	cmd  *exec.Cmd
 	dir  string
 	port int
@@ -108,7 +113,7 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stde
 	if err != nil {
 		return nil, err
 	}
-	p := &pgaccelProcess{dir: dir, done: make(chan error, 1)}
+	p := &pgaccelProcess{name: targetPgaccel, dir: dir, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			_ = p.stop()
@@ -179,7 +184,7 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stde
 }
 
 func (p *pgaccelProcess) target() target {
-	return target{name: targetPgaccel, host: "127.0.0.1", port: p.port, cpu: func() (time.Duration, error) {
+	return target{name: p.name, host: "127.0.0.1", port: p.port, cpu: func() (time.Duration, error) {
 		return procCPU(p.cmd.Process.Pid)
 	}}
 }
