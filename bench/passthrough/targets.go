@@ -22,12 +22,12 @@ import (
 
 // The targets pgbench runs against, in report order.
 const (
-	targetDirect    = "direct"
-	targetPgaccel   = "pgaccel"
+	targetDirect  = "direct"
+	targetPgaccel = "pgaccel"
 	// targetPlain is pgaccel without datasets (pass-through), run beside
 	// targetPgaccel with -with-dataset, so the cost of the routing hook is
 	// measured in the same run.
-	targetPlain = "pgaccel-passthrough"
+	targetPlain     = "pgaccel-passthrough"
 	targetPgbouncer = "pgbouncer"
 )
 
