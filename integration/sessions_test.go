@@ -343,6 +343,23 @@ func TestSessions_CredentialChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close(ctx)
+	// Roles pgaccel cannot verify itself (an md5 verifier, none at all)
+	// are the origin's to authenticate, as with auth.mode: origin.
+	for _, role := range [][2]string{{pgtest.MD5User, pgtest.MD5Password}, {pgtest.TrustUser, ""}} {
+		c, err := pgx.Connect(ctx, appDSN(a, role[0], role[1]))
+		if err != nil {
+			t.Errorf("%s through auth.mode proxy: %v", role[0], err)
+			continue
+		}
+		var one int
+		if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Errorf("%s: SELECT 1: %d %v", role[0], one, err)
+		}
+		c.Close(ctx)
+	}
+	if _, err := pgx.Connect(ctx, appDSN(a, pgtest.MD5User, "wrong")); pgErrCode(err) != "28P01" {
+		t.Errorf("md5 role, wrong password: %v", err)
+	}
 	mustExec(t, fmt.Sprintf("SET password_encryption = 'scram-sha-256'; ALTER ROLE %s PASSWORD 'sess-pass-2'", sessUser))
 	pgtest.WaitFor(t, "the old password refused", func() bool {
 		c, err := pgx.Connect(ctx, appDSN(a, sessUser, sessPass))
