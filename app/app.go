@@ -201,6 +201,19 @@ func (a *App) proxyAuth(cfg *catalog.Config) (*proxy.ProxyAuth, error) {
 			return nil, fmt.Errorf("auth.persist: %w", err)
 		}
 	}
+	go func() {
+		// Say at once, not at the first login, when the lookup is missing.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := a.pool.Acquire(ctx)
+		if err != nil {
+			return // the origin is down: logins use what is cached
+		}
+		defer c.Release()
+		if err := auth.CheckSetup(ctx, c.Conn().PgConn()); errors.Is(err, auth.ErrNoSetup) {
+			a.log.Error().Err(err).Msg("auth.mode: proxy cannot verify logins: run the SQL `pgaccel setup-sql -c <config>` prints, once, as a superuser at the origin")
+		}
+	}()
 	return pa, nil
 }
 

@@ -196,3 +196,25 @@ func ParseVerifier(s string) (Verifier, error) {
 	}
 	return v, nil
 }
+
+// ErrNoSetup is an origin without the lookup function, or whose function
+// the connection's user may not execute.
+var ErrNoSetup = errors.New("auth: the lookup function " + LookupFunction + "(text, text) is missing at the origin, or origin.dsn's user may not execute it")
+
+// CheckSetup reports whether the lookup function exists at the origin and
+// conn's user may execute it (ErrNoSetup when not).
+func CheckSetup(ctx context.Context, conn *pgconn.PgConn) error {
+	res := conn.ExecParams(ctx, "SELECT coalesce(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1)::oid, 'EXECUTE'), false)",
+		[][]byte{[]byte(LookupFunction + "(text, text)")}, nil, nil, nil).Read()
+	var pe *pgconn.PgError
+	if errors.As(res.Err, &pe) && (pe.Code == "42501" || pe.Code == "3F000" || pe.Code == "42883") {
+		return ErrNoSetup // no USAGE on its schema, no schema, no function
+	}
+	if res.Err != nil {
+		return fmt.Errorf("auth: check the lookup function: %w", res.Err)
+	}
+	if len(res.Rows) != 1 || string(res.Rows[0][0]) != "t" {
+		return ErrNoSetup
+	}
+	return nil
+}

@@ -107,6 +107,13 @@ GRANT CONNECT ON DATABASE auth_restricted TO auth_alice;
 	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 		t.Fatalf("a role other than the lookup role called the function: %v", err)
 	}
+	// CheckSetup: the lookup role may run it, alice may not.
+	if err := CheckSetup(ctx, conn); err != nil {
+		t.Errorf("CheckSetup as the lookup role: %v", err)
+	}
+	if err := CheckSetup(ctx, other); !errors.Is(err, ErrNoSetup) {
+		t.Errorf("CheckSetup as another role: %v, want ErrNoSetup", err)
+	}
 }
 
 // roleAndLookup creates (or resets) role with password at the test

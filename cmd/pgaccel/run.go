@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/refresh"
 )
@@ -72,6 +74,21 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
+// checkAuthSetup checks, for auth.mode proxy, that the verifier lookup is
+// installed at the origin and origin.dsn's user may run it.
+func checkAuthSetup(ctx context.Context, cfg *catalog.Config, cfgPath string) []catalog.Problem {
+	conn, err := pgconn.Connect(ctx, cfg.Origin.DSN)
+	if err != nil {
+		return []catalog.Problem{{Key: "auth.mode", Message: "cannot connect to the origin to check the verifier lookup"}}
+	}
+	defer conn.Close(context.Background())
+	if err := auth.CheckSetup(ctx, conn); err != nil {
+		return []catalog.Problem{{Key: "auth.mode", Message: "proxy needs the verifier lookup at the origin: " + err.Error(),
+			Fix: "run the SQL `pgaccel setup-sql -c " + cfgPath + "` prints, once, as a superuser in origin.dsn's database"}}
+	}
+	return nil
+}
+
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -111,6 +128,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	problems, err := refresh.CheckOrigin(ctx, cfg)
+	if err == nil && cfg.Auth.Mode == catalog.AuthProxy {
+		problems = append(problems, checkAuthSetup(ctx, cfg, *cfgPath)...)
+	}
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p.Format(*cfgPath))
 	}
