@@ -365,7 +365,9 @@ func (ss *session) replay(ol *originLogin) error {
 // SQL PREPARE, DO and CALL, which may change anything) marks the session
 // unreplayable, so that losing its link ends it as before.
 func (ss *session) noteReplay(sql string, d planner.Decision) {
-	if ss.accel == nil {
+	if ss.clientKey == nil {
+		// auth.mode origin: nothing is replayed (a broken link ends the
+		// session once the origin is back), and no login is cached.
 		return
 	}
 	ss.pendingSet = ""
