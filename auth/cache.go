@@ -236,27 +236,7 @@ func (c *Cache) Save() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.Path), ".auth-*.tmp")
-	if err != nil {
-		return fmt.Errorf("auth: save verifiers: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: save verifiers: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: save verifiers: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: save verifiers: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("auth: save verifiers: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+	if err := WritePrivateFile(c.Path, data); err != nil {
 		return fmt.Errorf("auth: save verifiers: %w", err)
 	}
 	return nil
@@ -268,19 +248,12 @@ func (c *Cache) Load() error {
 	if c.Path == "" {
 		return nil
 	}
-	info, err := os.Stat(c.Path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := ReadPrivateFile(c.Path)
+	if err != nil {
+		return fmt.Errorf("auth: load verifiers: %w", err)
+	}
+	if data == nil {
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("auth: load verifiers: %w", err)
-	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("auth: %s is readable by others (mode %v): remove it, pgaccel writes it again with mode 0600", c.Path, info.Mode().Perm())
-	}
-	data, err := os.ReadFile(c.Path)
-	if err != nil {
-		return fmt.Errorf("auth: load verifiers: %w", err)
 	}
 	var in []persisted
 	if err := json.Unmarshal(data, &in); err != nil {
@@ -310,4 +283,47 @@ func (v Verifier) text() string {
 		return "md5" + v.MD5
 	}
 	return ""
+}
+
+// WritePrivateFile replaces path atomically with data, mode 0600 (for the
+// files of auth.persist).
+func WritePrivateFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadPrivateFile reads a file WritePrivateFile wrote: nil for a missing
+// one, an error for one that others may read (what it holds may have been
+// seen; pgaccel writes it again).
+func ReadPrivateFile(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by others (mode %v): remove it, pgaccel writes it again with mode 0600", path, info.Mode().Perm())
+	}
+	return os.ReadFile(path)
 }

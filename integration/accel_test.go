@@ -63,6 +63,29 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 	}
 	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\n%sdatasets:\n%s",
 		origin.SuperDSN(), top, t.TempDir(), runtime, datasets)
+	a := startAppText(t, cfgText)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	if !wait {
+		return a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// startAppText starts pgaccel from the config text cfgText (the caller
+// shuts it down), logging at warn level, or debug with PGACCEL_TEST_DEBUG.
+func startAppText(t testing.TB, cfgText string) *app.App {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,21 +101,6 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 	a, err := app.Start(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(level))
 	if err != nil {
 		t.Fatalf("start pgaccel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := a.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	if !wait {
-		return a
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
-		t.Fatal(err)
 	}
 	return a
 }

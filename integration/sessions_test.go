@@ -16,9 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/auth"
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
-	"github.com/rs/zerolog"
 )
 
 // Sessions with auth.mode: proxy (issue 17). The roles are the test's
@@ -84,22 +82,7 @@ datasets:
     acceleration:
       mode: file
 `, origin.SuperDSN(), mode, cacheTTL, sessionsAuthExtra, dataDir, pointReads)
-	path := filepath.Join(t.TempDir(), "pgaccel.yaml")
-	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := catalog.Load(path)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	level := zerolog.WarnLevel
-	if os.Getenv("PGACCEL_TEST_DEBUG") != "" {
-		level = zerolog.DebugLevel
-	}
-	a, err := app.Start(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(level))
-	if err != nil {
-		t.Fatalf("start pgaccel: %v", err)
-	}
+	a := startAppText(t, cfgText)
 	var once sync.Once
 	stop := func() { once.Do(func() { shutdownApp(t, a) }) }
 	t.Cleanup(stop)
@@ -119,6 +102,18 @@ func shutdownApp(t *testing.T, a *app.App) {
 	if err := a.Shutdown(ctx); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
+}
+
+// waitOriginBack waits until the resumed origin accepts sessions.
+func waitOriginBack(t *testing.T) {
+	t.Helper()
+	pgtest.WaitFor(t, "the origin back", func() bool {
+		c, err := pgx.Connect(context.Background(), origin.SuperDSN())
+		if err == nil {
+			c.Close(context.Background())
+		}
+		return err == nil
+	})
 }
 
 // originBackends counts the origin backends of role.
@@ -268,13 +263,7 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 	if err := resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.WaitFor(t, "the origin back", func() bool {
-		c, err := pgx.Connect(context.Background(), origin.SuperDSN())
-		if err == nil {
-			c.Close(context.Background())
-		}
-		return err == nil
-	})
+	waitOriginBack(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err = ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('after')")
@@ -657,13 +646,7 @@ func TestSessions_PsqlAndPointReadsThroughOutage(t *testing.T) {
 			if err := resume(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			pgtest.WaitFor(t, "the origin back", func() bool {
-				c, err := pgx.Connect(context.Background(), origin.SuperDSN())
-				if err == nil {
-					c.Close(context.Background())
-				}
-				return err == nil
-			})
+			waitOriginBack(t)
 			time.Sleep(originRetry)
 			got, ended := ps.runMayEnd("INSERT INTO sess_writes (note) VALUES ('psql-after')")
 			if mode == "proxy" {

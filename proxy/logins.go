@@ -2,15 +2,14 @@ package proxy
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pgaccel/pgaccel/auth"
 )
 
 // loginCache keeps, per login key (database, role and the other startup
@@ -123,7 +122,7 @@ func (c *loginCache) save() {
 	if err != nil {
 		return
 	}
-	_ = writeFile0600(c.path, data)
+	_ = auth.WritePrivateFile(c.path, data)
 }
 
 // load reads what save wrote; a missing file is an empty cache.
@@ -131,18 +130,8 @@ func (c *loginCache) load() error {
 	if c.path == "" {
 		return nil
 	}
-	fi, err := os.Stat(c.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s is readable by others (mode %v): remove it, pgaccel writes it again with mode 0600", c.path, fi.Mode().Perm())
-	}
-	data, err := os.ReadFile(c.path)
-	if err != nil {
+	data, err := auth.ReadPrivateFile(c.path)
+	if err != nil || data == nil {
 		return err
 	}
 	var m map[string]*loginState
@@ -153,31 +142,6 @@ func (c *loginCache) load() error {
 	c.entries = m
 	c.mu.Unlock()
 	return nil
-}
-
-// writeFile0600 replaces path atomically with data, mode 0600.
-func writeFile0600(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".logins-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // loginKeyOf keys a StartupMessage's sessions: every parameter, sorted,
