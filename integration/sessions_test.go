@@ -526,7 +526,11 @@ func TestSessions_WritersReleaseIdleBackends(t *testing.T) {
 	if err := originConn(t).QueryRow(ctx, "SELECT count(*) FROM sess_writes").Scan(&writes); err != nil || writes != 2*n {
 		t.Errorf("writes at the origin: %d %v, want %d", writes, err, 2*n)
 	}
-	t.Logf("%d sessions, 16 writing at a time: at most %d origin backends seen", n, maxSeen)
+	links := metricSums(t, a.Metrics, "pgaccel_origin_links_total", "event")
+	t.Logf("%d sessions, 16 writing at a time: at most %d origin backends seen; origin links: %v", n, maxSeen, links)
+	if links["reused"] == 0 || links["released"] == 0 {
+		t.Errorf("no released connection was reused: %v", links)
+	}
 	if maxSeen >= n {
 		t.Errorf("%d backends for %d sessions: idle connections were not released", maxSeen, n)
 	}

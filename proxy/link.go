@@ -67,7 +67,7 @@ func (ss *session) installOrigin(c net.Conn, orw io.ReadWriter, fr *frameReader,
 	ss.linkMu.Unlock()
 	ss.ofr = fr
 	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
-	ss.originW = orw
+	ss.originW, ss.originRW = orw, orw
 	ss.link = state
 }
 
@@ -95,6 +95,12 @@ func (ss *session) dropLink() {
 		<-ss.originDone
 		ss.originDone = nil
 	}
+	ss.unlink()
+}
+
+// unlink leaves the session without an origin connection, whose relay has
+// ended (the connection was closed, or handed to the pool).
+func (ss *session) unlink() {
 	ss.broken.Store(false)
 	ss.releasing.Store(false)
 	none := newUnavailableOrigin("", "")
@@ -225,6 +231,23 @@ func (ss *session) connectLink() bool {
 			"Connect again. With auth.mode: proxy, pgaccel reopens origin connections itself.")
 		ss.close()
 		return false
+	}
+	for ol := ss.srv.pool.take(ss.loginKey); ol != nil; ol = ss.srv.pool.take(ss.loginKey) {
+		// A connection another session of this login key released.
+		ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
+		ss.fe = ol.fe
+		ss.linkMu.Lock()
+		ss.originPID, ss.originKey = ol.pid, ol.key
+		ss.linkMu.Unlock()
+		if err := ss.replay(ol); err != nil {
+			ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
+			_ = ol.conn.Close()
+			ss.unlink()
+			continue
+		}
+		ss.srv.metrics.link(linkReused)
+		ss.startOriginRelay()
+		return true
 	}
 	ctx, cancel := context.WithTimeout(ss.srv.baseCtx, startupTimeout)
 	defer cancel()
@@ -622,8 +645,11 @@ func (s *Server) originAccepting(ctx context.Context, startup []byte) bool {
 // Idle release. With auth.mode proxy and auth.origin_idle_timeout, a
 // session's origin connection that has answered everything, holds no
 // transaction and carries only state the session can set up again is
-// closed once the session has sent nothing for that long; the session's
-// next statement for the origin opens another (needOrigin, replay). So
+// released once the session has sent nothing for that long: reset
+// (DISCARD ALL) into the pool (pool.go), where the next session of the
+// same login key that needs the origin takes it, or closed; the session's
+// next statement for the origin takes a pooled connection or opens one
+// (needOrigin, replay). So
 // many sessions that write now and then hold backends only while they use
 // them. The client loop and the timer take turns through linkUse: 0 idle
 // (the client loop waits for the client), 1 the client loop handles a
@@ -663,14 +689,22 @@ func (ss *session) releaseIdle() {
 		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout) // in use: look again later
 		return
 	}
+	// Stop the origin relay without closing the connection: a read
+	// deadline in the past ends its wait (originReadFailed: releasing).
 	ss.releasing.Store(true)
-	ss.broken.Store(true) // the client loop drops the link at its next need
-	ss.fe.Send(&pgproto3.Terminate{})
-	_ = ss.fe.Flush()
-	ss.linkMu.Lock()
-	if ss.origin != nil {
-		closeConn(ss.origin, ss.originIO)
-	}
-	ss.linkMu.Unlock()
+	_ = ss.origin.SetReadDeadline(time.Now())
+	<-ss.originDone
+	ss.originDone = nil
+	clean := ss.ofr.buffered() == 0
+	_ = ss.origin.SetReadDeadline(time.Time{})
+	ol := &originLogin{conn: ss.origin, rw: ss.originRW, params: ss.state.Params(), pid: ss.originPID, key: ss.originKey, status: 'I'}
+	ol.fr = newFrameReader(ol.rw, false)
+	ol.fe = pgproto3.NewFrontend(ol.fr, ol.rw)
+	ss.unlink()
 	ss.srv.metrics.link(linkReleased)
+	if !clean || ss.srv.cfg.Auth == nil || !resetForPool(ol) {
+		_ = ol.conn.Close()
+		return
+	}
+	ss.srv.pool.put(ss.loginKey, ol)
 }

@@ -76,6 +76,7 @@ type Server struct {
 	logins     loginCache
 	mockSecret []byte
 	health     originHealth
+	pool       originPool
 
 	loopsOnce sync.Once
 	loops     []*eventLoop
@@ -109,6 +110,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Auth != nil {
 		s.mockSecret = newMockSecret()
 		s.logins.path = cfg.Auth.LoginsPath
+		s.pool.idleFor = cfg.Auth.OriginIdleTimeout
 		if err := s.logins.load(); err != nil {
 			s.log.Warn().Err(err).Msg("the saved session starts cannot be read; starting without them")
 		}
@@ -187,6 +189,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() {
 		s.wg.Wait()
 		s.stopLoops()
+		// Sessions that were releasing a connection have ended too.
+		s.pool.closeAll()
 		close(done)
 	}()
 

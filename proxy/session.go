@@ -112,6 +112,7 @@ type session struct {
 	// origin relay runs; linkMu guards origin, originIO, originPID and
 	// originKey for the goroutines that close or cancel.
 	link       linkState
+	originRW   io.ReadWriter // the origin connection's I/O (installOrigin)
 	linkMu     sync.Mutex
 	originDone chan struct{} // closed when the current link's origin relay ends
 	// broken: the origin connection broke while the session owed the
