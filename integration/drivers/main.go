@@ -33,6 +33,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/rs/zerolog"
@@ -111,6 +112,23 @@ func run(envFile string) error {
 	if err != nil {
 		return err
 	}
+	// PGACCEL_DRIVERS_AUTH=proxy runs the suites through auth.mode proxy:
+	// pgaccel verifies SCRAM logins itself (roles with md5 verifiers are
+	// relayed; pgx_pw, whose origin rule asks for a cleartext password,
+	// cannot be logged in with a ClientKey and fails by design).
+	authBlock := ""
+	if os.Getenv("PGACCEL_DRIVERS_AUTH") == "proxy" {
+		authBlock = "auth:\n  mode: proxy\n"
+		conn, err := pgconn.Connect(ctx, u.String())
+		if err != nil {
+			return err
+		}
+		err = conn.Exec(ctx, auth.SetupSQL(origin.SuperUser)).Close()
+		conn.Close(context.Background())
+		if err != nil {
+			return fmt.Errorf("install the verifier lookup: %w", err)
+		}
+	}
 	cfgText := fmt.Sprintf(`origin:
   dsn: %q
 server:
@@ -120,12 +138,12 @@ server:
     key_file: %q
 admin:
   listen: 127.0.0.1:0
-runtime:
+%sruntime:
   data_dir: %q
 datasets:
   - from: postgres:public.drivers_items
     name: drivers_items
-`, u.String(), certFile, keyFile, filepath.Join(dir, "data"))
+`, u.String(), certFile, keyFile, authBlock, filepath.Join(dir, "data"))
 	cfgPath := filepath.Join(dir, "pgaccel.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
 		return err
