@@ -423,11 +423,14 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 
 // sessionStateCall names a function sql calls whose effect outlives the
 // statement and the transaction (a session-level advisory lock, a
-// set_config that is not local), "" when it calls none. It reads the text,
+// set_config that is not local, a sequence's currval), "" when it calls
+// none. It reads the text,
 // so it also finds them in comments and strings: it errs towards ending a
 // session whose link breaks, as before, rather than losing a lock silently.
 func sessionStateCall(sql string) string {
-	for _, fn := range []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect"} {
+	// nextval and setval: currval and lastval read what they left in the
+	// session.
+	for _, fn := range []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect", "nextval", "setval"} {
 		if containsFold(sql, fn) {
 			return fn
 		}
