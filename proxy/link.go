@@ -132,16 +132,19 @@ func (ss *session) canDetach() bool {
 // the origin's FATAL, when it sent one) and canDetach allowed the session
 // to go on: the client loop drops the link at its next need of the origin
 // (needOrigin). It reports false when the session ends instead: its state
-// at the origin cannot be set up again, or (auth.mode origin, where no new
-// connection can be logged in) the origin still accepts sessions, so the
-// connection was ended on purpose (pg_terminate_backend), not by an
-// outage.
+// at the origin cannot be set up again, or the origin still accepts
+// sessions while it ended the connection with FATAL 57P01 (or, in
+// auth.mode origin, where no new connection can be logged in, in any way):
+// the backend was terminated on purpose (pg_terminate_backend), which
+// ends the client's session as it would without pgaccel.
 func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
 	end := ""
 	switch {
 	case ss.unreplayable.Load() != nil && ss.clientKey != nil:
 		end = "the session's origin state cannot be set up again (" + *ss.unreplayable.Load() + ")"
-	case ss.clientKey == nil:
+	case ss.clientKey == nil || fatal != nil && fatal.Code == codeAdminShutdown:
+		// auth.mode origin, or an origin backend terminated on purpose:
+		// only an outage lets the session go on.
 		ctx, cancel := context.WithTimeout(ss.srv.baseCtx, ss.srv.cfg.DialTimeout)
 		accepting := ss.srv.originAccepting(ctx, ss.startupRaw)
 		cancel()
