@@ -701,7 +701,9 @@ func (ss *session) releaseIdle() {
 	_ = ss.origin.SetReadDeadline(time.Now())
 	<-ss.originDone
 	ss.originDone = nil
-	clean := ss.ofr.buffered() == 0
+	// Only a plain socket is pooled: after a read deadline, a TLS
+	// connection's state is not promised to be sound.
+	clean := ss.ofr.buffered() == 0 && ss.originIO != nil
 	_ = ss.origin.SetReadDeadline(time.Time{})
 	ol := &originLogin{conn: ss.origin, rw: ss.originRW, params: ss.state.Params(), pid: ss.originPID, key: ss.originKey, status: 'I'}
 	ol.fr = newFrameReader(ol.rw, false)
