@@ -116,6 +116,31 @@ func waitOriginBack(t *testing.T) {
 	})
 }
 
+// forEachSession runs do for 0..n-1, 16 at a time, and fails the test with
+// the errors.
+func forEachSession(t *testing.T, n int, do func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := do(i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
 // originBackends counts the origin backends of role.
 func originBackends(t *testing.T, role string) int {
 	t.Helper()
@@ -398,31 +423,17 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 
 	const n = 500
 	conns := make([]*pgx.Conn, n)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			c, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				errs <- err
-				return
-			}
-			conns[i] = c
-			if got, err := readAll(ctx, c); err != nil || got != wantReads {
-				errs <- fmt.Errorf("session %d: %q %v", i, got, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	forEachSession(t, n, func(i int) error {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		conns[i] = c
+		if got, err := readAll(ctx, c); err != nil || got != wantReads {
+			return fmt.Errorf("session %d: %q %v", i, got, err)
+		}
+		return nil
+	})
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
@@ -482,42 +493,26 @@ func TestSessions_WritersReleaseIdleBackends(t *testing.T) {
 		}
 	}()
 	for round := range 2 {
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		sem := make(chan struct{}, 16)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if conns[i] == nil {
-					c, err := pgx.Connect(ctx, dsn)
-					if err != nil {
-						errs <- err
-						return
-					}
-					conns[i] = c
+		forEachSession(t, n, func(i int) error {
+			if conns[i] == nil {
+				c, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					return err
 				}
-				c := conns[i]
-				if _, err := c.Exec(ctx, "SET application_name = 'writer'"); err != nil {
-					errs <- fmt.Errorf("session %d: %w", i, err)
-					return
-				}
-				if _, err := c.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ($1)", fmt.Sprintf("w%d-%d", round, i)); err != nil {
-					errs <- fmt.Errorf("session %d, round %d: %w", i, round, err)
-					return
-				}
-				if got, err := readAll(ctx, c); err != nil || got != wantReads {
-					errs <- fmt.Errorf("session %d: %q %v", i, got, err)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+				conns[i] = c
+			}
+			c := conns[i]
+			if _, err := c.Exec(ctx, "SET application_name = 'writer'"); err != nil {
+				return fmt.Errorf("session %d: %w", i, err)
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ($1)", fmt.Sprintf("w%d-%d", round, i)); err != nil {
+				return fmt.Errorf("session %d, round %d: %w", i, round, err)
+			}
+			if got, err := readAll(ctx, c); err != nil || got != wantReads {
+				return fmt.Errorf("session %d: %q %v", i, got, err)
+			}
+			return nil
+		})
 		pgtest.WaitFor(t, "every idle session's backend released", func() bool { return originBackends(t, sessUser) == 0 })
 	}
 	close(stop)

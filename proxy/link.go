@@ -237,12 +237,7 @@ func (ss *session) connectLink() bool {
 	}
 	for ol := ss.srv.pool.take(ss.loginKey); ol != nil; ol = ss.srv.pool.take(ss.loginKey) {
 		// A connection another session of this login key released.
-		ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
-		ss.fe = ol.fe
-		ss.linkMu.Lock()
-		ss.originPID, ss.originKey = ol.pid, ol.key
-		ss.linkMu.Unlock()
-		if err := ss.replay(ol); err != nil {
+		if err := ss.useOriginLogin(ol); err != nil {
 			ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
 			_ = ol.conn.Close()
 			ss.unlink()
@@ -282,12 +277,7 @@ func (ss *session) connectLink() bool {
 		return true
 	}
 	ss.srv.originUp()
-	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
-	ss.fe = ol.fe
-	ss.linkMu.Lock()
-	ss.originPID, ss.originKey = ol.pid, ol.key
-	ss.linkMu.Unlock()
-	if err := ss.replay(ol); err != nil {
+	if err := ss.useOriginLogin(ol); err != nil {
 		ss.log.Warn().Err(err).Msg("setting the session up again at the origin failed")
 		ss.fatal(codeConnectionFailure, fmt.Sprintf("could not set the session up again at the origin: %v", err), "Connect again.")
 		ss.close()
@@ -296,6 +286,17 @@ func (ss *session) connectLink() bool {
 	ss.srv.metrics.link(linkReconnected)
 	ss.startOriginRelay()
 	return true
+}
+
+// useOriginLogin makes ol the session's live origin connection and sets
+// the session up on it (replay); its relay is not started yet.
+func (ss *session) useOriginLogin(ol *originLogin) error {
+	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
+	ss.fe = ol.fe
+	ss.linkMu.Lock()
+	ss.originPID, ss.originKey = ol.pid, ol.key
+	ss.linkMu.Unlock()
+	return ss.replay(ol)
 }
 
 // standIn puts an unavailableOrigin in place of the origin connection.
