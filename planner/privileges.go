@@ -81,7 +81,7 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 	}
 	if len(missing) > 0 {
 		if err := p.load(ctx, role, tables, missing, answers); err != nil {
-			if !unreachable(err) || !p.stale(role, tables, missing, answers) {
+			if !Unreachable(err) || !p.stale(role, tables, missing, answers) {
 				return false, ReasonPrivilege, err
 			}
 		}

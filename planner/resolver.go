@@ -184,11 +184,11 @@ func (c *ttlCache[V]) lookupStale(key string) (V, bool) {
 	return zero, false
 }
 
-// unreachable reports whether err means the origin did not answer (no
+// Unreachable reports whether err means the origin did not answer (no
 // connection, a broken one, a timeout, a server shutting down: SQLSTATE
 // classes 08 and 57P), as opposed to an answer that is an error: only
 // then may a stale value serve.
-func unreachable(err error) bool {
+func Unreachable(err error) bool {
 	var pe *pgconn.PgError
 	if err == nil {
 		return false
@@ -196,7 +196,14 @@ func unreachable(err error) bool {
 	if !errors.As(err, &pe) {
 		return true
 	}
-	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	return UnreachableCode(pe.Code)
+}
+
+// UnreachableCode reports whether an error of SQLSTATE code says the
+// origin is not there to answer (classes 08 and 57P: connection failures,
+// shutting down, starting up).
+func UnreachableCode(code string) bool {
+	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P")
 }
 
 // get returns the cached value of key or loads it.
@@ -226,7 +233,7 @@ func (c *ttlCache[V]) get(ctx context.Context, key string, load func(context.Con
 	delete(c.inflight, key)
 	if call.err == nil {
 		c.store(key, call.val)
-	} else if e, ok := c.entries[key]; ok && unreachable(call.err) && c.maxStale > 0 && c.now().Before(e.expires.Add(c.maxStale)) {
+	} else if e, ok := c.entries[key]; ok && Unreachable(call.err) && c.maxStale > 0 && c.now().Before(e.expires.Add(c.maxStale)) {
 		call.val, call.err = e.val, nil
 	}
 	c.mu.Unlock()

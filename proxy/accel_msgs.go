@@ -42,7 +42,9 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			// A point read the origin answers: its RowDescription is kept
 			// by text, so that the acceleration can answer it while the
 			// origin is down (link.go).
-			ss.queryCapture = describeCapturer(&ss.srv.describes, ss.describeKey(m.String, d))
+			if key := ss.describeKey(m.String, d); ss.srv.describes.get(key) == nil {
+				ss.queryCapture = describeCapturer(&ss.srv.describes, key)
+			}
 		}
 		return false
 	}
@@ -123,6 +125,26 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.close()
 	}
 	return true
+}
+
+// publish keeps st's descriptions in the describe cache by text, once per
+// statement (not per execution), for the next statement of that text: its
+// rows, and its parameters, so that a session can prepare the same text
+// without the origin (deferParse).
+func (ss *session) publish(st *stmtInfo, d planner.Decision) {
+	if st.published {
+		return
+	}
+	pd, rd := ss.stmtDesc(st)
+	if rd == nil {
+		return
+	}
+	key := ss.describeKey(st.sql, d)
+	ss.srv.describes.put(stmtKey('R', key, st.paramOIDs), rd)
+	if pd != nil {
+		ss.srv.describes.put(stmtKey('P', key, st.paramOIDs), pd)
+	}
+	st.published = true
 }
 
 // describeCapturer keeps the first RowDescription of a Query's answer in
@@ -368,15 +390,10 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	start := time.Now()
 	d, s, ok := ss.decideLocal(p.stmt.sql, false)
 	if !ok && d.OriginSQL == "" {
-		if d.Reason == planner.ReasonPointRead && !p.stmt.published {
+		if d.Reason == planner.ReasonPointRead {
 			// Kept by text, as for an accelerated one, so that a session
 			// can prepare it while the origin is down.
-			if pd, rd := ss.stmtDesc(p.stmt); pd != nil && rd != nil {
-				key := ss.describeKey(p.stmt.sql, d)
-				ss.srv.describes.put(stmtKey('R', key, p.stmt.paramOIDs), rd)
-				ss.srv.describes.put(stmtKey('P', key, p.stmt.paramOIDs), pd)
-				p.stmt.published = true
-			}
+			ss.publish(p.stmt, d)
 		}
 		return false
 	}
@@ -436,20 +453,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		}
 		rows = rd
 	}
-	if !p.stmt.published {
-		// Kept by text for the next statement of it (once per statement,
-		// not per execution).
-		if pd, st := ss.stmtDesc(p.stmt); st != nil {
-			key := ss.describeKey(p.stmt.sql, d)
-			ss.srv.describes.put(stmtKey('R', key, p.stmt.paramOIDs), st)
-			if pd != nil {
-				// And its parameters, so that a session can prepare the
-				// same text without the origin (deferParse).
-				ss.srv.describes.put(stmtKey('P', key, p.stmt.paramOIDs), pd)
-			}
-			p.stmt.published = true
-		}
-	}
+	ss.publish(p.stmt, d)
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))
 	for i, v := range p.params {

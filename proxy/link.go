@@ -67,7 +67,7 @@ func (ss *session) installOrigin(c net.Conn, orw io.ReadWriter, fr *frameReader,
 	ss.linkMu.Unlock()
 	ss.ofr = fr
 	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
-	ss.originW, ss.originRW = orw, orw
+	ss.originRW = orw
 	ss.link = state
 }
 
@@ -84,13 +84,7 @@ func (ss *session) startOriginRelay() {
 // dropLink ends the current link and waits for its relay: the session
 // then has no origin connection.
 func (ss *session) dropLink() {
-	ss.linkMu.Lock()
-	c := ss.origin
-	raw := ss.originIO
-	ss.linkMu.Unlock()
-	if c != nil {
-		closeConn(c, raw)
-	}
+	ss.closeOrigin()
 	if ss.originDone != nil {
 		<-ss.originDone
 		ss.originDone = nil
@@ -98,14 +92,21 @@ func (ss *session) dropLink() {
 	ss.unlink()
 }
 
+// closeOrigin closes the current origin connection (any goroutine).
+func (ss *session) closeOrigin() {
+	ss.linkMu.Lock()
+	defer ss.linkMu.Unlock()
+	if ss.origin != nil {
+		closeConn(ss.origin, ss.originIO)
+	}
+}
+
 // unlink leaves the session without an origin connection, whose relay has
 // ended (the connection was closed, or handed to the pool).
 func (ss *session) unlink() {
 	ss.broken.Store(false)
 	ss.releasing.Store(false)
-	none := newUnavailableOrigin("", "")
-	_ = none.Close() // nothing may be sent without needOrigin
-	ss.installOrigin(none, none, nil, linkNone)
+	ss.installNone()
 	ss.linkMu.Lock()
 	ss.originPID, ss.originKey = 0, nil
 	ss.linkMu.Unlock()
@@ -159,11 +160,7 @@ func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
 	ss.log.Info().Err(cause).Msg("the origin connection broke while the session was idle; the session goes on without it")
 	ss.srv.metrics.link(linkDetached)
 	ss.broken.Store(true)
-	ss.linkMu.Lock()
-	if ss.origin != nil {
-		closeConn(ss.origin, ss.originIO)
-	}
-	ss.linkMu.Unlock()
+	ss.closeOrigin()
 	return true
 }
 
@@ -258,13 +255,7 @@ func (ss *session) connectLink() bool {
 		// dropped or set NOLOGIN): the session ends as a login would.
 		ss.log.Info().Err(err).Msg("the origin refused to log the session in again")
 		if oe != nil {
-			ss.writeMu.Lock()
-			if !ss.fatalSent {
-				ss.fatalSent = true
-				ss.be.Send(oe.resp)
-				_ = ss.be.Flush()
-			}
-			ss.writeMu.Unlock()
+			ss.fatalFrom(oe.resp)
 		} else {
 			ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", ss.state.User),
 				"The role's password changed at the origin since this session logged in.")
@@ -297,6 +288,14 @@ func (ss *session) useOriginLogin(ol *originLogin) error {
 	ss.originPID, ss.originKey = ol.pid, ol.key
 	ss.linkMu.Unlock()
 	return ss.replay(ol)
+}
+
+// installNone leaves the session with no origin connection: a closed
+// unavailableOrigin, since nothing may be sent without needOrigin.
+func (ss *session) installNone() {
+	none := newUnavailableOrigin("", "")
+	_ = none.Close()
+	ss.installOrigin(none, none, nil, linkNone)
 }
 
 // standIn puts an unavailableOrigin in place of the origin connection.
@@ -397,7 +396,7 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 		// session once the origin is back), and no login is cached.
 		return
 	}
-	ss.pendingSet = ""
+	ss.pendingSet, ss.pendingDiscard = "", false
 	switch d.Kind {
 	case planner.KindSet, planner.KindReset, planner.KindDiscard:
 		ss.pristine = false
@@ -408,7 +407,7 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 			ss.markUnreplayable("a setting changed inside a transaction block")
 			return
 		}
-		ss.pendingSet = sql
+		ss.pendingSet, ss.pendingDiscard = sql, d.Kind == planner.KindDiscard
 	case planner.KindDDL:
 		if d.SetsSearchPath {
 			ss.markUnreplayable("temporary tables or schemas created in the session")
@@ -457,7 +456,7 @@ func (ss *session) commitSet() {
 	}
 	if ss.link == linkLive {
 		switch {
-		case strings.HasPrefix(strings.ToLower(strings.TrimSpace(ss.pendingSet)), "discard"):
+		case ss.pendingDiscard:
 			ss.replaySets = append(ss.replaySets[:0], ss.pendingSet)
 		default:
 			// The same statement again replaces its earlier run (drivers
@@ -641,7 +640,7 @@ func (s *Server) originAccepting(ctx context.Context, startup []byte) bool {
 		s.originDown(err)
 		return false
 	}
-	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (strings.HasPrefix(e.Code, "57P") || strings.HasPrefix(e.Code, "08")) {
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok && planner.UnreachableCode(e.Code) {
 		s.originDown(fmt.Errorf("%s", e.Message))
 		return false
 	}

@@ -94,14 +94,18 @@ func (c *loginCache) putInfo(key string, info sessionInfo) {
 		c.mu.Unlock()
 		return
 	}
-	changed := !ls.Info.Valid || !slices.Equal(ls.Info.SearchPath, li.SearchPath) || ls.Info.User != li.User ||
-		ls.Info.ExtraFloatDigits != li.ExtraFloatDigits || ls.Info.ByteaOutput != li.ByteaOutput ||
-		ls.Info.StatementTimeout != li.StatementTimeout || ls.Info.RouteDetail != li.RouteDetail
+	changed := !ls.Info.equal(li)
 	ls.Info = li
 	c.mu.Unlock()
 	if changed {
 		c.save()
 	}
+}
+
+func (li loginInfo) equal(o loginInfo) bool {
+	return li.Valid == o.Valid && li.User == o.User && slices.Equal(li.SearchPath, o.SearchPath) &&
+		li.ExtraFloatDigits == o.ExtraFloatDigits && li.ByteaOutput == o.ByteaOutput &&
+		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail
 }
 
 // sessionInfo returns the info in the session's form.

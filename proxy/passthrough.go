@@ -93,7 +93,7 @@ scan:
 		if terminated {
 			ss.terminated.Store(true)
 		}
-		if _, err := ss.originW.Write(fr.buf[start:fr.rp]); err != nil {
+		if _, err := ss.originRW.Write(fr.buf[start:fr.rp]); err != nil {
 			if !terminated {
 				ss.originFailed(err)
 			}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/planner"
 )
 
 // ProxyAuth makes the proxy authenticate clients itself (auth.mode
@@ -46,13 +46,17 @@ const (
 // (proxyLogin).
 func (ss *session) start() error {
 	if ss.srv.cfg.Auth == nil || ss.startup.Parameters["replication"] != "" {
-		if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
-			return err
-		}
-		ss.link = linkLive
-		return ss.finishStartup()
+		return ss.relayLogin()
 	}
 	return ss.proxyLogin()
+}
+
+// relayLogin relays the origin's own authentication exchange and startup.
+func (ss *session) relayLogin() error {
+	if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
+		return err
+	}
+	return ss.finishStartup()
 }
 
 // proxyLogin verifies the client's SCRAM-SHA-256 proof against the role's
@@ -69,7 +73,7 @@ func (ss *session) proxyLogin() error {
 	if err != nil {
 		ss.srv.metrics.originFailed()
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
+		if errors.As(err, &pe) && !planner.Unreachable(err) {
 			ss.log.Warn().Err(err).Msg("the lookup of the role's verifier failed at the origin")
 			ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot verify the login at the origin: %s", pe.Message),
 				"With auth.mode: proxy, a superuser runs the SQL `pgaccel setup-sql -c pgaccel.yaml` prints, once, at the origin.")
@@ -80,11 +84,7 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	}
 	if e.Found && e.Verifier.Kind != auth.SCRAM {
-		if err := ss.connectOrigin(ss.srv.baseCtx); err != nil {
-			return err
-		}
-		ss.link = linkLive
-		return ss.finishStartup()
+		return ss.relayLogin()
 	}
 	v := e.Verifier
 	if !e.Found {
@@ -132,11 +132,7 @@ func (ss *session) proxyLogin() error {
 	case errors.As(err, &oe):
 		// The origin refused the session (no such database, too many
 		// connections, ...): its error, as it sent it.
-		ss.writeMu.Lock()
-		ss.fatalSent = true
-		ss.be.Send(oe.resp)
-		_ = ss.be.Flush()
-		ss.writeMu.Unlock()
+		ss.fatalFrom(oe.resp)
 		return errHandled
 	case errors.Is(err, auth.ErrResalted):
 		_, _, _ = a.Verifiers.Refetch(ctx, db, user)
@@ -235,9 +231,7 @@ func (ss *session) startWithout(ls loginState) error {
 	} else if !ok {
 		params["application_name"] = ""
 	}
-	none := newUnavailableOrigin("", "")
-	_ = none.Close()
-	ss.installOrigin(none, none, nil, linkNone)
+	ss.installNone()
 	ss.info = ls.Info.sessionInfo()
 	ss.infoGen++
 	ss.srv.metrics.link(linkLoginWithout)

@@ -98,10 +98,10 @@ type session struct {
 	// read through them (frames.go).
 	cfr, ofr *frameReader
 	// pass is the pass-through relay's state, nil when the session has an
-	// acceleration (passthrough.go); clientW and originW are the sockets
+	// acceleration (passthrough.go); clientW and originRW are the sockets
 	// it writes to.
-	pass             *passState
-	clientW, originW io.Writer
+	pass    *passState
+	clientW io.Writer
 	// writeMu serializes writes to the client: the origin relay and the
 	// client loop (errors, shutdown notices) both write.
 	writeMu sync.Mutex
@@ -132,9 +132,11 @@ type session struct {
 	// replaySets are the SET statements to run on a new origin
 	// connection; pendingSet is the one being sent; unreplayable says why
 	// the session's origin state cannot be rebuilt ("" when it can).
-	replaySets   []string
-	pendingSet   string
-	unreplayable atomic.Pointer[string]
+	replaySets []string
+	pendingSet string
+	// pendingDiscard: pendingSet is a DISCARD, which replaces all before it.
+	pendingDiscard bool
+	unreplayable   atomic.Pointer[string]
 	// queryCapture, when set, sees the origin's answer to the Query being
 	// forwarded (describeCapturer).
 	queryCapture func(pgproto3.BackendMessage)
@@ -347,6 +349,19 @@ func (ss *session) fatal(code, message, hint string) {
 	_ = ss.be.Flush()
 }
 
+// fatalFrom sends the client the origin's own FATAL ErrorResponse, as
+// fatal sends one of the proxy's.
+func (ss *session) fatalFrom(resp *pgproto3.ErrorResponse) {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if ss.isClosed() || ss.fatalSent {
+		return
+	}
+	ss.fatalSent = true
+	ss.be.Send(resp)
+	_ = ss.be.Flush()
+}
+
 func (ss *session) isClosed() bool {
 	select {
 	case <-ss.closedCh():
@@ -370,11 +385,7 @@ func (ss *session) close() {
 		}
 		ss.pending.close()
 		closeConn(ss.client, ss.clientIO)
-		ss.linkMu.Lock()
-		if ss.origin != nil {
-			closeConn(ss.origin, ss.originIO)
-		}
-		ss.linkMu.Unlock()
+		ss.closeOrigin()
 		if l := ss.loop.Load(); l != nil {
 			// The loop cannot see a closed descriptor: it is told.
 			l.kick(ss)

@@ -262,12 +262,7 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 			"New sessions need the origin to authenticate. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
 		return fmt.Errorf("dial origin: %w", err)
 	}
-	ss.origin = oc
-	orw := fastIO(oc)
-	ss.originIO, _ = orw.(*rawIO)
-	ss.ofr = newFrameReader(orw, false)
-	ss.fe = pgproto3.NewFrontend(ss.ofr, orw)
-	ss.originW = orw
+	ss.installOrigin(oc, nil, nil, linkLive)
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
 	// As the client sent it: pgproto3 would encode only what it decoded.
 	ss.fe.Send(rawFrame(ss.startupRaw))
