@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +35,11 @@ const SlotPrefix = "pgaccel_"
 // named with it, so two pgaccel instances never share a slot by accident;
 // one that moves to another machine with its data dir keeps its slots.
 func InstanceID(dataDir string) (string, error) {
+	// Every changes dataset asks at its start, at once: one of them
+	// creates the id, the others read it (a read between another's create
+	// and write saw an empty file, and two creators two ids).
+	instanceIDMu.Lock()
+	defer instanceIDMu.Unlock()
 	path := filepath.Join(dataDir, instanceIDFile)
 	if b, err := os.ReadFile(path); err == nil {
 		id := strings.TrimSpace(string(b))
@@ -52,11 +58,35 @@ func InstanceID(dataDir string) (string, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return "", fmt.Errorf("create data_dir for the instance id: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+	// Written whole or not at all: another process never reads it half
+	// written, and the first to link it in wins.
+	tmp, err := os.CreateTemp(dataDir, ".instance_id-*")
+	if err != nil {
+		return "", fmt.Errorf("write the instance id: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(id + "\n"); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write the instance id: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write the instance id: %w", err)
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, os.ErrExist) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("read the instance id: %w", err)
+		}
+		if id = strings.TrimSpace(string(b)); !validInstanceID(id) {
+			return "", fmt.Errorf("%s holds %q, not an instance id (8 hex digits): remove the file to get a new one, which names new replication slots", path, id)
+		}
+	} else if err != nil {
 		return "", fmt.Errorf("write the instance id: %w", err)
 	}
 	return id, nil
 }
+
+var instanceIDMu sync.Mutex
 
 func validInstanceID(s string) bool {
 	if len(s) != 8 {
