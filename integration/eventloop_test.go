@@ -216,3 +216,118 @@ func TestEventLoop_ShutdownClosesIdleSessions(t *testing.T) {
 		}
 	}
 }
+
+// Sessions with datasets run on the event loop while their statements go
+// to the origin. An accelerated read (DuckDB may take long) hands the
+// session to goroutines, and a run of origin statements brings it back.
+// Answers match the origin's throughout: both protocols, prepared
+// statements, pipelines, transactions, errors. No session panics (a call
+// that may wait, made on the loop, panics: handoff.go).
+func TestEventLoop_DatasetSessions(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	ctx := ctxT(t)
+	events := func() map[string]float64 {
+		return metricSums(t, a.Metrics, "pgaccel_event_loop_sessions_total", "event")
+	}
+	direct := connect(t, origin.DSN(appUser, appPass))
+	c := connect(t, appDSN(a, appUser, appPass))
+
+	originRun := func(from int) {
+		t.Helper()
+		for i := from; i < from+80; i++ {
+			var n int
+			if err := c.QueryRow(ctx, "SELECT $1::int + 1", i).Scan(&n); err != nil || n != i+1 {
+				t.Fatalf("extended query %d: %v, %d", i, err, n)
+			}
+			var s string
+			if err := c.QueryRow(ctx, "SELECT 'x' || "+fmt.Sprint(i), pgx.QueryExecModeSimpleProtocol).Scan(&s); err != nil || s != fmt.Sprintf("x%d", i) {
+				t.Fatalf("simple query %d: %v, %q", i, err, s)
+			}
+		}
+	}
+	var want int64
+	if err := direct.QueryRow(ctx, "SELECT count(*) FROM acc_orders").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	accelerated := func(mode pgx.QueryExecMode) {
+		t.Helper()
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM acc_orders", mode).Scan(&n); err != nil || n != want {
+			t.Fatalf("accelerated count (%v): %v, %d, want %d", mode, err, n, want)
+		}
+	}
+
+	originRun(0)
+	if ev := events(); ev["taken"] != 1 || ev["handed_off"] != 0 {
+		t.Fatalf("after origin statements: events %v, want taken 1 and no hand-off", ev)
+	}
+	before := routeCounts(t, a)[acc]
+	accelerated(pgx.QueryExecModeCacheStatement)
+	if routeCounts(t, a)[acc] != before+1 {
+		t.Fatal("the read was not accelerated")
+	}
+	if ev := events(); ev["handed_off"] != 1 {
+		t.Fatalf("after an accelerated read: events %v, want one hand-off", ev)
+	}
+	originRun(100)
+	if ev := events(); ev["promoted"] < 1 {
+		t.Fatalf("after a run of origin statements: events %v, want the session back on the loop", ev)
+	}
+	accelerated(pgx.QueryExecModeSimpleProtocol)
+	originRun(200)
+
+	// Pipelined, mixed: origin statements queued behind an accelerated one
+	// and the other way round, an error in the middle.
+	for round := range 3 {
+		b := &pgx.Batch{}
+		b.Queue("SELECT $1::int * 2", round)
+		b.Queue("SELECT count(*) FROM acc_orders")
+		b.Queue("SELECT 1/0")
+		b.Queue("SELECT $1::text || 'y'", "p")
+		br := c.SendBatch(ctx, b)
+		var d int
+		if err := br.QueryRow().Scan(&d); err != nil || d != round*2 {
+			t.Fatalf("batch %d: first: %v, %d", round, err, d)
+		}
+		var n int64
+		if err := br.QueryRow().Scan(&n); err != nil || n != want {
+			t.Fatalf("batch %d: count: %v, %d", round, err, n)
+		}
+		if _, err := br.Exec(); err == nil {
+			t.Fatalf("batch %d: division by zero succeeded", round)
+		}
+		_ = br.Close()
+		originRun(300 + round*100)
+	}
+
+	// A transaction that writes: its reads go to the origin.
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE loop_ds (a int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO loop_ds VALUES (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM loop_ds").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("in the transaction: %v, %d", err, n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "SELECT 1/0"); err == nil {
+		t.Fatal("division by zero succeeded")
+	}
+	originRun(900)
+	accelerated(pgx.QueryExecModeExec)
+	originRun(1000)
+
+	if p := metricSums(t, a.Metrics, "pgaccel_session_panics_total")[""]; p != 0 {
+		t.Fatalf("%v session panics", p)
+	}
+	t.Logf("event loop events: %v", events())
+}

@@ -345,6 +345,7 @@ func (ss *session) markDirty() {
 // planned: it is read once per session and again after anything that may
 // have changed it.
 func (ss *session) ensureInfo() bool {
+	ss.mustNotBlock("session info")
 	if ss.info.valid && !ss.infoDirty {
 		return true
 	}
@@ -471,6 +472,7 @@ func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, 
 // endRun: a CancelRequest interrupts it, and so does statement_timeout at
 // deadline (zero: none).
 func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings) (*localResult, error) {
+	ss.mustNotBlock("local query")
 	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
 	ss.runLocal(cancel, deadline)
 	rows, err := ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
@@ -736,7 +738,7 @@ func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
 		return err
 	}
 	for _, b := range bufs {
-		if _, err := ss.client.Write(b); err != nil {
+		if _, err := ss.clientW.Write(b); err != nil {
 			return err
 		}
 	}

@@ -673,6 +673,7 @@ func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
 // toOriginUninformed sends sql to the origin when the session info could
 // not be read first, still noting what the statement may change.
 func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
+	ss.mustNotBlock("plan")
 	d := ss.accel.Planner.Plan(ctx, sql, ss.planSession())
 	if d.Route == planner.RouteAccelerate {
 		d.Route, d.Reason = planner.RouteOrigin, "session_info"
@@ -689,6 +690,7 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 // session settings the encoder can honour. When one fails, the statement is counted and noted for the origin
 // and ok is false.
 func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *encode.Settings, ok bool) {
+	ss.mustNotBlock("plan")
 	ctx := ss.srv.baseCtx
 	if sql == lastRouteSQL {
 		if !ss.ensureInfo() {

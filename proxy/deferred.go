@@ -37,6 +37,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	if st == nil || st.originOnly() {
 		return nil, nil, false
 	}
+	ss.mustNotBlock("plan")
 	if !ss.info.valid || ss.infoDirty || ss.txWrote.Load() || ss.segmentWrote {
 		return nil, nil, false
 	}

@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -108,6 +110,37 @@ func (f *frameReader) next() ([]byte, error) {
 	return m, nil
 }
 
+// nextOf returns the next whole message when pgproto3 is not in the middle
+// of one and its type is one of types, reading the socket as needed; nil
+// (and no error) when the next message is of another type, which pgproto3
+// then reads. Its error is the read's (errWouldBlock in an event loop).
+// The message is valid until the next fill.
+func (f *frameReader) nextOf(types *[256]bool) ([]byte, error) {
+	if f.rem != 0 || f.untyped {
+		return nil, nil
+	}
+	for {
+		if f.wp-f.rp >= 5 {
+			if !types[f.buf[f.rp]] {
+				return nil, nil
+			}
+			n, err := f.frameLen()
+			if err != nil {
+				return nil, nil // pgproto3 reports it
+			}
+			if f.wp-f.rp >= n {
+				m := f.buf[f.rp : f.rp+n : f.rp+n]
+				f.rp += n
+				f.msgLen = 0 // lastFrame is pgproto3's: this one is not
+				return m, nil
+			}
+		}
+		if err := f.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // fill reads the socket once, after making room for the rest of a partial
 // message at the front of the buffer (growing it for a message larger
 // than the buffer). A message Read keeps whole (kept) is the partial one
@@ -178,8 +211,9 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		f.msgLen, f.kept = 0, false
 		for f.wp-f.rp < f.headerLen() {
 			if err := f.fill(); err != nil {
-				if f.wp > f.rp && err != errWouldBlock {
-					// A short header at EOF: let pgproto3 see it.
+				if f.wp > f.rp && err != errWouldBlock && !errors.Is(err, os.ErrDeadlineExceeded) {
+					// A short header at EOF: let pgproto3 see it. (A
+					// deadline stops a relay that reads on later.)
 					break
 				}
 				return 0, err

@@ -84,12 +84,22 @@ func (ss *session) startOriginRelay() {
 // dropLink ends the current link and waits for its relay: the session
 // then has no origin connection.
 func (ss *session) dropLink() {
+	ss.mustNotBlock("drop the origin link")
 	ss.closeOrigin()
 	if ss.originDone != nil {
 		<-ss.originDone
 		ss.originDone = nil
 	}
 	ss.unlink()
+}
+
+// originConn is the origin link's Go connection now: an event loop hands
+// a socket back as a new one (rawIO.toGoroutine).
+func (ss *session) originConn() net.Conn {
+	if ss.originIO != nil {
+		return ss.originIO.goConn()
+	}
+	return ss.origin
 }
 
 // closeOrigin closes the current origin connection (any goroutine).
@@ -139,6 +149,7 @@ func (ss *session) canDetach() bool {
 // the backend was terminated on purpose (pg_terminate_backend), which
 // ends the client's session as it would without pgaccel.
 func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
+	ss.mustNotBlock("detach")
 	end := ""
 	switch {
 	case ss.unreplayable.Load() != nil && ss.clientKey != nil:
@@ -214,6 +225,7 @@ func (ss *session) originDown() bool {
 // connectLink opens a connection to the origin for a session that has
 // none, or puts the stand-in in its place.
 func (ss *session) connectLink() bool {
+	ss.mustNotBlock("connect to the origin")
 	if !ss.srv.originRetryDue() {
 		ss.standIn(ss.srv.lastOriginError())
 		return true
@@ -684,6 +696,16 @@ func (ss *session) leaveLink() {
 
 // releaseIdle runs on the session's idle timer.
 func (ss *session) releaseIdle() {
+	if ss.looped.Load() {
+		// An event loop relays the session: it hands it back to the
+		// client goroutine first, which then takes turns with the timer.
+		if l := ss.loop.Load(); l != nil {
+			ss.wantGoroutines.Store(true)
+			l.kick(ss)
+		}
+		ss.idleTimer.Reset(10 * time.Millisecond)
+		return
+	}
 	if ss.isClosed() || !ss.linkUse.CompareAndSwap(0, 2) {
 		return // the client loop is handling a message; it arms the timer again
 	}
@@ -698,14 +720,15 @@ func (ss *session) releaseIdle() {
 	// Stop the origin relay without closing the connection: a read
 	// deadline in the past ends its wait (originReadFailed: releasing).
 	ss.releasing.Store(true)
-	_ = ss.origin.SetReadDeadline(time.Now())
+	conn := ss.originConn()
+	_ = conn.SetReadDeadline(time.Now())
 	<-ss.originDone
 	ss.originDone = nil
 	// Only a plain socket is pooled: after a read deadline, a TLS
 	// connection's state is not promised to be sound.
 	clean := ss.ofr.buffered() == 0 && ss.originIO != nil
-	_ = ss.origin.SetReadDeadline(time.Time{})
-	ol := &originLogin{conn: ss.origin, rw: ss.originRW, params: ss.state.Params(), pid: ss.originPID, key: ss.originKey, status: 'I'}
+	_ = conn.SetReadDeadline(time.Time{})
+	ol := &originLogin{conn: conn, rw: ss.originRW, params: ss.state.Params(), pid: ss.originPID, key: ss.originKey, status: 'I'}
 	ol.fr = newFrameReader(ol.rw, false)
 	ol.fe = pgproto3.NewFrontend(ol.fr, ol.rw)
 	ss.unlink()

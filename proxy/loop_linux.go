@@ -12,9 +12,10 @@ import (
 	"unsafe"
 )
 
-// An event loop relays pass-through sessions (no acceleration configured,
-// plain sockets) on one locked OS thread with epoll, the way pgbouncer
-// does, instead of two goroutines per session. With goroutines, every
+// An event loop relays sessions (plain sockets; with an acceleration, while
+// their statements go to the origin: handoff.go) on one locked OS thread
+// with epoll, the way pgbouncer does, instead of two goroutines per
+// session. With goroutines, every
 // message costs a read that finds nothing (Go reads before it waits), a
 // park and a wake-up through the runtime's poller and scheduler; on a
 // 2-core machine that made pgaccel's pass-through about a tenth slower
@@ -241,8 +242,13 @@ func (l *eventLoop) drain() bool {
 		l.add(ls)
 	}
 	for _, ss := range kicks {
-		if ls := l.bySession[ss]; ls != nil && ss.isClosed() {
+		ls := l.bySession[ss]
+		switch {
+		case ls == nil:
+		case ss.isClosed():
 			l.finish(ls, true)
+		case ss.wantGoroutines.Swap(false):
+			l.demote(ls, loopReleased)
 		}
 	}
 	return stopped && len(l.bySession) == 0
@@ -294,7 +300,9 @@ func (l *eventLoop) unregister(r *rawIO) {
 // reports whether the session is still in the loop.
 func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	ss := ls.ss
+	ss.onLoop = true
 	defer func() {
+		ss.onLoop = false
 		if r := recover(); r != nil {
 			ss.srv.sessionPanicked(r, ss.log)
 			ss.close()
@@ -307,11 +315,15 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	} else {
 		ss.clientIO.readable()
 	}
+	budget := loopReadBudget
+	if ss.pass == nil {
+		budget = loopMessageBudget // one message per step (handoff.go)
+	}
 	ended, idle, blocked := false, false, false
-	for range loopReadBudget {
+	for range budget {
 		ended, idle = ss.relayOne(fromOrigin)
 		blocked = ss.clientIO.isBlocked() || ss.originIO.isBlocked()
-		if ended || idle || blocked {
+		if ended || idle || blocked || ss.handOff {
 			break
 		}
 	}
@@ -319,6 +331,11 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	case ended || ss.isClosed():
 		ss.close()
 		l.finish(ls, true)
+		return false
+	case ss.handOff:
+		ss.handOff = false
+		ss.loopRun = 0
+		l.demote(ls, loopHandedOff)
 		return false
 	case blocked:
 		l.demote(ls, loopWriteBlocked)

@@ -25,6 +25,7 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	loops      *prometheus.CounterVec
 	links      *prometheus.CounterVec
+	panics     prometheus.Counter
 
 	// children caches the counters' children: every statement is
 	// counted, and WithLabelValues hashes and locks each time.
@@ -74,15 +75,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"kind"}),
 		loops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_event_loop_sessions_total",
-			Help: "Pass-through sessions an event loop took (event=taken), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), or more messages than one turn may relay (event=busy).",
+			Help: "Sessions an event loop took (event=taken; event=promoted counts those of them that came back from goroutines), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), more than one turn may relay (event=busy), a statement that must run on goroutines, such as an accelerated read (event=handed_off), or an idle origin connection to release (event=released).",
 		}, []string{"event"}),
 		links: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_origin_links_total",
 			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (auth.origin_idle_timeout: an idle session's origin connection reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pgaccel_session_panics_total",
+			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links)
+		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links, m.panics)
 	}
 	return m
 }
@@ -92,6 +97,9 @@ const (
 	loopTaken        = "taken"
 	loopWriteBlocked = "write_blocked"
 	loopBusy         = "busy"
+	loopHandedOff    = "handed_off"
+	loopReleased     = "released"
+	loopPromoted     = "promoted"
 )
 
 func (m *Metrics) loopEvent(event string) {
@@ -173,6 +181,12 @@ func (m *Metrics) observe(route string, since time.Time) {
 		o, _ = m.durations.LoadOrStore(route, m.duration.WithLabelValues(route))
 	}
 	o.(prometheus.Observer).Observe(time.Since(since).Seconds())
+}
+
+func (m *Metrics) panicked() {
+	if m != nil {
+		m.panics.Inc()
+	}
 }
 
 func (m *Metrics) originFailed() {

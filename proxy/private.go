@@ -35,6 +35,7 @@ func (ss *session) privateRequest(kind string, msgs ...privateMsg) ([]pgproto3.B
 // and returns the collector its responses go to (awaitPrivate waits for
 // them).
 func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, error) {
+	ss.mustNotBlock("private request")
 	if !ss.needOrigin() {
 		return nil, errSessionClosed
 	}
@@ -87,6 +88,7 @@ func (ss *session) awaitPrivate(c *collector) ([]pgproto3.BackendMessage, error)
 // earlier message has been answered. It reports false when the session is
 // closing or the origin is skipping to the next Sync after an error.
 func (ss *session) drain() bool {
+	ss.mustNotBlock("drain")
 	if !ss.pending.idle() {
 		ss.fe.Send(&pgproto3.Flush{})
 		if err := ss.fe.Flush(); err != nil {

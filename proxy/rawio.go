@@ -367,6 +367,25 @@ func dupCloexec(fd int) (int, error) {
 	return int(r1), nil
 }
 
+// goConn returns the Go connection of the socket now: a loop hands the
+// socket back as a new one (toGoroutine).
+func (r *rawIO) goConn() net.Conn {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	return r.conn
+}
+
+// setReadDeadline sets the Go connection's read deadline; loop-mode reads
+// never wait, so there it does nothing.
+func (r *rawIO) setReadDeadline(t time.Time) error {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	if r.loop.Load() {
+		return nil
+	}
+	return r.conn.SetReadDeadline(t)
+}
+
 // setWriteDeadline sets the Go connection's write deadline; loop-mode
 // writes never wait, so there it does nothing.
 func (r *rawIO) setWriteDeadline(t time.Time) {

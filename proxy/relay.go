@@ -44,17 +44,60 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 		return ss.passClient()
 	}
 	if fromOrigin {
-		msg, err := ss.fe.Receive()
+		var raw []byte
+		var msg pgproto3.BackendMessage
+		var err error
+		if carried, cerr, ok := ss.carryO.take(); ok {
+			msg, _ = carried.(pgproto3.BackendMessage)
+			raw, err = ss.carryO.raw, cerr
+		} else {
+			// The usual answers are relayed from the frame as it came,
+			// without pgproto3 (originFast); the rest, and answers the
+			// proxy looks into, are decoded.
+			raw, err = ss.ofr.nextOf(&fastOriginTypes)
+			if err == nil && raw != nil {
+				head, hasHead := ss.pending.head()
+				if !hasHead || head.capture == nil && head.private == nil && !head.swallow {
+					return ss.originFast(raw, head, hasHead), false
+				}
+				if msg, err = decodeFast(raw); err != nil {
+					err = fmt.Errorf("malformed message from the origin: %w", err)
+				}
+			} else if err == nil {
+				msg, err = ss.fe.Receive()
+				raw = ss.ofr.lastFrame()
+			}
+		}
 		if errors.Is(err, errWouldBlock) {
 			return false, true
 		}
-		return ss.originMessage(msg, err), false
+		if ss.onLoop && !ss.originLoopSafe(msg, err) {
+			ss.carryO.put(msg, err)
+			ss.carryO.raw = raw
+			ss.handOff = true
+			return false, false
+		}
+		return ss.originMessage(msg, raw, err), false
 	}
-	msg, err := ss.be.Receive()
+	msg, err := ss.receiveClient()
 	if errors.Is(err, errWouldBlock) {
 		return false, true
 	}
+	if ss.onLoop && !ss.loopSafe(msg, err) {
+		ss.carryC.put(msg, err)
+		ss.handOff = true
+		return false, false
+	}
 	ss.enterLink()
+	if !ss.onLoop {
+		ss.noteLoopSafe(msg, err)
+		if err == nil {
+			if handled, ended := ss.promote(msg); handled {
+				ss.leaveLink()
+				return ended, false
+			}
+		}
+	}
 	ended = ss.clientMessage(msg, err)
 	ss.leaveLink()
 	return ended, false
@@ -452,9 +495,10 @@ func (ss *session) relayOrigin() {
 	}
 }
 
-// originMessage relays one origin message, or handles the error that came
-// instead of it, and reports whether the origin side of the session ended.
-func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
+// originMessage relays one origin message (raw: as it came, nil when it
+// was not kept whole), or handles the error that came instead of it, and
+// reports whether the origin side of the session ended.
+func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err error) bool {
 	if err != nil {
 		ss.originReadFailed(err)
 		return true
@@ -514,7 +558,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 	}
 
 	ss.writeMu.Lock()
-	if raw := ss.ofr.lastFrame(); raw != nil {
+	if raw != nil {
 		// As the origin sent it: an encoding of pgproto3's decoding may
 		// differ, or be refused (a ParameterDescription of more than
 		// 65535 parameters, which Postgres sends with a wrapped count).
@@ -560,7 +604,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, err error) bool {
 // originReadFailed ends the session after a failed origin read; it is news
 // to the client unless the session was closing anyway.
 func (ss *session) originReadFailed(err error) {
-	if ss.link != linkLive || ss.releasing.Load() {
+	if ss.link != linkLive || ss.releasing.Load() || ss.promotionStop(err) {
 		return // a stand-in or a dropped link was closed: nothing to report
 	}
 	if ss.canDetach() && ss.detach(err, nil) {
@@ -570,6 +614,122 @@ func (ss *session) originReadFailed(err error) {
 		ss.originFailed(err)
 	}
 	ss.close()
+}
+
+// originFast relays one origin message of a fastOriginTypes type, as it
+// came (raw), when the oldest pending item (head, if hasHead) neither
+// captures nor keeps it: what originMessage does for it, without decoding
+// it. It reports whether the origin side of the session ended.
+func (ss *session) originFast(raw []byte, head pendingItem, hasHead bool) bool {
+	typ := raw[0]
+	done := hasHead && completesType(typ, head.kind)
+	idle := false
+	switch typ {
+	case 'D':
+		ss.pendingOut += len(raw)
+	case 'Z':
+		if len(raw) > 5 {
+			status := raw[5]
+			ss.state.setTxStatus(status)
+			switch {
+			case status == 'I':
+				ss.txWrote.Store(false)
+			case hasHead && head.wrote:
+				ss.txWrote.Store(true)
+			}
+		}
+	}
+	ss.writeMu.Lock()
+	ss.rawOut = raw
+	ss.be.Send(&ss.rawOut)
+	var werr error
+	if ss.pendingOut >= flushThreshold || ss.ofr.buffered() == 0 {
+		ss.pendingOut = 0
+		werr = ss.be.Flush()
+	}
+	ss.writeMu.Unlock()
+	if done {
+		empty, local := ss.pending.settle(true, false)
+		idle = empty
+		if local && werr == nil {
+			werr = ss.writeQueuedLocal()
+		}
+	}
+	if werr != nil {
+		ss.log.Debug().Err(werr).Msg("client write failed")
+		ss.close()
+		return true
+	}
+	if idle && typ == 'Z' && ss.shuttingDown.Load() {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.close()
+		return true
+	}
+	return false
+}
+
+// fastOriginTypes are the origin's message types originFast relays: the
+// answers of ordinary statements, none of which the proxy needs decoded
+// unless a pending item captures it.
+var fastOriginTypes = [256]bool{
+	'1': true, '2': true, '3': true, 'C': true, 'D': true, 'I': true,
+	'n': true, 's': true, 't': true, 'T': true, 'Z': true,
+}
+
+// decodeFast decodes a message of a fastOriginTypes type. Slices of raw
+// may be kept in it (valid while raw is).
+func decodeFast(raw []byte) (pgproto3.BackendMessage, error) {
+	var msg pgproto3.BackendMessage
+	switch raw[0] {
+	case '1':
+		msg = &pgproto3.ParseComplete{}
+	case '2':
+		msg = &pgproto3.BindComplete{}
+	case '3':
+		msg = &pgproto3.CloseComplete{}
+	case 'C':
+		msg = &pgproto3.CommandComplete{}
+	case 'D':
+		msg = &pgproto3.DataRow{}
+	case 'I':
+		msg = &pgproto3.EmptyQueryResponse{}
+	case 'n':
+		msg = &pgproto3.NoData{}
+	case 's':
+		msg = &pgproto3.PortalSuspended{}
+	case 't':
+		msg = &pgproto3.ParameterDescription{}
+	case 'T':
+		msg = &pgproto3.RowDescription{}
+	case 'Z':
+		msg = &pgproto3.ReadyForQuery{}
+	default:
+		return nil, fmt.Errorf("message type %q is not a fast one", raw[0])
+	}
+	if err := msg.Decode(raw[5:]); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// completesType is completes for the fastOriginTypes, by type, with a
+// pending head.
+func completesType(typ byte, head pendingKind) bool {
+	switch typ {
+	case '1':
+		return head == pkParse
+	case '2':
+		return head == pkBind
+	case '3':
+		return head == pkClose
+	case 'T', 'n':
+		return head == pkDescribeStatement || head == pkDescribePortal
+	case 'C', 'I', 's':
+		return head == pkExecute
+	case 'Z':
+		return head == pkSync || head == pkQuery || head == pkFunctionCall
+	}
+	return false
 }
 
 // completes classifies an origin message against the oldest pending item:

@@ -127,11 +127,29 @@ func (ss *session) routeOverride(d planner.Decision) planner.Decision {
 // quick is the planner's fast path, which the proxy's own statement skips
 // (it names no dataset). EXPLAINs do not take the fast path either (it
 // reads only SELECT, INSERT, UPDATE and DELETE).
+//
+// Its answer depends on the text alone (and the datasets, fixed for the
+// planner's life), so the last one is kept: a statement is looked at by
+// loopSafe and again when handled, and clients prepare the same text again
+// and again (handoff.go).
 func (ss *session) quick(sql string) (planner.Decision, bool) {
 	if sql == lastRouteSQL {
 		return planner.Decision{}, false
 	}
-	return ss.accel.Planner.Quick(sql)
+	if m := &ss.quickMemo; m.set && m.sql == sql {
+		return m.d, m.ok
+	}
+	d, ok := ss.accel.Planner.Quick(sql)
+	ss.quickMemo = quickMemo{set: true, sql: sql, d: d, ok: ok}
+	return d, ok
+}
+
+// quickMemo is the last fast-path decision of a session (quick).
+type quickMemo struct {
+	set bool
+	sql string
+	d   planner.Decision
+	ok  bool
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer

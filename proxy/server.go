@@ -218,13 +218,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // loopFor picks the event loop for a session, or nil when it must run on
-// goroutines: it is not relayed pass-through (an acceleration is
-// configured: its statements may wait on DuckDB or on the origin), a
-// socket is TLS, or loops are off.
+// goroutines: a socket is TLS, loops are off, or it has an acceleration
+// and no origin connection (handoff.go).
 func (s *Server) loopFor(ss *session) *eventLoop {
-	if ss.pass == nil || ss.clientIO == nil || ss.originIO == nil {
+	if ss.clientIO == nil || ss.originIO == nil || ss.pass == nil && (ss.link != linkLive || ss.broken.Load()) {
 		return nil
 	}
+	loops := s.eventLoops()
+	if len(loops) == 0 {
+		return nil
+	}
+	return loops[int(s.nextLoop.Add(1))%len(loops)]
+}
+
+// noLoops reports whether sessions always run on goroutines.
+func (s *Server) noLoops() bool { return len(s.eventLoops()) == 0 }
+
+// eventLoops starts the event loops on first use, and returns them.
+func (s *Server) eventLoops() []*eventLoop {
 	s.loopsOnce.Do(func() {
 		var n int
 		if s.cfg.EventLoops != nil {
@@ -244,10 +255,7 @@ func (s *Server) loopFor(ss *session) *eventLoop {
 			s.loops = append(s.loops, l)
 		}
 	})
-	if len(s.loops) == 0 {
-		return nil
-	}
-	return s.loops[int(s.nextLoop.Add(1))%len(s.loops)]
+	return s.loops
 }
 
 // stopLoops ends the event loops once their sessions have.

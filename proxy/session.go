@@ -150,6 +150,20 @@ type session struct {
 	// written through these only (loop.go).
 	clientIO, originIO *rawIO
 	loop               atomic.Pointer[eventLoop]
+	// A session with an acceleration on an event loop (handoff.go):
+	// onLoop is set while the loop's thread relays it (only that thread
+	// reads it then), handOff when a message it took must be handled on
+	// goroutines, carried over in carryC or carryO; looped from the
+	// session's hand-over to a loop to its return; wantGoroutines asks the
+	// loop to hand it back (releaseIdle). loopRun counts loop-safe client
+	// messages in a row on goroutines; promoting marks the read deadline
+	// that stops the origin relay for a hand-over.
+	onLoop, handOff bool
+	carryC, carryO  carried
+	looped          atomic.Bool
+	wantGoroutines  atomic.Bool
+	loopRun         int
+	promoting       atomic.Bool
 	// pendingOut counts relayed bytes not yet flushed to the client (the
 	// origin side's).
 	pendingOut int
@@ -193,6 +207,7 @@ type session struct {
 	// rawIn and rawOut hold the frame relayed as it came, to the origin
 	// and to the client (Send takes a pointer to them).
 	rawIn, rawOut rawFrame
+	quickMemo     quickMemo
 	answerBuf     []byte
 	descMu        sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
@@ -262,9 +277,9 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 		ss.log.Debug().Str("database", ss.state.Database).Msg("session in another database than origin.dsn's: relayed without acceleration")
 		ss.accel = nil
 	}
+	ss.clientW = cs.w
 	if ss.accel == nil {
 		ss.pass = &passState{}
-		ss.clientW = cs.w
 	} else if s.metrics != nil {
 		ss.pending.observe = s.metrics.observe
 	}
@@ -304,16 +319,14 @@ func (ss *session) run() {
 		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
 		return
 	}
-	if l := ss.srv.loopFor(ss); l != nil && l.serve(ss) {
+	if ss.idleTimer != nil && ss.link == linkLive {
+		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
+	}
+	if l := ss.srv.loopFor(ss); l != nil && ss.serveOnLoop(l) {
 		ss.log.Debug().Msg("session ended")
 		return
 	}
-	if ss.link != linkNone {
-		ss.startOriginRelay()
-		if ss.idleTimer != nil {
-			ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
-		}
-	}
+	ss.restartOriginRelay()
 	ss.relayClient()
 	ss.closePortals()
 	ss.close()

@@ -51,6 +51,7 @@ func (s *Server) handle(conn net.Conn) {
 // sessionPanicked reports a panic recovered from a session, on its
 // goroutine or on an event loop.
 func (s *Server) sessionPanicked(r any, log zerolog.Logger) {
+	s.metrics.panicked()
 	if s.panicHook != nil {
 		s.panicHook(r)
 	}

@@ -1,0 +1,266 @@
+package proxy
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Sessions with an acceleration on an event loop. A session whose
+// statements go to the origin costs the proxy what a pass-through one does
+// only if it is relayed the same way: on an event loop (loop_linux.go),
+// not on two goroutines, whose every message costs a park and a wake-up
+// through the runtime's scheduler. With one dataset configured, every
+// pgbench statement passes the routing hook, and on goroutines that made
+// origin-bound traffic 15-25 % slower than pass-through (bench/RESULTS.md).
+//
+// So such a session runs on a loop too, with every message decoded and
+// routed as on goroutines (relayOne), as long as what it is asked to do
+// cannot wait: the loop must never block, and it reads the origin's
+// answers itself, so a wait for them there would never end. Before a
+// message is handled on the loop, loopSafe (client) or originLoopSafe
+// (origin) says whether it is one of those:
+//
+//   - client messages of statements the planner's fast path sends to the
+//     origin whatever the session (Quick), with the origin connection up
+//     and, at the start of an extended-protocol stretch, nothing owed by
+//     the origin (beginStretch would wait for it);
+//   - origin messages other than a FATAL, and no failed read (detach may
+//     probe the origin).
+//
+// Anything else (an accelerated statement, which runs on DuckDB; one that
+// needs the session info or the planner's full analysis, which may ask the
+// origin; a connection to open) is handed, decoded already, to goroutines
+// (carry), which handle it first and carry on as before. A session on
+// goroutines goes back to a loop (promote) at the start of a client
+// message when the origin owes it nothing and the last promoteAfter client
+// messages would all have been loop-safe, so that a session mixing
+// accelerated reads and origin statements does not go back and forth on
+// every statement.
+//
+// Every call that may wait checks ss.onLoop first (mustNotBlock) and panics
+// there: a mistake in loopSafe then ends the one session (the loop
+// recovers), and shows in tests, instead of stopping every session of the
+// loop.
+
+// promoteAfter is how many loop-safe client messages in a row a session on
+// goroutines handles before it goes back to an event loop.
+const promoteAfter = 64
+
+// loopMessageBudget is how many messages a session with an acceleration
+// may relay per event before the loop hands it to goroutines (a result of
+// many rows): the decoding counterpart of loopReadBudget.
+const loopMessageBudget = 1024
+
+// carried is a message decoded on one side and handed to the other mode
+// (loop or goroutines) to handle: it stays valid while nothing more is
+// read from that side, and the new mode handles it before it reads.
+type carried struct {
+	set bool
+	msg any
+	err error
+	// raw is an origin message's frame as it came (nil: not kept); take
+	// leaves it for the caller to read.
+	raw []byte
+}
+
+func (c *carried) put(msg any, err error) { *c = carried{set: true, msg: msg, err: err} }
+
+func (c *carried) take() (any, error, bool) {
+	if !c.set {
+		return nil, nil, false
+	}
+	m, err := c.msg, c.err
+	c.set, c.msg, c.err = false, nil, nil
+	return m, err, true
+}
+
+// receiveClient returns the client message carried over, or the next one.
+func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
+	if m, err, ok := ss.carryC.take(); ok {
+		msg, _ := m.(pgproto3.FrontendMessage)
+		return msg, err
+	}
+	return ss.be.Receive()
+}
+
+// errBlockingOnLoop is the panic of a call that may wait, made on an event
+// loop (see mustNotBlock).
+var errBlockingOnLoop = errors.New("pgaccel bug: a call that may wait was made on an event loop")
+
+// mustNotBlock panics when the session is being relayed by an event loop:
+// what calls it may wait (for the origin, DuckDB or a connection).
+func (ss *session) mustNotBlock(what string) {
+	if ss.onLoop {
+		panic(errors.Join(errBlockingOnLoop, errors.New(what)))
+	}
+}
+
+// loopSafe reports whether the client message msg (or the error that came
+// instead) can be handled on an event loop: nothing it leads to waits. It
+// changes nothing.
+func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
+	if err != nil {
+		// An undecodable message is forwarded through beginStretch, which
+		// may wait; a failed read ends the session, which does not.
+		return ss.cfr.lastFrame() == nil
+	}
+	if _, ok := msg.(*pgproto3.Terminate); ok {
+		return true
+	}
+	if ss.link != linkLive || ss.broken.Load() || ss.releasing.Load() {
+		return false // needOrigin would open a connection, or drop one
+	}
+	if ss.localSkip {
+		return true // dropped, or the Sync that ends the skip
+	}
+	// An extended-protocol message that starts a stretch waits there for
+	// everything before to be answered (beginStretch), and reads the
+	// session info first unless its statement is origin-only (accelerate).
+	opens := !ss.segmentOpen && !ss.pending.idle()
+	needsInfo := !ss.segmentOpen && (ss.infoDirty || !ss.info.valid)
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		if ss.segmentOpen {
+			return false // planned uninformed (toOriginUninformed)
+		}
+		_, ok := ss.quick(asShowLastRoute(m.String))
+		return ok
+	case *pgproto3.Parse:
+		if opens {
+			return false
+		}
+		_, ok := ss.quick(asShowLastRoute(m.Query))
+		return ok
+	case *pgproto3.Bind:
+		return !opens && ss.stmts[m.PreparedStatement].originOnly()
+	case *pgproto3.Describe:
+		if opens {
+			return false
+		}
+		if m.ObjectType == 'S' {
+			return ss.stmts[m.Name].originOnly()
+		}
+		return ss.portalOriginOnly(m.Name)
+	case *pgproto3.Execute:
+		if opens {
+			return false
+		}
+		p := ss.portals[m.Portal]
+		if p == nil || p.stmt == nil {
+			return !needsInfo // the origin reports it
+		}
+		return p.active == nil && p.stmt.originOnly()
+	case *pgproto3.Close:
+		return !opens && !needsInfo
+	case *pgproto3.Sync, *pgproto3.Flush, *pgproto3.FunctionCall,
+		*pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		return true
+	}
+	return false
+}
+
+// originLoopSafe reports whether the origin message msg (or the error
+// that came instead) can be handled on an event loop.
+func (ss *session) originLoopSafe(msg pgproto3.BackendMessage, err error) bool {
+	if err != nil {
+		return false // originReadFailed may detach, which probes the origin
+	}
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (e.Severity == "FATAL" || e.Severity == "PANIC") {
+		return false // likewise
+	}
+	if head, ok := ss.pending.head(); ok && head.private != nil {
+		return false // a request of the goroutines' (none is made on a loop)
+	}
+	return true
+}
+
+// noteLoopSafe counts, on goroutines, the client messages in a row that a
+// loop could have handled (promote).
+func (ss *session) noteLoopSafe(msg pgproto3.FrontendMessage, err error) {
+	if ss.clientIO == nil || ss.originIO == nil || ss.srv.noLoops() {
+		return
+	}
+	if ss.loopSafe(msg, err) {
+		ss.loopRun++
+	} else {
+		ss.loopRun = 0
+	}
+}
+
+// promote hands a session on goroutines to an event loop before msg, the
+// client message just received, when that pays (see promoteAfter): the
+// origin relay is stopped with a read deadline (as releaseIdle does) and
+// the loop handles msg first. It returns only when the loop has handed
+// the session back (ended false: the goroutines go on) or the session
+// ended there (true); handled reports whether msg went to the loop.
+func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
+	if ss.loopRun < promoteAfter || ss.link != linkLive || ss.broken.Load() || ss.originDone == nil ||
+		ss.clientIO == nil || ss.originIO == nil || !ss.pending.idle() {
+		return false, false
+	}
+	l := ss.srv.loopFor(ss)
+	if l == nil {
+		return false, false
+	}
+	ss.loopRun = 0
+	ss.promoting.Store(true)
+	_ = ss.originIO.setReadDeadline(time.Now())
+	<-ss.originDone
+	ss.originDone = nil
+	ss.promoting.Store(false)
+	_ = ss.originIO.setReadDeadline(time.Time{})
+	if ss.isClosed() || ss.broken.Load() {
+		// The relay ended for another reason, and saw to it (closed the
+		// session, or detached it from the link): the goroutines go on.
+		return false, false
+	}
+	ss.carryC.put(msg, nil)
+	ss.srv.metrics.loopEvent(loopPromoted)
+	return true, ss.serveOnLoop(l)
+}
+
+// serveOnLoop hands the session to l (eventLoop.serve) from the client
+// goroutine, which holds the link (enterLink) or is about to, and reports
+// whether the session ended there. While a loop has the session, the loop
+// takes turns with the idle timer itself (looped tells the timer to ask it
+// for the session back instead: releaseIdle). When it comes back, the
+// origin relay runs again before the timer may take its turn (a release
+// waits for that relay to stop).
+func (ss *session) serveOnLoop(l *eventLoop) (ended bool) {
+	ss.looped.Store(true)
+	held := ss.idleTimer != nil && ss.linkUse.Load() == 1
+	if held {
+		ss.linkUse.Store(0)
+	}
+	ended = l.serve(ss)
+	if !ended {
+		if err := ss.originIO.flushHeld(); err != nil {
+			ss.originFailed(err)
+			ended = true
+		} else {
+			ss.restartOriginRelay()
+		}
+	}
+	ss.looped.Store(false)
+	if held {
+		ss.enterLink()
+	}
+	return ended || ss.isClosed()
+}
+
+// restartOriginRelay starts the origin relay if the link has a connection
+// and none runs.
+func (ss *session) restartOriginRelay() {
+	if ss.link != linkNone && ss.originDone == nil {
+		ss.startOriginRelay()
+	}
+}
+
+// promotionStop reports whether err is the read deadline promote set to
+// stop the origin relay.
+func (ss *session) promotionStop(err error) bool {
+	return ss.promoting.Load() && errors.Is(err, os.ErrDeadlineExceeded)
+}
