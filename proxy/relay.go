@@ -218,12 +218,44 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	}
 	ss.stretchOrigin = stretch
 	ss.noteOriginTimer(msg)
-	ss.fe.Send(msg)
+	switch msg.(type) {
+	case *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Sync, *pgproto3.Close, *pgproto3.Flush:
+		// Never rewritten here: relayed as they came, without encoding
+		// them again (the frame stays whole until the next read).
+		if raw := ss.cfr.lastFrame(); raw != nil && raw[0] == frontendType(msg) {
+			ss.rawIn = raw
+			ss.fe.Send(&ss.rawIn)
+			break
+		}
+		ss.fe.Send(msg)
+	default:
+		ss.fe.Send(msg)
+	}
 	if flush || ss.pendingBytes >= flushThreshold {
 		ss.pendingBytes = 0
 		return ss.fe.Flush()
 	}
 	return nil
+}
+
+// frontendType is the type byte of the messages forward relays as they
+// came.
+func frontendType(msg pgproto3.FrontendMessage) byte {
+	switch msg.(type) {
+	case *pgproto3.Bind:
+		return 'B'
+	case *pgproto3.Describe:
+		return 'D'
+	case *pgproto3.Execute:
+		return 'E'
+	case *pgproto3.Sync:
+		return 'S'
+	case *pgproto3.Close:
+		return 'C'
+	case *pgproto3.Flush:
+		return 'H'
+	}
+	return 0
 }
 
 // forwardUndecoded sends the origin a well-framed client message whose body
