@@ -139,7 +139,7 @@ type Server struct {
 	MaxMessageBytes int           // largest client message accepted (pgproto3 SetMaxBodyLen)
 	ShutdownGrace   time.Duration // how long in-flight statements may run after shutdown starts
 	// EventLoops is server.event_loops: how many event loops relay
-	// pass-through sessions; nil when unset (one per two CPUs), 0 when
+	// sessions on plain sockets; nil when unset (one per two CPUs), 0 when
 	// every session runs on goroutines.
 	EventLoops *int
 }

@@ -80,7 +80,10 @@
 //     sessions with epoll and runs the same relay steps the goroutines run,
 //     so a read costs one read and one write. The loop owns those sockets (rawIO.toLoop) and never waits for
 //     one: a write the socket cannot take, or a session that keeps it busy,
-//     is handed back to goroutines with the bytes not yet written.
+//     is handed back to goroutines with the bytes not yet written. Sessions
+//     with an Accel run on a loop too while their statements go to the
+//     origin (handoff.go): a message that may wait is handed, decoded, to
+//     goroutines, and a run of loop-safe messages brings the session back.
 //     With on_zero_results: use_source, an accelerated answer whose first
 //     row does not come is replaced by the origin's answer to the
 //     planner's FallbackSQL (the simple Query's text is swapped; in the

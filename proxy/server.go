@@ -38,8 +38,8 @@ type Config struct {
 	// Auth, when set, makes the proxy authenticate clients itself
 	// (auth.mode proxy); nil relays every login to the origin.
 	Auth *ProxyAuth
-	// EventLoops is how many event loops relay pass-through sessions
-	// (loop_linux.go), as server.event_loops says: nil picks one per two
+	// EventLoops is how many event loops relay sessions (loop_linux.go,
+	// handoff.go), as server.event_loops says: nil picks one per two
 	// CPUs the Go runtime uses (GOMAXPROCS/2, at least one), 0 relays
 	// every session on goroutines.
 	EventLoops *int
