@@ -194,7 +194,7 @@ func (ss *session) countOrigin(d planner.Decision) {
 		e.Str("reason", d.Reason).Str("rule", d.Detail).Strs("datasets", d.Datasets).Str("kind", d.Kind.String()).
 			Msg("statement goes to the origin")
 	}
-	ss.srv.metrics.count(routeOrigin, d.Datasets, d.Reason)
+	ss.srv.metrics.countWith(&ss.lastCount, routeOrigin, d.Datasets, d.Reason)
 	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
 

@@ -110,6 +110,43 @@ func (f *frameReader) next() ([]byte, error) {
 	return m, nil
 }
 
+// peekWhole returns the next message without taking it, when it is of
+// type typ and at most max bytes long, reading the socket until it is
+// buffered whole; nil (and no error) when it is another message,
+// pgproto3 is in the middle of one, or the header is impossible (pgproto3
+// reports it). Its error is the read's. skip takes it.
+func (f *frameReader) peekWhole(typ byte, max int) ([]byte, error) {
+	if f.rem != 0 || f.untyped {
+		return nil, nil
+	}
+	for {
+		if f.wp-f.rp >= 5 {
+			if f.buf[f.rp] != typ {
+				return nil, nil
+			}
+			n, err := f.frameLen()
+			if err != nil || n > max {
+				return nil, nil
+			}
+			if f.wp-f.rp >= n {
+				return f.buf[f.rp : f.rp+n : f.rp+n], nil
+			}
+		}
+		if err := f.fill(); err != nil {
+			if err == errWouldBlock {
+				return nil, err
+			}
+			return nil, nil // pgproto3 reads, and reports, it again
+		}
+	}
+}
+
+// skip takes the n bytes of a message peekWhole returned.
+func (f *frameReader) skip(n int) {
+	f.rp += n
+	f.msgLen = 0 // lastFrame is pgproto3's: this one is not
+}
+
 // nextOf returns the next whole message when pgproto3 is not in the middle
 // of one and its type is one of types, reading the socket as needed; nil
 // (and no error) when the next message is of another type, which pgproto3

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -78,12 +80,51 @@ func (c *carried) take() (any, error, bool) {
 }
 
 // receiveClient returns the client message carried over, or the next one.
+// A Parse the same, byte for byte, as the last one is not decoded again:
+// the message handed out is a copy of the last one's decoding (valid, as
+// pgproto3's own, until the next receive).
 func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
 	if m, err, ok := ss.carryC.take(); ok {
 		msg, _ := m.(pgproto3.FrontendMessage)
 		return msg, err
 	}
-	return ss.be.Receive()
+	if ss.lastParse.raw != nil {
+		raw, err := ss.cfr.peekWhole('P', len(ss.lastParse.raw))
+		if errors.Is(err, errWouldBlock) {
+			return nil, err
+		}
+		if raw != nil && bytes.Equal(raw, ss.lastParse.raw) {
+			ss.cfr.skip(len(raw))
+			ss.parseScratch = ss.lastParse.msg
+			return &ss.parseScratch, nil
+		}
+	}
+	msg, err := ss.be.Receive()
+	if p, ok := msg.(*pgproto3.Parse); ok && err == nil {
+		ss.lastParse.save(p, ss.cfr.lastFrame())
+	}
+	return msg, err
+}
+
+// savedParse is a Parse as it came (raw) and decoded (msg).
+type savedParse struct {
+	raw []byte
+	msg pgproto3.Parse
+}
+
+// maxSavedParse bounds the Parse kept by savedParse.
+const maxSavedParse = 8 << 10
+
+func (s *savedParse) save(p *pgproto3.Parse, raw []byte) {
+	if raw == nil || len(raw) > maxSavedParse {
+		s.raw = nil
+		return
+	}
+	if bytes.Equal(raw, s.raw) {
+		return
+	}
+	s.raw = append(s.raw[:0], raw...)
+	s.msg = pgproto3.Parse{Name: p.Name, Query: p.Query, ParameterOIDs: slices.Clone(p.ParameterOIDs)}
 }
 
 // errBlockingOnLoop is the panic of a call that may wait, made on an event

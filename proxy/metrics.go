@@ -30,13 +30,21 @@ type Metrics struct {
 	// children caches the counters' children: every statement is
 	// counted, and WithLabelValues hashes and locks each time.
 	children sync.Map // queryLabels -> *routeCounters
-	// durations caches duration's children, by route.
-	durations sync.Map // string -> prometheus.Observer
+	// durations caches duration's children, by route; the three routes
+	// statements take have theirs in fields (no map lookup per statement).
+	durations                     sync.Map // string -> prometheus.Observer
+	durAccel, durOrigin, durFallb prometheus.Observer
 }
 
 // queryLabels keys a statement's counters (dataset: its first, or "").
 type queryLabels struct {
 	route, dataset, reason string
+}
+
+// lastCounters are the counters a session counted its last statement in.
+type lastCounters struct {
+	key queryLabels
+	c   *routeCounters
 }
 
 // routeCounters are the children a statement of a route, reason and
@@ -86,6 +94,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
 		}),
 	}
+	m.durAccel = m.duration.WithLabelValues(routeAccelerated)
+	m.durOrigin = m.duration.WithLabelValues(routeOrigin)
+	m.durFallb = m.duration.WithLabelValues(routeFallback)
 	if reg != nil {
 		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links, m.panics)
 	}
@@ -113,6 +124,13 @@ func (m *Metrics) loopEvent(event string) {
 // route, for reason: once in pgaccel_statements_total, once per dataset
 // in pgaccel_queries_total.
 func (m *Metrics) count(route string, datasets []string, reason string) {
+	m.countWith(nil, route, datasets, reason)
+}
+
+// countWith is count with last, a session's last counters: a session's
+// statements mostly count in the same series, found then without the
+// map's hashing.
+func (m *Metrics) countWith(last *lastCounters, route string, datasets []string, reason string) {
 	if m == nil {
 		return
 	}
@@ -120,7 +138,16 @@ func (m *Metrics) count(route string, datasets []string, reason string) {
 	if len(datasets) > 0 {
 		first = datasets[0]
 	}
-	c := m.counters(queryLabels{route: route, dataset: first, reason: reason})
+	key := queryLabels{route: route, dataset: first, reason: reason}
+	var c *routeCounters
+	if last != nil && last.c != nil && last.key == key {
+		c = last.c
+	} else {
+		c = m.counters(key)
+		if last != nil {
+			last.key, last.c = key, c
+		}
+	}
 	c.statement.Inc()
 	c.query.Inc()
 	for i := 1; i < len(datasets); i++ {
@@ -176,11 +203,22 @@ func (m *Metrics) observe(route string, since time.Time) {
 	if m == nil {
 		return
 	}
-	o, ok := m.durations.Load(route)
-	if !ok {
-		o, _ = m.durations.LoadOrStore(route, m.duration.WithLabelValues(route))
+	var o prometheus.Observer
+	switch route {
+	case routeOrigin:
+		o = m.durOrigin
+	case routeAccelerated:
+		o = m.durAccel
+	case routeFallback:
+		o = m.durFallb
+	default:
+		v, ok := m.durations.Load(route)
+		if !ok {
+			v, _ = m.durations.LoadOrStore(route, m.duration.WithLabelValues(route))
+		}
+		o = v.(prometheus.Observer)
 	}
-	o.(prometheus.Observer).Observe(time.Since(since).Seconds())
+	o.Observe(time.Since(since).Seconds())
 }
 
 func (m *Metrics) panicked() {

@@ -208,6 +208,13 @@ type session struct {
 	// and to the client (Send takes a pointer to them).
 	rawIn, rawOut rawFrame
 	quickMemo     quickMemo
+	lastCount     lastCounters
+	// lastParse is the client's last Parse, as it came and decoded, so
+	// that the same Parse again (drivers prepare the unnamed statement
+	// for every execution) is taken without decoding (receiveClient);
+	// parseScratch is the copy handed out.
+	lastParse    savedParse
+	parseScratch pgproto3.Parse
 	answerBuf     []byte
 	descMu        sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
