@@ -215,8 +215,8 @@ type session struct {
 	// parseScratch is the copy handed out.
 	lastParse    savedParse
 	parseScratch pgproto3.Parse
-	answerBuf     []byte
-	descMu        sync.Mutex // guards the descriptions in stmts and portals
+	answerBuf    []byte
+	descMu       sync.Mutex // guards the descriptions in stmts and portals
 	// staleStmt, stalePortal: the origin may hold an unnamed statement or
 	// portal the client no longer has (closeStaleUnnamed).
 	staleStmt   bool
