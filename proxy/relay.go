@@ -744,8 +744,9 @@ func decodeFast(raw []byte) (pgproto3.BackendMessage, error) {
 	return msg, nil
 }
 
-// completesType is completes for the fastOriginTypes, by type, with a
-// pending head.
+// completesType reports whether an origin message of type typ (one of the
+// fastOriginTypes; anything else completes nothing) completes the pending
+// head (completes).
 func completesType(typ byte, head pendingKind) bool {
 	switch typ {
 	case '1':
@@ -776,26 +777,39 @@ func completes(msg pgproto3.BackendMessage, head pendingKind, hasHead bool) (don
 	if !hasHead {
 		return false, false, false
 	}
-	switch msg.(type) {
-	case *pgproto3.ParseComplete:
-		return head == pkParse, false, false
-	case *pgproto3.BindComplete:
-		return head == pkBind, false, false
-	case *pgproto3.CloseComplete:
-		return head == pkClose, false, false
-	case *pgproto3.RowDescription, *pgproto3.NoData:
-		return head == pkDescribeStatement || head == pkDescribePortal, false, false
-	case *pgproto3.CommandComplete, *pgproto3.EmptyQueryResponse, *pgproto3.PortalSuspended:
-		return head == pkExecute, false, false
-	case *pgproto3.ReadyForQuery:
-		return head == pkSync || head == pkQuery || head == pkFunctionCall, false, false
-	case *pgproto3.ErrorResponse:
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok && e != nil {
 		if head == pkQuery || head == pkFunctionCall || head == pkSync {
 			return false, false, false
 		}
 		return false, true, false
 	}
-	return false, false, false
+	return completesType(fastType(msg), head), false, false
+}
+
+// fastType is the type byte of msg when it is of a fastOriginTypes type,
+// else 0.
+func fastType(msg pgproto3.BackendMessage) byte {
+	switch msg.(type) {
+	case *pgproto3.ParseComplete:
+		return '1'
+	case *pgproto3.BindComplete:
+		return '2'
+	case *pgproto3.CloseComplete:
+		return '3'
+	case *pgproto3.RowDescription:
+		return 'T'
+	case *pgproto3.NoData:
+		return 'n'
+	case *pgproto3.CommandComplete:
+		return 'C'
+	case *pgproto3.EmptyQueryResponse:
+		return 'I'
+	case *pgproto3.PortalSuspended:
+		return 's'
+	case *pgproto3.ReadyForQuery:
+		return 'Z'
+	}
+	return 0
 }
 
 // copyBackendMessage returns a copy of msg that outlives the next Receive.
