@@ -47,11 +47,7 @@ func TestOriginPool(t *testing.T) {
 
 	c, closedC := pipeLogin(t)
 	p.put("k", c)
-	select {
-	case <-closedC:
-	case <-time.After(5 * time.Second):
-		t.Fatal("an idle pooled connection was not closed after idleFor")
-	}
+	waitClosed(t, closedC, "an idle pooled connection was not closed after idleFor")
 	if p.size() != 0 || p.take("k") != nil {
 		t.Fatal("an expired connection is still pooled")
 	}
@@ -63,16 +59,22 @@ func TestOriginPool(t *testing.T) {
 	}
 	extra, closedExtra := pipeLogin(t)
 	big.put("k", extra)
-	select {
-	case <-closedExtra:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a full pool kept a connection")
-	}
+	waitClosed(t, closedExtra, "a full pool kept a connection")
 	if big.size() != poolMaxIdle {
 		t.Fatalf("size %d", big.size())
 	}
 	big.closeAll()
 	if big.size() != 0 {
 		t.Fatal("closeAll left connections")
+	}
+}
+
+// waitClosed fails the test with msg unless closed is closed within 5s.
+func waitClosed(t *testing.T, closed <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal(msg)
 	}
 }
