@@ -110,18 +110,20 @@ func (f *frameReader) next() ([]byte, error) {
 	return m, nil
 }
 
-// peekWhole returns the next message without taking it, when it is of
-// type typ and at most max bytes long, reading the socket until it is
-// buffered whole; nil (and no error) when it is another message,
+// peekOf returns the next message without taking it, when its type is
+// one of types and it is at most max bytes long, reading the socket until
+// it is buffered whole; nil (and no error) when it is another message,
 // pgproto3 is in the middle of one, or the header is impossible (pgproto3
-// reports it). Its error is the read's. skip takes it.
-func (f *frameReader) peekWhole(typ byte, max int) ([]byte, error) {
+// reports it). Its error is the read's (errWouldBlock in an event loop);
+// pgproto3 meets any other again on its own read. skip takes the message.
+// It stays valid until the next fill.
+func (f *frameReader) peekOf(types *[256]bool, max int) ([]byte, error) {
 	if f.rem != 0 || f.untyped {
 		return nil, nil
 	}
 	for {
 		if f.wp-f.rp >= 5 {
-			if f.buf[f.rp] != typ {
+			if !types[f.buf[f.rp]] {
 				return nil, nil
 			}
 			n, err := f.frameLen()
@@ -136,46 +138,15 @@ func (f *frameReader) peekWhole(typ byte, max int) ([]byte, error) {
 			if err == errWouldBlock {
 				return nil, err
 			}
-			return nil, nil // pgproto3 reads, and reports, it again
+			return nil, nil
 		}
 	}
 }
 
-// skip takes the n bytes of a message peekWhole returned.
+// skip takes the n bytes of a message peekOf returned.
 func (f *frameReader) skip(n int) {
 	f.rp += n
 	f.msgLen = 0 // lastFrame is pgproto3's: this one is not
-}
-
-// nextOf returns the next whole message when pgproto3 is not in the middle
-// of one and its type is one of types, reading the socket as needed; nil
-// (and no error) when the next message is of another type, which pgproto3
-// then reads. Its error is the read's (errWouldBlock in an event loop).
-// The message is valid until the next fill.
-func (f *frameReader) nextOf(types *[256]bool) ([]byte, error) {
-	if f.rem != 0 || f.untyped {
-		return nil, nil
-	}
-	for {
-		if f.wp-f.rp >= 5 {
-			if !types[f.buf[f.rp]] {
-				return nil, nil
-			}
-			n, err := f.frameLen()
-			if err != nil {
-				return nil, nil // pgproto3 reports it
-			}
-			if f.wp-f.rp >= n {
-				m := f.buf[f.rp : f.rp+n : f.rp+n]
-				f.rp += n
-				f.msgLen = 0 // lastFrame is pgproto3's: this one is not
-				return m, nil
-			}
-		}
-		if err := f.fill(); err != nil {
-			return nil, err
-		}
-	}
 }
 
 // fill reads the socket once, after making room for the rest of a partial

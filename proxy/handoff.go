@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"time"
@@ -58,25 +59,25 @@ const loopMessageBudget = 1024
 
 // carried is a message decoded on one side and handed to the other mode
 // (loop or goroutines) to handle: it stays valid while nothing more is
-// read from that side, and the new mode handles it before it reads.
-type carried struct {
+// read from that side, and the new mode handles it before it reads. raw
+// is an origin message's frame as it came (nil: not kept).
+type carried[M any] struct {
 	set bool
-	msg any
-	err error
-	// raw is an origin message's frame as it came (nil: not kept); take
-	// leaves it for the caller to read.
+	msg M
 	raw []byte
+	err error
 }
 
-func (c *carried) put(msg any, err error) { *c = carried{set: true, msg: msg, err: err} }
+func (c *carried[M]) put(msg M, raw []byte, err error) {
+	*c = carried[M]{set: true, msg: msg, raw: raw, err: err}
+}
 
-func (c *carried) take() (any, error, bool) {
-	if !c.set {
-		return nil, nil, false
-	}
-	m, err := c.msg, c.err
-	c.set, c.msg, c.err = false, nil, nil
-	return m, err, true
+// take returns the message carried over and clears it; ok is false when
+// there is none.
+func (c *carried[M]) take() (m carried[M], ok bool) {
+	m, ok = *c, c.set
+	*c = carried[M]{}
+	return m, ok
 }
 
 // receiveClient returns the client message carried over, or the next one.
@@ -84,12 +85,11 @@ func (c *carried) take() (any, error, bool) {
 // the message handed out is a copy of the last one's decoding (valid, as
 // pgproto3's own, until the next receive).
 func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
-	if m, err, ok := ss.carryC.take(); ok {
-		msg, _ := m.(pgproto3.FrontendMessage)
-		return msg, err
+	if c, ok := ss.carryC.take(); ok {
+		return c.msg, c.err
 	}
 	if ss.lastParse.raw != nil {
-		raw, err := ss.cfr.peekWhole('P', len(ss.lastParse.raw))
+		raw, err := ss.cfr.peekOf(&parseType, len(ss.lastParse.raw))
 		if errors.Is(err, errWouldBlock) {
 			return nil, err
 		}
@@ -105,6 +105,9 @@ func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
 	}
 	return msg, err
 }
+
+// parseType is the Parse's type, for peekOf.
+var parseType = [256]bool{'P': true}
 
 // savedParse is a Parse as it came (raw) and decoded (msg).
 type savedParse struct {
@@ -135,7 +138,7 @@ var errBlockingOnLoop = errors.New("pgaccel bug: a call that may wait was made o
 // what calls it may wait (for the origin, DuckDB or a connection).
 func (ss *session) mustNotBlock(what string) {
 	if ss.onLoop {
-		panic(errors.Join(errBlockingOnLoop, errors.New(what)))
+		panic(fmt.Errorf("%w: %s", errBlockingOnLoop, what))
 	}
 }
 
@@ -238,11 +241,10 @@ func (ss *session) noteLoopSafe(msg pgproto3.FrontendMessage, err error) {
 // the session back (ended false: the goroutines go on) or the session
 // ended there (true); handled reports whether msg went to the loop.
 func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
-	if ss.loopRun < promoteAfter || ss.link != linkLive || ss.broken.Load() || ss.originDone == nil ||
-		ss.clientIO == nil || ss.originIO == nil || !ss.pending.idle() {
+	if ss.loopRun < promoteAfter || ss.originDone == nil || !ss.pending.idle() {
 		return false, false
 	}
-	l := ss.srv.loopFor(ss)
+	l := ss.srv.loopFor(ss) // plain sockets, a live link
 	if l == nil {
 		return false, false
 	}
@@ -258,7 +260,7 @@ func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
 		// session, or detached it from the link): the goroutines go on.
 		return false, false
 	}
-	ss.carryC.put(msg, nil)
+	ss.carryC.put(msg, nil, nil)
 	ss.srv.metrics.loopEvent(loopPromoted)
 	return true, ss.serveOnLoop(l)
 }

@@ -30,9 +30,8 @@ type Metrics struct {
 	// children caches the counters' children: every statement is
 	// counted, and WithLabelValues hashes and locks each time.
 	children sync.Map // queryLabels -> *routeCounters
-	// durations caches duration's children, by route; the three routes
-	// statements take have theirs in fields (no map lookup per statement).
-	durations                     sync.Map // string -> prometheus.Observer
+	// durAccel, durOrigin and durFallb are duration's children of the
+	// three routes (no lookup per statement).
 	durAccel, durOrigin, durFallb prometheus.Observer
 }
 
@@ -212,11 +211,7 @@ func (m *Metrics) observe(route string, since time.Time) {
 	case routeFallback:
 		o = m.durFallb
 	default:
-		v, ok := m.durations.Load(route)
-		if !ok {
-			v, _ = m.durations.LoadOrStore(route, m.duration.WithLabelValues(route))
-		}
-		o = v.(prometheus.Observer)
+		o = m.duration.WithLabelValues(route)
 	}
 	o.Observe(time.Since(since).Seconds())
 }

@@ -47,23 +47,20 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 		var raw []byte
 		var msg pgproto3.BackendMessage
 		var err error
-		if carried, cerr, ok := ss.carryO.take(); ok {
-			msg, _ = carried.(pgproto3.BackendMessage)
-			raw, err = ss.carryO.raw, cerr
+		if c, ok := ss.carryO.take(); ok {
+			msg, raw, err = c.msg, c.raw, c.err
 		} else {
 			// The usual answers are relayed from the frame as it came,
-			// without pgproto3 (originFast); the rest, and answers the
-			// proxy looks into, are decoded.
-			raw, err = ss.ofr.nextOf(&fastOriginTypes)
+			// without pgproto3 (originFast); the rest, and answers a
+			// pending item looks into, are decoded.
+			raw, err = ss.ofr.peekOf(&fastOriginTypes, frameKeepSize)
 			if err == nil && raw != nil {
-				head, hasHead := ss.pending.head()
-				if !hasHead || head.capture == nil && head.private == nil && !head.swallow {
+				if head, hasHead := ss.pending.head(); !hasHead || head.capture == nil && head.private == nil && !head.swallow {
+					ss.ofr.skip(len(raw))
 					return ss.originFast(raw, head, hasHead), false
 				}
-				if msg, err = decodeFast(raw); err != nil {
-					err = fmt.Errorf("malformed message from the origin: %w", err)
-				}
-			} else if err == nil {
+			}
+			if err == nil {
 				msg, err = ss.fe.Receive()
 				raw = ss.ofr.lastFrame()
 			}
@@ -72,8 +69,7 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 			return false, true
 		}
 		if ss.onLoop && !ss.originLoopSafe(msg, err) {
-			ss.carryO.put(msg, err)
-			ss.carryO.raw = raw
+			ss.carryO.put(msg, raw, err)
 			ss.handOff = true
 			return false, false
 		}
@@ -84,7 +80,7 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 		return false, true
 	}
 	if ss.onLoop && !ss.loopSafe(msg, err) {
-		ss.carryC.put(msg, err)
+		ss.carryC.put(msg, nil, err)
 		ss.handOff = true
 		return false, false
 	}
@@ -218,17 +214,12 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	}
 	ss.stretchOrigin = stretch
 	ss.noteOriginTimer(msg)
-	switch msg.(type) {
-	case *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Sync, *pgproto3.Close, *pgproto3.Flush:
-		// Never rewritten here: relayed as they came, without encoding
-		// them again (the frame stays whole until the next read).
-		if raw := ss.cfr.lastFrame(); raw != nil && raw[0] == frontendType(msg) {
-			ss.rawIn = raw
-			ss.fe.Send(&ss.rawIn)
-			break
-		}
-		ss.fe.Send(msg)
-	default:
+	// Messages never rewritten here go as they came, without encoding them
+	// again (the frame stays whole until the next read).
+	if raw := ss.cfr.lastFrame(); raw != nil && raw[0] == unrewrittenType(msg) {
+		ss.rawIn = raw
+		ss.fe.Send(&ss.rawIn)
+	} else {
 		ss.fe.Send(msg)
 	}
 	if flush || ss.pendingBytes >= flushThreshold {
@@ -238,9 +229,9 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	return nil
 }
 
-// frontendType is the type byte of the messages forward relays as they
-// came.
-func frontendType(msg pgproto3.FrontendMessage) byte {
+// unrewrittenType is the type byte of msg when it is of a type the proxy
+// never rewrites (forward relays those as they came), else 0.
+func unrewrittenType(msg pgproto3.FrontendMessage) byte {
 	switch msg.(type) {
 	case *pgproto3.Bind:
 		return 'B'
@@ -546,7 +537,6 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 	done, failed, async := completes(msg, head.kind, hasHead)
 
 	closeAfter := false
-	idle := false
 	switch m := msg.(type) {
 	case *pgproto3.DataRow:
 		for _, v := range m.Values {
@@ -557,13 +547,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 	case *pgproto3.ParameterStatus:
 		ss.state.setParam(m.Name, m.Value)
 	case *pgproto3.ReadyForQuery:
-		ss.state.setTxStatus(m.TxStatus)
-		switch {
-		case m.TxStatus == 'I':
-			ss.txWrote.Store(false)
-		case hasHead && head.wrote:
-			ss.txWrote.Store(true)
-		}
+		ss.noteReady(m.TxStatus, head, hasHead)
 	case *pgproto3.ErrorResponse:
 		closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
 	}
@@ -589,6 +573,29 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 		}
 	}
 
+	_, ready := msg.(*pgproto3.ReadyForQuery)
+	return ss.relayOut(raw, msg, done, failed, ready, closeAfter)
+}
+
+// noteReady records the transaction status of a ReadyForQuery, head being
+// the oldest pending item (if hasHead): whether the transaction wrote.
+func (ss *session) noteReady(status byte, head pendingItem, hasHead bool) {
+	ss.state.setTxStatus(status)
+	switch {
+	case status == 'I':
+		ss.txWrote.Store(false)
+	case hasHead && head.wrote:
+		ss.txWrote.Store(true)
+	}
+}
+
+// relayOut sends the client an origin message (raw as it came, else msg
+// encoded), flushed once nothing more of the origin is buffered, then
+// settles the oldest pending item with it (done, failed) and writes the
+// local answers queued behind it. It reports whether the origin side of
+// the session ended: a failed write, closeAfter (a FATAL), or the last
+// answer (ready: a ReadyForQuery) during a shutdown.
+func (ss *session) relayOut(raw []byte, msg pgproto3.BackendMessage, done, failed, ready, closeAfter bool) bool {
 	ss.writeMu.Lock()
 	if raw != nil {
 		// As the origin sent it: an encoding of pgproto3's decoding may
@@ -607,6 +614,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 		werr = ss.be.Flush()
 	}
 	ss.writeMu.Unlock()
+	idle := false
 	if done || failed {
 		empty, local := ss.pending.settle(done, failed)
 		idle = empty && done
@@ -623,12 +631,10 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 		ss.close()
 		return true
 	}
-	if idle && ss.shuttingDown.Load() {
-		if _, isRFQ := msg.(*pgproto3.ReadyForQuery); isRFQ {
-			ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
-			ss.close()
-			return true
-		}
+	if idle && ready && ss.shuttingDown.Load() {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.close()
+		return true
 	}
 	return false
 }
@@ -654,50 +660,15 @@ func (ss *session) originReadFailed(err error) {
 // it. It reports whether the origin side of the session ended.
 func (ss *session) originFast(raw []byte, head pendingItem, hasHead bool) bool {
 	typ := raw[0]
-	done := hasHead && completesType(typ, head.kind)
-	idle := false
 	switch typ {
 	case 'D':
 		ss.pendingOut += len(raw)
 	case 'Z':
 		if len(raw) > 5 {
-			status := raw[5]
-			ss.state.setTxStatus(status)
-			switch {
-			case status == 'I':
-				ss.txWrote.Store(false)
-			case hasHead && head.wrote:
-				ss.txWrote.Store(true)
-			}
+			ss.noteReady(raw[5], head, hasHead)
 		}
 	}
-	ss.writeMu.Lock()
-	ss.rawOut = raw
-	ss.be.Send(&ss.rawOut)
-	var werr error
-	if ss.pendingOut >= flushThreshold || ss.ofr.buffered() == 0 {
-		ss.pendingOut = 0
-		werr = ss.be.Flush()
-	}
-	ss.writeMu.Unlock()
-	if done {
-		empty, local := ss.pending.settle(true, false)
-		idle = empty
-		if local && werr == nil {
-			werr = ss.writeQueuedLocal()
-		}
-	}
-	if werr != nil {
-		ss.log.Debug().Err(werr).Msg("client write failed")
-		ss.close()
-		return true
-	}
-	if idle && typ == 'Z' && ss.shuttingDown.Load() {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
-		ss.close()
-		return true
-	}
-	return false
+	return ss.relayOut(raw, nil, hasHead && completesType(typ, head.kind), false, typ == 'Z', false)
 }
 
 // fastOriginTypes are the origin's message types originFast relays: the
@@ -706,42 +677,6 @@ func (ss *session) originFast(raw []byte, head pendingItem, hasHead bool) bool {
 var fastOriginTypes = [256]bool{
 	'1': true, '2': true, '3': true, 'C': true, 'D': true, 'I': true,
 	'n': true, 's': true, 't': true, 'T': true, 'Z': true,
-}
-
-// decodeFast decodes a message of a fastOriginTypes type. Slices of raw
-// may be kept in it (valid while raw is).
-func decodeFast(raw []byte) (pgproto3.BackendMessage, error) {
-	var msg pgproto3.BackendMessage
-	switch raw[0] {
-	case '1':
-		msg = &pgproto3.ParseComplete{}
-	case '2':
-		msg = &pgproto3.BindComplete{}
-	case '3':
-		msg = &pgproto3.CloseComplete{}
-	case 'C':
-		msg = &pgproto3.CommandComplete{}
-	case 'D':
-		msg = &pgproto3.DataRow{}
-	case 'I':
-		msg = &pgproto3.EmptyQueryResponse{}
-	case 'n':
-		msg = &pgproto3.NoData{}
-	case 's':
-		msg = &pgproto3.PortalSuspended{}
-	case 't':
-		msg = &pgproto3.ParameterDescription{}
-	case 'T':
-		msg = &pgproto3.RowDescription{}
-	case 'Z':
-		msg = &pgproto3.ReadyForQuery{}
-	default:
-		return nil, fmt.Errorf("message type %q is not a fast one", raw[0])
-	}
-	if err := msg.Decode(raw[5:]); err != nil {
-		return nil, err
-	}
-	return msg, nil
 }
 
 // completesType reports whether an origin message of type typ (one of the

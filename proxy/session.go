@@ -159,7 +159,8 @@ type session struct {
 	// messages in a row on goroutines; promoting marks the read deadline
 	// that stops the origin relay for a hand-over.
 	onLoop, handOff bool
-	carryC, carryO  carried
+	carryC          carried[pgproto3.FrontendMessage]
+	carryO          carried[pgproto3.BackendMessage]
 	looped          atomic.Bool
 	wantGoroutines  atomic.Bool
 	loopRun         int
