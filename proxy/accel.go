@@ -79,6 +79,9 @@ type stmtInfo struct {
 	origin *planner.Decision
 	// originPortal is the portal of an origin-only statement's Binds.
 	originPortal *portalInfo
+	// pureOrigin: origin is set and the statement changes nothing the
+	// session tracks (lane.go).
+	pureOrigin bool
 }
 
 // originOnly reports whether st is known to go to the origin every time.

@@ -226,6 +226,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	if ok {
 		origin := d // d itself stays on the stack for the reuse above
 		st.origin = &origin
+		st.pureOrigin = pureOrigin(d, m.Query)
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}

@@ -25,6 +25,7 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	loops      *prometheus.CounterVec
 	links      *prometheus.CounterVec
+	lane       prometheus.Counter
 	panics     prometheus.Counter
 
 	// children caches the counters' children: every statement is
@@ -88,6 +89,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_origin_links_total",
 			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (auth.origin_idle_timeout: an idle session's origin connection reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
+		lane: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pgaccel_event_loop_lane_round_trips_total",
+			Help: "Round trips of sessions with datasets that an event loop relayed to the origin without decoding them: a simple Query, or an extended-protocol stretch up to its Sync, of SELECTs the routing's fast path sends to the origin and that change nothing the session tracks, repeated as the session sent them before.",
+		}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
 			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
@@ -97,7 +102,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.durOrigin = m.duration.WithLabelValues(routeOrigin)
 	m.durFallb = m.duration.WithLabelValues(routeFallback)
 	if reg != nil {
-		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links, m.panics)
+		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links, m.lane, m.panics)
 	}
 	return m
 }
@@ -111,6 +116,13 @@ const (
 	loopReleased     = "released"
 	loopPromoted     = "promoted"
 )
+
+// laneTrip counts a round trip of the origin lane (lane.go).
+func (m *Metrics) laneTrip() {
+	if m != nil {
+		m.lane.Inc()
+	}
+}
 
 func (m *Metrics) loopEvent(event string) {
 	if m == nil {

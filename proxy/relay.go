@@ -51,13 +51,12 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 			msg, raw, err = c.msg, c.raw, c.err
 		} else {
 			// The usual answers are relayed from the frame as it came,
-			// without pgproto3 (originFast); the rest, and answers a
+			// without pgproto3 (originRun, lane.go); the rest, and answers a
 			// pending item looks into, are decoded.
 			raw, err = ss.ofr.peekOf(&fastOriginTypes, frameKeepSize)
 			if err == nil && raw != nil {
-				if head, hasHead := ss.pending.head(); !hasHead || head.capture == nil && head.private == nil && !head.swallow {
-					ss.ofr.skip(len(raw))
-					return ss.originFast(raw, head, hasHead), false
+				if taken, ended := ss.originRun(); taken {
+					return ended, false
 				}
 			}
 			if err == nil {
@@ -74,6 +73,11 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 			return false, false
 		}
 		return ss.originMessage(msg, raw, err), false
+	}
+	if ss.onLoop {
+		if taken, idle := ss.laneClient(); taken || idle {
+			return ss.isClosed(), idle
+		}
 	}
 	msg, err := ss.receiveClient()
 	if errors.Is(err, errWouldBlock) {
@@ -654,24 +658,7 @@ func (ss *session) originReadFailed(err error) {
 	ss.close()
 }
 
-// originFast relays one origin message of a fastOriginTypes type, as it
-// came (raw), when the oldest pending item (head, if hasHead) neither
-// captures nor keeps it: what originMessage does for it, without decoding
-// it. It reports whether the origin side of the session ended.
-func (ss *session) originFast(raw []byte, head pendingItem, hasHead bool) bool {
-	typ := raw[0]
-	switch typ {
-	case 'D':
-		ss.pendingOut += len(raw)
-	case 'Z':
-		if len(raw) > 5 {
-			ss.noteReady(raw[5], head, hasHead)
-		}
-	}
-	return ss.relayOut(raw, nil, hasHead && completesType(typ, head.kind), false, typ == 'Z', false)
-}
-
-// fastOriginTypes are the origin's message types originFast relays: the
+// fastOriginTypes are the origin's message types originRun relays: the
 // answers of ordinary statements, none of which the proxy needs decoded
 // unless a pending item captures it.
 var fastOriginTypes = [256]bool{

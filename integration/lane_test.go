@@ -1,0 +1,171 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/app"
+)
+
+// The event loop's origin lane (proxy/lane.go): round trips of SELECTs
+// the fast path sends to the origin are relayed without being decoded.
+// Against the origin directly, every answer is the same (values, errors,
+// transaction states) in every pgx execution mode; the lane takes them
+// (its counter moves), but not a SELECT that leaves state in the session
+// (set_config, a session-level advisory lock); accelerated reads in between are still accelerated; SHOW
+// pgaccel.last_route still says origin. Both auth modes: with auth.mode
+// proxy the session replays its settings on a new origin connection, which
+// a lane that took set_config would break.
+func TestEventLoop_OriginLane(t *testing.T) {
+	t.Run("auth=origin", func(t *testing.T) {
+		mustExec(t, accelSchema)
+		a := startApp(t, accelDatasets)
+		direct := connect(t, origin.DSN(appUser, appPass))
+		c := connect(t, appDSN(a, appUser, appPass))
+		laneScript(t, a, direct, c, "acc_orders")
+	})
+	t.Run("auth=proxy", func(t *testing.T) {
+		setupProxyAuth(t)
+		a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+		direct := connect(t, origin.DSN(sessUser, sessPass))
+		c := connect(t, appDSN(a, sessUser, sessPass))
+		laneScript(t, a, direct, c, "sess_orders")
+	})
+}
+
+func laneScript(t *testing.T, a *app.App, direct, c *pgx.Conn, table string) {
+	ctx := ctxT(t)
+	trips := func() float64 {
+		return metricSums(t, a.Metrics, "pgaccel_event_loop_lane_round_trips_total")[""]
+	}
+	// run answers sql on both connections and compares: the rows as text,
+	// or the error's SQLSTATE.
+	run := func(mode pgx.QueryExecMode, sql string, args ...any) string {
+		t.Helper()
+		answer := func(conn *pgx.Conn) string {
+			rows, err := conn.Query(ctx, sql, append([]any{mode}, args...)...)
+			if err != nil {
+				return "error " + sqlState(err)
+			}
+			var out []string
+			for rows.Next() {
+				vals, err := rows.Values()
+				if err != nil {
+					return "error " + sqlState(err)
+				}
+				out = append(out, fmt.Sprint(vals...))
+			}
+			if err := rows.Err(); err != nil {
+				return strings.Join(out, ";") + " error " + sqlState(err)
+			}
+			return strings.Join(out, ";") + " " + rows.CommandTag().String()
+		}
+		want, got := answer(direct), answer(c)
+		if got != want {
+			t.Fatalf("%v %q %v: proxy %q, origin %q", mode, sql, args, got, want)
+		}
+		return got
+	}
+	var count string
+	accelerated := func(mode pgx.QueryExecMode) {
+		t.Helper()
+		before := routeCounts(t, a)[acc]
+		count = run(mode, "SELECT count(*) FROM "+table)
+		if routeCounts(t, a)[acc] != before+1 {
+			t.Fatalf("%v: the read of %s was not accelerated", mode, table)
+		}
+	}
+	modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol}
+	start := trips()
+	for _, mode := range modes {
+		before := trips()
+		for i := range 100 {
+			run(mode, "SELECT $1::int * 3 AS x, 'r' || $1::text AS r", i)
+			if i%25 == 0 {
+				// An error in a round trip the lane takes, and the session
+				// going on.
+				if got := run(mode, "SELECT 10 / $1::int", 0); !strings.Contains(got, "22012") {
+					t.Fatalf("%v: division by zero answered %q", mode, got)
+				}
+				run(mode, "SELECT 10 / $1::int", 2)
+			}
+		}
+		// After an accelerated read (on goroutines: handoff.go), a run of
+		// origin statements brings the session back to the loop.
+		if trips() < before+30 {
+			t.Fatalf("%v: the lane took %v round trips of 108 origin statements", mode, trips()-before)
+		}
+		if got := lastRoute(t, c, true); !strings.HasPrefix(got, "origin: ") {
+			t.Fatalf("%v: last route %q", mode, got)
+		}
+		accelerated(mode)
+	}
+
+	// In a transaction block: statements, an error, the aborted block
+	// (25P02), the rollback, all as the origin answers them.
+	for _, mode := range modes {
+		for _, conn := range []*pgx.Conn{direct, c} {
+			if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 5 {
+			run(mode, "SELECT $1::int + 1", i)
+		}
+		run(mode, "SELECT 10 / $1::int", 0)
+		if got := run(mode, "SELECT $1::int + 1", 7); !strings.Contains(got, "25P02") {
+			t.Fatalf("%v: in the aborted block: %q", mode, got)
+		}
+		for _, conn := range []*pgx.Conn{direct, c} {
+			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(mode, "SELECT $1::int + 1", 8)
+	}
+
+	// A SELECT whose effect outlives it is not the lane's: a session-level
+	// advisory lock (which the planner's fast path, and so the loop, takes)
+	// and set_config (which it does not). The session is on the loop first.
+	warm := trips()
+	for i := range 80 {
+		run(pgx.QueryExecModeExec, "SELECT $1::int - 1", i)
+	}
+	if trips() < warm+10 {
+		t.Fatalf("the lane took %v round trips of 80 origin statements", trips()-warm)
+	}
+	before := trips()
+	for i := range 10 {
+		run(pgx.QueryExecModeExec, "SELECT pg_try_advisory_lock($1::bigint) IS NOT NULL", 4242+i)
+		run(pgx.QueryExecModeSimpleProtocol, "SELECT pg_try_advisory_lock(4141) IS NOT NULL")
+		run(pgx.QueryExecModeExec, "SELECT set_config('application_name', $1, false)", fmt.Sprint("lane", i))
+		run(pgx.QueryExecModeSimpleProtocol, "SELECT set_config('application_name', 'lane_simple', false)")
+	}
+	if trips() != before {
+		t.Fatalf("the lane took %v round trips of statements that leave session state", trips()-before)
+	}
+	run(pgx.QueryExecModeSimpleProtocol, "SELECT pg_advisory_unlock_all() IS NULL")
+	run(pgx.QueryExecModeSimpleProtocol, "SHOW application_name")
+	accelerated(pgx.QueryExecModeCacheStatement)
+	if count == "" {
+		t.Fatal("no accelerated count")
+	}
+	if p := metricSums(t, a.Metrics, "pgaccel_session_panics_total")[""]; p != 0 {
+		t.Fatalf("%v session panics", p)
+	}
+	t.Logf("lane round trips: %v", trips()-start)
+}
+
+// sqlState is err's SQLSTATE, or its text when it has none.
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return err.Error()
+}

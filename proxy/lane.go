@@ -1,0 +1,386 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"time"
+
+	"github.com/pgaccel/pgaccel/planner"
+)
+
+// The origin lane. On an event loop (handoff.go), a session with an
+// acceleration still decodes each client message with pgproto3 and passes
+// it through the routing hook one by one (relayOne), even when every
+// statement it sends goes to the origin: about 1 µs of user CPU per
+// message more than pass-through, which at 8 pgbench clients on a 2-core
+// machine cost 15-20 % of the throughput (bench/RESULTS.md).
+//
+// Most such traffic is a few statements a client runs again and again: a
+// pgbench transaction, a driver's unnamed statement prepared anew for each
+// execution, a prepared statement bound and executed. The lane takes one
+// whole round trip of those from the client's buffer without decoding it
+// and forwards it in one write, with exactly the effects the decoded path
+// would have on what the session tracks:
+//
+//   - a simple Query of a pure statement (below); or
+//   - an extended-protocol stretch up to its Sync of Parse (unnamed, the
+//     same bytes as the session's last Parse, whose statement is pure),
+//     Bind (to the unnamed portal, of a pure statement), Describe and
+//     Execute (of pure statements and their portals) and Sync.
+//
+// A statement is pure when the planner's fast path sends it to the origin
+// whatever the session (Quick) and it changes nothing the session tracks:
+// a SELECT that writes nothing, sets no search path, and calls none of the
+// functions whose effect outlives the statement (sessionStateCall). Its
+// messages then change only the unnamed statement and portal, which stay
+// origin-only, and the pending queue, which gets the items the decoded
+// path pushes (so the origin's answers, errors included, are relayed and
+// accounted for as before).
+//
+// The lane runs only when everything before is answered (the pending
+// queue is empty, nothing journaled is open), the origin link is up, and
+// no stretch, skip, SET to commit or stale unnamed object is open; then a
+// stretch starts as beginStretch starts it. Anything else, and a round
+// trip not yet whole in the buffer, takes the decoded path. Its changes
+// are not journaled: an error at the origin undoes nothing of a pure
+// statement's that routing depends on (the unnamed statement and portal
+// it leaves behind go to the origin either way, which answers for them).
+
+// laneMaxFrames bounds the messages of one round trip the lane takes.
+const laneMaxFrames = 8
+
+// pureOrigin reports whether a statement of text sql with the fast path's
+// decision d is pure (see above).
+func pureOrigin(d planner.Decision, sql string) bool {
+	return d.Route == planner.RouteOrigin && d.Kind == planner.KindSelect && !d.Writes() && !d.SetsSearchPath &&
+		d.OriginSQL == "" && d.FallbackSQL == "" && sessionStateCall(sql) == ""
+}
+
+// laneOp is one message of a round trip the lane takes.
+type laneOp struct {
+	typ  byte
+	kind byte             // Describe: 'S' or 'P'
+	st   *stmtInfo        // Parse, Bind, Describe 'S': the statement
+	p    *portalInfo      // Describe 'P', Execute of an existing portal (nil: the one Bind makes)
+	size int              // Parse: the text's length; Bind: the frame's
+	d    planner.Decision // Query: the fast path's
+}
+
+// laneReady reports whether the lane may take the client's next round
+// trip (see above).
+func (ss *session) laneReady() bool {
+	return ss.link == linkLive && !ss.broken.Load() && !ss.releasing.Load() && !ss.localSkip && !ss.segmentOpen &&
+		ss.queryCapture == nil && ss.pendingSet == "" && !ss.staleStmt && !ss.stalePortal &&
+		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && !ss.carryC.set && ss.pending.idle() && !ss.pending.skipping()
+}
+
+// laneClient relays the client's next round trip through the lane when it
+// can. It reports whether it did, and whether there was nothing to read.
+func (ss *session) laneClient() (taken, idle bool) {
+	if !ss.laneReady() {
+		return false, false
+	}
+	fr := ss.cfr
+	if fr.buffered() == 0 {
+		if err := fr.fill(); err != nil {
+			// Nothing to read; any other failure the decoded path meets
+			// again and reports.
+			return false, err == errWouldBlock
+		}
+	}
+	var ops [laneMaxFrames]laneOp
+	n, size := ss.laneScan(fr.buf[fr.rp:fr.wp], &ops)
+	if n == 0 {
+		return false, false
+	}
+	ss.enterLink()
+	ss.laneApply(ops[:n])
+	ss.rawIn = fr.buf[fr.rp : fr.rp+size]
+	fr.skip(size)
+	ss.fe.Send(&ss.rawIn)
+	ss.pendingBytes = 0
+	err := ss.fe.Flush()
+	ss.leaveLink()
+	if err != nil {
+		ss.originFailed(err)
+		return true, false
+	}
+	ss.srv.metrics.laneTrip()
+	return true, false
+}
+
+// laneScan reads one round trip from b (whole messages from the start of
+// the buffer) into ops, checking every message against the session as it
+// would stand when the message arrives. It returns the number of messages
+// and their bytes; 0 when b does not start with a whole round trip the
+// lane takes.
+func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) {
+	// The statement of the unnamed portal a Bind of this round trip makes.
+	var bound *stmtInfo
+	for n < laneMaxFrames {
+		if len(b)-size < 5 {
+			return 0, 0
+		}
+		l := int(int32(binary.BigEndian.Uint32(b[size+1:])))
+		if l < 4 || size+1+l > len(b) || ss.cfr.max > 0 && l-4 > ss.cfr.max {
+			return 0, 0
+		}
+		m := b[size : size+1+l]
+		body := m[5:]
+		op := laneOp{typ: m[0]}
+		switch m[0] {
+		case 'Q':
+			text, rest, ok := cstring(body)
+			if n > 0 || !ok || len(rest) != 0 {
+				return 0, 0
+			}
+			// As pgproto3 and handleQuery would take it.
+			sql := asShowLastRoute(string(text))
+			d, quick := ss.quick(sql)
+			if !quick || !pureOrigin(d, sql) {
+				return 0, 0
+			}
+			ops[0] = laneOp{typ: 'Q', d: d}
+			return 1, len(m)
+		case 'P':
+			st := ss.stmts[""]
+			lp := &ss.lastParse
+			if lp.raw == nil || lp.msg.Name != "" || !bytes.Equal(m, lp.raw) || !st.pure() || st.sql != lp.msg.Query {
+				return 0, 0
+			}
+			op.st, op.size = st, len(st.sql)
+		case 'B':
+			dest, rest, ok := cstring(body)
+			if !ok || len(dest) != 0 {
+				return 0, 0
+			}
+			name, _, ok := cstring(rest)
+			if !ok {
+				return 0, 0
+			}
+			st := ss.stmts[string(name)]
+			if !st.pure() {
+				return 0, 0
+			}
+			bound, op.st, op.size = st, st, len(m)
+		case 'D':
+			if len(body) < 1 {
+				return 0, 0
+			}
+			name, _, ok := cstring(body[1:])
+			if !ok {
+				return 0, 0
+			}
+			op.kind = body[0]
+			switch {
+			case op.kind == 'S':
+				op.st = ss.stmts[string(name)]
+				if !op.st.pure() {
+					return 0, 0
+				}
+			case op.kind == 'P' && len(name) == 0 && bound != nil:
+			case op.kind == 'P':
+				if op.p = ss.portals[string(name)]; !op.p.pure() {
+					return 0, 0
+				}
+			default:
+				return 0, 0
+			}
+		case 'E':
+			name, rest, ok := cstring(body)
+			if !ok || len(rest) != 4 {
+				return 0, 0
+			}
+			if len(name) == 0 && bound != nil {
+				op.st = bound
+			} else if op.p = ss.portals[string(name)]; op.p.pure() {
+				op.st = op.p.stmt
+			} else {
+				return 0, 0
+			}
+		case 'S':
+			if n == 0 || len(body) != 0 {
+				return 0, 0
+			}
+			ops[n] = op
+			return n + 1, size + len(m)
+		default:
+			return 0, 0
+		}
+		ops[n] = op
+		n++
+		size += len(m)
+	}
+	return 0, 0
+}
+
+// cstring splits b after its first NUL: the string before it, and the
+// rest.
+func cstring(b []byte) (s, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return nil, nil, false
+	}
+	return b[:i], b[i+1:], true
+}
+
+// pure reports whether st is a pure origin statement (see pureOrigin).
+func (st *stmtInfo) pure() bool { return st.originOnly() && st.pureOrigin }
+
+// pure reports whether p is an unsuspended portal of a pure statement.
+func (p *portalInfo) pure() bool {
+	return p != nil && p.stmt.pure() && p.active == nil && !p.exhausted && !p.local
+}
+
+// laneApply makes the changes the decoded path makes for ops (relay.go,
+// accel.go): what the session records of its statements, portals,
+// stretch and timers, the pending responses, the metrics.
+func (ss *session) laneApply(ops []laneOp) {
+	now := time.Now()
+	if ops[0].typ == 'Q' {
+		// accelerate and handleQuery, for a Query the fast path sends to
+		// the origin.
+		ss.reconcile()
+		ss.clearJournal(0)
+		if p := ss.portals[""]; p != nil {
+			p.release()
+			delete(ss.portals, "")
+		}
+		delete(ss.stmts, "")
+		ss.countOrigin(ops[0].d)
+		ss.pendingDiscard = false
+		ss.pending.push(pendingItem{kind: pkQuery, started: now, route: routeOrigin})
+		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false
+		return
+	}
+	// beginStretch, with everything answered.
+	ss.reconcile()
+	ss.clearJournal(0)
+	if s := ss.state.TxStatus(); s == 'I' || s == 0 {
+		ss.closePortals()
+	}
+	for _, op := range ops {
+		switch op.typ {
+		case 'P':
+			op.st.atOrigin = true
+			ss.pending.push(pendingItem{kind: pkParse})
+		case 'B':
+			// onBind, for an origin-only statement.
+			if old := ss.portals[""]; old != nil {
+				old.release()
+			}
+			p := op.st.originPortal
+			if p == nil || !p.onlyOf(op.st) {
+				p = &portalInfo{stmt: op.st}
+				op.st.originPortal = p
+			}
+			ss.portals[""] = p
+			ss.pending.push(pendingItem{kind: pkBind})
+		case 'D':
+			kind := pkDescribePortal
+			if op.kind == 'S' {
+				kind = pkDescribeStatement
+			}
+			ss.pending.push(pendingItem{kind: kind})
+		case 'E':
+			ss.answerCheck, ss.pendingDiscard = false, false
+			ss.countOrigin(*op.st.origin)
+			ss.arrived, ss.timeRoute = now, routeOrigin
+			ss.pending.push(pendingItem{kind: pkExecute, started: now, route: routeOrigin})
+		case 'S':
+			ss.pending.push(pendingItem{kind: pkSync})
+		}
+	}
+	ss.segmentOpen, ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false, false
+	ss.stmtStart = time.Time{}
+}
+
+// originRun is the lane's origin side: from the origin's buffer, the run
+// of whole messages of the fastOriginTypes that starts there (the first
+// one peeked), relayed in one write, while the pending items they answer
+// neither capture nor keep them: what originMessage does for each,
+// without decoding them, and with the queue locked twice per run rather
+// than twice per message. The run ends
+// before a message of another type, one not whole in the buffer, and
+// after one that leaves an answer of the proxy's own at the head of the
+// queue (written after it, as relayOut does). It reports whether it took
+// any message, and whether the origin side of the session ended.
+func (ss *session) originRun() (taken, ended bool) {
+	fr, q := ss.ofr, ss.pending
+	start, at := fr.rp, fr.rp
+	done := 0 // the items the run completes, from the head
+	idle, local, shutdown := false, false, false
+	q.mu.Lock()
+	for !local && !shutdown {
+		if fr.wp-at < 5 || !fastOriginTypes[fr.buf[at]] {
+			break
+		}
+		n, err := fr.frameLenAt(at)
+		if err != nil || n > frameKeepSize || fr.wp-at < n {
+			break
+		}
+		var head pendingItem
+		hasHead := done < len(q.items)
+		if hasHead {
+			head = q.items[done]
+			if head.capture != nil || head.private != nil || head.swallow || head.kind == pkLocal {
+				break
+			}
+		}
+		typ := fr.buf[at]
+		switch typ {
+		case 'D':
+			ss.pendingOut += n
+		case 'Z':
+			if n > 5 {
+				ss.noteReady(fr.buf[at+5], head, hasHead)
+			}
+		}
+		at += n
+		if hasHead && completesType(typ, head.kind) {
+			done++
+			idle = done == len(q.items)
+			local = !idle && q.items[done].kind == pkLocal
+			shutdown = idle && typ == 'Z' && ss.shuttingDown.Load()
+		}
+	}
+	q.mu.Unlock()
+	if at == start {
+		return false, false
+	}
+	fr.skip(at - start)
+	// Relayed before the items are settled: a goroutine waiting for the
+	// queue to empty writes its answers after these (writeClient).
+	ss.writeMu.Lock()
+	ss.rawOut = fr.buf[start:at]
+	ss.be.Send(&ss.rawOut)
+	var werr error
+	if ss.pendingOut >= flushThreshold || fr.buffered() == 0 || local || shutdown {
+		ss.pendingOut = 0
+		werr = ss.be.Flush()
+	}
+	ss.writeMu.Unlock()
+	if done > 0 {
+		q.mu.Lock()
+		for range done {
+			q.timeHead()
+			q.popLocked()
+		}
+		q.changed.Broadcast()
+		q.mu.Unlock()
+	}
+	if local && werr == nil {
+		werr = ss.writeQueuedLocal()
+	}
+	if werr != nil {
+		ss.log.Debug().Err(werr).Msg("client write failed")
+		ss.close()
+		return true, true
+	}
+	if shutdown {
+		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.close()
+		return true, true
+	}
+	return true, false
+}

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/planner"
+	"github.com/rs/zerolog"
+)
+
+// laneSession is a session with an acceleration (dataset orders) and, as
+// the decoded path leaves them, the unnamed statement of a pure SELECT
+// (its Parse the session's last) and a named one, s1.
+func laneSession(t testing.TB) (*session, []byte) {
+	ss := journalSession()
+	ss.accel = &Accel{Planner: planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{{Name: "orders", Schema: "public", Table: "orders"}}}), nil, planner.Options{})}
+	ss.cfr = newFrameReader(bytes.NewReader(nil), false)
+	ss.srv, ss.log = &Server{}, zerolog.Nop()
+	parse := &pgproto3.Parse{Query: "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}
+	raw, _ := parse.Encode(nil)
+	ss.setStmt("", ss.newStmt(parse))
+	ss.lastParse.save(parse, raw)
+	ss.setStmt("s1", ss.newStmt(&pgproto3.Parse{Name: "s1", Query: "SELECT $1::int"}))
+	ss.clearJournal(0)
+	if !ss.stmts[""].pure() || !ss.stmts["s1"].pure() {
+		t.Fatal("the statements are not pure")
+	}
+	return ss, raw
+}
+
+func encodeAll(t testing.TB, msgs ...pgproto3.FrontendMessage) []byte {
+	var b []byte
+	for _, m := range msgs {
+		var err error
+		if b, err = m.Encode(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// The lane takes whole round trips of pure statements only (lane.go).
+func TestLaneScan(t *testing.T) {
+	ss, parse := laneSession(t)
+	bind := &pgproto3.Bind{Parameters: [][]byte{[]byte("7")}}
+	bindS1 := &pgproto3.Bind{PreparedStatement: "s1", Parameters: [][]byte{[]byte("7")}, ResultFormatCodes: []int16{1}}
+	dp, ds := &pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Describe{ObjectType: 'S', Name: "s1"}
+	exec, sync := &pgproto3.Execute{}, &pgproto3.Sync{}
+	q := func(sql string) []byte { return encodeAll(t, &pgproto3.Query{String: sql}) }
+	cases := []struct {
+		name  string
+		b     []byte
+		taken int // messages; 0: not taken
+	}{
+		{"pgbench extended", append(append([]byte{}, parse...), encodeAll(t, bind, dp, exec, sync)...), 5},
+		{"pgbench prepared", encodeAll(t, bindS1, dp, exec, sync), 4},
+		{"describe statement", encodeAll(t, ds, sync), 2},
+		{"a second round trip stays", encodeAll(t, bindS1, exec, sync, bindS1, exec, sync), 3},
+		{"simple", q("SELECT abalance FROM pgbench_accounts WHERE aid = 42;"), 1},
+		{"no Sync yet", encodeAll(t, bindS1, exec), 0},
+		{"partial message", encodeAll(t, bindS1, exec, sync)[:20], 0},
+		{"another Parse", encodeAll(t, &pgproto3.Parse{Query: "SELECT 2"}, sync), 0},
+		{"a named Parse", encodeAll(t, &pgproto3.Parse{Name: "s1", Query: "SELECT $1::int"}, sync), 0},
+		{"a named portal", encodeAll(t, &pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "s1"}, sync), 0},
+		{"an unknown statement", encodeAll(t, &pgproto3.Bind{PreparedStatement: "nope"}, exec, sync), 0},
+		{"an unknown portal", encodeAll(t, &pgproto3.Execute{Portal: "nope"}, sync), 0},
+		{"no portal bound", encodeAll(t, exec, sync), 0},
+		{"Close", encodeAll(t, &pgproto3.Close{ObjectType: 'S', Name: "s1"}, sync), 0},
+		{"Flush", encodeAll(t, bindS1, exec, &pgproto3.Flush{}), 0},
+		{"a dataset", q("SELECT count(*) FROM orders"), 0},
+		{"a write", q("UPDATE pgbench_accounts SET abalance = 0"), 0},
+		{"set_config", q("SELECT set_config('a.b', 'c', false)"), 0},
+		{"an advisory lock", q("SELECT pg_advisory_lock(1)"), 0},
+		{"nextval", q("SELECT nextval('s')"), 0},
+		{"two statements", q("SELECT 1; SELECT 2"), 0},
+		{"SHOW pgaccel.last_route", q("SHOW pgaccel.last_route"), 0},
+		{"BEGIN", q("BEGIN"), 0},
+		{"a Query after a Bind", append(encodeAll(t, bindS1), q("SELECT 1")...), 0},
+	}
+	for _, c := range cases {
+		var ops [laneMaxFrames]laneOp
+		n, size := ss.laneScan(c.b, &ops)
+		if n != c.taken {
+			t.Errorf("%s: took %d messages, want %d", c.name, n, c.taken)
+		}
+		if n == 0 && size != 0 || size > len(c.b) {
+			t.Errorf("%s: %d messages of %d bytes, of %d", c.name, n, size, len(c.b))
+		}
+	}
+	// What a portal the lane took leaves behind is the same as onBind's.
+	var ops [laneMaxFrames]laneOp
+	b := encodeAll(t, bindS1, dp, exec, sync)
+	n, _ := ss.laneScan(b, &ops)
+	ss.laneApply(ops[:n])
+	if p := ss.portals[""]; p == nil || p.stmt != ss.stmts["s1"] || !p.pure() {
+		t.Fatalf("unnamed portal %+v, want one of s1", p)
+	}
+	if len(ss.journal) != 0 || ss.segmentOpen || ss.stretchOrigin || ss.originTimer || !ss.stmtStart.IsZero() {
+		t.Fatal("the round trip left the stretch open")
+	}
+	if got := len(ss.pending.items); got != 4 {
+		t.Fatalf("%d pending items, want 4", got)
+	}
+}
+
+// FuzzLaneScan: whatever the client sends, the lane takes nothing or whole
+// messages of the types it knows, from the start of the buffer, and never
+// panics.
+func FuzzLaneScan(f *testing.F) {
+	ss, parse := laneSession(f)
+	f.Add(append(append([]byte{}, parse...), encodeAll(f, &pgproto3.Bind{}, &pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})...))
+	f.Add(encodeAll(f, &pgproto3.Bind{PreparedStatement: "s1"}, &pgproto3.Execute{}, &pgproto3.Sync{}))
+	f.Add(encodeAll(f, &pgproto3.Query{String: "SELECT 1"}))
+	f.Add([]byte{'B', 0, 0, 0, 4, 'S', 0, 0, 0, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ops [laneMaxFrames]laneOp
+		n, size := ss.laneScan(b, &ops)
+		if n == 0 {
+			if size != 0 {
+				t.Fatalf("no message, %d bytes", size)
+			}
+			return
+		}
+		if size > len(b) {
+			t.Fatalf("%d bytes of %d", size, len(b))
+		}
+		for at, i := 0, 0; i < n; i++ {
+			if b[at] != ops[i].typ || !bytes.ContainsRune([]byte("QPBDES"), rune(b[at])) {
+				t.Fatalf("message %d: type %q, op %q", i, b[at], ops[i].typ)
+			}
+			at += 1 + int(uint32(b[at+1])<<24|uint32(b[at+2])<<16|uint32(b[at+3])<<8|uint32(b[at+4]))
+			if i == n-1 && at != size {
+				t.Fatalf("messages end at %d, size %d", at, size)
+			}
+		}
+	})
+}
