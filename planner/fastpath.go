@@ -21,7 +21,17 @@ import (
 // to the origin as a write without being parsed either. The scan is conservative: anything it
 // does not understand (U& identifiers, unterminated quotes) takes the full
 // path. It can only send to the origin what the full path might have
-// accelerated never the other way, so answers stay exact.
+// accelerated never the other way, so answers stay exact. The plain
+// transaction statements (BEGIN, COMMIT, ROLLBACK and their synonyms) go
+// to the origin without being parsed too, with the full path's decision.
+
+// txDetails are the full path's details of the transaction statements the
+// fast path decides, made once.
+var txDetails = map[Kind]string{
+	KindBegin:    "a statement of kind " + KindBegin.String(),
+	KindCommit:   "a statement of kind " + KindCommit.String(),
+	KindRollback: "a statement of kind " + KindRollback.String(),
+}
 
 // ReasonNoDataset: the statement names no dataset (fast path).
 const ReasonNoDataset = "no_dataset"
@@ -66,7 +76,7 @@ func (p *Planner) quickDecision(sql string) (d Decision, ok bool) {
 // needs the full plan (names nil: any read may take the fast path).
 func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok bool) {
 	var kind Kind
-	started := false
+	started, startWord, txWord := false, false, false
 	ended := false
 	scanned := scanTokens(sql, func(tok string, quoted bool) bool {
 		if ended {
@@ -82,6 +92,12 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 				return false
 			}
 			switch strings.ToLower(tok) {
+			case "begin", "start":
+				kind, startWord = KindBegin, strings.EqualFold(tok, "start")
+			case "commit", "end":
+				kind = KindCommit
+			case "rollback", "abort":
+				kind = KindRollback
 			case "select":
 				kind = KindSelect
 			case "insert":
@@ -93,6 +109,21 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 			default:
 				return false
 			}
+			return true
+		}
+		switch kind {
+		case KindBegin, KindCommit, KindRollback:
+			// Only the plain forms (BEGIN, START TRANSACTION, COMMIT, END,
+			// ROLLBACK, ABORT, with WORK or TRANSACTION): options, AND
+			// CHAIN, TO SAVEPOINT and PREPARED take the full path.
+			if quoted {
+				return false
+			}
+			low := strings.ToLower(tok)
+			if txWord || low != "transaction" && (low != "work" || startWord) {
+				return false
+			}
+			txWord = true
 			return true
 		}
 		if kind != KindSelect || tok == "" { // writes: only one statement matters
@@ -116,8 +147,12 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 		}
 		return true
 	})
-	if !scanned || !started {
+	if !scanned || !started || startWord && !txWord {
 		return d, false
+	}
+	switch kind {
+	case KindBegin, KindCommit, KindRollback:
+		return Decision{Route: RouteOrigin, Reason: ReasonTransaction, Detail: txDetails[kind], Kind: kind}, true
 	}
 	if kind == KindSelect {
 		return Decision{Route: RouteOrigin, Reason: ReasonNoDataset, Kind: KindSelect}, true

@@ -34,9 +34,40 @@ func TestQuickOrigin_OnlyReadsThatNameNoDataset(t *testing.T) {
 		{`SELECT U&"d\0061t" FROM t`, false},
 		{"(SELECT 1)", false},
 		{"", false},
+		// Plain transaction statements; anything more takes the full path.
+		{"BEGIN", true},
+		{"begin;", true},
+		{"START TRANSACTION", true},
+		{"BEGIN WORK", true},
+		{"commit", true},
+		{"END;", true},
+		{"ROLLBACK TRANSACTION", true},
+		{"abort", true},
+		{"START", false},
+		{"START WORK", false},
+		{"BEGIN WORK TRANSACTION", false},
+		{"BEGIN ISOLATION LEVEL SERIALIZABLE", false},
+		{"BEGIN READ ONLY", false},
+		{"COMMIT AND CHAIN", false},
+		{"COMMIT PREPARED 'x'", false},
+		{"ROLLBACK TO SAVEPOINT a", false},
+		{"ROLLBACK PREPARED 'x'", false},
+		{"BEGIN; SELECT 1", false},
+		{`"begin"`, false},
+		{"SAVEPOINT a", false},
 	} {
 		if _, got := p.quickDecision(tc.sql); got != tc.want {
 			t.Errorf("quickDecision(%q) = %v, want %v", tc.sql, got, tc.want)
+		}
+	}
+	// The fast path decides a transaction statement as the full path does.
+	full := New(testRegistry(t), newFakeResolver(), Options{NoFastPath: true})
+	for _, sql := range []string{"BEGIN", "start transaction;", "COMMIT WORK", "END", "ROLLBACK", "ABORT TRANSACTION"} {
+		q, ok := p.quickDecision(sql)
+		f := full.Plan(context.Background(), sql, defaultSession())
+		if !ok || q.Route != f.Route || q.Reason != f.Reason || q.Detail != f.Detail || q.Kind != f.Kind || q.Writes() != f.Writes() ||
+			q.SetsSearchPath != f.SetsSearchPath || len(q.Datasets) != 0 || len(f.Datasets) != 0 {
+			t.Errorf("%q: fast path %+v (%v), full plan %+v", sql, q, ok, f)
 		}
 	}
 	d := p.Plan(context.Background(), "SELECT abalance FROM pgbench_accounts WHERE aid = 42", defaultSession())
@@ -66,7 +97,8 @@ func TestQuickTxWrote_AnyPlainReadGoesToTheOrigin(t *testing.T) {
 		{"SELECT * FROM orders FOR UPDATE", false},
 		{"SELECT * INTO x FROM orders", false},
 		{"SELECT 1; SELECT * FROM orders", false},
-		{"COMMIT", false},
+		{"COMMIT", true},
+		{"COMMIT AND CHAIN", false},
 	} {
 		d, ok := p.QuickTxWrote(tc.sql)
 		if ok != tc.want {

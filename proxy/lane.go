@@ -249,7 +249,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		delete(ss.stmts, "")
 		ss.countOrigin(ops[0].d)
 		ss.pendingDiscard = false
-		ss.pending.push(pendingItem{kind: pkQuery, started: now, route: routeOrigin})
+		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
 		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false
 		return
 	}
@@ -288,7 +288,7 @@ func (ss *session) laneApply(ops []laneOp) {
 			ss.arrived, ss.timeRoute = now, routeOrigin
 			ss.pending.push(pendingItem{kind: pkExecute, started: now, route: routeOrigin})
 		case 'S':
-			ss.pending.push(pendingItem{kind: pkSync})
+			ss.pending.push(pendingItem{kind: pkSync, wrote: ss.segmentWrote})
 		}
 	}
 	ss.segmentOpen, ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false, false
