@@ -1,0 +1,126 @@
+// Package snapshot is the acceleration snapshot store: where a writer
+// publishes its datasets' DuckDB files and replicas find them (the spec's
+// "Snapshot" and "Fast Cold Starts with Snapshots").
+//
+// A location (snapshots.location) is a file:// directory or an s3://bucket/
+// prefix. Under it, snapshot objects are laid out Hive-style,
+//
+//	month=YYYY-MM/day=YYYY-MM-DD/dataset=<name>/<name>_<UTC timestamp>.duckdb
+//
+// and never change once written; one metadata object, metadata.json, lists
+// each dataset's snapshots (id, time, object, size, SHA-256, schema, source
+// position) and names its current one. The metadata changes last, by a
+// conditional write (If-Match of the ETag it was read with, or
+// If-None-Match: * when there is none yet), retried on a conflict, so two
+// writers never lose each other's update and a reader never sees a
+// snapshot before its object is whole.
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of a Store.
+var (
+	// ErrNotFound: the object does not exist.
+	ErrNotFound = errors.New("snapshot store: object not found")
+	// ErrNotModified: the metadata still has the ETag given.
+	ErrNotModified = errors.New("snapshot store: metadata not modified")
+	// ErrConflict: a conditional write found another ETag (another
+	// writer's update came first).
+	ErrConflict = errors.New("snapshot store: metadata changed by another writer")
+)
+
+// Store is where snapshots are kept: immutable objects, and the one
+// metadata object, written conditionally.
+type Store interface {
+	// PutFile uploads the file at path as the object key. It returns the
+	// bytes sent and their SHA-256 (hex), computed as they streamed. A
+	// failed upload leaves no object (nor, on S3, multipart parts).
+	PutFile(ctx context.Context, key, path string) (size int64, sum string, err error)
+	// GetFile downloads the object key into w's file at path (created or
+	// truncated), returning the bytes received and their SHA-256.
+	GetFile(ctx context.Context, key, path string) (size int64, sum string, err error)
+	// ReadMeta reads the metadata object and its ETag. With ifNoneMatch
+	// set, it returns ErrNotModified when the ETag is still that one.
+	// ErrNotFound when there is none.
+	ReadMeta(ctx context.Context, ifNoneMatch string) (data []byte, etag string, err error)
+	// WriteMeta replaces the metadata object if its ETag is still
+	// ifMatch, or creates it if ifMatch is "" and there is none; else
+	// ErrConflict. It returns the new ETag.
+	WriteMeta(ctx context.Context, data []byte, ifMatch string) (etag string, err error)
+	// Delete removes the object key (a snapshot the metadata never
+	// listed).
+	Delete(ctx context.Context, key string) error
+	// String names the location, for logs (no credentials).
+	String() string
+}
+
+// MetadataKey is the metadata object's key under a location.
+const MetadataKey = "metadata.json"
+
+// Location is a parsed snapshots.location.
+type Location struct {
+	// Scheme is "file" or "s3".
+	Scheme string
+	// Dir is a file location's directory (absolute).
+	Dir string
+	// Bucket and Prefix place an s3 location (Prefix without leading or
+	// trailing slash, "" for the bucket's root).
+	Bucket, Prefix string
+}
+
+// ParseLocation reads a snapshots.location: file:///abs/dir (or a
+// relative file://dir, taken from the working directory) or
+// s3://bucket/prefix/.
+func ParseLocation(s string) (Location, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return Location{}, fmt.Errorf("snapshots.location %q: %v", s, err)
+	}
+	switch u.Scheme {
+	case "file":
+		dir := u.Host + u.Path
+		if dir == "" {
+			return Location{}, fmt.Errorf("snapshots.location %q: no directory (write file:///path/to/dir)", s)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return Location{}, fmt.Errorf("snapshots.location %q: %v", s, err)
+		}
+		return Location{Scheme: "file", Dir: abs}, nil
+	case "s3":
+		if u.Host == "" {
+			return Location{}, fmt.Errorf("snapshots.location %q: no bucket (write s3://bucket/prefix/)", s)
+		}
+		return Location{Scheme: "s3", Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}, nil
+	}
+	return Location{}, fmt.Errorf("snapshots.location %q: the scheme must be file:// or s3://", s)
+}
+
+// key is name under an s3 location's prefix.
+func (l Location) key(name string) string {
+	if l.Prefix == "" {
+		return name
+	}
+	return path.Join(l.Prefix, name)
+}
+
+// Open returns the store of a location; params are snapshots.params
+// (S3 endpoint, region, credentials: see NewS3).
+func Open(ctx context.Context, location string, params map[string]string) (Store, error) {
+	l, err := ParseLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	if l.Scheme == "file" {
+		return NewFile(l.Dir)
+	}
+	return NewS3(ctx, l, params)
+}
