@@ -42,7 +42,8 @@ type Snapshot struct {
 	LSN string `json:"lsn,omitempty"`
 }
 
-// Column is a column of a snapshot's schema (DuckDB type names).
+// Column is a column of a snapshot's schema: its name and the origin's type
+// (format_type), as the dataset's checkpoint records them.
 type Column struct {
 	Name string `json:"name"`
 	Type string `json:"type"`

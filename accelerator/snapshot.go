@@ -1,0 +1,86 @@
+package accelerator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// SnapshotDir is the directory, under the data dir, where snapshot copies
+// are written before they are uploaded (DuckDB may write only in the data
+// dir: lockDown).
+const SnapshotDir = ".snapshots"
+
+// FilePath is where a file-mode dataset's database lives (Attach), so
+// that a snapshot can be put there before the dataset is attached.
+func (e *Engine) FilePath(dataset string) (string, error) {
+	dir, err := filepath.Abs(e.dataDir())
+	if err != nil {
+		return "", fmt.Errorf("data dir: %w", err)
+	}
+	return filepath.Join(dir, dataset+".duckdb"), nil
+}
+
+// SnapshotTo writes a consistent copy of a file-mode dataset's database
+// (its table and checkpoint) to a new file in the data dir's SnapshotDir
+// and returns the file and what it holds. The copy is one read
+// transaction (COPY FROM DATABASE), so readers go on meanwhile; loads,
+// change batches and retention deletes of the dataset wait for it. The
+// caller removes the file.
+func (e *Engine) SnapshotTo(ctx context.Context, dataset string) (path string, info *TableInfo, err error) {
+	h, err := e.handle(dataset)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot of %s: %w", dataset, err)
+	}
+	if h.mode != catalog.ModeFile {
+		return "", nil, fmt.Errorf("snapshot of %s: acceleration.mode is %s; snapshots are of file-mode datasets", dataset, h.mode)
+	}
+	dir, err := filepath.Abs(filepath.Join(e.dataDir(), SnapshotDir))
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", nil, fmt.Errorf("snapshot of %s: %w", dataset, err)
+	}
+	path = filepath.Join(dir, fmt.Sprintf("%s_%d.duckdb", dataset, time.Now().UnixNano()))
+	alias := quoteIdent("pgaccel_snapshot_" + dataset)
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	info, err = e.storedInfo(ctx, dataset)
+	if err == nil && info == nil {
+		err = errors.New("the dataset has not been loaded")
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot of %s: %w", dataset, err)
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot of %s: %w", dataset, err)
+	}
+	defer conn.Close()
+	fail := func(err error) (string, *TableInfo, error) {
+		os.Remove(path)
+		os.Remove(path + ".wal")
+		return "", nil, fmt.Errorf("snapshot of %s: %w", dataset, err)
+	}
+	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(path)+" AS "+alias); err != nil {
+		return fail(err)
+	}
+	_, err = conn.ExecContext(ctx, "COPY FROM DATABASE "+quoteIdent(DatabaseName(dataset))+" TO "+alias)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "CHECKPOINT "+alias)
+	}
+	// Detached whatever happened: the file is closed, and whole.
+	if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias); err == nil {
+		err = derr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return path, info, nil
+}

@@ -1,0 +1,91 @@
+package accelerator
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// A snapshot is a whole copy of a file-mode dataset's database, made while
+// readers go on: put where another engine's dataset lives, it serves the
+// same rows with the same checkpoint (last refresh, columns, refresh_sql).
+func TestSnapshotTo_RestoresElsewhere(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS snap_t;
+		CREATE TABLE snap_t (id int PRIMARY KEY, s text, n numeric(10,2));
+		INSERT INTO snap_t SELECT g, 'v' || g, g * 1.5 FROM generate_series(1, 20000) g;`)
+	ds := testDataset("snap_t", "snap_t", catalog.ModeFile)
+	ds.Acceleration.RefreshSQL = "SELECT * FROM snap_t"
+	ctx := context.Background()
+	e := openEngine(t, "")
+	if _, err := e.Attach(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.SnapshotTo(ctx, "snap_t"); err == nil {
+		t.Fatal("a snapshot of a dataset never loaded was made")
+	}
+	loadOrigin(t, e, ds)
+	var reads atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n := queryInt(t, e, "SELECT count(*) FROM "+e.TableRef("snap_t")); n != 20000 {
+				t.Errorf("count during the snapshot = %d", n)
+				return
+			}
+			reads.Add(1)
+		}
+	}()
+	path, info, err := e.SnapshotTo(ctx, "snap_t")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	if info.Rows != 20000 || len(info.Columns) != 3 {
+		t.Fatalf("info %+v", info)
+	}
+
+	other := openEngine(t, "")
+	dst, err := other.FilePath("snap_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := other.Attach(ctx, ds)
+	if err != nil || got == nil {
+		t.Fatalf("attach the restored file: %v, %v", got, err)
+	}
+	if got.Rows != info.Rows || !got.LastRefresh.Equal(info.LastRefresh) || got.RefreshSQL != ds.Acceleration.RefreshSQL {
+		t.Errorf("restored checkpoint %+v, snapshot's %+v", got, info)
+	}
+	if n := queryInt(t, other, "SELECT sum(id)::BIGINT FROM "+other.TableRef("snap_t")+" WHERE s LIKE 'v%'"); n != 20000*20001/2 {
+		t.Errorf("restored rows: sum %d", n)
+	}
+	mem := openEngine(t, "")
+	if _, err := mem.Attach(ctx, testDataset("snap_m", "snap_t", catalog.ModeMemory)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mem.SnapshotTo(ctx, "snap_m"); err == nil {
+		t.Error("a snapshot of a memory-mode dataset was made")
+	}
+	t.Logf("%d reads during the snapshot", reads.Load())
+}
