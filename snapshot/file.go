@@ -146,12 +146,18 @@ func copyFile(ctx context.Context, src, dst string) (int64, string, error) {
 		return 0, "", err
 	}
 	defer in.Close()
+	return writeFrom(ctx, in, dst)
+}
+
+// writeFrom writes what r reads to the file dst (created or truncated,
+// synced), returning the bytes and their SHA-256.
+func writeFrom(ctx context.Context, r io.Reader, dst string) (int64, string, error) {
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, "", err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
+	n, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, r})
 	if err == nil {
 		err = out.Sync()
 	}

@@ -164,22 +164,11 @@ func (s *s3Store) GetFile(ctx context.Context, key, dst string) (int64, string, 
 		return 0, "", fmt.Errorf("download %s: %w", k, err)
 	}
 	defer out.Body.Close()
-	f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return 0, "", err
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), out.Body)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	n, sum, err := writeFrom(ctx, out.Body, dst)
 	if err != nil {
 		return 0, "", fmt.Errorf("download %s: %w", k, err)
 	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
+	return n, sum, nil
 }
 
 func (s *s3Store) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, string, error) {
