@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/s3test"
 )
 
@@ -61,13 +62,11 @@ func stores(t *testing.T) map[string]Store {
 	return map[string]Store{"file": file, "s3": st}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if s3Server != nil {
-		_ = s3Server.Stop()
-	}
-	os.Exit(code)
-}
+// pg is the harness's origin (create_test.go); the S3 server dies with
+// the test process.
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) { pgtest.RunMain(m, &pg) }
 
 func writeRandom(t *testing.T, path string, n int) []byte {
 	t.Helper()
