@@ -21,6 +21,7 @@ import (
 	"github.com/pgaccel/pgaccel/proxy"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/refresh"
+	"github.com/pgaccel/pgaccel/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
@@ -120,10 +121,17 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		return nil, err
 	}
 
+	var snaps snapshot.Store
+	if s := cfg.Snapshots; s != nil && s.Enabled {
+		if snaps, err = snapshot.Open(ctx, s.Location, s.Params); err != nil {
+			return nil, fmt.Errorf("snapshots: %w", err)
+		}
+	}
 	a.Runner = refresh.NewRunner(cfg, a.Registry, a.Engine, log, refresh.Options{
 		Concurrency: cfg.Runtime.RefreshConcurrency,
 		Metrics:     refresh.NewMetrics(a.Metrics),
 		Clock:       opts.Clock,
+		Snapshots:   snaps,
 	})
 
 	pm := proxy.NewMetrics(a.Metrics)

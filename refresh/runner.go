@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/snapshot"
 )
 
 // DefaultConcurrency is how many refreshes run at once when
@@ -38,6 +39,9 @@ type Options struct {
 	// ProgressEvery is how often a running refresh logs its progress
 	// (DefaultProgressEvery when 0).
 	ProgressEvery time.Duration
+	// Snapshots is the acceleration snapshot store (snapshots.location);
+	// nil: none (snapshots.go).
+	Snapshots snapshot.Store
 }
 
 // DefaultProgressEvery is how often a running refresh logs its progress.
@@ -60,13 +64,17 @@ type Runner struct {
 	sem     chan struct{} // one slot per refresh allowed to run
 	// progressEvery: see Options.ProgressEvery.
 	progressEvery time.Duration
+	snaps         snapshot.Store
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	started bool
-	wg      sync.WaitGroup
+	closing bool
+	// runCtx is Start's context, cancelled by Close.
+	runCtx context.Context
+	wg     sync.WaitGroup
 
 	// repMu guards replication: the stream status of each changes
 	// dataset.
@@ -83,6 +91,7 @@ type task struct {
 	waitMu  sync.Mutex
 	waiters []chan error // callers of Refresh waiting for the next refresh
 
+	snapMu     sync.Mutex // one snapshot of the dataset made at a time (snapshots.go)
 	refreshMu  sync.Mutex // one refresh or retention pass of the dataset at a time
 	attached   bool       // guarded by refreshMu
 	stored     *accelerator.TableInfo
@@ -136,6 +145,7 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 		tasks:   make(map[string]*task),
 
 		progressEvery: opts.ProgressEvery,
+		snaps:         opts.Snapshots,
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{
@@ -194,6 +204,7 @@ func (r *Runner) Start(ctx context.Context) {
 	}
 	r.started = true
 	ctx, r.cancel = context.WithCancel(ctx)
+	r.runCtx = ctx
 	if r.mayOwnSlots() {
 		r.wg.Add(1)
 		go func() {
@@ -225,6 +236,7 @@ func (r *Runner) Start(ctx context.Context) {
 // for them until ctx is done.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
+	r.closing = true
 	if r.cancel != nil {
 		r.cancel()
 	}
@@ -611,6 +623,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	if t.attached {
 		return nil, nil
 	}
+	r.bootstrap(ctx, t)
 	info, err := r.eng.Attach(ctx, t.dataset())
 	if err != nil {
 		t.setErr(err)
@@ -706,6 +719,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
 	t.markReady()
+	r.publishSnapshot(t)
 	return nil
 }
 

@@ -62,10 +62,13 @@ func unchanged(cur Snapshot, info *accelerator.TableInfo) bool {
 
 // Bootstrap puts the dataset's current snapshot where e keeps the
 // dataset's file, before it is attached, when no file is there yet. check
-// (nil: none) validates the snapshot's metadata (its schema against the
-// config) before anything is downloaded. ok is false when there was a file
-// already or the location holds no snapshot of the dataset.
-func Bootstrap(ctx context.Context, e *accelerator.Engine, st Store, dataset string, check func(Snapshot) error) (s Snapshot, ok bool, err error) {
+// (nil: none) validates a snapshot's metadata (its schema against the
+// config) before anything is downloaded. With older, a current snapshot
+// that fails (the check, or its download) gives way to the ones before it,
+// newest first (bootstrap_on_failure_behavior: fallback). ok is false when
+// there was a file already or the location holds no snapshot of the
+// dataset; err is the first failure when none could be used.
+func Bootstrap(ctx context.Context, e *accelerator.Engine, st Store, dataset string, check func(Snapshot) error, older bool) (s Snapshot, ok bool, err error) {
 	dst, err := e.FilePath(dataset)
 	if err != nil {
 		return Snapshot{}, false, err
@@ -79,17 +82,34 @@ func Bootstrap(ctx context.Context, e *accelerator.Engine, st Store, dataset str
 	if err != nil {
 		return Snapshot{}, false, err
 	}
-	s, ok = m.Current(dataset)
-	if !ok {
+	cur, has := m.Current(dataset)
+	if !has {
 		return Snapshot{}, false, nil
 	}
-	if check != nil {
-		if err := check(s); err != nil {
-			return s, false, fmt.Errorf("snapshot %s of %s: %w", s.ID, dataset, err)
+	candidates := []Snapshot{cur}
+	if older {
+		list := m.Datasets[dataset].Snapshots
+		for i := len(list) - 1; i >= 0; i-- {
+			if list[i].ID < cur.ID {
+				candidates = append(candidates, list[i])
+			}
 		}
 	}
-	if err := Fetch(ctx, st, s, dst); err != nil {
-		return s, false, err
+	var first error
+	for _, s := range candidates {
+		err := ctx.Err()
+		if err == nil && check != nil {
+			err = check(s)
+		}
+		if err == nil {
+			err = Fetch(ctx, st, s, dst)
+		}
+		if err == nil {
+			return s, true, nil
+		}
+		if first == nil {
+			first = fmt.Errorf("snapshot %s of %s: %w", s.ID, dataset, err)
+		}
 	}
-	return s, true, nil
+	return cur, false, first
 }

@@ -100,7 +100,7 @@ func TestCreateBootstrap(t *testing.T) {
 			}
 
 			replica := openEngine(t)
-			got, ok, err := Bootstrap(ctx, replica, st, "snap_o", nil)
+			got, ok, err := Bootstrap(ctx, replica, st, "snap_o", nil, false)
 			if err != nil || !ok || got.ID != s1.ID {
 				t.Fatalf("bootstrap: %+v, %v, %v", got, ok, err)
 			}
@@ -111,7 +111,7 @@ func TestCreateBootstrap(t *testing.T) {
 			if n := count(t, replica, "snap_o"); n != 5000 {
 				t.Fatalf("replica count %d", n)
 			}
-			if _, ok, err := Bootstrap(ctx, replica, st, "snap_o", nil); ok || err != nil {
+			if _, ok, err := Bootstrap(ctx, replica, st, "snap_o", nil, false); ok || err != nil {
 				t.Fatalf("bootstrap over a file in place: %v, %v", ok, err)
 			}
 
@@ -138,13 +138,26 @@ func TestCreateBootstrap(t *testing.T) {
 				}
 				return nil
 			}
-			if _, ok, err := Bootstrap(ctx, third, st, "snap_o", refuse); ok || err == nil {
+			if _, ok, err := Bootstrap(ctx, third, st, "snap_o", refuse, false); ok || err == nil {
 				t.Fatalf("a refused snapshot: %v, %v", ok, err)
 			}
 			if _, err := os.Stat(must(third.FilePath("snap_o"))); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("a refused snapshot was downloaded: %v", err)
 			}
-			if _, ok, err := Bootstrap(ctx, third, st, "other", nil); ok || err != nil {
+			// fallback: the one before it serves.
+			onlyOld := func(s Snapshot) error {
+				if s.ID == s2.ID {
+					return errors.New("refused")
+				}
+				return nil
+			}
+			if got, ok, err := Bootstrap(ctx, third, st, "snap_o", onlyOld, true); !ok || err != nil || got.ID != s1.ID {
+				t.Fatalf("fallback: %+v, %v, %v", got, ok, err)
+			}
+			if info, err := third.Attach(ctx, ds); err != nil || info == nil || info.Rows != 5000 {
+				t.Fatalf("attach the older snapshot: %+v, %v", info, err)
+			}
+			if _, ok, err := Bootstrap(ctx, third, st, "other", nil, false); ok || err != nil {
 				t.Fatalf("a dataset without snapshots: %v, %v", ok, err)
 			}
 		})
