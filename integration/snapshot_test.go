@@ -21,11 +21,14 @@ import (
 // current snapshot: it serves the rows the snapshot holds (not the
 // origin's newer ones) at once. Credentials come through ${env:…}.
 func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
-	ctx := ctxT(t)
-	srv, err := s3test.Start(ctx)
+	// Its own deadline: the first use builds versitygw (minutes).
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	srv, err := s3test.Start(sctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := ctxT(t)
 	t.Cleanup(func() { _ = srv.Stop() })
 	raw := s3.New(s3.Options{Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")})
