@@ -84,3 +84,81 @@ func (e *Engine) SnapshotTo(ctx context.Context, dataset string) (path string, i
 	}
 	return path, info, nil
 }
+
+// ReplaceFrom replaces a file-mode dataset's table and checkpoint by those
+// of the DuckDB file at path (a snapshot, in the data dir), in one
+// transaction: readers see the old rows until the commit and the new ones
+// after it. It returns what the dataset then holds.
+func (e *Engine) ReplaceFrom(ctx context.Context, dataset, path string) (*TableInfo, error) {
+	h, err := e.handle(dataset)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	if h.mode != catalog.ModeFile {
+		return nil, fmt.Errorf("load snapshot of %s: acceleration.mode is %s; snapshots are of file-mode datasets", dataset, h.mode)
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	defer conn.Close()
+	alias := "pgaccel_incoming_" + dataset
+	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(path)+" AS "+quoteIdent(alias)+" (READ_ONLY)"); err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DETACH "+quoteIdent(alias))
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE database_name = ? AND schema_name = 'main' AND table_name IN (?, ?)`, alias, dataset, checkpointTable).Scan(&n); err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	if n != 2 {
+		return nil, fmt.Errorf("load snapshot of %s: the file holds no table %s with its checkpoint", dataset, dataset)
+	}
+	src := func(table string) string { return quoteIdent(alias) + ".main." + quoteIdent(table) }
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	load := tableRef(dataset, loadTable)
+	for _, q := range []string{"DROP TABLE IF EXISTS " + load, "CREATE TABLE " + load + " AS SELECT * FROM " + src(dataset)} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS " + tableRef(dataset, dataset),
+		"ALTER TABLE " + load + " RENAME TO " + quoteIdent(dataset),
+		"DROP TABLE IF EXISTS " + tableRef(dataset, checkpointTable),
+		"CREATE TABLE " + tableRef(dataset, checkpointTable) + " AS SELECT * FROM " + src(checkpointTable),
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	e.catalogChanged()
+	info, err := e.storedInfo(ctx, dataset)
+	if err == nil && info == nil {
+		err = errors.New("its checkpoint cannot be read")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
+	}
+	cols := make([]storedColumn, len(info.Specs))
+	for i, s := range info.Specs {
+		cols[i] = storedColumn{ColumnSpec: s, Accelerated: info.Columns[i].Accelerated}
+	}
+	if col, ok := keyIndex(cols); ok {
+		if _, err := conn.ExecContext(ctx, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(dataset, dataset)+" ("+quoteIdent(col)+")"); err != nil {
+			e.log.Warn().Err(err).Str("dataset", dataset).Msg("index on the primary key of a loaded snapshot")
+		}
+	}
+	e.compactLater(h, dataset)
+	return info, nil
+}

@@ -3,6 +3,7 @@ package accelerator
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,6 +80,34 @@ func TestSnapshotTo_RestoresElsewhere(t *testing.T) {
 	}
 	if n := queryInt(t, other, "SELECT sum(id)::BIGINT FROM "+other.TableRef("snap_t")+" WHERE s LIKE 'v%'"); n != 20000*20001/2 {
 		t.Errorf("restored rows: sum %d", n)
+	}
+	// Loaded into an attached dataset, empty first and then loaded, while
+	// readers read: they see all the rows or, before the first, none.
+	third := openEngine(t, "")
+	if _, err := third.Attach(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	incoming := filepath.Join(third.opts.DataDir, SnapshotDir, "in.duckdb")
+	if err := os.MkdirAll(filepath.Dir(incoming), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(incoming, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := third.ReplaceFrom(ctx, "snap_t", incoming)
+		if err != nil || got.Rows != 20000 || !got.LastRefresh.Equal(info.LastRefresh) {
+			t.Fatalf("ReplaceFrom: %+v, %v", got, err)
+		}
+		if n := queryInt(t, third, "SELECT count(*) FROM "+third.TableRef("snap_t")+" WHERE id = 777"); n != 1 {
+			t.Fatalf("after ReplaceFrom: %d rows of id 777", n)
+		}
+	}
+	if _, err := third.ReplaceFrom(ctx, "snap_t", filepath.Join(third.opts.DataDir, SnapshotDir, "missing.duckdb")); err == nil {
+		t.Fatal("ReplaceFrom a missing file succeeded")
+	}
+	if n := queryInt(t, third, "SELECT count(*) FROM "+third.TableRef("snap_t")); n != 20000 {
+		t.Fatalf("after a failed ReplaceFrom: %d rows", n)
 	}
 	mem := openEngine(t, "")
 	if _, err := mem.Attach(ctx, testDataset("snap_m", "snap_t", catalog.ModeMemory)); err != nil {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,7 @@ func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
 		GRANT SELECT ON snap_items TO `+appUser)
 	start := func(opt string) *app.App {
 		t.Helper()
+		var a *app.App
 		cfg := fmt.Sprintf(`origin:
   dsn: %q
 server:
@@ -72,7 +74,8 @@ datasets:
       primary_key: id
       snapshots: %s
 `, origin.SuperDSN(), t.TempDir(), srv.Endpoint, srv.Region, opt)
-		a := startAppText(t, cfg)
+
+		a = startAppText(t, cfg)
 		t.Cleanup(func() {
 			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -127,8 +130,24 @@ datasets:
 		t.Fatalf("replica max(id): %v, %d (accelerated %v)", err, max, routeCounts(t, replica)[acc]-before)
 	}
 
-	// A refresh at the writer publishes a newer snapshot, which a new
-	// replica starts from.
+	// A follower (refresh_mode: snapshot) starts from the same snapshot
+	// and then follows the writer's, never reading the source.
+	follower := start("enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s")
+	fc := connect(t, appDSN(follower, appUser, appPass))
+	followerCount := func() int64 {
+		t.Helper()
+		var n int64
+		if err := fc.QueryRow(ctx, "SELECT count(*) FROM snap_items").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := followerCount(); n != 300 {
+		t.Fatalf("follower count %d, want the snapshot's 300", n)
+	}
+
+	// A refresh at the writer publishes a newer snapshot, which the
+	// follower loads and a new replica starts from.
 	if err := writer.Runner.Refresh(ctx, "snap_items"); err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +155,46 @@ datasets:
 	if s2.ID <= s1.ID || !s2.LastRefresh.After(s1.LastRefresh) {
 		t.Fatalf("after a refresh: %+v, before %+v", s2, s1)
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for followerCount() != 350 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower did not load the newer snapshot: %d rows", followerCount())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The source moves on without a snapshot: the follower stays.
+	mustExec(t, "INSERT INTO snap_items VALUES (351, 'unpublished', 1)")
+	time.Sleep(2500 * time.Millisecond)
+	if n := followerCount(); n != 350 {
+		t.Fatalf("the follower read the source: %d rows", n)
+	}
 	c2 := connect(t, appDSN(start("enabled"), appUser, appPass))
 	if err := c2.QueryRow(ctx, "SELECT count(*) FROM snap_items").Scan(&n); err != nil || n != 350 {
-		t.Fatalf("second replica count: %v, %d, want 350", err, n)
+		t.Fatalf("second replica count: %v, %d, want the snapshot's 350", err, n)
+	}
+
+	// A schema change at the writer: the follower refuses the snapshot,
+	// says why, and keeps serving the one it has.
+	mustExec(t, "ALTER TABLE snap_items ADD COLUMN extra int")
+	if err := writer.Runner.Refresh(ctx, "snap_items"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := current(s2.ID)
+	if len(s3.Schema) != 4 {
+		t.Fatalf("snapshot after the schema change: %+v", s3)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		st, _ := follower.Registry.State("snap_items")
+		if strings.Contains(st.Error, "is not loaded") && strings.Contains(st.Error, "columns") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower did not refuse the incompatible snapshot: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := followerCount(); n != 350 {
+		t.Fatalf("after refusing a snapshot the follower serves %d rows", n)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // it refreshes a dataset of any other mode in full, and logs a warning.
 func ModeImplemented(m string) bool {
 	switch m {
-	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshDisabled:
+	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshSnapshot, catalog.RefreshDisabled:
 		return true
 	}
 	return false

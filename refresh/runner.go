@@ -91,11 +91,15 @@ type task struct {
 	waitMu  sync.Mutex
 	waiters []chan error // callers of Refresh waiting for the next refresh
 
-	snapMu     sync.Mutex // one snapshot of the dataset made at a time (snapshots.go)
-	refreshMu  sync.Mutex // one refresh or retention pass of the dataset at a time
-	attached   bool       // guarded by refreshMu
-	stored     *accelerator.TableInfo
-	waitLogged bool // the "waits for its source" line was logged; guarded by refreshMu
+	snapMu sync.Mutex // one snapshot of the dataset made at a time (snapshots.go)
+	// snapID and snapETag: the snapshot a refresh_mode: snapshot dataset
+	// serves and the metadata's ETag that confirmed it; guarded by
+	// refreshMu.
+	snapID, snapETag string
+	refreshMu        sync.Mutex // one refresh or retention pass of the dataset at a time
+	attached         bool       // guarded by refreshMu
+	stored           *accelerator.TableInfo
+	waitLogged       bool // the "waits for its source" line was logged; guarded by refreshMu
 
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
@@ -438,6 +442,8 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	now := r.clock.Now()
 	var next plan
 	switch {
+	case ds.Acceleration.RefreshMode == catalog.RefreshSnapshot:
+		next = plan{due: now, start: now} // a newer snapshot is looked for at startup
 	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
 		info.RefreshSQL == ds.Acceleration.RefreshSQL && !waitsForSource(ds):
 		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
@@ -673,6 +679,13 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	log := r.log.With().Str("dataset", ds.Name).Logger()
 	if _, err := r.attachLocked(ctx, t); err != nil {
 		return fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
+	}
+	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot && r.snaps != nil {
+		if err := r.followSnapshot(ctx, t); err != nil {
+			r.failed(t, err)
+			return err
+		}
+		return nil
 	}
 	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 		if st.Loaded {

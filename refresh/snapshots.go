@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/snapshot"
 )
@@ -59,6 +62,7 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 			behavior == catalog.SnapshotFailureFallback)
 		switch {
 		case err == nil && ok:
+			t.snapID = s.ID
 			log.Info().Str("snapshot", s.ID).Int64("bytes", s.Size).Time("last_refresh", s.LastRefresh).
 				Dur("duration", time.Since(start)).Msg("bootstrapped the acceleration from a snapshot")
 			return
@@ -132,4 +136,90 @@ func (r *Runner) publishSnapshot(t *task) {
 				Dur("duration", time.Since(start)).Msg("published a snapshot")
 		}
 	}()
+}
+
+// followSnapshot is a refresh of a refresh_mode: snapshot dataset: it
+// never reads the source. It reads the metadata (conditionally, with the
+// ETag of the last poll that loaded or confirmed the current snapshot),
+// and when the current snapshot is strictly newer than the one served, it
+// checks it against the config and the schema served, downloads it and
+// swaps it in while queries go on from the previous one. The one metadata
+// read serves the comparison, the check and the download.
+func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
+	ds := t.dataset()
+	log := r.log.With().Str("dataset", ds.Name).Str("location", r.snaps.String()).Logger()
+	m, etag, err := snapshot.Read(ctx, r.snaps, t.snapETag)
+	if errors.Is(err, snapshot.ErrNotModified) {
+		log.Debug().Msg("snapshot metadata unchanged")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("refresh dataset %s: read the snapshot metadata: %w", ds.Name, err)
+	}
+	cur, ok := m.Current(ds.Name)
+	st, _ := r.reg.State(ds.Name)
+	switch {
+	case !ok:
+		if !st.Loaded {
+			r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+				st.Error = "waiting for a first snapshot at " + r.snaps.String()
+			})
+			log.Info().Msg("no snapshot of the dataset published yet; waiting for the first")
+		}
+		return nil
+	case cur.ID == t.snapID || st.Loaded && t.snapID == "" && !cur.LastRefresh.After(st.LastRefresh):
+		t.snapID, t.snapETag = cur.ID, etag
+		return nil
+	case st.Loaded && cur.LastRefresh.Before(st.LastRefresh):
+		log.Warn().Str("current", cur.ID).Str("loaded", t.snapID).
+			Msg("snapshot metadata current id is older than the locally loaded snapshot")
+		return nil // no ETag kept: the next poll reads the metadata in full
+	}
+	if err := fitsConfig(ds, cur); err != nil {
+		return fmt.Errorf("refresh dataset %s: snapshot %s: %w", ds.Name, cur.ID, err)
+	}
+	if st.Loaded {
+		if err := sameSchema(st.Columns, cur); err != nil {
+			return fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err)
+		}
+	}
+	path, err := r.eng.FilePath(ds.Name)
+	if err != nil {
+		return err
+	}
+	incoming := filepath.Join(filepath.Dir(path), accelerator.SnapshotDir, ds.Name+"_"+cur.ID+".incoming")
+	defer os.Remove(incoming)
+	start := time.Now()
+	if err := snapshot.Fetch(ctx, r.snaps, cur, incoming); err != nil {
+		return fmt.Errorf("refresh dataset %s: download snapshot %s: %w", ds.Name, cur.ID, err)
+	}
+	info, err := r.eng.ReplaceFrom(ctx, ds.Name, incoming)
+	if err != nil {
+		return fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
+	}
+	var f readFilters
+	var ferr, serr error
+	f.fallback, ferr = ds.FallbackFilter(info.Columns)
+	f.subset, serr = ds.SubsetFilter(info.Columns)
+	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
+	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f)
+	t.snapID, t.snapETag = cur.ID, etag
+	t.setErr(nil)
+	log.Info().Str("snapshot", cur.ID).Int64("bytes", cur.Size).Int64("rows", info.Rows).
+		Time("last_refresh", info.LastRefresh).Dur("duration", time.Since(start)).Msg("loaded a newer snapshot")
+	t.markReady()
+	return nil
+}
+
+// sameSchema refuses a snapshot whose columns are not those served.
+func sameSchema(served []catalog.ColumnInfo, s snapshot.Snapshot) error {
+	if len(served) != len(s.Schema) {
+		return fmt.Errorf("it has %d columns, the acceleration %d", len(s.Schema), len(served))
+	}
+	for i, c := range served {
+		if c.Name != s.Schema[i].Name || c.TypeName != s.Schema[i].Type {
+			return fmt.Errorf("its column %d is %s %s, the acceleration's %s %s", i+1, s.Schema[i].Name, s.Schema[i].Type, c.Name, c.TypeName)
+		}
+	}
+	return nil
 }
