@@ -177,6 +177,31 @@ type DatasetStatus struct {
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
 	// Replication is where a changes dataset's change stream stands.
 	Replication *Replication `json:"replication,omitempty"`
+	// Snapshots are the acceleration snapshots the dataset serves and
+	// last published.
+	Snapshots *SnapshotsStatus `json:"snapshots,omitempty"`
+}
+
+// SnapshotsStatus is a dataset's acceleration snapshots in DatasetStatus.
+type SnapshotsStatus struct {
+	Served    *SnapshotRef `json:"served,omitempty"`
+	Published *SnapshotRef `json:"published,omitempty"`
+}
+
+// SnapshotRef is one acceleration snapshot: its id, when it was created
+// and how old it is now, and its size.
+type SnapshotRef struct {
+	ID         string    `json:"id"`
+	Created    time.Time `json:"created"`
+	AgeSeconds float64   `json:"age_seconds"`
+	Bytes      int64     `json:"bytes"`
+}
+
+func snapshotRef(s catalog.SnapshotInfo) *SnapshotRef {
+	if s.ID == "" {
+		return nil
+	}
+	return &SnapshotRef{ID: s.ID, Created: s.Created.UTC(), AgeSeconds: time.Since(s.Created).Seconds(), Bytes: s.Bytes}
 }
 
 // Replication is a changes dataset's stream in DatasetStatus.
@@ -249,6 +274,9 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 						Transactions: rs.Transactions, Inserts: rs.Inserts, Updates: rs.Updates, Deletes: rs.Deletes,
 						Reconnects: rs.Reconnects, Rebuilds: rs.Rebuilds,
 						RetainedBytes: rs.RetainedBytes, SafeWALBytes: rs.SafeWALBytes, MaxSlotWALKeepSize: rs.MaxSlotWALKeepSize}
+				}
+				if served, published := snapshotRef(st.SnapshotServed), snapshotRef(st.SnapshotPublished); served != nil || published != nil {
+					j.Snapshots = &SnapshotsStatus{Served: served, Published: published}
 				}
 				for _, c := range st.Columns {
 					if !c.Accelerated {

@@ -101,6 +101,17 @@ type DatasetState struct {
 	// SubsetFilter is the Postgres predicate of the origin rows the
 	// acceleration holds (see Dataset.SubsetFilter); "" for all of them.
 	SubsetFilter string
+	// SnapshotServed is the acceleration snapshot whose data the dataset
+	// serves (bootstrapped, or followed with refresh_mode: snapshot), and
+	// SnapshotPublished the last one it published; zero for none.
+	SnapshotServed, SnapshotPublished SnapshotInfo
+}
+
+// SnapshotInfo names an acceleration snapshot in a dataset's state.
+type SnapshotInfo struct {
+	ID      string
+	Created time.Time
+	Bytes   int64
 }
 
 // Servable reports whether queries may be answered from the acceleration.

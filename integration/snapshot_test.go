@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/integration/s3test"
 	"github.com/pgaccel/pgaccel/snapshot"
@@ -162,6 +164,30 @@ datasets:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Status and metrics say which snapshot each serves and published.
+	code, body := adminGet(t, follower.AdminAddr(), "/v1/datasets?status=true", "")
+	var list []admin.DatasetStatus
+	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list) != 1 || list[0].Snapshots == nil ||
+		list[0].Snapshots.Served == nil || list[0].Snapshots.Served.ID != s2.ID || list[0].Snapshots.Served.Bytes != s2.Size {
+		t.Fatalf("follower /v1/datasets: %d %v %s", code, err, body)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if st, _ := writer.Registry.State("snap_items"); st.SnapshotPublished.ID == s2.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer's status does not name the snapshot it published")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_bytes_total", "direction")["download"]; got != float64(s1.Size+s2.Size) {
+		t.Errorf("follower downloaded %v bytes, want %d", got, s1.Size+s2.Size)
+	}
+	if got := metricSums(t, writer.Metrics, "dataset_acceleration_snapshot_bytes_total", "direction")["upload"]; got != float64(s1.Size+s2.Size) {
+		t.Errorf("writer uploaded %v bytes, want %d", got, s1.Size+s2.Size)
+	}
+
 	// The source moves on without a snapshot: the follower stays.
 	mustExec(t, "INSERT INTO snap_items VALUES (351, 'unpublished', 1)")
 	time.Sleep(2500 * time.Millisecond)
@@ -196,5 +222,8 @@ datasets:
 	}
 	if n := followerCount(); n != 350 {
 		t.Fatalf("after refusing a snapshot the follower serves %d rows", n)
+	}
+	if got := metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "reason")["schema"]; got < 1 {
+		t.Errorf("schema refusals counted: %v", got)
 	}
 }

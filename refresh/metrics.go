@@ -16,13 +16,17 @@ type Metrics struct {
 	retention   *prometheus.CounterVec
 
 	// refresh_mode: changes.
-	lagMs       *prometheus.GaugeVec
-	lagBytes    *prometheus.GaugeVec
-	applied     *prometheus.CounterVec
-	applyLags   *prometheus.HistogramVec
-	rebuilds    *prometheus.CounterVec
-	reconnects  *prometheus.CounterVec
-	orphanBytes *prometheus.GaugeVec
+	lagMs        *prometheus.GaugeVec
+	lagBytes     *prometheus.GaugeVec
+	applied      *prometheus.CounterVec
+	applyLags    *prometheus.HistogramVec
+	rebuilds     *prometheus.CounterVec
+	reconnects   *prometheus.CounterVec
+	orphanBytes  *prometheus.GaugeVec
+	snapBytes    *prometheus.CounterVec
+	snapDuration *prometheus.HistogramVec
+	snapFailures *prometheus.CounterVec
+	snapCreated  *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -74,14 +78,53 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "dataset_replication_reconnects_total",
 			Help: "refresh_mode: changes: change stream sessions that ended in an error and reconnect (the acceleration keeps serving meanwhile).",
 		}, []string{"dataset"}),
+		snapBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dataset_acceleration_snapshot_bytes_total",
+			Help: "Bytes of acceleration snapshots uploaded (direction=upload) and downloaded (direction=download) for the dataset.",
+		}, []string{"dataset", "direction"}),
+		snapDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dataset_acceleration_snapshot_duration_seconds",
+			Help:    "Duration of successful snapshot operations: create (copy, upload, metadata), bootstrap and load (download, check, swap).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
+		}, []string{"dataset", "operation"}),
+		snapFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dataset_acceleration_snapshot_failures_total",
+			Help: "Failed snapshot operations (create, bootstrap, load) by reason: schema (the snapshot does not fit the config or the served columns), checksum (size or SHA-256 differ from the metadata), not_found (an object the metadata lists is missing), conflict (metadata writers kept colliding), store (any other error of the location), other.",
+		}, []string{"dataset", "operation", "reason"}),
+		snapCreated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "dataset_acceleration_snapshot_created_unix_time_ms",
+			Help: "When the snapshot the dataset serves was created, in Unix milliseconds (its age: now minus this).",
+		}, []string{"dataset"}),
 		orphanBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "pgaccel_replication_orphan_slot_retained_bytes",
 			Help: "Replication slots named by pgaccel (pgaccel_<instance>_...) that no dataset of this instance streams from, by slot, with the WAL each holds at the origin.",
 		}, []string{"slot"}),
 	}
 	reg.MustRegister(m.errors, m.lastRefresh, m.duration, m.rows, m.retention,
-		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.reconnects, m.orphanBytes)
+		m.lagMs, m.lagBytes, m.applied, m.applyLags, m.rebuilds, m.reconnects, m.orphanBytes,
+		m.snapBytes, m.snapDuration, m.snapFailures, m.snapCreated)
 	return m
+}
+
+// snapshotDone records a successful snapshot operation and its bytes
+// (direction upload or download).
+func (m *Metrics) snapshotDone(dataset, operation, direction string, bytes int64, d time.Duration) {
+	if m != nil {
+		m.snapBytes.WithLabelValues(dataset, direction).Add(float64(bytes))
+		m.snapDuration.WithLabelValues(dataset, operation).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) snapshotFailed(dataset, operation, reason string) {
+	if m != nil {
+		m.snapFailures.WithLabelValues(dataset, operation, reason).Inc()
+	}
+}
+
+func (m *Metrics) snapshotServed(dataset string, created time.Time) {
+	if m != nil {
+		m.snapCreated.WithLabelValues(dataset).Set(float64(created.UnixMilli()))
+	}
 }
 
 func (m *Metrics) replicationLag(dataset string, ms, bytes int64) {

@@ -682,6 +682,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	}
 	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot && r.snaps != nil {
 		if err := r.followSnapshot(ctx, t); err != nil {
+			r.metrics.snapshotFailed(ds.Name, "load", snapshotReason(err))
 			r.failed(t, err)
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
@@ -63,6 +64,8 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 		switch {
 		case err == nil && ok:
 			t.snapID = s.ID
+			r.served(ds.Name, s)
+			r.metrics.snapshotDone(ds.Name, "bootstrap", "download", s.Size, time.Since(start))
 			log.Info().Str("snapshot", s.ID).Int64("bytes", s.Size).Time("last_refresh", s.LastRefresh).
 				Dur("duration", time.Since(start)).Msg("bootstrapped the acceleration from a snapshot")
 			return
@@ -70,6 +73,7 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 			log.Debug().Msg("no snapshot to bootstrap from")
 			return
 		case attempt < tries && ctx.Err() == nil:
+			r.metrics.snapshotFailed(ds.Name, "bootstrap", snapshotReason(err))
 			log.Warn().Err(err).Int("attempt", attempt).Msg("bootstrap from a snapshot failed; retrying")
 			select {
 			case <-ctx.Done():
@@ -78,17 +82,47 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 			}
 			backoff *= 2
 		default:
+			r.metrics.snapshotFailed(ds.Name, "bootstrap", snapshotReason(err))
 			log.Warn().Err(err).Msg("bootstrap from a snapshot failed; the dataset loads from its source")
 			return
 		}
 	}
 }
 
+// errSnapshotSchema marks a snapshot refused for its schema.
+var errSnapshotSchema = errors.New("snapshot schema")
+
+// snapshotReason is the metrics reason of a failed snapshot operation.
+func snapshotReason(err error) string {
+	switch {
+	case errors.Is(err, errSnapshotSchema):
+		return "schema"
+	case errors.Is(err, snapshot.ErrCorrupt):
+		return "checksum"
+	case errors.Is(err, snapshot.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, snapshot.ErrConflict):
+		return "conflict"
+	case strings.Contains(err.Error(), "snapshot store") || strings.Contains(err.Error(), "upload ") ||
+		strings.Contains(err.Error(), "download ") || strings.Contains(err.Error(), "read ") || strings.Contains(err.Error(), "write "):
+		return "store"
+	}
+	return "other"
+}
+
+// served records the snapshot the dataset now serves.
+func (r *Runner) served(name string, s snapshot.Snapshot) {
+	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.SnapshotServed = catalog.SnapshotInfo{ID: s.ID, Created: s.Created, Bytes: s.Size}
+	})
+	r.metrics.snapshotServed(name, s.Created)
+}
+
 // fitsConfig checks a snapshot's schema against the dataset's config: the
 // columns it names (primary_key, time_column) must be there.
 func fitsConfig(ds *catalog.Dataset, s snapshot.Snapshot) error {
 	if len(s.Schema) == 0 {
-		return errors.New("the snapshot records no schema")
+		return fmt.Errorf("%w: the snapshot records no schema", errSnapshotSchema)
 	}
 	has := func(name string) bool {
 		return slices.ContainsFunc(s.Schema, func(c snapshot.Column) bool { return c.Name == name })
@@ -96,11 +130,11 @@ func fitsConfig(ds *catalog.Dataset, s snapshot.Snapshot) error {
 	a := &ds.Acceleration
 	for _, k := range a.PrimaryKey {
 		if !has(k) {
-			return fmt.Errorf("its schema has no column %s, which acceleration.primary_key names", k)
+			return fmt.Errorf("%w: it has no column %s, which acceleration.primary_key names", errSnapshotSchema, k)
 		}
 	}
 	if ds.TimeColumn != "" && !has(ds.TimeColumn) {
-		return fmt.Errorf("its schema has no column %s, which time_column names", ds.TimeColumn)
+		return fmt.Errorf("%w: it has no column %s, which time_column names", errSnapshotSchema, ds.TimeColumn)
 	}
 	return nil
 }
@@ -130,8 +164,13 @@ func (r *Runner) publishSnapshot(t *task) {
 		case errors.Is(err, snapshot.ErrUnchanged):
 			log.Debug().Str("snapshot", s.ID).Msg("no snapshot made: nothing changed since the current one")
 		case err != nil:
+			r.metrics.snapshotFailed(ds.Name, "create", snapshotReason(err))
 			log.Warn().Err(err).Msg("creating a snapshot failed")
 		default:
+			r.metrics.snapshotDone(ds.Name, "create", "upload", s.Size, time.Since(start))
+			r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+				st.SnapshotPublished = catalog.SnapshotInfo{ID: s.ID, Created: s.Created, Bytes: s.Size}
+			})
 			log.Info().Str("snapshot", s.ID).Str("object", s.Object).Int64("bytes", s.Size).
 				Dur("duration", time.Since(start)).Msg("published a snapshot")
 		}
@@ -169,6 +208,9 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 		return nil
 	case cur.ID == t.snapID || st.Loaded && t.snapID == "" && !cur.LastRefresh.After(st.LastRefresh):
 		t.snapID, t.snapETag = cur.ID, etag
+		if st.SnapshotServed.ID != cur.ID {
+			r.served(ds.Name, cur)
+		}
 		return nil
 	case st.Loaded && cur.LastRefresh.Before(st.LastRefresh):
 		log.Warn().Str("current", cur.ID).Str("loaded", t.snapID).
@@ -205,6 +247,8 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f)
 	t.snapID, t.snapETag = cur.ID, etag
 	t.setErr(nil)
+	r.served(ds.Name, cur)
+	r.metrics.snapshotDone(ds.Name, "load", "download", cur.Size, time.Since(start))
 	log.Info().Str("snapshot", cur.ID).Int64("bytes", cur.Size).Int64("rows", info.Rows).
 		Time("last_refresh", info.LastRefresh).Dur("duration", time.Since(start)).Msg("loaded a newer snapshot")
 	t.markReady()
@@ -214,11 +258,11 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 // sameSchema refuses a snapshot whose columns are not those served.
 func sameSchema(served []catalog.ColumnInfo, s snapshot.Snapshot) error {
 	if len(served) != len(s.Schema) {
-		return fmt.Errorf("it has %d columns, the acceleration %d", len(s.Schema), len(served))
+		return fmt.Errorf("%w: it has %d columns, the acceleration %d", errSnapshotSchema, len(s.Schema), len(served))
 	}
 	for i, c := range served {
 		if c.Name != s.Schema[i].Name || c.TypeName != s.Schema[i].Type {
-			return fmt.Errorf("its column %d is %s %s, the acceleration's %s %s", i+1, s.Schema[i].Name, s.Schema[i].Type, c.Name, c.TypeName)
+			return fmt.Errorf("%w: its column %d is %s %s, the acceleration's %s %s", errSnapshotSchema, i+1, s.Schema[i].Name, s.Schema[i].Type, c.Name, c.TypeName)
 		}
 	}
 	return nil

@@ -216,10 +216,10 @@ func Fetch(ctx context.Context, st Store, s Snapshot, dst string) error {
 		return err
 	}
 	if size != s.Size {
-		return fmt.Errorf("snapshot %s of %s: %d bytes downloaded, the metadata says %d", s.ID, s.Dataset, size, s.Size)
+		return fmt.Errorf("%w: snapshot %s of %s: %d bytes downloaded, the metadata says %d", ErrCorrupt, s.ID, s.Dataset, size, s.Size)
 	}
 	if sum != s.SHA256 {
-		return fmt.Errorf("snapshot %s of %s: SHA-256 %s, the metadata says %s", s.ID, s.Dataset, sum, s.SHA256)
+		return fmt.Errorf("%w: snapshot %s of %s: SHA-256 %s, the metadata says %s", ErrCorrupt, s.ID, s.Dataset, sum, s.SHA256)
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		return err

@@ -35,6 +35,8 @@ var (
 	// ErrConflict: a conditional write found another ETag (another
 	// writer's update came first).
 	ErrConflict = errors.New("snapshot store: metadata changed by another writer")
+	// ErrCorrupt: a download's size or SHA-256 is not the metadata's.
+	ErrCorrupt = errors.New("snapshot: the downloaded object is not the one published")
 )
 
 // Store is where snapshots are kept: immutable objects, and the one
