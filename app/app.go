@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,9 @@ type App struct {
 	Runner   *refresh.Runner
 	Planner  *planner.Planner
 	Metrics  *prometheus.Registry
+	// shutdownOnce makes Shutdown run once; shutdownErr is its error.
+	shutdownOnce sync.Once
+	shutdownErr  error
 
 	log     zerolog.Logger
 	pool    *pgxpool.Pool
@@ -256,8 +260,13 @@ func (a *App) WaitReady(ctx context.Context) error {
 
 // Shutdown drains the proxy (statements finish within the grace period,
 // then are cancelled), stops refreshes and the admin port, and closes the
-// engine.
+// engine. Calls after the first wait for it and return its error.
 func (a *App) Shutdown(ctx context.Context) error {
+	a.shutdownOnce.Do(func() { a.shutdownErr = a.shutdown(ctx) })
+	return a.shutdownErr
+}
+
+func (a *App) shutdown(ctx context.Context) error {
 	a.Registry.ShutDown() // status ShuttingDown, /v1/ready 503 while draining
 	err := a.proxy.Shutdown(ctx)
 	if serr := <-a.served; serr != nil && err == nil {

@@ -93,6 +93,35 @@ const (
 	SnapshotsCreateOnly    = "create_only"
 )
 
+// Values of acceleration.snapshots_trigger: when a dataset that creates
+// snapshots makes one.
+const (
+	SnapshotsTriggerRefresh  = "refresh_complete" // after each completed refresh (default)
+	SnapshotsTriggerInterval = "time_interval"    // every snapshots_trigger_threshold (default for changes)
+)
+
+// SnapshotTrigger is when the dataset creates snapshots and, for
+// time_interval, how often: the defaults for what the config leaves out
+// (refresh_complete; time_interval every DefaultSnapshotsInterval for
+// refresh_mode: changes).
+func (a *Acceleration) SnapshotTrigger() (string, time.Duration) {
+	trig, every := a.SnapshotsTrigger, a.SnapshotsTriggerThreshold
+	if trig == "" {
+		trig = SnapshotsTriggerRefresh
+		if a.RefreshMode == RefreshChanges {
+			trig = SnapshotsTriggerInterval
+		}
+	}
+	if trig == SnapshotsTriggerInterval && every == 0 {
+		every = DefaultSnapshotsInterval
+	}
+	return trig, every
+}
+
+// DefaultSnapshotsInterval is snapshots_trigger_threshold's default with
+// snapshots_trigger: time_interval.
+const DefaultSnapshotsInterval = 10 * time.Minute
+
 // Values of snapshots.bootstrap_on_failure_behavior.
 const (
 	SnapshotFailureWarn     = "warn" // default
@@ -257,7 +286,12 @@ type Acceleration struct {
 	PrimaryKey    []string // column names; the file accepts a string or a list
 	ReadyState    string   // same as the dataset's ReadyState after defaults
 	Snapshots     string   // Snapshots*, default disabled
-	Params        map[string]string
+	// SnapshotsTrigger is when snapshots are created (SnapshotsTrigger*),
+	// SnapshotsTriggerThreshold the interval of time_interval; both as
+	// written ("" and 0 for the defaults: SnapshotTrigger).
+	SnapshotsTrigger          string
+	SnapshotsTriggerThreshold time.Duration
+	Params                    map[string]string
 }
 
 // Load reads the config file at path, expands ${env:NAME} references, parses

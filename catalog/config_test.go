@@ -391,3 +391,37 @@ func TestParse_AuthBlock(t *testing.T) {
 		t.Fatalf("mode: bogus: %v", err)
 	}
 }
+
+func TestParse_SnapshotsTrigger(t *testing.T) {
+	doc := func(acc string) []byte {
+		return []byte("origin:\n  dsn: host=localhost\ndatasets:\n  - from: postgres:public.t\n    acceleration:\n      primary_key: id\n" + acc)
+	}
+	for _, tc := range []struct {
+		acc   string
+		trig  string
+		every time.Duration
+		err   string
+	}{
+		{acc: "", trig: SnapshotsTriggerRefresh},
+		{acc: "      refresh_mode: changes\n", trig: SnapshotsTriggerInterval, every: DefaultSnapshotsInterval},
+		{acc: "      snapshots_trigger: time_interval\n      snapshots_trigger_threshold: 30s\n", trig: SnapshotsTriggerInterval, every: 30 * time.Second},
+		{acc: "      refresh_mode: changes\n      snapshots_trigger: refresh_complete\n", err: "refresh_complete never fires with refresh_mode: changes"},
+		{acc: "      snapshots_trigger_threshold: 5m\n", err: "has no effect with snapshots_trigger: refresh_complete"},
+		{acc: "      snapshots_trigger: hourly\n", err: `"hourly" is not one of refresh_complete, time_interval`},
+	} {
+		cfg, err := Parse(doc(tc.acc), "a.yaml")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.acc, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.acc, err)
+			continue
+		}
+		if trig, every := cfg.Datasets[0].Acceleration.SnapshotTrigger(); trig != tc.trig || every != tc.every {
+			t.Errorf("%q: trigger %s every %v, want %s every %v", tc.acc, trig, every, tc.trig, tc.every)
+		}
+	}
+}

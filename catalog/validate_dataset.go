@@ -169,6 +169,18 @@ func (c *datasetCheck) enums() {
 	c.oneOf("acceleration.refresh_on_startup", a.RefreshOnStartup, startups)
 	c.oneOf("acceleration.on_zero_results", a.OnZeroResults, zeroResults)
 	c.oneOf("acceleration.snapshots", a.Snapshots, snapshotOpt)
+	if trig, _ := a.SnapshotTrigger(); c.oneOf("acceleration.snapshots_trigger", trig, []string{SnapshotsTriggerRefresh, SnapshotsTriggerInterval}) {
+		switch {
+		case trig == SnapshotsTriggerRefresh && a.RefreshMode == RefreshChanges:
+			c.add("acceleration.snapshots_trigger", "refresh_complete never fires with refresh_mode: changes (its changes stream in; no refresh completes)",
+				"set snapshots_trigger: time_interval (the default for changes)")
+		case trig == SnapshotsTriggerRefresh && a.SnapshotsTriggerThreshold != 0:
+			c.add("acceleration.snapshots_trigger_threshold", "has no effect with snapshots_trigger: refresh_complete",
+				"set snapshots_trigger: time_interval, or remove snapshots_trigger_threshold")
+		case trig == SnapshotsTriggerInterval && a.SnapshotsTriggerThreshold < 0:
+			c.add("acceleration.snapshots_trigger_threshold", "must be positive with snapshots_trigger: time_interval", "e.g. snapshots_trigger_threshold: 10m")
+		}
+	}
 	for _, col := range a.PrimaryKey {
 		if strings.TrimSpace(col) == "" {
 			c.add("acceleration.primary_key", "names an empty column", "list column names, as in primary_key: [tenant_id, id]")

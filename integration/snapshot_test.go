@@ -23,7 +23,11 @@ import (
 // (versitygw), and a replica with no file of its own starts from the
 // current snapshot: it serves the rows the snapshot holds (not the
 // origin's newer ones) at once. Credentials come through ${env:…}.
-func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
+// s3Fleet starts versitygw with a bucket for a test's pgaccel instances,
+// their credentials in the environment, and returns the store of
+// s3://<bucket>/snaps/.
+func s3Fleet(t *testing.T, bucket string) (*s3test.Server, snapshot.Store) {
+	t.Helper()
 	// Its own deadline: the first use builds versitygw (minutes).
 	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -35,25 +39,26 @@ func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Stop() })
 	raw := s3.New(s3.Options{Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")})
-	if _, err := raw.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("fleet")}); err != nil {
+	if _, err := raw.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PGACCEL_TEST_S3_KEY", srv.AccessKey)
 	t.Setenv("PGACCEL_TEST_S3_SECRET", srv.SecretKey)
 	params := map[string]string{snapshot.ParamEndpoint: srv.Endpoint, snapshot.ParamRegion: srv.Region,
 		snapshot.ParamKey: srv.AccessKey, snapshot.ParamSecret: srv.SecretKey}
-	store, err := snapshot.Open(ctx, "s3://fleet/snaps/", params)
+	store, err := snapshot.Open(ctx, "s3://"+bucket+"/snaps/", params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, `DROP TABLE IF EXISTS snap_items;
-		CREATE TABLE snap_items (id int PRIMARY KEY, v text, amount numeric(10,2));
-		INSERT INTO snap_items SELECT g, 'item ' || g, g * 0.5 FROM generate_series(1, 300) g;
-		GRANT SELECT ON snap_items TO `+appUser)
-	start := func(opt string) *app.App {
-		t.Helper()
-		var a *app.App
-		cfg := fmt.Sprintf(`origin:
+	return srv, store
+}
+
+// startFleetApp starts a pgaccel with its own data dir, the fleet's
+// snapshots block, and one dataset of table whose acceleration block is
+// acc (indented lines), and waits until it is ready.
+func startFleetApp(t *testing.T, srv *s3test.Server, bucket, table, acc string) *app.App {
+	t.Helper()
+	cfg := fmt.Sprintf(`origin:
   dsn: %q
 server:
   listen: 127.0.0.1:0
@@ -63,50 +68,63 @@ runtime:
   data_dir: %q
 snapshots:
   enabled: true
-  location: s3://fleet/snaps/
+  location: s3://%s/snaps/
   params:
     s3_endpoint: %s
     s3_region: %s
     s3_key: ${env:PGACCEL_TEST_S3_KEY}
     s3_secret: ${env:PGACCEL_TEST_S3_SECRET}
 datasets:
-  - from: postgres:public.snap_items
+  - from: postgres:public.%s
     acceleration:
-      mode: file
-      primary_key: id
-      snapshots: %s
-`, origin.SuperDSN(), t.TempDir(), srv.Endpoint, srv.Region, opt)
-
-		a = startAppText(t, cfg)
-		t.Cleanup(func() {
-			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = a.Shutdown(c)
-		})
-		c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+%s`, origin.SuperDSN(), t.TempDir(), bucket, srv.Endpoint, srv.Region, table, acc)
+	a := startAppText(t, cfg)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := a.WaitReady(c); err != nil {
+		_ = a.Shutdown(c)
+	})
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(c); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// currentSnapshot waits for a current snapshot of dataset other than not.
+func currentSnapshot(t *testing.T, store snapshot.Store, dataset, not string) snapshot.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m, _, err := snapshot.Read(context.Background(), store, "")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return a
+		if s, ok := m.Current(dataset); ok && s.ID != not {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new snapshot of %s was published", dataset)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	// current waits for a current snapshot of snap_items other than not.
+}
+
+func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
+	srv, store := s3Fleet(t, "fleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_items;
+		CREATE TABLE snap_items (id int PRIMARY KEY, v text, amount numeric(10,2));
+		INSERT INTO snap_items SELECT g, 'item ' || g, g * 0.5 FROM generate_series(1, 300) g;
+		GRANT SELECT ON snap_items TO `+appUser)
+	start := func(opt string) *app.App {
+		t.Helper()
+		return startFleetApp(t, srv, "fleet", "snap_items", "      mode: file\n      primary_key: id\n      snapshots: "+opt+"\n")
+	}
 	current := func(not string) snapshot.Snapshot {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
-			m, _, err := snapshot.Read(ctx, store, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s, ok := m.Current("snap_items"); ok && s.ID != not {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no snapshot was published")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		return currentSnapshot(t, store, "snap_items", not)
 	}
 	writer := start("create_only")
 	s1 := current("")
@@ -225,5 +243,48 @@ datasets:
 	}
 	if got := metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "reason")["schema"]; got < 1 {
 		t.Errorf("schema refusals counted: %v", got)
+	}
+}
+
+// A changes dataset publishes snapshots on its interval (snapshots_trigger:
+// time_interval, its default), each with the change stream's position; a
+// snapshot is made only when changes were applied since the last; a replica
+// starts from the newest.
+func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
+	srv, store := s3Fleet(t, "cdcfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_cdc;
+		CREATE TABLE snap_cdc (id int PRIMARY KEY, v text);
+		INSERT INTO snap_cdc SELECT g, 'r' || g FROM generate_series(1, 100) g;
+		GRANT SELECT ON snap_cdc TO `+appUser)
+	writer := startFleetApp(t, srv, "cdcfleet", "snap_cdc",
+		"      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n      snapshots: create_only\n      snapshots_trigger_threshold: 1s\n")
+	s1 := currentSnapshot(t, store, "snap_cdc", "")
+	if s1.LSN == "" {
+		t.Fatalf("a changes snapshot without its position: %+v", s1)
+	}
+	// Nothing applied: no new snapshot for a few intervals.
+	time.Sleep(2500 * time.Millisecond)
+	if m, _, _ := snapshot.Read(ctx, store, ""); len(m.Datasets["snap_cdc"].Snapshots) != 1 {
+		t.Fatalf("snapshots without changes: %+v", m.Datasets["snap_cdc"])
+	}
+	mustExec(t, "INSERT INTO snap_cdc VALUES (101, 'new'); DELETE FROM snap_cdc WHERE id = 1")
+	s2 := currentSnapshot(t, store, "snap_cdc", s1.ID)
+	if s2.LSN == s1.LSN {
+		t.Fatalf("the position did not move: %s", s2.LSN)
+	}
+	// The writer stops and the origin moves on: the replica serves the
+	// snapshot, not the origin.
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := writer.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, "INSERT INTO snap_cdc VALUES (102, 'late')")
+	replica := startFleetApp(t, srv, "cdcfleet", "snap_cdc", "      mode: file\n      snapshots: bootstrap_only\n")
+	c := connect(t, appDSN(replica, appUser, appPass))
+	var n, max int64
+	if err := c.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_cdc").Scan(&n, &max); err != nil || n != 100 || max != 101 {
+		t.Fatalf("replica: %v, count %d, max %d; want the snapshot's 100 rows up to 101", err, n, max)
 	}
 }

@@ -233,6 +233,13 @@ func (r *Runner) Start(ctx context.Context) {
 				r.retain(ctx, t)
 			}()
 		}
+		if trig, every := ds.Acceleration.SnapshotTrigger(); r.snaps != nil && createsSnapshots(ds) && trig == catalog.SnapshotsTriggerInterval {
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				r.snapshotEvery(ctx, t, every)
+			}()
+		}
 	}
 }
 
@@ -733,7 +740,9 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
 	t.markReady()
-	r.publishSnapshot(t)
+	if trig, _ := ds.Acceleration.SnapshotTrigger(); trig == catalog.SnapshotsTriggerRefresh {
+		r.publishSnapshot(t)
+	}
 	return nil
 }
 

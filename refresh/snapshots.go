@@ -139,13 +139,37 @@ func fitsConfig(ds *catalog.Dataset, s snapshot.Snapshot) error {
 	return nil
 }
 
+// snapshotEvery publishes a snapshot of t's dataset every interval
+// (snapshots_trigger: time_interval, the default for changes datasets,
+// whose changes stream in without a refresh completing), until ctx ends.
+func (r *Runner) snapshotEvery(ctx context.Context, t *task, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			r.publishSnapshot(t)
+		}
+	}
+}
+
 // publishSnapshot publishes a snapshot of t's dataset in the background
-// after a completed refresh (see above), one at a time per dataset.
+// (after a completed refresh, or on its interval: see above), one at a
+// time per dataset; not before the dataset holds data.
 func (r *Runner) publishSnapshot(t *task) {
 	ds := t.dataset()
 	if r.snaps == nil || !createsSnapshots(ds) {
 		return
 	}
+	if st, _ := r.reg.State(ds.Name); !st.Loaded {
+		return
+	}
+	if !t.snapMu.TryLock() {
+		return // the one being made covers this turn
+	}
+	t.snapMu.Unlock()
 	r.mu.Lock()
 	if r.runCtx == nil || r.closing {
 		r.mu.Unlock()
