@@ -142,6 +142,7 @@ func Open(opts Options) (*Engine, error) {
 		e.db.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
+	e.removeSnapshotLeftovers()
 	var threads int
 	if err := e.db.QueryRow("SELECT current_setting('threads')").Scan(&threads); err != nil {
 		e.db.Close()

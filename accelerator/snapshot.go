@@ -26,6 +26,23 @@ func (e *Engine) FilePath(dataset string) (string, error) {
 	return filepath.Join(dir, dataset+".duckdb"), nil
 }
 
+// removeSnapshotLeftovers removes what a process killed while it made,
+// uploaded or downloaded a snapshot left in the data dir: the SnapshotDir's
+// files and downloads (<name>.duckdb.download-<n>) never renamed into
+// place. Neither is ever served; a failure is logged.
+func (e *Engine) removeSnapshotLeftovers() {
+	dir := e.dataDir()
+	left, _ := filepath.Glob(filepath.Join(dir, "*.duckdb.download-*"))
+	snaps, _ := filepath.Glob(filepath.Join(dir, SnapshotDir, "*"))
+	for _, p := range append(left, snaps...) {
+		if err := os.RemoveAll(p); err != nil {
+			e.log.Warn().Err(err).Str("path", p).Msg("could not remove a snapshot left over by an earlier run")
+			continue
+		}
+		e.log.Info().Str("path", p).Msg("removed a snapshot file left over by an earlier run")
+	}
+}
+
 // SnapshotTo writes a consistent copy of a file-mode dataset's database
 // (its table and checkpoint) to a new file in the data dir's SnapshotDir
 // and returns the file and what it holds. The copy is one read

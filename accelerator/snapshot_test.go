@@ -118,3 +118,33 @@ func TestSnapshotTo_RestoresElsewhere(t *testing.T) {
 	}
 	t.Logf("%d reads during the snapshot", reads.Load())
 }
+
+// A process killed while it made, uploaded or downloaded a snapshot leaves
+// files in the data dir; the next start removes them and keeps the rest.
+func TestOpen_RemovesSnapshotLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "orders.duckdb")
+	left := []string{
+		filepath.Join(dir, "orders.duckdb.download-1733000000"),
+		filepath.Join(dir, SnapshotDir, "orders_1733000000.duckdb"),
+		filepath.Join(dir, SnapshotDir, "orders_1733000000.duckdb.wal"),
+		filepath.Join(dir, SnapshotDir, "orders_1.incoming.download-2"),
+	}
+	if err := os.MkdirAll(filepath.Join(dir, SnapshotDir), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(left, keep) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openEngine(t, dir)
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the dataset's file went: %v", err)
+	}
+}

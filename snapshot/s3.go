@@ -106,19 +106,27 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 		if err != nil {
 			return 0, "", err
 		}
-		if _, err := s.c.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.loc.Bucket, Key: &k, Body: bytes.NewReader(data),
-			ContentLength: aws.Int64(int64(len(data)))}); err != nil {
+		wctx, touch, stop := watch(ctx)
+		_, err = s.c.PutObject(wctx, &s3.PutObjectInput{Bucket: &s.loc.Bucket, Key: &k, Body: touchBody{bytes.NewReader(data), touch},
+			ContentLength: aws.Int64(int64(len(data)))})
+		err = stalled(wctx, err)
+		stop()
+		if err != nil {
 			return 0, "", fmt.Errorf("upload %s: %w", k, err)
 		}
 		return int64(len(data)), hex.EncodeToString(h.Sum(nil)), nil
 	}
-	up, err := s.c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k})
+	cctx, cancel := context.WithTimeout(ctx, stallTimeout)
+	up, err := s.c.CreateMultipartUpload(cctx, &s3.CreateMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k})
+	cancel()
 	if err != nil {
 		return 0, "", fmt.Errorf("upload %s: %w", k, err)
 	}
 	abort := func(err error) (int64, string, error) {
 		// With a context of its own: the upload's may have ended.
-		_, aerr := s.c.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId})
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stallTimeout)
+		defer cancel()
+		_, aerr := s.c.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId})
 		if aerr != nil {
 			err = fmt.Errorf("%w (and aborting the multipart upload failed: %v)", err, aerr)
 		}
@@ -136,8 +144,11 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 			return abort(err)
 		}
 		h.Write(buf[:m])
-		out, perr := s.c.UploadPart(ctx, &s3.UploadPartInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId,
-			PartNumber: aws.Int32(n), Body: bytes.NewReader(buf[:m]), ContentLength: aws.Int64(int64(m))})
+		wctx, touch, stop := watch(ctx)
+		out, perr := s.c.UploadPart(wctx, &s3.UploadPartInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId,
+			PartNumber: aws.Int32(n), Body: touchBody{bytes.NewReader(buf[:m]), touch}, ContentLength: aws.Int64(int64(m))})
+		perr = stalled(wctx, perr)
+		stop()
 		if perr != nil {
 			return abort(perr)
 		}
@@ -147,7 +158,9 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 			break
 		}
 	}
-	if _, err := s.c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId,
+	cctx, cancel = context.WithTimeout(ctx, stallTimeout)
+	defer cancel()
+	if _, err := s.c.CompleteMultipartUpload(cctx, &s3.CompleteMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k, UploadId: up.UploadId,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}); err != nil {
 		return abort(err)
 	}
@@ -156,16 +169,18 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 
 func (s *s3Store) GetFile(ctx context.Context, key, dst string) (int64, string, error) {
 	k := s.loc.key(key)
-	out, err := s.c.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.loc.Bucket, Key: &k})
+	wctx, touch, stop := watch(ctx)
+	defer stop()
+	out, err := s.c.GetObject(wctx, &s3.GetObjectInput{Bucket: &s.loc.Bucket, Key: &k})
 	if err != nil {
 		if status(err) == http.StatusNotFound {
 			return 0, "", fmt.Errorf("%w: %s", ErrNotFound, k)
 		}
-		return 0, "", fmt.Errorf("download %s: %w", k, err)
+		return 0, "", fmt.Errorf("download %s: %w", k, stalled(wctx, err))
 	}
 	defer out.Body.Close()
-	n, sum, err := writeFrom(ctx, out.Body, dst)
-	if err != nil {
+	n, sum, err := writeFrom(wctx, touchReader{out.Body, touch}, dst)
+	if err = stalled(wctx, err); err != nil {
 		return 0, "", fmt.Errorf("download %s: %w", k, err)
 	}
 	return n, sum, nil
@@ -177,6 +192,8 @@ func (s *s3Store) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, str
 	if ifNoneMatch != "" {
 		in.IfNoneMatch = aws.String(ifNoneMatch)
 	}
+	ctx, cancel := context.WithTimeout(ctx, stallTimeout)
+	defer cancel()
 	out, err := s.c.GetObject(ctx, in)
 	switch status(err) {
 	case 0:
@@ -204,6 +221,8 @@ func (s *s3Store) WriteMeta(ctx context.Context, data []byte, ifMatch string) (s
 	} else {
 		in.IfMatch = aws.String(ifMatch)
 	}
+	ctx, cancel := context.WithTimeout(ctx, stallTimeout)
+	defer cancel()
 	out, err := s.c.PutObject(ctx, in)
 	switch status(err) {
 	case 0:

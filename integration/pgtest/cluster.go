@@ -218,7 +218,27 @@ log_connections = on
 ssl = on
 ssl_cert_file = 'server.crt'
 ssl_key_file = 'server.key'
-`, port, strings.ReplaceAll(s.Dir, "'", "''"))
+`, port, strings.ReplaceAll(s.Dir, "'", "''")) + s.preload()
+}
+
+// preload loads pg_stat_statements when the installation has it (Debian's
+// postgresql-NN packages do), so tests can see which statements a role
+// ran at the origin (HasStatStatements).
+func (s *Server) preload() string {
+	if !s.HasStatStatements() {
+		return ""
+	}
+	return "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n"
+}
+
+// HasStatStatements says whether the installation has pg_stat_statements,
+// which a local server then preloads.
+func (s *Server) HasStatStatements() bool {
+	if s.External || s.binDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.binDir, "..", "lib", "pg_stat_statements.so"))
+	return err == nil
 }
 
 // startWithFreePort picks a free loopback port, writes it into pgtest.conf
