@@ -96,6 +96,9 @@ type task struct {
 	// serves and the metadata's ETag that confirmed it; guarded by
 	// refreshMu.
 	snapID, snapETag string
+	// snapRefused: the last snapshot refused (schema, checksum), logged
+	// once.
+	snapRefused string
 	refreshMu        sync.Mutex // one refresh or retention pass of the dataset at a time
 	attached         bool       // guarded by refreshMu
 	stored           *accelerator.TableInfo

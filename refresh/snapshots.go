@@ -241,12 +241,22 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 			Msg("snapshot metadata current id is older than the locally loaded snapshot")
 		return nil // no ETag kept: the next poll reads the metadata in full
 	}
+	// A refused snapshot is logged once at warn (retries of the poll are
+	// logged at debug after the first).
+	refuse := func(err error) error {
+		if t.snapRefused != cur.ID {
+			t.snapRefused = cur.ID
+			log.Warn().Err(err).Str("snapshot", cur.ID).Str("served", t.snapID).
+				Msg("snapshot refused; the acceleration keeps serving the one it has")
+		}
+		return err
+	}
 	if err := fitsConfig(ds, cur); err != nil {
-		return fmt.Errorf("refresh dataset %s: snapshot %s: %w", ds.Name, cur.ID, err)
+		return refuse(fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err))
 	}
 	if st.Loaded {
 		if err := sameSchema(st.Columns, cur); err != nil {
-			return fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err)
+			return refuse(fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err))
 		}
 	}
 	path, err := r.eng.FilePath(ds.Name)
@@ -257,7 +267,11 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	defer os.Remove(incoming)
 	start := time.Now()
 	if err := snapshot.Fetch(ctx, r.snaps, cur, incoming); err != nil {
-		return fmt.Errorf("refresh dataset %s: download snapshot %s: %w", ds.Name, cur.ID, err)
+		err = fmt.Errorf("refresh dataset %s: download snapshot %s: %w", ds.Name, cur.ID, err)
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return refuse(err)
+		}
+		return err
 	}
 	info, err := r.eng.ReplaceFrom(ctx, ds.Name, incoming)
 	if err != nil {
