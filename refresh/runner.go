@@ -99,10 +99,10 @@ type task struct {
 	// snapRefused: the last snapshot refused (schema, checksum), logged
 	// once.
 	snapRefused string
-	refreshMu        sync.Mutex // one refresh or retention pass of the dataset at a time
-	attached         bool       // guarded by refreshMu
-	stored           *accelerator.TableInfo
-	waitLogged       bool // the "waits for its source" line was logged; guarded by refreshMu
+	refreshMu   sync.Mutex // one refresh or retention pass of the dataset at a time
+	attached    bool       // guarded by refreshMu
+	stored      *accelerator.TableInfo
+	waitLogged  bool // the "waits for its source" line was logged; guarded by refreshMu
 
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
