@@ -8,8 +8,9 @@ PASSTHROUGH_ARGS ?=
 TPCH_ARGS ?=
 CDC_ARGS ?=
 COVERAGE_ARGS ?=
+SNAPSHOTS_ARGS ?=
 
-.PHONY: all build test demo bench lint fuzz clean docker compose drivers
+.PHONY: all build test demo bench lint fuzz clean docker compose compose-scaleout drivers
 
 all: build
 
@@ -37,6 +38,7 @@ bench:
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/tpch $(TPCH_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/cdc $(CDC_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/coverage $(COVERAGE_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/snapshots $(SNAPSHOTS_ARGS)
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...
@@ -58,6 +60,10 @@ docker:
 
 compose:
 	PGACCEL_VERSION=$(VERSION) docker compose up --build
+
+# The scale-out example: a writer, two snapshot readers, versitygw, HAProxy.
+compose-scaleout:
+	PGACCEL_VERSION=$(VERSION) docker compose -f docker-compose.scaleout.yml up --build
 
 clean:
 	rm -rf bin

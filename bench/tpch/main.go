@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
+	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/rs/zerolog"
 )
@@ -46,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.generateChild {
-		if err := generateChild(ctx, opts.sf, os.Stdin, stdout); err != nil {
+		if err := tpchdata.GenerateChild(ctx, opts.sf, os.Stdin, stdout); err != nil {
 			fmt.Fprintf(stderr, "tpch generator: %v\n", err)
 			return 1
 		}
@@ -67,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.queries, "queries", "all", "comma-separated queries to run, e.g. 1,3,6 (all: Q1 to Q22)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
-	fs.BoolVar(&o.generateChild, "generate-child", false, "internal: generate the data as the child process of a run")
+	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,7 +119,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		}
 	}()
 
-	if rep.load, err = loadTPCH(ctx, origin, opts.sf, progress); err != nil {
+	if rep.load, err = tpchdata.Load(ctx, origin, opts.sf, progress); err != nil {
 		return err
 	}
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -99,9 +100,9 @@ func measureTLSRefresh(ctx context.Context, origin *pgtest.Server, dataDir strin
 	if err != nil {
 		return nil, 0, err
 	}
-	var lineitem []table
-	for _, t := range tables {
-		if t.name == "lineitem" {
+	var lineitem []tpchdata.Table
+	for _, t := range tpchdata.Tables {
+		if t.Name == "lineitem" {
 			lineitem = append(lineitem, t)
 		}
 	}

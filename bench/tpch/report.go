@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
+	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -76,7 +77,7 @@ type report struct {
 	command   string
 	opts      options
 	machine   machineInfo
-	load      loadStats
+	load      tpchdata.Stats
 	accelLoad time.Duration
 	loadAvgs  [][2]string // phase, load average
 	refresh   []refreshRound
@@ -115,7 +116,7 @@ func (r report) markdown() string {
 	fmt.Fprintf(&b, "Data: go-tpc v1.0.7 dbgen, %s, streamed into `COPY ... FROM STDIN` (%v), then primary keys, "+
 		"one index on lineitem (l_partkey, l_suppkey) for Q17/Q20, VACUUM ANALYZE (%v). pgaccel loaded the 8 "+
 		"memory-mode datasets in %v.\n\n",
-		rowCounts(r.load.rows), r.load.generate.Round(time.Millisecond), r.load.finish.Round(time.Millisecond), r.accelLoad.Round(time.Millisecond))
+		rowCounts(r.load.Rows), r.load.Generate.Round(time.Millisecond), r.load.Finish.Round(time.Millisecond), r.accelLoad.Round(time.Millisecond))
 
 	fmt.Fprintf(&b, "Targets: geometric-mean speedup ≥ %.0f×; refresh ≤ %.1f× plain COPY; peak refresh memory < %d MiB above idle.\n\n",
 		targetSpeedup, targetRefreshRatio, targetRefreshMem>>20)
@@ -132,8 +133,8 @@ func (r report) markdown() string {
 
 func rowCounts(rows map[string]int64) string {
 	var parts []string
-	for _, t := range tables {
-		parts = append(parts, fmt.Sprintf("%s %d", t.name, rows[t.name]))
+	for _, t := range tpchdata.Tables {
+		parts = append(parts, fmt.Sprintf("%s %d", t.Name, rows[t.Name]))
 	}
 	return "rows: " + strings.Join(parts, ", ")
 }
@@ -322,7 +323,7 @@ func (r report) refreshTable(b *strings.Builder, title, note string, rounds []re
 		"rests %v (after debug.FreeOSMemory) and its VmRSS is the baseline; during the refresh VmRSS is read every 10 ms, "+
 		"and VmHWM is read after it, having been reset (`5` written to /proc/self/clear_refs) just before; the peak is "+
 		"the higher of the two. Idle RSS, all datasets loaded, before the first round: %d MiB (%d MiB before pgaccel started).\n\n",
-		title, r.load.rows["lineitem"], note, len(rounds), settleTime, idleRSS>>20, r.rssBeforeStart>>20)
+		title, r.load.Rows["lineitem"], note, len(rounds), settleTime, idleRSS>>20, r.rssBeforeStart>>20)
 	b.WriteString("| Round | COPY s | Refresh s | Refresh / COPY | RSS before MiB | Peak (samples) MiB | Peak (VmHWM) MiB | Peak − before MiB |\n")
 	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var copies, refreshes []time.Duration

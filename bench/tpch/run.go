@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
+	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/planner"
@@ -107,15 +108,15 @@ func (c *logCapture) take() []string {
 // startPgaccel starts pgaccel in-process with the TPC-H tables ts (all of
 // them when nil) as memory-mode datasets of the origin at dsn, and waits
 // until all have loaded.
-func startPgaccel(ctx context.Context, dsn string, ts []table, dataDir string, logs *logCapture) (*app.App, time.Duration, error) {
+func startPgaccel(ctx context.Context, dsn string, ts []tpchdata.Table, dataDir string, logs *logCapture) (*app.App, time.Duration, error) {
 	if ts == nil {
-		ts = tables
+		ts = tpchdata.Tables
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n",
 		dsn, dataDir)
 	for _, t := range ts {
-		fmt.Fprintf(&b, "  - from: postgres:public.%s\n    acceleration:\n      mode: memory\n", t.name)
+		fmt.Fprintf(&b, "  - from: postgres:public.%s\n    acceleration:\n      mode: memory\n", t.Name)
 	}
 	cfg, err := catalog.Parse([]byte(b.String()), "tpch.yaml")
 	if err != nil {
@@ -128,16 +129,16 @@ func startPgaccel(ctx context.Context, dsn string, ts []table, dataDir string, l
 		return nil, 0, fmt.Errorf("start pgaccel: %w", err)
 	}
 	for _, t := range ts {
-		if err := a.Runner.WaitReady(ctx, t.name); err != nil {
-			return a, 0, fmt.Errorf("dataset %s did not load: %w", t.name, err)
+		if err := a.Runner.WaitReady(ctx, t.Name); err != nil {
+			return a, 0, fmt.Errorf("dataset %s did not load: %w", t.Name, err)
 		}
-		st, _ := a.Registry.State(t.name)
+		st, _ := a.Registry.State(t.Name)
 		if !st.Loaded {
-			return a, 0, fmt.Errorf("dataset %s did not load: %s", t.name, st.Error)
+			return a, 0, fmt.Errorf("dataset %s did not load: %s", t.Name, st.Error)
 		}
 		for _, c := range st.Columns {
 			if !c.Accelerated {
-				return a, 0, fmt.Errorf("dataset %s: column %s (%s) is not accelerated", t.name, c.Name, c.TypeName)
+				return a, 0, fmt.Errorf("dataset %s: column %s (%s) is not accelerated", t.Name, c.Name, c.TypeName)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package tpchdata
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
-// table is one TPC-H table: its Postgres DDL and primary key.
-type table struct {
-	name    string
-	columns []string // "name type", in COPY order
-	pkey    []string
+// Table is one TPC-H table: its Postgres DDL and primary key.
+type Table struct {
+	Name    string
+	Columns []string // "name type", in COPY order
+	PKey    []string
 }
 
-// tables are the eight TPC-H tables (corpora.TPCHTableDefs).
-var tables = func() []table {
-	var out []table
+// Tables are the eight TPC-H tables (corpora.TPCHTableDefs).
+var Tables = func() []Table {
+	var out []Table
 	for _, t := range corpora.TPCHTableDefs {
-		out = append(out, table{t.Name, t.Columns, t.PKey})
+		out = append(out, Table{t.Name, t.Columns, t.PKey})
 	}
 	return out
 }()
@@ -37,8 +37,8 @@ var secondaryIndexes = []string{
 // added after the load, which is faster).
 func createTables(ctx context.Context, origin *pgtest.Server) error {
 	var b strings.Builder
-	for _, t := range tables {
-		fmt.Fprintf(&b, "DROP TABLE IF EXISTS %s;\nCREATE TABLE %s (\n  %s\n);\n", t.name, t.name, strings.Join(t.columns, ",\n  "))
+	for _, t := range Tables {
+		fmt.Fprintf(&b, "DROP TABLE IF EXISTS %s;\nCREATE TABLE %s (\n  %s\n);\n", t.Name, t.Name, strings.Join(t.Columns, ",\n  "))
 	}
 	if err := origin.Exec(ctx, b.String()); err != nil {
 		return fmt.Errorf("create TPC-H tables: %w", err)
@@ -49,10 +49,10 @@ func createTables(ctx context.Context, origin *pgtest.Server) error {
 // finishTables adds the primary keys and secondary indexes, vacuums and
 // analyzes every table and grants SELECT on them to the client role.
 func finishTables(ctx context.Context, origin *pgtest.Server) error {
-	for _, t := range tables {
-		sql := fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.name, strings.Join(t.pkey, ", "))
+	for _, t := range Tables {
+		sql := fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.Name, strings.Join(t.PKey, ", "))
 		if err := origin.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("primary key of %s: %w", t.name, err)
+			return fmt.Errorf("primary key of %s: %w", t.Name, err)
 		}
 	}
 	for _, sql := range secondaryIndexes {
@@ -61,8 +61,8 @@ func finishTables(ctx context.Context, origin *pgtest.Server) error {
 		}
 	}
 	var names []string
-	for _, t := range tables {
-		names = append(names, t.name)
+	for _, t := range Tables {
+		names = append(names, t.Name)
 	}
 	list := strings.Join(names, ", ")
 	// VACUUM as well: it sets the hint bits and the visibility map, which
@@ -76,10 +76,10 @@ func finishTables(ctx context.Context, origin *pgtest.Server) error {
 	return nil
 }
 
-// columnNames are a table's column names in COPY order.
-func (t table) columnNames() []string {
-	out := make([]string, len(t.columns))
-	for i, c := range t.columns {
+// ColumnNames are a table's column names in COPY order.
+func (t Table) ColumnNames() []string {
+	out := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
 		out[i], _, _ = strings.Cut(c, " ")
 	}
 	return out

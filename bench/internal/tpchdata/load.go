@@ -1,4 +1,4 @@
-package main
+package tpchdata
 
 import (
 	"bufio"
@@ -18,11 +18,16 @@ import (
 	"github.com/pingcap/go-tpc/tpch/dbgen"
 )
 
-// loadStats is what the load did.
-type loadStats struct {
-	rows     map[string]int64
-	generate time.Duration // generating and COPYing (they overlap), in a child process
-	finish   time.Duration // keys, index, VACUUM ANALYZE, grants
+// ChildFlag is the boolean flag that makes a program using Load run as
+// its generator (GenerateChild), with -sf: every main that calls Load
+// handles it first.
+const ChildFlag = "generate-child"
+
+// Stats is what the load did.
+type Stats struct {
+	Rows     map[string]int64
+	Generate time.Duration // generating and COPYing (they overlap), in a child process
+	Finish   time.Duration // keys, index, VACUUM ANALYZE, grants
 }
 
 // copyStream is one table's COPY FROM STDIN, fed row by row by the
@@ -37,19 +42,19 @@ type copyStream struct {
 }
 
 // openCopy starts `COPY table FROM STDIN` on its own connection.
-func openCopy(ctx context.Context, dsn string, t table) (*copyStream, error) {
+func openCopy(ctx context.Context, dsn string, t Table) (*copyStream, error) {
 	conn, err := pgconn.Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("connect to load %s: %w", t.name, err)
+		return nil, fmt.Errorf("connect to load %s: %w", t.Name, err)
 	}
 	pr, pw := io.Pipe()
-	s := &copyStream{table: t.name, pw: pw, w: bufio.NewWriterSize(pw, 256<<10), done: make(chan error, 1)}
-	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", t.name, strings.Join(t.columnNames(), ", "))
+	s := &copyStream{table: t.Name, pw: pw, w: bufio.NewWriterSize(pw, 256<<10), done: make(chan error, 1)}
+	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", t.Name, strings.Join(t.ColumnNames(), ", "))
 	go func() {
 		defer conn.Close(context.Background())
 		_, err := conn.CopyFrom(ctx, pr, sql)
 		if err != nil {
-			err = fmt.Errorf("COPY %s: %w", t.name, err)
+			err = fmt.Errorf("COPY %s: %w", t.Name, err)
 		}
 		// Unblocks the generator if the COPY ended early.
 		pr.CloseWithError(errors.Join(err, errCopyEnded))
@@ -259,15 +264,15 @@ func (l lineitemLoader) Load(item any) error {
 	return nil
 }
 
-// loadTPCH creates the tables, has a child process generate scale factor
-// sf into them (see generateChild), then adds keys, vacuums, analyzes and
+// Load creates the tables, has a child process generate scale factor
+// sf into them (see GenerateChild), then adds keys, vacuums, analyzes and
 // grants.
 //
 // The generation runs in a child because dbgen's text pool (300 MB, held in
 // a package variable for good) would otherwise stay in this process's RSS,
 // where the refresh's memory is measured.
-func loadTPCH(ctx context.Context, origin *pgtest.Server, sf float64, progress func(string, ...any)) (loadStats, error) {
-	st := loadStats{rows: map[string]int64{}}
+func Load(ctx context.Context, origin *pgtest.Server, sf float64, progress func(string, ...any)) (Stats, error) {
+	st := Stats{Rows: map[string]int64{}}
 	if err := createTables(ctx, origin); err != nil {
 		return st, err
 	}
@@ -277,36 +282,36 @@ func loadTPCH(ctx context.Context, origin *pgtest.Server, sf float64, progress f
 	}
 	progress("generating TPC-H scale factor %g with go-tpc's dbgen (child process), streaming into COPY", sf)
 	began := time.Now()
-	cmd := exec.CommandContext(ctx, self, "-generate-child", "-sf", strconv.FormatFloat(sf, 'g', -1, 64))
+	cmd := exec.CommandContext(ctx, self, "-"+ChildFlag, "-sf", strconv.FormatFloat(sf, 'g', -1, 64))
 	cmd.Stdin = strings.NewReader(origin.SuperDSN() + "\n") // not in argv, where ps shows it
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return st, fmt.Errorf("generate: %w", err)
 	}
-	if err := json.Unmarshal(out, &st.rows); err != nil {
+	if err := json.Unmarshal(out, &st.Rows); err != nil {
 		return st, fmt.Errorf("generate: unexpected output %q: %w", out, err)
 	}
-	st.generate = time.Since(began)
-	for name, want := range expectedRows(sf) {
-		if st.rows[name] != want {
-			return st, fmt.Errorf("dbgen made %d rows of %s, want %d at scale factor %g", st.rows[name], name, want, sf)
+	st.Generate = time.Since(began)
+	for name, want := range ExpectedRows(sf) {
+		if st.Rows[name] != want {
+			return st, fmt.Errorf("dbgen made %d rows of %s, want %d at scale factor %g", st.Rows[name], name, want, sf)
 		}
 	}
 
-	progress("loaded %d lineitem rows in %v; adding keys, VACUUM ANALYZE", st.rows["lineitem"], st.generate.Round(time.Millisecond))
+	progress("loaded %d lineitem rows in %v; adding keys, VACUUM ANALYZE", st.Rows["lineitem"], st.Generate.Round(time.Millisecond))
 	began = time.Now()
 	if err := finishTables(ctx, origin); err != nil {
 		return st, err
 	}
-	st.finish = time.Since(began)
+	st.Finish = time.Since(began)
 	return st, nil
 }
 
-// generateChild is the child process of loadTPCH: it reads the origin's
+// GenerateChild is the child process of Load: it reads the origin's
 // DSN from stdin, generates scale factor sf with dbgen straight into one
 // COPY stream per table, and prints the row counts as JSON on stdout.
-func generateChild(ctx context.Context, sf float64, stdin io.Reader, stdout io.Writer) error {
+func GenerateChild(ctx context.Context, sf float64, stdin io.Reader, stdout io.Writer) error {
 	dsn, err := bufio.NewReader(stdin).ReadString('\n')
 	if err != nil {
 		return fmt.Errorf("read the origin DSN from stdin: %w", err)
@@ -319,22 +324,22 @@ func generateChild(ctx context.Context, sf float64, stdin io.Reader, stdout io.W
 	streams := map[string]*copyStream{}
 	closeAll := func(cause error) error {
 		var errs []error
-		for _, t := range tables {
-			if s := streams[t.name]; s != nil {
+		for _, t := range Tables {
+			if s := streams[t.Name]; s != nil {
 				if err := s.close(cause); err != nil && !errors.Is(err, cause) {
 					errs = append(errs, err)
 				}
-				rows[t.name] = s.rows
+				rows[t.Name] = s.rows
 			}
 		}
 		return errors.Join(errs...)
 	}
-	for _, t := range tables {
+	for _, t := range Tables {
 		s, err := openCopy(ctx, dsn, t)
 		if err != nil {
 			return errors.Join(err, closeAll(err))
 		}
-		streams[t.name] = s
+		streams[t.Name] = s
 	}
 	loaders := map[dbgen.Table]dbgen.Loader{
 		dbgen.TRegion: regionLoader{streams["region"]},

@@ -1,4 +1,4 @@
-package main
+package tpchdata
 
 import (
 	"fmt"
@@ -70,9 +70,9 @@ func initDbgen(sf float64) error {
 	return nil
 }
 
-// expectedRows is how many rows dbgen makes of each table at sf (lineitem:
+// ExpectedRows is how many rows dbgen makes of each table at sf (lineitem:
 // about four per order, not known in advance).
-func expectedRows(sf float64) map[string]int64 {
+func ExpectedRows(sf float64) map[string]int64 {
 	scaled := func(base int64) int64 {
 		if sf >= 1 {
 			return base * int64(sf)
