@@ -287,4 +287,68 @@ func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_cdc").Scan(&n, &max); err != nil || n != 100 || max != 101 {
 		t.Fatalf("replica: %v, count %d, max %d; want the snapshot's 100 rows up to 101", err, n, max)
 	}
+
+	// A changes replica starting from the snapshot cannot resume the
+	// writer's stream (the snapshot follows the writer's slot, not its
+	// own): it rebuilds from its own slot, and then serves the origin's
+	// rows, the late one too.
+	cdc := startFleetApp(t, srv, "cdcfleet", "snap_cdc", "      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n      snapshots: bootstrap_only\n")
+	if st, _ := cdc.Registry.State("snap_cdc"); st.SnapshotServed.ID != s2.ID {
+		t.Fatalf("the changes replica did not start from snapshot %s: %+v", s2.ID, st.SnapshotServed)
+	}
+	if got := metricSums(t, cdc.Metrics, "dataset_replication_rebuilds_total", "dataset")["snap_cdc"]; got < 1 {
+		t.Fatalf("the changes replica resumed a stream that is not its own (rebuilds %v)", got)
+	}
+	cc := connect(t, appDSN(cdc, appUser, appPass))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := cc.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_cdc").Scan(&n, &max); err != nil {
+			t.Fatal(err)
+		}
+		if n == 101 && max == 102 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the changes replica serves %d rows up to %d, want the origin's 101 up to 102", n, max)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// An append dataset that starts from a snapshot appends from the
+// snapshot's rows (the spec's readiness rule: ready only after that first
+// append): rows the origin deleted after the snapshot are still there, as
+// an append keeps them, and the rows added since are there too.
+func TestSnapshots_AppendReplicaAppendsFromTheSnapshot(t *testing.T) {
+	srv, store := s3Fleet(t, "appendfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_app;
+		CREATE TABLE snap_app (id int PRIMARY KEY, ts timestamptz NOT NULL, v text);
+		INSERT INTO snap_app SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', 'r' || g FROM generate_series(1, 1000) g;
+		GRANT SELECT ON snap_app TO `+appUser)
+	accFmt := "      mode: file\n      refresh_mode: append\n      snapshots: %s\n    time_column: ts\n"
+	writer := startFleetApp(t, srv, "appendfleet", "snap_app", fmt.Sprintf(accFmt, "create_only"))
+	s1 := currentSnapshot(t, store, "snap_app", "")
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := writer.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	// After the snapshot: ten old rows go, fifty new ones come.
+	mustExec(t, `DELETE FROM snap_app WHERE id <= 10;
+		INSERT INTO snap_app SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', 'new' || g FROM generate_series(1001, 1050) g`)
+	replica := startFleetApp(t, srv, "appendfleet", "snap_app", fmt.Sprintf(accFmt, "bootstrap_only"))
+	if st, _ := replica.Registry.State("snap_app"); st.SnapshotServed.ID != s1.ID {
+		t.Fatalf("the replica serves snapshot %q, want %s", st.SnapshotServed.ID, s1.ID)
+	}
+	c := connect(t, appDSN(replica, appUser, appPass))
+	before := routeCounts(t, replica)[acc]
+	var n, min, max int64
+	if err := c.QueryRow(ctx, "SELECT count(*), min(id), max(id) FROM snap_app").Scan(&n, &min, &max); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1050 || min != 1 || max != 1050 || routeCounts(t, replica)[acc] != before+1 {
+		t.Fatalf("replica: %d rows, ids %d..%d (accelerated %v); want the snapshot's 1000 and the 50 appended",
+			n, min, max, routeCounts(t, replica)[acc]-before)
+	}
 }
