@@ -11,7 +11,8 @@ until curl -s -o /dev/null http://127.0.0.1:7070/; do
   sleep 0.1
 done
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT --aws-sigv4 "aws:amz:$REGION:s3" \
-  --user "$ROOT_ACCESS_KEY:$ROOT_SECRET_KEY" "http://127.0.0.1:7070/$BUCKET")
+  --user "$ROOT_ACCESS_KEY:$ROOT_SECRET_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+  "http://127.0.0.1:7070/$BUCKET")
 case "$code" in
   200|409) echo "bucket $BUCKET ready" ;;  # 409: it exists (a restart)
   *) echo "creating bucket $BUCKET: HTTP $code" >&2; exit 1 ;;
