@@ -52,10 +52,13 @@ type Column struct {
 // metadataVersion is the format written.
 const metadataVersion = 1
 
-// keepSnapshots is how many snapshots of a dataset the metadata lists;
-// the objects of older ones stay in the store (a writer never deletes what
-// a reader may be downloading).
-const keepSnapshots = 16
+// keepSnapshots is how many snapshots of a dataset the metadata lists.
+// The object of one that drops off the list is deleted once the metadata
+// no longer names it: no reader starts downloading it after that, and one
+// that already had (a fallback bootstrap reaching for the oldest) goes on
+// reading, as S3 and POSIX keep serving an object being read when it is
+// deleted.
+var keepSnapshots = 16
 
 // ObjectKey is where a snapshot of dataset created at t goes: Hive-style
 // partitions by month, day and dataset.
@@ -124,7 +127,9 @@ func Publish(ctx context.Context, st Store, path string, s Snapshot) (Snapshot, 
 		return Snapshot{}, fmt.Errorf("snapshot of %s: the file changed during the upload (%d bytes, then %d)", s.Dataset, fi.Size(), size)
 	}
 	s.Size, s.SHA256 = size, sum
+	var dropped []Snapshot
 	err = Update(ctx, st, func(m *Metadata) error {
+		dropped = nil
 		ds := m.Datasets[s.Dataset]
 		if ds == nil {
 			ds = &Snapshots{}
@@ -135,6 +140,7 @@ func Publish(ctx context.Context, st Store, path string, s Snapshot) (Snapshot, 
 		}
 		ds.Snapshots = append(ds.Snapshots, s)
 		if n := len(ds.Snapshots); n > keepSnapshots {
+			dropped = slices.Clone(ds.Snapshots[:n-keepSnapshots])
 			ds.Snapshots = slices.Delete(ds.Snapshots, 0, n-keepSnapshots)
 		}
 		ds.Current = s.ID
@@ -143,6 +149,11 @@ func Publish(ctx context.Context, st Store, path string, s Snapshot) (Snapshot, 
 	if err != nil {
 		_ = st.Delete(context.WithoutCancel(ctx), s.Object)
 		return Snapshot{}, err
+	}
+	// Best effort: an object left behind costs storage only, and the next
+	// publish does not see it again.
+	for _, d := range dropped {
+		_ = st.Delete(context.WithoutCancel(ctx), d.Object)
 	}
 	return s, nil
 }

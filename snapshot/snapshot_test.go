@@ -271,3 +271,40 @@ func TestParseLocation(t *testing.T) {
 		t.Errorf("s3 without credentials: %v", err)
 	}
 }
+
+// The metadata lists the last keepSnapshots snapshots of a dataset; the
+// object of one that drops off the list is deleted, the listed ones stay.
+func TestPublish_DeletesSnapshotsDroppedFromTheList(t *testing.T) {
+	old := keepSnapshots
+	keepSnapshots = 3
+	defer func() { keepSnapshots = old }()
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		src := filepath.Join(t.TempDir(), "s.duckdb")
+		writeRandom(t, src, 1000)
+		var all []Snapshot
+		for i := 0; i < 5; i++ {
+			s, err := Publish(ctx, st, src, Snapshot{Dataset: "trim"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, s)
+		}
+		m, _, err := Read(ctx, st, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Datasets["trim"].Snapshots; len(got) != 3 || got[0].ID != all[2].ID || m.Datasets["trim"].Current != all[4].ID {
+			t.Fatalf("%s: listed %+v", name, got)
+		}
+		for i, s := range all {
+			err := Fetch(ctx, st, s, filepath.Join(t.TempDir(), "x.duckdb"))
+			if i < 2 && !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s: snapshot %d, dropped from the list, still downloads: %v", name, i, err)
+			}
+			if i >= 2 && err != nil {
+				t.Errorf("%s: listed snapshot %d: %v", name, i, err)
+			}
+		}
+	}
+}
