@@ -182,7 +182,7 @@ func TestParse_DerivedDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := "origin: {dsn: host=db}\nsnapshots: {location: /snapshots}\ndatasets:\n  - from: postgres:t\n    acceleration:\n      " + tt.acceleration + "\n"
+			src := "origin: {dsn: host=db}\nsnapshots: {location: s3://b/snapshots/}\ndatasets:\n  - from: postgres:t\n    acceleration:\n      " + tt.acceleration + "\n"
 			cfg, err := parse([]byte(src), "pgaccel.yaml", noEnv)
 			if err != nil {
 				t.Fatalf("parse: %v", err)
@@ -422,6 +422,30 @@ func TestParse_SnapshotsTrigger(t *testing.T) {
 		}
 		if trig, every := cfg.Datasets[0].Acceleration.SnapshotTrigger(); trig != tc.trig || every != tc.every {
 			t.Errorf("%q: trigger %s every %v, want %s every %v", tc.acc, trig, every, tc.trig, tc.every)
+		}
+	}
+}
+
+// The snapshots block's location and params are checked at validate, not
+// first at run.
+func TestParse_SnapshotsLocation(t *testing.T) {
+	doc := func(block string) []byte {
+		return []byte("origin:\n  dsn: host=localhost\nsnapshots:\n  enabled: true\n" + block)
+	}
+	for _, tc := range []struct{ block, err string }{
+		{block: "  location: s3://bucket/p/\n  params:\n    s3_endpoint: http://127.0.0.1:7070\n    s3_path_style: true\n"},
+		{block: "  location: file:///var/snaps\n"},
+		{block: "  location: gs://bucket/p\n", err: "is not a file:// or s3:// URL"},
+		{block: "  location: s3:///p\n", err: "names no bucket"},
+		{block: "  location: file://\n", err: "names no directory"},
+		{block: "  location: file:///d\n  params:\n    s3_region: x\n", err: "a file:// location takes none"},
+		{block: "  location: s3://b/\n  params:\n    s3_endpiont: x\n", err: `snapshots.params.s3_endpiont: is not a snapshot parameter`},
+		{block: "  location: s3://b/\n  params:\n    s3_auth: anonymous\n", err: `"anonymous" is not key, iam_role or public`},
+		{block: "  location: s3://b/\n  params:\n    s3_path_style: yes\n", err: `"yes" is not true or false`},
+	} {
+		_, err := Parse(doc(tc.block), "a.yaml")
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%q: %v, want %q", tc.block, err, tc.err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -220,6 +221,31 @@ func (v *validator) snapshots() {
 	}
 	if s.Enabled && strings.TrimSpace(s.Location) == "" {
 		v.add("snapshots.location", "is required when snapshots are enabled", "set it to where snapshots are stored, such as s3://my-bucket/snapshots/")
+	} else if s.Location != "" {
+		// The shape only (the snapshot package opens it at run).
+		u, err := url.Parse(s.Location)
+		switch {
+		case err != nil || u.Scheme != "file" && u.Scheme != "s3":
+			v.add("snapshots.location", fmt.Sprintf("%q is not a file:// or s3:// URL", s.Location), "write s3://bucket/prefix/ or file:///path/to/dir")
+		case u.Scheme == "s3" && u.Host == "":
+			v.add("snapshots.location", fmt.Sprintf("%q names no bucket", s.Location), "write s3://bucket/prefix/")
+		case u.Scheme == "file" && u.Host+u.Path == "":
+			v.add("snapshots.location", fmt.Sprintf("%q names no directory", s.Location), "write file:///path/to/dir")
+		case u.Scheme == "file" && len(s.Params) > 0:
+			v.add("snapshots.params", "are S3 parameters; a file:// location takes none", "remove them, or use an s3:// location")
+		}
+	}
+	known := []string{"s3_endpoint", "s3_region", "s3_auth", "s3_key", "s3_secret", "s3_session_token", "s3_path_style"}
+	for _, k := range slices.Sorted(maps.Keys(s.Params)) {
+		if !slices.Contains(known, k) {
+			v.add("snapshots.params."+k, "is not a snapshot parameter", choose(k, known...))
+		}
+	}
+	if a := s.Params["s3_auth"]; a != "" && a != "key" && a != "iam_role" && a != "public" {
+		v.add("snapshots.params.s3_auth", fmt.Sprintf("%q is not key, iam_role or public", a), choose(a, "key", "iam_role", "public"))
+	}
+	if p := s.Params["s3_path_style"]; p != "" && p != "true" && p != "false" {
+		v.add("snapshots.params.s3_path_style", fmt.Sprintf("%q is not true or false", p), "write true or false")
 	}
 	if !slices.Contains([]string{SnapshotFailureWarn, SnapshotFailureRetry, SnapshotFailureFallback}, s.BootstrapOnFailureBehavior) {
 		v.add("snapshots.bootstrap_on_failure_behavior", fmt.Sprintf("%q is not warn, retry or fallback", s.BootstrapOnFailureBehavior),

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -24,7 +25,8 @@ import (
 //
 //	s3_endpoint        the server's URL, for S3-compatible servers (default: AWS's for the region)
 //	s3_region          the region (default us-east-1)
-//	s3_auth            key (s3_key and s3_secret, the default) or public (unsigned)
+//	s3_auth            key (s3_key and s3_secret, the default), iam_role (the AWS SDK's
+//	                   default chain: environment, shared files, IRSA, ECS, EC2) or public (unsigned)
 //	s3_key, s3_secret  the access key; use ${env:NAME} rather than writing them in the file
 //	s3_session_token   a temporary credential's token
 //	s3_path_style      true or false: bucket in the path (default true with an endpoint)
@@ -79,8 +81,19 @@ func NewS3(ctx context.Context, loc Location, params map[string]string) (Store, 
 		opts.Credentials = credentials.NewStaticCredentialsProvider(params[ParamKey], params[ParamSecret], params[ParamSessionToken])
 	case "public":
 		opts.Credentials = aws.AnonymousCredentials{}
+	case "iam_role":
+		// The SDK's default chain: the environment (AWS_ACCESS_KEY_ID…),
+		// the shared config and credentials files, web identity (EKS
+		// IRSA), the ECS task role, the EC2 instance profile. Resolved
+		// lazily, at the first request, so a start with no network
+		// does not fail here.
+		cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(opts.Region))
+		if err != nil {
+			return nil, fmt.Errorf("snapshots.params.%s iam_role: the AWS default credential chain: %w", ParamAuth, err)
+		}
+		opts.Credentials = cfg.Credentials
 	default:
-		return nil, fmt.Errorf("snapshots.params.%s: %q is not key or public", ParamAuth, auth)
+		return nil, fmt.Errorf("snapshots.params.%s: %q is not key, iam_role or public", ParamAuth, auth)
 	}
 	return &s3Store{c: s3.New(opts), loc: loc}, nil
 }

@@ -308,3 +308,33 @@ func TestPublish_DeletesSnapshotsDroppedFromTheList(t *testing.T) {
 		}
 	}
 }
+
+// s3_auth: iam_role takes the AWS SDK's default credential chain; its
+// first link, the environment, reaches the test server.
+func TestOpen_IAMRoleUsesTheDefaultChain(t *testing.T) {
+	direct := stores(t)["s3"].(*s3Store)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Server.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Server.SecretKey)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	ctx := context.Background()
+	st, err := Open(ctx, "s3://"+direct.loc.Bucket+"/"+direct.loc.Prefix, map[string]string{
+		ParamEndpoint: s3Server.Endpoint, ParamRegion: s3Server.Region, ParamAuth: "iam_role"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "s.duckdb")
+	writeRandom(t, src, 100)
+	if _, err := Publish(ctx, st, src, Snapshot{Dataset: "iam"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+	st, err = Open(ctx, "s3://"+direct.loc.Bucket+"/"+direct.loc.Prefix, map[string]string{
+		ParamEndpoint: s3Server.Endpoint, ParamRegion: s3Server.Region, ParamAuth: "iam_role"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Publish(ctx, st, src, Snapshot{Dataset: "iam"}); err == nil {
+		t.Fatal("a wrong secret in the environment was accepted")
+	}
+}
