@@ -182,6 +182,21 @@ func (p *fleetProc) waitLog(parts ...string) {
 	}
 }
 
+// waitFile waits until a file matches pattern.
+func waitFile(t *testing.T, pattern string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no file %s", pattern)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // snapProcTable (re)creates the test table with n rows of about 70 bytes
 // of incompressible text each, readable by app and by reader.
 func snapProcTable(t *testing.T, table, reader string, n int) {
@@ -266,11 +281,9 @@ func TestSnapshots_ProcessesThroughFailures(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the writer's upload never started:\n%s", writer.log.String())
 	}
+	waitFile(t, filepath.Join(writer.dataDir, ".snapshots", "*"))
 	writer.kill()
 	wRelay.Release()
-	if left, _ := filepath.Glob(filepath.Join(writer.dataDir, ".snapshots", "*")); len(left) == 0 {
-		t.Fatal("no snapshot copy in the writer's data dir: was it killed during the upload?")
-	}
 	if cur := current(""); cur.ID != s2.ID {
 		t.Fatalf("after the writer died uploading, the current snapshot is %s, want %s", cur.ID, s2.ID)
 	}
@@ -296,10 +309,10 @@ func TestSnapshots_ProcessesThroughFailures(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the reader's download never started:\n%s", reader.log.String())
 	}
+	// The reader has the first bytes; once it has opened its download
+	// file (a loaded machine may take a moment), it dies.
+	waitFile(t, filepath.Join(reader.dataDir, ".snapshots", "*.download-*"))
 	reader.kill()
-	if left, _ := filepath.Glob(filepath.Join(reader.dataDir, ".snapshots", "*.download-*")); len(left) == 0 {
-		t.Fatal("no partial download in the reader's data dir: was it killed during the download?")
-	}
 	reader.start()
 	reader.stays(table, 151000, time.Second)
 	if left, _ := filepath.Glob(filepath.Join(reader.dataDir, ".snapshots", "*.download-*")); len(left) != 0 {

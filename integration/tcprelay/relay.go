@@ -90,14 +90,10 @@ func (r *Relay) Release() {
 	r.mu.Unlock()
 }
 
-// Close stops the relay and cuts its connections.
+// Close stops the relay and cuts its connections, held ones too.
 func (r *Relay) Close() error {
 	err := r.ln.Close()
-	r.mu.Lock()
-	for c := range r.conns {
-		_ = c.Close()
-	}
-	r.mu.Unlock()
+	r.Release()
 	r.wg.Wait()
 	return err
 }
