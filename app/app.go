@@ -150,6 +150,9 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Privileges: privileges,
 				Generation: a.generation,
 			}
+			if rc := cfg.Runtime.ResultsCache; rc.Enabled {
+				accel.ResultsCache = proxy.NewResultCache(rc.MaxBytes, rc.MaxEntryBytes, a.Registry.DataGeneration, a.Metrics)
+			}
 			break
 		}
 	}

@@ -215,7 +215,26 @@ type Runtime struct {
 	// PointReadsAcceleration: where a read of one dataset by its primary
 	// key (WHERE id = 42) is answered.
 	PointReads string
+	// ResultsCache keeps accelerated answers for repeated statements
+	// (runtime.results_cache).
+	ResultsCache ResultsCache
 }
+
+// ResultsCache is runtime.results_cache: accelerated answers kept, as the
+// bytes the client received, until a dataset they read changes.
+type ResultsCache struct {
+	Enabled       bool  // default true
+	MaxBytes      int64 // the budget, default DefaultResultsCacheBytes
+	MaxEntryBytes int64 // the largest answer kept, default DefaultResultsCacheEntryBytes
+	Line          int
+}
+
+// Defaults of runtime.results_cache: a modest budget; an answer larger
+// than 1 MiB is streamed to the client as it is encoded, and not kept.
+const (
+	DefaultResultsCacheBytes      = 64 << 20
+	DefaultResultsCacheEntryBytes = 1 << 20
+)
 
 // Values of runtime.point_reads. The origin answers a read by its primary
 // key from its index in well under a millisecond; DuckDB spends longer just

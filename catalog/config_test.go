@@ -38,9 +38,10 @@ func TestLoad_ValidFullExample(t *testing.T) {
 			MaxMessageBytes: 1 << 20,
 			ShutdownGrace:   30 * time.Second,
 		},
-		Admin:   Admin{Listen: "127.0.0.1:9090"},
-		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
-		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
+		Admin: Admin{Listen: "127.0.0.1:9090"},
+		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
+			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes}},
+		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
 			Location:                   "s3://my-bucket/snapshots/",
@@ -145,11 +146,12 @@ func TestParse_Defaults(t *testing.T) {
 		t.Fatalf("parse: %v", err)
 	}
 	want := Config{
-		Origin:  Origin{DSN: "host=localhost"},
-		Server:  Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
-		Admin:   Admin{Listen: "127.0.0.1:8090"},
-		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin},
-		Auth:    Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
+		Origin: Origin{DSN: "host=localhost"},
+		Server: Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
+		Admin:  Admin{Listen: "127.0.0.1:8090"},
+		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
+			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes}},
+		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",
 			ReadyState: ReadyOnLoad,
@@ -446,6 +448,37 @@ func TestParse_SnapshotsLocation(t *testing.T) {
 		_, err := Parse(doc(tc.block), "a.yaml")
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%q: %v, want %q", tc.block, err, tc.err)
+		}
+	}
+}
+
+func TestParse_ResultsCache(t *testing.T) {
+	doc := func(block string) []byte {
+		return []byte("origin:\n  dsn: host=localhost\nruntime:\n  results_cache:\n" + block)
+	}
+	for _, tc := range []struct {
+		block string
+		want  ResultsCache
+		err   string
+	}{
+		{block: "    enabled: false\n", want: ResultsCache{MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes, Line: 5}},
+		{block: "    max_bytes: 1GB\n    max_entry_bytes: 100KB\n", want: ResultsCache{Enabled: true, MaxBytes: 1e9, MaxEntryBytes: 100e3, Line: 5}},
+		{block: "    max_bytes: 64\n", err: "not a size"},
+		{block: "    max_bytes: lots\n", err: "not a size"},
+		{block: "    max_bytes: 0MiB\n", err: "must be larger than zero"},
+		{block: "    max_bytes: 512KiB\n", err: "is larger than max_bytes"},
+		{block: "    max_entry_bytes: 2MiB\n", err: "larger answers are streamed"},
+		{block: "    max_byte: 1MiB\n", err: "max_byte"},
+	} {
+		cfg, err := Parse(doc(tc.block), "a.yaml")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.block, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Runtime.ResultsCache != tc.want {
+			t.Errorf("%q: %v %+v, want %+v", tc.block, err, cfg.Runtime.ResultsCache, tc.want)
 		}
 	}
 }

@@ -94,6 +94,7 @@ var (
 	typBool     = reflect.TypeFor[*bool]()
 	typInt      = reflect.TypeFor[*int]()
 	typDuration = reflect.TypeFor[*time.Duration]()
+	typBytes    = reflect.TypeFor[*ByteSize]()
 	typStrings  = reflect.TypeFor[*[]string]()
 	typParams   = reflect.TypeFor[map[string]string]()
 	typDatasets = reflect.TypeFor[[]*rawDataset]()
@@ -169,6 +170,10 @@ func (d *decoder) decodeField(n ast.Node, path string, fv reflect.Value, f field
 	case typDuration:
 		if dur, ok := d.durationValue(n, path, f.allowZero); ok {
 			fv.Set(reflect.ValueOf(&dur))
+		}
+	case typBytes:
+		if b, ok := d.bytesValue(n, path, f.allowZero); ok {
+			fv.Set(reflect.ValueOf(&b))
 		}
 	case typStrings:
 		if list, ok := d.columnList(n, path); ok {
@@ -301,6 +306,29 @@ func (d *decoder) durationValue(n ast.Node, path string, allowZero bool) (time.D
 	}
 	d.add(s.line, path, "must be a duration"+got(s), durationExample)
 	return 0, false
+}
+
+// bytesValue reads a size with a unit; it must be positive unless
+// allowZero.
+func (d *decoder) bytesValue(n ast.Node, path string, allowZero bool) (ByteSize, bool) {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return 0, false
+	}
+	if s.kind != kindString && s.kind != kindInt {
+		d.add(s.line, path, "must be a size"+got(s), byteSizeExample)
+		return 0, false
+	}
+	b, err := ParseByteSize(s.text)
+	switch {
+	case err != nil:
+		d.add(s.line, path, "not a size"+got(s), byteSizeExample)
+		return 0, false
+	case b == 0 && !allowZero:
+		d.add(s.line, path, "must be larger than zero", "remove the key to leave the default, or "+byteSizeExample)
+		return 0, false
+	}
+	return b, true
 }
 
 // columnList reads primary_key: one column, a comma-separated list of

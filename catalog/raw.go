@@ -65,8 +65,17 @@ type rawRuntime struct {
 	// RefreshConcurrency bounds the refreshes running at once.
 	RefreshConcurrency *int `yaml:"refresh_concurrency"`
 	// PointReads routes reads by a dataset's primary key.
-	PointReads *string   `yaml:"point_reads"`
-	Pos        positions `yaml:"-"`
+	PointReads *string `yaml:"point_reads"`
+	// ResultsCache keeps accelerated answers.
+	ResultsCache *rawResultsCache `yaml:"results_cache"`
+	Pos          positions        `yaml:"-"`
+}
+
+type rawResultsCache struct {
+	Enabled       *bool     `yaml:"enabled"`
+	MaxBytes      *ByteSize `yaml:"max_bytes"`
+	MaxEntryBytes *ByteSize `yaml:"max_entry_bytes"`
+	Pos           positions `yaml:"-"`
 }
 
 type rawSnapshots struct {
@@ -203,6 +212,7 @@ func (r *rawConfig) config(file string) *Config {
 
 			RefreshConcurrency: deref(r.Runtime.RefreshConcurrency),
 			PointReads:         deref(r.Runtime.PointReads),
+			ResultsCache:       resultsCache(r.Runtime.ResultsCache),
 		},
 		Auth: Auth{
 			Mode:              deref(r.Auth.Mode),
@@ -345,4 +355,23 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// resultsCache is runtime.results_cache with its defaults.
+func resultsCache(r *rawResultsCache) ResultsCache {
+	c := ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes}
+	if r == nil {
+		return c
+	}
+	if r.Enabled != nil {
+		c.Enabled = *r.Enabled
+	}
+	if r.MaxBytes != nil {
+		c.MaxBytes = int64(*r.MaxBytes)
+	}
+	if r.MaxEntryBytes != nil {
+		c.MaxEntryBytes = int64(*r.MaxEntryBytes)
+	}
+	c.Line = r.Pos[""]
+	return c
 }

@@ -79,8 +79,13 @@ type DatasetState struct {
 	Loaded bool
 	// Columns is the acceleration's schema after the last successful load.
 	Columns []ColumnInfo
-	// Generation increases with every swap of new data.
+	// Generation increases with every swap of new data and every change
+	// of the columns (what a statement over the dataset is described as).
 	Generation uint64
+	// DataGeneration increases with every change of the rows served: a
+	// load or append, a change batch, a retention pass, a snapshot swap
+	// (what an accelerated answer over the dataset holds).
+	DataGeneration uint64
 	// ReadyOnce is true once the dataset has been Ready (loaded and
 	// serving) in this process; runtime readiness counts it even after an
 	// error.
@@ -184,6 +189,17 @@ func (r *Registry) Generation(name string) uint64 {
 	defer r.mu.RUnlock()
 	if st, ok := r.states[name]; ok {
 		return st.Generation
+	}
+	return 0
+}
+
+// DataGeneration returns the named dataset's data generation (0 if
+// unknown), without copying its state.
+func (r *Registry) DataGeneration(name string) uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if st, ok := r.states[name]; ok {
+		return st.DataGeneration
 	}
 	return 0
 }

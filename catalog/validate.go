@@ -187,6 +187,13 @@ func (v *validator) runtime() {
 	if r.RefreshConcurrency < 0 {
 		v.add("runtime.refresh_concurrency", "must be at least 1", fmt.Sprintf("remove it to run %d refreshes at once", DefaultRefreshConcurrency))
 	}
+	if c := r.ResultsCache; c.MaxEntryBytes > c.MaxBytes {
+		v.add("runtime.results_cache.max_entry_bytes", fmt.Sprintf("is larger than max_bytes (%d > %d bytes)", c.MaxEntryBytes, c.MaxBytes),
+			"make it at most max_bytes")
+	} else if c.MaxEntryBytes > DefaultResultsCacheEntryBytes {
+		v.add("runtime.results_cache.max_entry_bytes", fmt.Sprintf("is larger than %d bytes: larger answers are streamed to the client as DuckDB returns them, and cannot be kept", DefaultResultsCacheEntryBytes),
+			"use 1MiB or less")
+	}
 	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
 		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
 	}

@@ -56,6 +56,9 @@ type Accel struct {
 	// over them are then asked again (the origin's table may have changed
 	// behind the proxy's back).
 	Generation func(datasets []string) uint64
+	// ResultsCache, when set, keeps accelerated answers until a dataset
+	// they read changes (resultcache.go).
+	ResultsCache *ResultCache
 }
 
 // stmtInfo is what the session knows of a prepared statement.
@@ -195,6 +198,14 @@ type localResult struct {
 	// peeked is true when the first row was read ahead (by emptyResult)
 	// and not sent yet.
 	peeked bool
+	// flushed: sendRows wrote part of the answer to the client already
+	// (it is too large for the results cache).
+	flushed bool
+	// cacheKey, cacheGens: where an Execute's whole answer goes in the
+	// results cache, and the data generations it was computed at ("":
+	// not kept).
+	cacheKey  string
+	cacheGens []uint64
 }
 
 // emptyResult reports whether r has no rows, reading its first row ahead
@@ -580,6 +591,7 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 		err := ss.writeClient(buf)
 		buf = buf[:0]
 		wroteAny = true
+		r.flushed = true
 		return err
 	}
 	for maxRows <= 0 || n < maxRows {

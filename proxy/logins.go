@@ -46,6 +46,7 @@ type loginInfo struct {
 	ByteaOutput      string        `json:"bytea_output"`
 	StatementTimeout time.Duration `json:"statement_timeout"`
 	RouteDetail      string        `json:"route_detail"`
+	CacheOff         bool          `json:"cache_off"`
 }
 
 // loginCacheMax bounds the keys kept.
@@ -87,7 +88,8 @@ func (c *loginCache) putParams(key string, params map[string]string) {
 // nothing yet.
 func (c *loginCache) putInfo(key string, info sessionInfo) {
 	li := loginInfo{Valid: true, User: info.user, SearchPath: slices.Clone(info.searchPath), ExtraFloatDigits: info.extraFloatDigits,
-		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail}
+		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail,
+		CacheOff: info.cacheOff}
 	c.mu.Lock()
 	ls := c.entries[key]
 	if ls == nil {
@@ -105,13 +107,14 @@ func (c *loginCache) putInfo(key string, info sessionInfo) {
 func (li loginInfo) equal(o loginInfo) bool {
 	return li.Valid == o.Valid && li.User == o.User && slices.Equal(li.SearchPath, o.SearchPath) &&
 		li.ExtraFloatDigits == o.ExtraFloatDigits && li.ByteaOutput == o.ByteaOutput &&
-		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail
+		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff
 }
 
 // sessionInfo returns the info in the session's form.
 func (li loginInfo) sessionInfo() sessionInfo {
 	return sessionInfo{valid: li.Valid, user: li.User, searchPath: slices.Clone(li.SearchPath), tempTables: map[string]bool{},
-		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail}
+		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail,
+		cacheOff: li.CacheOff}
 }
 
 // save writes the cache to its path, best effort (the next change writes

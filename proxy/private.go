@@ -116,12 +116,16 @@ type sessionInfo struct {
 	// routeDetail says why pgaccel.route sends reads to the origin, ""
 	// when it does not (route.go).
 	routeDetail string
+	// cacheOff: pgaccel.cache = off, the session's accelerated answers
+	// neither come from the results cache nor go into it.
+	cacheOff bool
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
 	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
-	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), '')`
+	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
+	`coalesce(current_setting('pgaccel.cache', true), '')`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -171,7 +175,7 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
-	if row == nil || len(row.Values) != 7 {
+	if row == nil || len(row.Values) != 8 {
 		return errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -181,6 +185,7 @@ func (ss *session) readInfo() error {
 		byteaOutput:      string(row.Values[2]),
 		tempTables:       map[string]bool{},
 		routeDetail:      routeSettingDetail(string(row.Values[6])),
+		cacheOff:         cacheSettingOff(string(row.Values[7])),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return fmt.Errorf("read session info: search path: %w", err)

@@ -445,6 +445,7 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 	r.reg.Update(ds.Name, func(st2 *catalog.DatasetState) {
 		st2.LastRefresh, st2.Rows, st2.Columns = st.completed, st.total, st.columns
 		st2.Generation++
+		st2.DataGeneration++
 	})
 	r.metrics.refreshed(ds.Name, catalog.RefreshChanges, st)
 	s.log.Info().Int64("rows", st.total).Dur("duration", st.duration).Str("lsn", at.String()).
@@ -759,6 +760,7 @@ func (st *streamState) flush(ctx context.Context) error {
 	st.lastPersist = now
 	s.r.reg.Update(name, func(ds *catalog.DatasetState) {
 		ds.Rows, ds.LastRefresh = stats.Rows, now
+		ds.DataGeneration++
 		if stats.ColumnsChanged {
 			logLeftOut(s.log, ds.Columns, stats.Columns)
 			ds.Columns = stats.Columns

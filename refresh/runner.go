@@ -866,6 +866,7 @@ func (r *Runner) retainOnce(ctx context.Context, t *task) error {
 		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 			st.Rows = total
 			st.Generation++
+			st.DataGeneration++
 		})
 	}
 	r.log.Info().Str("dataset", ds.Name).Int64("deleted", deleted).Int64("rows", total).
@@ -886,6 +887,7 @@ func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []c
 		st.FallbackReady, st.FallbackFilter = f.fallbackReady, f.fallback
 		st.SubsetReady, st.SubsetFilter = f.subsetReady, f.subset
 		st.Generation++
+		st.DataGeneration++
 	})
 }
 

@@ -1,0 +1,285 @@
+package proxy
+
+import (
+	"container/list"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pgaccel/pgaccel/planner"
+)
+
+// ResultCache keeps accelerated answers (runtime.results_cache) as the
+// bytes the client received: the RowDescription (simple protocol) and the
+// DataRows, with the row count of the completion tag. An entry is keyed
+// by everything that decides those bytes (resultKey) and remembers the
+// data generation of each dataset it read: once any of them changed (a
+// load, an append, a change batch, a retention pass, a snapshot swap), the
+// entry is never served again and is dropped. Answers larger than the
+// entry limit are not kept; the least recently used entries go when the
+// budget is full.
+//
+// What is cached is only what the planner accelerates, which excludes
+// volatile and session-dependent functions (random, now, current_user,
+// current_setting, ...): an accelerated statement's answer depends only on
+// the datasets' rows, its text and parameters, and the settings in the
+// key. Privileges are checked for every execution before the cache is
+// looked at.
+type ResultCache struct {
+	maxBytes, maxEntry int64
+	dataGen            func(dataset string) uint64
+
+	mu   sync.Mutex
+	used int64
+	lru  list.List // of *cacheEntry, most recently used first
+	m    map[string]*list.Element
+	// byDataset indexes the entries by the datasets they read, with the
+	// data generation they were filled at, for the sweep in put.
+	byDataset map[string]map[*list.Element]struct{}
+
+	hits, misses, evictions prometheus.Counter
+	invalidations           *prometheus.CounterVec
+	bytes, entries          prometheus.Gauge
+}
+
+type cacheEntry struct {
+	key      string
+	datasets []string
+	gens     []uint64
+	body     []byte
+	rows     int64
+}
+
+// entryOverhead is what an entry costs besides its body and key.
+const entryOverhead = 160
+
+func (e *cacheEntry) size() int64 {
+	return int64(len(e.body)+len(e.key)) + entryOverhead + int64(len(e.datasets))*24
+}
+
+// NewResultCache returns a cache of maxBytes in all, of answers up to
+// maxEntry bytes; dataGen returns a dataset's data generation
+// (catalog.Registry.DataGeneration). Its metrics go to reg (nil: none).
+func NewResultCache(maxBytes, maxEntry int64, dataGen func(string) uint64, reg prometheus.Registerer) *ResultCache {
+	c := &ResultCache{
+		maxBytes: maxBytes, maxEntry: min(maxEntry, maxBytes, localBufferLimit), dataGen: dataGen,
+		m: map[string]*list.Element{}, byDataset: map[string]map[*list.Element]struct{}{},
+		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgaccel_results_cache_hits_total",
+			Help: "Accelerated statements answered from the results cache (runtime.results_cache)."}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgaccel_results_cache_misses_total",
+			Help: "Accelerated statements the results cache did not hold (or held for data that has changed since): DuckDB answered them."}),
+		evictions: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgaccel_results_cache_evictions_total",
+			Help: "Entries of the results cache dropped, least recently used first, to keep within runtime.results_cache.max_bytes."}),
+		invalidations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pgaccel_results_cache_invalidations_total",
+			Help: "Entries of the results cache dropped because a dataset they read changed (load, append, change batch, retention pass, snapshot swap), by that dataset."},
+			[]string{"dataset"}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pgaccel_results_cache_bytes",
+			Help: "Bytes the results cache holds (answers, keys and bookkeeping)."}),
+		entries: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pgaccel_results_cache_entries",
+			Help: "Answers the results cache holds."}),
+	}
+	if reg != nil {
+		reg.MustRegister(c.hits, c.misses, c.evictions, c.invalidations, c.bytes, c.entries)
+	}
+	return c
+}
+
+// generations are the datasets' data generations now.
+func (c *ResultCache) generations(datasets []string) []uint64 {
+	gens := make([]uint64, len(datasets))
+	for i, d := range datasets {
+		gens[i] = c.dataGen(d)
+	}
+	return gens
+}
+
+// get returns the answer kept for key, if its datasets have not changed
+// since it was kept.
+func (c *ResultCache) get(key string) (body []byte, rows int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.m[key]
+	if el == nil {
+		c.misses.Inc()
+		return nil, 0, false
+	}
+	e := el.Value.(*cacheEntry)
+	if changed := c.changed(e); changed != "" {
+		c.invalidations.WithLabelValues(changed).Inc()
+		c.remove(el)
+		c.misses.Inc()
+		return nil, 0, false
+	}
+	c.lru.MoveToFront(el)
+	c.hits.Inc()
+	return e.body, e.rows, true
+}
+
+// changed is the first dataset e read whose data changed since, or "".
+func (c *ResultCache) changed(e *cacheEntry) string {
+	for i, d := range e.datasets {
+		if c.dataGen(d) != e.gens[i] {
+			return d
+		}
+	}
+	return ""
+}
+
+// put keeps an answer of datasets, computed while each was at gens (the
+// caller read them before the statement ran and checked them after), and
+// drops every entry whose data changed since.
+func (c *ResultCache) put(key string, datasets []string, gens []uint64, body []byte, rows int64) {
+	if int64(len(body)) > c.maxEntry {
+		return
+	}
+	e := &cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sweep()
+	if el := c.m[key]; el != nil {
+		c.remove(el)
+	}
+	el := c.lru.PushFront(e)
+	c.m[key] = el
+	for _, d := range datasets {
+		set := c.byDataset[d]
+		if set == nil {
+			set = map[*list.Element]struct{}{}
+			c.byDataset[d] = set
+		}
+		set[el] = struct{}{}
+	}
+	c.used += e.size()
+	for c.used > c.maxBytes && c.lru.Len() > 0 {
+		c.remove(c.lru.Back())
+		c.evictions.Inc()
+	}
+	c.bytes.Set(float64(c.used))
+	c.entries.Set(float64(c.lru.Len()))
+}
+
+// sweep drops the entries of every dataset whose data changed since they
+// were kept (one generation read per dataset held).
+func (c *ResultCache) sweep() {
+	for d, set := range c.byDataset {
+		gen := c.dataGen(d)
+		for el := range set {
+			e := el.Value.(*cacheEntry)
+			for i, ed := range e.datasets {
+				if ed == d && e.gens[i] != gen {
+					c.invalidations.WithLabelValues(d).Inc()
+					c.remove(el)
+					break
+				}
+			}
+		}
+	}
+}
+
+func (c *ResultCache) remove(el *list.Element) {
+	e := el.Value.(*cacheEntry)
+	if c.m[e.key] != el {
+		return
+	}
+	delete(c.m, e.key)
+	c.lru.Remove(el)
+	for _, d := range e.datasets {
+		if set := c.byDataset[d]; set != nil {
+			delete(set, el)
+			if len(set) == 0 {
+				delete(c.byDataset, d)
+			}
+		}
+	}
+	c.used -= e.size()
+	c.bytes.Set(float64(c.used))
+	c.entries.Set(float64(c.lru.Len()))
+}
+
+// routeCacheHit is SHOW pgaccel.last_route after an answer from the
+// results cache.
+const routeCacheHit = "accelerated (cache hit)"
+
+// cacheable: sql's accelerated answer d may be kept. Not the proxy's
+// answers about itself, EXPLAIN (ANALYZE times the run), nor a statement
+// whose empty answer goes to the origin (on_zero_results: use_source).
+func cacheable(sql string, d planner.Decision) bool {
+	if internal(d) || d.FallbackSQL != "" || len(d.Datasets) == 0 {
+		return false
+	}
+	_, _, explain := planner.ExplainTarget(sql)
+	return !explain
+}
+
+// cacheSettingOff reads pgaccel.cache: off (or false, 0, no) turns the
+// results cache off for the session; anything else leaves it on.
+func cacheSettingOff(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "off", "false", "0", "no":
+		return true
+	}
+	return false
+}
+
+// resultCache is the session's results cache, nil when there is none or
+// the session turned it off.
+func (ss *session) resultCache() *ResultCache {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.info.cacheOff {
+		return nil
+	}
+	return ss.accel.ResultsCache
+}
+
+// resultKey keys an accelerated answer: the protocol (its messages
+// differ), the role, the search path, the client's text and the
+// statement DuckDB runs, the settings the answer is computed and encoded
+// under, and then (extended protocol) the parameters, their formats and
+// types, and the result formats. Parts are length-prefixed.
+func (ss *session) resultKey(proto byte, sql string, d planner.Decision, parts ...[]byte) string {
+	var b strings.Builder
+	add := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	b.WriteByte(proto)
+	add(ss.info.user)
+	add(strings.Join(ss.info.searchPath, ","))
+	add(sql)
+	add(d.SQL)
+	for _, p := range []string{"TimeZone", "DateStyle", "IntervalStyle", "client_encoding", "standard_conforming_strings", "integer_datetimes"} {
+		add(ss.state.Param(p))
+	}
+	add(ss.info.extraFloatDigits)
+	add(ss.info.byteaOutput)
+	for _, p := range parts {
+		if p == nil {
+			b.WriteString("N")
+			continue
+		}
+		add(string(p))
+	}
+	return b.String()
+}
+
+// formatsKey and oidsKey are a Bind's format codes and a statement's
+// parameter types as key parts.
+func formatsKey(f []int16) []byte {
+	b := make([]byte, 0, 2*len(f)+1)
+	b = append(b, 'f')
+	for _, v := range f {
+		b = append(b, byte(v>>8), byte(v))
+	}
+	return b
+}
+
+func oidsKey(o []uint32) []byte {
+	b := make([]byte, 0, 4*len(o)+1)
+	b = append(b, 'o')
+	for _, v := range o {
+		b = append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return b
+}
