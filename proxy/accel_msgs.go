@@ -527,8 +527,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// The results cache, for an Execute of the whole answer.
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
 	if rc != nil && m.MaxRows == 0 && cacheable(p.stmt.sql, d) {
+		cols := make([]uint32, len(rows.Fields))
+		for i, f := range rows.Fields {
+			cols[i] = f.DataTypeOID
+		}
 		rkey = ss.resultKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]),
-			formatsKey(p.resultFormats)}, p.params...)...)
+			formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
 		if body, n, hit := rc.get(rkey); hit {
 			ss.outBuf = append(ss.outBuf[:0], body...)
 			ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
