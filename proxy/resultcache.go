@@ -35,9 +35,11 @@ type ResultCache struct {
 	used int64
 	lru  list.List // of *cacheEntry, most recently used first
 	m    map[string]*list.Element
-	// byDataset indexes the entries by the datasets they read, with the
-	// data generation they were filled at, for the sweep in put.
+	// byDataset indexes the entries by the datasets they read, for the
+	// sweep in put; swept is each dataset's data generation at its last
+	// sweep (a dataset is swept again only once it changed).
 	byDataset map[string]map[*list.Element]struct{}
+	swept     map[string]uint64
 
 	hits, misses, evictions prometheus.Counter
 	invalidations           *prometheus.CounterVec
@@ -65,7 +67,7 @@ func (e *cacheEntry) size() int64 {
 func NewResultCache(maxBytes, maxEntry int64, dataGen func(string) uint64, reg prometheus.Registerer) *ResultCache {
 	c := &ResultCache{
 		maxBytes: maxBytes, maxEntry: min(maxEntry, maxBytes, localBufferLimit), dataGen: dataGen,
-		m: map[string]*list.Element{}, byDataset: map[string]map[*list.Element]struct{}{},
+		m: map[string]*list.Element{}, byDataset: map[string]map[*list.Element]struct{}{}, swept: map[string]uint64{},
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgaccel_results_cache_hits_total",
 			Help: "Accelerated statements answered from the results cache (runtime.results_cache)."}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgaccel_results_cache_misses_total",
@@ -160,11 +162,16 @@ func (c *ResultCache) put(key string, datasets []string, gens []uint64, body []b
 	c.entries.Set(float64(c.lru.Len()))
 }
 
-// sweep drops the entries of every dataset whose data changed since they
-// were kept (one generation read per dataset held).
+// sweep drops the entries of every dataset whose data changed since its
+// last sweep: one generation read per dataset held, and a walk of a
+// dataset's entries only after it changed.
 func (c *ResultCache) sweep() {
 	for d, set := range c.byDataset {
 		gen := c.dataGen(d)
+		if last, ok := c.swept[d]; ok && last == gen {
+			continue
+		}
+		c.swept[d] = gen
 		for el := range set {
 			e := el.Value.(*cacheEntry)
 			for i, ed := range e.datasets {

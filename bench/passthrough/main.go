@@ -46,6 +46,8 @@ type options struct {
 	accelerated bool
 	// pointReads is runtime.point_reads for the -accelerated runs.
 	pointReads string
+	// noResultsCache turns runtime.results_cache off.
+	noResultsCache bool
 	// auth is pgaccel's auth.mode: origin (logins relayed) or proxy
 	// (pgaccel verifies SCRAM itself and logs in with the ClientKey).
 	auth string
@@ -87,6 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
+	fs.BoolVar(&o.noResultsCache, "no-results-cache", false, "run pgaccel with runtime.results_cache.enabled: false")
 	fs.StringVar(&o.auth, "auth", "origin", "pgaccel's auth.mode: origin (logins relayed to the origin) or proxy (pgaccel verifies them itself)")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write pgaccel's allocation profile (its allocations since it started, sampled) to `file` when it stops")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of pgaccel (its process, the whole benchmark) to `file`")

@@ -99,7 +99,7 @@ func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts 
 		INSERT INTO bench_dim SELECT g, 'v' || g FROM generate_series(1, 100) g;`); err != nil {
 		return "", fmt.Errorf("create bench_dim: %w", err)
 	}
-	yaml += fmt.Sprintf("  point_reads: %s\ndatasets:\n  - from: postgres:public.bench_dim\n", opts.pointReads)
+	yaml += fmt.Sprintf("  point_reads: %s\n  results_cache:\n    enabled: %t\ndatasets:\n  - from: postgres:public.bench_dim\n", opts.pointReads, !opts.noResultsCache)
 	if opts.accelerated {
 		yaml += "  - from: postgres:public.pgbench_accounts\n"
 	}
