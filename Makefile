@@ -9,6 +9,7 @@ TPCH_ARGS ?=
 CDC_ARGS ?=
 COVERAGE_ARGS ?=
 SNAPSHOTS_ARGS ?=
+DASHBOARD_ARGS ?=
 
 .PHONY: all build test demo bench lint fuzz clean docker compose compose-scaleout drivers
 
@@ -39,6 +40,7 @@ bench:
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/cdc $(CDC_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/coverage $(COVERAGE_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/snapshots $(SNAPSHOTS_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/dashboard $(DASHBOARD_ARGS)
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...

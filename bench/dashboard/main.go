@@ -1,0 +1,292 @@
+// Command dashboard replays a dashboard against TPC-H (issue 19's
+// "bench/dashboard"): 20 distinct analytic statements, sent in random order
+// by -clients sessions for -duration, against the origin directly, through
+// pgaccel with the results cache off (SET pgaccel.cache = off, through the
+// startup options) and with it on; halfway through each pgaccel run,
+// lineitem and orders are refreshed (which drops the cached answers that
+// read them). It reports statements per second and p50/p99 latency for
+// each, and the cache's hits and misses. refresh_mode: caching is not
+// built yet, so it has no column here.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
+	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
+	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+const resultsSection = "Dashboard replay (bench/dashboard)"
+
+// statements are the dashboard: aggregates a BI tool's tiles send.
+var statements = []string{
+	"SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*) FROM lineitem GROUP BY 1, 2 ORDER BY 1, 2",
+	"SELECT l_shipmode, count(*) FROM lineitem GROUP BY 1 ORDER BY 1",
+	"SELECT extract(year FROM l_shipdate) AS y, count(*) FROM lineitem GROUP BY 1 ORDER BY 1",
+	"SELECT l_linestatus, max(l_extendedprice), min(l_extendedprice) FROM lineitem GROUP BY 1 ORDER BY 1",
+	"SELECT count(*) FROM lineitem WHERE l_shipdate >= DATE '1995-01-01' AND l_shipdate < DATE '1996-01-01'",
+	"SELECT l_shipinstruct, sum(l_quantity) FROM lineitem GROUP BY 1 ORDER BY 1",
+	"SELECT o_orderpriority, count(*) FROM orders GROUP BY 1 ORDER BY 1",
+	"SELECT o_orderstatus, sum(o_totalprice) FROM orders GROUP BY 1 ORDER BY 1",
+	"SELECT extract(year FROM o_orderdate) AS y, count(*), sum(o_totalprice) FROM orders GROUP BY 1 ORDER BY 1",
+	"SELECT count(DISTINCT o_custkey) FROM orders",
+	"SELECT c_mktsegment, count(*) FROM customer GROUP BY 1 ORDER BY 1",
+	"SELECT n_name, count(*) FROM customer JOIN nation ON c_nationkey = n_nationkey GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
+	"SELECT r_name, count(*) FROM supplier JOIN nation ON s_nationkey = n_nationkey JOIN region ON n_regionkey = r_regionkey GROUP BY 1 ORDER BY 1",
+	"SELECT p_brand, count(*) FROM part GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
+	"SELECT p_container, max(p_retailprice) FROM part GROUP BY 1 ORDER BY 1 LIMIT 20",
+	"SELECT ps_suppkey, sum(ps_availqty) FROM partsupp GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
+	"SELECT c_mktsegment, count(*) FROM orders JOIN customer ON o_custkey = c_custkey GROUP BY 1 ORDER BY 1",
+	"SELECT o_orderpriority, count(*) FROM orders JOIN lineitem ON l_orderkey = o_orderkey WHERE l_commitdate < l_receiptdate GROUP BY 1 ORDER BY 1",
+	"SELECT count(*) FROM supplier WHERE s_acctbal > 5000",
+	"SELECT n_name, sum(s_acctbal) FROM supplier JOIN nation ON s_nationkey = n_nationkey GROUP BY 1 ORDER BY 1",
+}
+
+type options struct {
+	sf            float64
+	clients       int
+	duration      time.Duration
+	out           string
+	generateChild bool
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Float64Var(&o.sf, "sf", 1, "TPC-H scale factor: a whole number, or a multiple of 0.001 below 1")
+	fs.IntVar(&o.clients, "clients", 8, "sessions replaying the dashboard at once")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "length of each target's run")
+	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
+	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.generateChild {
+		if err := tpchdata.GenerateChild(ctx, o.sf, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "dashboard generator: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if fs.NArg() > 0 || o.sf <= 0 || o.clients < 1 || o.duration <= 0 {
+		fmt.Fprintln(stderr, "dashboard: bad flags (see -help)")
+		return 2
+	}
+	return benchutil.Exit(ctx, "dashboard", benchmark(ctx, o, args, stdout, stderr), stderr)
+}
+
+// result is one target's run.
+type result struct {
+	target     string
+	statements int
+	errors     int
+	elapsed    time.Duration
+	lat        []time.Duration
+	hits, miss float64
+}
+
+func (r result) pct(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	return r.lat[min(len(r.lat)-1, int(float64(len(r.lat))*p))]
+}
+
+func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.Writer) (err error) {
+	progress := benchutil.Progress(stderr)
+	loadStart := benchutil.LoadAvg()
+	origin, err := benchutil.StartOrigin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := origin.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	if _, err := tpchdata.Load(ctx, origin, o.sf, progress); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "pgaccel-dashboard-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var b strings.Builder
+	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n", origin.SuperDSN(), dir)
+	for _, t := range tpchdata.Tables {
+		fmt.Fprintf(&b, "  - from: postgres:public.%s\n", t.Name)
+	}
+	cfg, err := catalog.Parse([]byte(b.String()), "dashboard.yaml")
+	if err != nil {
+		return err
+	}
+	progress("starting pgaccel; loading the 8 datasets")
+	a, err := app.Start(cfg, zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = a.Shutdown(sctx)
+	}()
+	if err := a.WaitReady(ctx); err != nil {
+		return err
+	}
+	via := func(opts string) string {
+		return "postgres://" + pgtest.AppUser + ":" + pgtest.AppPassword + "@" + a.Addr() + "/" + origin.Database + "?sslmode=disable" + opts
+	}
+	targets := []struct{ name, dsn string }{
+		{"origin", origin.DSN(pgtest.AppUser, pgtest.AppPassword)},
+		{"pgaccel, cache off", via("&options=-c%20pgaccel.cache%3Doff")},
+		{"pgaccel, cache on", via("")},
+	}
+	var results []result
+	for _, tg := range targets {
+		progress("%s: %d clients for %v", tg.name, o.clients, o.duration)
+		refresh := tg.name != "origin"
+		before, beforeMiss := counter(a, "pgaccel_results_cache_hits_total"), counter(a, "pgaccel_results_cache_misses_total")
+		r, err := replay(ctx, tg.dsn, o, func() {
+			if refresh {
+				for _, t := range []string{"lineitem", "orders"} {
+					if err := a.Runner.Refresh(ctx, t); err != nil {
+						progress("refresh of %s: %v", t, err)
+					}
+				}
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", tg.name, err)
+		}
+		r.target = tg.name
+		r.hits = counter(a, "pgaccel_results_cache_hits_total") - before
+		r.miss = counter(a, "pgaccel_results_cache_misses_total") - beforeMiss
+		progress("%s: %d statements, %.0f/s, p50 %v, p99 %v, %d errors", tg.name, r.statements,
+			float64(r.statements)/r.elapsed.Seconds(), r.pct(0.5), r.pct(0.99), r.errors)
+		results = append(results, r)
+	}
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "\n### %s, TPC-H SF%g, %d clients, %v per target (%s)\n\n", time.Now().UTC().Format("2006-01-02"), o.sf, o.clients, o.duration, benchutil.Revision(ctx))
+	fmt.Fprintf(&md, "Command: `%s`. Machine: %s, %s, %s; load average at start %s, at end %s. The 20 statements are in bench/dashboard/main.go; each pgaccel run refreshes lineitem and orders halfway (their cached answers are dropped).\n\n",
+		benchutil.CommandLine("./bench/dashboard", args), benchutil.CPUModel(), benchutil.MemTotal(), benchutil.GoVersion(), loadStart, benchutil.LoadAvg())
+	md.WriteString("| target | statements/s | p50 | p99 | errors | cache hits | cache misses |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		fmt.Fprintf(&md, "| %s | %.1f | %v | %v | %d | %.0f | %.0f |\n", r.target, float64(r.statements)/r.elapsed.Seconds(),
+			r.pct(0.5).Round(10*time.Microsecond), r.pct(0.99).Round(10*time.Microsecond), r.errors, r.hits, r.miss)
+	}
+	if len(results) == 3 && results[1].statements > 0 && results[0].statements > 0 {
+		fmt.Fprintf(&md, "\nStatements per second, cache on / cache off: **%.1f×**; cache on / origin: **%.1f×**.\n",
+			float64(results[2].statements)/results[2].elapsed.Seconds()/(float64(results[1].statements)/results[1].elapsed.Seconds()),
+			float64(results[2].statements)/results[2].elapsed.Seconds()/(float64(results[0].statements)/results[0].elapsed.Seconds()))
+	}
+	fmt.Fprint(stdout, md.String())
+	if o.out != "" {
+		return benchutil.AppendToSection(o.out, resultsSection, md.String())
+	}
+	return nil
+}
+
+// replay runs o.clients sessions sending the statements in random order
+// until o.duration has passed, calling mid once halfway.
+func replay(ctx context.Context, dsn string, o options, mid func()) (result, error) {
+	var r result
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	conns := make([]*pgx.Conn, o.clients)
+	for i := range conns {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return r, err
+		}
+		defer c.Close(context.Background())
+		conns[i] = c
+	}
+	start := time.Now()
+	end := start.Add(o.duration)
+	midDone := make(chan struct{})
+	go func() {
+		defer close(midDone)
+		select {
+		case <-ctx.Done():
+		case <-time.After(o.duration / 2):
+			mid()
+		}
+	}()
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(uint64(i), 42))
+			var lat []time.Duration
+			n, errs := 0, 0
+			for time.Now().Before(end) && ctx.Err() == nil {
+				sql := statements[rnd.IntN(len(statements))]
+				t0 := time.Now()
+				rows, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+				if err == nil {
+					for rows.Next() {
+					}
+					rows.Close()
+					err = rows.Err()
+				}
+				lat = append(lat, time.Since(t0))
+				n++
+				if err != nil {
+					errs++
+				}
+			}
+			mu.Lock()
+			r.lat = append(r.lat, lat...)
+			r.statements += n
+			r.errors += errs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	<-midDone
+	slices.Sort(r.lat)
+	return r, ctx.Err()
+}
+
+// counter is the value of an unlabelled counter of a's metrics.
+func counter(a *app.App, name string) float64 {
+	mfs, err := a.Metrics.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
