@@ -108,6 +108,14 @@ func TestResultsCache_RepeatedStatementsAreExact(t *testing.T) {
 		t.Errorf("hits counted: %v", hits)
 	}
 
+	// EXPLAIN is DuckDB's plan of the moment, never kept.
+	for range 2 {
+		simple(proxyConn, "EXPLAIN SELECT count(*) FROM rc_items")
+		if r := route(); r != "accelerated" {
+			t.Fatalf("EXPLAIN routed %q", r)
+		}
+	}
+
 	// A role without SELECT gets the origin's refusal, not the answer.
 	other := connect(t, appDSN(a, pgtest.NoAccessUser, pgtest.NoAccessPassword)).PgConn()
 	if _, err := other.Exec(ctx, q).ReadAll(); err == nil || !strings.Contains(err.Error(), "permission denied") {

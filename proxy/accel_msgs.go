@@ -51,19 +51,12 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	// The results cache: an answer kept for this statement, settings and
 	// data is sent as it was (privileges were checked by decideLocal).
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
-	if rc != nil && cacheable(m.String, d) {
+	if rc != nil && cacheable(d) {
 		rkey = ss.resultKey('Q', m.String, d)
-		if body, n, hit := rc.get(rkey); hit {
-			ss.outBuf = append(ss.outBuf[:0], body...)
-			ss.srv.metrics.count(routeAccelerated, d.Datasets, "")
-			ss.srv.metrics.observe(routeAccelerated, start)
-			ss.lastRoute = routeNote{route: routeCacheHit}
-			if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
-				ss.close()
-			}
+		var hit bool
+		if hit, gens = ss.fromCache(rc, rkey, d, start, true, nil); hit {
 			return true
 		}
-		gens = rc.generations(d.Datasets)
 	}
 	key := ss.describeKey(m.String, d)
 	rd := ss.srv.describes.get(key)
@@ -132,8 +125,8 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.failQuery(ss.localFailedLate(err))
 		return true
 	}
-	if rkey != "" && !r.flushed && slices.Equal(gens, rc.generations(d.Datasets)) {
-		rc.put(rkey, d.Datasets, gens, slices.Clone(ss.outBuf), n)
+	if rkey != "" && !r.flushed {
+		rc.keep(rkey, d.Datasets, gens, ss.outBuf, n)
 	}
 	// Count before the client can see the answer (and ask the metrics).
 	if !r.internal {
@@ -526,25 +519,19 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	// The results cache, for an Execute of the whole answer.
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
-	if rc != nil && m.MaxRows == 0 && cacheable(p.stmt.sql, d) {
+	if rc != nil && m.MaxRows == 0 && cacheable(d) {
 		cols := make([]uint32, len(rows.Fields))
 		for i, f := range rows.Fields {
 			cols[i] = f.DataTypeOID
 		}
 		rkey = ss.resultKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]),
 			formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
-		if body, n, hit := rc.get(rkey); hit {
-			ss.outBuf = append(ss.outBuf[:0], body...)
+		var hit bool
+		if hit, gens = ss.fromCache(rc, rkey, d, start, false, func() {
 			ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
-			ss.srv.metrics.count(routeAccelerated, d.Datasets, "")
-			ss.srv.metrics.observe(routeAccelerated, start)
-			ss.lastRoute = routeNote{route: routeCacheHit}
-			if err := ss.finish(selectTag(n)); err != nil {
-				ss.close()
-			}
+		}); hit {
 			return true
 		}
-		gens = rc.generations(d.Datasets)
 	}
 	// The origin gets the Parse and Bind before it would otherwise (at
 	// the client's Sync), to work on them while DuckDB runs.
@@ -689,8 +676,8 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 	if done {
 		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
 		tail = selectTag(n)
-		if rc := ss.resultCache(); rc != nil && r.cacheKey != "" && firstCall && !r.flushed && slices.Equal(r.cacheGens, rc.generations(r.datasets)) {
-			rc.put(r.cacheKey, r.datasets, r.cacheGens, slices.Clone(ss.outBuf), n)
+		if rc := ss.resultCache(); rc != nil && r.cacheKey != "" && !r.flushed {
+			rc.keep(r.cacheKey, r.datasets, r.cacheGens, ss.outBuf, n)
 		}
 		if !r.internal {
 			ss.srv.metrics.count(routeAccelerated, r.datasets, "")

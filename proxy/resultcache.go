@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"container/list"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pgaccel/pgaccel/planner"
@@ -129,8 +132,16 @@ func (c *ResultCache) changed(e *cacheEntry) string {
 	return ""
 }
 
-// put keeps an answer of datasets, computed while each was at gens (the
-// caller read them before the statement ran and checked them after), and
+// keep puts a copy of body, the answer of datasets computed after each
+// was at gens, unless one of them changed since (the answer may then hold
+// either data).
+func (c *ResultCache) keep(key string, datasets []string, gens []uint64, body []byte, rows int64) {
+	if int64(len(body)) <= c.maxEntry && slices.Equal(gens, c.generations(datasets)) {
+		c.put(key, datasets, gens, slices.Clone(body), rows)
+	}
+}
+
+// put keeps an answer of datasets computed while each was at gens, and
 // drops every entry whose data changed since.
 func (c *ResultCache) put(key string, datasets []string, gens []uint64, body []byte, rows int64) {
 	if int64(len(body)) > c.maxEntry {
@@ -209,15 +220,40 @@ func (c *ResultCache) remove(el *list.Element) {
 // results cache.
 const routeCacheHit = "accelerated (cache hit)"
 
-// cacheable: sql's accelerated answer d may be kept. Not the proxy's
-// answers about itself, EXPLAIN (ANALYZE times the run), nor a statement
-// whose empty answer goes to the origin (on_zero_results: use_source).
-func cacheable(sql string, d planner.Decision) bool {
-	if internal(d) || d.FallbackSQL != "" || len(d.Datasets) == 0 {
-		return false
+// cacheable: the accelerated answer of d may be kept. Not the proxy's
+// answers about itself, EXPLAIN (ANALYZE times the run: explainLocal made
+// d), nor a statement whose empty answer goes to the origin
+// (on_zero_results: use_source).
+func cacheable(d planner.Decision) bool {
+	return !internal(d) && d.Kind != planner.KindExplain && d.FallbackSQL == "" && len(d.Datasets) > 0
+}
+
+// fromCache sends the answer rc keeps under key for d, if any, as the
+// statement's: its messages, its completion and, with ready (a simple
+// Query), ReadyForQuery, after hit (nil: none) has recorded what the
+// answer changes; it counts the statement as accelerated from start. On a
+// miss it returns the datasets' data generations, which the
+// answer DuckDB gives is kept at (ResultCache.keep).
+func (ss *session) fromCache(rc *ResultCache, key string, d planner.Decision, start time.Time, ready bool, hit func()) (bool, []uint64) {
+	body, n, ok := rc.get(key)
+	if !ok {
+		return false, rc.generations(d.Datasets)
 	}
-	_, _, explain := planner.ExplainTarget(sql)
-	return !explain
+	if hit != nil {
+		hit()
+	}
+	ss.outBuf = append(ss.outBuf[:0], body...)
+	ss.srv.metrics.count(routeAccelerated, d.Datasets, "")
+	ss.srv.metrics.observe(routeAccelerated, start)
+	ss.lastRoute = routeNote{route: routeCacheHit}
+	tail := []pgproto3.BackendMessage{selectTag(n)}
+	if ready {
+		tail = append(tail, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
+	}
+	if err := ss.finish(tail...); err != nil {
+		ss.close()
+	}
+	return true, nil
 }
 
 // cacheSettingOff reads pgaccel.cache: off (or false, 0, no) turns the
