@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
@@ -103,8 +102,7 @@ func snapshotReason(err error) string {
 		return "not_found"
 	case errors.Is(err, snapshot.ErrConflict):
 		return "conflict"
-	case strings.Contains(err.Error(), "snapshot store") || strings.Contains(err.Error(), "upload ") ||
-		strings.Contains(err.Error(), "download ") || strings.Contains(err.Error(), "read ") || strings.Contains(err.Error(), "write "):
+	case errors.Is(err, snapshot.ErrStore):
 		return "store"
 	}
 	return "other"

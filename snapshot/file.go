@@ -40,7 +40,7 @@ func (f *fileStore) path(key string) (string, error) {
 	return p, nil
 }
 
-func (f *fileStore) PutFile(ctx context.Context, key, src string) (int64, string, error) {
+func (f *fileStore) putFile(ctx context.Context, key, src string) (int64, string, error) {
 	dst, err := f.path(key)
 	if err != nil {
 		return 0, "", err
@@ -60,7 +60,7 @@ func (f *fileStore) PutFile(ctx context.Context, key, src string) (int64, string
 	return n, sum, syncDir(filepath.Dir(dst))
 }
 
-func (f *fileStore) GetFile(ctx context.Context, key, dst string) (int64, string, error) {
+func (f *fileStore) getFile(ctx context.Context, key, dst string) (int64, string, error) {
 	src, err := f.path(key)
 	if err != nil {
 		return 0, "", err
@@ -72,7 +72,7 @@ func (f *fileStore) GetFile(ctx context.Context, key, dst string) (int64, string
 	return n, sum, err
 }
 
-func (f *fileStore) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, string, error) {
+func (f *fileStore) readMeta(ifNoneMatch string) ([]byte, string, error) {
 	data, err := os.ReadFile(filepath.Join(f.dir, MetadataKey))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNotFound
@@ -87,7 +87,7 @@ func (f *fileStore) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, s
 	return data, etag, nil
 }
 
-func (f *fileStore) WriteMeta(ctx context.Context, data []byte, ifMatch string) (string, error) {
+func (f *fileStore) writeMeta(data []byte, ifMatch string) (string, error) {
 	lock, err := os.OpenFile(filepath.Join(f.dir, ".metadata.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", err
@@ -97,7 +97,7 @@ func (f *fileStore) WriteMeta(ctx context.Context, data []byte, ifMatch string) 
 		return "", err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	_, cur, err := f.ReadMeta(ctx, "")
+	_, cur, err := f.readMeta("")
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if ifMatch != "" {
@@ -121,7 +121,7 @@ func (f *fileStore) WriteMeta(ctx context.Context, data []byte, ifMatch string) 
 	return contentTag(data), syncDir(f.dir)
 }
 
-func (f *fileStore) Delete(ctx context.Context, key string) error {
+func (f *fileStore) delete(key string) error {
 	p, err := f.path(key)
 	if err != nil {
 		return err
@@ -130,6 +130,32 @@ func (f *fileStore) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	return nil
+}
+
+// The Store methods mark the file system's errors as ErrStore.
+
+func (f *fileStore) PutFile(ctx context.Context, key, src string) (int64, string, error) {
+	n, sum, err := f.putFile(ctx, key, src)
+	return n, sum, storeErr("upload", key, err)
+}
+
+func (f *fileStore) GetFile(ctx context.Context, key, dst string) (int64, string, error) {
+	n, sum, err := f.getFile(ctx, key, dst)
+	return n, sum, storeErr("download", key, err)
+}
+
+func (f *fileStore) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, string, error) {
+	data, etag, err := f.readMeta(ifNoneMatch)
+	return data, etag, storeErr("read", MetadataKey, err)
+}
+
+func (f *fileStore) WriteMeta(ctx context.Context, data []byte, ifMatch string) (string, error) {
+	etag, err := f.writeMeta(data, ifMatch)
+	return etag, storeErr("write", MetadataKey, err)
+}
+
+func (f *fileStore) Delete(ctx context.Context, key string) error {
+	return storeErr("delete", key, f.delete(key))
 }
 
 // contentTag is a file store's ETag of data.

@@ -125,7 +125,7 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 		err = stalled(wctx, err)
 		stop()
 		if err != nil {
-			return 0, "", fmt.Errorf("upload %s: %w", k, err)
+			return 0, "", storeErr("upload", k, err)
 		}
 		return int64(len(data)), hex.EncodeToString(h.Sum(nil)), nil
 	}
@@ -133,7 +133,7 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 	up, err := s.c.CreateMultipartUpload(cctx, &s3.CreateMultipartUploadInput{Bucket: &s.loc.Bucket, Key: &k})
 	cancel()
 	if err != nil {
-		return 0, "", fmt.Errorf("upload %s: %w", k, err)
+		return 0, "", storeErr("upload", k, err)
 	}
 	abort := func(err error) (int64, string, error) {
 		// With a context of its own: the upload's may have ended.
@@ -143,7 +143,7 @@ func (s *s3Store) PutFile(ctx context.Context, key, src string) (int64, string, 
 		if aerr != nil {
 			err = fmt.Errorf("%w (and aborting the multipart upload failed: %v)", err, aerr)
 		}
-		return 0, "", fmt.Errorf("upload %s: %w", k, err)
+		return 0, "", storeErr("upload", k, err)
 	}
 	var parts []types.CompletedPart
 	var total int64
@@ -189,12 +189,12 @@ func (s *s3Store) GetFile(ctx context.Context, key, dst string) (int64, string, 
 		if status(err) == http.StatusNotFound {
 			return 0, "", fmt.Errorf("%w: %s", ErrNotFound, k)
 		}
-		return 0, "", fmt.Errorf("download %s: %w", k, stalled(wctx, err))
+		return 0, "", storeErr("download", k, stalled(wctx, err))
 	}
 	defer out.Body.Close()
 	n, sum, err := writeFrom(wctx, touchReader{out.Body, touch}, dst)
 	if err = stalled(wctx, err); err != nil {
-		return 0, "", fmt.Errorf("download %s: %w", k, err)
+		return 0, "", storeErr("download", k, err)
 	}
 	return n, sum, nil
 }
@@ -215,12 +215,12 @@ func (s *s3Store) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, str
 	case http.StatusNotFound:
 		return nil, "", ErrNotFound
 	default:
-		return nil, "", fmt.Errorf("read %s: %w", k, err)
+		return nil, "", storeErr("read", k, err)
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", k, err)
+		return nil, "", storeErr("read", k, err)
 	}
 	return data, aws.ToString(out.ETag), nil
 }
@@ -244,13 +244,13 @@ func (s *s3Store) WriteMeta(ctx context.Context, data []byte, ifMatch string) (s
 		// 409: a concurrent conditional write is in progress (AWS).
 		return "", ErrConflict
 	}
-	return "", fmt.Errorf("write %s: %w", k, err)
+	return "", storeErr("write", k, err)
 }
 
 func (s *s3Store) Delete(ctx context.Context, key string) error {
 	k := s.loc.key(key)
 	if _, err := s.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.loc.Bucket, Key: &k}); err != nil && status(err) != http.StatusNotFound {
-		return fmt.Errorf("delete %s: %w", k, err)
+		return storeErr("delete", k, err)
 	}
 	return nil
 }

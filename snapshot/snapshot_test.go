@@ -338,3 +338,27 @@ func TestOpen_IAMRoleUsesTheDefaultChain(t *testing.T) {
 		t.Fatal("a wrong secret in the environment was accepted")
 	}
 }
+
+// A location's own failures are ErrStore, for the failure metrics; the
+// store's other errors stay what they are.
+func TestStoreErrors_AreMarked(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range stores(t) {
+		_, _, err := st.GetFile(ctx, "no/such.duckdb", filepath.Join(t.TempDir(), "x"))
+		if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrStore) {
+			t.Errorf("%s: a missing object: %v", name, err)
+		}
+		_, _, err = st.PutFile(ctx, "a.duckdb", filepath.Join(t.TempDir(), "missing-source"))
+		if name == "file" && !errors.Is(err, ErrStore) {
+			t.Errorf("%s: a failed upload is not ErrStore: %v", name, err)
+		}
+	}
+	st, err := Open(ctx, "s3://no-such-bucket-here/p/", map[string]string{
+		ParamEndpoint: s3Server.Endpoint, ParamRegion: s3Server.Region, ParamKey: s3Server.AccessKey, ParamSecret: s3Server.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteMeta(ctx, []byte("{}"), ""); !errors.Is(err, ErrStore) {
+		t.Errorf("s3: a write to a missing bucket is not ErrStore: %v", err)
+	}
+}

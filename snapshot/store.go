@@ -37,7 +37,19 @@ var (
 	ErrConflict = errors.New("snapshot store: metadata changed by another writer")
 	// ErrCorrupt: a download's size or SHA-256 is not the metadata's.
 	ErrCorrupt = errors.New("snapshot: the downloaded object is not the one published")
+	// ErrStore: any other failure of the location (its server, its file
+	// system, the network on the way), as Stores report them (storeErr).
+	ErrStore = errors.New("snapshot store")
 )
+
+// storeErr is err of a Store's op on key: the errors above as they are,
+// any other marked ErrStore.
+func storeErr(op, key string, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotModified) || errors.Is(err, ErrConflict) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w: %w", op, key, ErrStore, err)
+}
 
 // Store is where snapshots are kept: immutable objects, and the one
 // metadata object, written conditionally.
