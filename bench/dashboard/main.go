@@ -30,7 +30,6 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
@@ -88,11 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.generateChild {
-		if err := tpchdata.GenerateChild(ctx, o.sf, os.Stdin, stdout); err != nil {
-			fmt.Fprintf(stderr, "dashboard generator: %v\n", err)
-			return 1
-		}
-		return 0
+		return tpchdata.ChildMain(ctx, "dashboard", o.sf, stdout, stderr)
 	}
 	if fs.NArg() > 0 || o.sf <= 0 || o.clients < 1 || o.duration <= 0 {
 		fmt.Fprintln(stderr, "dashboard: bad flags (see -help)")
@@ -138,12 +133,7 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 		return err
 	}
 	defer os.RemoveAll(dir)
-	var b strings.Builder
-	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n", origin.SuperDSN(), dir)
-	for _, t := range tpchdata.Tables {
-		fmt.Fprintf(&b, "  - from: postgres:public.%s\n", t.Name)
-	}
-	cfg, err := catalog.Parse([]byte(b.String()), "dashboard.yaml")
+	cfg, err := tpchdata.Config(origin.SuperDSN(), dir, "", nil, "")
 	if err != nil {
 		return err
 	}

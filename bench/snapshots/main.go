@@ -45,7 +45,6 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/s3test"
 	"github.com/pgaccel/pgaccel/integration/tcprelay"
@@ -84,11 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.generateChild {
-		if err := tpchdata.GenerateChild(ctx, o.sf, os.Stdin, stdout); err != nil {
-			fmt.Fprintf(stderr, "snapshots generator: %v\n", err)
-			return 1
-		}
-		return 0
+		return tpchdata.ChildMain(ctx, "snapshots", o.sf, stdout, stderr)
 	}
 	if fs.NArg() > 0 || o.sf <= 0 || o.rounds < 1 || (o.store != "s3" && o.store != "file") {
 		fmt.Fprintln(stderr, "snapshots: bad flags (see -help): -sf > 0, -rounds >= 1, -store s3 or file, no arguments")
@@ -257,16 +252,10 @@ func startApp(ctx context.Context, dsn, block, acc string) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n%sdatasets:\n",
-		dsn, dir, block)
-	for _, t := range tpchdata.Tables {
-		fmt.Fprintf(&b, "  - from: postgres:public.%s\n    acceleration:\n%s", t.Name, acc)
-	}
-	cfg, err := catalog.Parse([]byte(b.String()), "snapshots.yaml")
+	cfg, err := tpchdata.Config(dsn, dir, block, nil, acc)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgaccel config: %w", err)
+		return nil, err
 	}
 	a, err := app.Start(cfg, zerolog.Nop())
 	if err != nil {

@@ -47,11 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.generateChild {
-		if err := tpchdata.GenerateChild(ctx, opts.sf, os.Stdin, stdout); err != nil {
-			fmt.Fprintf(stderr, "tpch generator: %v\n", err)
-			return 1
-		}
-		return 0
+		return tpchdata.ChildMain(ctx, "tpch", opts.sf, stdout, stderr)
 	}
 
 	return benchutil.Exit(ctx, "tpch", benchmark(ctx, opts, args, stdout, stderr), stderr)

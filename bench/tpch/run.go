@@ -15,7 +15,6 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/rs/zerolog"
@@ -112,15 +111,9 @@ func startPgaccel(ctx context.Context, dsn string, ts []tpchdata.Table, dataDir 
 	if ts == nil {
 		ts = tpchdata.Tables
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n",
-		dsn, dataDir)
-	for _, t := range ts {
-		fmt.Fprintf(&b, "  - from: postgres:public.%s\n    acceleration:\n      mode: memory\n", t.Name)
-	}
-	cfg, err := catalog.Parse([]byte(b.String()), "tpch.yaml")
+	cfg, err := tpchdata.Config(dsn, dataDir, "", ts, "      mode: memory\n")
 	if err != nil {
-		return nil, 0, fmt.Errorf("pgaccel config: %w", err)
+		return nil, 0, err
 	}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Str("component", "pgaccel").Logger()
 	began := time.Now()
