@@ -42,21 +42,7 @@ type fleetProc struct {
 func newFleetProc(t *testing.T, name, originDSN, location, params, table, acc string) *fleetProc {
 	t.Helper()
 	p := &fleetProc{t: t, name: name, dataDir: t.TempDir(), pg: freeAddr(t), admin: freeAddr(t)}
-	body := fmt.Sprintf(`origin:
-  dsn: %q
-server:
-  listen: %s
-admin:
-  listen: %s
-runtime:
-  data_dir: %q
-snapshots:
-  enabled: true
-  location: %s
-%sdatasets:
-  - from: postgres:public.%s
-    acceleration:
-%s`, originDSN, p.pg, p.admin, p.dataDir, location, params, table, acc)
+	body := fleetConfig(originDSN, p.pg, p.admin, p.dataDir, location, params, table, acc)
 	p.cfg = writeConfig(t, body)
 	t.Cleanup(func() {
 		if p.cmd != nil && p.cmd.ProcessState == nil {
@@ -243,10 +229,7 @@ func TestSnapshots_ProcessesThroughFailures(t *testing.T) {
 		return r
 	}
 	wRelay, rRelay := relay(), relay()
-	params := func(r *tcprelay.Relay) string {
-		return fmt.Sprintf("  params:\n    s3_endpoint: http://%s\n    s3_region: %s\n    s3_key: ${env:PGACCEL_TEST_S3_KEY}\n    s3_secret: ${env:PGACCEL_TEST_S3_SECRET}\n",
-			r.Addr(), srv.Region)
-	}
+	params := func(r *tcprelay.Relay) string { return s3Params("http://"+r.Addr(), srv.Region) }
 	loc := "s3://procfleet/snaps/"
 	writer := newFleetProc(t, "writer", origin.SuperDSN(), loc, params(wRelay), table,
 		"      mode: file\n      primary_key: id\n      snapshots: create_only\n")

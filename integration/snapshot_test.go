@@ -53,31 +53,42 @@ func s3Fleet(t *testing.T, bucket string) (*s3test.Server, snapshot.Store) {
 	return srv, store
 }
 
+// fleetConfig is the config of one pgaccel of a snapshot fleet: the
+// origin at originDSN, its ports and data dir, the snapshots block
+// (location and its params as YAML lines, "" for none), and one dataset
+// of table whose acceleration block is acc (indented lines).
+func fleetConfig(originDSN, listen, admin, dataDir, location, params, table, acc string) string {
+	return fmt.Sprintf(`origin:
+  dsn: %q
+server:
+  listen: %s
+admin:
+  listen: %s
+runtime:
+  data_dir: %q
+snapshots:
+  enabled: true
+  location: %s
+%sdatasets:
+  - from: postgres:public.%s
+    acceleration:
+%s`, originDSN, listen, admin, dataDir, location, params, table, acc)
+}
+
+// s3Params are the snapshots params of an S3 endpoint, the credentials
+// through the environment (s3Fleet sets it).
+func s3Params(endpoint, region string) string {
+	return fmt.Sprintf("  params:\n    s3_endpoint: %s\n    s3_region: %s\n    s3_key: ${env:PGACCEL_TEST_S3_KEY}\n    s3_secret: ${env:PGACCEL_TEST_S3_SECRET}\n",
+		endpoint, region)
+}
+
 // startFleetApp starts a pgaccel with its own data dir, the fleet's
 // snapshots block, and one dataset of table whose acceleration block is
 // acc (indented lines), and waits until it is ready.
 func startFleetApp(t *testing.T, srv *s3test.Server, bucket, table, acc string) *app.App {
 	t.Helper()
-	cfg := fmt.Sprintf(`origin:
-  dsn: %q
-server:
-  listen: 127.0.0.1:0
-admin:
-  listen: 127.0.0.1:0
-runtime:
-  data_dir: %q
-snapshots:
-  enabled: true
-  location: s3://%s/snaps/
-  params:
-    s3_endpoint: %s
-    s3_region: %s
-    s3_key: ${env:PGACCEL_TEST_S3_KEY}
-    s3_secret: ${env:PGACCEL_TEST_S3_SECRET}
-datasets:
-  - from: postgres:public.%s
-    acceleration:
-%s`, origin.SuperDSN(), t.TempDir(), bucket, srv.Endpoint, srv.Region, table, acc)
+	cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://"+bucket+"/snaps/",
+		s3Params(srv.Endpoint, srv.Region), table, acc)
 	a := startAppText(t, cfg)
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
