@@ -180,6 +180,20 @@ type DatasetStatus struct {
 	// Snapshots are the acceleration snapshots the dataset serves and
 	// last published.
 	Snapshots *SnapshotsStatus `json:"snapshots,omitempty"`
+	// Cache is a refresh_mode: caching dataset's answers in the results
+	// cache.
+	Cache *CacheStatus `json:"cache,omitempty"`
+}
+
+// CacheStatus is a caching dataset's answers in DatasetStatus: how many
+// are kept, hits and misses since start, the hit rate, and the oldest
+// answer's age.
+type CacheStatus struct {
+	Entries          int     `json:"entries"`
+	Hits             uint64  `json:"hits"`
+	Misses           uint64  `json:"misses"`
+	HitRate          float64 `json:"hit_rate"`
+	OldestAgeSeconds float64 `json:"oldest_entry_age_seconds"`
 }
 
 // SnapshotsStatus is a dataset's acceleration snapshots in DatasetStatus.
@@ -277,6 +291,12 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				if served, published := snapshotRef(st.SnapshotServed), snapshotRef(st.SnapshotPublished); served != nil || published != nil {
 					j.Snapshots = &SnapshotsStatus{Served: served, Published: published}
+				}
+				if cs, ok := s.reg.CachingStatus(name); ok {
+					j.Cache = &CacheStatus{Entries: cs.Entries, Hits: cs.Hits, Misses: cs.Misses, OldestAgeSeconds: cs.OldestAge.Seconds()}
+					if total := cs.Hits + cs.Misses; total > 0 {
+						j.Cache.HitRate = float64(cs.Hits) / float64(total)
+					}
 				}
 				for _, c := range st.Columns {
 					if !c.Accelerated {

@@ -150,8 +150,19 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Privileges: privileges,
 				Generation: a.generation,
 			}
-			if rc := cfg.Runtime.ResultsCache; rc.Enabled {
+			policies := map[string]proxy.CachingPolicy{}
+			for _, ds := range cfg.Datasets {
+				if acc := ds.Acceleration; acc.Enabled && acc.RefreshMode == catalog.RefreshCaching {
+					policies[ds.Name] = proxy.CachingPolicy{TTL: acc.RefreshCheckInterval, StaleWhileRevalidate: acc.CachingStaleWhileRevalidate,
+						StaleIfError: acc.CachingStaleIfError, Table: ds.Table}
+				}
+			}
+			if rc := cfg.Runtime.ResultsCache; rc.Enabled || len(policies) > 0 {
+				// refresh_mode: caching keeps its answers there even when
+				// the cache of accelerated answers is off.
 				accel.ResultsCache = proxy.NewResultCache(rc.MaxBytes, rc.MaxEntryBytes, a.Registry.DataGeneration, a.Metrics)
+				accel.ResultsCache.EnableCaching(policies, a.Registry.BumpDataGeneration, rc.Enabled, a.Metrics)
+				a.Registry.SetCachingStatus(accel.ResultsCache.CachingStatus)
 			}
 			break
 		}

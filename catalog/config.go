@@ -24,6 +24,15 @@ const (
 	// refresh_mode: snapshot dataset that sets none.
 	DefaultSnapshotPollInterval = time.Minute
 
+	// DefaultCachingTTL is how long an answer of a refresh_mode: caching
+	// dataset is fresh when refresh_check_interval is unset;
+	// DefaultCachingStaleIfError how long past that it is served while
+	// the origin cannot answer (caching_stale_if_error). A stale answer
+	// is served while it is revalidated for as long as it was fresh
+	// (caching_stale_while_revalidate, default refresh_check_interval).
+	DefaultCachingTTL          = 30 * time.Second
+	DefaultCachingStaleIfError = 10 * time.Minute
+
 	// MinMaxMessageBytes is the smallest accepted server.max_message_bytes:
 	// below it ordinary queries would be rejected.
 	MinMaxMessageBytes = 4096
@@ -310,7 +319,13 @@ type Acceleration struct {
 	// written ("" and 0 for the defaults: SnapshotTrigger).
 	SnapshotsTrigger          string
 	SnapshotsTriggerThreshold time.Duration
-	Params                    map[string]string
+	// CachingStaleWhileRevalidate and CachingStaleIfError are, for
+	// refresh_mode: caching, how long past refresh_check_interval an
+	// answer is served while one request revalidates it, and while the
+	// origin cannot answer (0: not at all); defaulted.
+	CachingStaleWhileRevalidate time.Duration
+	CachingStaleIfError         time.Duration
+	Params                      map[string]string
 }
 
 // Load reads the config file at path, expands ${env:NAME} references, parses

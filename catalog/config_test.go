@@ -482,3 +482,30 @@ func TestParse_ResultsCache(t *testing.T) {
 		}
 	}
 }
+
+// refresh_mode: caching: its freshness defaults (30 s fresh, as long
+// again stale while revalidated, 10 minutes through an origin outage),
+// given values kept, 0s accepted, and the keys refused in other modes.
+func TestParse_CachingDefaults(t *testing.T) {
+	base := "origin:\n  dsn: host=localhost\ndatasets:\n  - from: postgres:public.t\n    acceleration:\n"
+	cfg, err := Parse([]byte(base+"      refresh_mode: caching\n"), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Datasets[0].Acceleration
+	if a.RefreshCheckInterval != DefaultCachingTTL || a.CachingStaleWhileRevalidate != DefaultCachingTTL || a.CachingStaleIfError != DefaultCachingStaleIfError {
+		t.Errorf("defaults: %v %v %v", a.RefreshCheckInterval, a.CachingStaleWhileRevalidate, a.CachingStaleIfError)
+	}
+	cfg, err = Parse([]byte(base+"      refresh_mode: caching\n      refresh_check_interval: 5s\n      caching_stale_while_revalidate: 0s\n      caching_stale_if_error: 1h\n"), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = cfg.Datasets[0].Acceleration
+	if a.RefreshCheckInterval != 5*time.Second || a.CachingStaleWhileRevalidate != 0 || a.CachingStaleIfError != time.Hour {
+		t.Errorf("given: %v %v %v", a.RefreshCheckInterval, a.CachingStaleWhileRevalidate, a.CachingStaleIfError)
+	}
+	if _, err := Parse([]byte(base+"      refresh_mode: full\n      caching_stale_if_error: 1h\n"), "a.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "caching_stale_if_error: has no effect with refresh_mode: full") {
+		t.Errorf("caching_stale_if_error with full: %v", err)
+	}
+}

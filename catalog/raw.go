@@ -126,6 +126,8 @@ type rawAcceleration struct {
 	Snapshots               *string           `yaml:"snapshots"`
 	SnapshotsTrigger        *string           `yaml:"snapshots_trigger"`
 	SnapshotsTriggerThresh  *time.Duration    `yaml:"snapshots_trigger_threshold"`
+	CachingSWR              *time.Duration    `yaml:"caching_stale_while_revalidate,allowzero"`
+	CachingStaleIfError     *time.Duration    `yaml:"caching_stale_if_error,allowzero"`
 	Params                  map[string]string `yaml:"params"`
 	Pos                     positions         `yaml:"-"`
 }
@@ -188,6 +190,11 @@ func (r *rawConfig) applyDefaults() {
 		orValue(&a.Snapshots, SnapshotsDisabled)
 		if *a.RefreshMode == RefreshSnapshot {
 			orValue(&a.RefreshCheckInterval, DefaultSnapshotPollInterval)
+		}
+		if *a.RefreshMode == RefreshCaching {
+			orValue(&a.RefreshCheckInterval, DefaultCachingTTL)
+			orValue(&a.CachingSWR, *a.RefreshCheckInterval)
+			orValue(&a.CachingStaleIfError, DefaultCachingStaleIfError)
 		}
 		if *a.RefreshJitterEnabled && a.RefreshCheckInterval != nil {
 			orValue(&a.RefreshJitterMax, *a.RefreshCheckInterval/10)
@@ -267,31 +274,33 @@ func (d *rawDataset) dataset() *Dataset {
 		ReadyState:          deref(d.ReadyState),
 		Params:              maps.Clone(d.Params),
 		Acceleration: Acceleration{
-			Enabled:                   deref(a.Enabled),
-			Engine:                    deref(a.Engine),
-			Mode:                      deref(a.Mode),
-			RefreshMode:               deref(a.RefreshMode),
-			RefreshCheckInterval:      deref(a.RefreshCheckInterval),
-			RefreshCron:               deref(a.RefreshCron),
-			RefreshSQL:                deref(a.RefreshSQL),
-			RefreshDataWindow:         deref(a.RefreshDataWindow),
-			RefreshAppendOverlap:      deref(a.RefreshAppendOverlap),
-			RefreshOnStartup:          deref(a.RefreshOnStartup),
-			RefreshRetryEnabled:       deref(a.RefreshRetryEnabled),
-			RefreshRetryMaxAttempts:   deref(a.RefreshRetryMaxAttempts),
-			RefreshJitterEnabled:      deref(a.RefreshJitterEnabled),
-			RefreshJitterMax:          deref(a.RefreshJitterMax),
-			RetentionCheckEnabled:     deref(a.RetentionCheckEnabled),
-			RetentionPeriod:           deref(a.RetentionPeriod),
-			RetentionSQL:              deref(a.RetentionSQL),
-			RetentionCheckInterval:    deref(a.RetentionCheckInterval),
-			OnZeroResults:             deref(a.OnZeroResults),
-			PrimaryKey:                deref(a.PrimaryKey),
-			ReadyState:                deref(a.ReadyState),
-			Snapshots:                 deref(a.Snapshots),
-			SnapshotsTrigger:          deref(a.SnapshotsTrigger),
-			SnapshotsTriggerThreshold: deref(a.SnapshotsTriggerThresh),
-			Params:                    maps.Clone(a.Params),
+			Enabled:                     deref(a.Enabled),
+			Engine:                      deref(a.Engine),
+			Mode:                        deref(a.Mode),
+			RefreshMode:                 deref(a.RefreshMode),
+			RefreshCheckInterval:        deref(a.RefreshCheckInterval),
+			RefreshCron:                 deref(a.RefreshCron),
+			RefreshSQL:                  deref(a.RefreshSQL),
+			RefreshDataWindow:           deref(a.RefreshDataWindow),
+			RefreshAppendOverlap:        deref(a.RefreshAppendOverlap),
+			RefreshOnStartup:            deref(a.RefreshOnStartup),
+			RefreshRetryEnabled:         deref(a.RefreshRetryEnabled),
+			RefreshRetryMaxAttempts:     deref(a.RefreshRetryMaxAttempts),
+			RefreshJitterEnabled:        deref(a.RefreshJitterEnabled),
+			RefreshJitterMax:            deref(a.RefreshJitterMax),
+			RetentionCheckEnabled:       deref(a.RetentionCheckEnabled),
+			RetentionPeriod:             deref(a.RetentionPeriod),
+			RetentionSQL:                deref(a.RetentionSQL),
+			RetentionCheckInterval:      deref(a.RetentionCheckInterval),
+			OnZeroResults:               deref(a.OnZeroResults),
+			PrimaryKey:                  deref(a.PrimaryKey),
+			ReadyState:                  deref(a.ReadyState),
+			Snapshots:                   deref(a.Snapshots),
+			SnapshotsTrigger:            deref(a.SnapshotsTrigger),
+			SnapshotsTriggerThreshold:   deref(a.SnapshotsTriggerThresh),
+			CachingStaleWhileRevalidate: deref(a.CachingSWR),
+			CachingStaleIfError:         deref(a.CachingStaleIfError),
+			Params:                      maps.Clone(a.Params),
 		},
 		Line:  d.Pos[""],
 		index: d.index,

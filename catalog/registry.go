@@ -131,6 +131,8 @@ type Registry struct {
 	datasets     map[string]*Dataset
 	states       map[string]*DatasetState
 	byTable      map[string]string // "schema.table" -> dataset name
+	// cachingStatus reports caching datasets' answers (SetCachingStatus).
+	cachingStatus func(dataset string) (CachingStatus, bool)
 }
 
 // NewRegistry registers the datasets of cfg, each initializing (or disabled).
@@ -202,6 +204,42 @@ func (r *Registry) DataGeneration(name string) uint64 {
 		return st.DataGeneration
 	}
 	return 0
+}
+
+// BumpDataGeneration gives the named dataset a new data generation: what
+// was kept of its data before (the proxy's results cache) is not served
+// again.
+func (r *Registry) BumpDataGeneration(name string) {
+	r.Update(name, func(st *DatasetState) { st.DataGeneration++ })
+}
+
+// CachingStatus is a refresh_mode: caching dataset's answers, for its
+// status: how many the results cache keeps, hits and misses since start,
+// and the oldest one's age.
+type CachingStatus struct {
+	Entries      int
+	Hits, Misses uint64
+	OldestAge    time.Duration
+}
+
+// SetCachingStatus installs what reports the caching datasets' answers
+// (the proxy's results cache).
+func (r *Registry) SetCachingStatus(fn func(dataset string) (CachingStatus, bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cachingStatus = fn
+}
+
+// CachingStatus returns the named caching dataset's answers; false when
+// it is none or nothing reports them.
+func (r *Registry) CachingStatus(name string) (CachingStatus, bool) {
+	r.mu.RLock()
+	fn := r.cachingStatus
+	r.mu.RUnlock()
+	if fn == nil {
+		return CachingStatus{}, false
+	}
+	return fn(name)
 }
 
 // States returns copies of every dataset's state, sorted by name.

@@ -34,6 +34,8 @@ var modeBound = []struct {
 }{
 	{"refresh_check_interval", []string{RefreshFull, RefreshAppend, RefreshCaching, RefreshSnapshot}, func(a *Acceleration) bool { return a.RefreshCheckInterval != 0 }},
 	{"refresh_cron", []string{RefreshFull, RefreshAppend}, func(a *Acceleration) bool { return a.RefreshCron != "" }},
+	{"caching_stale_while_revalidate", []string{RefreshCaching}, func(a *Acceleration) bool { return a.CachingStaleWhileRevalidate != 0 }},
+	{"caching_stale_if_error", []string{RefreshCaching}, func(a *Acceleration) bool { return a.CachingStaleIfError != 0 }},
 	{"refresh_data_window", []string{RefreshFull, RefreshAppend}, func(a *Acceleration) bool { return a.RefreshDataWindow != 0 }},
 	{"refresh_append_overlap", []string{RefreshAppend}, func(a *Acceleration) bool { return a.RefreshAppendOverlap != 0 }},
 	{"refresh_retry_enabled", []string{RefreshFull, RefreshAppend}, func(a *Acceleration) bool { return !a.RefreshRetryEnabled }},
@@ -197,6 +199,8 @@ func (c *datasetCheck) enums() {
 		{"refresh_jitter_max", a.RefreshJitterMax},
 		{"retention_period", a.RetentionPeriod},
 		{"retention_check_interval", a.RetentionCheckInterval},
+		{"caching_stale_while_revalidate", a.CachingStaleWhileRevalidate},
+		{"caching_stale_if_error", a.CachingStaleIfError},
 	}
 	for _, dur := range durations {
 		if dur.d < 0 {
@@ -317,6 +321,11 @@ func (c *datasetCheck) snapshots() {
 	optIn := a.Snapshots != SnapshotsDisabled && slices.Contains(snapshotOpt, a.Snapshots)
 	snapshotMode := a.RefreshMode == RefreshSnapshot
 	if !optIn && !snapshotMode {
+		return
+	}
+	if optIn && a.RefreshMode == RefreshCaching {
+		c.add("acceleration.snapshots", "has nothing to snapshot with refresh_mode: caching: its answers are kept in memory, not loaded into a file",
+			"remove acceleration.snapshots, or change refresh_mode")
 		return
 	}
 	// Problems about keys the file leaves out point at the setting that

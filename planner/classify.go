@@ -94,10 +94,16 @@ type analysis struct {
 	paramCount  int
 
 	// For reads that may be accelerated:
-	rels      []relRef     // relation references, CTE names excluded
-	cols      *columnUse   // which columns the statement mentions
-	qualified []qualColRef // column references of three or more parts
-	wholeRow  []string     // bare names that may be whole-row references
+	rels []relRef // relation references, CTE names excluded
+	// funcs are the names of the functions the statement calls, each
+	// once; nondeterministic: it samples (TABLESAMPLE), whose rows differ
+	// from run to run. Both decide whether the origin's answer may be
+	// kept (refresh_mode: caching, caching.go).
+	funcs            []string
+	nondeterministic bool
+	cols             *columnUse   // which columns the statement mentions
+	qualified        []qualColRef // column references of three or more parts
+	wholeRow         []string     // bare names that may be whole-row references
 	// Inside float-sensitive aggregates (sum, avg, ...): column names used,
 	// and whether a value is cast to a float type.
 	aggCols      map[string]struct{}

@@ -148,6 +148,12 @@ type Decision struct {
 	// when the transaction ends, since ROLLBACK and SET LOCAL undo it).
 	SetsSearchPath bool
 
+	// Caching is true, with RouteAccelerate, for a read of a
+	// refresh_mode: caching dataset: the origin answers it (as the
+	// session's role, with its settings) and the results cache keeps the
+	// answer for the datasets' refresh_check_interval. SQL is "" then.
+	Caching bool
+
 	writes bool
 }
 
@@ -223,6 +229,8 @@ type Planner struct {
 
 	noFastPath  bool
 	pointOrigin bool
+	// caching: a dataset has refresh_mode: caching (caching.go).
+	caching bool
 }
 
 // New returns a Planner over the datasets of reg.
@@ -236,7 +244,14 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 	if opts.MaxCachedSQL <= 0 {
 		opts.MaxCachedSQL = DefaultMaxCachedSQL
 	}
+	caching := false
+	for _, name := range reg.Names() {
+		if ds, ok := reg.Dataset(name); ok && ds.Acceleration.Enabled && ds.Acceleration.RefreshMode == catalog.RefreshCaching {
+			caching = true
+		}
+	}
 	return &Planner{
+		caching:     caching,
 		reg:         reg,
 		res:         res,
 		priv:        opts.Privileges,
@@ -290,6 +305,11 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		Kind:           a.kind,
 		SetsSearchPath: a.setsSession,
 		writes:         a.writes,
+	}
+	if p.caching && readThrough(a) {
+		if cd, ok := p.cachingDecision(ctx, a, s, d); ok {
+			return cd
+		}
 	}
 	if a.reason != "" {
 		d.Reason, d.Detail = a.reason, a.detail

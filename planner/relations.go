@@ -161,6 +161,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		}
 	case *pg_query.RangeTableSample:
 		z.flag(flagUnsupported) // sampling differs in DuckDB
+		z.a.nondeterministic = true
 	case *pg_query.RangeTableFunc, *pg_query.JsonTable:
 		z.flag(flagUnsupported)
 	case *pg_query.ResTarget:
@@ -208,6 +209,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
 		}
 		v := checkFuncCall(n)
+		if name := funcName(n); name != "" && !slices.Contains(z.a.funcs, name) {
+			z.a.funcs = append(z.a.funcs, name)
+		}
 		if (setReturning[funcName(n)] || funcName(n) == "unnest") && !z.fromSRF[n] {
 			z.targetSRFs++
 		}

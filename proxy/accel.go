@@ -308,6 +308,7 @@ func (ss *session) planSession() *planner.Session {
 // user, temp tables, output settings) must be read again.
 func (ss *session) noteOrigin(sql string, d planner.Decision) {
 	ss.noteReplay(sql, d)
+	ss.noteCachingWrite(sql, d)
 	switch d.Kind {
 	case planner.KindDDL:
 		ss.srv.describes.invalidate()

@@ -48,6 +48,14 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		}
 		return false
 	}
+	if d.Caching {
+		if ss.queryCaching(m, d, start) {
+			return true
+		}
+		d.Route, d.Reason, d.Detail = planner.RouteOrigin, "transaction_failed", "an earlier message of the stretch failed at the origin"
+		ss.countOrigin(d)
+		return false
+	}
 	// The results cache: an answer kept for this statement, settings and
 	// data is sent as it was (privileges were checked by decideLocal).
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
@@ -468,6 +476,14 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		rows = rd
 	}
 	ss.publish(p.stmt, d)
+	if d.Caching {
+		if ss.executeCaching(p, m, oids, rows, d, start) {
+			return true
+		}
+		d.Route, d.Reason, d.Detail = planner.RouteOrigin, "caching_partial", "an Execute with a row limit: the origin's portal answers it, not kept"
+		ss.countOrigin(d)
+		return false
+	}
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))
 	for i, v := range p.params {
@@ -765,6 +781,20 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 	}
 	if d.Route == planner.RouteAccelerate {
 		d, ok = ss.prepareLocal(ctx, d, settle)
+	}
+	if ok && d.Caching {
+		// The origin answers it (through the results cache): its own
+		// settings apply, and EXPLAIN is its own.
+		switch {
+		case explain:
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "explain", "the read is of a refresh_mode: caching dataset, which the origin answers", false
+		case ss.state.TxStatus() != 'I':
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "caching_transaction", "inside a transaction block, reads of refresh_mode: caching datasets go to the origin (its snapshot decides)", false
+		case ss.cachingCache() == nil:
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "caching_off", "pgaccel.cache is off for the session", false
+		default:
+			return d, nil, true
+		}
 	}
 	if ok {
 		if s = ss.settings(); s == nil {

@@ -47,6 +47,7 @@ type loginInfo struct {
 	StatementTimeout time.Duration `json:"statement_timeout"`
 	RouteDetail      string        `json:"route_detail"`
 	CacheOff         bool          `json:"cache_off"`
+	Locale           string        `json:"locale,omitempty"`
 }
 
 // loginCacheMax bounds the keys kept.
@@ -89,7 +90,7 @@ func (c *loginCache) putParams(key string, params map[string]string) {
 func (c *loginCache) putInfo(key string, info sessionInfo) {
 	li := loginInfo{Valid: true, User: info.user, SearchPath: slices.Clone(info.searchPath), ExtraFloatDigits: info.extraFloatDigits,
 		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail,
-		CacheOff: info.cacheOff}
+		CacheOff: info.cacheOff, Locale: info.locale}
 	c.mu.Lock()
 	ls := c.entries[key]
 	if ls == nil {
@@ -107,14 +108,14 @@ func (c *loginCache) putInfo(key string, info sessionInfo) {
 func (li loginInfo) equal(o loginInfo) bool {
 	return li.Valid == o.Valid && li.User == o.User && slices.Equal(li.SearchPath, o.SearchPath) &&
 		li.ExtraFloatDigits == o.ExtraFloatDigits && li.ByteaOutput == o.ByteaOutput &&
-		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff
+		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff && li.Locale == o.Locale
 }
 
 // sessionInfo returns the info in the session's form.
 func (li loginInfo) sessionInfo() sessionInfo {
 	return sessionInfo{valid: li.Valid, user: li.User, searchPath: slices.Clone(li.SearchPath), tempTables: map[string]bool{},
 		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail,
-		cacheOff: li.CacheOff}
+		cacheOff: li.CacheOff, locale: li.Locale}
 }
 
 // save writes the cache to its path, best effort (the next change writes

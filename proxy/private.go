@@ -119,13 +119,19 @@ type sessionInfo struct {
 	// cacheOff: pgaccel.cache = off, the session's accelerated answers
 	// neither come from the results cache nor go into it.
 	cacheOff bool
+	// locale is lc_monetary, lc_numeric, lc_time and
+	// timezone_abbreviations: what the origin formats answers with beyond
+	// the encoder's settings (a caching dataset's answers are keyed by
+	// it).
+	locale string
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
 	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
-	`coalesce(current_setting('pgaccel.cache', true), '')`
+	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
+	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations'))`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -175,7 +181,7 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
-	if row == nil || len(row.Values) != 8 {
+	if row == nil || len(row.Values) != 9 {
 		return errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -186,6 +192,7 @@ func (ss *session) readInfo() error {
 		tempTables:       map[string]bool{},
 		routeDetail:      routeSettingDetail(string(row.Values[6])),
 		cacheOff:         cacheSettingOff(string(row.Values[7])),
+		locale:           string(row.Values[8]),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return fmt.Errorf("read session info: search path: %w", err)

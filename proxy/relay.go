@@ -158,6 +158,9 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 			return true
 		}
 	}
+	if ss.revalidation != nil {
+		ss.maybeRevalidate(msg)
+	}
 	return ss.isClosed()
 }
 
@@ -587,6 +590,9 @@ func (ss *session) noteReady(status byte, head pendingItem, hasHead bool) {
 	ss.state.setTxStatus(status)
 	switch {
 	case status == 'I':
+		if hasHead && head.wrote || ss.txWrote.Load() {
+			ss.commitCaching()
+		}
 		ss.txWrote.Store(false)
 	case hasHead && head.wrote:
 		ss.txWrote.Store(true)

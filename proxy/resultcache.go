@@ -47,6 +47,14 @@ type ResultCache struct {
 	hits, misses, evictions prometheus.Counter
 	invalidations           *prometheus.CounterVec
 	bytes, entries          prometheus.Gauge
+
+	// refresh_mode: caching (caching.go); set by EnableCaching before use.
+	policies                   map[string]CachingPolicy
+	bump                       func(dataset string)
+	noAccelerated              bool
+	flights                    map[string]*flight // guarded by mu
+	cstats                     map[string]*cachingStats
+	staleServed, originFetches *prometheus.CounterVec
 }
 
 type cacheEntry struct {
@@ -55,6 +63,13 @@ type cacheEntry struct {
 	gens     []uint64
 	body     []byte
 	rows     int64
+	// caching: an origin answer of a caching dataset, fetched then, with
+	// its datasets' strictest policy; revalidating: a request asks the
+	// origin again (guarded by mu).
+	caching      bool
+	fetched      time.Time
+	policy       CachingPolicy
+	revalidating bool
 }
 
 // entryOverhead is what an entry costs besides its body and key.
@@ -147,7 +162,13 @@ func (c *ResultCache) put(key string, datasets []string, gens []uint64, body []b
 	if int64(len(body)) > c.maxEntry {
 		return
 	}
-	e := &cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows}
+	c.putEntry(&cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows})
+}
+
+// putEntry keeps e, dropping what changed or can serve no more, then the
+// least recently used, to stay within the budget.
+func (c *ResultCache) putEntry(e *cacheEntry) {
+	key, datasets := e.key, e.datasets
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sweep()
@@ -165,6 +186,16 @@ func (c *ResultCache) put(key string, datasets []string, gens []uint64, body []b
 		set[el] = struct{}{}
 	}
 	c.used += e.size()
+	if len(c.policies) > 0 {
+		now := time.Now()
+		for el := c.lru.Back(); el != nil && c.used > c.maxBytes; {
+			prev := el.Prev()
+			if el.Value.(*cacheEntry).dead(now) {
+				c.remove(el)
+			}
+			el = prev
+		}
+	}
 	for c.used > c.maxBytes && c.lru.Len() > 0 {
 		c.remove(c.lru.Back())
 		c.evictions.Inc()
@@ -220,6 +251,16 @@ func (c *ResultCache) remove(el *list.Element) {
 // results cache.
 const routeCacheHit = "accelerated (cache hit)"
 
+// routeCachingFresh and the others are SHOW pgaccel.last_route after a
+// read of a refresh_mode: caching dataset (caching.go).
+const (
+	routeCachingFresh   = "cached (caching: fresh)"
+	routeCachingStale   = "cached (caching: stale, revalidating)"
+	routeCachingOutage  = "cached (caching: stale, the origin cannot answer)"
+	routeCachingMiss    = "origin (caching: miss, kept)"
+	routeCachingNotKept = "origin (caching: miss, not kept)"
+)
+
 // cacheable: the accelerated answer of d may be kept. Not the proxy's
 // answers about itself, EXPLAIN (ANALYZE times the run: explainLocal made
 // d), nor a statement whose empty answer goes to the origin
@@ -239,13 +280,20 @@ func (ss *session) fromCache(rc *ResultCache, key string, d planner.Decision, st
 	if !ok {
 		return false, rc.generations(d.Datasets)
 	}
+	ss.serveKept(body, n, d, start, ready, hit, routeCacheHit)
+	return true, nil
+}
+
+// serveKept sends an answer the results cache kept (body, of n rows) as
+// d's, noting route as SHOW pgaccel.last_route (see fromCache).
+func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start time.Time, ready bool, hit func(), route string) {
 	if hit != nil {
 		hit()
 	}
 	ss.outBuf = append(ss.outBuf[:0], body...)
 	ss.srv.metrics.count(routeAccelerated, d.Datasets, "")
 	ss.srv.metrics.observe(routeAccelerated, start)
-	ss.lastRoute = routeNote{route: routeCacheHit}
+	ss.lastRoute = routeNote{route: route}
 	tail := []pgproto3.BackendMessage{selectTag(n)}
 	if ready {
 		tail = append(tail, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
@@ -253,7 +301,6 @@ func (ss *session) fromCache(rc *ResultCache, key string, d planner.Decision, st
 	if err := ss.finish(tail...); err != nil {
 		ss.close()
 	}
-	return true, nil
 }
 
 // cacheSettingOff reads pgaccel.cache: off (or false, 0, no) turns the
@@ -269,7 +316,7 @@ func cacheSettingOff(v string) bool {
 // resultCache is the session's results cache, nil when there is none or
 // the session turned it off.
 func (ss *session) resultCache() *ResultCache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.info.cacheOff {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.info.cacheOff || ss.accel.ResultsCache.noAccelerated {
 		return nil
 	}
 	return ss.accel.ResultsCache

@@ -140,6 +140,11 @@ type session struct {
 	// queryCapture, when set, sees the origin's answer to the Query being
 	// forwarded (describeCapturer).
 	queryCapture func(pgproto3.BackendMessage)
+	// revalidation is a stale answer of a caching dataset served, to ask
+	// the origin for again once the session is idle (caching_session.go);
+	// cachingDirty the caching datasets its transaction may have written.
+	revalidation *revalidation
+	cachingDirty dirtyCaching
 	// loginKey keys the session's start in the login cache (logins.go);
 	// pristine: nothing the session sent may have changed its settings.
 	loginKey string

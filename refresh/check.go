@@ -21,7 +21,7 @@ import (
 // it refreshes a dataset of any other mode in full, and logs a warning.
 func ModeImplemented(m string) bool {
 	switch m {
-	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshSnapshot, catalog.RefreshDisabled:
+	case catalog.RefreshFull, catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshSnapshot, catalog.RefreshDisabled, catalog.RefreshCaching:
 		return true
 	}
 	return false
@@ -41,6 +41,11 @@ func Warnings(cfg *catalog.Config) []catalog.Problem {
 			out = append(out, catalog.Problem{Line: ds.Line, Dataset: ds.Name, Key: "acceleration.refresh_mode",
 				Message: m + " is not implemented yet: pgaccel run refreshes this dataset in full",
 				Fix:     "set refresh_mode: full (what runs today) or append"})
+		}
+		if ds.Acceleration.RefreshMode == catalog.RefreshCaching && ds.Acceleration.OnZeroResults == catalog.ZeroResultsUseSource {
+			out = append(out, catalog.Problem{Line: ds.Line, Dataset: ds.Name, Key: "acceleration.on_zero_results",
+				Message: "on_zero_results is ignored with refresh_mode: caching: a miss always asks the source",
+				Fix:     "remove on_zero_results from this dataset"})
 		}
 		if ds.Acceleration.RetentionCheckEnabled {
 			for _, f := range retentionRefusals(ds) {

@@ -26,9 +26,9 @@ func TestProbeSelect_MatchesCopyQuery(t *testing.T) {
 	}
 }
 
-func TestWarnings_NotImplementedModesAndRetention(t *testing.T) {
+func TestWarnings_IgnoredSettingsAndRetention(t *testing.T) {
 	cfg := parseConfig(t, "", t.TempDir(), dataset("w_full", "memory", "")+
-		dataset("w_caching", "memory", "refresh_mode: caching")+
+		dataset("w_caching", "memory", "refresh_mode: caching\non_zero_results: use_source")+
 		dataset("w_retention", "memory", "retention_check_enabled: true\nretention_period: 1d"))
 	var got []string
 	for _, p := range Warnings(cfg) {
@@ -39,7 +39,7 @@ func TestWarnings_NotImplementedModesAndRetention(t *testing.T) {
 		t.Fatalf("want 3 warnings, got %d:\n%s", len(got), text)
 	}
 	for _, want := range []string{
-		`dataset "w_caching": acceleration.refresh_mode: caching is not implemented yet: pgaccel run refreshes this dataset in full`,
+		`dataset "w_caching": acceleration.on_zero_results: on_zero_results is ignored with refresh_mode: caching: a miss always asks the source`,
 		`dataset "w_retention": acceleration.retention_check_enabled: no retention pass is scheduled: time_column is not set`,
 		`dataset "w_retention": acceleration.retention_check_enabled: no retention pass is scheduled: retention_check_interval is missing`,
 	} {

@@ -432,6 +432,10 @@ func (r *Runner) release() { <-r.sem }
 func (r *Runner) run(ctx context.Context, t *task) {
 	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
+	if ds.Acceleration.RefreshMode == catalog.RefreshCaching {
+		r.runCaching(ctx, t)
+		return
+	}
 	info, err := r.attach(ctx, t)
 	if err != nil {
 		log.Error().Str("error", r.sc.text(err)).Msg("cannot attach the acceleration")

@@ -1,0 +1,107 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// ReasonCachingVolatile: a read of a refresh_mode: caching dataset that
+// calls a function the origin declares VOLATILE (or whose volatility could
+// not be read): its answer is not kept.
+const ReasonCachingVolatile = "caching_volatile"
+
+// VolatilityChecker says whether any function of the given names may be
+// volatile at the origin. A Resolver that implements it (OriginResolver)
+// lets the planner keep the origin's answers of reads calling functions
+// it does not know (refresh_mode: caching); without it, such reads are
+// not kept.
+type VolatilityChecker interface {
+	AnyVolatile(ctx context.Context, names []string) (bool, error)
+}
+
+// readThrough reports whether the origin's answer to the read a may be
+// kept by the results cache (refresh_mode: caching): a plain SELECT that
+// writes nothing, locks nothing and calls no function the planner knows
+// to depend on the session, the transaction or the clock; what keeps it
+// from the acceleration may only be DuckDB's (syntax or exactness it
+// lacks), since the origin answers it. Sampling never is.
+func readThrough(a *analysis) bool {
+	if a.kind != KindSelect || a.writes || a.nondeterministic || len(a.rels) == 0 {
+		return false
+	}
+	return a.reason == "" || a.reason == ReasonUnsupported
+}
+
+// cachingDecision decides a read of refresh_mode: caching datasets: when
+// every table it reads is a dataset that may serve, one of them caching,
+// the origin answers it through the results cache (Decision.Caching). ok
+// is false when the read is none of that: the usual planning goes on.
+func (p *Planner) cachingDecision(ctx context.Context, a *analysis, s *Session, d Decision) (Decision, bool) {
+	r, reason := p.resolve(ctx, a, s)
+	if reason != "" || !slices.ContainsFunc(r.datasets, func(u usedDataset) bool {
+		return u.ds.Acceleration.RefreshMode == catalog.RefreshCaching
+	}) {
+		return d, false
+	}
+	d.Tables, d.Datasets = r.tables, r.datasetNames()
+	if s.TxWrote {
+		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
+		return d, true
+	}
+	if p.priv != nil {
+		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)
+		switch {
+		case err != nil:
+			d.Reason, d.Detail = ReasonPrivilege, "the privilege check at the origin failed: "+err.Error()
+			return d, true
+		case !ok:
+			d.Reason, d.Detail = why, "the role "+s.User+" may not read a table of the statement, or it has row level security"
+			if why == "" {
+				d.Reason = ReasonPrivilege
+			}
+			return d, true
+		}
+	}
+	if len(a.funcs) > 0 {
+		vc, ok := p.res.(VolatilityChecker)
+		if !ok {
+			d.Reason, d.Detail = ReasonCachingVolatile, "the volatility of "+strings.Join(a.funcs, ", ")+" cannot be read"
+			return d, true
+		}
+		volatile, err := vc.AnyVolatile(ctx, a.funcs)
+		switch {
+		case err != nil:
+			d.Reason, d.Detail = ReasonCachingVolatile, "reading the volatility of "+strings.Join(a.funcs, ", ")+" failed: "+err.Error()
+			return d, true
+		case volatile:
+			d.Reason, d.Detail = ReasonCachingVolatile, "a function named "+strings.Join(a.funcs, ", ")+" is VOLATILE at the origin"
+			return d, true
+		}
+	}
+	d.Route, d.Reason, d.Detail, d.Caching = RouteAccelerate, "", "", true
+	return d, true
+}
+
+// volatileSQL says whether a function of one of the names $1 is VOLATILE
+// (in any schema: the statement's search path is not resolved for
+// functions, so a namesake anywhere counts).
+const volatileSQL = `SELECT coalesce(bool_or(provolatile = 'v'), false) FROM pg_catalog.pg_proc WHERE proname = ANY($1::text[])`
+
+// AnyVolatile reports whether a function of one of names is VOLATILE at
+// the origin; answers are cached as relation lookups are.
+func (o *OriginResolver) AnyVolatile(ctx context.Context, names []string) (bool, error) {
+	sorted := slices.Sorted(slices.Values(names))
+	key := "\x00volatile\x00" + strings.Join(sorted, "\x00")
+	ans, err := o.cache.get(ctx, key, func(ctx context.Context) (relationAnswer, error) {
+		var v bool
+		if err := o.pool.QueryRow(ctx, volatileSQL, sorted).Scan(&v); err != nil {
+			return relationAnswer{}, fmt.Errorf("read the volatility of %s: %w", strings.Join(sorted, ", "), err)
+		}
+		return relationAnswer{found: v}, nil
+	})
+	return ans.found, err
+}
