@@ -219,13 +219,22 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 	mustExec(t, `DROP TABLE IF EXISTS cache_slow;
 		CREATE TABLE cache_slow (id int PRIMARY KEY, v int);
 		INSERT INTO cache_slow SELECT g, g % 7 FROM generate_series(1, 300) g;
-		GRANT SELECT ON cache_slow TO `+appUser)
+		DROP TABLE IF EXISTS cache_short;
+		CREATE TABLE cache_short (id int PRIMARY KEY);
+		INSERT INTO cache_short VALUES (1), (2);
+		GRANT SELECT ON cache_slow, cache_short TO `+appUser)
 	a := startApp(t, `  - from: postgres:public.cache_slow
     acceleration:
       refresh_mode: caching
       refresh_check_interval: 1s
       caching_stale_while_revalidate: 0s
       caching_stale_if_error: 5m
+  - from: postgres:public.cache_short
+    acceleration:
+      refresh_mode: caching
+      refresh_check_interval: 1s
+      caching_stale_while_revalidate: 0s
+      caching_stale_if_error: 2s
 `)
 	ctx := ctxT(t)
 	// A read the origin takes a while for: 27 million joined rows.
@@ -285,6 +294,11 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 	if _, err := c.Exec(ctx, small).ReadAll(); err != nil {
 		t.Fatal(err)
 	}
+	const short = "SELECT id FROM cache_short ORDER BY id"
+	if _, err := c.Exec(ctx, short).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	shortFetched := time.Now()
 	route() // its description is kept for the outage
 	resume := origin.PauseDuring(t)
 	time.Sleep(1500 * time.Millisecond) // past the fresh window
@@ -302,6 +316,17 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, "SELECT id FROM cache_slow WHERE id = 77").ReadAll(); pgErrCode(err) != "08006" {
 		t.Fatalf("a read nothing was kept for, during the outage: %v", err)
+	}
+	// cache_short's answer serves within its bound (1s fresh + 2s), and
+	// not past it.
+	if time.Since(shortFetched) < 2500*time.Millisecond {
+		if _, err := c.Exec(ctx, short).ReadAll(); err != nil || route() != "cached (caching: stale, the origin cannot answer)" {
+			t.Fatalf("cache_short within caching_stale_if_error: %v (%s)", err, route())
+		}
+	}
+	time.Sleep(time.Until(shortFetched.Add(3500 * time.Millisecond)))
+	if _, err := c.Exec(ctx, short).ReadAll(); pgErrCode(err) != "08006" {
+		t.Fatalf("cache_short past caching_stale_if_error: %v", err)
 	}
 	if n := metricSums(t, a.Metrics, "pgaccel_results_cache_stale_served_total", "reason")["origin_unavailable"]; n < 2 {
 		t.Errorf("stale served in the outage: %v", n)
