@@ -85,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
-	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect; default all)")
+	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect, hot-key-select-simple, hot-key-select-extended, hot-key-select-prepared; default all but the hot-key ones, which -accelerated adds)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
@@ -138,6 +138,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			keep = append(keep, workloads[i])
 		}
 		workloads = keep
+	} else if !o.accelerated {
+		workloads = slices.DeleteFunc(workloads, func(w workload) bool { return w.hot })
 	}
 	if len(problems) > 0 {
 		return o, errors.New(strings.Join(problems, "; "))
@@ -171,6 +173,14 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		}
 	}()
 	pgb.configure(origin)
+	scripts, err := os.MkdirTemp("", "pgaccel-passthrough-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scripts)
+	if err := writeHotKeyScript(scripts); err != nil {
+		return err
+	}
 
 	progress("pgbench -i -s %d", opts.scale)
 	if err := pgb.initialize(ctx, origin.Host, origin.Port, opts.scale); err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,26 @@ import (
 type workload struct {
 	name string
 	args []string
+	// hot: reads of hotKeys keys only (hotKeyScript), run only when named
+	// in -workloads or with -accelerated.
+	hot bool
+}
+
+// hotKeys is how many keys the hot-key workloads read: the point reads of
+// a dashboard or an API that asks for the same rows again and again, which
+// the results cache answers after the first time.
+const hotKeys = 1000
+
+// hotKeyFile is where writeHotKeyScript wrote the hot-key workloads'
+// script; "@hotkeys" in a workload's arguments names it.
+var hotKeyFile string
+
+// writeHotKeyScript writes into dir pgbench's select-only script over the
+// first hotKeys accounts.
+func writeHotKeyScript(dir string) error {
+	hotKeyFile = filepath.Join(dir, "hotkeys.sql")
+	script := fmt.Sprintf("\\set aid random(1, %d)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n", hotKeys)
+	return os.WriteFile(hotKeyFile, []byte(script), 0o644)
 }
 
 // clients is a pgbench -c/-j pair.
@@ -42,6 +64,9 @@ var (
 		{name: "tpcb-like simple", args: nil}, // pgbench's default script and protocol
 		// A new connection for every transaction (-C): the login rate.
 		{name: "select-only simple connect", args: []string{"-S", "-M", "simple", "-C"}},
+		{name: "hot-key select simple", args: []string{"-f", "@hotkeys", "-M", "simple"}, hot: true},
+		{name: "hot-key select extended", args: []string{"-f", "@hotkeys", "-M", "extended"}, hot: true},
+		{name: "hot-key select prepared", args: []string{"-f", "@hotkeys", "-M", "prepared"}, hot: true},
 	}
 	clientCounts = []clients{{conns: 1, threads: 1}, {conns: 8, threads: 2}}
 )
@@ -103,7 +128,13 @@ func (p *pgbench) initialize(ctx context.Context, host string, port, scale int) 
 
 // run runs one case against t for d and parses the result.
 func (p *pgbench) run(ctx context.Context, t target, c benchCase, d time.Duration) (outcome, error) {
-	args := append(slices.Clone(c.workload.args),
+	args := slices.Clone(c.workload.args)
+	for i, a := range args {
+		if a == "@hotkeys" {
+			args[i] = hotKeyFile
+		}
+	}
+	args = append(args,
 		"-c", strconv.Itoa(c.clients.conns), "-j", strconv.Itoa(c.clients.threads),
 		"-T", strconv.Itoa(int(d/time.Second)))
 	out, err := p.exec(ctx, t.host, t.port, args...)
