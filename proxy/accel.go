@@ -723,7 +723,30 @@ func (ss *session) writeLocal(buf []byte, skippable, check bool, since uint64) e
 	if outcome != localWriteNow {
 		return nil
 	}
+	if !ss.onLoop && ss.cfr.buffered() > 0 {
+		// The client's next message is here already (a pipeline: Bind,
+		// Describe, Execute, Sync): the answer waits in the client
+		// writer's buffer, which every later write to the client flushes
+		// first, and goes out with the others in one write once the
+		// client pauses (flushHeld).
+		ss.heldRaw = buf
+		ss.be.Send(&ss.heldRaw)
+		ss.heldRaw = nil
+		ss.held = true
+		return nil
+	}
 	return ss.writeAfterRelayed(buf)
+}
+
+// flushHeld writes the answers writeLocal left in the client writer's
+// buffer; the client loop calls it once the client has paused.
+func (ss *session) flushHeld() error {
+	ss.writeMu.Lock()
+	defer ss.writeMu.Unlock()
+	if !ss.held {
+		return nil
+	}
+	return ss.be.Flush()
 }
 
 // writeQueuedLocal writes the answers of the proxy's own that have reached
@@ -750,6 +773,7 @@ func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
 	if len(bufs) == 0 {
 		return nil
 	}
+	ss.held = false
 	if err := ss.be.Flush(); err != nil {
 		return err
 	}

@@ -384,6 +384,7 @@ func (ss *session) forgetPortal(name string) {
 // stretch drops them, once the transaction status is known (beginStretch).
 func (ss *session) onSync() {
 	ss.segmentOpen = false
+	ss.planMemo.set = false
 }
 
 // handleExecute answers an Execute locally when its statement is routed to
@@ -484,6 +485,31 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		ss.countOrigin(d)
 		return false
 	}
+	if ss.originTimer && ss.info.statementTimeout > 0 {
+		// The origin's statement timer runs for this statement (its Parse,
+		// Bind or a Describe went there): it would fire while DuckDB runs
+		// it. The origin times it and answers it.
+		d.Route, d.Reason = planner.RouteOrigin, "statement_timeout"
+		ss.countOrigin(d)
+		return false
+	}
+	// The results cache, for an Execute of the whole answer (keyed by
+	// the parameters as they came, before they are decoded for DuckDB).
+	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
+	if rc != nil && m.MaxRows == 0 && cacheable(d) {
+		cols := make([]uint32, len(rows.Fields))
+		for i, f := range rows.Fields {
+			cols[i] = f.DataTypeOID
+		}
+		rkey = ss.resultKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]),
+			formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
+		var hit bool
+		if hit, gens = ss.fromCache(rc, rkey, d, start, false, func() {
+			ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
+		}); hit {
+			return true
+		}
+	}
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))
 	for i, v := range p.params {
@@ -524,30 +550,6 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			return false
 		}
 		ss.answerCheck = false
-	}
-	if ss.originTimer && ss.info.statementTimeout > 0 {
-		// The origin's statement timer runs for this statement (its Parse,
-		// Bind or a Describe went there): it would fire while DuckDB runs
-		// it. The origin times it and answers it.
-		d.Route, d.Reason = planner.RouteOrigin, "statement_timeout"
-		ss.countOrigin(d)
-		return false
-	}
-	// The results cache, for an Execute of the whole answer.
-	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
-	if rc != nil && m.MaxRows == 0 && cacheable(d) {
-		cols := make([]uint32, len(rows.Fields))
-		for i, f := range rows.Fields {
-			cols[i] = f.DataTypeOID
-		}
-		rkey = ss.resultKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]),
-			formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
-		var hit bool
-		if hit, gens = ss.fromCache(rc, rkey, d, start, false, func() {
-			ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
-		}); hit {
-			return true
-		}
 	}
 	// The origin gets the Parse and Bind before it would otherwise (at
 	// the client's Sync), to work on them while DuckDB runs.
@@ -713,11 +715,46 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 // the way, it waits for the origin's answers (the transaction may have
 // ended since) and plans again.
 func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
-	d := ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
+	d, ok := ss.planMemo.take(sql, ss.planKey())
+	if !ok {
+		d = ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
+	}
 	if d.Reason == planner.ReasonTxWrote && !ss.segmentWrote && !ss.pending.idle() && ss.drain() {
 		d = ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
 	}
 	return d
+}
+
+// planMemo is the plan a deferred Bind made of its statement
+// (localDescriptions), taken by the Execute that follows it in the same
+// stretch instead of planning the same text for the same session again.
+type planMemo struct {
+	set bool
+	sql string
+	key planKey
+	d   planner.Decision
+}
+
+// planKey is what of the session a plan depends on: the session info read
+// (user, search path, temporary tables), whether the transaction wrote,
+// and whether the origin is down.
+type planKey struct {
+	infoGen             uint64
+	txWrote, originDown bool
+}
+
+func (ss *session) planKey() planKey {
+	return planKey{infoGen: ss.infoGen, txWrote: ss.txWrote.Load() || ss.segmentWrote, originDown: ss.link == linkStandIn}
+}
+
+// take returns the memo's plan of sql for key, once.
+func (m *planMemo) take(sql string, key planKey) (planner.Decision, bool) {
+	if !m.set || m.sql != sql || m.key != key {
+		m.set = false
+		return planner.Decision{}, false
+	}
+	m.set = false
+	return m.d, true
 }
 
 // toOriginUninformed sends sql to the origin when the session info could

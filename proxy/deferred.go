@@ -60,6 +60,8 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	if d.Route != planner.RouteAccelerate {
 		return nil, nil, false
 	}
+	// The Execute that follows plans with this one (planFresh).
+	ss.planMemo = planMemo{set: true, sql: st.sql, key: ss.planKey(), d: d}
 	if params == nil && len(st.paramOIDs) == 0 && strings.IndexByte(st.sql, '$') < 0 {
 		// No $n anywhere in the text: no parameters.
 		params = &pgproto3.ParameterDescription{}

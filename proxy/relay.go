@@ -157,6 +157,12 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 			ss.originFailed(err)
 			return true
 		}
+		// And the answers of the proxy's own held for it reach it.
+		if err := ss.flushHeld(); err != nil {
+			ss.log.Debug().Err(err).Msg("client write failed")
+			ss.close()
+			return true
+		}
 	}
 	if ss.revalidation != nil {
 		ss.maybeRevalidate(msg)

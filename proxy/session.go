@@ -213,8 +213,14 @@ type session struct {
 	// rawIn and rawOut hold the frame relayed as it came, to the origin
 	// and to the client (Send takes a pointer to them).
 	rawIn, rawOut rawFrame
-	quickMemo     quickMemo
-	lastCount     lastCounters
+	// held: an answer of the proxy's own waits in be's buffer (writeLocal),
+	// written with heldRaw; guarded by writeMu.
+	held    bool
+	heldRaw rawFrame
+	// planMemo: a deferred Bind's plan, for its Execute (planFresh).
+	planMemo  planMemo
+	quickMemo quickMemo
+	lastCount lastCounters
 	// lastParse is the client's last Parse, as it came and decoded, so
 	// that the same Parse again (drivers prepare the unnamed statement
 	// for every execution) is taken without decoding (receiveClient);
