@@ -241,12 +241,13 @@ datasets:
     time_column: at
     acceleration:
       refresh_mode: caching
+      on_zero_results: use_source
       refresh_sql: SELECT id, at FROM cli_v_good WHERE kind <> 'x'
       retention_sql: DELETE FROM cli_v_good WHERE at < now() - interval '7 days'
 `)
 	code, out, errOut := cliResult(t, env, "validate", "-c", good)
 	if code != 0 || out != good+": ok (1 dataset)\n" ||
-		!strings.Contains(errOut, `warning: `+good+`:4: dataset "cli_v_good": acceleration.refresh_mode: caching is not implemented yet: pgaccel run refreshes this dataset in full`) {
+		!strings.Contains(errOut, `warning: `+good+`:4: dataset "cli_v_good": acceleration.on_zero_results: on_zero_results is ignored with refresh_mode: caching: a miss always asks the source`) {
 		t.Errorf("validate: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	code, out, errOut = cliResult(t, env, "validate", "-origin", "-c", good)
