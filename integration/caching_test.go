@@ -38,31 +38,14 @@ func TestCaching_ReadThroughFreshStaleExpired(t *testing.T) {
       caching_stale_if_error: 1m
 `)
 	ctx := ctxT(t)
-	pc := connect(t, appDSN(a, appUser, appPass)).PgConn()
+	pcx := connect(t, appDSN(a, appUser, appPass))
+	pc := pcx.PgConn()
 	direct := connect(t, origin.DSN(appUser, appPass)).PgConn()
-	route := func() string {
-		t.Helper()
-		res, err := pc.Exec(ctx, "SHOW pgaccel.last_route").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(res[0].Rows[0][0])
-	}
-	simple := func(c *pgconn.PgConn, sql string) string {
-		t.Helper()
-		res, err := c.Exec(ctx, sql).ReadAll()
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return dumpResults(res)
-	}
+	route := func() string { t.Helper(); return lastRoute(t, pcx, true) }
+	simple := func(c *pgconn.PgConn, sql string) string { t.Helper(); return simpleDump(t, c, sql) }
 	extended := func(c *pgconn.PgConn, sql string, params [][]byte, resultFormats []int16) string {
 		t.Helper()
-		res := c.ExecParams(ctx, sql, params, nil, nil, resultFormats).Read()
-		if res.Err != nil {
-			t.Fatalf("%s: %v", sql, res.Err)
-		}
-		return dumpResults([]*pgconn.Result{res})
+		return extendedDump(t, c, sql, params, resultFormats)
 	}
 	// kept: the origin's answer through pgaccel (a miss, kept), then the
 	// same bytes from the cache.
@@ -277,15 +260,9 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 		t.Errorf("%d concurrent misses made %v origin requests, want 1", n, got)
 	}
 
-	c := conns[0]
-	route := func() string {
-		t.Helper()
-		res, err := c.Exec(ctx, "SHOW pgaccel.last_route").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(res[0].Rows[0][0])
-	}
+	cx := connect(t, appDSN(a, appUser, appPass))
+	c := cx.PgConn()
+	route := func() string { t.Helper(); return lastRoute(t, cx, true) }
 	const small = "SELECT id, v FROM cache_slow WHERE id < 5 ORDER BY id"
 	wantSmall, err := connect(t, origin.DSN(appUser, appPass)).PgConn().Exec(ctx, small).ReadAll()
 	if err != nil {
@@ -337,7 +314,8 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 	waitOriginBack(t)
 	// With auth.mode: origin a session whose origin connection broke
 	// cannot log in again: a new one reads.
-	c = connect(t, appDSN(a, appUser, appPass)).PgConn()
+	cx = connect(t, appDSN(a, appUser, appPass))
+	c = cx.PgConn()
 	pgtest.WaitFor(t, "a miss answered by the origin again", func() bool {
 		_, err := c.Exec(ctx, "SELECT id FROM cache_slow WHERE id = 78").ReadAll()
 		return err == nil && route() == "origin (caching: miss, kept)"

@@ -25,32 +25,15 @@ func TestResultsCache_RepeatedStatementsAreExact(t *testing.T) {
 		GRANT SELECT ON rc_items TO `+appUser)
 	a := startApp(t, "  - from: postgres:public.rc_items\n")
 	ctx := ctxT(t)
-	proxyConn := connect(t, appDSN(a, appUser, appPass)).PgConn()
+	proxyPgx := connect(t, appDSN(a, appUser, appPass))
+	proxyConn := proxyPgx.PgConn()
 	direct := connect(t, origin.DSN(appUser, appPass)).PgConn()
 
-	route := func() string {
-		t.Helper()
-		res, err := proxyConn.Exec(ctx, "SHOW pgaccel.last_route").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(res[0].Rows[0][0])
-	}
-	simple := func(c *pgconn.PgConn, sql string) string {
-		t.Helper()
-		res, err := c.Exec(ctx, sql).ReadAll()
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return dumpResults(res)
-	}
+	route := func() string { t.Helper(); return lastRoute(t, proxyPgx, true) }
+	simple := func(c *pgconn.PgConn, sql string) string { t.Helper(); return simpleDump(t, c, sql) }
 	extended := func(c *pgconn.PgConn, sql string, params [][]byte, resultFormats []int16) string {
 		t.Helper()
-		res := c.ExecParams(ctx, sql, params, nil, nil, resultFormats).Read()
-		if res.Err != nil {
-			t.Fatalf("%s: %v", sql, res.Err)
-		}
-		return dumpResults([]*pgconn.Result{res})
+		return extendedDump(t, c, sql, params, resultFormats)
 	}
 	// same runs a statement at the origin and twice through pgaccel:
 	// DuckDB's answer, then the cache's, both the origin's.
@@ -134,6 +117,27 @@ func TestResultsCache_RepeatedStatementsAreExact(t *testing.T) {
 	if r := route(); r != "accelerated (cache hit)" {
 		t.Fatalf("after RESET pgaccel.cache: %q", r)
 	}
+}
+
+// simpleDump runs sql on c in the simple protocol and renders its results
+// (dumpResults); extendedDump runs it in the extended protocol with params
+// and resultFormats.
+func simpleDump(t *testing.T, c *pgconn.PgConn, sql string) string {
+	t.Helper()
+	res, err := c.Exec(ctxT(t), sql).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return dumpResults(res)
+}
+
+func extendedDump(t *testing.T, c *pgconn.PgConn, sql string, params [][]byte, resultFormats []int16) string {
+	t.Helper()
+	res := c.ExecParams(ctxT(t), sql, params, nil, nil, resultFormats).Read()
+	if res.Err != nil {
+		t.Fatalf("%s: %v", sql, res.Err)
+	}
+	return dumpResults([]*pgconn.Result{res})
 }
 
 // dumpResults renders results byte for byte: the columns (name, type,

@@ -52,19 +52,8 @@ func (p *Planner) cachingDecision(ctx context.Context, a *analysis, s *Session, 
 		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
 		return d, true
 	}
-	if p.priv != nil {
-		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)
-		switch {
-		case err != nil:
-			d.Reason, d.Detail = ReasonPrivilege, "the privilege check at the origin failed: "+err.Error()
-			return d, true
-		case !ok:
-			d.Reason, d.Detail = why, "the role "+s.User+" may not read a table of the statement, or it has row level security"
-			if why == "" {
-				d.Reason = ReasonPrivilege
-			}
-			return d, true
-		}
+	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
+		return d, true
 	}
 	if len(a.funcs) > 0 {
 		vc, ok := p.res.(VolatilityChecker)
@@ -92,16 +81,15 @@ func (p *Planner) cachingDecision(ctx context.Context, a *analysis, s *Session, 
 const volatileSQL = `SELECT coalesce(bool_or(provolatile = 'v'), false) FROM pg_catalog.pg_proc WHERE proname = ANY($1::text[])`
 
 // AnyVolatile reports whether a function of one of names is VOLATILE at
-// the origin; answers are cached as relation lookups are.
+// the origin; answers are cached as relation lookups are, apart from them.
 func (o *OriginResolver) AnyVolatile(ctx context.Context, names []string) (bool, error) {
 	sorted := slices.Sorted(slices.Values(names))
-	key := "\x00volatile\x00" + strings.Join(sorted, "\x00")
-	ans, err := o.cache.get(ctx, key, func(ctx context.Context) (relationAnswer, error) {
+	key := strings.Join(sorted, "\x00")
+	return o.volatile.get(ctx, key, func(ctx context.Context) (bool, error) {
 		var v bool
 		if err := o.pool.QueryRow(ctx, volatileSQL, sorted).Scan(&v); err != nil {
-			return relationAnswer{}, fmt.Errorf("read the volatility of %s: %w", strings.Join(sorted, ", "), err)
+			return false, fmt.Errorf("read the volatility of %s: %w", strings.Join(sorted, ", "), err)
 		}
-		return relationAnswer{found: v}, nil
+		return v, nil
 	})
-	return ans.found, err
 }

@@ -354,19 +354,8 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		// The subset the acceleration holds is not known yet, or the
 		// statement cannot be read through it: the acceleration answers.
 	}
-	if p.priv != nil {
-		ok, why, err := p.priv.CanSelect(ctx, s.User, r.tables)
-		switch {
-		case err != nil:
-			d.Reason, d.Detail = ReasonPrivilege, "the privilege check at the origin failed: "+err.Error()
-			return d
-		case !ok:
-			d.Reason, d.Detail = why, "the role "+s.User+" may not read a table of the statement, or it has row level security"
-			if why == "" {
-				d.Reason = ReasonPrivilege
-			}
-			return d
-		}
+	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
+		return d
 	}
 	fallback, ok := p.fallbackSQL(a, r)
 	if !ok {
@@ -388,6 +377,28 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
 	return d
+}
+
+// refusedSelect asks the privilege checker (if any) whether s's role may
+// read tables; when it may not, or the check failed, d comes back with the
+// reason and refused is true.
+func (p *Planner) refusedSelect(ctx context.Context, s *Session, tables []TableID, d Decision) (Decision, bool) {
+	if p.priv == nil {
+		return d, false
+	}
+	ok, why, err := p.priv.CanSelect(ctx, s.User, tables)
+	switch {
+	case err != nil:
+		d.Reason, d.Detail = ReasonPrivilege, "the privilege check at the origin failed: "+err.Error()
+		return d, true
+	case !ok:
+		d.Reason, d.Detail = why, "the role "+s.User+" may not read a table of the statement, or it has row level security"
+		if why == "" {
+			d.Reason = ReasonPrivilege
+		}
+		return d, true
+	}
+	return d, false
 }
 
 // cachedAnalysis returns the session-independent analysis of sql when the

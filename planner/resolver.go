@@ -38,6 +38,7 @@ type OriginResolver struct {
 	pool     *pgxpool.Pool
 	tableRef func(dataset string) string
 	cache    *ttlCache[relationAnswer]
+	volatile *ttlCache[bool] // AnyVolatile's answers (caching.go)
 }
 
 var _ Resolver = (*OriginResolver)(nil)
@@ -56,7 +57,8 @@ func NewOriginResolver(pool *pgxpool.Pool, tableRef func(dataset string) string,
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultResolverMaxEntries
 	}
-	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale)}
+	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale),
+		volatile: newTTLCache[bool](opts.TTL, opts.MaxEntries, opts.MaxStale)}
 }
 
 // TableRef returns the DuckDB reference of a dataset's table.

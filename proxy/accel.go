@@ -729,9 +729,9 @@ func (ss *session) writeLocal(buf []byte, skippable, check bool, since uint64) e
 		// writer's buffer, which every later write to the client flushes
 		// first, and goes out with the others in one write once the
 		// client pauses (flushHeld).
-		ss.heldRaw = buf
-		ss.be.Send(&ss.heldRaw)
-		ss.heldRaw = nil
+		ss.rawOut = buf // Send copies it into the buffer
+		ss.be.Send(&ss.rawOut)
+		ss.rawOut = nil
 		ss.held = true
 		return nil
 	}
@@ -746,6 +746,7 @@ func (ss *session) flushHeld() error {
 	if !ss.held {
 		return nil
 	}
+	ss.held = false
 	return ss.be.Flush()
 }
 

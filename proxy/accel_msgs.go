@@ -497,12 +497,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// the parameters as they came, before they are decoded for DuckDB).
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
 	if rc != nil && m.MaxRows == 0 && cacheable(d) {
-		cols := make([]uint32, len(rows.Fields))
-		for i, f := range rows.Fields {
-			cols[i] = f.DataTypeOID
-		}
-		rkey = ss.resultKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]),
-			formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
+		rkey = ss.resultKey('E', p.stmt.sql, d, executeKeyParts(p, oids, rows)...)
 		var hit bool
 		if hit, gens = ss.fromCache(rc, rkey, d, start, false, func() {
 			ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
@@ -588,6 +583,24 @@ func (ss *session) zeroResults(d planner.Decision) {
 	ss.noteRoute(d, "fallback", "zero_results", "")
 }
 
+// portalMsgs are the messages of a private request that runs sql under
+// name (statement and portal of the proxy's own) with the given
+// parameters and formats, ending with no Sync or Flush. A failed earlier
+// request may have left the name behind (the origin skipped its Closes):
+// closing what does not exist is no error, so they are closed first.
+func portalMsgs(name, sql string, oids []uint32, params [][]byte, paramFormats, resultFormats []int16) []privateMsg {
+	return []privateMsg{
+		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: pkClose, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: pkClose, hasKind: true},
+		{msg: &pgproto3.Parse{Name: name, Query: sql, ParameterOIDs: oids}, kind: pkParse, hasKind: true},
+		{msg: &pgproto3.Bind{DestinationPortal: name, PreparedStatement: name,
+			ParameterFormatCodes: paramFormats, Parameters: params, ResultFormatCodes: resultFormats}, kind: pkBind, hasKind: true},
+		{msg: &pgproto3.Execute{Portal: name}, kind: pkExecute, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: pkClose, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: pkClose, hasKind: true},
+	}
+}
+
 // fallbackName names the statement and portal of a use_source fallback in
 // the extended protocol.
 const fallbackName = "_pgaccel_zero_results"
@@ -602,19 +615,8 @@ const fallbackName = "_pgaccel_zero_results"
 // usually point lookups). An origin error is relayed, and the rest of the
 // client's stretch up to Sync is skipped, as the origin skips it.
 func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, route string, start time.Time) bool {
-	msgs, err := ss.privateRequest(kind,
-		// A failed earlier fallback may have left them behind (the origin
-		// skipped its Closes); closing what does not exist is no error.
-		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},
-		privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: fallbackName}, kind: pkClose, hasKind: true},
-		privateMsg{msg: &pgproto3.Parse{Name: fallbackName, Query: sql, ParameterOIDs: oids[:len(p.params)]}, kind: pkParse, hasKind: true},
-		privateMsg{msg: &pgproto3.Bind{DestinationPortal: fallbackName, PreparedStatement: fallbackName,
-			ParameterFormatCodes: p.paramFormats, Parameters: p.params, ResultFormatCodes: p.resultFormats}, kind: pkBind, hasKind: true},
-		privateMsg{msg: &pgproto3.Execute{Portal: fallbackName}, kind: pkExecute, hasKind: true},
-		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: fallbackName}, kind: pkClose, hasKind: true},
-		privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: fallbackName}, kind: pkClose, hasKind: true},
-		privateMsg{msg: &pgproto3.Flush{}},
-	)
+	msgs, err := ss.privateRequest(kind, append(portalMsgs(fallbackName, sql, oids[:len(p.params)], p.params, p.paramFormats, p.resultFormats),
+		privateMsg{msg: &pgproto3.Flush{}})...)
 	if err != nil {
 		ss.close()
 		return true

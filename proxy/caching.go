@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,16 +122,11 @@ func (c *ResultCache) cachingPolicy(datasets []string) (CachingPolicy, bool) {
 func (c *ResultCache) lookupCaching(key string, now time.Time) cachingHit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
+	el := c.live(key)
 	if el == nil {
 		return cachingHit{}
 	}
 	e := el.Value.(*cacheEntry)
-	if changed := c.changed(e); changed != "" {
-		c.invalidations.WithLabelValues(changed).Inc()
-		c.remove(el)
-		return cachingHit{}
-	}
 	age := now.Sub(e.fetched)
 	h := cachingHit{body: e.body, rows: e.rows, errorOK: age < e.policy.TTL+e.policy.StaleIfError}
 	switch {
@@ -194,12 +188,9 @@ func (c *ResultCache) revalidated(key string) {
 // keepCaching keeps an origin answer of datasets, asked for when each was
 // at gens, fetched at fetched, unless one of them changed since.
 func (c *ResultCache) keepCaching(key string, datasets []string, gens []uint64, body []byte, rows int64, fetched time.Time) {
-	p, ok := c.cachingPolicy(datasets)
-	if !ok || int64(len(body)) > c.maxEntry || !slices.Equal(gens, c.generations(datasets)) {
-		return
+	if p, ok := c.cachingPolicy(datasets); ok {
+		c.keepEntry(&cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows, fetched: fetched, policy: p, caching: true})
 	}
-	c.putEntry(&cacheEntry{key: key, datasets: datasets, gens: gens, body: append([]byte(nil), body...), rows: rows,
-		fetched: fetched, policy: p, caching: true})
 }
 
 // join makes the caller the one origin request of key (leader), or

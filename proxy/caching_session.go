@@ -52,16 +52,7 @@ func (q *cachingRequest) msgs(sync bool) []privateMsg {
 	if q.proto == 'Q' {
 		return []privateMsg{{msg: &pgproto3.Query{String: q.sql}, kind: pkQuery, hasKind: true}}
 	}
-	msgs := []privateMsg{
-		{msg: &pgproto3.Close{ObjectType: 'P', Name: cachingName}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'S', Name: cachingName}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Parse{Name: cachingName, Query: q.sql, ParameterOIDs: q.oids}, kind: pkParse, hasKind: true},
-		{msg: &pgproto3.Bind{DestinationPortal: cachingName, PreparedStatement: cachingName,
-			ParameterFormatCodes: q.paramFormats, Parameters: q.params, ResultFormatCodes: q.resultFormats}, kind: pkBind, hasKind: true},
-		{msg: &pgproto3.Execute{Portal: cachingName}, kind: pkExecute, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'P', Name: cachingName}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'S', Name: cachingName}, kind: pkClose, hasKind: true},
-	}
+	msgs := portalMsgs(cachingName, q.sql, q.oids, q.params, q.paramFormats, q.resultFormats)
 	if sync {
 		return append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true})
 	}
@@ -148,13 +139,15 @@ func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest,
 		if f, leader = rc.join(key); !leader {
 			// Another session asks the origin for it: its answer serves.
 			timer := time.NewTimer(cachingWaitFor)
+			landed := false
 			select {
 			case <-f.done:
+				landed = true
 			case <-timer.C:
 			case <-ss.closedCh():
 			}
 			timer.Stop()
-			if isDone(f.done) && f.ok {
+			if landed && f.ok {
 				h = cachingHit{state: cachingFresh, body: f.body, rows: f.rows}
 			}
 			f = nil
@@ -233,16 +226,6 @@ func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest,
 	return true
 }
 
-// isDone reports whether ch is closed.
-func isDone(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // serveOutage serves an expired caching answer because the origin cannot
 // answer (caching_stale_if_error).
 func (ss *session) serveOutage(rc *ResultCache, h cachingHit, d planner.Decision, start time.Time, ready bool, hit func()) {
@@ -304,13 +287,8 @@ func (ss *session) executeCaching(p *portalInfo, m *pgproto3.Execute, oids []uin
 	if rc == nil || m.MaxRows > 0 {
 		return false // a part of the answer: the origin's portal runs
 	}
-	cols := make([]uint32, len(rows.Fields))
-	for i, f := range rows.Fields {
-		cols[i] = f.DataTypeOID
-	}
+	key := ss.cachingKey('E', p.stmt.sql, d, executeKeyParts(p, oids, rows)...)
 	oids = oids[:len(p.params)]
-	key := ss.cachingKey('E', p.stmt.sql, d, append([][]byte{formatsKey(p.paramFormats), oidsKey(oids),
-		formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)...)
 	q := &cachingRequest{proto: 'E', sql: p.stmt.sql, oids: oids, params: p.params, paramFormats: p.paramFormats, resultFormats: p.resultFormats}
 	return ss.answerCaching(rc, key, q, d, start, false, func() {
 		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })

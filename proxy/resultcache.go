@@ -120,21 +120,31 @@ func (c *ResultCache) generations(datasets []string) []uint64 {
 func (c *ResultCache) get(key string) (body []byte, rows int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el := c.m[key]
+	el := c.live(key)
 	if el == nil {
 		c.misses.Inc()
 		return nil, 0, false
 	}
 	e := el.Value.(*cacheEntry)
-	if changed := c.changed(e); changed != "" {
-		c.invalidations.WithLabelValues(changed).Inc()
-		c.remove(el)
-		c.misses.Inc()
-		return nil, 0, false
-	}
 	c.lru.MoveToFront(el)
 	c.hits.Inc()
 	return e.body, e.rows, true
+}
+
+// live returns the entry of key unless there is none or a dataset it read
+// has changed since (it is then dropped, as an invalidation of that
+// dataset). The caller holds mu.
+func (c *ResultCache) live(key string) *list.Element {
+	el := c.m[key]
+	if el == nil {
+		return nil
+	}
+	if changed := c.changed(el.Value.(*cacheEntry)); changed != "" {
+		c.invalidations.WithLabelValues(changed).Inc()
+		c.remove(el)
+		return nil
+	}
+	return el
 }
 
 // changed is the first dataset e read whose data changed since, or "".
@@ -151,8 +161,15 @@ func (c *ResultCache) changed(e *cacheEntry) string {
 // was at gens, unless one of them changed since (the answer may then hold
 // either data).
 func (c *ResultCache) keep(key string, datasets []string, gens []uint64, body []byte, rows int64) {
-	if int64(len(body)) <= c.maxEntry && slices.Equal(gens, c.generations(datasets)) {
-		c.put(key, datasets, gens, slices.Clone(body), rows)
+	c.keepEntry(&cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows})
+}
+
+// keepEntry puts e with a copy of its body, unless the body is over the
+// entry limit or a dataset changed since e.gens.
+func (c *ResultCache) keepEntry(e *cacheEntry) {
+	if int64(len(e.body)) <= c.maxEntry && slices.Equal(e.gens, c.generations(e.datasets)) {
+		e.body = slices.Clone(e.body)
+		c.putEntry(e)
 	}
 }
 
@@ -352,6 +369,18 @@ func (ss *session) resultKey(proto byte, sql string, d planner.Decision, parts .
 		add(string(p))
 	}
 	return b.String()
+}
+
+// executeKeyParts are resultKey's parts of an Execute of portal p, whose
+// parameters are of types oids and rows of description rows: the
+// parameters' formats and types, the result formats and column types, then
+// the parameters.
+func executeKeyParts(p *portalInfo, oids []uint32, rows *pgproto3.RowDescription) [][]byte {
+	cols := make([]uint32, len(rows.Fields))
+	for i, f := range rows.Fields {
+		cols[i] = f.DataTypeOID
+	}
+	return append([][]byte{formatsKey(p.paramFormats), oidsKey(oids[:len(p.params)]), formatsKey(p.resultFormats), oidsKey(cols)}, p.params...)
 }
 
 // formatsKey and oidsKey are a Bind's format codes and a statement's

@@ -213,10 +213,9 @@ type session struct {
 	// rawIn and rawOut hold the frame relayed as it came, to the origin
 	// and to the client (Send takes a pointer to them).
 	rawIn, rawOut rawFrame
-	// held: an answer of the proxy's own waits in be's buffer (writeLocal),
-	// written with heldRaw; guarded by writeMu.
-	held    bool
-	heldRaw rawFrame
+	// held: an answer of the proxy's own waits in be's buffer
+	// (writeLocal); guarded by writeMu.
+	held bool
 	// planMemo: a deferred Bind's plan, for its Execute (planFresh).
 	planMemo  planMemo
 	quickMemo quickMemo
