@@ -134,6 +134,12 @@ type Rows struct {
 	out    []any
 	err    error
 	closed bool
+	// mem holds the rows of an answer from a point index (rows is nil
+	// then): memPos maps the result's columns to the index's, memAt is
+	// the next row.
+	mem    [][]any
+	memPos []int
+	memAt  int
 }
 
 // Columns describes the result's columns.
@@ -143,6 +149,17 @@ func (r *Rows) Columns() []ResultColumn { return r.cols }
 func (r *Rows) Next() bool {
 	if r.closed || r.err != nil {
 		return false
+	}
+	if r.rows == nil {
+		if r.memAt >= len(r.mem) {
+			return false
+		}
+		row := r.mem[r.memAt]
+		r.memAt++
+		for i, p := range r.memPos {
+			r.out[i] = row[p]
+		}
+		return true
 	}
 	if err := r.rows.Next(r.vals); err != nil {
 		if !errors.Is(err, io.EOF) {
@@ -169,6 +186,9 @@ func (r *Rows) Close() error {
 		return nil
 	}
 	r.closed = true
+	if r.rows == nil {
+		return nil // a point index's answer
+	}
 	// The connection (and its prepared statement) serves the next query
 	// unless this one failed.
 	cerr := r.rows.Close()

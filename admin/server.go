@@ -183,6 +183,9 @@ type DatasetStatus struct {
 	// Cache is a refresh_mode: caching dataset's answers in the results
 	// cache.
 	Cache *CacheStatus `json:"cache,omitempty"`
+	// PointIndex is the dataset's point index (runtime.point_index), once
+	// a point read of it was answered from the acceleration.
+	PointIndex *PointIndexStatus `json:"point_index,omitempty"`
 }
 
 // CacheStatus is a caching dataset's answers in DatasetStatus: how many
@@ -194,6 +197,21 @@ type CacheStatus struct {
 	Misses           uint64  `json:"misses"`
 	HitRate          float64 `json:"hit_rate"`
 	OldestAgeSeconds float64 `json:"oldest_entry_age_seconds"`
+}
+
+// PointIndexStatus is a dataset's point index in DatasetStatus: whether it
+// holds the current data, its rows and estimated memory, its builds, and
+// the point reads it answered (hits) or left to DuckDB (misses).
+type PointIndexStatus struct {
+	Current      bool       `json:"current"`
+	Rows         int        `json:"rows"`
+	Bytes        int64      `json:"bytes"`
+	BuiltAt      *time.Time `json:"built_at,omitempty"`
+	BuildSeconds float64    `json:"build_seconds"`
+	Builds       uint64     `json:"builds"`
+	Hits         uint64     `json:"hits"`
+	Misses       uint64     `json:"misses"`
+	Error        string     `json:"error,omitempty"`
 }
 
 // SnapshotsStatus is a dataset's acceleration snapshots in DatasetStatus.
@@ -296,6 +314,14 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 					j.Cache = &CacheStatus{Entries: cs.Entries, Hits: cs.Hits, Misses: cs.Misses, OldestAgeSeconds: cs.OldestAge.Seconds()}
 					if total := cs.Hits + cs.Misses; total > 0 {
 						j.Cache.HitRate = float64(cs.Hits) / float64(total)
+					}
+				}
+				if ps, ok := s.reg.PointIndexStatus(name); ok {
+					j.PointIndex = &PointIndexStatus{Current: ps.Current, Rows: ps.Rows, Bytes: ps.Bytes, BuildSeconds: ps.BuildSeconds,
+						Builds: ps.Builds, Hits: ps.Hits, Misses: ps.Misses, Error: ps.Error}
+					if !ps.BuiltAt.IsZero() {
+						t := ps.BuiltAt.UTC()
+						j.PointIndex.BuiltAt = &t
 					}
 				}
 				for _, c := range st.Columns {

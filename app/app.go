@@ -150,6 +150,9 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Privileges: privileges,
 				Generation: a.generation,
 			}
+			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
+				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
+			}
 			policies := map[string]proxy.CachingPolicy{}
 			for _, ds := range cfg.Datasets {
 				if acc := ds.Acceleration; acc.Enabled && acc.RefreshMode == catalog.RefreshCaching {
@@ -312,4 +315,32 @@ func (a *App) closeParts() {
 			a.log.Warn().Err(err).Msg("close the DuckDB engine")
 		}
 	}
+}
+
+// pointIndexes makes the point indexes of the engine's datasets
+// (runtime.point_index), reporting them in the datasets' status and the
+// metrics.
+func (a *App) pointIndexes(ctx context.Context, maxBytes int64, log zerolog.Logger) *accelerator.PointIndexes {
+	reg := a.Registry
+	pix := a.Engine.NewPointIndexes(ctx, accelerator.PointIndexOptions{
+		MaxBytes: maxBytes,
+		State: func(name string) ([]catalog.ColumnInfo, uint64, bool) {
+			st, ok := reg.State(name)
+			return st.Columns, st.DataGeneration, ok && st.Servable()
+		},
+		Generation: reg.DataGeneration,
+		OnBuilt: func(name string, rows int, bytes int64, took time.Duration, err error) {
+			if err != nil {
+				log.Info().Str("dataset", name).Err(err).Dur("took", took).Msg("point index not built; DuckDB answers point reads")
+				return
+			}
+			log.Debug().Str("dataset", name).Int("rows", rows).Int64("bytes", bytes).Dur("took", took).Msg("point index built")
+		},
+	})
+	reg.SetPointIndexStatus(pix.Status)
+	a.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pgaccel_point_index_bytes",
+		Help: "Estimated memory of the point indexes held (runtime.point_index).",
+	}, func() float64 { return float64(pix.Bytes()) }))
+	return pix
 }

@@ -227,7 +227,24 @@ type Runtime struct {
 	// ResultsCache keeps accelerated answers for repeated statements
 	// (runtime.results_cache).
 	ResultsCache ResultsCache
+	// PointIndex keeps the rows of datasets that point reads are answered
+	// from in memory by primary key (runtime.point_index).
+	PointIndex PointIndex
 }
+
+// PointIndex is runtime.point_index: with point_reads: acceleration (or
+// while the origin is down), a dataset whose reads pin its primary key is
+// held in memory, row by row, keyed by it, and such reads are answered
+// without DuckDB. An index is built on a dataset's first point read and
+// again after each change of its rows; until it is built, DuckDB answers.
+type PointIndex struct {
+	Enabled  bool  // default true
+	MaxBytes int64 // the budget of all indexes, default DefaultPointIndexBytes
+	Line     int
+}
+
+// DefaultPointIndexBytes is the default budget of runtime.point_index.
+const DefaultPointIndexBytes = 256 << 20
 
 // ResultsCache is runtime.results_cache: accelerated answers kept, as the
 // bytes the client received, until a dataset they read changes.

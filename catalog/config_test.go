@@ -40,7 +40,8 @@ func TestLoad_ValidFullExample(t *testing.T) {
 		},
 		Admin: Admin{Listen: "127.0.0.1:9090"},
 		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
-			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes}},
+			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
+			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
@@ -150,7 +151,8 @@ func TestParse_Defaults(t *testing.T) {
 		Server: Server{Listen: "127.0.0.1:15432", MaxMessageBytes: 64 << 20, ShutdownGrace: 10 * time.Second},
 		Admin:  Admin{Listen: "127.0.0.1:8090"},
 		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
-			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes}},
+			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
+			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",

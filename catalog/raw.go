@@ -68,7 +68,15 @@ type rawRuntime struct {
 	PointReads *string `yaml:"point_reads"`
 	// ResultsCache keeps accelerated answers.
 	ResultsCache *rawResultsCache `yaml:"results_cache"`
-	Pos          positions        `yaml:"-"`
+	// PointIndex keeps datasets' rows in memory by primary key.
+	PointIndex *rawPointIndex `yaml:"point_index"`
+	Pos        positions      `yaml:"-"`
+}
+
+type rawPointIndex struct {
+	Enabled  *bool     `yaml:"enabled"`
+	MaxBytes *ByteSize `yaml:"max_bytes"`
+	Pos      positions `yaml:"-"`
 }
 
 type rawResultsCache struct {
@@ -220,6 +228,7 @@ func (r *rawConfig) config(file string) *Config {
 			RefreshConcurrency: deref(r.Runtime.RefreshConcurrency),
 			PointReads:         deref(r.Runtime.PointReads),
 			ResultsCache:       resultsCache(r.Runtime.ResultsCache),
+			PointIndex:         pointIndex(r.Runtime.PointIndex),
 		},
 		Auth: Auth{
 			Mode:              deref(r.Auth.Mode),
@@ -364,6 +373,22 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// pointIndex is runtime.point_index with its defaults.
+func pointIndex(r *rawPointIndex) PointIndex {
+	c := PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes}
+	if r == nil {
+		return c
+	}
+	if r.Enabled != nil {
+		c.Enabled = *r.Enabled
+	}
+	if r.MaxBytes != nil {
+		c.MaxBytes = int64(*r.MaxBytes)
+	}
+	c.Line = r.Pos[""]
+	return c
 }
 
 // resultsCache is runtime.results_cache with its defaults.

@@ -133,6 +133,8 @@ type Registry struct {
 	byTable      map[string]string // "schema.table" -> dataset name
 	// cachingStatus reports caching datasets' answers (SetCachingStatus).
 	cachingStatus func(dataset string) (CachingStatus, bool)
+	// pointStatus reports datasets' point indexes (SetPointIndexStatus).
+	pointStatus func(dataset string) (PointIndexStatus, bool)
 }
 
 // NewRegistry registers the datasets of cfg, each initializing (or disabled).
@@ -238,6 +240,42 @@ func (r *Registry) CachingStatus(name string) (CachingStatus, bool) {
 	r.mu.RUnlock()
 	if fn == nil {
 		return CachingStatus{}, false
+	}
+	return fn(name)
+}
+
+// PointIndexStatus is a dataset's point index (runtime.point_index), for
+// its status.
+type PointIndexStatus struct {
+	// Current: an index of the dataset's current data generation is held.
+	Current      bool
+	Rows         int
+	Bytes        int64
+	BuiltAt      time.Time
+	BuildSeconds float64 // how long the last build took
+	Builds       uint64
+	// Hits are point reads the index answered; Misses those it could not
+	// (not built yet for the current data), which DuckDB answered.
+	Hits, Misses uint64
+	Error        string // why the last build failed, "" after a success
+}
+
+// SetPointIndexStatus installs what reports the datasets' point indexes
+// (the proxy's accelerator.PointIndexes).
+func (r *Registry) SetPointIndexStatus(fn func(dataset string) (PointIndexStatus, bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pointStatus = fn
+}
+
+// PointIndexStatus returns the named dataset's point index; false when no
+// point read of it was answered yet, or nothing reports them.
+func (r *Registry) PointIndexStatus(name string) (PointIndexStatus, bool) {
+	r.mu.RLock()
+	fn := r.pointStatus
+	r.mu.RUnlock()
+	if fn == nil {
+		return PointIndexStatus{}, false
 	}
 	return fn(name)
 }

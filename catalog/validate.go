@@ -194,6 +194,9 @@ func (v *validator) runtime() {
 		v.add("runtime.results_cache.max_entry_bytes", fmt.Sprintf("is larger than %d bytes: larger answers are streamed to the client as DuckDB returns them, and cannot be kept", DefaultResultsCacheEntryBytes),
 			"use 1MiB or less")
 	}
+	if r.PointIndex.MaxBytes < 0 {
+		v.add("runtime.point_index.max_bytes", "must not be negative", "use a size such as 256MiB, or enabled: false")
+	}
 	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
 		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
 	}

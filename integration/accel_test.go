@@ -138,6 +138,9 @@ func metricSums(t testing.TB, g prometheus.Gatherer, name string, labels ...stri
 				}
 			}
 			v := m.GetCounter().GetValue()
+			if g := m.GetGauge(); g != nil {
+				v = g.GetValue()
+			}
 			if h := m.GetHistogram(); h != nil {
 				v = float64(h.GetSampleCount())
 			}

@@ -147,6 +147,9 @@ type analysis struct {
 	// pointCols: columns the WHERE of a one-table SELECT pins to a value
 	// (pointread.go).
 	pointCols []string
+	// lookup: the statement's shape may be answered from a point index
+	// (pointread.go).
+	lookup *pointShape
 	// predAvg: ordinals (among FuncCalls, in walk order) of the plain avg
 	// calls inside predicates, rewritten to exact decimals (predavg.go).
 	predAvg []int
@@ -270,6 +273,9 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	walk(sel, z)
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)
+	if len(a.pointCols) > 0 {
+		a.lookup = lookupShape(sel)
+	}
 	roundedAvgs := 0
 	for _, st := range a.scaleTargets {
 		if st.rounds && !st.divides {

@@ -77,6 +77,11 @@ type Session struct {
 	// reads by a dataset's key, which runtime.point_reads: origin sends
 	// there, are answered by the acceleration instead.
 	OriginDown bool
+	// PointOnly allows a point lookup planned from the shape of an earlier
+	// text without parsing this one: RouteAccelerate with Decision.Point
+	// and Decision.SQL "" (see quickLookup). The caller answers it from
+	// the point index, or plans it again with PointOnly false.
+	PointOnly bool
 }
 
 // TableID names an origin table.
@@ -154,6 +159,10 @@ type Decision struct {
 	// answer for the datasets' refresh_check_interval. SQL is "" then.
 	Caching bool
 
+	// Point is, with RouteAccelerate, how the read may be answered from
+	// the dataset's point index (pointread.go); nil when it may not.
+	Point *PointLookup
+
 	writes bool
 }
 
@@ -221,8 +230,11 @@ type Planner struct {
 	cache     *lru
 	// pointShapes: shapes of texts planned as point reads (pointread.go).
 	pointShapes *lru
-	fallbacks   *fingerprintSet
-	subsets     sync.Map // refresh_sql -> whether it selects a column subset
+	// lookupShapes: shapes of texts planned as point lookups whose every
+	// literal is a key's value (pointread.go).
+	lookupShapes *lru
+	fallbacks    *fingerprintSet
+	subsets      sync.Map // refresh_sql -> whether it selects a column subset
 
 	namesOnce sync.Once
 	names     map[string]bool // datasets' names and tables (fastpath.go)
@@ -251,14 +263,15 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 		}
 	}
 	return &Planner{
-		caching:     caching,
-		reg:         reg,
-		res:         res,
-		priv:        opts.Privileges,
-		maxCached:   opts.MaxCachedSQL,
-		cache:       newLRU(opts.CacheSize),
-		pointShapes: newLRU(pointShapeCacheSize),
-		fallbacks:   newFingerprintSet(opts.FallbackSize),
+		caching:      caching,
+		reg:          reg,
+		res:          res,
+		priv:         opts.Privileges,
+		maxCached:    opts.MaxCachedSQL,
+		cache:        newLRU(opts.CacheSize),
+		pointShapes:  newLRU(pointShapeCacheSize),
+		lookupShapes: newLRU(pointShapeCacheSize),
+		fallbacks:    newFingerprintSet(opts.FallbackSize),
 
 		noFastPath:  opts.NoFastPath,
 		pointOrigin: opts.PointReadsToOrigin,
@@ -293,6 +306,11 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 		// A new text may be a point read whose shape is known: no parse.
 		if p.pointOrigin && !p.noFastPath && !s.OriginDown {
 			if d, ok := p.quickPointRead(ctx, sql, s); ok {
+				return d
+			}
+		}
+		if s.PointOnly && !p.noFastPath {
+			if d, ok := p.quickLookup(ctx, sql, s); ok {
 				return d
 			}
 		}
@@ -376,6 +394,12 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
+	if len(d.NumericText) == 0 && !d.PrintsText {
+		d.Point = pointLookup(a, r)
+		if d.Point != nil && a.lookup.shape != "" && !cached {
+			p.lookupShapes.add(a.lookup.shape, a)
+		}
+	}
 	return d
 }
 
@@ -438,6 +462,9 @@ func analyze(sql string) (*analysis, *pg_query.ParseResult) {
 		a.kind, a.reason = KindEmpty, ReasonEmpty
 	case 1:
 		classify(a, tree.Stmts[0].Stmt)
+		if a.lookup != nil {
+			a.lookup.bindLiterals(sql)
+		}
 	default:
 		a.kind, a.reason = KindMulti, ReasonMultiStatement
 		for _, raw := range tree.Stmts {

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -225,7 +226,24 @@ func (p *Planner) rememberPointRead(sql string, a *analysis) {
 // by ?, or false when the text has anything the scan does not read
 // (comments, dollar quotes, parameters, prefixed strings such as E'...').
 func literalShape(sql string) (string, bool) {
+	shape, _, ok := scanLiterals(sql, false)
+	return shape, ok
+}
+
+// literal is one literal of a text, as scanLiterals found it: kind 'i',
+// 'f' or 's' (as in the shape), and its text (a string's without quotes,
+// ” read as ').
+type literal struct {
+	kind byte
+	text string
+}
+
+// scanLiterals is literalShape, also returning the literals in order when
+// collect is set; the shape then tells their kinds apart: ?i (an integer:
+// digits only), ?f (another number), ?s (a string).
+func scanLiterals(sql string, collect bool) (string, []literal, bool) {
 	var b strings.Builder
+	var lits []literal
 	b.Grow(len(sql))
 	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
 	i, n := 0, len(sql)
@@ -235,22 +253,30 @@ func literalShape(sql string) (string, bool) {
 		case c == '\'':
 			end, ok := skipString(sql, i, false)
 			if !ok {
-				return "", false
+				return "", nil, false
 			}
 			b.WriteByte('?')
+			if collect {
+				b.WriteByte('s')
+				lits = append(lits, literal{kind: 's', text: strings.ReplaceAll(sql[i+1:end-1], "''", "'")})
+			}
 			i = end
 		case c == '"':
 			end, ok := skipQuotedIdent(sql, i)
 			if !ok {
-				return "", false
+				return "", nil, false
 			}
 			b.WriteString(sql[i:end])
 			i = end
 		case c == '$', c == '-' && i+1 < n && sql[i+1] == '-', c == '/' && i+1 < n && sql[i+1] == '*':
-			return "", false
+			return "", nil, false
 		case isDigit(c), c == '.' && i+1 < n && isDigit(sql[i+1]):
 			j := i
+			kind := byte('i')
 			for j < n && (isDigit(sql[j]) || sql[j] == '.') {
+				if sql[j] == '.' {
+					kind = 'f'
+				}
 				j++
 			}
 			if j < n && (sql[j] == 'e' || sql[j] == 'E') {
@@ -261,9 +287,17 @@ func literalShape(sql string) (string, bool) {
 				if k < n && isDigit(sql[k]) {
 					for j = k; j < n && isDigit(sql[j]); j++ {
 					}
+					kind = 'f'
 				}
 			}
+			if j < n && (isIdentChar(sql[j]) || sql[j] >= 0x80) {
+				return "", nil, false // 0x1F, 1_000, 123abc: not read here
+			}
 			b.WriteByte('?')
+			if collect {
+				b.WriteByte(kind)
+				lits = append(lits, literal{kind: kind, text: sql[i:j]})
+			}
 			i = j
 		case isIdentStart(sql, i):
 			j := i
@@ -271,7 +305,7 @@ func literalShape(sql string) (string, bool) {
 				j++
 			}
 			if j < n && sql[j] == '\'' {
-				return "", false // E'...', B'...', U&'...'
+				return "", nil, false // E'...', B'...', U&'...'
 			}
 			b.WriteString(sql[i:j])
 			i = j
@@ -280,5 +314,372 @@ func literalShape(sql string) (string, bool) {
 			i++
 		}
 	}
-	return b.String(), true
+	return b.String(), lits, true
+}
+
+// Point lookups. A point read the acceleration answers may be answered
+// from the dataset's point index (accelerator.PointIndexes) instead of
+// DuckDB when its shape is the plainest: output columns that are the
+// table's columns as they are, and a WHERE that is only column = value
+// for each column of the primary key. Decision.Point then says how.
+
+// PointLookup is how a point read is answered from a point index.
+type PointLookup struct {
+	Dataset string
+	// Columns are the output columns, in order: columns of the dataset.
+	Columns []string
+	// Keys pin the primary key's columns, in the key's order.
+	Keys []PointKey
+	// Shape is the text with its literals replaced by placeholders of
+	// their kinds, when every literal is a key's value: every text of the
+	// shape has the same output columns (the same description). "" when
+	// the text has other literals or the scan does not read it.
+	Shape string
+}
+
+// PointKey is the value one key column is pinned to: parameter $Param
+// (from 1), or, when Param is 0, the literal Value (an int64 or a string).
+type PointKey struct {
+	Column string
+	// Int: the column is of an integer type (the value must be an
+	// integer); otherwise it is text (the value must be a string).
+	Int   bool
+	Param int
+	Value any
+}
+
+// pointShape is the session-independent part of a PointLookup: a's
+// statement is a plain SELECT of one table whose output columns are its
+// columns (star: all of them) and whose WHERE pins columns, each once.
+type pointShape struct {
+	columns []string // "" for a star
+	pins    map[string]pointPin
+	// shape is the text's literalShape when every literal of the text is
+	// a key pin's value (none is anywhere else): litOf then says which
+	// literal (from 0) pins which column, and another text of this shape
+	// is planned from this one (quickLookup). "" otherwise.
+	shape string
+	litOf map[string]int
+}
+
+// bindLiterals sets sh.shape and sh.litOf for sql, the text sh is of.
+func (sh *pointShape) bindLiterals(sql string) {
+	shape, lits, ok := scanLiterals(sql, true)
+	if !ok {
+		return
+	}
+	litOf := map[string]int{}
+	used := make([]bool, len(lits))
+	for col, pin := range sh.pins {
+		if pin.param > 0 {
+			continue
+		}
+		found := -1
+		for i, l := range lits {
+			if !used[i] && literalValue(l) == pin.value {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return // -5 (a sign outside the literal), 'a' 'b' (joined)
+		}
+		used[found] = true
+		litOf[col] = found
+	}
+	if len(litOf) != len(lits) {
+		return // a literal outside the pins (LIMIT 1)
+	}
+	sh.shape, sh.litOf = shape, litOf
+}
+
+// literalValue is l's value as a pin holds it: an int64 for an integer
+// that fits, a string for a string, nil otherwise.
+func literalValue(l literal) any {
+	switch l.kind {
+	case 'i':
+		if v, err := strconv.ParseInt(l.text, 10, 64); err == nil {
+			return v
+		}
+	case 's':
+		return l.text
+	}
+	return nil
+}
+
+type pointPin struct {
+	param int
+	value any // int64 or string
+}
+
+// lookupShape returns sel's pointShape, or nil.
+func lookupShape(sel *pg_query.SelectStmt) *pointShape {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil || sel.IntoClause != nil ||
+		len(sel.LockingClause) > 0 || len(sel.DistinctClause) > 0 || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.SortClause) > 0 ||
+		len(sel.ValuesLists) > 0 || sel.LimitOffset != nil || len(sel.FromClause) != 1 || sel.WhereClause == nil {
+		return nil
+	}
+	if sel.LimitCount != nil {
+		// LIMIT n with n >= 1 keeps the row there is.
+		c := sel.LimitCount.GetAConst()
+		if c == nil || c.GetIval() == nil || c.GetIval().Ival < 1 {
+			return nil
+		}
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil {
+		return nil
+	}
+	qualifiers := []string{rv.Relname}
+	if rv.Alias != nil {
+		if len(rv.Alias.Colnames) > 0 {
+			return nil
+		}
+		qualifiers = []string{rv.Alias.Aliasname}
+	}
+	sh := &pointShape{pins: map[string]pointPin{}}
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil
+		}
+		ref := rt.Val.GetColumnRef()
+		if ref == nil {
+			return nil
+		}
+		if last := ref.Fields[len(ref.Fields)-1]; last.GetAStar() != nil {
+			if len(ref.Fields) == 2 {
+				if q := ref.Fields[0].GetString_(); q == nil || !slices.Contains(qualifiers, q.Sval) {
+					return nil
+				}
+			} else if len(ref.Fields) != 1 {
+				return nil
+			}
+			sh.columns = append(sh.columns, "")
+			continue
+		}
+		col, ok := columnOf(rt.Val, qualifiers)
+		if !ok {
+			return nil
+		}
+		sh.columns = append(sh.columns, col)
+	}
+	var conjunct func(n *pg_query.Node) bool
+	conjunct = func(n *pg_query.Node) bool {
+		if b := n.GetBoolExpr(); b != nil {
+			if b.Boolop != pg_query.BoolExprType_AND_EXPR {
+				return false
+			}
+			for _, arg := range b.Args {
+				if !conjunct(arg) {
+					return false
+				}
+			}
+			return true
+		}
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
+			return false
+		}
+		for _, pair := range [][2]*pg_query.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
+			col, ok := columnOf(pair[0], qualifiers)
+			if !ok {
+				continue
+			}
+			pin, ok := pinOf(pair[1])
+			if !ok {
+				return false
+			}
+			if _, dup := sh.pins[col]; dup {
+				return false
+			}
+			sh.pins[col] = pin
+			return true
+		}
+		return false
+	}
+	if !conjunct(sel.WhereClause) {
+		return nil
+	}
+	return sh
+}
+
+// pinOf reads a parameter, an integer literal or a string literal (no
+// cast: an integer literal has an integer type, a string literal takes
+// the column's).
+func pinOf(n *pg_query.Node) (pointPin, bool) {
+	if p := n.GetParamRef(); p != nil {
+		return pointPin{param: int(p.Number)}, p.Number > 0
+	}
+	c := n.GetAConst()
+	switch {
+	case c == nil || c.Isnull:
+		return pointPin{}, false
+	case c.GetIval() != nil:
+		return pointPin{value: int64(c.GetIval().Ival)}, true
+	case c.GetSval() != nil:
+		return pointPin{value: c.GetSval().Sval}, true
+	}
+	return pointPin{}, false // a numeric, a bit string, a boolean
+}
+
+// Type OIDs of the text key columns a point index keys by.
+const (
+	oidText    = 25
+	oidVarchar = 1043
+)
+
+// pointLookup returns the PointLookup of a, an accelerated read of r's one
+// dataset, or nil when its shape is not one (see lookupShape) or the key
+// is not the dataset's whole primary key of integer or text columns.
+func pointLookup(a *analysis, r resolution) *PointLookup {
+	sh := a.lookup
+	if sh == nil || len(r.datasets) != 1 || len(a.rels) != 1 {
+		return nil
+	}
+	ds := r.datasets[0]
+	cols := ds.state.Columns
+	find := func(name string) (catalog.ColumnInfo, bool) {
+		i := slices.IndexFunc(cols, func(c catalog.ColumnInfo) bool { return c.Name == name })
+		if i < 0 || !cols[i].Accelerated {
+			return catalog.ColumnInfo{}, false
+		}
+		return cols[i], true
+	}
+	pl := &PointLookup{Dataset: ds.ds.Name, Shape: sh.shape}
+	for _, c := range sh.columns {
+		if c == "" {
+			for _, col := range cols {
+				if !col.Accelerated {
+					return nil
+				}
+				pl.Columns = append(pl.Columns, col.Name)
+			}
+			continue
+		}
+		if _, ok := find(c); !ok {
+			return nil
+		}
+		pl.Columns = append(pl.Columns, c)
+	}
+	keyParts := 0
+	for _, c := range cols {
+		if c.KeyPart > keyParts {
+			keyParts = c.KeyPart
+		}
+	}
+	if keyParts == 0 || keyParts != len(sh.pins) {
+		return nil
+	}
+	pl.Keys = make([]PointKey, keyParts)
+	for name, pin := range sh.pins {
+		c, ok := find(name)
+		if !ok || c.KeyPart == 0 {
+			return nil
+		}
+		k := PointKey{Column: name, Param: pin.param, Value: pin.value}
+		switch c.TypeOID {
+		case oidInt2, oidInt4, oidInt8:
+			k.Int = true
+			if _, isInt := pin.value.(int64); pin.param == 0 && !isInt {
+				return nil // '42': the origin reads it as the column's type
+			}
+		case oidText, oidVarchar:
+			// Equality of text compares bytes under a deterministic
+			// collation; the acceleration's only knows the binary ones.
+			if !c.BinaryCollation {
+				return nil
+			}
+			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {
+				return nil
+			}
+		default:
+			return nil
+		}
+		pl.Keys[c.KeyPart-1] = k
+	}
+	for _, k := range pl.Keys {
+		if k.Column == "" {
+			return nil
+		}
+	}
+	return pl
+}
+
+// Simple-protocol point lookups carry their key as a literal, so each one
+// is a new text: parsing, rewriting and describing it at the origin would
+// cost more than the index saves. A text whose every literal pins its key
+// (pointShape.shape) is remembered by shape once planned as a lookup; a
+// later text of the same shape has the same tokens but for the literals'
+// values, so the same parse but for the pins: it is planned from the
+// remembered analysis without a parse, as a lookup whose SQL is not built
+// (Decision.SQL ""), for callers that allow it (Session.PointOnly) and
+// answer it from the index or plan it again without.
+
+// quickLookup is the planner's decision for a text whose shape was planned
+// as a point lookup before, when it has one: RouteAccelerate with Point
+// and no SQL, or RouteOrigin when the role may not read the table.
+func (p *Planner) quickLookup(ctx context.Context, sql string, s *Session) (Decision, bool) {
+	shape, lits, ok := scanLiterals(sql, true)
+	if !ok {
+		return Decision{}, false
+	}
+	a, ok := p.lookupShapes.get(shape)
+	if !ok || a.lookup == nil || len(a.lookup.litOf) != len(lits) || a.reason != "" || s.TxWrote || p.fallbacks.has(a.fingerprint) {
+		return Decision{}, false
+	}
+	if p.caching && readThrough(a) {
+		return Decision{}, false
+	}
+	r, reason := p.resolve(ctx, a, s)
+	if reason != "" {
+		return Decision{}, false
+	}
+	r.scale = planScales(a, r)
+	if reason, _ := p.checkColumns(a, r); reason != "" || (r.scale.ok && len(r.scale.out) > 0) || len(a.exactAvg) > 0 {
+		return Decision{}, false
+	}
+	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) {
+		return Decision{}, false
+	}
+	if fallback, ok := p.fallbackSQL(a, r); !ok || fallback != "" {
+		return Decision{}, false
+	}
+	if len(textWrapped(a, r)) > 0 {
+		return Decision{}, false
+	}
+	pl := pointLookup(a, r)
+	if pl == nil {
+		return Decision{}, false
+	}
+	for i, k := range pl.Keys {
+		if k.Param > 0 {
+			return Decision{}, false
+		}
+		li, ok := a.lookup.litOf[k.Column]
+		if !ok {
+			return Decision{}, false
+		}
+		v := literalValue(lits[li])
+		switch v.(type) {
+		case int64:
+			if !k.Int {
+				return Decision{}, false
+			}
+		case string:
+			if k.Int {
+				return Decision{}, false
+			}
+		default:
+			return Decision{}, false
+		}
+		pl.Keys[i].Value = v
+	}
+	d := Decision{Route: RouteOrigin, Fingerprint: a.fingerprint, Kind: a.kind, Tables: r.tables, Datasets: r.touched}
+	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
+		return d, true
+	}
+	d.Route, d.Datasets, d.Point = RouteAccelerate, r.datasetNames(), pl
+	return d, true
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,4 +145,103 @@ func TestLiteralShape(t *testing.T) {
 			t.Errorf("literalShape(%q) = %q, want %q", tc.sql, got, tc.want)
 		}
 	}
+}
+
+// TestPlan_PointLookup: an accelerated read in the plainest point-read
+// shape carries how the point index answers it (Decision.Point); any other
+// shape does not. A text of a remembered shape with other key values is
+// planned without a parse when the caller allows it (PointOnly), and
+// carries the new values.
+func TestPlan_PointLookup(t *testing.T) {
+	reg := testRegistry(t)
+	reg.Update("orders", func(s *catalog.DatasetState) {
+		s.Columns[0].KeyPart = 1
+		s.Columns[0].TypeOID, s.Columns[0].TypeName = 23, "integer"
+	})
+	reg.Update("sales_orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart, s.Columns[1].KeyPart = 2, 1 })
+	p := New(reg, newFakeResolver(), Options{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		sql  string
+		want string // columns and keys, "" for no lookup
+	}{
+		{"SELECT amount, status FROM orders WHERE id = 7", "amount,status|id=7"},
+		{"SELECT o.amount AS a FROM public.orders o WHERE o.id = $1", "amount|id=$1"},
+		{"SELECT * FROM orders WHERE 7 = id LIMIT 1", "id,customer_id,amount,status,created_at,note,weight|id=7"},
+		{"SELECT amount FROM sales.orders WHERE id = 'x' AND region = $2", "amount|region=$2,id=x"},
+		{"SELECT amount FROM orders WHERE id = '7'", ""},                // the origin reads '7' as an integer
+		{"SELECT amount FROM orders WHERE id = 7.0", ""},                // a numeric comparison
+		{"SELECT amount FROM orders WHERE id = 7::bigint", ""},          // a cast
+		{"SELECT amount FROM orders WHERE id = 7 AND amount = 'x'", ""}, // more than the key
+		{"SELECT amount FROM orders WHERE id = 7 OR id = 8", ""},
+		{"SELECT amount FROM orders WHERE id = 7 ORDER BY amount", ""},
+		{"SELECT amount FROM orders WHERE id = 7 LIMIT 0", ""},
+		{"SELECT upper(amount) FROM orders WHERE id = 7", ""},
+		{"SELECT amount FROM orders WHERE id = 7 FOR UPDATE", ""},
+		{"SELECT DISTINCT amount FROM orders WHERE id = 7", ""},
+		{"SELECT amount FROM sales.orders WHERE id = 'x'", ""}, // part of the key
+		{"SELECT weight FROM orders WHERE id = 7", "weight|id=7"},
+	} {
+		d := p.Plan(ctx, tc.sql, defaultSession())
+		if got := describeLookup(d.Point); got != tc.want {
+			t.Errorf("%s: lookup %q (route %v %s), want %q", tc.sql, got, d.Route, d.Reason, tc.want)
+		}
+		if d.Point != nil && (d.Route != RouteAccelerate || d.SQL == "") {
+			t.Errorf("%s: %+v, want accelerated with its SQL", tc.sql, d)
+		}
+	}
+	// Other values of a remembered shape: no parse with PointOnly.
+	s := defaultSession()
+	s.PointOnly = true
+	before := p.cache.len()
+	for _, v := range []string{"8", "9", "123456789012"} {
+		d := p.Plan(ctx, "SELECT amount, status FROM orders WHERE id = "+v, s)
+		if d.Route != RouteAccelerate || d.SQL != "" || describeLookup(d.Point) != "amount,status|id="+v {
+			t.Errorf("id = %s: %+v, want a lookup of %s without SQL", v, d, v)
+		}
+	}
+	if got := p.cache.len(); got != before {
+		t.Errorf("analysis cache grew from %d to %d, want no parse", before, got)
+	}
+	// Without PointOnly, or with another kind of literal, the text is
+	// planned in full.
+	if d := p.Plan(ctx, "SELECT amount, status FROM orders WHERE id = 10", defaultSession()); d.SQL == "" || d.Point == nil {
+		t.Errorf("without PointOnly: %+v", d)
+	}
+	for _, sql := range []string{
+		"SELECT amount, status FROM orders WHERE id = '11'",
+		"SELECT amount, status FROM orders WHERE id = 1.5",
+		"SELECT amount, status FROM orders WHERE id = 99999999999999999999",
+	} {
+		if d := p.Plan(ctx, sql, s); d.Point != nil {
+			t.Errorf("%s: %+v, want no lookup", sql, d)
+		}
+	}
+	// A shape whose literal is not only the key's (LIMIT 1) is not
+	// remembered: LIMIT 0 must not take its plan.
+	p.Plan(ctx, "SELECT amount FROM orders WHERE id = 7 LIMIT 1", defaultSession())
+	if d := p.Plan(ctx, "SELECT amount FROM orders WHERE id = 7 LIMIT 0", s); d.Point != nil {
+		t.Errorf("LIMIT 0 after LIMIT 1: %+v", d)
+	}
+	// A session that has written reads the origin.
+	w := *s
+	w.TxWrote = true
+	if d := p.Plan(ctx, "SELECT amount, status FROM orders WHERE id = 12", &w); d.Route != RouteOrigin {
+		t.Errorf("tx wrote: %+v", d)
+	}
+}
+
+func describeLookup(pl *PointLookup) string {
+	if pl == nil {
+		return ""
+	}
+	var keys []string
+	for _, k := range pl.Keys {
+		if k.Param > 0 {
+			keys = append(keys, fmt.Sprintf("%s=$%d", k.Column, k.Param))
+		} else {
+			keys = append(keys, fmt.Sprintf("%s=%v", k.Column, k.Value))
+		}
+	}
+	return strings.Join(pl.Columns, ",") + "|" + strings.Join(keys, ",")
 }

@@ -59,6 +59,9 @@ type Accel struct {
 	// ResultsCache, when set, keeps accelerated answers until a dataset
 	// they read changes (resultcache.go).
 	ResultsCache *ResultCache
+	// Points, when set, answers point reads from datasets' rows held in
+	// memory by primary key (pointindex.go).
+	Points *accelerator.PointIndexes
 }
 
 // stmtInfo is what the session knows of a prepared statement.
@@ -206,6 +209,8 @@ type localResult struct {
 	// not kept).
 	cacheKey  string
 	cacheGens []uint64
+	// point: the answer is a point index's (pointindex.go).
+	point bool
 }
 
 // emptyResult reports whether r has no rows, reading its first row ahead
@@ -300,6 +305,7 @@ func (ss *session) planSession() *planner.Session {
 		TxWrote:    ss.txWrote.Load() || ss.segmentWrote,
 		TempTables: ss.info.tempTables,
 		OriginDown: ss.link == linkStandIn,
+		PointOnly:  ss.pointOnly,
 	}
 }
 
@@ -486,11 +492,17 @@ func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, 
 // The query is the one the client waits for (runLocal) until the caller's
 // endRun: a CancelRequest interrupts it, and so does statement_timeout at
 // deadline (zero: none).
-func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings) (*localResult, error) {
+//
+// pre, when set, is the answer already at hand (from a point index):
+// DuckDB is not asked.
+func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe func() (*pgproto3.RowDescription, error), formats []int16, args []any, s *encode.Settings, pre *accelerator.Rows) (*localResult, error) {
 	ss.mustNotBlock("local query")
 	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
 	ss.runLocal(cancel, deadline)
-	rows, err := ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
+	rows, err := pre, error(nil)
+	if pre == nil {
+		rows, err = ss.accel.Engine.QueryIn(ctx, ss.state.Param("TimeZone"), d.SQL, args...)
+	}
 	if err != nil {
 		cancel()
 		if rd, derr := describe(); derr != nil || rd == nil {
@@ -538,7 +550,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(d)}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(d), point: pre != nil}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses
@@ -768,11 +780,32 @@ func (ss *session) writeClient(buf []byte) error {
 	return ss.writeAfterRelayed(buf)
 }
 
+// heldJoinLimit is the most writeAfterRelayed copies into the client
+// writer's buffer to send it with the answers held there.
+const heldJoinLimit = 64 << 10
+
 // writeAfterRelayed writes bufs to the client after what the origin relay
 // holds in its buffer. The caller holds writeMu.
 func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
 	if len(bufs) == 0 {
 		return nil
+	}
+	if ss.held {
+		// Answers wait in the client writer's buffer: small ones join
+		// them there, so that everything goes out in one write.
+		n := 0
+		for _, b := range bufs {
+			n += len(b)
+		}
+		if n <= heldJoinLimit {
+			for _, b := range bufs {
+				ss.rawOut = b // Send copies it into the buffer
+				ss.be.Send(&ss.rawOut)
+			}
+			ss.rawOut = nil
+			ss.held = false
+			return ss.be.Flush()
+		}
 	}
 	ss.held = false
 	if err := ss.be.Flush(); err != nil {

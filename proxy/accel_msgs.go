@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -32,7 +33,9 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	start := time.Now()
+	ss.pointOnly = true
 	d, s, ok := ss.decideLocal(m.String, true)
+	ss.pointOnly = false
 	if !ok {
 		if d.OriginSQL != "" {
 			// A point read: the origin reads the table through the
@@ -56,17 +59,29 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.countOrigin(d)
 		return false
 	}
+	// A point read the point index answers (before the results cache:
+	// it is as quick, and its answers are not kept).
+	pre := ss.pointRows(d, nil, nil, nil, s)
+	if pre == nil && d.SQL == "" {
+		// Planned as a point lookup from its shape, which the index
+		// cannot answer now: planned in full for DuckDB.
+		if d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, m.String, ss.planSession()); d.Route != planner.RouteAccelerate || d.Caching || d.SQL == "" {
+			ss.countOrigin(d)
+			ss.noteOrigin(m.String, d)
+			return false
+		}
+	}
 	// The results cache: an answer kept for this statement, settings and
 	// data is sent as it was (privileges were checked by decideLocal).
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
-	if rc != nil && cacheable(d) {
+	if rc != nil && pre == nil && cacheable(d) {
 		rkey = ss.resultKey('Q', m.String, d)
 		var hit bool
 		if hit, gens = ss.fromCache(rc, rkey, d, start, true, nil); hit {
 			return true
 		}
 	}
-	key := ss.describeKey(m.String, d)
+	key := ss.describeKey(describedText(m.String, d), d)
 	rd := ss.srv.describes.get(key)
 	describe := described(rd)
 	if rd == nil {
@@ -90,7 +105,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		deadline = start.Add(ss.info.statementTimeout)
 	}
 	defer ss.endRun()
-	r, err := ss.startLocal(d, deadline, describe, nil, nil, s)
+	r, err := ss.startLocal(d, deadline, describe, nil, nil, s, pre)
 	if errors.Is(err, errOriginDescribe) {
 		ss.countOrigin(d)
 		return false
@@ -133,14 +148,14 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.failQuery(ss.localFailedLate(err))
 		return true
 	}
-	if rkey != "" && !r.flushed {
+	if rkey != "" && !r.flushed && !r.point {
 		rc.keep(rkey, d.Datasets, gens, ss.outBuf, n)
 	}
 	// Count before the client can see the answer (and ask the metrics).
 	if !r.internal {
 		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 		ss.srv.metrics.observe(routeAccelerated, start)
-		ss.lastRoute = routeNote{route: "accelerated"}
+		ss.lastRoute = routeNote{route: localRoute(r)}
 	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
@@ -495,8 +510,12 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	// The results cache, for an Execute of the whole answer (keyed by
 	// the parameters as they came, before they are decoded for DuckDB).
+	var pre *accelerator.Rows
+	if m.MaxRows == 0 {
+		pre = ss.pointRows(d, p.params, p.paramFormats, oids, s)
+	}
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
-	if rc != nil && m.MaxRows == 0 && cacheable(d) {
+	if rc != nil && pre == nil && m.MaxRows == 0 && cacheable(d) {
 		rkey = ss.resultKey('E', p.stmt.sql, d, executeKeyParts(p, oids, rows)...)
 		var hit bool
 		if hit, gens = ss.fromCache(rc, rkey, d, start, false, func() {
@@ -508,6 +527,9 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	args := make([]any, len(p.params))
 	placeholders := make([]string, len(p.params))
 	for i, v := range p.params {
+		if pre != nil {
+			break // the point index answers: nothing goes to DuckDB
+		}
 		if v == nil {
 			// NULL: DuckDB infers the type from the context, as Postgres did.
 			placeholders[i] = "$" + strconv.Itoa(i+1)
@@ -526,7 +548,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		args[i] = arg
 		placeholders[i] = strings.Replace(ph, "?", "$"+strconv.Itoa(i+1), 1)
 	}
-	if len(args) > 0 {
+	if len(args) > 0 && pre == nil {
 		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
 			if n < 1 || n > len(placeholders) {
 				return "", false
@@ -549,7 +571,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// The origin gets the Parse and Bind before it would otherwise (at
 	// the client's Sync), to work on them while DuckDB runs.
 	_ = ss.fe.Flush()
-	r, err := ss.startLocal(d, ss.localDeadline(), described(rows), p.resultFormats, args, s)
+	r, err := ss.startLocal(d, ss.localDeadline(), described(rows), p.resultFormats, args, s, pre)
 	defer ss.endRun()
 	if err != nil {
 		if e := ss.localInterrupted(); e != nil {
@@ -562,7 +584,9 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	r.started = start
 	r.fingerprint = d.Fingerprint
-	r.cacheKey, r.cacheGens = rkey, gens
+	if !r.point {
+		r.cacheKey, r.cacheGens = rkey, gens
+	}
 	if d.FallbackSQL != "" && r.emptyResult() {
 		r.close()
 		ss.zeroResults(d)
@@ -702,7 +726,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 		if !r.internal {
 			ss.srv.metrics.count(routeAccelerated, r.datasets, "")
 			ss.srv.metrics.observe(routeAccelerated, r.started)
-			ss.lastRoute = routeNote{route: "accelerated"}
+			ss.lastRoute = routeNote{route: localRoute(r)}
 		}
 		r.close()
 		p.active = nil
@@ -812,6 +836,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 	inner, analyze, explain := planner.ExplainTarget(sql)
 	if explain {
 		target = inner
+		ss.pointOnly = false // EXPLAIN needs the SQL
 	}
 	d = ss.routeOverride(ss.planFresh(ctx, target))
 	if d.Reason == planner.ReasonPointRead && ss.originDown() {

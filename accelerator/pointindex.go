@@ -1,0 +1,361 @@
+package accelerator
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// Point indexes. A read that pins a dataset's primary key (SELECT ... FROM
+// accounts WHERE aid = $1) touches at most one row, yet DuckDB spends
+// hundreds of microseconds preparing and running any statement, several
+// times what the origin spends answering it from its B-tree
+// (bench/RESULTS.md, "Accelerated point reads"). A point index holds a
+// dataset's rows in memory, as the Go values a DuckDB query of its columns
+// returns, in a map by the key's values: such reads are then answered
+// without DuckDB, and encoded by the same encoder, so their bytes are the
+// ones DuckDB's answer would give.
+//
+// An index is built by one scan of the table on the dataset's first point
+// read, and again on the first one after its rows change (a new data
+// generation: a load, an append, a change batch, a retention pass, a
+// snapshot swap); an index of another generation is never used, and until
+// the new one is built DuckDB answers. Every index counts against one
+// budget (runtime.point_index.max_bytes); a dataset that does not fit is
+// not indexed. A build costs a scan: after one, the next build of the
+// dataset waits ten times as long as it took, so a dataset that changes
+// all the time (a busy CDC stream) costs at most a tenth of a core here
+// and is otherwise answered by DuckDB.
+
+// PointIndex is one dataset's rows by primary key, of one data generation.
+// It is read-only once built and safe for concurrent use.
+type PointIndex struct {
+	cols  []ResultColumn
+	pos   map[string]int // column name -> position in cols
+	rows  [][]any
+	byKey map[string]int32
+	bytes int64
+}
+
+// ErrPointIndexTooLarge: the dataset's rows do not fit in the budget.
+var ErrPointIndexTooLarge = errors.New("the dataset's rows do not fit in runtime.point_index.max_bytes")
+
+// AppendPointKey appends the key form of one key value to buf: integers
+// (any width) and strings, the values a primary key of integer or text
+// columns holds and that a point read pins it to. ok is false for other
+// types and for NULL, which equals nothing.
+func AppendPointKey(buf []byte, v any) ([]byte, bool) {
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case int32:
+		n = int64(x)
+	case int16:
+		n = int64(x)
+	case int8:
+		n = int64(x)
+	case int:
+		n = int64(x)
+	case string:
+		buf = append(buf, 's')
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(x)))
+		return append(buf, x...), true
+	default:
+		return buf, false
+	}
+	buf = append(buf, 'i')
+	return binary.BigEndian.AppendUint64(buf, uint64(n)), true
+}
+
+// buildPointIndex reads columns of the table ref (a dataset's TableRef)
+// into an index by key (names of columns, in the key's order), within
+// maxBytes.
+func (e *Engine) buildPointIndex(ctx context.Context, ref string, columns, key []string, maxBytes int64) (*PointIndex, error) {
+	quoted := make([]string, len(columns))
+	ix := &PointIndex{pos: make(map[string]int, len(columns)), byKey: make(map[string]int32)}
+	for i, c := range columns {
+		quoted[i] = quoteIdent(c)
+		ix.pos[c] = i
+	}
+	keyPos := make([]int, len(key))
+	for i, k := range key {
+		p, ok := ix.pos[k]
+		if !ok {
+			return nil, fmt.Errorf("key column %s is not among the columns", k)
+		}
+		keyPos[i] = p
+	}
+	rows, err := e.Query(ctx, "SELECT "+strings.Join(quoted, ", ")+" FROM "+ref)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ix.cols = append([]ResultColumn(nil), rows.Columns()...)
+	var kb []byte
+	for rows.Next() {
+		vals := append([]any(nil), rows.Values()...)
+		kb = kb[:0]
+		for _, p := range keyPos {
+			var ok bool
+			if kb, ok = AppendPointKey(kb, vals[p]); !ok {
+				return nil, fmt.Errorf("key column %s holds a %T, which the point index does not key by", columns[p], vals[p])
+			}
+		}
+		if _, dup := ix.byKey[string(kb)]; dup {
+			return nil, errors.New("the key is not unique in the acceleration")
+		}
+		if len(ix.rows) == 1<<31-1 {
+			return nil, ErrPointIndexTooLarge
+		}
+		ix.byKey[string(kb)] = int32(len(ix.rows))
+		ix.rows = append(ix.rows, vals)
+		// The row's values, its slice, and its map entry (key, value and
+		// the map's own share).
+		ix.bytes += valuesSize(vals) + 24 + int64(len(kb)) + 16 + 4 + 16
+		if ix.bytes > maxBytes {
+			return nil, ErrPointIndexTooLarge
+		}
+		if len(ix.rows)&4095 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// valuesSize estimates the memory vals hold: each interface and what it
+// points to.
+func valuesSize(vals []any) int64 {
+	var n int64
+	for _, v := range vals {
+		n += 16 + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v any) int64 {
+	switch x := v.(type) {
+	case nil, bool, int8, uint8:
+		return 0
+	case int16, int32, int64, uint16, uint32, uint64, float32, float64:
+		return 8
+	case string:
+		return 16 + int64(len(x))
+	case []byte:
+		return 24 + int64(len(x))
+	case time.Time:
+		return 24
+	case *big.Int:
+		return 32 + int64(len(x.Bits()))*8
+	case duckdb.Decimal:
+		n := int64(48)
+		if x.Value != nil {
+			n += int64(len(x.Value.Bits())) * 8
+		}
+		return n
+	case duckdb.Interval:
+		return 16
+	case []any:
+		return 24 + valuesSize(x)
+	case map[string]any:
+		n := int64(48)
+		for k, e := range x {
+			n += 16 + int64(len(k)) + 16 + valueSize(e)
+		}
+		return n
+	}
+	return 64
+}
+
+// Rows returns the rows (none or one) of key, the key form of the key's
+// values (AppendPointKey, in the key's order), with columns, which must
+// be columns of the index.
+func (ix *PointIndex) Rows(columns []string, key []byte) (*Rows, bool) {
+	r := &Rows{cols: make([]ResultColumn, len(columns)), out: make([]any, len(columns)), memPos: make([]int, len(columns))}
+	for i, c := range columns {
+		p, ok := ix.pos[c]
+		if !ok {
+			return nil, false
+		}
+		r.cols[i] = ix.cols[p]
+		r.memPos[i] = p
+	}
+	if i, ok := ix.byKey[string(key)]; ok {
+		r.mem = ix.rows[i : i+1]
+	} else {
+		r.mem = [][]any{}
+	}
+	return r, true
+}
+
+// PointIndexOptions configure PointIndexes.
+type PointIndexOptions struct {
+	// MaxBytes is the budget of every index together.
+	MaxBytes int64
+	// State returns a dataset's columns and data generation, ok false
+	// when it may not be served now.
+	State func(dataset string) (cols []catalog.ColumnInfo, dataGen uint64, ok bool)
+	// Generation returns a dataset's data generation (cheaper than State).
+	Generation func(dataset string) uint64
+	// OnBuilt, when set, learns of every build's outcome (for the log).
+	OnBuilt func(dataset string, rows int, bytes int64, took time.Duration, err error)
+}
+
+// PointIndexes holds the point indexes of the engine's datasets, built on
+// demand (see above). It is safe for concurrent use.
+type PointIndexes struct {
+	e    *Engine
+	opts PointIndexOptions
+	ctx  context.Context
+
+	mu    sync.Mutex
+	slots map[string]*pointSlot
+	used  int64 // bytes of the indexes held
+}
+
+type pointSlot struct {
+	ix  *PointIndex
+	gen uint64
+	// building: a build runs; notBefore: the next one may not start
+	// before then.
+	building  bool
+	notBefore time.Time
+	builtAt   time.Time
+	took      time.Duration
+	err       string
+	builds    uint64
+	hits      uint64 // reads answered
+	misses    uint64 // point reads the index could not answer (not built)
+}
+
+// NewPointIndexes makes the point indexes of e. Builds stop when ctx ends.
+func (e *Engine) NewPointIndexes(ctx context.Context, opts PointIndexOptions) *PointIndexes {
+	return &PointIndexes{e: e, opts: opts, ctx: ctx, slots: make(map[string]*pointSlot)}
+}
+
+// Rows answers a point read of dataset from its index: the rows (none or
+// one) whose key form (AppendPointKey of the key's values in the key's
+// order) is key, with columns. ok is false when the dataset's index of its
+// current data generation is not built; Rows then starts building it when
+// it may, and the caller asks DuckDB.
+func (p *PointIndexes) Rows(dataset string, columns []string, key []byte) (*Rows, bool) {
+	gen := p.opts.Generation(dataset)
+	p.mu.Lock()
+	s := p.slots[dataset]
+	if s == nil {
+		s = &pointSlot{}
+		p.slots[dataset] = s
+	}
+	if s.ix != nil && s.gen == gen {
+		ix := s.ix
+		s.hits++
+		p.mu.Unlock()
+		return ix.Rows(columns, key)
+	}
+	s.misses++
+	if !s.building && !time.Now().Before(s.notBefore) {
+		s.building = true
+		if s.ix != nil { // of another generation: never used again
+			p.used -= s.ix.bytes
+			s.ix = nil
+		}
+		go p.build(dataset, s)
+	}
+	p.mu.Unlock()
+	return nil, false
+}
+
+// build builds dataset's index into s.
+func (p *PointIndexes) build(dataset string, s *pointSlot) {
+	start := time.Now()
+	var ix *PointIndex
+	cols, gen, ok := p.opts.State(dataset)
+	err := errors.New("the dataset is not servable")
+	if ok {
+		var columns, key []string
+		keyAt := map[int]string{}
+		for _, c := range cols {
+			if !c.Accelerated {
+				continue
+			}
+			columns = append(columns, c.Name)
+			if c.KeyPart > 0 {
+				keyAt[c.KeyPart] = c.Name
+			}
+		}
+		for i := 1; i <= len(keyAt); i++ {
+			key = append(key, keyAt[i])
+		}
+		p.mu.Lock()
+		budget := p.opts.MaxBytes - p.used
+		p.mu.Unlock()
+		if len(key) == 0 || len(key) != len(keyAt) {
+			err = errors.New("the dataset has no primary key in the acceleration")
+		} else {
+			ix, err = p.e.buildPointIndex(p.ctx, p.e.TableRef(dataset), columns, key, budget)
+		}
+	}
+	took := time.Since(start)
+	p.mu.Lock()
+	s.building = false
+	s.builds++
+	s.took = took
+	// The next build waits ten times as long as this one took, at least
+	// a second (a failure: a minute).
+	wait := max(10*took, time.Second)
+	if err != nil {
+		wait = max(wait, time.Minute)
+		s.err = err.Error()
+		s.ix = nil
+	} else {
+		s.err = ""
+		s.ix, s.gen, s.builtAt = ix, gen, time.Now()
+		p.used += ix.bytes
+	}
+	s.notBefore = time.Now().Add(wait)
+	p.mu.Unlock()
+	if p.opts.OnBuilt != nil {
+		n, b := 0, int64(0)
+		if ix != nil {
+			n, b = len(ix.rows), ix.bytes
+		}
+		p.opts.OnBuilt(dataset, n, b, took, err)
+	}
+}
+
+// Status returns dataset's index status; ok is false when no point read
+// of it was seen.
+func (p *PointIndexes) Status(dataset string) (catalog.PointIndexStatus, bool) {
+	gen := p.opts.Generation(dataset)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.slots[dataset]
+	if s == nil {
+		return catalog.PointIndexStatus{}, false
+	}
+	st := catalog.PointIndexStatus{Builds: s.builds, Hits: s.hits, Misses: s.misses, Error: s.err, BuiltAt: s.builtAt, BuildSeconds: s.took.Seconds()}
+	if s.ix != nil {
+		st.Current = s.gen == gen
+		st.Rows, st.Bytes = len(s.ix.rows), s.ix.bytes
+	}
+	return st, true
+}
+
+// Bytes is the memory every index held now takes, as estimated.
+func (p *PointIndexes) Bytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.used
+}
