@@ -3,6 +3,7 @@ package catalog
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -135,7 +136,15 @@ type Registry struct {
 	cachingStatus func(dataset string) (CachingStatus, bool)
 	// pointStatus reports datasets' point indexes (SetPointIndexStatus).
 	pointStatus func(dataset string) (PointIndexStatus, bool)
+	// version counts the changes of any dataset's state or configuration
+	// (Version).
+	version atomic.Uint64
 }
+
+// Version returns a number that changes with every change of a dataset's
+// state or configuration: what was decided from them before may be
+// decided again.
+func (r *Registry) Version() uint64 { return r.version.Load() }
 
 // NewRegistry registers the datasets of cfg, each initializing (or disabled).
 func NewRegistry(cfg *Config) *Registry {
@@ -313,6 +322,7 @@ func (r *Registry) Update(name string, fn func(*DatasetState)) bool {
 		return false
 	}
 	fn(st)
+	r.version.Add(1)
 	if st.Loaded && st.Status == StatusReady {
 		st.ReadyOnce = true
 	}
@@ -327,6 +337,7 @@ func (r *Registry) ShutDown() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.shuttingDown = true
+	r.version.Add(1)
 	for _, st := range r.states {
 		if st.Status != StatusDisabled {
 			st.Status = StatusShuttingDown
@@ -357,5 +368,6 @@ func (r *Registry) ReplaceDataset(d *Dataset) bool {
 		return false
 	}
 	r.datasets[d.Name] = d
+	r.version.Add(1)
 	return true
 }

@@ -224,6 +224,7 @@ type Options struct {
 // Planner decides where statements run. It is safe for concurrent use.
 type Planner struct {
 	reg       *catalog.Registry
+	memo      decisionMemo // accelerated decisions, reused briefly (memo.go)
 	res       Resolver
 	priv      PrivilegeChecker
 	maxCached int
@@ -283,6 +284,7 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 func (p *Planner) RememberFallback(fingerprint uint64) {
 	if fingerprint != 0 {
 		p.fallbacks.add(fingerprint)
+		p.memo.fallbacks.Add(1)
 	}
 }
 
@@ -300,6 +302,21 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	if s == nil {
 		s = &Session{}
 	}
+	key := ""
+	if len(sql) <= p.maxCached {
+		key = memoKey(sql, s)
+	}
+	if d, ok := p.memoised(ctx, key, s); ok {
+		return d
+	}
+	v := p.memoVersion()
+	d := p.planFull(ctx, sql, s)
+	p.keep(key, v, d)
+	return d
+}
+
+// planFull is PlanFull without the decision memo (memo.go).
+func (p *Planner) planFull(ctx context.Context, sql string, s *Session) Decision {
 	a, cached := p.cachedAnalysis(sql)
 	var tree *pg_query.ParseResult
 	if !cached {

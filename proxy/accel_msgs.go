@@ -61,7 +61,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	// A point read the point index answers (before the results cache:
 	// it is as quick, and its answers are not kept).
-	pre := ss.pointRows(d, nil, nil, nil, s)
+	pre := ss.pointRows(d, nil, nil, nil)
 	if pre == nil && d.SQL == "" {
 		// Planned as a point lookup from its shape, which the index
 		// cannot answer now: planned in full for DuckDB.
@@ -83,6 +83,10 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	key := ss.describeKey(describedText(m.String, d), d)
 	rd := ss.srv.describes.get(key)
+	if rd == nil && d.Point != nil {
+		// Kept by its text (a point read the origin answered).
+		rd = ss.srv.describes.get(ss.describeKey(m.String, d))
+	}
 	describe := described(rd)
 	if rd == nil {
 		// The origin describes the statement while DuckDB runs it.
@@ -512,7 +516,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	// the parameters as they came, before they are decoded for DuckDB).
 	var pre *accelerator.Rows
 	if m.MaxRows == 0 {
-		pre = ss.pointRows(d, p.params, p.paramFormats, oids, s)
+		pre = ss.pointRows(d, p.params, p.paramFormats, oids)
 	}
 	rc, rkey, gens := ss.resultCache(), "", []uint64(nil)
 	if rc != nil && pre == nil && m.MaxRows == 0 && cacheable(d) {

@@ -20,7 +20,7 @@ const routePointIndex = "accelerated (point index)"
 // when the index cannot give it (none, or not of the current data; then
 // DuckDB answers). params, formats and oids are an Execute's parameters
 // (nil for a simple Query, whose keys are literals).
-func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int16, oids []uint32, s *encode.Settings) *accelerator.Rows {
+func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int16, oids []uint32) *accelerator.Rows {
 	pl := d.Point
 	if pl == nil || ss.accel.Points == nil {
 		return nil
@@ -41,7 +41,7 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 			if !pointParamType(oids[i], k.Int) {
 				return nil
 			}
-			val, err := encode.DecodeParam(oids[i], formatAt(formats, i), params[i], s)
+			val, err := encode.DecodeParam(oids[i], formatAt(formats, i), params[i], nil) // integers and text need no settings
 			if err != nil {
 				return nil // DuckDB's path decides, as for any parameter
 			}
