@@ -50,9 +50,9 @@ type PointIndex struct {
 var ErrPointIndexTooLarge = errors.New("the dataset's rows do not fit in runtime.point_index.max_bytes")
 
 // AppendPointKey appends the key form of one key value to buf: integers
-// (any width) and strings, the values a primary key of integer or text
-// columns holds and that a point read pins it to. ok is false for other
-// types and for NULL, which equals nothing.
+// (any width), strings and uuids, the values a primary key of integer,
+// text or uuid columns holds and that a point read pins it to. ok is
+// false for other types and for NULL, which equals nothing.
 func AppendPointKey(buf []byte, v any) ([]byte, bool) {
 	var n int64
 	switch x := v.(type) {
@@ -70,6 +70,13 @@ func AppendPointKey(buf []byte, v any) ([]byte, bool) {
 		buf = append(buf, 's')
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(x)))
 		return append(buf, x...), true
+	case []byte: // a uuid as a query returns it
+		if len(x) != 16 {
+			return buf, false
+		}
+		return append(append(buf, 'u'), x...), true
+	case duckdb.UUID: // a uuid as a parameter decodes
+		return append(append(buf, 'u'), x[:]...), true
 	default:
 		return buf, false
 	}

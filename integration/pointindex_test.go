@@ -23,7 +23,7 @@ import (
 // not fit the budget is answered by DuckDB.
 
 const pointIndexSchema = `
-DROP TABLE IF EXISTS pi_items, pi_text, pi_pair, pi_events;
+DROP TABLE IF EXISTS pi_items, pi_text, pi_pair, pi_events, pi_uuid;
 CREATE TABLE pi_items (id int PRIMARY KEY, i2 smallint, i8 bigint, n numeric(12,2), nu numeric(20,6), f4 real, f8 double precision,
 	t text, vc varchar(20), c char(5), b bytea, d date, ts timestamp, tz timestamptz, iv interval, bo boolean,
 	j json, jb jsonb, u uuid, arr int[], tarr text[]);
@@ -40,10 +40,13 @@ CREATE TABLE pi_pair (a bigint, b varchar(10), v text, PRIMARY KEY (a, b));
 INSERT INTO pi_pair SELECT g / 3, 'b' || (g % 3), 'v' || g FROM generate_series(0, 89) g;
 CREATE TABLE pi_events (id bigint PRIMARY KEY, at timestamptz NOT NULL, v text);
 INSERT INTO pi_events SELECT g, now() - interval '1 day' + g * interval '1 minute', 'e' || g FROM generate_series(1, 100) g;
-GRANT SELECT ON pi_items, pi_text, pi_pair, pi_events TO app;
+CREATE TABLE pi_uuid (id uuid PRIMARY KEY, v int);
+INSERT INTO pi_uuid SELECT md5(g::text)::uuid, g FROM generate_series(1, 50) g;
+GRANT SELECT ON pi_items, pi_text, pi_pair, pi_events, pi_uuid TO app;
 `
 
 const pointIndexDatasets = `  - from: postgres:public.pi_items
+  - from: postgres:public.pi_uuid
   - from: postgres:public.pi_text
   - from: postgres:public.pi_pair
   - from: postgres:public.pi_events
@@ -162,12 +165,24 @@ func TestPointIndex_AnswersAreTheOrigins(t *testing.T) {
 			}},
 		)
 	}
+	// md5('7') is 8f14e45fceea167a5a36dedd4bea2543.
+	for _, u := range []string{"8f14e45f-ceea-167a-5a36-dedd4bea2543", "8F14E45FCEEA167A5A36DEDD4BEA2543", "{8f14e45f-ceea167a-5a36dedd-4bea2543}",
+		"00000000-0000-0000-0000-000000000000"} {
+		reads = append(reads,
+			read{"uuid " + u, func(c *pgconn.PgConn) string { return simpleDump(t, c, "SELECT v, id FROM pi_uuid WHERE id = '"+u+"'") }},
+			read{"uuid param " + u, func(c *pgconn.PgConn) string {
+				return extendedDump(t, c, "SELECT * FROM pi_uuid WHERE id = $1", [][]byte{[]byte(u)}, []int16{1})
+			}},
+		)
+	}
 	// Warm every dataset's index, then compare under each setting.
-	for _, ds := range []string{"pi_text", "pi_pair"} {
-		q := map[string]string{"pi_text": "SELECT v FROM pi_text WHERE k = 'a'", "pi_pair": "SELECT v FROM pi_pair WHERE a = 1 AND b = 'b1'"}[ds]
+	for _, ds := range []string{"pi_text", "pi_pair", "pi_uuid"} {
+		q := map[string]string{"pi_text": "SELECT v FROM pi_text WHERE k = 'a'", "pi_pair": "SELECT v FROM pi_pair WHERE a = 1 AND b = 'b1'",
+			"pi_uuid": "SELECT v FROM pi_uuid WHERE id = '8f14e45f-ceea-167a-5a36-dedd4bea2543'"}[ds]
 		untilIndexed(t, proxyPgx, func() string { return simpleDump(t, proxyConn, q) })
 	}
 	indexed := 0
+	notIndexed := map[string]bool{}
 	for _, set := range []string{"RESET ALL", "SET TimeZone = 'America/St_Johns'", "SET DateStyle = 'SQL, DMY'", "SET IntervalStyle = 'iso_8601'",
 		"SET extra_float_digits = 0", "SET bytea_output = 'escape'", "RESET ALL"} {
 		simpleDump(t, proxyConn, set)
@@ -184,11 +199,27 @@ func TestPointIndex_AnswersAreTheOrigins(t *testing.T) {
 			}
 			if route == "accelerated (point index)" {
 				indexed++
+			} else {
+				notIndexed[r.what] = true
 			}
 		}
 	}
-	if indexed < len(reads)*5 {
-		t.Errorf("the point index answered %d of %d reads", indexed, len(reads)*7)
+	// A literal beyond int4 parses as a numeric, and a cast is not a
+	// plain pin: DuckDB answers those. (A text of a remembered shape with
+	// that literal is an integer key no row has, as at the origin: the
+	// index answers it.)
+	wantNot := map[string]bool{"simple cols id 2147483648": true, "bigint parameter": true}
+	if fmt.Sprint(notIndexed) != fmt.Sprint(wantNot) || indexed != (len(reads)-len(wantNot))*7 {
+		t.Errorf("the point index answered %d of %d reads; not: %v", indexed, len(reads)*7, notIndexed)
+	}
+
+	// A key the origin cannot read is its error, not an empty answer.
+	for _, sql := range []string{"SELECT v FROM pi_uuid WHERE id = 'not-a-uuid'", "SELECT v FROM pi_uuid WHERE id = '8f14e45f-ceea-167a-5a36-dedd4bea254'"} {
+		_, err := proxyConn.Exec(ctx, sql).ReadAll()
+		_, werr := direct.Exec(ctx, sql).ReadAll()
+		if err == nil || werr == nil || err.Error() != werr.Error() {
+			t.Fatalf("%s: pgaccel %v, the origin %v", sql, err, werr)
+		}
 	}
 
 	// A row changes at the origin and the dataset is refreshed: the next

@@ -342,10 +342,12 @@ type PointLookup struct {
 type PointKey struct {
 	Column string
 	// Int: the column is of an integer type (the value must be an
-	// integer); otherwise it is text (the value must be a string).
-	Int   bool
-	Param int
-	Value any
+	// integer); otherwise it is text or, with UUID, a uuid (the value
+	// must be a string: a uuid's is its text form, for the caller to
+	// read as the origin would).
+	Int, UUID bool
+	Param     int
+	Value     any
 }
 
 // pointShape is the session-independent part of a PointLookup: a's
@@ -524,10 +526,11 @@ func pinOf(n *pg_query.Node) (pointPin, bool) {
 	return pointPin{}, false // a numeric, a bit string, a boolean
 }
 
-// Type OIDs of the text key columns a point index keys by.
+// Type OIDs of the text and uuid key columns a point index keys by.
 const (
 	oidText    = 25
 	oidVarchar = 1043
+	oidUUID    = 2950
 )
 
 // pointLookup returns the PointLookup of a, an accelerated read of r's one
@@ -591,6 +594,11 @@ func pointLookup(a *analysis, r resolution) *PointLookup {
 			if !c.BinaryCollation {
 				return nil
 			}
+			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {
+				return nil
+			}
+		case oidUUID:
+			k.UUID = true
 			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {
 				return nil
 			}

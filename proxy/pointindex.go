@@ -38,12 +38,20 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 				kb = append(kb, 'n')
 				continue
 			}
-			if !pointParamType(oids[i], k.Int) {
+			if !pointParamType(oids[i], k) {
 				return nil
 			}
 			val, err := encode.DecodeParam(oids[i], formatAt(formats, i), params[i], nil) // integers and text need no settings
 			if err != nil {
 				return nil // DuckDB's path decides, as for any parameter
+			}
+			v = val
+		} else if k.UUID {
+			// The literal's text, read as the origin reads a uuid.
+			str, _ := v.(string)
+			val, err := encode.DecodeParam(encode.OIDUUID, 0, []byte(str), nil)
+			if err != nil {
+				return nil
 			}
 			v = val
 		}
@@ -60,14 +68,17 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 	return rows
 }
 
-// pointParamType reports whether a parameter of type oid compares with a
-// key column (of an integer type when isInt, else text or varchar) as its
-// decoded value's equality does: an integer of any width with an integer
-// column, a text or varchar with a text one. (A bpchar parameter would
-// compare without its trailing spaces; a numeric one by value.)
-func pointParamType(oid uint32, isInt bool) bool {
-	if isInt {
+// pointParamType reports whether a parameter of type oid compares with
+// key column k as its decoded value's equality does: an integer of any
+// width with an integer column, a text or varchar with a text one, a uuid
+// with a uuid. (A bpchar parameter would compare without its trailing
+// spaces; a numeric one by value.)
+func pointParamType(oid uint32, k planner.PointKey) bool {
+	switch {
+	case k.Int:
 		return oid == encode.OIDInt2 || oid == encode.OIDInt4 || oid == encode.OIDInt8
+	case k.UUID:
+		return oid == encode.OIDUUID
 	}
 	return oid == encode.OIDText || oid == encode.OIDVarchar
 }
