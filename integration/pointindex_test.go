@@ -296,3 +296,54 @@ func TestPointIndex_OverBudgetIsAnsweredByDuckDB(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A retention pass changes a dataset's rows: the results cache's answers
+// over it and its point index are not served again (the pass bumps its
+// data generation), so a row the pass deleted is never returned.
+func TestPointIndex_RetentionPassInvalidates(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS pi_ret;
+		CREATE TABLE pi_ret (id int PRIMARY KEY, at timestamptz, v text);
+		INSERT INTO pi_ret SELECT g, now() - interval '1 hour', 'v' || g FROM generate_series(1, 20) g;
+		UPDATE pi_ret SET at = now() - interval '1 day' + interval '3 seconds' WHERE id = 5;
+		GRANT SELECT ON pi_ret TO app`)
+	loaded := time.Now()
+	a := startApp(t, `  - from: postgres:public.pi_ret
+    time_column: at
+    acceleration:
+      retention_check_enabled: true
+      retention_check_interval: 1h
+      retention_period: 1d
+`)
+	ctx := ctxT(t)
+	c := connect(t, appDSN(a, appUser, appPass))
+	const count, point = "SELECT count(*) FROM pi_ret", "SELECT v FROM pi_ret WHERE id = 5"
+	for i, want := range []string{"accelerated", "accelerated (cache hit)"} {
+		if got := simpleDump(t, c.PgConn(), count); !strings.Contains(got, fmt.Sprintf("%x", "20")) {
+			t.Fatalf("count %d: %s", i, got)
+		}
+		if r := lastRoute(t, c, true); r != want {
+			t.Fatalf("count %d routed %q, want %q", i, r, want)
+		}
+	}
+	if got := untilIndexed(t, c, func() string { return simpleDump(t, c.PgConn(), point) }); !strings.Contains(got, fmt.Sprintf("%x", "v5")) {
+		t.Fatalf("point read before the pass: %s", got)
+	}
+	time.Sleep(time.Until(loaded.Add(4 * time.Second)))
+	if err := a.Runner.RetainNow(ctx, "pi_ret"); err != nil {
+		t.Fatal(err)
+	}
+	if got := simpleDump(t, c.PgConn(), count); !strings.Contains(got, fmt.Sprintf("%x", "19")) {
+		t.Fatalf("count after the pass: %s", got)
+	}
+	if r := lastRoute(t, c, true); r != "accelerated" {
+		t.Fatalf("count after the pass routed %q", r)
+	}
+	for range 20 {
+		if got := simpleDump(t, c.PgConn(), point); strings.Contains(got, fmt.Sprintf("%x", "v5")) {
+			t.Fatalf("a row the pass deleted came back (%s): %s", lastRoute(t, c, true), got)
+		}
+	}
+	if got := untilIndexed(t, c, func() string { return simpleDump(t, c.PgConn(), point) }); strings.Contains(got, fmt.Sprintf("%x", "v5")) {
+		t.Fatalf("the rebuilt index has the deleted row: %s", got)
+	}
+}
