@@ -137,11 +137,11 @@ func (r report) pgaccelMode() string {
 		return strings.TrimSuffix(report{opts: o}.pgaccelMode(), ")") + "; with `auth.mode: proxy`: pgaccel verifies each SCRAM login itself and logs in to the origin with the login's ClientKey)"
 	}
 	if r.opts.accelerated && r.opts.pointReads == "acceleration" {
-		cache := fmt.Sprintf("the results cache on (hot-key workloads read the first %d accounts only, so after each key's first read the cache answers it)", hotKeys)
+		cache := fmt.Sprintf("the results cache on (hot-key workloads read the first %d accounts only; the point index answers them before the cache is looked at, and its answers are not kept)", hotKeys)
 		if r.opts.noResultsCache {
 			cache = "the results cache off (`runtime.results_cache.enabled: false`)"
 		}
-		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: acceleration` (select-only reads are point reads by its primary key, answered by DuckDB through the key's index; tpcb-like writes go to the origin, and so do its reads after them), with " + cache
+		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: acceleration` (select-only reads are point reads by its primary key, answered from the point index (`runtime.point_index`, built on the first read; DuckDB answers until then); tpcb-like writes go to the origin, and so do its reads after them), with " + cache
 	}
 	if r.opts.accelerated {
 		return "as `pgaccel run` with pgbench_accounts accelerated and `runtime.point_reads: origin`, the default (select-only reads are point reads by its primary key: planned, then relayed to the origin)"
