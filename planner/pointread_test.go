@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -244,4 +245,122 @@ func describeLookup(pl *PointLookup) string {
 		}
 	}
 	return strings.Join(pl.Columns, ",") + "|" + strings.Join(keys, ",")
+}
+
+// FuzzQuickLookup: a text planned from a remembered lookup shape without a
+// parse (PointOnly) gets the lookup its own parse would give, or none;
+// never another statement's. The fuzzer picks the texts; each is planned
+// in full first (remembering its shape), then every other text of the
+// corpus of the same shape is compared.
+func FuzzQuickLookup(f *testing.F) {
+	for _, s := range []string{
+		"SELECT amount, status FROM orders WHERE id = 7",
+		"SELECT amount, status FROM orders WHERE id = 8",
+		"SELECT amount, status FROM orders WHERE id = '8'",
+		"SELECT amount, status FROM orders WHERE id = 8.5",
+		"SELECT amount, status FROM orders WHERE id = 99999999999999999999",
+		"SELECT amount, status FROM orders WHERE id = -8",
+		"SELECT * FROM orders WHERE id = 9 LIMIT 1",
+		"SELECT * FROM orders WHERE id = 9 LIMIT 0",
+		"SELECT amount FROM sales.orders WHERE id = 'x' AND region = 'y'",
+		"SELECT amount FROM sales.orders WHERE id = 'it''s' AND region = 'y'",
+		"SELECT amount FROM sales.orders WHERE id = 'a' 'b' AND region = 'y'",
+		"SELECT amount FROM sales.orders WHERE region = 'y' AND id = 'x'",
+	} {
+		f.Add(s)
+	}
+	reg := testRegistry(f)
+	reg.Update("orders", func(s *catalog.DatasetState) {
+		s.Columns[0].KeyPart = 1
+		s.Columns[0].TypeOID, s.Columns[0].TypeName = 23, "integer"
+	})
+	reg.Update("sales_orders", func(s *catalog.DatasetState) { s.Columns[0].KeyPart, s.Columns[1].KeyPart = 2, 1 })
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, sql string) {
+		first := New(reg, newFakeResolver(), Options{})
+		second := New(reg, newFakeResolver(), Options{})
+		full := first.Plan(ctx, sql, defaultSession())
+		if full.Point == nil || full.Point.Shape == "" {
+			return
+		}
+		// Every literal of the text replaced by each literal of the
+		// seeds in turn.
+		shape, lits, ok := scanLiterals(sql, true)
+		if !ok {
+			t.Fatalf("%q: a lookup shape but no scan", sql)
+		}
+		s := defaultSession()
+		s.PointOnly = true
+		for _, other := range []string{"1", "42", "2147483648", "'x'", "'it''s'", "''", "4.5", "1e3"} {
+			text := sql
+			for i := len(lits) - 1; i >= 0; i-- {
+				// Each literal its own value, so that a swap shows.
+				lit := other + strconv.Itoa(i)
+				if strings.HasPrefix(other, "'") {
+					lit = other[:len(other)-1] + strconv.Itoa(i) + "'"
+				}
+				text = replaceLiteral(text, i, lit)
+			}
+			if sh, _, ok := scanLiterals(text, true); !ok || sh != shape {
+				continue // not of the shape: planned in full anyway
+			}
+			quick := first.Plan(ctx, text, s)
+			own := second.Plan(ctx, text, defaultSession())
+			if quick.Point == nil {
+				continue // planned in full, or not a lookup
+			}
+			if quick.SQL == "" && own.Point != nil && describeLookup(quick.Point) != describeLookup(own.Point) {
+				t.Fatalf("%q after %q: quick lookup %q, its own parse %q", text, sql, describeLookup(quick.Point), describeLookup(own.Point))
+			}
+			if quick.SQL == "" && own.Point == nil {
+				// The parse finds no lookup: only a key no row can have
+				// (an integer beyond int4 read as numeric) may differ.
+				if !strings.Contains(text, "2147483648") {
+					t.Fatalf("%q after %q: quick lookup %q, its own parse none (%s)", text, sql, describeLookup(quick.Point), own.Reason)
+				}
+			}
+		}
+	})
+}
+
+// replaceLiteral replaces the i-th literal (from 0) of sql as scanLiterals
+// reads them with lit.
+func replaceLiteral(sql string, i int, lit string) string {
+	n := 0
+	for at := 0; at < len(sql); at++ {
+		c := sql[at]
+		switch {
+		case c == '\'':
+			end, ok := skipString(sql, at, false)
+			if !ok {
+				return sql
+			}
+			if n == i {
+				return sql[:at] + lit + sql[end:]
+			}
+			n++
+			at = end - 1
+		case c == '"':
+			end, ok := skipQuotedIdent(sql, at)
+			if !ok {
+				return sql
+			}
+			at = end - 1
+		case c >= '0' && c <= '9' || c == '.' && at+1 < len(sql) && sql[at+1] >= '0' && sql[at+1] <= '9':
+			if at > 0 && (isIdentChar(sql[at-1]) || sql[at-1] >= 0x80) {
+				continue // part of a name (t2)
+			}
+			j := at
+			for j < len(sql) && (sql[j] >= '0' && sql[j] <= '9' || sql[j] == '.' || sql[j] == 'e' || sql[j] == 'E' ||
+				(sql[j] == '+' || sql[j] == '-') && j > at && (sql[j-1] == 'e' || sql[j-1] == 'E')) {
+				j++
+			}
+			if n == i {
+				return sql[:at] + lit + sql[j:]
+			}
+			n++
+			at = j - 1
+		}
+	}
+	return sql
 }
