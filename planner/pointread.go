@@ -372,6 +372,15 @@ func (sh *pointShape) bindLiterals(sql string) {
 	}
 	litOf := map[string]int{}
 	used := make([]bool, len(lits))
+	seen := map[any]bool{}
+	for _, pin := range sh.pins {
+		if pin.param == 0 {
+			if seen[pin.value] {
+				return // two pins of one value: which literal is whose?
+			}
+			seen[pin.value] = true
+		}
+	}
 	for col, pin := range sh.pins {
 		if pin.param > 0 {
 			continue
