@@ -137,6 +137,31 @@ func TestCaching_ReadThroughFreshStaleExpired(t *testing.T) {
 	if got := simple(pc, fq); !strings.Contains(got, fmt.Sprintf("%x", "tx")) || route() != "origin (caching: miss, kept)" {
 		t.Fatalf("after COMMIT: %s (%s)", got, route())
 	}
+	// The same through the extended protocol: a stale answer is served
+	// while it is revalidated, and a write with parameters drops the
+	// dataset's answers.
+	const eq = "SELECT v FROM cache_items WHERE id = $1"
+	ext := func() string { t.Helper(); return extended(pc, eq, [][]byte{[]byte("6")}, nil) }
+	ext()
+	if r := route(); r != "origin (caching: miss, kept)" {
+		t.Fatalf("extended: first read routed %q", r)
+	}
+	fetched = time.Now()
+	mustExec(t, "UPDATE cache_items SET v = 'changed6' WHERE id = 6")
+	time.Sleep(time.Until(fetched.Add(2500 * time.Millisecond)))
+	if got := ext(); !strings.Contains(got, fmt.Sprintf("%x", "v6")) || route() != "cached (caching: stale, revalidating)" {
+		t.Fatalf("extended, stale: %s (%s)", got, route())
+	}
+	if got := ext(); !strings.Contains(got, fmt.Sprintf("%x", "changed6")) || route() != "cached (caching: fresh)" {
+		t.Fatalf("extended, after the revalidation: %s (%s)", got, route())
+	}
+	if res := pc.ExecParams(ctx, "UPDATE cache_items SET v = $1 WHERE id = $2", [][]byte{[]byte("ext"), []byte("6")}, nil, nil, nil).Read(); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := ext(); !strings.Contains(got, fmt.Sprintf("%x", "ext")) || route() != "origin (caching: miss, kept)" {
+		t.Fatalf("extended, after a write with parameters: %s (%s)", got, route())
+	}
+
 	// And an on-demand refresh.
 	simple(pc, fq)
 	if err := a.Runner.Refresh(ctx, "cache_items"); err != nil {
