@@ -35,13 +35,9 @@ func pointColumns(sel *pg_query.SelectStmt) []string {
 	if sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil || len(sel.FromClause) != 1 || sel.WhereClause == nil {
 		return nil
 	}
-	rv := sel.FromClause[0].GetRangeVar()
+	rv, qualifiers := tableQualifiers(sel)
 	if rv == nil {
 		return nil
-	}
-	qualifiers := []string{rv.Relname}
-	if rv.Alias != nil {
-		qualifiers = []string{rv.Alias.Aliasname} // the alias hides the name
 	}
 	var cols []string
 	var conjuncts func(n *pg_query.Node)
@@ -82,6 +78,20 @@ func pointColumns(sel *pg_query.SelectStmt) []string {
 	}
 	conjuncts(sel.WhereClause)
 	return cols
+}
+
+// tableQualifiers returns the one table sel's FROM names (nil if it is not
+// a table) and the names its columns may be qualified with: its alias,
+// which hides the table's name, or the name.
+func tableQualifiers(sel *pg_query.SelectStmt) (*pg_query.RangeVar, []string) {
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil {
+		return nil, nil
+	}
+	if rv.Alias != nil {
+		return rv, []string{rv.Alias.Aliasname}
+	}
+	return rv, []string{rv.Relname}
 }
 
 // columnOf returns the column n names: col, or q.col with q one of
@@ -438,16 +448,9 @@ func lookupShape(sel *pg_query.SelectStmt) *pointShape {
 			return nil
 		}
 	}
-	rv := sel.FromClause[0].GetRangeVar()
-	if rv == nil {
+	rv, qualifiers := tableQualifiers(sel)
+	if rv == nil || rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
 		return nil
-	}
-	qualifiers := []string{rv.Relname}
-	if rv.Alias != nil {
-		if len(rv.Alias.Colnames) > 0 {
-			return nil
-		}
-		qualifiers = []string{rv.Alias.Aliasname}
 	}
 	sh := &pointShape{pins: map[string]pointPin{}}
 	for _, t := range sel.TargetList {
