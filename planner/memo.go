@@ -34,11 +34,16 @@ type decisionMemo struct {
 }
 
 type memoEntry struct {
-	d       Decision
-	version uint64
-	at      time.Time
-	refs    []string // the datasets' DuckDB tables the SQL reads
+	d  Decision
+	at memoVersion
+	// made is when; refs are the datasets' DuckDB tables the SQL reads.
+	made time.Time
+	refs []string
 }
+
+// memoVersion is what a memoised decision was made at: the registry's
+// version and the fallbacks remembered.
+type memoVersion struct{ registry, fallbacks uint64 }
 
 // memoKey keys sql's decision for s, or "" when s is not memoised (it has
 // temporary tables, which shadow names).
@@ -55,9 +60,6 @@ func memoKey(sql string, s *Session) string {
 	if s.OriginDown {
 		flags |= 2
 	}
-	if s.PointOnly {
-		flags |= 4
-	}
 	b.WriteByte(flags)
 	b.WriteString(s.User)
 	b.WriteByte(0)
@@ -70,9 +72,9 @@ func memoKey(sql string, s *Session) string {
 	return b.String()
 }
 
-// version is what a memoised decision must have been made at.
-func (p *Planner) memoVersion() uint64 {
-	return p.reg.Version()<<20 ^ p.memo.fallbacks.Load()
+// memoNow is the memoVersion a decision made now is made at.
+func (p *Planner) memoNow() memoVersion {
+	return memoVersion{registry: p.reg.Version(), fallbacks: p.memo.fallbacks.Load()}
 }
 
 // memoised returns the decision kept for key, privileges checked again.
@@ -80,11 +82,11 @@ func (p *Planner) memoised(ctx context.Context, key string, s *Session) (Decisio
 	if key == "" {
 		return Decision{}, false
 	}
-	v := p.memoVersion()
+	v := p.memoNow()
 	p.memo.mu.Lock()
 	e, ok := p.memo.m[key]
 	p.memo.mu.Unlock()
-	if !ok || e.version != v || time.Since(e.at) > memoTTL {
+	if !ok || e.at != v || time.Since(e.made) > memoTTL {
 		return Decision{}, false
 	}
 	for i, ds := range e.d.Datasets {
@@ -99,8 +101,8 @@ func (p *Planner) memoised(ctx context.Context, key string, s *Session) (Decisio
 	return e.d, true
 }
 
-// keep remembers d, made at version v, for key.
-func (p *Planner) keep(key string, v uint64, d Decision) {
+// keep remembers d, made at v, for key.
+func (p *Planner) keep(key string, v memoVersion, d Decision) {
 	if key == "" || d.Route != RouteAccelerate || d.Caching || d.SQL == "" {
 		return
 	}
@@ -113,5 +115,5 @@ func (p *Planner) keep(key string, v uint64, d Decision) {
 	if p.memo.m == nil || len(p.memo.m) >= memoMax {
 		p.memo.m = make(map[string]memoEntry)
 	}
-	p.memo.m[key] = memoEntry{d: d, version: v, at: time.Now(), refs: refs}
+	p.memo.m[key] = memoEntry{d: d, at: v, made: time.Now(), refs: refs}
 }

@@ -309,31 +309,47 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	if d, ok := p.memoised(ctx, key, s); ok {
 		return d
 	}
-	v := p.memoVersion()
-	d := p.planFull(ctx, sql, s)
-	p.keep(key, v, d)
+	v := p.memoNow()
+	d, seen := p.planFull(ctx, sql, s)
+	if seen {
+		// Only a text planned before is likely to be planned again.
+		p.keep(key, v, d)
+	}
 	return d
 }
 
-// planFull is PlanFull without the decision memo (memo.go).
-func (p *Planner) planFull(ctx context.Context, sql string, s *Session) Decision {
+// planFull is PlanFull without the decision memo (memo.go); seen reports
+// whether the text's analysis was cached (it was planned before).
+func (p *Planner) planFull(ctx context.Context, sql string, s *Session) (d Decision, seen bool) {
 	a, cached := p.cachedAnalysis(sql)
 	var tree *pg_query.ParseResult
 	if !cached {
 		// A new text may be a point read whose shape is known: no parse.
 		if p.pointOrigin && !p.noFastPath && !s.OriginDown {
 			if d, ok := p.quickPointRead(ctx, sql, s); ok {
-				return d
+				return d, false
 			}
 		}
 		if s.PointOnly && !p.noFastPath {
 			if d, ok := p.quickLookup(ctx, sql, s); ok {
-				return d
+				return d, false
 			}
 		}
 		a, tree = p.analyzeAndCache(sql)
 	}
-	d := Decision{
+	d, _ = p.decide(ctx, sql, a, tree, s, cached, nil)
+	return d, cached
+}
+
+// decide plans sql, analysed as a (tree is its parse, when at hand; cached:
+// a came from the analysis cache). With pins (quickLookup), a is the
+// analysis of another text of sql's lookup shape and pins are sql's own
+// key values: only an accelerated point lookup is wanted, planned without
+// the SQL DuckDB would run, and ok is false for anything else (the full
+// path then plans sql itself).
+func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_query.ParseResult, s *Session, cached bool, pins map[string]pointPin) (d Decision, ok bool) {
+	lookupOnly := pins != nil
+	d = Decision{
 		Route:          RouteOrigin,
 		Fingerprint:    a.fingerprint,
 		ParamCount:     a.paramCount,
@@ -341,9 +357,14 @@ func (p *Planner) planFull(ctx context.Context, sql string, s *Session) Decision
 		SetsSearchPath: a.setsSession,
 		writes:         a.writes,
 	}
+	// toOrigin returns a decision for the origin: never the lookup wanted.
+	toOrigin := func(d Decision) (Decision, bool) { return d, !lookupOnly }
 	if p.caching && readThrough(a) {
+		if lookupOnly {
+			return d, false
+		}
 		if cd, ok := p.cachingDecision(ctx, a, s, d); ok {
-			return cd
+			return cd, true
 		}
 	}
 	if a.reason != "" {
@@ -354,29 +375,32 @@ func (p *Planner) planFull(ctx context.Context, sql string, s *Session) Decision
 			r, _ := p.resolve(ctx, a, s)
 			d.Datasets, d.Tables = r.touched, r.tables
 		}
-		return d
+		return toOrigin(d)
 	}
 	if s.TxWrote {
 		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
-		return d
+		return toOrigin(d)
 	}
 	if p.fallbacks.has(a.fingerprint) {
 		d.Reason, d.Detail = ReasonKnownFallback, "DuckDB failed on a statement of this fingerprint before"
-		return d
+		return toOrigin(d)
 	}
 	r, reason := p.resolve(ctx, a, s)
 	d.Tables = r.tables
 	d.Datasets = r.touched // for the metrics' labels, whatever the route
 	if reason != "" {
 		d.Reason, d.Detail = reason, r.detail
-		return d
+		return toOrigin(d)
 	}
 	r.scale = planScales(a, r)
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
-		return d
+		return toOrigin(d)
 	}
 	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) {
+		if lookupOnly {
+			return d, false // the origin's route, for a's text
+		}
 		if origin, ok := p.pointReadSQL(a, r); ok {
 			if origin == a.sql {
 				p.rememberPointRead(sql, a)
@@ -384,40 +408,46 @@ func (p *Planner) planFull(ctx context.Context, sql string, s *Session) Decision
 				d.OriginSQL = origin
 			}
 			d.Reason, d.Detail = ReasonPointRead, "a read of dataset "+d.Datasets[0]+" by its key (runtime.point_reads: origin)"
-			return d
+			return d, true
 		}
 		// The subset the acceleration holds is not known yet, or the
 		// statement cannot be read through it: the acceleration answers.
 	}
 	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
-		return d
+		return toOrigin(d)
 	}
 	fallback, ok := p.fallbackSQL(a, r)
 	if !ok {
 		d.Reason, d.Detail = ReasonFallbackFilter, "on_zero_results: use_source, and the origin statement reading through the inverse of the retention policy cannot be built (yet)"
-		return d
+		return toOrigin(d)
 	}
-	out, err := p.rewrite(a, r, tree)
-	if err != nil {
-		d.Reason, d.Detail = ReasonUnsupported, "the rewrite for DuckDB failed: "+err.Error()
-		return d
+	if lookupOnly {
+		if fallback != "" {
+			return d, false // built from a's text
+		}
+		d.PrintsText = len(textWrapped(a, r)) > 0 // as the rewrite says
+	} else {
+		out, err := p.rewrite(a, r, tree)
+		if err != nil {
+			d.Reason, d.Detail = ReasonUnsupported, "the rewrite for DuckDB failed: "+err.Error()
+			return d, true
+		}
+		d.SQL, d.PrintsText = out.sql, out.printsText
 	}
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
-	d.SQL = out.sql
 	d.Datasets = r.datasetNames()
 	d.NumericText = a.exactAvg
-	d.PrintsText = out.printsText
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
 	if len(d.NumericText) == 0 && !d.PrintsText {
-		d.Point = pointLookup(a, r)
+		d.Point = pointLookup(a, r, pins)
 		if d.Point != nil && a.lookup.shape != "" && !cached {
 			p.lookupShapes.add(a.lookup.shape, a)
 		}
 	}
-	return d
+	return d, !lookupOnly || d.Point != nil
 }
 
 // refusedSelect asks the privilege checker (if any) whether s's role may

@@ -546,12 +546,17 @@ const (
 )
 
 // pointLookup returns the PointLookup of a, an accelerated read of r's one
-// dataset, or nil when its shape is not one (see lookupShape) or the key
-// is not the dataset's whole primary key of integer or text columns.
-func pointLookup(a *analysis, r resolution) *PointLookup {
+// dataset, with its key pinned by pins (nil: a's own), or nil when its
+// shape is not one (see lookupShape) or the key is not the dataset's whole
+// primary key of integer, text or uuid columns, each pinned to a value of
+// its kind.
+func pointLookup(a *analysis, r resolution, pins map[string]pointPin) *PointLookup {
 	sh := a.lookup
 	if sh == nil || len(r.datasets) != 1 || len(a.rels) != 1 {
 		return nil
+	}
+	if pins == nil {
+		pins = sh.pins
 	}
 	ds := r.datasets[0]
 	cols := ds.state.Columns
@@ -584,11 +589,11 @@ func pointLookup(a *analysis, r resolution) *PointLookup {
 			keyParts = c.KeyPart
 		}
 	}
-	if keyParts == 0 || keyParts != len(sh.pins) {
+	if keyParts == 0 || keyParts != len(pins) {
 		return nil
 	}
 	pl.Keys = make([]PointKey, keyParts)
-	for name, pin := range sh.pins {
+	for name, pin := range pins {
 		c, ok := find(name)
 		if !ok || c.KeyPart == 0 {
 			return nil
@@ -639,67 +644,19 @@ func pointLookup(a *analysis, r resolution) *PointLookup {
 
 // quickLookup is the planner's decision for a text whose shape was planned
 // as a point lookup before, when it has one: RouteAccelerate with Point
-// and no SQL, or RouteOrigin when the role may not read the table.
+// and no SQL.
 func (p *Planner) quickLookup(ctx context.Context, sql string, s *Session) (Decision, bool) {
 	shape, lits, ok := scanLiterals(sql, true)
 	if !ok {
 		return Decision{}, false
 	}
 	a, ok := p.lookupShapes.get(shape)
-	if !ok || a.lookup == nil || len(a.lookup.litOf) != len(lits) || a.reason != "" || s.TxWrote || p.fallbacks.has(a.fingerprint) {
+	if !ok || len(a.lookup.litOf) != len(lits) || len(a.lookup.litOf) != len(a.lookup.pins) {
 		return Decision{}, false
 	}
-	if p.caching && readThrough(a) {
-		return Decision{}, false
+	pins := make(map[string]pointPin, len(a.lookup.litOf))
+	for col, i := range a.lookup.litOf {
+		pins[col] = pointPin{value: literalValue(lits[i])}
 	}
-	r, reason := p.resolve(ctx, a, s)
-	if reason != "" {
-		return Decision{}, false
-	}
-	r.scale = planScales(a, r)
-	if reason, _ := p.checkColumns(a, r); reason != "" || (r.scale.ok && len(r.scale.out) > 0) || len(a.exactAvg) > 0 {
-		return Decision{}, false
-	}
-	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) {
-		return Decision{}, false
-	}
-	if fallback, ok := p.fallbackSQL(a, r); !ok || fallback != "" {
-		return Decision{}, false
-	}
-	if len(textWrapped(a, r)) > 0 {
-		return Decision{}, false
-	}
-	pl := pointLookup(a, r)
-	if pl == nil {
-		return Decision{}, false
-	}
-	for i, k := range pl.Keys {
-		if k.Param > 0 {
-			return Decision{}, false
-		}
-		li, ok := a.lookup.litOf[k.Column]
-		if !ok {
-			return Decision{}, false
-		}
-		v := literalValue(lits[li])
-		switch v.(type) {
-		case int64:
-			if !k.Int {
-				return Decision{}, false
-			}
-		case string:
-			if k.Int {
-				return Decision{}, false
-			}
-		default:
-			return Decision{}, false
-		}
-		pl.Keys[i].Value = v
-	}
-	d := Decision{Route: RouteOrigin, Fingerprint: a.fingerprint, Kind: a.kind, Tables: r.tables, Datasets: r.touched}
-	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
-		return d, true
-	}
-	d.Route, d.Datasets, d.Point = RouteAccelerate, r.datasetNames(), pl
-	return d, true
+	return p.decide(ctx, sql, a, nil, s, true, pins)
 }
