@@ -201,8 +201,6 @@ func (ix *PointIndex) Rows(columns []string, key []byte) (*Rows, bool) {
 	}
 	if i, ok := ix.byKey[string(key)]; ok {
 		r.mem = ix.rows[i : i+1]
-	} else {
-		r.mem = [][]any{}
 	}
 	return r, true
 }

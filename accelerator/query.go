@@ -134,9 +134,9 @@ type Rows struct {
 	out    []any
 	err    error
 	closed bool
-	// mem holds the rows of an answer from a point index (rows is nil
-	// then): memPos maps the result's columns to the index's, memAt is
-	// the next row.
+	// mem holds the rows of an answer from a point index, none or one
+	// (rows is nil then): memPos maps the result's columns to the
+	// index's, memAt is the next row.
 	mem    [][]any
 	memPos []int
 	memAt  int

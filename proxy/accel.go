@@ -305,7 +305,6 @@ func (ss *session) planSession() *planner.Session {
 		TxWrote:    ss.txWrote.Load() || ss.segmentWrote,
 		TempTables: ss.info.tempTables,
 		OriginDown: ss.link == linkStandIn,
-		PointOnly:  ss.pointOnly,
 	}
 }
 

@@ -33,9 +33,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	start := time.Now()
-	ss.pointOnly = true
-	d, s, ok := ss.decideLocal(m.String, true)
-	ss.pointOnly = false
+	d, s, ok := ss.decideLocal(m.String, true, true)
 	if !ok {
 		if d.OriginSQL != "" {
 			// A point read: the origin reads the table through the
@@ -152,7 +150,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.failQuery(ss.localFailedLate(err))
 		return true
 	}
-	if rkey != "" && !r.flushed && !r.point {
+	if rkey != "" && !r.flushed {
 		rc.keep(rkey, d.Datasets, gens, ss.outBuf, n)
 	}
 	// Count before the client can see the answer (and ask the metrics).
@@ -430,7 +428,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	start := time.Now()
-	d, s, ok := ss.decideLocal(p.stmt.sql, false)
+	d, s, ok := ss.decideLocal(p.stmt.sql, false, false)
 	if !ok && d.OriginSQL == "" {
 		if d.Reason == planner.ReasonPointRead {
 			// Kept by text, as for an accelerated one, so that a session
@@ -528,41 +526,11 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			return true
 		}
 	}
-	args := make([]any, len(p.params))
-	placeholders := make([]string, len(p.params))
-	for i, v := range p.params {
-		if pre != nil {
-			break // the point index answers: nothing goes to DuckDB
-		}
-		if v == nil {
-			// NULL: DuckDB infers the type from the context, as Postgres did.
-			placeholders[i] = "$" + strconv.Itoa(i+1)
-			continue
-		}
-		val, err := encode.DecodeParam(oids[i], formatAt(p.paramFormats, i), v, s)
-		if err != nil {
-			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
+	var args []any
+	if pre == nil { // the point index does not answer: DuckDB does
+		if args, ok = ss.duckArgs(&d, p, oids, s); !ok {
 			return false
 		}
-		arg, ph, err := encode.BindArg(oids[i], val)
-		if err != nil {
-			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
-			return false
-		}
-		args[i] = arg
-		placeholders[i] = strings.Replace(ph, "?", "$"+strconv.Itoa(i+1), 1)
-	}
-	if len(args) > 0 && pre == nil {
-		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
-			if n < 1 || n > len(placeholders) {
-				return "", false
-			}
-			return placeholders[n-1], true
-		})
-		if !ok {
-			return false
-		}
-		d.SQL = sql
 	}
 	if d.FallbackSQL != "" {
 		// on_zero_results may ask the origin on the proxy's behalf, after
@@ -588,9 +556,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	r.started = start
 	r.fingerprint = d.Fingerprint
-	if !r.point {
-		r.cacheKey, r.cacheGens = rkey, gens
-	}
+	r.cacheKey, r.cacheGens = rkey, gens
 	if d.FallbackSQL != "" && r.emptyResult() {
 		r.close()
 		ss.zeroResults(d)
@@ -601,6 +567,47 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	p.active = r
 	return ss.continueLocal(p, m, true) // startLocal armed the run
+}
+
+// duckArgs decodes p's parameters (of types oids) for DuckDB and puts
+// their placeholders, typed as BindArg says, into d.SQL. ok is false
+// when the statement must go to the origin (counted here when a
+// parameter cannot be decoded).
+func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s *encode.Settings) (args []any, ok bool) {
+	args = make([]any, len(p.params))
+	placeholders := make([]string, len(p.params))
+	for i, v := range p.params {
+		if v == nil {
+			// NULL: DuckDB infers the type from the context, as Postgres did.
+			placeholders[i] = "$" + strconv.Itoa(i+1)
+			continue
+		}
+		val, err := encode.DecodeParam(oids[i], formatAt(p.paramFormats, i), v, s)
+		if err != nil {
+			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
+			return nil, false
+		}
+		arg, ph, err := encode.BindArg(oids[i], val)
+		if err != nil {
+			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
+			return nil, false
+		}
+		args[i] = arg
+		placeholders[i] = strings.Replace(ph, "?", "$"+strconv.Itoa(i+1), 1)
+	}
+	if len(args) > 0 {
+		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
+			if n < 1 || n > len(placeholders) {
+				return "", false
+			}
+			return placeholders[n-1], true
+		})
+		if !ok {
+			return nil, false
+		}
+		d.SQL = sql
+	}
+	return args, true
 }
 
 // zeroResults counts a use_source fallback.
@@ -744,13 +751,21 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 // planFresh plans sql; when only a write earlier in a pipeline stands in
 // the way, it waits for the origin's answers (the transaction may have
 // ended since) and plans again.
-func (ss *session) planFresh(ctx context.Context, sql string) planner.Decision {
+//
+// pointOnly allows a point lookup planned without its SQL
+// (planner.Session.PointOnly).
+func (ss *session) planFresh(ctx context.Context, sql string, pointOnly bool) planner.Decision {
+	plan := func() planner.Decision {
+		s := ss.planSession()
+		s.PointOnly = pointOnly
+		return ss.accel.Planner.PlanFull(ctx, sql, s)
+	}
 	d, ok := ss.planMemo.take(sql, ss.planKey())
 	if !ok {
-		d = ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
+		d = plan()
 	}
 	if d.Reason == planner.ReasonTxWrote && !ss.segmentWrote && !ss.pending.idle() && ss.drain() {
-		d = ss.accel.Planner.PlanFull(ctx, sql, ss.planSession())
+		d = plan()
 	}
 	return d
 }
@@ -806,7 +821,7 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 // statement setup may still be pending: see prepareLocal), privileges, and
 // session settings the encoder can honour. When one fails, the statement is counted and noted for the origin
 // and ok is false.
-func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *encode.Settings, ok bool) {
+func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.Decision, s *encode.Settings, ok bool) {
 	ss.mustNotBlock("plan")
 	ctx := ss.srv.baseCtx
 	if sql == lastRouteSQL {
@@ -840,12 +855,12 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 	inner, analyze, explain := planner.ExplainTarget(sql)
 	if explain {
 		target = inner
-		ss.pointOnly = false // EXPLAIN needs the SQL
+		pointOnly = false // EXPLAIN needs the SQL
 	}
-	d = ss.routeOverride(ss.planFresh(ctx, target))
+	d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
 	if d.Reason == planner.ReasonPointRead && ss.originDown() {
 		// runtime.point_reads: origin, and the origin cannot answer.
-		d = ss.routeOverride(ss.planFresh(ctx, target))
+		d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
 	}
 	if d.Route == planner.RouteAccelerate {
 		d, ok = ss.prepareLocal(ctx, d, settle)
@@ -881,7 +896,7 @@ func (ss *session) decideLocal(sql string, settle bool) (d planner.Decision, s *
 			// The origin runs the client's EXPLAIN: what it may change
 			// (EXPLAIN ANALYZE of a data-modifying CTE writes) is the
 			// EXPLAIN's; why it went there is the read's.
-			e := ss.planFresh(ctx, sql)
+			e := ss.planFresh(ctx, sql, false)
 			e.Route, e.Reason, e.Detail = planner.RouteOrigin, d.Reason, d.Detail
 			d = e
 		}

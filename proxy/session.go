@@ -248,9 +248,6 @@ type session struct {
 	cachedSettings *encode.Settings
 	outBuf         []byte
 	pointKey       []byte // a point read's key (pointindex.go), reused
-	// pointOnly: the statement being planned may be planned as a point
-	// lookup without its SQL (planner.Session.PointOnly): a simple Query.
-	pointOnly bool
 	// stmtStart is when the statement timer started (timeout.go), zero
 	// while it is not running; originTimer: the origin's is running.
 	stmtStart   time.Time
