@@ -132,10 +132,10 @@ type Registry struct {
 	datasets     map[string]*Dataset
 	states       map[string]*DatasetState
 	byTable      map[string]string // "schema.table" -> dataset name
-	// cachingStatus reports caching datasets' answers (SetCachingStatus).
-	cachingStatus func(dataset string) (CachingStatus, bool)
-	// pointStatus reports datasets' point indexes (SetPointIndexStatus).
-	pointStatus func(dataset string) (PointIndexStatus, bool)
+	// cachingStatus reports caching datasets' answers (SetCachingStatus),
+	// pointStatus their point indexes (SetPointIndexStatus).
+	cachingStatus reporter[CachingStatus]
+	pointStatus   reporter[PointIndexStatus]
 	// version counts the changes of any dataset's state or configuration
 	// (Version).
 	version atomic.Uint64
@@ -236,19 +236,35 @@ type CachingStatus struct {
 // SetCachingStatus installs what reports the caching datasets' answers
 // (the proxy's results cache).
 func (r *Registry) SetCachingStatus(fn func(dataset string) (CachingStatus, bool)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cachingStatus = fn
+	r.cachingStatus.set(fn)
 }
 
 // CachingStatus returns the named caching dataset's answers; false when
 // it is none or nothing reports them.
 func (r *Registry) CachingStatus(name string) (CachingStatus, bool) {
-	r.mu.RLock()
-	fn := r.cachingStatus
-	r.mu.RUnlock()
+	return r.cachingStatus.get(name)
+}
+
+// reporter holds what reports part of a dataset's status that another
+// package keeps (installed once at start).
+type reporter[T any] struct {
+	mu sync.RWMutex
+	fn func(dataset string) (T, bool)
+}
+
+func (p *reporter[T]) set(fn func(dataset string) (T, bool)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fn = fn
+}
+
+func (p *reporter[T]) get(name string) (T, bool) {
+	p.mu.RLock()
+	fn := p.fn
+	p.mu.RUnlock()
 	if fn == nil {
-		return CachingStatus{}, false
+		var zero T
+		return zero, false
 	}
 	return fn(name)
 }
@@ -272,21 +288,13 @@ type PointIndexStatus struct {
 // SetPointIndexStatus installs what reports the datasets' point indexes
 // (the proxy's accelerator.PointIndexes).
 func (r *Registry) SetPointIndexStatus(fn func(dataset string) (PointIndexStatus, bool)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pointStatus = fn
+	r.pointStatus.set(fn)
 }
 
 // PointIndexStatus returns the named dataset's point index; false when no
 // point read of it was answered yet, or nothing reports them.
 func (r *Registry) PointIndexStatus(name string) (PointIndexStatus, bool) {
-	r.mu.RLock()
-	fn := r.pointStatus
-	r.mu.RUnlock()
-	if fn == nil {
-		return PointIndexStatus{}, false
-	}
-	return fn(name)
+	return r.pointStatus.get(name)
 }
 
 // States returns copies of every dataset's state, sorted by name.
