@@ -60,3 +60,34 @@ func BenchmarkPlan_Uncached(b *testing.B) {
 		i++
 	}
 }
+
+// quickTexts are pgbench's statements (select-only and TPC-B, simple
+// protocol), which the fast path decides.
+var quickTexts = []string{
+	"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;",
+	"BEGIN;",
+	"UPDATE pgbench_accounts SET abalance = abalance + -4132 WHERE aid = 48213;",
+	"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;",
+	"UPDATE pgbench_tellers SET tbalance = tbalance + -4132 WHERE tid = 37;",
+	"UPDATE pgbench_branches SET bbalance = bbalance + -4132 WHERE bid = 4;",
+	"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (37, 4, 48213, -4132, CURRENT_TIMESTAMP);",
+	"END;",
+}
+
+// BenchmarkQuick decides pgbench's statements on the fast path, as a
+// session with a dataset does for every statement of new text.
+func BenchmarkQuick(b *testing.B) {
+	p := New(testRegistry(b), newFakeResolver(), Options{})
+	for _, q := range quickTexts {
+		if _, ok := p.Quick(q); !ok {
+			b.Fatalf("not quick: %s", q)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, q := range quickTexts {
+			p.Quick(q)
+		}
+	}
+}

@@ -78,6 +78,7 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 	var kind Kind
 	started, startWord, txWord := false, false, false
 	ended := false
+	var lowBuf [64]byte // tokens in lower case, without allocating
 	scanned := scanTokens(sql, func(tok string, quoted bool) bool {
 		if ended {
 			return false // a second statement
@@ -91,7 +92,7 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 			if quoted {
 				return false
 			}
-			switch strings.ToLower(tok) {
+			switch string(lowerASCII(lowBuf[:0], tok)) {
 			case "begin", "start":
 				kind, startWord = KindBegin, strings.EqualFold(tok, "start")
 			case "commit", "end":
@@ -119,7 +120,7 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 			if quoted {
 				return false
 			}
-			low := strings.ToLower(tok)
+			low := string(lowerASCII(lowBuf[:0], tok))
 			if txWord || low != "transaction" && (low != "work" || startWord) {
 				return false
 			}
@@ -129,19 +130,19 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 		if kind != KindSelect || tok == "" { // writes: only one statement matters
 			return true
 		}
-		low := strings.ToLower(tok)
-		if names[low] || names[tok] {
+		low := lowerASCII(lowBuf[:0], tok)
+		if names[string(low)] || names[tok] {
 			return false
 		}
 		if quoted {
 			return true
 		}
-		switch low {
+		switch string(low) {
 		case "into", "for", "set_config":
 			return false
 		}
 		for _, pre := range writingPrefixes {
-			if strings.HasPrefix(low, pre) {
+			if len(low) >= len(pre) && string(low[:len(pre)]) == pre {
 				return false
 			}
 		}
@@ -288,8 +289,19 @@ func scanTokens(sql string, fn func(tok string, quoted bool) bool) bool {
 				return false
 			}
 			i = j
+		case c >= '0' && c <= '9':
+			// A number's digits are one token (its exponent, 1e5, an
+			// identifier after it, as before).
+			j := i + 1
+			for j < n && (sql[j] >= '0' && sql[j] <= '9' || sql[j] == '.') {
+				j++
+			}
+			if !fn("", false) {
+				return false
+			}
+			i = j
 		default:
-			// Numbers, operators, punctuation.
+			// Operators, punctuation.
 			_, size := utf8.DecodeRuneInString(sql[i:])
 			if !fn("", false) {
 				return false
@@ -298,6 +310,21 @@ func scanTokens(sql string, fn func(tok string, quoted bool) bool) bool {
 		}
 	}
 	return true
+}
+
+// lowerASCII appends tok to dst with its ASCII letters in lower case, as
+// strings.ToLower does for ASCII; other bytes are kept as they are (the
+// scanner's identifiers are ASCII but for bytes >= 0x80, which ToLower
+// would fold and no dataset name of the fast path's matches).
+func lowerASCII(dst []byte, tok string) []byte {
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // skipString returns the index after the string literal starting at the
@@ -343,6 +370,12 @@ func isIdentStart(sql string, i int) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-func isIdentChar(c byte) bool {
-	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+func isIdentChar(c byte) bool { return identChars[c] }
+
+// identChars are the bytes of an identifier after its first (ASCII).
+var identChars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	return t
+}()
