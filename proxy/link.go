@@ -443,15 +443,51 @@ func (ss *session) noteReplay(sql string, d planner.Decision) {
 // so it also finds them in comments and strings: it errs towards ending a
 // session whose link breaks, as before, rather than losing a lock silently.
 func sessionStateCall(sql string) string {
-	// nextval and setval: currval and lastval read what they left in the
-	// session.
-	for _, fn := range []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect", "nextval", "setval"} {
-		if containsFold(sql, fn) {
-			return fn
+	// One pass over the text (it runs for every statement of a new text
+	// a session with an acceleration sends): at each byte that may start
+	// a name, the names that start with it. The first name of the list
+	// found anywhere is the one reported.
+	found := len(sessionStateFns)
+	for i := 0; i < len(sql); i++ {
+		c := sql[i] | 0x20
+		if c != 'p' && c != 's' && c != 'd' && c != 'n' {
+			continue
+		}
+		for k, fn := range sessionStateFns[:found] {
+			if fn[0] == c && len(sql)-i >= len(fn) && foldPrefix(sql[i:], fn) {
+				found = k
+				break
+			}
+		}
+		if found == 0 {
+			break
 		}
 	}
-	return ""
+	if found == len(sessionStateFns) {
+		return ""
+	}
+	return sessionStateFns[found]
 }
+
+// foldPrefix reports whether s starts with lower (lower-case ASCII) in
+// any case: strings.EqualFold of that many bytes, without its Unicode
+// folding, which cannot match an ASCII name in as many bytes.
+func foldPrefix(s, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionStateFns are the functions sessionStateCall looks for. nextval
+// and setval: currval and lastval read what they left in the session.
+var sessionStateFns = []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect", "nextval", "setval"}
 
 // markUnreplayable records why the session's origin state cannot be set up
 // again (read by the origin relay: detach).

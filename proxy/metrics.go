@@ -41,10 +41,27 @@ type queryLabels struct {
 	route, dataset, reason string
 }
 
-// lastCounters are the counters a session counted its last statement in.
+// lastCounters are the counters a session counted its last few kinds of
+// statement in (a pgbench TPC-B transaction counts in three: transaction,
+// write and no_dataset), the most recent first.
 type lastCounters struct {
-	key queryLabels
-	c   *routeCounters
+	keys [4]queryLabels
+	cs   [4]*routeCounters
+}
+
+// get returns the counters of key, from the session's own when it has
+// them, else from lookup, which it then keeps.
+func (l *lastCounters) get(key queryLabels, lookup func(queryLabels) *routeCounters) *routeCounters {
+	for i, c := range l.cs {
+		if c != nil && l.keys[i] == key {
+			return c
+		}
+	}
+	c := lookup(key)
+	copy(l.keys[1:], l.keys[:len(l.keys)-1])
+	copy(l.cs[1:], l.cs[:len(l.cs)-1])
+	l.keys[0], l.cs[0] = key, c
+	return c
 }
 
 // routeCounters are the children a statement of a route, reason and
@@ -151,13 +168,10 @@ func (m *Metrics) countWith(last *lastCounters, route string, datasets []string,
 	}
 	key := queryLabels{route: route, dataset: first, reason: reason}
 	var c *routeCounters
-	if last != nil && last.c != nil && last.key == key {
-		c = last.c
+	if last != nil {
+		c = last.get(key, m.counters)
 	} else {
 		c = m.counters(key)
-		if last != nil {
-			last.key, last.c = key, c
-		}
 	}
 	c.statement.Inc()
 	c.query.Inc()

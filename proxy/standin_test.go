@@ -130,9 +130,39 @@ func TestSessionStateCall(t *testing.T) {
 		"SELECT pg_try_advisory_xact_lock(1), 1":       "",
 		"SELECT set_config('search_path', 'x', false)": "set_config",
 		"SELECT * FROM t WHERE id = 1":                 "",
+		// The first of the list, wherever it is in the text.
+		"SELECT setval('s', 1), pg_advisory_lock(1)": "pg_advisory_lock",
+		"SELECT NextVal('s')":                        "nextval",
+		"/* dblink_connect */ SELECT 1":              "dblink_connect",
+		"SELECT 'setva'":                             "",
+		"":                                           "",
 	} {
 		if got := sessionStateCall(sql); got != want {
 			t.Errorf("sessionStateCall(%q) = %q, want %q", sql, got, want)
+		}
+	}
+}
+
+// TestSessionStateCall_AsAPlainSearch: the one-pass search finds what a
+// case-insensitive search for each name in turn finds, Unicode folds
+// (ſ for s, K for k) included.
+func TestSessionStateCall_AsAPlainSearch(t *testing.T) {
+	plain := func(sql string) string {
+		for _, fn := range sessionStateFns {
+			if containsFold(sql, fn) {
+				return fn
+			}
+		}
+		return ""
+	}
+	texts := []string{"SELECT ſetval('s', 1)", "select SETVAL('s', 1)", "SELECT nextvaL", "nextva", "pg_advisory_loc",
+		"SELECT 1 /* Set_Config */", "dblink_connectpg_advisory_lock", "PG_TRY_ADVISORY_LOCK(1); setval", "séLECT"}
+	for _, a := range texts {
+		for _, b := range texts {
+			sql := a + " " + b
+			if got, want := sessionStateCall(sql), plain(sql); got != want {
+				t.Errorf("sessionStateCall(%q) = %q, a plain search %q", sql, got, want)
+			}
 		}
 	}
 }
