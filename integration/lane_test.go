@@ -26,18 +26,18 @@ func TestEventLoop_OriginLane(t *testing.T) {
 		a := startApp(t, accelDatasets)
 		direct := connect(t, origin.DSN(appUser, appPass))
 		c := connect(t, appDSN(a, appUser, appPass))
-		laneScript(t, a, direct, c, "acc_orders")
+		laneScript(t, a, direct, c, "acc_orders", appUser)
 	})
 	t.Run("auth=proxy", func(t *testing.T) {
 		setupProxyAuth(t)
 		a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
 		direct := connect(t, origin.DSN(sessUser, sessPass))
 		c := connect(t, appDSN(a, sessUser, sessPass))
-		laneScript(t, a, direct, c, "sess_orders")
+		laneScript(t, a, direct, c, "sess_orders", sessUser)
 	})
 }
 
-func laneScript(t *testing.T, a *app.App, direct, c *pgx.Conn, table string) {
+func laneScript(t *testing.T, a *app.App, direct, c *pgx.Conn, table, user string) {
 	ctx := ctxT(t)
 	trips := func() float64 {
 		return metricSums(t, a.Metrics, "pgaccel_event_loop_lane_round_trips_total")[""]
@@ -150,6 +150,91 @@ func laneScript(t *testing.T, a *app.App, direct, c *pgx.Conn, table string) {
 		t.Fatalf("the lane took %v round trips of statements that leave session state", trips()-before)
 	}
 	run(pgx.QueryExecModeSimpleProtocol, "SELECT pg_advisory_unlock_all() IS NULL")
+
+	// pgbench's TPC-B in the simple protocol: BEGIN, writes and COMMIT
+	// are the lane's too, with the decoded path's effects: a read of a
+	// dataset after a write in the transaction goes to the origin
+	// (tx_wrote), and sees the write. The two connections update rows of
+	// their own, alike.
+	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS lane_tpcb, lane_hist;
+		CREATE TABLE lane_tpcb (id int PRIMARY KEY, v int NOT NULL);
+		INSERT INTO lane_tpcb SELECT g, 0 FROM generate_series(1, 10) g;
+		CREATE TABLE lane_hist (id int, delta int);
+		GRANT SELECT, INSERT, UPDATE, DELETE ON lane_tpcb, lane_hist TO %s`, user))
+	tpcb := func(conn *pgx.Conn, i, base int) string {
+		t.Helper()
+		var out []string
+		for _, sql := range []string{
+			"BEGIN;",
+			fmt.Sprintf("UPDATE lane_tpcb SET v = v + %d WHERE id = %d;", i, base+i%5),
+			fmt.Sprintf("SELECT v FROM lane_tpcb WHERE id = %d;", base+i%5),
+			fmt.Sprintf("INSERT INTO lane_hist (id, delta) VALUES (%d, %d);", base+i%5, i),
+			fmt.Sprintf("DELETE FROM lane_hist WHERE id = %d AND delta < 0;", base+i%5),
+			"END;",
+		} {
+			res, err := conn.PgConn().Exec(ctx, sql).ReadAll()
+			if err != nil {
+				t.Fatalf("%s: %v", sql, err)
+			}
+			for _, r := range res {
+				out = append(out, fmt.Sprint(r.Rows, r.CommandTag.String()))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for i := range 80 {
+		run(pgx.QueryExecModeSimpleProtocol, fmt.Sprintf("SELECT %d", i))
+	}
+	before = trips()
+	for i := range 20 {
+		if want, got := tpcb(direct, i, 1), tpcb(c, i, 6); got != want {
+			t.Fatalf("TPC-B transaction %d: proxy %q, origin %q", i, got, want)
+		}
+	}
+	if trips() < before+20*6 {
+		t.Fatalf("the lane took %v round trips of 20 TPC-B transactions of 6 statements", trips()-before)
+	}
+	// After a write the lane took, a read of a dataset in the same
+	// transaction goes to the origin (tx_wrote); after a write that
+	// failed, it gets the origin's 25P02. After the transaction the
+	// dataset is accelerated again.
+	for _, failing := range []bool{false, true} {
+		write := "INSERT INTO lane_hist (id, delta) VALUES (1, 1);"
+		if failing {
+			write = "INSERT INTO lane_hist (id, delta) VALUES (1, 'x');"
+		}
+		for i := range 80 {
+			run(pgx.QueryExecModeSimpleProtocol, fmt.Sprintf("SELECT %d", i))
+		}
+		before = trips()
+		if _, err := c.PgConn().Exec(ctx, "BEGIN;").ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PgConn().Exec(ctx, write).ReadAll(); failing != (err != nil) {
+			t.Fatalf("%s: %v", write, err)
+		}
+		if trips() != before+2 {
+			t.Fatalf("the lane took %v round trips of BEGIN and a write", trips()-before)
+		}
+		accBefore := routeCounts(t, a)[acc]
+		var n int64
+		err := c.QueryRow(ctx, "SELECT count(*) FROM "+table, pgx.QueryExecModeSimpleProtocol).Scan(&n)
+		if failing && sqlState(err) != "25P02" || !failing && err != nil {
+			t.Fatalf("the read after %s: %v", write, err)
+		}
+		if routeCounts(t, a)[acc] != accBefore {
+			t.Fatalf("a read of %s after a write in the transaction was accelerated", table)
+		}
+		if !failing {
+			if got := lastRoute(t, c, true); !strings.Contains(got, "tx_wrote") {
+				t.Fatalf("last route %q after a write in the transaction", got)
+			}
+		}
+		if _, err := c.PgConn().Exec(ctx, "ROLLBACK;").ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accelerated(pgx.QueryExecModeSimpleProtocol)
 	run(pgx.QueryExecModeSimpleProtocol, "SHOW application_name")
 	accelerated(pgx.QueryExecModeCacheStatement)
 	if count == "" {

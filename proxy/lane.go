@@ -22,7 +22,8 @@ import (
 // and forwards it in one write, with exactly the effects the decoded path
 // would have on what the session tracks:
 //
-//   - a simple Query of a pure statement (below); or
+//   - a simple Query of a pure statement (below), or of a plain write or
+//     transaction statement the fast path decides (laneQuery); or
 //   - an extended-protocol stretch up to its Sync of Parse (unnamed, the
 //     same bytes as the session's last Parse, whose statement is pure),
 //     Bind (to the unnamed portal, of a pure statement), Describe and
@@ -56,6 +57,24 @@ func pureOrigin(d planner.Decision, sql string) bool {
 		d.OriginSQL == "" && d.FallbackSQL == "" && sessionStateCall(sql) == ""
 }
 
+// laneQuery reports whether the lane takes a simple Query of text sql
+// with the fast path's decision d: a pure statement, or one the fast path
+// decides whose every effect on what the session tracks is noteOrigin's
+// for it: a plain write (INSERT, UPDATE, DELETE: the transaction wrote,
+// the caching answers it may change) or a plain BEGIN, COMMIT or ROLLBACK.
+// pgbench's TPC-B is all of those.
+func laneQuery(d planner.Decision, sql string) bool {
+	switch d.Kind {
+	case planner.KindSelect:
+		return pureOrigin(d, sql)
+	case planner.KindBegin, planner.KindCommit, planner.KindRollback,
+		planner.KindInsert, planner.KindUpdate, planner.KindDelete:
+		return d.Route == planner.RouteOrigin && !d.SetsSearchPath && d.OriginSQL == "" && d.FallbackSQL == "" &&
+			sessionStateCall(sql) == ""
+	}
+	return false
+}
+
 // laneOp is one message of a round trip the lane takes.
 type laneOp struct {
 	typ  byte
@@ -64,6 +83,7 @@ type laneOp struct {
 	p    *portalInfo      // Describe 'P', Execute of an existing portal (nil: the one Bind makes)
 	size int              // Parse: the text's length; Bind: the frame's
 	d    planner.Decision // Query: the fast path's
+	sql  string           // Query: its text
 }
 
 // laneReady reports whether the lane may take the client's next round
@@ -77,16 +97,23 @@ func (ss *session) laneReady() bool {
 // laneClient relays the client's next round trip through the lane when it
 // can. It reports whether it did, and whether there was nothing to read.
 func (ss *session) laneClient() (taken, idle bool) {
-	if !ss.laneReady() {
+	if ss.carryC.set {
 		return false, false
 	}
 	fr := ss.cfr
 	if fr.buffered() == 0 {
+		// First, whether there is anything to read at all (after a round
+		// trip the lane took, the loop asks again, with an answer due,
+		// which the lane does not take): the decoded path would find out
+		// through pgproto3.
 		if err := fr.fill(); err != nil {
 			// Nothing to read; any other failure the decoded path meets
 			// again and reports.
 			return false, err == errWouldBlock
 		}
+	}
+	if !ss.laneReady() {
+		return false, false
 	}
 	var ops [laneMaxFrames]laneOp
 	n, size := ss.laneScan(fr.buf[fr.rp:fr.wp], &ops)
@@ -137,10 +164,10 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			// As pgproto3 and handleQuery would take it.
 			sql := asShowLastRoute(string(text))
 			d, quick := ss.quick(sql)
-			if !quick || !pureOrigin(d, sql) {
+			if !quick || !laneQuery(d, sql) {
 				return 0, 0
 			}
-			ops[0] = laneOp{typ: 'Q', d: d}
+			ops[0] = laneOp{typ: 'Q', d: d, sql: sql}
 			return 1, len(m)
 		case 'P':
 			st := ss.stmts[""]
@@ -248,6 +275,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		}
 		delete(ss.stmts, "")
 		ss.countOrigin(ops[0].d)
+		ss.noteOrigin(ops[0].sql, ops[0].d)
 		ss.pendingDiscard = false
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
 		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false

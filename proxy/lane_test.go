@@ -70,13 +70,20 @@ func TestLaneScan(t *testing.T) {
 		{"Close", encodeAll(t, &pgproto3.Close{ObjectType: 'S', Name: "s1"}, sync), 0},
 		{"Flush", encodeAll(t, bindS1, exec, &pgproto3.Flush{}), 0},
 		{"a dataset", q("SELECT count(*) FROM orders"), 0},
-		{"a write", q("UPDATE pgbench_accounts SET abalance = 0"), 0},
+		{"a write", q("UPDATE pgbench_accounts SET abalance = 0"), 1},
+		{"a write of a dataset", q("DELETE FROM orders WHERE id = 1"), 1},
+		{"a write calling nextval", q("INSERT INTO t VALUES (nextval('s'))"), 0},
+		{"a write in a CTE", q("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"), 0},
+		{"COMMIT", q("COMMIT"), 1},
+		{"BEGIN with options", q("BEGIN ISOLATION LEVEL SERIALIZABLE"), 0},
+		{"SET", q("SET search_path = x"), 0},
+		{"DDL", q("CREATE TABLE t (a int)"), 0},
 		{"set_config", q("SELECT set_config('a.b', 'c', false)"), 0},
 		{"an advisory lock", q("SELECT pg_advisory_lock(1)"), 0},
 		{"nextval", q("SELECT nextval('s')"), 0},
 		{"two statements", q("SELECT 1; SELECT 2"), 0},
 		{"SHOW pgaccel.last_route", q("SHOW pgaccel.last_route"), 0},
-		{"BEGIN", q("BEGIN"), 0},
+		{"BEGIN", q("BEGIN"), 1},
 		{"a Query after a Bind", append(encodeAll(t, bindS1), q("SELECT 1")...), 0},
 	}
 	for _, c := range cases {
@@ -102,6 +109,22 @@ func TestLaneScan(t *testing.T) {
 	}
 	if got := len(ss.pending.items); got != 4 {
 		t.Fatalf("%d pending items, want 4", got)
+	}
+	// A write the lane takes marks its answer as the transaction's write
+	// (noteOrigin), as the decoded path does; a read after it does not.
+	ss.pending.items = nil
+	for _, c := range []struct {
+		sql   string
+		wrote bool
+	}{{"UPDATE t SET a = 1 WHERE id = 2", true}, {"SELECT 1", false}} {
+		n, _ := ss.laneScan(q(c.sql), &ops)
+		if n != 1 {
+			t.Fatalf("%s: not taken", c.sql)
+		}
+		ss.laneApply(ops[:n])
+		if it := ss.pending.items[len(ss.pending.items)-1]; it.kind != pkQuery || it.wrote != c.wrote || ss.segmentWrote {
+			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.segmentWrote)
+		}
 	}
 }
 
