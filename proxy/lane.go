@@ -323,6 +323,9 @@ func (ss *session) laneApply(ops []laneOp) {
 	ss.stmtStart = time.Time{}
 }
 
+// noItem stands for the head of an empty queue in originRun.
+var noItem pendingItem
+
 // originRun is the lane's origin side: from the origin's buffer, the run
 // of whole messages of the fastOriginTypes that starts there (the first
 // one peeked), relayed in one write, while the pending items they answer
@@ -347,10 +350,10 @@ func (ss *session) originRun() (taken, ended bool) {
 		if err != nil || n > frameKeepSize || fr.wp-at < n {
 			break
 		}
-		var head pendingItem
+		head := &noItem
 		hasHead := done < len(q.items)
 		if hasHead {
-			head = q.items[done]
+			head = &q.items[done]
 			if head.capture != nil || head.private != nil || head.swallow || head.kind == pkLocal {
 				break
 			}
@@ -361,7 +364,7 @@ func (ss *session) originRun() (taken, ended bool) {
 			ss.pendingOut += n
 		case 'Z':
 			if n > 5 {
-				ss.noteReady(fr.buf[at+5], head, hasHead)
+				ss.noteReady(fr.buf[at+5], *head, hasHead)
 			}
 		}
 		at += n

@@ -486,6 +486,14 @@ func (ss *session) forceClose() {
 // transaction that held them ended, or the session did. It runs on the
 // client loop's goroutine.
 func (ss *session) closePortals() {
+	if p, ok := ss.portals[""]; ok && len(ss.portals) == 1 {
+		// The usual case (a driver's unnamed portal), without ranging
+		// over the map, which costs more than the rest of a stretch's
+		// start.
+		p.release()
+		delete(ss.portals, "")
+		return
+	}
 	for name, p := range ss.portals {
 		p.release()
 		delete(ss.portals, name)
