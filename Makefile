@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzStartupPacket -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzFrameReader -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzLaneScan -fuzztime $(FUZZTIME)
+	$(GO) test ./proxy -run '^$$' -fuzz FuzzQuickShape -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)
 	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 

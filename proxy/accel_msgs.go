@@ -253,7 +253,11 @@ func (ss *session) onParse(st *stmtInfo) {
 // fast-path decision, asked once per Parse.
 func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	m.Query = asShowLastRoute(m.Query)
-	d, ok := ss.quick(m.Query)
+	var d planner.Decision
+	ok, stateCall := false, ""
+	if e := ss.quickEntry(m.Query); e != nil {
+		d, ok, stateCall = e.d, e.ok, e.stateCall
+	}
 	if prev := ss.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason {
 		// The same text again (pgbench, many drivers' unnamed
 		// statements): an origin-only statement keeps nothing that could
@@ -264,7 +268,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	if ok {
 		origin := d // d itself stays on the stack for the reuse above
 		st.origin = &origin
-		st.pureOrigin = pureOrigin(d, m.Query)
+		st.pureOrigin = pureOrigin(d, stateCall)
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}

@@ -50,27 +50,27 @@ import (
 // laneMaxFrames bounds the messages of one round trip the lane takes.
 const laneMaxFrames = 8
 
-// pureOrigin reports whether a statement of text sql with the fast path's
-// decision d is pure (see above).
-func pureOrigin(d planner.Decision, sql string) bool {
+// pureOrigin reports whether a statement with the fast path's decision d,
+// whose text calls stateCall (sessionStateCall), is pure (see above).
+func pureOrigin(d planner.Decision, stateCall string) bool {
 	return d.Route == planner.RouteOrigin && d.Kind == planner.KindSelect && !d.Writes() && !d.SetsSearchPath &&
-		d.OriginSQL == "" && d.FallbackSQL == "" && sessionStateCall(sql) == ""
+		d.OriginSQL == "" && d.FallbackSQL == "" && stateCall == ""
 }
 
-// laneQuery reports whether the lane takes a simple Query of text sql
-// with the fast path's decision d: a pure statement, or one the fast path
+// laneQuery reports whether the lane takes a simple Query with the fast
+// path's decision d, whose text calls stateCall (sessionStateCall): a pure statement, or one the fast path
 // decides whose every effect on what the session tracks is noteOrigin's
-// for it: a plain write (INSERT, UPDATE, DELETE: the transaction wrote,
-// the caching answers it may change) or a plain BEGIN, COMMIT or ROLLBACK.
-// pgbench's TPC-B is all of those.
-func laneQuery(d planner.Decision, sql string) bool {
+// for it (laneApply calls it, as handleQuery does): a plain write
+// (INSERT, UPDATE, DELETE: the transaction wrote, the caching answers it
+// may change, a session-state call that cannot be replayed) or a plain
+// BEGIN, COMMIT or ROLLBACK. pgbench's TPC-B is all of those.
+func laneQuery(d planner.Decision, stateCall string) bool {
 	switch d.Kind {
 	case planner.KindSelect:
-		return pureOrigin(d, sql)
+		return pureOrigin(d, stateCall)
 	case planner.KindBegin, planner.KindCommit, planner.KindRollback,
 		planner.KindInsert, planner.KindUpdate, planner.KindDelete:
-		return d.Route == planner.RouteOrigin && !d.SetsSearchPath && d.OriginSQL == "" && d.FallbackSQL == "" &&
-			sessionStateCall(sql) == ""
+		return d.Route == planner.RouteOrigin && !d.SetsSearchPath && d.OriginSQL == "" && d.FallbackSQL == ""
 	}
 	return false
 }
@@ -163,11 +163,11 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			}
 			// As pgproto3 and handleQuery would take it.
 			sql := asShowLastRoute(string(text))
-			d, quick := ss.quick(sql)
-			if !quick || !laneQuery(d, sql) {
+			e := ss.quickEntry(sql)
+			if e == nil || !e.ok || !laneQuery(e.d, e.stateCall) {
 				return 0, 0
 			}
-			ops[0] = laneOp{typ: 'Q', d: d, sql: sql}
+			ops[0] = laneOp{typ: 'Q', d: e.d, sql: sql}
 			return 1, len(m)
 		case 'P':
 			st := ss.stmts[""]

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -72,7 +73,7 @@ func TestLaneScan(t *testing.T) {
 		{"a dataset", q("SELECT count(*) FROM orders"), 0},
 		{"a write", q("UPDATE pgbench_accounts SET abalance = 0"), 1},
 		{"a write of a dataset", q("DELETE FROM orders WHERE id = 1"), 1},
-		{"a write calling nextval", q("INSERT INTO t VALUES (nextval('s'))"), 0},
+		{"a write calling nextval (noteOrigin sees to it)", q("INSERT INTO t VALUES (nextval('s'))"), 1},
 		{"a write in a CTE", q("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"), 0},
 		{"COMMIT", q("COMMIT"), 1},
 		{"BEGIN with options", q("BEGIN ISOLATION LEVEL SERIALIZABLE"), 0},
@@ -126,6 +127,17 @@ func TestLaneScan(t *testing.T) {
 			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.segmentWrote)
 		}
 	}
+	// With auth.mode proxy, a write calling nextval leaves the session
+	// one whose origin state cannot be replayed, as on the decoded path.
+	ss.clientKey = []byte("k")
+	if ss.unreplayable.Load() != nil {
+		t.Fatal("unreplayable already")
+	}
+	n, _ = ss.laneScan(q("INSERT INTO t VALUES (nextval('s'))"), &ops)
+	ss.laneApply(ops[:n])
+	if why := ss.unreplayable.Load(); why == nil || !strings.Contains(*why, "nextval") {
+		t.Fatalf("unreplayable %v after nextval", why)
+	}
 }
 
 // FuzzLaneScan: whatever the client sends, the lane takes nothing or whole
@@ -156,6 +168,110 @@ func FuzzLaneScan(f *testing.F) {
 			at += 1 + int(uint32(b[at+1])<<24|uint32(b[at+2])<<16|uint32(b[at+3])<<8|uint32(b[at+4]))
 			if i == n-1 && at != size {
 				t.Fatalf("messages end at %d, size %d", at, size)
+			}
+		}
+	})
+}
+
+// The fast path's decisions are kept by number shape (quick): texts of
+// one shape differ only in their numbers.
+func TestNumberShape(t *testing.T) {
+	for sql, want := range map[string]string{
+		"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;": "SELECT abalance FROM pgbench_accounts WHERE aid = 0;",
+		"UPDATE t SET v = v + -4132 WHERE id = 7":                  "UPDATE t SET v = v + -0 WHERE id = 0",
+		"SELECT t1.a2, $1, 1.5e10, 0x1F FROM t1":                   "SELECT t1.a2, $1, 0.0e10, 0x1F FROM t1",
+		"SELECT '12' -- 34\n/* 56 */ , é1, $a1$ 7 $a1$":            "SELECT '0' -- 0\n/* 0 */ , é1, $a1$ 0 $a1$",
+		"12":  "0",
+		"":    "",
+		"a 0": "a 0",
+	} {
+		if got := numberShape(sql); got != want {
+			t.Errorf("numberShape(%q) = %q, want %q", sql, got, want)
+		}
+		if !sameNumberShape(sql, want) {
+			t.Errorf("sameNumberShape(%q, %q) is false", sql, want)
+		}
+	}
+	for _, c := range [][2]string{
+		{"SELECT 1", "SELECT 1 "}, {"SELECT a1", "SELECT a0"}, {"SELECT 1", "SELECT x"}, {"SELECT 12", "SELECT 0"},
+	} {
+		if sameNumberShape(c[0], numberShape(c[1])) != (numberShape(c[0]) == numberShape(c[1])) {
+			t.Errorf("sameNumberShape(%q, numberShape(%q)) disagrees with numberShape", c[0], c[1])
+		}
+	}
+}
+
+// FuzzQuickShape: a text and its sibling of other numbers have one number
+// shape, the same fast-path decision and session-state call, so one
+// remembered answer serves both; sameNumberShape agrees with numberShape;
+// and a session answers a text the same from its memo as afresh.
+func FuzzQuickShape(f *testing.F) {
+	for _, s := range []string{
+		"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;", "BEGIN;", "END;",
+		"UPDATE pgbench_branches SET bbalance = bbalance + -4132 WHERE bid = 4;",
+		"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (37, 4, 48213, -4132, CURRENT_TIMESTAMP);",
+		"SELECT * FROM orders WHERE id = 1", "SELECT 1; SELECT 2", "SELECT E'\\1' FROM t", "SELECT $$ 1 $$, $1",
+		"SELECT pg_advisory_lock(1)", "1SELECT", "SELECT 1.2.3", `SELECT "1" FROM "2orders"`, "SELECT U&'\\0041'",
+		"SELECT * FROM orders22", "SELECT 1 FROM t -- 2\n", "SELECT x/*1*/FROM t", "SELECT 1 INTO t",
+	} {
+		f.Add(s, "7")
+	}
+	ss, _ := laneSession(f)
+	// A dataset whose name has a digit too: its digit is a name's.
+	p := planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{
+		{Name: "orders", Schema: "public", Table: "orders"}, {Name: "orders22", Schema: "public", Table: "orders22"},
+	}}), nil, planner.Options{})
+	ss.accel = &Accel{Planner: p}
+	f.Fuzz(func(t *testing.T, sql, digits string) {
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return
+		}
+		// The sibling: every number of sql replaced by digits.
+		var b strings.Builder
+		for i := 0; i < len(sql); {
+			if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
+				for i < len(sql) && isDigit(sql[i]) {
+					i++
+				}
+				b.WriteString(digits)
+				continue
+			}
+			b.WriteByte(sql[i])
+			i++
+		}
+		sib := b.String()
+		// What quickEntry keeps a text by.
+		key := func(s string) string {
+			if strings.Contains(s, `"`) {
+				return s
+			}
+			return numberShape(s)
+		}
+		for _, pair := range [][2]string{{sib, sql}, {sql, sib}, {sql, sql + "1"}, {sql, "a" + sql}} {
+			if sameNumberShape(pair[0], key(pair[1])) != (key(pair[0]) == key(pair[1])) {
+				t.Fatalf("sameNumberShape(%q, key of %q) disagrees with the keys", pair[0], pair[1])
+			}
+		}
+		if strings.Contains(sql, `"`) {
+			return // kept as they are (quick)
+		}
+		if numberShape(sib) != numberShape(sql) {
+			t.Fatalf("%q and %q: shapes %q, %q", sql, sib, numberShape(sql), numberShape(sib))
+		}
+		d1, ok1 := p.Quick(sql)
+		d2, ok2 := p.Quick(sib)
+		if ok1 != ok2 || d1.Route != d2.Route || d1.Kind != d2.Kind || d1.Reason != d2.Reason || d1.Writes() != d2.Writes() {
+			t.Fatalf("quick(%q) = %+v %v, quick(%q) = %+v %v", sql, d1, ok1, sib, d2, ok2)
+		}
+		if sessionStateCall(sql) != sessionStateCall(sib) {
+			t.Fatalf("sessionStateCall(%q) = %q, of %q %q", sql, sessionStateCall(sql), sib, sessionStateCall(sib))
+		}
+		// Through the session's memo: sql, then its sibling from memory.
+		for _, text := range []string{sql, sib} {
+			d, ok := ss.quick(text)
+			fd, fok := p.Quick(text)
+			if ok != fok || d.Reason != fd.Reason || d.Kind != fd.Kind {
+				t.Fatalf("session quick(%q) = %+v %v, planner %+v %v", text, d, ok, fd, fok)
 			}
 		}
 	})

@@ -448,9 +448,10 @@ func sessionStateCall(sql string) string {
 	// a name, the names that start with it. The first name of the list
 	// found anywhere is the one reported.
 	found := len(sessionStateFns)
-	for i := 0; i < len(sql); i++ {
-		c := sql[i] | 0x20
-		if c != 'p' && c != 's' && c != 'd' && c != 'n' {
+	for i := 0; i+1 < len(sql); i++ {
+		// Each name's first two letters: pg, se, db, ne.
+		c, c2 := sql[i]|0x20, sql[i+1]|0x20
+		if !(c == 'p' && c2 == 'g' || c == 's' && c2 == 'e' || c == 'd' && c2 == 'b' || c == 'n' && c2 == 'e') {
 			continue
 		}
 		for k, fn := range sessionStateFns[:found] {

@@ -129,27 +129,122 @@ func (ss *session) routeOverride(d planner.Decision) planner.Decision {
 // reads only SELECT, INSERT, UPDATE and DELETE).
 //
 // Its answer depends on the text alone (and the datasets, fixed for the
-// planner's life), so the last one is kept: a statement is looked at by
-// loopSafe and again when handled, and clients prepare the same text again
-// and again (handoff.go).
+// planner's life), and not on the values of the text's numbers, so the
+// session keeps its last few by the text's number shape (quickMemo): a
+// statement is looked at by loopSafe and again when handled, clients
+// prepare the same text again and again (handoff.go), and pgbench's
+// statements differ only in their numbers.
 func (ss *session) quick(sql string) (planner.Decision, bool) {
-	if sql == lastRouteSQL {
+	e := ss.quickEntry(sql)
+	if e == nil {
 		return planner.Decision{}, false
 	}
-	if m := &ss.quickMemo; m.set && m.sql == sql {
-		return m.d, m.ok
-	}
-	d, ok := ss.accel.Planner.Quick(sql)
-	ss.quickMemo = quickMemo{set: true, sql: sql, d: d, ok: ok}
-	return d, ok
+	return e.d, e.ok
 }
 
-// quickMemo is the last fast-path decision of a session (quick).
+// quickEntry is quick's answer for sql, with what the lane asks of it
+// too; nil for the proxy's own statement.
+func (ss *session) quickEntry(sql string) *quickEntry {
+	if sql == lastRouteSQL {
+		return nil
+	}
+	m := &ss.quickMemo
+	for i := range m.entries {
+		if e := &m.entries[i]; e.set && sameNumberShape(sql, e.shape) {
+			return e
+		}
+	}
+	d, ok := ss.accel.Planner.Quick(sql)
+	e := &m.entries[m.next]
+	m.next = (m.next + 1) % len(m.entries)
+	*e = quickEntry{d: d, ok: ok, stateCall: sessionStateCall(sql)}
+	// A quoted identifier's digits are its name: such a text is kept as
+	// it is, and matches only itself.
+	if e.shape = sql; !strings.Contains(sql, `"`) {
+		e.shape = numberShape(sql)
+	}
+	e.set = true
+	return e
+}
+
+// quickMemo is a session's last few fast-path decisions (quick), by number
+// shape: enough for the statements of a pgbench TPC-B transaction.
 type quickMemo struct {
-	set bool
-	sql string
-	d   planner.Decision
-	ok  bool
+	entries [8]quickEntry
+	next    int
+}
+
+// quickEntry is one text shape's fast-path decision, and the
+// sessionStateCall of the text, which numbers do not change either (no
+// name it looks for has a digit).
+type quickEntry struct {
+	set       bool
+	shape     string
+	d         planner.Decision
+	ok        bool
+	stateCall string
+}
+
+// numberShape is sql with each number in it (a run of digits that does
+// not continue an identifier or a parameter's $) as one 0. Texts of one
+// shape differ only in their numbers' digits, wherever they are (in
+// strings and comments too), which changes no token the planner's fast
+// path sees: each run stays one number, or stays inside its literal or
+// comment. Quoted identifiers, whose digits are names, are the caller's
+// to leave out.
+func numberShape(sql string) string {
+	b := make([]byte, 0, len(sql))
+	for i := 0; i < len(sql); {
+		if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
+			for i < len(sql) && isDigit(sql[i]) {
+				i++
+			}
+			b = append(b, '0')
+			continue
+		}
+		b = append(b, sql[i])
+		i++
+	}
+	return string(b)
+}
+
+// sameNumberShape reports whether numberShape(sql) is shape, without
+// making it. A text with a quote matches only itself.
+func sameNumberShape(sql, shape string) bool {
+	if strings.IndexByte(shape, '"') >= 0 {
+		return sql == shape
+	}
+	j := 0
+	for i := 0; i < len(sql); {
+		if j >= len(shape) {
+			return false
+		}
+		if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
+			if shape[j] != '0' {
+				return false
+			}
+			for i < len(sql) && isDigit(sql[i]) {
+				i++
+			}
+			j++
+			continue
+		}
+		if sql[i] != shape[j] || sql[i] == '"' {
+			return false
+		}
+		i++
+		j++
+	}
+	return j == len(shape)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// continuesIdent reports whether a digit after c is part of an
+// identifier, a parameter ($1) or a dollar-quote tag: what the planner's
+// scanner reads as an identifier's bytes (non-ASCII ones included).
+func continuesIdent(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c >= 0x80
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer
