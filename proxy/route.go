@@ -150,7 +150,11 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	}
 	m := &ss.quickMemo
 	for i := range m.entries {
-		if e := &m.entries[i]; e.set && sameNumberShape(sql, e.shape) {
+		e := &m.entries[i]
+		if !e.set {
+			break
+		}
+		if e.matches(sql) {
 			return e
 		}
 	}
@@ -158,19 +162,32 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	e := &m.entries[m.next]
 	m.next = (m.next + 1) % len(m.entries)
 	*e = quickEntry{d: d, ok: ok, stateCall: sessionStateCall(sql)}
-	// A quoted identifier's digits are its name: such a text is kept as
-	// it is, and matches only itself.
-	if e.shape = sql; !strings.Contains(sql, `"`) {
-		e.shape = numberShape(sql)
-	}
-	e.set = true
+	e.keep(sql)
 	return e
 }
 
+// keep makes e the entry of sql's shape. A quoted identifier's digits are
+// its name: such a text is kept as it is, and matches only itself.
+func (e *quickEntry) keep(sql string) {
+	if e.shape, e.quoted = sql, strings.Contains(sql, `"`); !e.quoted {
+		e.shape = numberShape(sql)
+	}
+	e.set = true
+}
+
+// matches reports whether sql has e's shape.
+func (e *quickEntry) matches(sql string) bool {
+	if e.quoted {
+		return sql == e.shape
+	}
+	return sameNumberShape(sql, e.shape)
+}
+
 // quickMemo is a session's last few fast-path decisions (quick), by number
-// shape: enough for the statements of a pgbench TPC-B transaction.
+// shape: enough for the statements of a pgbench TPC-B transaction, whose
+// deltas' signs make two shapes of each of four statements (11 in all).
 type quickMemo struct {
-	entries [8]quickEntry
+	entries [16]quickEntry
 	next    int
 }
 
@@ -179,6 +196,7 @@ type quickMemo struct {
 // name it looks for has a digit).
 type quickEntry struct {
 	set       bool
+	quoted    bool // shape is the text itself (it has a quoted identifier)
 	shape     string
 	d         planner.Decision
 	ok        bool
@@ -208,12 +226,9 @@ func numberShape(sql string) string {
 	return string(b)
 }
 
-// sameNumberShape reports whether numberShape(sql) is shape, without
-// making it. A text with a quote matches only itself.
+// sameNumberShape reports whether numberShape(sql) is shape (which has no
+// quote), without making it. A text with a quote matches none.
 func sameNumberShape(sql, shape string) bool {
-	if strings.IndexByte(shape, '"') >= 0 {
-		return sql == shape
-	}
 	j := 0
 	for i := 0; i < len(sql); {
 		if j >= len(shape) {
