@@ -191,6 +191,9 @@ func TestNumberShape(t *testing.T) {
 		if !sameNumberShape(sql, want) {
 			t.Errorf("sameNumberShape(%q, %q) is false", sql, want)
 		}
+		if shapeHash(sql) != shapeHash(want) {
+			t.Errorf("shapeHash(%q) differs from its shape's", sql)
+		}
 	}
 	for _, c := range [][2]string{
 		{"SELECT 1", "SELECT 1 "}, {"SELECT a1", "SELECT a0"}, {"SELECT 1", "SELECT x"}, {"SELECT 12", "SELECT 0"},
@@ -257,7 +260,7 @@ func FuzzQuickShape(f *testing.F) {
 		if strings.Contains(sql, `"`) {
 			return // kept as they are (quick)
 		}
-		if numberShape(sib) != numberShape(sql) {
+		if numberShape(sib) != numberShape(sql) || shapeHash(sib) != shapeHash(sql) {
 			t.Fatalf("%q and %q: shapes %q, %q", sql, sib, numberShape(sql), numberShape(sib))
 		}
 		d1, ok1 := p.Quick(sql)

@@ -149,12 +149,13 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		return nil
 	}
 	m := &ss.quickMemo
+	h := shapeHash(sql)
 	for i := range m.entries {
 		e := &m.entries[i]
 		if !e.set {
 			break
 		}
-		if e.matches(sql) {
+		if e.hash == h && e.matches(sql) {
 			return e
 		}
 	}
@@ -172,7 +173,7 @@ func (e *quickEntry) keep(sql string) {
 	if e.shape, e.quoted = sql, strings.Contains(sql, `"`); !e.quoted {
 		e.shape = numberShape(sql)
 	}
-	e.set = true
+	e.hash, e.set = shapeHash(sql), true
 }
 
 // matches reports whether sql has e's shape.
@@ -197,6 +198,7 @@ type quickMemo struct {
 type quickEntry struct {
 	set       bool
 	quoted    bool // shape is the text itself (it has a quoted identifier)
+	hash      uint64
 	shape     string
 	d         planner.Decision
 	ok        bool
@@ -251,6 +253,27 @@ func sameNumberShape(sql, shape string) bool {
 		j++
 	}
 	return j == len(shape)
+}
+
+// shapeHash is an FNV-1a hash of numberShape(sql), without making it:
+// texts of one shape have one hash (a text with a quote hashes as its
+// shape too, and is told apart by matches).
+func shapeHash(sql string) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		if isDigit(c) && (i == 0 || !continuesIdent(sql[i-1])) {
+			for i < len(sql) && isDigit(sql[i]) {
+				i++
+			}
+			c = '0'
+		} else {
+			i++
+		}
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
