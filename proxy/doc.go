@@ -84,10 +84,12 @@
 //     with an Accel run on a loop too while their statements go to the
 //     origin (handoff.go): a message that may wait is handed, decoded, to
 //     goroutines, and a run of loop-safe messages brings the session back.
-//     There, a round trip of pure origin SELECTs takes the origin lane
+//     There, a round trip of pure origin SELECTs (and a simple Query of a
+//     plain write, BEGIN, COMMIT or ROLLBACK) takes the origin lane
 //     (lane.go): taken from the buffer undecoded, forwarded in one write,
 //     with the effects the decoded path would have; the origin's usual
-//     answers are relayed in runs (originRun).
+//     answers are relayed in runs (originRun). The fast path's decisions
+//     are kept per session by number shape (route.go, quickMemo).
 //     With on_zero_results: use_source, an accelerated answer whose first
 //     row does not come is replaced by the origin's answer to the
 //     planner's FallbackSQL (the simple Query's text is swapped; in the
