@@ -217,6 +217,9 @@ func (s *s3Store) ReadMeta(ctx context.Context, ifNoneMatch string) ([]byte, str
 	default:
 		return nil, "", storeErr("read", k, err)
 	}
+	if out == nil || out.Body == nil {
+		return nil, "", storeErr("read", k, errors.New("no response"))
+	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
@@ -239,6 +242,9 @@ func (s *s3Store) WriteMeta(ctx context.Context, data []byte, ifMatch string) (s
 	out, err := s.c.PutObject(ctx, in)
 	switch status(err) {
 	case 0:
+		if out == nil {
+			return "", storeErr("write", k, errors.New("no response"))
+		}
 		return aws.ToString(out.ETag), nil
 	case http.StatusPreconditionFailed, http.StatusConflict:
 		// 409: a concurrent conditional write is in progress (AWS).
@@ -256,13 +262,18 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 }
 
 // status is the HTTP status of an S3 call's error: 0 for none, -1 for an
-// error without a response.
+// error without a response (or with one that has no status: a response
+// error of status 0 was once taken for success, and its nil output
+// crashed the process).
 func status(err error) int {
 	if err == nil {
 		return 0
 	}
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
+		if re.Response == nil || re.HTTPStatusCode() <= 0 {
+			return -1
+		}
 		return re.HTTPStatusCode()
 	}
 	if strings.Contains(err.Error(), "NotModified") {

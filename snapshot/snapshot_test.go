@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/s3test"
 )
@@ -360,5 +362,23 @@ func TestStoreErrors_AreMarked(t *testing.T) {
 	}
 	if _, err := st.WriteMeta(ctx, []byte("{}"), ""); !errors.Is(err, ErrStore) {
 		t.Errorf("s3: a write to a missing bucket is not ErrStore: %v", err)
+	}
+}
+
+// TestStatus_NoStatusIsAFailure: an S3 error whose response has no status
+// (0) is a failure without a response, never success: taken for success,
+// its nil output crashed a WriteMeta.
+func TestStatus_NoStatusIsAFailure(t *testing.T) {
+	for _, err := range []error{
+		&smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{}}, Err: errors.New("x")},
+		&smithyhttp.ResponseError{Err: errors.New("no response")},
+		errors.New("dial: refused"),
+	} {
+		if got := status(err); got != -1 {
+			t.Errorf("status(%v) = %d, want -1", err, got)
+		}
+	}
+	if got := status(&smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 412}}, Err: errors.New("x")}); got != 412 {
+		t.Errorf("status of a 412: %d", got)
 	}
 }
