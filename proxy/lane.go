@@ -58,9 +58,10 @@ func pureOrigin(d planner.Decision, stateCall string) bool {
 }
 
 // laneQuery reports whether the lane takes a simple Query with the fast
-// path's decision d, whose text calls stateCall (sessionStateCall): a pure statement, or one the fast path
-// decides whose every effect on what the session tracks is noteOrigin's
-// for it (laneApply calls it, as handleQuery does): a plain write
+// path's decision d, whose text calls stateCall (sessionStateCall): a
+// pure statement, or one the fast path decides whose every effect on what
+// the session tracks is noteOrigin's for it (laneApply calls it, as
+// handleQuery does): a plain write
 // (INSERT, UPDATE, DELETE: the transaction wrote, the caching answers it
 // may change, a session-state call that cannot be replayed) or a plain
 // BEGIN, COMMIT or ROLLBACK. pgbench's TPC-B is all of those.
