@@ -22,7 +22,9 @@ import (
 type Planner interface {
 	Plan(ctx context.Context, sql string, s *planner.Session) planner.Decision
 	// Quick is the planner's fast path: a decision for the origin that
-	// does not depend on the session, when it has one.
+	// does not depend on the session, when it has one. It is the same for
+	// texts of one number shape (planner.SameShape), which a session
+	// keeps its answers by (quickMemo).
 	Quick(sql string) (planner.Decision, bool)
 	// PlanFull is Plan for a statement Quick has declined already.
 	PlanFull(ctx context.Context, sql string, s *planner.Session) planner.Decision

@@ -173,41 +173,11 @@ func FuzzLaneScan(f *testing.F) {
 	})
 }
 
-// The fast path's decisions are kept by number shape (quick): texts of
-// one shape differ only in their numbers.
-func TestNumberShape(t *testing.T) {
-	for sql, want := range map[string]string{
-		"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;": "SELECT abalance FROM pgbench_accounts WHERE aid = 0;",
-		"UPDATE t SET v = v + -4132 WHERE id = 7":                  "UPDATE t SET v = v + -0 WHERE id = 0",
-		"SELECT t1.a2, $1, 1.5e10, 0x1F FROM t1":                   "SELECT t1.a2, $1, 0.0e10, 0x1F FROM t1",
-		"SELECT '12' -- 34\n/* 56 */ , é1, $a1$ 7 $a1$":            "SELECT '0' -- 0\n/* 0 */ , é1, $a1$ 0 $a1$",
-		"12":  "0",
-		"":    "",
-		"a 0": "a 0",
-	} {
-		if got := numberShape(sql); got != want {
-			t.Errorf("numberShape(%q) = %q, want %q", sql, got, want)
-		}
-		if !sameNumberShape(sql, want) {
-			t.Errorf("sameNumberShape(%q, %q) is false", sql, want)
-		}
-		if shapeHash(sql) != shapeHash(want) {
-			t.Errorf("shapeHash(%q) differs from its shape's", sql)
-		}
-	}
-	for _, c := range [][2]string{
-		{"SELECT 1", "SELECT 1 "}, {"SELECT a1", "SELECT a0"}, {"SELECT 1", "SELECT x"}, {"SELECT 12", "SELECT 0"},
-	} {
-		if sameNumberShape(c[0], numberShape(c[1])) != (numberShape(c[0]) == numberShape(c[1])) {
-			t.Errorf("sameNumberShape(%q, numberShape(%q)) disagrees with numberShape", c[0], c[1])
-		}
-	}
-}
-
 // FuzzQuickShape: a text and its sibling of other numbers have one number
-// shape, the same fast-path decision and session-state call, so one
-// remembered answer serves both; sameNumberShape agrees with numberShape;
-// and a session answers a text the same from its memo as afresh.
+// shape (planner.SameShape, one ShapeHash), the same fast-path decision
+// and session-state call, so one remembered answer serves both; SameShape
+// agrees with NumberShape; and a session answers a text the same from
+// its memo as afresh.
 func FuzzQuickShape(f *testing.F) {
 	for _, s := range []string{
 		"SELECT abalance FROM pgbench_accounts WHERE aid = 48213;", "BEGIN;", "END;",
@@ -229,7 +199,13 @@ func FuzzQuickShape(f *testing.F) {
 		if digits == "" || strings.Trim(digits, "0123456789") != "" {
 			return
 		}
-		// The sibling: every number of sql replaced by digits.
+		// The sibling: every number of sql (a run of digits that does not
+		// continue an identifier, a $ parameter or a dollar tag) replaced
+		// by digits.
+		isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+		continuesIdent := func(c byte) bool {
+			return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c >= 0x80
+		}
 		var b strings.Builder
 		for i := 0; i < len(sql); {
 			if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
@@ -243,25 +219,27 @@ func FuzzQuickShape(f *testing.F) {
 			i++
 		}
 		sib := b.String()
-		// What quickEntry keeps a text by, and the match of another.
+		// What a text's shape is, and the match of another.
 		key := func(s string) string {
 			if strings.Contains(s, `"`) {
 				return s
 			}
-			return numberShape(s)
+			return planner.NumberShape(s)
 		}
 		for _, pair := range [][2]string{{sib, sql}, {sql, sib}, {sql, sql}, {sql, sql + "1"}, {sql, "a" + sql}} {
-			var e quickEntry
-			e.keep(pair[1])
-			if e.matches(pair[0]) != (key(pair[0]) == key(pair[1])) {
-				t.Fatalf("the entry of %q matches %q: %v; their keys %q, %q", pair[1], pair[0], e.matches(pair[0]), key(pair[1]), key(pair[0]))
+			same := planner.SameShape(pair[0], pair[1])
+			if same != (key(pair[0]) == key(pair[1])) {
+				t.Fatalf("SameShape(%q, %q) = %v; their keys %q, %q", pair[0], pair[1], same, key(pair[0]), key(pair[1]))
+			}
+			if same && planner.ShapeHash(pair[0]) != planner.ShapeHash(pair[1]) {
+				t.Fatalf("%q and %q: one shape, two hashes", pair[0], pair[1])
 			}
 		}
 		if strings.Contains(sql, `"`) {
 			return // kept as they are (quick)
 		}
-		if numberShape(sib) != numberShape(sql) || shapeHash(sib) != shapeHash(sql) {
-			t.Fatalf("%q and %q: shapes %q, %q", sql, sib, numberShape(sql), numberShape(sib))
+		if planner.NumberShape(sib) != planner.NumberShape(sql) || planner.ShapeHash(sib) != planner.ShapeHash(sql) {
+			t.Fatalf("%q and %q: shapes %q, %q", sql, sib, planner.NumberShape(sql), planner.NumberShape(sib))
 		}
 		d1, ok1 := p.Quick(sql)
 		d2, ok2 := p.Quick(sib)

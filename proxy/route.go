@@ -149,140 +149,62 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		return nil
 	}
 	m := &ss.quickMemo
-	h := shapeHash(sql)
+	if len(sql) > maxQuickText {
+		m.long.decide(ss.accel.Planner, sql)
+		return &m.long
+	}
+	h := planner.ShapeHash(sql)
 	for i := range m.entries {
 		e := &m.entries[i]
 		if !e.set {
-			break
+			break // the rest are not used yet either
 		}
-		if e.hash == h && e.matches(sql) {
+		if e.hash == h && planner.SameShape(sql, e.text) {
 			return e
 		}
 	}
-	d, ok := ss.accel.Planner.Quick(sql)
 	e := &m.entries[m.next]
 	m.next = (m.next + 1) % len(m.entries)
-	*e = quickEntry{d: d, ok: ok, stateCall: sessionStateCall(sql)}
-	e.keep(sql)
+	e.decide(ss.accel.Planner, sql)
+	e.hash = h
 	return e
 }
 
-// keep makes e the entry of sql's shape. A quoted identifier's digits are
-// its name: such a text is kept as it is, and matches only itself.
-func (e *quickEntry) keep(sql string) {
-	if e.shape, e.quoted = sql, strings.Contains(sql, `"`); !e.quoted {
-		e.shape = numberShape(sql)
+// decide makes e the fast path's decision for sql.
+func (e *quickEntry) decide(p Planner, sql string) {
+	d, ok := p.Quick(sql)
+	*e = quickEntry{set: true, text: sql, d: d, ok: ok}
+	if ok && d.Kind == planner.KindSelect {
+		// Only a SELECT's purity asks (pureOrigin).
+		e.stateCall = sessionStateCall(sql)
 	}
-	e.hash, e.set = shapeHash(sql), true
-}
-
-// matches reports whether sql has e's shape.
-func (e *quickEntry) matches(sql string) bool {
-	if e.quoted {
-		return sql == e.shape
-	}
-	return sameNumberShape(sql, e.shape)
 }
 
 // quickMemo is a session's last few fast-path decisions (quick), by number
-// shape: enough for the statements of a pgbench TPC-B transaction, whose
-// deltas' signs make two shapes of each of four statements (11 in all).
+// shape (planner.SameShape): enough for the statements of a pgbench TPC-B
+// transaction, whose deltas' signs make two shapes of each of four
+// statements (11 in all).
 type quickMemo struct {
 	entries [16]quickEntry
 	next    int
+	// long is the answer for a text too long to keep, which no lookup
+	// finds.
+	long quickEntry
 }
 
-// quickEntry is one text shape's fast-path decision, and the
-// sessionStateCall of the text, which numbers do not change either (no
-// name it looks for has a digit).
+// maxQuickText bounds the texts a session keeps (quickMemo).
+const maxQuickText = 8 << 10
+
+// quickEntry is the fast-path decision of text's number shape and, for a
+// SELECT it decides, the text's sessionStateCall, which numbers do not
+// change either (no name it looks for has a digit).
 type quickEntry struct {
 	set       bool
-	quoted    bool // shape is the text itself (it has a quoted identifier)
-	hash      uint64
-	shape     string
+	text      string
+	hash      uint64 // planner.ShapeHash(text)
 	d         planner.Decision
 	ok        bool
 	stateCall string
-}
-
-// numberShape is sql with each number in it (a run of digits that does
-// not continue an identifier or a parameter's $) as one 0. Texts of one
-// shape differ only in their numbers' digits, wherever they are (in
-// strings and comments too), which changes no token the planner's fast
-// path sees: each run stays one number, or stays inside its literal or
-// comment. Quoted identifiers, whose digits are names, are the caller's
-// to leave out.
-func numberShape(sql string) string {
-	b := make([]byte, 0, len(sql))
-	for i := 0; i < len(sql); {
-		if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
-			for i < len(sql) && isDigit(sql[i]) {
-				i++
-			}
-			b = append(b, '0')
-			continue
-		}
-		b = append(b, sql[i])
-		i++
-	}
-	return string(b)
-}
-
-// sameNumberShape reports whether numberShape(sql) is shape (which has no
-// quote), without making it. A text with a quote matches none.
-func sameNumberShape(sql, shape string) bool {
-	j := 0
-	for i := 0; i < len(sql); {
-		if j >= len(shape) {
-			return false
-		}
-		if isDigit(sql[i]) && (i == 0 || !continuesIdent(sql[i-1])) {
-			if shape[j] != '0' {
-				return false
-			}
-			for i < len(sql) && isDigit(sql[i]) {
-				i++
-			}
-			j++
-			continue
-		}
-		if sql[i] != shape[j] || sql[i] == '"' {
-			return false
-		}
-		i++
-		j++
-	}
-	return j == len(shape)
-}
-
-// shapeHash is an FNV-1a hash of numberShape(sql), without making it:
-// texts of one shape have one hash (a text with a quote hashes as its
-// shape too, and is told apart by matches).
-func shapeHash(sql string) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		if isDigit(c) && (i == 0 || !continuesIdent(sql[i-1])) {
-			for i < len(sql) && isDigit(sql[i]) {
-				i++
-			}
-			c = '0'
-		} else {
-			i++
-		}
-		h = (h ^ uint64(c)) * prime
-	}
-	return h
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// continuesIdent reports whether a digit after c is part of an
-// identifier, a parameter ($1) or a dollar-quote tag: what the planner's
-// scanner reads as an identifier's bytes (non-ASCII ones included).
-func continuesIdent(c byte) bool {
-	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c >= 0x80
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer

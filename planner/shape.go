@@ -1,0 +1,73 @@
+package planner
+
+// Number shapes. The fast path (fastpath.go) never looks at a number's
+// value: a run of digits that does not continue an identifier, a $
+// parameter or a dollar-quote tag is one token to it, or part of the
+// string or comment it is in. So texts that differ only in such runs (a
+// pgbench statement and its next execution) get one Quick decision, and a
+// caller may keep that decision by the text's number shape: the text with
+// each such run as one 0. A double quote ends that: a quoted identifier's
+// digits are its name, so a text with one has the shape of itself alone.
+
+// shapeByte returns the byte of sql's number shape at sql[i] (a whole run
+// of digits is one '0') and the index after what it stands for.
+func shapeByte(sql string, i int) (byte, int) {
+	c := sql[i]
+	if !isDigit(c) || i > 0 && continuesIdent(sql[i-1]) {
+		return c, i + 1
+	}
+	for i < len(sql) && isDigit(sql[i]) {
+		i++
+	}
+	return '0', i
+}
+
+// NumberShape is sql's number shape (see above).
+func NumberShape(sql string) string {
+	b := make([]byte, 0, len(sql))
+	for i := 0; i < len(sql); {
+		var c byte
+		c, i = shapeByte(sql, i)
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// SameShape reports whether a and b have one number shape, without making
+// either: they are the same but for their numbers, and have no double
+// quote unless they are equal.
+func SameShape(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		var ca, cb byte
+		ca, i = shapeByte(a, i)
+		cb, j = shapeByte(b, j)
+		if ca != cb {
+			return false
+		}
+		if ca == '"' {
+			return a == b
+		}
+	}
+	return i == len(a) && j == len(b)
+}
+
+// ShapeHash is an FNV-1a hash of sql's number shape, without making it:
+// texts of one shape (SameShape) have one hash.
+func ShapeHash(sql string) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(sql); {
+		var c byte
+		c, i = shapeByte(sql, i)
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// continuesIdent reports whether a digit after c is part of an identifier,
+// a parameter ($1) or a dollar-quote tag, as scanTokens reads them
+// (non-ASCII bytes are identifier bytes to it).
+func continuesIdent(c byte) bool { return isIdentChar(c) || c >= 0x80 }
