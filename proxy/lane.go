@@ -88,11 +88,12 @@ type laneOp struct {
 }
 
 // laneReady reports whether the lane may take the client's next round
-// trip (see above).
+// trip (see above), no message being carried over (laneClient checks
+// that first).
 func (ss *session) laneReady() bool {
 	return ss.link == linkLive && !ss.broken.Load() && !ss.releasing.Load() && !ss.localSkip && !ss.segmentOpen &&
 		ss.queryCapture == nil && ss.pendingSet == "" && !ss.staleStmt && !ss.stalePortal &&
-		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && !ss.carryC.set && ss.pending.idle() && !ss.pending.skipping()
+		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && ss.pending.idle() && !ss.pending.skipping()
 }
 
 // laneClient relays the client's next round trip through the lane when it

@@ -49,19 +49,21 @@ type lastCounters struct {
 	cs   [4]*routeCounters
 }
 
-// get returns the counters of key, from the session's own when it has
-// them, else from lookup, which it then keeps.
-func (l *lastCounters) get(key queryLabels, lookup func(queryLabels) *routeCounters) *routeCounters {
+// find returns the counters of key the session has, nil when it has none.
+func (l *lastCounters) find(key queryLabels) *routeCounters {
 	for i, c := range l.cs {
 		if c != nil && l.keys[i] == key {
 			return c
 		}
 	}
-	c := lookup(key)
+	return nil
+}
+
+// put keeps c as key's counters, first.
+func (l *lastCounters) put(key queryLabels, c *routeCounters) {
 	copy(l.keys[1:], l.keys[:len(l.keys)-1])
 	copy(l.cs[1:], l.cs[:len(l.cs)-1])
 	l.keys[0], l.cs[0] = key, c
-	return c
 }
 
 // routeCounters are the children a statement of a route, reason and
@@ -169,9 +171,13 @@ func (m *Metrics) countWith(last *lastCounters, route string, datasets []string,
 	key := queryLabels{route: route, dataset: first, reason: reason}
 	var c *routeCounters
 	if last != nil {
-		c = last.get(key, m.counters)
-	} else {
+		c = last.find(key)
+	}
+	if c == nil {
 		c = m.counters(key)
+		if last != nil {
+			last.put(key, c)
+		}
 	}
 	c.statement.Inc()
 	c.query.Inc()
