@@ -38,11 +38,11 @@ func asShowLastRoute(sql string) string {
 }
 
 // containsFold reports whether s contains sub (lower case ASCII) in any
-// case, without allocating (every Parse is checked, and every statement
-// sent to the origin: sessionStateCall).
+// case, without allocating (every Parse is checked for SHOW
+// pgaccel.last_route).
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i]|0x20 == sub[0]|0x20 && strings.EqualFold(s[i:i+len(sub)], sub) {
+		if foldPrefix(s[i:], sub) {
 			return true
 		}
 	}

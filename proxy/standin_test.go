@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -149,8 +150,10 @@ func TestSessionStateCall(t *testing.T) {
 func TestSessionStateCall_AsAPlainSearch(t *testing.T) {
 	plain := func(sql string) string {
 		for _, fn := range sessionStateFns {
-			if containsFold(sql, fn) {
-				return fn
+			for i := 0; i+len(fn) <= len(sql); i++ {
+				if strings.EqualFold(sql[i:i+len(fn)], fn) {
+					return fn
+				}
 			}
 		}
 		return ""
