@@ -3,11 +3,14 @@
 //
 //	go run ./bench/passthrough [-scale 10] [-duration 10s] [-rounds 3]
 //	                           [-targets direct,pgaccel,pgbouncer]
+//	                           [-workloads W,... | -cells W:CLIENTS,...]
 //	                           [-out FILE] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It starts a throwaway origin (integration/pgtest), loads it with
 // `pgbench -i`, starts pgaccel and pgbouncer as child processes,
-// runs every workload against every target, prints a Markdown report and
+// runs every workload (at 1 and 8 clients, or the -cells named) against
+// every target, prints a Markdown report (with each ratio's spread over
+// the rounds) and
 // stops everything it started, also on error, SIGINT and SIGTERM.
 package main
 
@@ -77,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var targets, only string
+	var targets, only, cells string
 	fs := flag.NewFlagSet("passthrough", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.scale, "scale", 10, "pgbench scale factor for `pgbench -i -s`")
@@ -86,6 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
 	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect, hot-key-select-simple, hot-key-select-extended, hot-key-select-prepared; default all but the hot-key ones, which -accelerated adds)")
+	fs.StringVar(&cells, "cells", "", "comma-separated workload:clients pairs to run instead of every workload at 1 and 8 clients (such as select-only-simple:1,tpcb-like-simple:8)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
@@ -125,6 +129,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			continue
 		}
 		o.targets = append(o.targets, t)
+	}
+	if cells != "" {
+		if only != "" {
+			problems = append(problems, "-cells and -workloads: give one of them")
+		} else if c, err := parseCells(cells); err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			onlyCells = c
+		}
 	}
 	if only != "" {
 		var keep []workload

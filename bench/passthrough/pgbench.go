@@ -71,8 +71,16 @@ var (
 	clientCounts = []clients{{conns: 1, threads: 1}, {conns: 8, threads: 2}}
 )
 
-// benchCases is every workload at every client count, in report order.
+// onlyCells, when set (-cells), replaces every workload at every client
+// count.
+var onlyCells []benchCase
+
+// benchCases is every workload at every client count (or -cells), in
+// report order.
 func benchCases() []benchCase {
+	if onlyCells != nil {
+		return onlyCells
+	}
 	var out []benchCase
 	for _, w := range workloads {
 		for _, c := range clientCounts {
@@ -80,6 +88,26 @@ func benchCases() []benchCase {
 		}
 	}
 	return out
+}
+
+// parseCells reads -cells: comma-separated workload:clients pairs, such as
+// select-only-simple:1,tpcb-like-simple:8 (pgbench -j is 1 at one client,
+// 2 otherwise, as in clientCounts).
+func parseCells(spec string) ([]benchCase, error) {
+	var out []benchCase
+	for _, item := range strings.Split(spec, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(item), ":")
+		conns, err := strconv.Atoi(n)
+		if !ok || err != nil || conns < 1 {
+			return nil, fmt.Errorf("-cells: %q is not workload:clients (clients a whole number, at least 1)", item)
+		}
+		i := slices.IndexFunc(workloads, func(w workload) bool { return strings.ReplaceAll(w.name, " ", "-") == name })
+		if i < 0 {
+			return nil, fmt.Errorf("-cells: unknown workload %q", name)
+		}
+		out = append(out, benchCase{workload: workloads[i], clients: clients{conns: conns, threads: min(conns, 2)}})
+	}
+	return out, nil
 }
 
 // outcome is what one pgbench run measured.

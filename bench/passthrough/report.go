@@ -63,6 +63,52 @@ func (r *results) median(c benchCase, target string, m metric) (v float64, ok bo
 	return median(xs), true
 }
 
+// pairedRatios is, for each round in which both a and b ran c, a's TPS
+// over b's.
+func (r *results) pairedRatios(c benchCase, a, b string) ratioSpread {
+	ra, rb := r.runs[c.String()][a], r.runs[c.String()][b]
+	var xs []float64
+	for i := range min(len(ra), len(rb)) {
+		if ra[i].tps > 0 && rb[i].tps > 0 {
+			xs = append(xs, ra[i].tps/rb[i].tps)
+		}
+	}
+	return ratioSpread(xs)
+}
+
+// ratioSpread is a set of per-round ratios.
+type ratioSpread []float64
+
+// String is the median, the quartiles, and how many reached 0.95 and 1.
+func (s ratioSpread) String() string {
+	if len(s) == 0 {
+		return "–"
+	}
+	lo, hi := quartiles(s)
+	var at95, at100 int
+	for _, x := range s {
+		if x >= 0.95 {
+			at95++
+		}
+		if x >= 1 {
+			at100++
+		}
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f]; ≥0.95: %d/%d, ≥1: %d/%d", median(s), lo, hi, at95, len(s), at100, len(s))
+}
+
+// quartiles are the medians of the lower and upper halves of xs (the
+// middle value, for an odd count, in neither).
+func quartiles(xs []float64) (lo, hi float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 1 {
+		return s[0], s[0]
+	}
+	half := len(s) / 2
+	return median(s[:half]), median(s[len(s)-half:])
+}
+
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
@@ -204,6 +250,26 @@ func (r report) markdown() string {
 			cells = append(cells, ratio(tps[q[0]], tps[q[1]]))
 		}
 		tableRow(&b, c, cells)
+	}
+
+	// Per-round ratios: each round runs a case's targets back to back, so
+	// the ratio of one round's pair is less exposed to the machine's slow
+	// drift than the ratio of medians over the whole run.
+	if r.opts.rounds > 1 && len(ratios) > 0 {
+		fmt.Fprintf(&b, "\nPer-round TPS ratios (each round's runs of a case ran back to back): median [lower quartile, upper quartile] "+
+			"over the rounds, and how many rounds reached 0.95 and 1.00:\n\n")
+		head = head[:0]
+		for _, q := range ratios {
+			head = append(head, q[0]+"/"+q[1])
+		}
+		tableHead(&b, head)
+		for _, c := range benchCases() {
+			var cells []string
+			for _, q := range ratios {
+				cells = append(cells, r.results.pairedRatios(c, q[0], q[1]).String())
+			}
+			tableRow(&b, c, cells)
+		}
 	}
 
 	// Latency and proxy CPU.
