@@ -31,22 +31,21 @@ var showLastRoute = regexp.MustCompile(`(?is)^\s*show\s+(pgaccel\.last_route|"pg
 // asShowLastRoute returns lastRouteSQL for SHOW pgaccel.last_route, and
 // sql itself otherwise.
 func asShowLastRoute(sql string) string {
-	if len(sql) < 64 && containsFold(sql, "last_route") && showLastRoute.MatchString(sql) {
+	if len(sql) < 64 && startsShow(sql) && showLastRoute.MatchString(sql) {
 		return lastRouteSQL
 	}
 	return sql
 }
 
-// containsFold reports whether s contains sub (lower case ASCII) in any
-// case, without allocating (every Parse is checked for SHOW
-// pgaccel.last_route).
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if foldPrefix(s[i:], sub) {
-			return true
-		}
+// startsShow reports whether sql starts with SHOW in any case, after the
+// white space showLastRoute's \s takes (every Query and Parse is checked,
+// so most texts should be refused at their first letters).
+func startsShow(sql string) bool {
+	i := 0
+	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\f' || sql[i] == '\r') {
+		i++
 	}
-	return false
+	return len(sql)-i >= len("show") && foldPrefix(sql[i:], "show")
 }
 
 // routeNote is how a statement was routed, kept as it was decided and

@@ -23,6 +23,9 @@ func TestRouteNote_String(t *testing.T) {
 		{`SHOW "pgaccel.last_route"`, lastRouteSQL},
 		{"SHOW pgaccel.last_routes", "SHOW pgaccel.last_routes"},
 		{"SELECT 'SHOW pgaccel.last_route'", "SELECT 'SHOW pgaccel.last_route'"},
+		{"\t\r\n\fShow pgaccel.last_route", lastRouteSQL},
+		{"SHO", "SHO"},
+		{"", ""},
 	} {
 		if got := asShowLastRoute(c.sql); got != c.want {
 			t.Errorf("asShowLastRoute(%q) = %q", c.sql, got)
