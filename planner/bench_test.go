@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +89,27 @@ func BenchmarkQuick(b *testing.B) {
 	for b.Loop() {
 		for _, q := range quickTexts {
 			p.Quick(q)
+		}
+	}
+}
+
+// BenchmarkShape hashes pgbench's statements by number shape and compares
+// each with its next execution's text, as a session's fast-path memo does
+// for every statement it has decided before (proxy.quickEntry).
+func BenchmarkShape(b *testing.B) {
+	next := make([]string, len(quickTexts))
+	for i, q := range quickTexts {
+		next[i] = strings.NewReplacer("48213", "7", "4132", "91", "37", "100").Replace(q)
+		if !SameShape(q, next[i]) || ShapeHash(q) != ShapeHash(next[i]) {
+			b.Fatalf("not one shape: %q and %q", q, next[i])
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for i, q := range quickTexts {
+			_ = ShapeHash(next[i])
+			_ = SameShape(next[i], q)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"time"
+	"unsafe"
 
 	"github.com/pgaccel/pgaccel/planner"
 )
@@ -79,12 +80,12 @@ func laneQuery(d planner.Decision, stateCall string) bool {
 // laneOp is one message of a round trip the lane takes.
 type laneOp struct {
 	typ  byte
-	kind byte             // Describe: 'S' or 'P'
-	st   *stmtInfo        // Parse, Bind, Describe 'S': the statement
-	p    *portalInfo      // Describe 'P', Execute of an existing portal (nil: the one Bind makes)
-	size int              // Parse: the text's length; Bind: the frame's
-	d    planner.Decision // Query: the fast path's
-	sql  string           // Query: its text
+	kind byte        // Describe: 'S' or 'P'
+	st   *stmtInfo   // Parse, Bind, Describe 'S': the statement
+	p    *portalInfo // Describe 'P', Execute of an existing portal (nil: the one Bind makes)
+	size int         // Parse: the text's length; Bind: the frame's
+	q    *quickEntry // Query: the fast path's decision (the session's memo)
+	sql  string      // Query: its text, in the client's buffer (laneScan)
 }
 
 // laneReady reports whether the lane may take the client's next round
@@ -124,11 +125,15 @@ func (ss *session) laneClient() (taken, idle bool) {
 	}
 	ss.enterLink()
 	ss.laneApply(ops[:n])
-	ss.rawIn = fr.buf[fr.rp : fr.rp+size]
-	fr.skip(size)
-	ss.fe.Send(&ss.rawIn)
-	ss.pendingBytes = 0
+	// Written from the client's buffer, not copied into the Frontend's
+	// first; whatever that holds goes before it (nothing, as a rule:
+	// everything before is answered).
 	err := ss.fe.Flush()
+	if err == nil {
+		_, err = ss.originRW.Write(fr.buf[fr.rp : fr.rp+size])
+	}
+	fr.skip(size)
+	ss.pendingBytes = 0
 	ss.leaveLink()
 	if err != nil {
 		ss.originFailed(err)
@@ -163,13 +168,18 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			if n > 0 || !ok || len(rest) != 0 {
 				return 0, 0
 			}
-			// As pgproto3 and handleQuery would take it.
-			sql := asShowLastRoute(string(text))
+			// As pgproto3 and handleQuery would take it, but read where it
+			// is, in the client's buffer, which keeps it until the round
+			// trip is relayed: quickEntry keeps a copy of a text it has
+			// not seen, and nothing laneApply does with it outlives the
+			// call (noteOrigin keeps no text of the statements the lane
+			// takes, laneQuery).
+			sql := asShowLastRoute(unsafe.String(unsafe.SliceData(text), len(text)))
 			e := ss.quickEntry(sql)
 			if e == nil || !e.ok || !laneQuery(e.d, e.stateCall) {
 				return 0, 0
 			}
-			ops[0] = laneOp{typ: 'Q', d: e.d, sql: sql}
+			ops[0] = laneOp{typ: 'Q', q: e, sql: sql}
 			return 1, len(m)
 		case 'P':
 			st := ss.stmts[""]
@@ -276,8 +286,9 @@ func (ss *session) laneApply(ops []laneOp) {
 			delete(ss.portals, "")
 		}
 		delete(ss.stmts, "")
-		ss.countOrigin(ops[0].d)
-		ss.noteOrigin(ops[0].sql, ops[0].d)
+		d := &ops[0].q.d
+		ss.countOrigin(*d)
+		ss.noteOrigin(ops[0].sql, *d)
 		ss.pendingDiscard = false
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
 		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false

@@ -169,8 +169,11 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	return e
 }
 
-// decide makes e the fast path's decision for sql.
+// decide makes e the fast path's decision for sql. It keeps a copy of
+// the text: the lane looks texts up where they are in the client's buffer
+// (laneScan).
 func (e *quickEntry) decide(p Planner, sql string) {
+	sql = strings.Clone(sql)
 	d, ok := p.Quick(sql)
 	*e = quickEntry{set: true, text: sql, d: d, ok: ok}
 	if ok && d.Kind == planner.KindSelect {
