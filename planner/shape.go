@@ -11,15 +11,22 @@ package planner
 
 // shapeByte returns the byte of sql's number shape at sql[i] (a whole run
 // of digits is one '0') and the index after what it stands for.
+// It is small enough to be inlined into the loops that call it for
+// every byte of a statement (the run of digits is skipDigits's).
 func shapeByte(sql string, i int) (byte, int) {
 	c := sql[i]
 	if !isDigit(c) || i > 0 && continuesIdent(sql[i-1]) {
 		return c, i + 1
 	}
+	return '0', skipDigits(sql, i)
+}
+
+// skipDigits returns the index after the run of digits at sql[i].
+func skipDigits(sql string, i int) int {
 	for i < len(sql) && isDigit(sql[i]) {
 		i++
 	}
-	return '0', i
+	return i
 }
 
 // NumberShape is sql's number shape (see above).
@@ -39,15 +46,7 @@ func NumberShape(sql string) string {
 func SameShape(a, b string) bool {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		ca, cb := a[i], b[j]
-		if ca == cb && !isDigit(ca) {
-			// Most bytes: shapeByte's answer without the call.
-			if ca == '"' {
-				return a == b
-			}
-			i, j = i+1, j+1
-			continue
-		}
+		var ca, cb byte
 		ca, i = shapeByte(a, i)
 		cb, j = shapeByte(b, j)
 		if ca != cb {
@@ -66,12 +65,8 @@ func ShapeHash(sql string) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(sql); {
-		c := sql[i]
-		if isDigit(c) {
-			c, i = shapeByte(sql, i)
-		} else {
-			i++ // shapeByte's answer without the call
-		}
+		var c byte
+		c, i = shapeByte(sql, i)
 		h = (h ^ uint64(c)) * prime
 	}
 	return h

@@ -168,12 +168,10 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			if n > 0 || !ok || len(rest) != 0 {
 				return 0, 0
 			}
-			// As pgproto3 and handleQuery would take it, but read where it
-			// is, in the client's buffer, which keeps it until the round
-			// trip is relayed: quickEntry keeps a copy of a text it has
-			// not seen, and nothing laneApply does with it outlives the
-			// call (noteOrigin keeps no text of the statements the lane
-			// takes, laneQuery).
+			// As pgproto3 and handleQuery would take it, but not copied:
+			// the text stays in the client's buffer until laneClient has
+			// written the round trip. quickEntry copies a text it keeps,
+			// and noteOrigin keeps none of the kinds laneQuery takes.
 			sql := asShowLastRoute(unsafe.String(unsafe.SliceData(text), len(text)))
 			e := ss.quickEntry(sql)
 			if e == nil || !e.ok || !laneQuery(e.d, e.stateCall) {
@@ -286,9 +284,9 @@ func (ss *session) laneApply(ops []laneOp) {
 			delete(ss.portals, "")
 		}
 		delete(ss.stmts, "")
-		d := &ops[0].q.d
-		ss.countOrigin(*d)
-		ss.noteOrigin(ops[0].sql, *d)
+		q := ops[0].q
+		ss.countOrigin(q.d)
+		ss.noteOrigin(ops[0].sql, q.d)
 		ss.pendingDiscard = false
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
 		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false

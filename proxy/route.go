@@ -149,7 +149,7 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	}
 	m := &ss.quickMemo
 	if len(sql) > maxQuickText {
-		m.long.decide(ss.accel.Planner, sql)
+		m.long.decide(ss.accel.Planner, sql) // keeps no text: never looked up
 		return &m.long
 	}
 	h := planner.ShapeHash(sql)
@@ -165,17 +165,17 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	e := &m.entries[m.next]
 	m.next = (m.next + 1) % len(m.entries)
 	e.decide(ss.accel.Planner, sql)
-	e.hash = h
+	// A copy, kept for later lookups: the lane looks texts up where they
+	// are in the client's buffer (laneScan).
+	e.text, e.hash = strings.Clone(sql), h
 	return e
 }
 
-// decide makes e the fast path's decision for sql. It keeps a copy of
-// the text: the lane looks texts up where they are in the client's buffer
-// (laneScan).
+// decide makes e the fast path's decision for sql (the decision holds no
+// part of the text).
 func (e *quickEntry) decide(p Planner, sql string) {
-	sql = strings.Clone(sql)
 	d, ok := p.Quick(sql)
-	*e = quickEntry{set: true, text: sql, d: d, ok: ok}
+	*e = quickEntry{set: true, d: d, ok: ok}
 	if ok && d.Kind == planner.KindSelect {
 		// Only a SELECT's purity asks (pureOrigin).
 		e.stateCall = sessionStateCall(sql)
@@ -202,7 +202,7 @@ const maxQuickText = 8 << 10
 // change either (no name it looks for has a digit).
 type quickEntry struct {
 	set       bool
-	text      string
+	text      string // a copy of the text (none in quickMemo.long)
 	hash      uint64 // planner.ShapeHash(text)
 	d         planner.Decision
 	ok        bool
