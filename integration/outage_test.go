@@ -165,9 +165,9 @@ datasets:
 		t.Fatalf("pgaccel refresh: %v\n%s", err, out)
 	}
 	pgtest.WaitFor(t, "the refresh's COPY at the origin", func() bool {
-		var n int
-		if err := originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = 'pgaccel refresh' AND query LIKE 'COPY%out_big%'`).Scan(&n); err != nil {
+		n, err := originCount(`SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = 'pgaccel refresh' AND query LIKE 'COPY%out_big%'`)
+		if err != nil {
 			t.Fatal(err)
 		}
 		return n > 0
@@ -244,8 +244,7 @@ datasets:
 		sleeping <- err
 	}()
 	pgtest.WaitFor(t, "the sleeping statement", func() bool {
-		var n int
-		_ = originConn(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)'`).Scan(&n)
+		n, _ := originCount(`SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)'`)
 		return n > 0
 	})
 	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -270,6 +269,23 @@ datasets:
 	case <-time.After(60 * time.Second):
 		t.Fatal("no exit after SIGTERM")
 	}
+}
+
+// originCount runs a count(*) query on a superuser connection of its own,
+// closed before it returns, so a check polled by WaitFor holds no backend
+// between polls (a connection left open per poll crowds the origin's
+// max_connections and shuts out the sessions under test).
+func originCount(sql string, args ...any) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, origin.SuperDSN())
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close(context.Background())
+	var n int
+	err = c.QueryRow(ctx, sql, args...).Scan(&n)
+	return n, err
 }
 
 // originConn is a superuser connection to the origin, closed with the test.
