@@ -299,7 +299,7 @@ func runAll(ctx context.Context, pgb *pgbench, targets []target, opts options, p
 
 // runOne runs c against t once, measuring the proxy's CPU time too.
 func runOne(ctx context.Context, pgb *pgbench, t target, c benchCase, d time.Duration) (outcome, error) {
-	var before time.Duration
+	var before cpuTimes
 	if t.cpu != nil {
 		var err error
 		if before, err = t.cpu(); err != nil {
@@ -314,7 +314,7 @@ func runOne(ctx context.Context, pgb *pgbench, t target, c benchCase, d time.Dur
 	if err != nil {
 		return outcome{}, err
 	}
-	out.proxyCPU, out.hasCPU = after-before, true
+	out.proxyCPU, out.hasCPU = after.sub(before), true
 	return out, nil
 }
 

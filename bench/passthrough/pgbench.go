@@ -116,9 +116,9 @@ type outcome struct {
 	latencyMS float64 // latency average
 	txns      int64   // number of transactions actually processed
 
-	// proxyCPU is the CPU time (user+system) the proxy used during the run;
-	// hasCPU is false for the direct target.
-	proxyCPU time.Duration
+	// proxyCPU is the CPU time the proxy used during the run; hasCPU is
+	// false for the direct target.
+	proxyCPU cpuTimes
 	hasCPU   bool
 }
 

@@ -181,15 +181,22 @@ func (b *pgbouncer) target() target {
 const userHZ = 100
 
 // cpuTime is pgbouncer's CPU time.
-func (b *pgbouncer) cpuTime() (time.Duration, error) {
+func (b *pgbouncer) cpuTime() (cpuTimes, error) {
 	return procCPU(b.cmd.Process.Pid)
 }
 
-// procCPU is a process's CPU time, utime+stime of /proc/<pid>/stat.
-func procCPU(pid int) (time.Duration, error) {
+// cpuTimes is a process's CPU time in user space and in the kernel.
+type cpuTimes struct{ user, system time.Duration }
+
+func (c cpuTimes) sub(d cpuTimes) cpuTimes {
+	return cpuTimes{user: c.user - d.user, system: c.system - d.system}
+}
+
+// procCPU is a process's CPU time, utime and stime of /proc/<pid>/stat.
+func procCPU(pid int) (cpuTimes, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
+		return cpuTimes{}, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
 	}
 	// The fields after the parenthesized command name start with the
 	// state (field 3); utime and stime are fields 14 and 15.
@@ -198,17 +205,17 @@ func procCPU(pid int) (time.Duration, error) {
 		fields = strings.Fields(string(data[i+1:]))
 	}
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("read the CPU time of process %d: unexpected /proc/%d/stat", pid, pid)
+		return cpuTimes{}, fmt.Errorf("read the CPU time of process %d: unexpected /proc/%d/stat", pid, pid)
 	}
-	var ticks int64
-	for _, f := range fields[11:13] {
+	var ticks [2]int64
+	for i, f := range fields[11:13] {
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
+			return cpuTimes{}, fmt.Errorf("read the CPU time of process %d: %w", pid, err)
 		}
-		ticks += n
+		ticks[i] = n
 	}
-	return time.Duration(ticks) * time.Second / userHZ, nil
+	return cpuTimes{user: time.Duration(ticks[0]) * time.Second / userHZ, system: time.Duration(ticks[1]) * time.Second / userHZ}, nil
 }
 
 // stop ends pgbouncer (SIGTERM: immediate shutdown, then SIGKILL if it

@@ -41,9 +41,9 @@ type target struct {
 	name string
 	host string
 	port int
-	// cpu is the CPU time (user+system) the proxy has used so far; nil for
-	// the direct target.
-	cpu func() (time.Duration, error)
+	// cpu is the CPU time the proxy has used so far; nil for the direct
+	// target.
+	cpu func() (cpuTimes, error)
 }
 
 // selectTargets keeps the targets named in want, in report order.
@@ -184,7 +184,7 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stde
 }
 
 func (p *pgaccelProcess) target() target {
-	return target{name: p.name, host: "127.0.0.1", port: p.port, cpu: func() (time.Duration, error) {
+	return target{name: p.name, host: "127.0.0.1", port: p.port, cpu: func() (cpuTimes, error) {
 		return procCPU(p.cmd.Process.Pid)
 	}}
 }
