@@ -25,6 +25,13 @@ import (
 //     taken at the next login, and wrong passwords cannot hammer it.
 //   - When a lookup fails (the origin is down), an entry keeps serving
 //     until MaxStale past its expiry (0: never), then logins fail.
+//   - An origin that does not answer (a network partition, a frozen
+//     host: the connection hangs rather than fails) holds a login for at
+//     most StaleWait when an expired entry can serve: past it the entry
+//     serves and the lookup goes on in the background, bounded by
+//     LookupTimeout, for the next logins. Once a lookup has failed, the
+//     logins of the next RetryAfter serve the expired entry without
+//     waiting (one lookup at a time still tries the origin).
 //   - A lookup that answers replaces the entry at once: a role dropped,
 //     expired or set NOLOGIN is refused from then on.
 //   - With a Path, entries are written there (mode 0600, replaced
@@ -37,19 +44,34 @@ type Cache struct {
 	MaxStale     time.Duration
 	NegativeTTL  time.Duration
 	RefetchEvery time.Duration
-	Path         string           // "" keeps entries in memory only
-	Now          func() time.Time // time.Now when nil
+	// StaleWait, LookupTimeout and RetryAfter (see above; 0: 2s, 10s and
+	// 5s).
+	StaleWait     time.Duration
+	LookupTimeout time.Duration
+	RetryAfter    time.Duration
+	Path          string           // "" keeps entries in memory only
+	Now           func() time.Time // time.Now when nil
 
 	mu      sync.Mutex
 	entries map[cacheKey]*cached
 	flights map[cacheKey]*flight // lookups running for a Get
+	// failedAt is when a lookup last failed (zero once one answers).
+	failedAt time.Time
 }
 
 // flight is one lookup that concurrent Gets of a key wait for.
 type flight struct {
-	done chan struct{}
-	e    Entry
-	err  error
+	done    chan struct{}
+	started time.Time
+	e       Entry
+	err     error
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 type cacheKey struct{ Database, Role string }
@@ -101,46 +123,71 @@ func (c *Cache) Get(ctx context.Context, database, role string) (e Entry, stale 
 			return e, false, nil
 		}
 	}
-	fresh, err := c.lookup(ctx, k, now)
-	if err == nil {
-		return fresh, false, nil
+	// An expired entry that may still serve bounds the wait.
+	staleOK := ce != nil && ce.e.Found && c.MaxStale > 0 && now.Sub(ce.fetched) < c.life(ce.e)+c.MaxStale
+	f := c.flightLocked(k)
+	if staleOK && !c.failedAt.IsZero() && now.Sub(c.failedAt) < orDefault(c.RetryAfter, 5*time.Second) {
+		e := ce.e
+		c.mu.Unlock()
+		return e, true, nil // the origin failed a moment ago: no wait
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ce := c.entries[k]; ce != nil && ce.e.Found && c.MaxStale > 0 && now.Sub(ce.fetched) < c.life(ce.e)+c.MaxStale {
+	c.mu.Unlock()
+	var wait <-chan time.Time
+	if staleOK {
+		t := time.NewTimer(max(0, time.Until(f.started.Add(orDefault(c.StaleWait, 2*time.Second)))))
+		defer t.Stop()
+		wait = t.C
+	}
+	select {
+	case <-f.done:
+		if f.err == nil {
+			return f.e, false, nil
+		}
+		err = f.err
+	case <-wait:
+		err = errors.New("the origin has not answered the lookup")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if staleOK {
 		return ce.e, true, nil
 	}
 	return Entry{}, false, fmt.Errorf("%w: %w", ErrUnreachable, err)
 }
 
-// lookup fetches k once for all the Gets that miss it at the same time
-// (a burst of first logins is one lookup), storing the answer. It is
-// called with c.mu held and returns with it released.
-func (c *Cache) lookup(ctx context.Context, k cacheKey, now time.Time) (Entry, error) {
+// flightLocked returns the lookup of k running, or starts one: one lookup
+// for all the Gets that miss k at the same time (a burst of first logins
+// is one lookup), which stores its answer. It runs apart from the Gets,
+// bounded by LookupTimeout, so that a login that stops waiting (StaleWait,
+// or its client gone) leaves it to answer the next. c.mu is held.
+func (c *Cache) flightLocked(k cacheKey) *flight {
 	if f := c.flights[k]; f != nil {
-		c.mu.Unlock()
-		select {
-		case <-f.done:
-			return f.e, f.err
-		case <-ctx.Done():
-			return Entry{}, ctx.Err()
-		}
+		return f
 	}
 	if c.flights == nil {
 		c.flights = map[cacheKey]*flight{}
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
 	c.flights[k] = f
-	c.mu.Unlock()
-	f.e, f.err = c.Fetch(ctx, k.Database, k.Role)
-	if f.err == nil {
-		c.store(k, f.e, now, false)
-	}
-	c.mu.Lock()
-	delete(c.flights, k)
-	c.mu.Unlock()
-	close(f.done)
-	return f.e, f.err
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), orDefault(c.LookupTimeout, 10*time.Second))
+		defer cancel()
+		at := c.now()
+		f.e, f.err = c.Fetch(ctx, k.Database, k.Role)
+		if f.err == nil {
+			c.store(k, f.e, at, false)
+		}
+		c.mu.Lock()
+		delete(c.flights, k)
+		if f.err != nil {
+			c.failedAt = c.now()
+		} else {
+			c.failedAt = time.Time{}
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	return f
 }
 
 // Refetch looks role up again after its proof failed, unless that was done

@@ -255,3 +255,76 @@ func TestCache_ConcurrentMissesAreOneLookup(t *testing.T) {
 		t.Fatalf("%d lookups for one burst", n)
 	}
 }
+
+// TestCache_HungOrigin: a lookup the origin never answers (a partition, a
+// frozen host) holds a login with an expired entry for StaleWait at most,
+// then the entry serves; the logins during that lookup, and for
+// RetryAfter after it failed, do not wait; a role with no entry waits for
+// the lookup and is refused as unreachable when it gives up.
+func TestCache_HungOrigin(t *testing.T) {
+	v, _ := scramVerifier(t, "pw", []byte("salt-hung"), 4096)
+	var hung atomic.Bool
+	var calls atomic.Int32
+	c := &Cache{
+		TTL: 50 * time.Millisecond, MaxStale: time.Hour,
+		StaleWait: 500 * time.Millisecond, LookupTimeout: 4 * time.Second, RetryAfter: time.Hour,
+		Fetch: func(ctx context.Context, db, role string) (Entry, error) {
+			calls.Add(1)
+			if hung.Load() {
+				<-ctx.Done() // answers nothing until the lookup gives up
+				return Entry{}, ctx.Err()
+			}
+			return Entry{Found: true, Verifier: v, CanConnect: true}, nil
+		},
+	}
+	ctx := context.Background()
+	if e, stale, err := c.Get(ctx, "db", "alice"); err != nil || stale || !e.Found {
+		t.Fatalf("first get: %v %v %v", e, stale, err)
+	}
+	hung.Store(true)
+	time.Sleep(60 * time.Millisecond) // expired
+
+	start := time.Now()
+	e, stale, err := c.Get(ctx, "db", "alice")
+	if err != nil || !stale || !e.Verifier.Equal(v) {
+		t.Fatalf("get while the origin hangs: %v %v %v", e, stale, err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Errorf("the login waited %v for a hung origin, StaleWait is 500ms", waited)
+	}
+	// The lookup is still running: the next login does not wait for it.
+	start = time.Now()
+	if _, stale, err := c.Get(ctx, "db", "alice"); err != nil || !stale {
+		t.Fatalf("second get: %v %v", stale, err)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("a login during the running lookup waited %v", waited)
+	}
+	// No entry: the login waits for the lookup, which gives up.
+	if _, _, err := c.Get(ctx, "db", "bob"); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("unknown role while the origin hangs: %v, want ErrUnreachable", err)
+	}
+	// After the failure, logins serve the entry at once (RetryAfter).
+	n := calls.Load()
+	start = time.Now()
+	if _, stale, err := c.Get(ctx, "db", "alice"); err != nil || !stale {
+		t.Fatalf("get after the failed lookup: %v %v", stale, err)
+	}
+	if waited := time.Since(start); waited > 400*time.Millisecond {
+		t.Errorf("a login after the failed lookup waited %v (StaleWait is 500ms)", waited)
+	}
+	// The origin answers again: a lookup still runs for the key, and its
+	// answer serves the logins after it.
+	hung.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		e, stale, err := c.Get(ctx, "db", "alice")
+		if err == nil && !stale && e.Found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fresh entry after the origin answered again: %v %v (lookups %d, %d before)", stale, err, calls.Load(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

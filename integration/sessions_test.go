@@ -17,6 +17,7 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/integration/tcprelay"
 )
 
 // Sessions with auth.mode: proxy (issue 17). The roles are the test's
@@ -712,3 +713,135 @@ func TestSessions_PsqlAndPointReadsThroughOutage(t *testing.T) {
 // originRetry is how long after a failed connect sessions try the origin
 // again (proxy.originRetryEvery), plus a margin.
 const originRetry = 1200 * time.Millisecond
+
+// TestSessions_HungOrigin: an origin that holds connections without
+// answering (a network partition, a frozen host: the relay stops
+// forwarding) rather than refusing them. With auth.mode proxy, open
+// sessions keep getting accelerated answers; once the cached verifier and
+// login have expired, a new login still gets in within a client's connect
+// timeout (the verifier's lookup and the origin login are waited for
+// briefly, then the cached ones serve) and reads; a wrong password is
+// refused; a write of a session with no origin connection gets ERROR
+// 08006 within pgaccel's connect timeout rather than hanging; and once
+// the origin answers again, every session writes. (A statement sent on a
+// session's live connection to such an origin waits, as it would without
+// pgaccel: hung and slow cannot be told apart.)
+func TestSessions_HungOrigin(t *testing.T) {
+	setupProxyAuth(t)
+	relay, err := tcprelay.Start(origin.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	a := startAppText(t, fmt.Sprintf(`origin:
+  dsn: %q
+server:
+  listen: 127.0.0.1:0
+admin:
+  listen: 127.0.0.1:0
+auth:
+  mode: proxy
+  cache_ttl: 2s
+  max_stale: 1h
+runtime:
+  data_dir: %q
+datasets:
+  - from: postgres:public.sess_orders
+    acceleration:
+      mode: file
+`, strings.Replace(origin.SuperDSN(), origin.Addr(), relay.Addr(), 1), t.TempDir()))
+	t.Cleanup(func() { shutdownApp(t, a) })
+	ctx := ctxT(t)
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dsn := appDSN(a, sessUser, sessPass)
+	scan := func(c *pgx.Conn, timeout time.Duration) (string, error) {
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var n, sum int64
+		err := c.QueryRow(rctx, "SELECT count(*), sum(id) FROM sess_orders").Scan(&n, &sum)
+		return fmt.Sprintf("%d %d", n, sum), err
+	}
+	const want = "200 20100"
+	ext := connect(t, dsn)
+	simpleCfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simpleCfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	simple, err := pgx.ConnectConfig(ctx, simpleCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer simple.Close(context.Background())
+	for _, c := range []*pgx.Conn{ext, simple} {
+		if got, err := scan(c, 10*time.Second); err != nil || got != want {
+			t.Fatalf("before the stall: %q %v", got, err)
+		}
+	}
+
+	relay.StallUpAfter(0)
+	relay.StallDownAfter(0)
+	time.Sleep(2500 * time.Millisecond) // past cache_ttl: verifier and login expired
+	for name, c := range map[string]*pgx.Conn{"extended": ext, "simple": simple} {
+		if got, err := scan(c, 10*time.Second); err != nil || got != want {
+			t.Errorf("%s session while the origin hangs: %q %v", name, got, err)
+		}
+	}
+	var fresh *pgx.Conn
+	for i := range 2 {
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second) // a client's connect timeout
+		c, err := pgx.Connect(cctx, dsn)
+		cancel()
+		if err != nil {
+			t.Fatalf("login %d while the origin hangs: %v", i, err)
+		}
+		defer c.Close(context.Background())
+		if got, err := scan(c, 10*time.Second); err != nil || got != want {
+			t.Errorf("new session %d while the origin hangs: %q %v", i, got, err)
+		}
+		fresh = c
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	_, err = pgx.Connect(cctx, appDSN(a, sessUser, "wrong"))
+	cancel()
+	if pgErrCode(err) != "28P01" {
+		t.Errorf("wrong password while the origin hangs: %v, want 28P01", err)
+	}
+	// A session that started without the origin opens a connection for
+	// its write, which the origin does not answer: 08006 once pgaccel's
+	// connect timeout has passed, and the session goes on.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = fresh.Exec(wctx, "INSERT INTO sess_writes (note) VALUES ('during')")
+	cancel()
+	if pgErrCode(err) != "08006" {
+		t.Errorf("a write while the origin hangs: %v, want ERROR 08006", err)
+	}
+	if got, err := scan(fresh, 10*time.Second); err != nil || got != want {
+		t.Errorf("after the failed write: %q %v", got, err)
+	}
+
+	// The origin answers again (the relay cuts the connections it held:
+	// the two sessions that had one go on without it, as they were idle).
+	relay.Release()
+	pgtest.WaitFor(t, "the cut connections noticed", func() bool {
+		return metricSums(t, a.Metrics, "pgaccel_origin_links_total", "event")["detached"] >= 2
+	})
+	for name, c := range map[string]*pgx.Conn{"extended": ext, "simple": simple, "new": fresh} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err = c.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('after')")
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("%s session: a write once the origin answers again: %v", name, err)
+		}
+	}
+	if n, err := originCount("SELECT count(*) FROM sess_writes WHERE note = 'after'"); err != nil || n != 3 {
+		t.Errorf("writes at the origin: %d %v", n, err)
+	}
+}

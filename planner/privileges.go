@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -80,7 +81,15 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 		answers[i] = a
 	}
 	if len(missing) > 0 {
-		if err := p.load(ctx, role, tables, missing, answers); err != nil {
+		lctx := ctx
+		if p.stale(role, tables, missing, slices.Clone(answers)) {
+			// Expired answers may serve: the origin is waited for only
+			// briefly (staleWait; see ttlCache.get).
+			var cancel context.CancelFunc
+			lctx, cancel = context.WithTimeout(ctx, staleWait)
+			defer cancel()
+		}
+		if err := p.load(lctx, role, tables, missing, answers); err != nil {
 			if !Unreachable(err) || !p.stale(role, tables, missing, answers) {
 				return false, ReasonPrivilege, err
 			}

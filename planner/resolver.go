@@ -145,9 +145,10 @@ type ttlEntry[V any] struct {
 }
 
 type loadCall[V any] struct {
-	done chan struct{}
-	val  V
-	err  error
+	done    chan struct{}
+	started time.Time
+	val     V
+	err     error
 }
 
 func newTTLCache[V any](ttl time.Duration, max int, maxStale time.Duration) *ttlCache[V] {
@@ -208,29 +209,62 @@ func UnreachableCode(code string) bool {
 	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P")
 }
 
-// get returns the cached value of key or loads it.
+// get returns the cached value of key or loads it. One load runs for all
+// the callers that miss key at the same time, apart from them (bounded by
+// loadTimeout, not by a caller's ctx), so that a caller that stops waiting
+// leaves it to answer the next. When an expired value may still serve
+// (maxStale), a caller waits for the load at most staleWait from its
+// start: an origin that does not answer (a partition, a frozen host)
+// holds the connection rather than refusing it, and the statement being
+// planned is then planned with the stale value, as when the origin is
+// down.
 func (c *ttlCache[V]) get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
 	c.mu.Lock()
-	if e, ok := c.entries[key]; ok && c.now().Before(e.expires) {
+	e, cached := c.entries[key]
+	if cached && c.now().Before(e.expires) {
 		c.mu.Unlock()
 		return e.val, nil
 	}
-	if call, ok := c.inflight[key]; ok {
-		c.mu.Unlock()
-		select {
-		case <-call.done:
+	staleOK := cached && c.maxStale > 0 && c.now().Before(e.expires.Add(c.maxStale))
+	call, ok := c.inflight[key]
+	if !ok {
+		call = &loadCall[V]{done: make(chan struct{}), started: time.Now()}
+		c.inflight[key] = call
+		go c.load(key, call, load)
+	}
+	c.mu.Unlock()
+	var wait <-chan time.Time
+	if staleOK {
+		t := time.NewTimer(max(0, time.Until(call.started.Add(staleWait))))
+		defer t.Stop()
+		wait = t.C
+	}
+	select {
+	case <-call.done:
+		if call.err == nil || !staleOK || !Unreachable(call.err) {
 			return call.val, call.err
-		case <-ctx.Done():
+		}
+	case <-wait:
+	case <-ctx.Done():
+		if !staleOK {
 			var zero V
 			return zero, ctx.Err()
 		}
 	}
-	call := &loadCall[V]{done: make(chan struct{})}
-	c.inflight[key] = call
-	c.mu.Unlock()
+	return e.val, nil
+}
 
+// staleWait and loadTimeout bound the waits of get.
+const (
+	staleWait   = time.Second
+	loadTimeout = 10 * time.Second
+)
+
+// load runs call's load of key and stores its answer.
+func (c *ttlCache[V]) load(key string, call *loadCall[V], load func(context.Context) (V, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
+	defer cancel()
 	call.val, call.err = load(ctx)
-
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if call.err == nil {
@@ -240,7 +274,6 @@ func (c *ttlCache[V]) get(ctx context.Context, key string, load func(context.Con
 	}
 	c.mu.Unlock()
 	close(call.done)
-	return call.val, call.err
 }
 
 // put stores a value.

@@ -50,6 +50,14 @@ const (
 // at once.
 const originRetryEvery = time.Second
 
+// loginOriginWait bounds the wait for the origin of a login that can start
+// without it (proxyLogin); for originStallMemo after one timed out, such
+// logins do not wait at all.
+const (
+	loginOriginWait = 2 * time.Second
+	originStallMemo = 5 * time.Second
+)
+
 // installOrigin makes c the session's origin connection, read and
 // written through orw (fastIO's, or c) and read through fr (nil: a new
 // one); it runs on the client loop (or at startup) while no origin relay
@@ -549,6 +557,11 @@ var errOriginAuth = errors.New("the origin asks for a cleartext or md5 password,
 // SCRAM-SHA-256, the ClientKey recovered from the client's login.
 // ErrorResponses of the origin come back as *originError.
 func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v auth.Verifier) (*originLogin, error) {
+	// The whole login, not only the connect, within DialTimeout: an
+	// origin that accepts the connection and then answers nothing (a
+	// frozen host) is not waited for longer than one that is unreachable.
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
+	defer cancel()
 	oc, err := s.dialOrigin(ctx)
 	if err != nil {
 		return nil, err
@@ -634,16 +647,31 @@ func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v a
 // originHealth is what sessions know of the origin's reachability: after
 // a failed connect no session dials again for originRetryEvery.
 type originHealth struct {
-	mu       sync.Mutex
-	failedAt time.Time
-	err      error
+	mu        sync.Mutex
+	failedAt  time.Time
+	err       error
+	stalledAt time.Time // originStalls
 }
 
-// originRetryDue reports whether a session may try to connect now.
+// originRetryDue reports whether a session may try to connect now: an
+// originRetryEvery after a failed connect, or a DialTimeout after one the
+// origin did not answer in time (a partition, a frozen host), so that
+// while it hangs one session in that long waits for it, not every
+// session's statement that needs it.
 func (s *Server) originRetryDue() bool {
 	s.health.mu.Lock()
 	defer s.health.mu.Unlock()
-	return s.health.err == nil || time.Since(s.health.failedAt) >= originRetryEvery
+	after := originRetryEvery
+	if isTimeout(s.health.err) {
+		after = max(after, s.cfg.DialTimeout)
+	}
+	return s.health.err == nil || time.Since(s.health.failedAt) >= after
+}
+
+// isTimeout reports whether err is a deadline passing.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout())
 }
 
 func (s *Server) lastOriginError() error {
@@ -662,6 +690,25 @@ func (s *Server) originUp() {
 	s.health.mu.Lock()
 	defer s.health.mu.Unlock()
 	s.health.err = nil
+	s.health.stalledAt = time.Time{}
+}
+
+// originStalls records a login the origin did not answer in
+// loginOriginWait (it may be slow rather than down: statements that need
+// it still try it).
+func (s *Server) originStalls() {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	s.health.stalledAt = time.Now()
+}
+
+// originStalled reports whether a login timed out within originStallMemo,
+// or a connect failed within originRetryEvery.
+func (s *Server) originStalled() bool {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	return !s.health.stalledAt.IsZero() && time.Since(s.health.stalledAt) < originStallMemo ||
+		s.health.err != nil && time.Since(s.health.failedAt) < originRetryEvery
 }
 
 // originAccepting reports whether the origin accepts sessions now: it

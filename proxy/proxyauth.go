@@ -118,16 +118,31 @@ func (ss *session) proxyLogin() error {
 		ss.fatal(codeInsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
 		return errHandled
 	}
-	if ss.accel != nil && e.CanConnect {
-		if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
-			// Seen before: the session starts without the origin, and
-			// opens a connection there when a statement needs one.
-			return ss.startWithout(ls)
-		}
+	ls, saved := ss.srv.logins.get(ss.loginKey)
+	saved = saved && ls.Info.Valid && ss.accel != nil && e.CanConnect
+	if saved && (time.Since(ls.Observed) < a.FreshFor || stale || ss.srv.originStalled()) {
+		// Seen before: the session starts without the origin, and opens
+		// a connection there when a statement needs one. So it does too
+		// when the origin has just failed to answer (the verifier's
+		// lookup, or another login).
+		return ss.startWithout(ls)
 	}
-	ol, err := ss.srv.loginOrigin(ctx, ss.startupRaw, clientKey, v)
+	lctx := ctx
+	if saved {
+		// A session that can start without the origin waits for it only
+		// briefly: an origin that does not answer (a partition, a frozen
+		// host) holds the connection rather than refusing it.
+		var cancelWait context.CancelFunc
+		lctx, cancelWait = context.WithTimeout(ctx, loginOriginWait)
+		defer cancelWait()
+	}
+	ol, err := ss.srv.loginOrigin(lctx, ss.startupRaw, clientKey, v)
 	var oe *originError
 	switch {
+	case err != nil && saved && lctx.Err() != nil && ctx.Err() == nil:
+		ss.srv.originStalls()
+		ss.log.Info().Err(err).Msg("the origin has not answered the login in time; the session starts without it")
+		return ss.startWithout(ls)
 	case err == nil:
 	case errors.As(err, &oe):
 		// The origin refused the session (no such database, too many
