@@ -116,6 +116,14 @@
 //     In auth.mode origin the link breaks alike, but cannot be logged in
 //     again: the session ends at its first statement for the origin once
 //     the origin accepts sessions again.
+//     An origin that holds connections without answering (a partition, a
+//     frozen host) is waited for briefly where a cached answer can serve:
+//     the verifier's lookup (auth.Cache: 2s), the planner's catalog and
+//     privilege lookups (1s), the origin login of a session that can
+//     start without it (2s; then, for 5s, none); an origin login as a
+//     whole within the connect timeout (10s), after which sessions try
+//     the origin once per that timeout. A statement already sent on a
+//     live connection to it waits, as it would without pgaccel.
 //  7. Shutdown. On Server.Shutdown the listener closes; idle sessions are
 //     closed with 57P01 at once, busy ones when their statement finishes or,
 //     after the grace period, after a cancel of their origin backend.
