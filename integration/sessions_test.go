@@ -779,6 +779,11 @@ datasets:
 		if got, err := scan(c, 10*time.Second); err != nil || got != want {
 			t.Fatalf("before the stall: %q %v", got, err)
 		}
+		// A write: the session has an origin connection (one that
+		// started from a saved login would otherwise have none).
+		if _, err := c.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('before')"); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	relay.StallUpAfter(0)
