@@ -203,8 +203,14 @@ func laneScript(t *testing.T, a *app.App, direct, c *pgx.Conn, table, user strin
 		if failing {
 			write = "INSERT INTO lane_hist (id, delta) VALUES (1, 'x');"
 		}
+		originBefore, tripsBefore := routeCounts(t, a)["origin"], trips()
 		for i := range 80 {
 			run(pgx.QueryExecModeSimpleProtocol, fmt.Sprintf("SELECT %d", i))
+		}
+		// Each is counted once, whichever path took it (the lane, once the
+		// session is back on its event loop, or the decoded path).
+		if n, tr := routeCounts(t, a)["origin"]-originBefore, trips()-tripsBefore; n != 80 || tr == 0 {
+			t.Fatalf("80 SELECTs through the lane: %v counted at the origin, %v lane round trips", n, tr)
 		}
 		before = trips()
 		if _, err := c.PgConn().Exec(ctx, "BEGIN;").ReadAll(); err != nil {

@@ -227,13 +227,34 @@ func (ss *session) localFailedLate(err error) *pgproto3.ErrorResponse {
 	return pgError(severityError, codeInternalError, "accelerated query failed: "+err.Error(), "")
 }
 
+// countOrigin counts and notes d, a statement that goes to the origin.
 func (ss *session) countOrigin(d planner.Decision) {
+	ss.logOrigin(&d)
+	ss.srv.metrics.countWith(&ss.lastCount, routeOrigin, d.Datasets, d.Reason)
+	ss.noteRoute(d, "origin", d.Reason, d.Detail)
+}
+
+// countOriginEntry is countOrigin for a decision of the session's memo
+// (the lane's), whose counters the entry keeps: no lookup by labels per
+// statement.
+func (ss *session) countOriginEntry(q *quickEntry) {
+	d := &q.d
+	ss.logOrigin(d)
+	if m := ss.srv.metrics; m != nil {
+		if q.counters == nil {
+			q.counters = m.countersOf(routeOrigin, d.Datasets, d.Reason)
+		}
+		m.countIn(q.counters, routeOrigin, d.Datasets, d.Reason)
+	}
+	ss.noteRoute(*d, "origin", d.Reason, d.Detail)
+}
+
+// logOrigin logs, at debug level, that d goes to the origin.
+func (ss *session) logOrigin(d *planner.Decision) {
 	if e := ss.log.Debug(); e.Enabled() {
 		e.Str("reason", d.Reason).Str("rule", d.Detail).Strs("datasets", d.Datasets).Str("kind", d.Kind.String()).
 			Msg("statement goes to the origin")
 	}
-	ss.srv.metrics.countWith(&ss.lastCount, routeOrigin, d.Datasets, d.Reason)
-	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
 
 // onParse records a statement the client prepares; it always goes to the

@@ -285,7 +285,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		}
 		delete(ss.stmts, "")
 		q := ops[0].q
-		ss.countOrigin(q.d)
+		ss.countOriginEntry(q)
 		ss.noteOrigin(ops[0].sql, q.d)
 		ss.pendingDiscard = false
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})

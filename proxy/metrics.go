@@ -179,6 +179,21 @@ func (m *Metrics) countWith(last *lastCounters, route string, datasets []string,
 			last.put(key, c)
 		}
 	}
+	m.countIn(c, route, datasets, reason)
+}
+
+// countersOf are the counters a statement of route, datasets and reason
+// counts in first (countIn).
+func (m *Metrics) countersOf(route string, datasets []string, reason string) *routeCounters {
+	first := ""
+	if len(datasets) > 0 {
+		first = datasets[0]
+	}
+	return m.counters(queryLabels{route: route, dataset: first, reason: reason})
+}
+
+// countIn counts a statement in c, countersOf(route, datasets, reason).
+func (m *Metrics) countIn(c *routeCounters, route string, datasets []string, reason string) {
 	c.statement.Inc()
 	c.query.Inc()
 	for i := 1; i < len(datasets); i++ {

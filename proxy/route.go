@@ -207,6 +207,8 @@ type quickEntry struct {
 	d         planner.Decision
 	ok        bool
 	stateCall string
+	// counters are d's route counters once counted (countOriginEntry).
+	counters *routeCounters
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer
