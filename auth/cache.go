@@ -210,6 +210,10 @@ func (c *Cache) Refetch(ctx context.Context, database, role string) (e Entry, ch
 		ce.refetched = now
 	}
 	c.mu.Unlock()
+	// Waited for as a stale entry is (StaleWait): the login it is for
+	// fails either way when the origin does not answer.
+	ctx, cancel := context.WithTimeout(ctx, orDefault(c.StaleWait, 2*time.Second))
+	defer cancel()
 	fresh, err := c.Fetch(ctx, database, role)
 	if err != nil {
 		return old, false, err

@@ -788,6 +788,15 @@ datasets:
 
 	relay.StallUpAfter(0)
 	relay.StallDownAfter(0)
+	// A wrong password while the verifier is fresh: the proof fails, the
+	// origin is asked again for the role's verifier (a changed password)
+	// but not waited for long.
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	_, err = pgx.Connect(cctx, appDSN(a, sessUser, "wrong"))
+	cancel()
+	if pgErrCode(err) != "28P01" {
+		t.Errorf("wrong password, fresh verifier, while the origin hangs: %v, want 28P01", err)
+	}
 	time.Sleep(2500 * time.Millisecond) // past cache_ttl: verifier and login expired
 	for name, c := range map[string]*pgx.Conn{"extended": ext, "simple": simple} {
 		if got, err := scan(c, 10*time.Second); err != nil || got != want {
@@ -808,7 +817,7 @@ datasets:
 		}
 		fresh = c
 	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	cctx, cancel = context.WithTimeout(ctx, 15*time.Second)
 	_, err = pgx.Connect(cctx, appDSN(a, sessUser, "wrong"))
 	cancel()
 	if pgErrCode(err) != "28P01" {
