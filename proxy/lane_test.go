@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -258,4 +259,61 @@ func FuzzQuickShape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQuickMemo_Follow: the memo's hint (the entry that came after the
+// last one) finds a statement of a repeated sequence without hashing it,
+// and a sequence that changes order, or a text of another shape where the
+// hint points, still gets its own decision.
+func TestQuickMemo_Follow(t *testing.T) {
+	ss, _ := laneSession(t)
+	p := planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{
+		{Name: "orders", Schema: "public", Table: "orders"},
+	}}), nil, planner.Options{})
+	ss.accel = &Accel{Planner: p}
+	seq := []string{
+		"BEGIN;",
+		"UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d;",
+		"SELECT abalance FROM pgbench_accounts WHERE aid = %d;",
+		"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 2, %d, %d, CURRENT_TIMESTAMP);",
+		"SELECT * FROM orders WHERE id = %d",
+		"END;",
+	}
+	check := func(text string) {
+		t.Helper()
+		e := ss.quickEntry(text)
+		d, ok := p.Quick(text)
+		if e == nil || e.ok != ok || e.d.Route != d.Route || e.d.Kind != d.Kind || e.d.Reason != d.Reason || !planner.SameShape(text, e.text) {
+			t.Fatalf("quickEntry(%q) = %+v, planner %+v %v", text, e, d, ok)
+		}
+	}
+	text := func(s string, n int) string {
+		switch strings.Count(s, "%d") {
+		case 1:
+			return fmt.Sprintf(s, n)
+		case 2:
+			return fmt.Sprintf(s, -n, n)
+		}
+		return s
+	}
+	for round := range 5 {
+		for i, s := range seq {
+			check(text(s, round*10+i+1))
+		}
+	}
+	// The hints now point along seq: the same texts in another order,
+	// and texts of other shapes, are decided by their own shape.
+	for round := range 3 {
+		for i := len(seq) - 1; i >= 0; i-- {
+			check(text(seq[i], round+1))
+		}
+		check("SELECT abalance FROM pgbench_accounts WHERE aid = -1;")
+		check(`SELECT "1" FROM orders`)
+	}
+	// More shapes than the memo holds: entries are reused, and hints to
+	// them are only hints.
+	for i := range 40 {
+		check(fmt.Sprintf("SELECT %d FROM t%d", i, i%20))
+		check(text(seq[i%len(seq)], i))
+	}
 }

@@ -152,6 +152,15 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		m.long.decide(ss.accel.Planner, sql) // keeps no text: never looked up
 		return &m.long
 	}
+	// First the entry that came after the last one the last time (a
+	// client's statements come in the same order again and again): one
+	// pass over the text, no hash.
+	if l := m.last; l > 0 {
+		if f := m.entries[l-1].follow; f > 0 && m.entries[f-1].set && planner.SameShape(sql, m.entries[f-1].text) {
+			m.last = f
+			return &m.entries[f-1]
+		}
+	}
 	h := planner.ShapeHash(sql)
 	for i := range m.entries {
 		e := &m.entries[i]
@@ -159,16 +168,28 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 			break // the rest are not used yet either
 		}
 		if e.hash == h && planner.SameShape(sql, e.text) {
+			m.followedBy(int8(i + 1))
 			return e
 		}
 	}
-	e := &m.entries[m.next]
+	i := m.next
 	m.next = (m.next + 1) % len(m.entries)
+	e := &m.entries[i]
 	e.decide(ss.accel.Planner, sql)
 	// A copy, kept for later lookups: the lane looks texts up where they
 	// are in the client's buffer (laneScan).
 	e.text, e.hash = strings.Clone(sql), h
+	m.followedBy(int8(i + 1))
 	return e
+}
+
+// followedBy records that entry f (index+1) was looked up after the last
+// one.
+func (m *quickMemo) followedBy(f int8) {
+	if m.last > 0 {
+		m.entries[m.last-1].follow = f
+	}
+	m.last = f
 }
 
 // decide makes e the fast path's decision for sql (the decision holds no
@@ -189,6 +210,8 @@ func (e *quickEntry) decide(p Planner, sql string) {
 type quickMemo struct {
 	entries [16]quickEntry
 	next    int
+	// last is the entry the last lookup returned (index+1; 0: none).
+	last int8
 	// long is the answer for a text too long to keep, which no lookup
 	// finds.
 	long quickEntry
@@ -209,6 +232,9 @@ type quickEntry struct {
 	stateCall string
 	// counters are d's route counters once counted (countOriginEntry).
 	counters *routeCounters
+	// follow is the entry looked up after this one the last time
+	// (index+1; 0: none): a hint, checked with SameShape.
+	follow int8
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer
