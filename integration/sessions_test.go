@@ -199,16 +199,8 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 	if _, err := ext.Exec(ctx, "SET application_name = 'sess-ext'"); err != nil {
 		t.Fatal(err)
 	}
-	simpleCfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simpleCfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	simple, err := pgx.ConnectConfig(ctx, simpleCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer simple.Close(context.Background())
+	simple := connect(t, dsn)
+	simple.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	named := connect(t, dsn).PgConn() // pgjdbc-style: Parse S_1 once, Bind/Execute many
 	if _, err := named.Prepare(ctx, "S_1", "SELECT v, amount FROM sess_orders WHERE id = $1", nil); err != nil {
 		t.Fatal(err)
@@ -254,7 +246,7 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 			t.Errorf("%s during the outage: %q", name, got)
 		}
 	}
-	_, err = ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('during')")
+	_, err := ext.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('during')")
 	if pgErrCode(err) != "08006" || !strings.Contains(err.Error(), "origin is unavailable") {
 		t.Errorf("a write during the outage: %v, want ERROR 08006", err)
 	}
@@ -765,16 +757,8 @@ datasets:
 	}
 	const want = "200 20100"
 	ext := connect(t, dsn)
-	simpleCfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simpleCfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	simple, err := pgx.ConnectConfig(ctx, simpleCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer simple.Close(context.Background())
+	simple := connect(t, dsn)
+	simple.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	for _, c := range []*pgx.Conn{ext, simple} {
 		if got, err := scan(c, 10*time.Second); err != nil || got != want {
 			t.Fatalf("before the stall: %q %v", got, err)

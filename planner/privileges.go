@@ -82,7 +82,9 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 	}
 	if len(missing) > 0 {
 		lctx := ctx
-		if p.stale(role, tables, missing, slices.Clone(answers)) {
+		stale := slices.Clone(answers)
+		staleOK := p.stale(role, tables, missing, stale)
+		if staleOK {
 			// Expired answers may serve: the origin is waited for only
 			// briefly (staleWait; see ttlCache.get).
 			var cancel context.CancelFunc
@@ -90,9 +92,10 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 			defer cancel()
 		}
 		if err := p.load(lctx, role, tables, missing, answers); err != nil {
-			if !Unreachable(err) || !p.stale(role, tables, missing, answers) {
+			if !Unreachable(err) || !staleOK {
 				return false, ReasonPrivilege, err
 			}
+			copy(answers, stale)
 		}
 	}
 	for _, a := range answers {

@@ -156,7 +156,7 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	// client's statements come in the same order again and again): one
 	// pass over the text, no hash.
 	if l := m.last; l > 0 {
-		if f := m.entries[l-1].follow; f > 0 && m.entries[f-1].set && planner.SameShape(sql, m.entries[f-1].text) {
+		if f := m.entries[l-1].follow; f > 0 && planner.SameShape(sql, m.entries[f-1].text) {
 			m.last = f
 			return &m.entries[f-1]
 		}
@@ -233,7 +233,8 @@ type quickEntry struct {
 	// counters are d's route counters once counted (countOriginEntry).
 	counters *routeCounters
 	// follow is the entry looked up after this one the last time
-	// (index+1; 0: none): a hint, checked with SameShape.
+	// (index+1; 0: none; an entry once set stays set): a hint, checked
+	// with SameShape.
 	follow int8
 }
 
