@@ -90,6 +90,9 @@ type stmtInfo struct {
 	// pureOrigin: origin is set and the statement changes nothing the
 	// session tracks (lane.go).
 	pureOrigin bool
+	// counters are origin's route counters once the lane counted an
+	// Execute of it (countOriginStmt).
+	counters *routeCounters
 }
 
 // originOnly reports whether st is known to go to the origin every time.
@@ -551,7 +554,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(d), point: pre != nil}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(&d), point: pre != nil}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses

@@ -155,8 +155,8 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	// Count before the client can see the answer (and ask the metrics).
 	if !r.internal {
-		ss.srv.metrics.count(routeAccelerated, r.datasets, "")
-		ss.srv.metrics.observe(routeAccelerated, start)
+		ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
+		ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
 		ss.lastRoute = routeNote{route: localRoute(r)}
 	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
@@ -209,13 +209,13 @@ func describeCapturer(c *describeCache, key string) func(pgproto3.BackendMessage
 func (ss *session) fallback(d planner.Decision, err error) {
 	ss.log.Debug().Err(err).Strs("datasets", d.Datasets).Msg("acceleration cannot answer; falling back to the origin")
 	ss.accel.Planner.RememberFallback(d.Fingerprint)
-	ss.srv.metrics.count(routeFallback, d.Datasets, "engine")
+	ss.srv.metrics.count(ss.stripe, routeFallback, d.Datasets, "engine")
 	ss.timeRoute = routeFallback
 	detail := ""
 	if err != nil {
 		detail = err.Error()
 	}
-	ss.noteRoute(d, "fallback", "engine", detail)
+	ss.noteRoute(&d, "fallback", "engine", detail)
 }
 
 // localFailedLate is the error of a failure after rows were sent: too late
@@ -230,8 +230,8 @@ func (ss *session) localFailedLate(err error) *pgproto3.ErrorResponse {
 // countOrigin counts and notes d, a statement that goes to the origin.
 func (ss *session) countOrigin(d planner.Decision) {
 	ss.logOrigin(&d)
-	ss.srv.metrics.countWith(&ss.lastCount, routeOrigin, d.Datasets, d.Reason)
-	ss.noteRoute(d, "origin", d.Reason, d.Detail)
+	ss.srv.metrics.countWith(ss.stripe, &ss.lastCount, routeOrigin, d.Datasets, d.Reason)
+	ss.noteRoute(&d, "origin", d.Reason, d.Detail)
 }
 
 // countOriginEntry is countOrigin for a decision of the session's memo
@@ -244,9 +244,23 @@ func (ss *session) countOriginEntry(q *quickEntry) {
 		if q.counters == nil {
 			q.counters = m.countersOf(routeOrigin, d.Datasets, d.Reason)
 		}
-		m.countIn(q.counters, routeOrigin, d.Datasets, d.Reason)
+		m.countIn(ss.stripe, q.counters, routeOrigin, d.Datasets, d.Reason)
 	}
-	ss.noteRoute(*d, "origin", d.Reason, d.Detail)
+	ss.noteRoute(d, "origin", d.Reason, d.Detail)
+}
+
+// countOriginStmt is countOrigin for an Execute of st, an origin-only
+// statement (the lane's), whose counters st keeps.
+func (ss *session) countOriginStmt(st *stmtInfo) {
+	d := st.origin
+	ss.logOrigin(d)
+	if m := ss.srv.metrics; m != nil {
+		if st.counters == nil {
+			st.counters = m.countersOf(routeOrigin, d.Datasets, d.Reason)
+		}
+		m.countIn(ss.stripe, st.counters, routeOrigin, d.Datasets, d.Reason)
+	}
+	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
 
 // logOrigin logs, at debug level, that d goes to the origin.
@@ -638,9 +652,9 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 // zeroResults counts a use_source fallback.
 func (ss *session) zeroResults(d planner.Decision) {
 	ss.log.Debug().Strs("datasets", d.Datasets).Msg("accelerated answer is empty; on_zero_results: use_source asks the origin")
-	ss.srv.metrics.count(routeFallback, d.Datasets, "zero_results")
+	ss.srv.metrics.count(ss.stripe, routeFallback, d.Datasets, "zero_results")
 	ss.timeRoute = routeFallback
-	ss.noteRoute(d, "fallback", "zero_results", "")
+	ss.noteRoute(&d, "fallback", "zero_results", "")
 }
 
 // portalMsgs are the messages of a private request that runs sql under
@@ -695,7 +709,7 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 			}
 		}
 	}
-	ss.srv.metrics.observe(route, start)
+	ss.srv.metrics.observe(ss.stripe, route, start)
 	if err := ss.finish(); err != nil {
 		ss.close()
 	}
@@ -760,8 +774,8 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 			rc.keep(r.cacheKey, r.datasets, r.cacheGens, ss.outBuf, n)
 		}
 		if !r.internal {
-			ss.srv.metrics.count(routeAccelerated, r.datasets, "")
-			ss.srv.metrics.observe(routeAccelerated, r.started)
+			ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
+			ss.srv.metrics.observe(ss.stripe, routeAccelerated, r.started)
 			ss.lastRoute = routeNote{route: localRoute(r)}
 		}
 		r.close()

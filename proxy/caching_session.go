@@ -217,8 +217,8 @@ func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest,
 	if ready {
 		tail = append(tail, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
 	}
-	ss.srv.metrics.count(routeOrigin, d.Datasets, "caching_miss")
-	ss.srv.metrics.observe(routeOrigin, start)
+	ss.srv.metrics.count(ss.stripe, routeOrigin, d.Datasets, "caching_miss")
+	ss.srv.metrics.observe(ss.stripe, routeOrigin, start)
 	ss.lastRoute = routeNote{route: route}
 	if err := ss.finish(tail...); err != nil {
 		ss.close()

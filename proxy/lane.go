@@ -94,7 +94,7 @@ type laneOp struct {
 func (ss *session) laneReady() bool {
 	return ss.link == linkLive && !ss.broken.Load() && !ss.releasing.Load() && !ss.localSkip && !ss.segmentOpen &&
 		ss.queryCapture == nil && ss.pendingSet == "" && !ss.staleStmt && !ss.stalePortal &&
-		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && ss.pending.idle() && !ss.pending.skipping()
+		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && ss.pending.quiet()
 }
 
 // laneClient relays the client's next round trip through the lane when it
@@ -139,7 +139,7 @@ func (ss *session) laneClient() (taken, idle bool) {
 		ss.originFailed(err)
 		return true, false
 	}
-	ss.srv.metrics.laneTrip()
+	ss.srv.metrics.laneTrip(ss.stripe)
 	return true, false
 }
 
@@ -298,11 +298,12 @@ func (ss *session) laneApply(ops []laneOp) {
 	if s := ss.state.TxStatus(); s == 'I' || s == 0 {
 		ss.closePortals()
 	}
-	for _, op := range ops {
+	var items [laneMaxFrames]pendingItem
+	for i, op := range ops {
 		switch op.typ {
 		case 'P':
 			op.st.atOrigin = true
-			ss.pending.push(pendingItem{kind: pkParse})
+			items[i] = pendingItem{kind: pkParse}
 		case 'B':
 			// onBind, for an origin-only statement.
 			if old := ss.portals[""]; old != nil {
@@ -314,22 +315,23 @@ func (ss *session) laneApply(ops []laneOp) {
 				op.st.originPortal = p
 			}
 			ss.portals[""] = p
-			ss.pending.push(pendingItem{kind: pkBind})
+			items[i] = pendingItem{kind: pkBind}
 		case 'D':
 			kind := pkDescribePortal
 			if op.kind == 'S' {
 				kind = pkDescribeStatement
 			}
-			ss.pending.push(pendingItem{kind: kind})
+			items[i] = pendingItem{kind: kind}
 		case 'E':
 			ss.answerCheck, ss.pendingDiscard = false, false
-			ss.countOrigin(*op.st.origin)
+			ss.countOriginStmt(op.st)
 			ss.arrived, ss.timeRoute = now, routeOrigin
-			ss.pending.push(pendingItem{kind: pkExecute, started: now, route: routeOrigin})
+			items[i] = pendingItem{kind: pkExecute, started: now, route: routeOrigin}
 		case 'S':
-			ss.pending.push(pendingItem{kind: pkSync, wrote: ss.segmentWrote})
+			items[i] = pendingItem{kind: pkSync, wrote: ss.segmentWrote}
 		}
 	}
+	ss.pending.pushAll(items[:len(ops)])
 	ss.segmentOpen, ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false, false
 	ss.stmtStart = time.Time{}
 }

@@ -1,10 +1,15 @@
 package proxy
 
 import (
+	"io"
+	"os"
+
 	"bytes"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/catalog"
@@ -315,5 +320,108 @@ func TestQuickMemo_Follow(t *testing.T) {
 	for i := range 40 {
 		check(fmt.Sprintf("SELECT %d FROM t%d", i, i%20))
 		check(text(seq[i%len(seq)], i))
+	}
+}
+
+// loopReader returns b again on every Read (a client or origin that sends
+// the same round trip over and over).
+type loopReader struct{ b []byte }
+
+func (r *loopReader) Read(p []byte) (int, error) { return copy(p, r.b), nil }
+
+// BenchmarkLane measures the lane's user time for one round trip of
+// pgbench's select-only script, client side and origin side, without
+// sockets: the routing hook's cost per transaction that bench/passthrough
+// measures with pgbench (there, with the noise of a shared machine).
+func BenchmarkLane(b *testing.B) {
+	answer := func(msgs ...pgproto3.BackendMessage) []byte {
+		var out []byte
+		for _, m := range msgs {
+			out, _ = m.Encode(out)
+		}
+		return out
+	}
+	row := []pgproto3.BackendMessage{&pgproto3.DataRow{Values: [][]byte{[]byte("0")}}, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}, &pgproto3.ReadyForQuery{TxStatus: 'I'}}
+	cases := []struct {
+		name           string
+		client, origin func(parse []byte) []byte
+	}{
+		{"prepared",
+			func([]byte) []byte {
+				return encodeAll(b, &pgproto3.Bind{PreparedStatement: "s1", Parameters: [][]byte{[]byte("7")}}, &pgproto3.Execute{}, &pgproto3.Sync{})
+			},
+			func([]byte) []byte {
+				return answer(append([]pgproto3.BackendMessage{&pgproto3.BindComplete{}}, row...)...)
+			}},
+		{"extended",
+			func(parse []byte) []byte {
+				return append(append([]byte{}, parse...), encodeAll(b, &pgproto3.Bind{Parameters: [][]byte{[]byte("7")}}, &pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})...)
+			},
+			func([]byte) []byte {
+				return answer(append([]pgproto3.BackendMessage{&pgproto3.ParseComplete{}, &pgproto3.BindComplete{},
+					&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("abalance"), DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1}}}}, row...)...)
+			}},
+		{"simple",
+			func([]byte) []byte {
+				return encodeAll(b, &pgproto3.Query{String: "SELECT abalance FROM pgbench_accounts WHERE aid = 4242;"})
+			},
+			func([]byte) []byte {
+				return answer(append([]pgproto3.BackendMessage{&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("abalance"), DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1}}}}, row...)...)
+			}},
+	}
+	shared := NewMetrics(prometheus.NewRegistry())
+	for _, c := range cases {
+		setup := func(b *testing.B) func() {
+			ss, parse := laneSession(b)
+			ss.onLoop, ss.link = true, linkLive
+			ss.srv.metrics = shared
+			if os.Getenv("NOMETRICS") != "" {
+				ss.srv.metrics = nil
+			} else {
+				m, stripe := ss.srv.metrics, newStripe()
+				ss.stripe = stripe
+				ss.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+			}
+			ss.cfr = newFrameReader(&loopReader{c.client(parse)}, false)
+			ss.ofr = newFrameReader(&loopReader{c.origin(parse)}, false)
+			ss.originRW = struct {
+				io.Reader
+				io.Writer
+			}{ss.ofr, io.Discard}
+			ss.fe = pgproto3.NewFrontend(ss.ofr, io.Discard)
+			ss.be = pgproto3.NewBackend(ss.cfr, io.Discard)
+			trip := func() {
+				ss.cfr.rp, ss.cfr.wp = 0, 0
+				if taken, _ := ss.laneClient(); !taken {
+					panic("the lane did not take the round trip")
+				}
+				ss.ofr.rp, ss.ofr.wp = 0, 0
+				if err := ss.ofr.fill(); err != nil {
+					panic(err)
+				}
+				if taken, ended := ss.originRun(); !taken || ended || !ss.pending.quiet() {
+					panic("the origin side did not answer the round trip")
+				}
+			}
+			trip()
+			return trip
+		}
+		b.Run(c.name, func(b *testing.B) {
+			trip := setup(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				trip()
+			}
+		})
+		// Sessions on two loops, counting in the same metrics.
+		b.Run(c.name+"/parallel", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				trip := setup(b)
+				for pb.Next() {
+					trip()
+				}
+			})
+		})
 	}
 }

@@ -17,23 +17,27 @@ const (
 // Metrics are the proxy's Prometheus collectors. Labels are bounded: route,
 // dataset (from the config) and reason (a fixed set of planner labels).
 type Metrics struct {
-	queries    *prometheus.CounterVec
-	statements *prometheus.CounterVec
-	duration   *prometheus.HistogramVec
-	sessions   prometheus.Gauge
-	origin     prometheus.Counter
-	requests   *prometheus.CounterVec
-	loops      *prometheus.CounterVec
-	links      *prometheus.CounterVec
-	lane       prometheus.Counter
-	panics     prometheus.Counter
+	sessions prometheus.Gauge
+	origin   prometheus.Counter
+	requests *prometheus.CounterVec
+	loops    *prometheus.CounterVec
+	links    *prometheus.CounterVec
+	panics   prometheus.Counter
 
-	// children caches the counters' children: every statement is
-	// counted, and WithLabelValues hashes and locks each time.
+	// The series every statement counts in (pgaccel_queries_total,
+	// pgaccel_statements_total, pgaccel_query_duration_seconds and
+	// pgaccel_event_loop_lane_round_trips_total) are striped (stripes.go)
+	// and collected by stats.
+	stats      *statementStats
+	lane       *stripedCounter
+	statements sync.Map // [2]string{route, reason} -> *stripedCounter
+	queries    sync.Map // queryLabels -> *stripedCounter
+	durations  sync.Map // route -> *stripedHistogram
+	// children caches a statement's two counters by its labels.
 	children sync.Map // queryLabels -> *routeCounters
-	// durAccel, durOrigin and durFallb are duration's children of the
-	// three routes (no lookup per statement).
-	durAccel, durOrigin, durFallb prometheus.Observer
+	// durAccel, durOrigin and durFallb are the durations of the three
+	// routes (no lookup per statement).
+	durAccel, durOrigin, durFallb *stripedHistogram
 }
 
 // queryLabels keys a statement's counters (dataset: its first, or "").
@@ -69,25 +73,12 @@ func (l *lastCounters) put(key queryLabels, c *routeCounters) {
 // routeCounters are the children a statement of a route, reason and
 // (first) dataset counts in: one map lookup per statement.
 type routeCounters struct {
-	statement, query prometheus.Counter
+	statement, query *stripedCounter
 }
 
 // NewMetrics registers the proxy's collectors on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pgaccel_queries_total",
-			Help: "Statements executed, by route (accelerated, origin, fallback), dataset read and reason for not accelerating: a statement counts once for each dataset it reads (a join of two datasets in both series), once with dataset=\"\" when it reads none. pgaccel_statements_total counts each statement once.",
-		}, []string{"route", "dataset", "reason"}),
-		statements: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pgaccel_statements_total",
-			Help: "Statements executed, by route (accelerated, origin, fallback) and reason for not accelerating, each once whatever it reads. Statements of sessions without datasets configured are relayed without being counted.",
-		}, []string{"route", "reason"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pgaccel_query_duration_seconds",
-			Help:    "Time from a statement's arrival (a Query, or an Execute) to its last result (the origin's ReadyForQuery of a Query, or an Execute's completion), by route: accelerated, origin (relayed) and fallback.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}, []string{"route"}),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pgaccel_client_sessions",
 			Help: "Client sessions past authentication.",
@@ -108,20 +99,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_origin_links_total",
 			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (auth.origin_idle_timeout: an idle session's origin connection reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
-		lane: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "pgaccel_event_loop_lane_round_trips_total",
-			Help: "Round trips of sessions with datasets that an event loop relayed to the origin without decoding them: a simple Query, or an extended-protocol stretch up to its Sync, of SELECTs the routing's fast path sends to the origin and that change nothing the session tracks, repeated as the session sent them before.",
-		}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
 			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
 		}),
 	}
-	m.durAccel = m.duration.WithLabelValues(routeAccelerated)
-	m.durOrigin = m.duration.WithLabelValues(routeOrigin)
-	m.durFallb = m.duration.WithLabelValues(routeFallback)
+	m.stats = newStatementStats(m)
+	m.lane = new(stripedCounter)
+	m.durAccel = m.durationOf(routeAccelerated)
+	m.durOrigin = m.durationOf(routeOrigin)
+	m.durFallb = m.durationOf(routeFallback)
 	if reg != nil {
-		reg.MustRegister(m.queries, m.statements, m.duration, m.sessions, m.origin, m.requests, m.loops, m.links, m.lane, m.panics)
+		reg.MustRegister(m.stats, m.sessions, m.origin, m.requests, m.loops, m.links, m.panics)
 	}
 	return m
 }
@@ -137,9 +126,9 @@ const (
 )
 
 // laneTrip counts a round trip of the origin lane (lane.go).
-func (m *Metrics) laneTrip() {
+func (m *Metrics) laneTrip(stripe uint8) {
 	if m != nil {
-		m.lane.Inc()
+		m.lane.inc(stripe)
 	}
 }
 
@@ -152,15 +141,15 @@ func (m *Metrics) loopEvent(event string) {
 
 // count counts one statement that reads datasets (none: nil) and took
 // route, for reason: once in pgaccel_statements_total, once per dataset
-// in pgaccel_queries_total.
-func (m *Metrics) count(route string, datasets []string, reason string) {
-	m.countWith(nil, route, datasets, reason)
+// in pgaccel_queries_total. stripe is the session's (newStripe).
+func (m *Metrics) count(stripe uint8, route string, datasets []string, reason string) {
+	m.countWith(stripe, nil, route, datasets, reason)
 }
 
 // countWith is count with last, a session's last counters: a session's
 // statements mostly count in the same series, found then without the
 // map's hashing.
-func (m *Metrics) countWith(last *lastCounters, route string, datasets []string, reason string) {
+func (m *Metrics) countWith(stripe uint8, last *lastCounters, route string, datasets []string, reason string) {
 	if m == nil {
 		return
 	}
@@ -179,7 +168,7 @@ func (m *Metrics) countWith(last *lastCounters, route string, datasets []string,
 			last.put(key, c)
 		}
 	}
-	m.countIn(c, route, datasets, reason)
+	m.countIn(stripe, c, route, datasets, reason)
 }
 
 // countersOf are the counters a statement of route, datasets and reason
@@ -193,23 +182,31 @@ func (m *Metrics) countersOf(route string, datasets []string, reason string) *ro
 }
 
 // countIn counts a statement in c, countersOf(route, datasets, reason).
-func (m *Metrics) countIn(c *routeCounters, route string, datasets []string, reason string) {
-	c.statement.Inc()
-	c.query.Inc()
+func (m *Metrics) countIn(stripe uint8, c *routeCounters, route string, datasets []string, reason string) {
+	c.statement.inc(stripe)
+	c.query.inc(stripe)
 	for i := 1; i < len(datasets); i++ {
-		m.counters(queryLabels{route: route, dataset: datasets[i], reason: reason}).query.Inc()
+		m.counters(queryLabels{route: route, dataset: datasets[i], reason: reason}).query.inc(stripe)
 	}
 }
 
 func (m *Metrics) counters(key queryLabels) *routeCounters {
 	c, ok := m.children.Load(key)
 	if !ok {
-		c, _ = m.children.LoadOrStore(key, &routeCounters{
-			statement: m.statements.WithLabelValues(key.route, key.reason),
-			query:     m.queries.WithLabelValues(key.route, key.dataset, key.reason),
-		})
+		st, _ := m.statements.LoadOrStore([2]string{key.route, key.reason}, new(stripedCounter))
+		q, _ := m.queries.LoadOrStore(key, new(stripedCounter))
+		c, _ = m.children.LoadOrStore(key, &routeCounters{statement: st.(*stripedCounter), query: q.(*stripedCounter)})
 	}
 	return c.(*routeCounters)
+}
+
+// durationOf is route's pgaccel_query_duration_seconds.
+func (m *Metrics) durationOf(route string) *stripedHistogram {
+	h, ok := m.durations.Load(route)
+	if !ok {
+		h, _ = m.durations.LoadOrStore(route, new(stripedHistogram))
+	}
+	return h.(*stripedHistogram)
 }
 
 // Kinds of the proxy's own requests to the origin.
@@ -245,11 +242,13 @@ func (m *Metrics) link(event string) {
 	}
 }
 
-func (m *Metrics) observe(route string, since time.Time) {
+// observe records the duration of a statement of route that arrived at
+// since, in stripe (the session's).
+func (m *Metrics) observe(stripe uint8, route string, since time.Time) {
 	if m == nil {
 		return
 	}
-	var o prometheus.Observer
+	var o *stripedHistogram
 	switch route {
 	case routeOrigin:
 		o = m.durOrigin
@@ -258,9 +257,9 @@ func (m *Metrics) observe(route string, since time.Time) {
 	case routeFallback:
 		o = m.durFallb
 	default:
-		o = m.duration.WithLabelValues(route)
+		o = m.durationOf(route)
 	}
-	o.Observe(time.Since(since).Seconds())
+	o.observe(stripe, time.Since(since).Seconds())
 }
 
 func (m *Metrics) panicked() {

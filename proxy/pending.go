@@ -109,6 +109,19 @@ func newPendingQueue() *pendingQueue {
 func (q *pendingQueue) push(it pendingItem) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.pushLocked(it)
+}
+
+// pushAll pushes items in order, as push does each, under one lock.
+func (q *pendingQueue) pushAll(items []pendingItem) {
+	q.mu.Lock()
+	for _, it := range items {
+		q.pushLocked(it)
+	}
+	q.mu.Unlock()
+}
+
+func (q *pendingQueue) pushLocked(it pendingItem) bool {
 	it.seq = q.next
 	q.next++
 	if q.skipTail && it.kind != pkSync {
@@ -322,6 +335,14 @@ func (q *pendingQueue) onlyStatementSetup() (bool, uint64) {
 }
 
 // skipping reports whether the origin is discarding messages until a Sync.
+// quiet reports whether nothing is pending and no tail is skipped (idle
+// and not skipping), under one lock.
+func (q *pendingQueue) quiet() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0 && !q.skipTail
+}
+
 func (q *pendingQueue) skipping() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()

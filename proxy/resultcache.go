@@ -283,7 +283,7 @@ const (
 // d), nor a statement whose empty answer goes to the origin
 // (on_zero_results: use_source).
 func cacheable(d planner.Decision) bool {
-	return !internal(d) && d.Kind != planner.KindExplain && d.FallbackSQL == "" && len(d.Datasets) > 0
+	return !internal(&d) && d.Kind != planner.KindExplain && d.FallbackSQL == "" && len(d.Datasets) > 0
 }
 
 // fromCache sends the answer rc keeps under key for d, if any, as the
@@ -308,8 +308,8 @@ func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start tim
 		hit()
 	}
 	ss.outBuf = append(ss.outBuf[:0], body...)
-	ss.srv.metrics.count(routeAccelerated, d.Datasets, "")
-	ss.srv.metrics.observe(routeAccelerated, start)
+	ss.srv.metrics.count(ss.stripe, routeAccelerated, d.Datasets, "")
+	ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
 	ss.lastRoute = routeNote{route: route}
 	tail := []pgproto3.BackendMessage{selectTag(n)}
 	if ready {

@@ -82,7 +82,7 @@ func (n routeNote) String() string {
 
 // noteRoute records the route of the statement just decided, unless it is
 // one of the proxy's own (SHOW pgaccel.last_route).
-func (ss *session) noteRoute(d planner.Decision, route, reason, detail string) {
+func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) {
 	if !internal(d) {
 		ss.lastRoute = routeNote{route: route, reason: reason, detail: detail}
 	}
@@ -91,7 +91,7 @@ func (ss *session) noteRoute(d planner.Decision, route, reason, detail string) {
 // internal reports whether d is the proxy's answer about itself (SHOW
 // pgaccel.last_route, the only SHOW the acceleration answers): it is
 // neither counted nor shown as a route.
-func internal(d planner.Decision) bool {
+func internal(d *planner.Decision) bool {
 	return d.Route == planner.RouteAccelerate && d.Kind == planner.KindShow
 }
 

@@ -174,8 +174,11 @@ type session struct {
 	// origin side's).
 	pendingOut int
 
-	pid       uint32
-	secret    []byte
+	pid    uint32
+	secret []byte
+	// stripe is the stripe of the metrics the session counts in
+	// (stripes.go).
+	stripe    uint8
 	originPID uint32
 	originKey []byte
 
@@ -278,6 +281,7 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 		be:         cs.be,
 		cfr:        cs.fr,
 		pending:    newPendingQueue(),
+		stripe:     newStripe(),
 		accel:      s.cfg.Accel,
 		stmts:      make(map[string]*stmtInfo),
 		portals:    make(map[string]*portalInfo),
@@ -299,8 +303,9 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 	ss.clientW = cs.w
 	if ss.accel == nil {
 		ss.pass = &passState{}
-	} else if s.metrics != nil {
-		ss.pending.observe = s.metrics.observe
+	} else if m := s.metrics; m != nil {
+		stripe := ss.stripe
+		ss.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 	}
 	return ss
 }
