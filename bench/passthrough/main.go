@@ -60,6 +60,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == childFlag {
 		os.Exit(serveChild(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "-pool" {
+		if err := pool(strings.Split(os.Args[2], ","), os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "passthrough: -pool: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
