@@ -237,28 +237,21 @@ func (ss *session) countOrigin(d planner.Decision) {
 // countOriginEntry is countOrigin for a decision of the session's memo
 // (the lane's), whose counters the entry keeps: no lookup by labels per
 // statement.
-func (ss *session) countOriginEntry(q *quickEntry) {
-	d := &q.d
-	ss.logOrigin(d)
-	if m := ss.srv.metrics; m != nil {
-		if q.counters == nil {
-			q.counters = m.countersOf(routeOrigin, d.Datasets, d.Reason)
-		}
-		m.countIn(ss.stripe, q.counters, routeOrigin, d.Datasets, d.Reason)
-	}
-	ss.noteRoute(d, "origin", d.Reason, d.Detail)
-}
+func (ss *session) countOriginEntry(q *quickEntry) { ss.countOriginKept(&q.d, &q.counters) }
 
 // countOriginStmt is countOrigin for an Execute of st, an origin-only
 // statement (the lane's), whose counters st keeps.
-func (ss *session) countOriginStmt(st *stmtInfo) {
-	d := st.origin
+func (ss *session) countOriginStmt(st *stmtInfo) { ss.countOriginKept(st.origin, &st.counters) }
+
+// countOriginKept is countOrigin for d, whose counters *kept holds once
+// looked up.
+func (ss *session) countOriginKept(d *planner.Decision, kept **routeCounters) {
 	ss.logOrigin(d)
 	if m := ss.srv.metrics; m != nil {
-		if st.counters == nil {
-			st.counters = m.countersOf(routeOrigin, d.Datasets, d.Reason)
+		if *kept == nil {
+			*kept = m.countersOf(routeOrigin, d.Datasets, d.Reason)
 		}
-		m.countIn(ss.stripe, st.counters, routeOrigin, d.Datasets, d.Reason)
+		m.countIn(ss.stripe, *kept, routeOrigin, d.Datasets, d.Reason)
 	}
 	ss.noteRoute(d, "origin", d.Reason, d.Detail)
 }
