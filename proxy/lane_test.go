@@ -333,6 +333,10 @@ func (r *loopReader) Read(p []byte) (int, error) { return copy(p, r.b), nil }
 // pgbench's select-only script, client side and origin side, without
 // sockets: the routing hook's cost per transaction that bench/passthrough
 // measures with pgbench (there, with the noise of a shared machine).
+// The /parallel cases run a session per core, counting in the same
+// metrics; NOMETRICS=1 runs them all without metrics, for comparison.
+// Hot caches: under load the same round trip costs several times more,
+// most of it in cache misses.
 func BenchmarkLane(b *testing.B) {
 	answer := func(msgs ...pgproto3.BackendMessage) []byte {
 		var out []byte
