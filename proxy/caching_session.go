@@ -299,17 +299,19 @@ func (ss *session) executeCaching(p *portalInfo, m *pgproto3.Execute, oids []uin
 // origin may change; they are dropped when its transaction ends
 // (commitCaching).
 func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
-	rc := ss.accel.ResultsCache
-	if rc == nil || len(rc.policies) == 0 {
-		return
-	}
+	anything := false
 	switch d.Kind {
 	case planner.KindMulti, planner.KindOther, planner.KindDo, planner.KindCall, planner.KindExecute:
-		ss.cachingDirty.add(rc.writesCaching(sql, true))
+		anything = true
 	default:
-		if d.Writes() || d.Kind == planner.KindDDL {
-			ss.cachingDirty.add(rc.writesCaching(sql, false))
+		if !d.Writes() && d.Kind != planner.KindDDL {
+			// A read (most statements): decided from d alone, without
+			// loading the results cache.
+			return
 		}
+	}
+	if rc := ss.accel.ResultsCache; rc != nil && len(rc.policies) > 0 {
+		ss.cachingDirty.add(rc.writesCaching(sql, anything))
 	}
 }
 
