@@ -767,19 +767,43 @@ func (ss *session) enterLink() {
 	}
 }
 
-// leaveLink is called by the client loop after it handled a message.
+// leaveLink is called by the client loop after it handled a message. It
+// notes the time rather than resetting the timer, which would cost a
+// timer-heap update per message: the timer, armed once, looks at the
+// time when it fires and waits out the rest (releaseIdle).
 func (ss *session) leaveLink() {
 	if ss.idleTimer == nil {
 		return
 	}
+	live := ss.link == linkLive // read while the turn is still the client loop's
+	if live {
+		ss.linkUsed.Store(int64(time.Since(monoStart)))
+	}
 	ss.linkUse.Store(0)
-	if ss.link == linkLive {
+	if live && !ss.idleArmed.Load() && ss.idleArmed.CompareAndSwap(false, true) {
 		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
 	}
 }
 
-// releaseIdle runs on the session's idle timer.
+// monoStart is the base of linkUsed's monotonic times.
+var monoStart = time.Now()
+
+// armIdle arms the idle timer for d.
+func (ss *session) armIdle(d time.Duration) {
+	ss.idleArmed.Store(true)
+	ss.idleTimer.Reset(d)
+}
+
+// releaseIdle runs on the session's idle timer. It leaves the timer
+// unarmed (idleArmed false) only while the session holds no origin
+// connection to release, and says so before the client loop may take its
+// turn (linkUse), so that the leaveLink after the link comes back arms it.
 func (ss *session) releaseIdle() {
+	timeout := ss.srv.cfg.Auth.OriginIdleTimeout
+	if idle := time.Since(monoStart) - time.Duration(ss.linkUsed.Load()); idle < timeout {
+		ss.armIdle(timeout - idle) // used since it was armed: wait out the rest
+		return
+	}
 	if ss.looped.Load() {
 		// An event loop relays the session: it hands it back to the
 		// client goroutine first, which then takes turns with the timer.
@@ -787,20 +811,26 @@ func (ss *session) releaseIdle() {
 			ss.wantGoroutines.Store(true)
 			l.kick(ss)
 		}
-		ss.idleTimer.Reset(10 * time.Millisecond)
+		ss.armIdle(10 * time.Millisecond)
 		return
 	}
-	if ss.isClosed() || !ss.linkUse.CompareAndSwap(0, 2) {
-		return // the client loop is handling a message; it arms the timer again
+	if ss.isClosed() {
+		return
+	}
+	if !ss.linkUse.CompareAndSwap(0, 2) {
+		ss.armIdle(timeout) // the client loop is handling a message: look again later
+		return
 	}
 	defer ss.linkUse.Store(0)
 	if ss.link != linkLive || ss.broken.Load() {
+		ss.idleArmed.Store(false)
 		return
 	}
 	if !ss.pending.idle() || ss.stretchOrigin || ss.state.TxStatus() != 'I' || ss.unreplayable.Load() != nil {
-		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout) // in use: look again later
+		ss.armIdle(timeout) // in use: look again later
 		return
 	}
+	ss.idleArmed.Store(false)
 	// Stop the origin relay without closing the connection: a read
 	// deadline in the past ends its wait (originReadFailed: releasing).
 	ss.releasing.Store(true)

@@ -124,6 +124,10 @@ type session struct {
 	idleTimer *time.Timer
 	linkUse   atomic.Int32
 	releasing atomic.Bool
+	// linkUsed is when the client loop last handled a message (since
+	// monoStart); idleArmed: the idle timer is armed (leaveLink).
+	linkUsed  atomic.Int64
+	idleArmed atomic.Bool
 	// clientKey is the ClientKey of the client's SCRAM login with
 	// auth.mode proxy (memory only, never logged), verifier the verifier
 	// it was recovered with; nil in auth.mode origin.
@@ -344,7 +348,8 @@ func (ss *session) run() {
 		return
 	}
 	if ss.idleTimer != nil && ss.link == linkLive {
-		ss.idleTimer.Reset(ss.srv.cfg.Auth.OriginIdleTimeout)
+		ss.linkUsed.Store(int64(time.Since(monoStart)))
+		ss.armIdle(ss.srv.cfg.Auth.OriginIdleTimeout)
 	}
 	if l := ss.srv.loopFor(ss); l != nil && ss.serveOnLoop(l) {
 		ss.log.Debug().Msg("session ended")
