@@ -302,13 +302,18 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	ss := ls.ss
 	ss.onLoop = true
 	defer func() {
-		ss.onLoop = false
 		if r := recover(); r != nil {
 			ss.srv.sessionPanicked(r, ss.log)
 			ss.close()
 			l.finish(ls, true)
 			stays = false
 		}
+		if stays {
+			ss.onLoop = false
+		}
+		// Else finish cleared it before the session's goroutine took it
+		// back: written here, after that, it would race with the
+		// goroutine's reads.
 	}()
 	if fromOrigin {
 		ss.originIO.readable()
@@ -371,6 +376,7 @@ func (l *eventLoop) demote(ls *loopSession, why string) {
 
 // finish takes a session out of the loop and tells its goroutine.
 func (l *eventLoop) finish(ls *loopSession, ended bool) {
+	ls.ss.onLoop = false
 	if l.bySession[ls.ss] != ls {
 		return
 	}
