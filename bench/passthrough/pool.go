@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,9 +61,9 @@ func readRuns(r io.Reader, runs poolRuns) error {
 	return sc.Err()
 }
 
-// pooledRatios are a's TPS over b's, round by round, of every file (the
-// files' rounds line up: each has both targets' rounds of a case).
-func pooledRatios(a, b []float64) ratioSpread {
+// roundRatios are a's TPS over b's, round by round (in pooled files too:
+// each has both targets' rounds of a case, so the rounds line up).
+func roundRatios(a, b []float64) ratioSpread {
 	var xs []float64
 	for i := range min(len(a), len(b)) {
 		if a[i] > 0 && b[i] > 0 {
@@ -122,10 +121,10 @@ func pool(files []string, stdout io.Writer) error {
 		for _, p := range pairs {
 			a, okA := runs[k][p[0]]
 			b, okB := runs[k][p[1]]
-			if !okA || !okB || slices.Equal(p[:], []string{targetPgaccel, targetPgbouncer}) && runs[k][targetPlain] != nil {
+			if !okA || !okB {
 				continue
 			}
-			xs := pooledRatios(a, b)
+			xs := roundRatios(a, b)
 			if len(xs) == 0 {
 				continue
 			}

@@ -23,7 +23,7 @@ func TestPool_ReadRuns(t *testing.T) {
 	if len(runs) != 1 || len(c) != 2 || len(c[targetPgaccel]) != 4 || len(c[targetPlain]) != 4 {
 		t.Fatalf("runs %v", runs)
 	}
-	xs := pooledRatios(c[targetPgaccel], c[targetPlain])
+	xs := roundRatios(c[targetPgaccel], c[targetPlain])
 	if got := median(xs); got != 0.975 {
 		t.Errorf("median of %v: %v, want 0.975", xs, got)
 	}

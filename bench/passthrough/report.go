@@ -75,14 +75,14 @@ func (r *results) median(c benchCase, target string, m metric) (v float64, ok bo
 // pairedRatios is, for each round in which both a and b ran c, a's TPS
 // over b's.
 func (r *results) pairedRatios(c benchCase, a, b string) ratioSpread {
-	ra, rb := r.runs[c.String()][a], r.runs[c.String()][b]
-	var xs []float64
-	for i := range min(len(ra), len(rb)) {
-		if ra[i].tps > 0 && rb[i].tps > 0 {
-			xs = append(xs, ra[i].tps/rb[i].tps)
+	tps := func(os []outcome) []float64 {
+		xs := make([]float64, len(os))
+		for i, o := range os {
+			xs[i] = o.tps
 		}
+		return xs
 	}
-	return ratioSpread(xs)
+	return roundRatios(tps(r.runs[c.String()][a]), tps(r.runs[c.String()][b]))
 }
 
 // ratioSpread is a set of per-round ratios.
