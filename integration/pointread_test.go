@@ -57,10 +57,8 @@ func TestPointReads_ReadTheSubsetTheAccelerationHolds(t *testing.T) {
 	viaAccel := startApp(t, pointReadDatasets)
 	o := connect(t, appDSN(viaOrigin, appUser, appPass))
 	a := connect(t, appDSN(viaAccel, appUser, appPass))
-	so := connect(t, appDSN(viaOrigin, appUser, appPass))
-	so.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	sa := connect(t, appDSN(viaAccel, appUser, appPass))
-	sa.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	so := connectSimple(t, appDSN(viaOrigin, appUser, appPass))
+	sa := connectSimple(t, appDSN(viaAccel, appUser, appPass))
 	for _, table := range []string{"pr_sql", "pr_window", "pr_rsql", "pr_rperiod"} {
 		queries := []struct {
 			sql  string

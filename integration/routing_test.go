@@ -812,8 +812,7 @@ func TestAccel_OriginDescribesWhileDuckDBRuns(t *testing.T) {
 	mustExec(t, accelSchema)
 	a := startApp(t, accelDatasets)
 	ctx := ctxT(t)
-	c := connect(t, appDSN(a, appUser, appPass))
-	c.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	c := connectSimple(t, appDSN(a, appUser, appPass))
 	var err error
 	r := routeOf(t, a, func() { _, err = c.Exec(ctx, "SELECT nosuchcol FROM acc_orders") })
 	if r != org || pgErrCode(err) != "42703" {
@@ -844,8 +843,7 @@ func originRequests(t *testing.T, a *app.App) map[string]float64 {
 func TestAccel_PreparedStatementNeedsNoDescribePerExecution(t *testing.T) {
 	mustExec(t, accelSchema)
 	a := startApp(t, accelDatasets)
-	c := connect(t, appDSN(a, appUser, appPass))
-	c.Config().DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	c := connect(t, appDSN(a, appUser, appPass)) // pgx's default: QueryExecModeCacheStatement
 	d := connect(t, origin.DSN(appUser, appPass))
 	// pgx asks for binary results of int8 and numeric columns and text of
 	// the text column: the portal's formats differ column by column.
@@ -904,8 +902,7 @@ func TestAccel_UntypedParametersDescribedOncePerText(t *testing.T) {
 func TestAccel_DescribedStatementsServedWhileTheOriginStalls(t *testing.T) {
 	mustExec(t, accelSchema)
 	a := startApp(t, accelDatasets)
-	c := connect(t, appDSN(a, appUser, appPass))
-	c.Config().DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	c := connect(t, appDSN(a, appUser, appPass)) // pgx's default: QueryExecModeCacheStatement
 	const sql = "SELECT count(*), max(amount) FROM acc_orders WHERE qty > $1"
 	want := map[int]string{}
 	for _, qty := range []int{1, 2, 3} {

@@ -199,8 +199,7 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 	if _, err := ext.Exec(ctx, "SET application_name = 'sess-ext'"); err != nil {
 		t.Fatal(err)
 	}
-	simple := connect(t, dsn)
-	simple.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	simple := connectSimple(t, dsn)
 	named := connect(t, dsn).PgConn() // pgjdbc-style: Parse S_1 once, Bind/Execute many
 	if _, err := named.Prepare(ctx, "S_1", "SELECT v, amount FROM sess_orders WHERE id = $1", nil); err != nil {
 		t.Fatal(err)
@@ -757,8 +756,7 @@ datasets:
 	}
 	const want = "200 20100"
 	ext := connect(t, dsn)
-	simple := connect(t, dsn)
-	simple.Config().DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	simple := connectSimple(t, dsn)
 	for _, c := range []*pgx.Conn{ext, simple} {
 		if got, err := scan(c, 10*time.Second); err != nil || got != want {
 			t.Fatalf("before the stall: %q %v", got, err)
