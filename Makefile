@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzLaneScan -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzQuickShape -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)
+	$(GO) test ./planner -run '^$$' -fuzz FuzzDescriptionShape -fuzztime $(FUZZTIME)
 	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 # The image and the compose setup, with the version stamped (the image's

@@ -245,10 +245,22 @@ func (r *localResult) close() {
 // RowDescription of simple-protocol statements, and the parameter types
 // Postgres infers for extended-protocol ones prepared without them, so
 // that a repeated accelerated query does not pay an origin round trip.
+//
+// While the origin is down, a text it never described may take the
+// descriptions of one of the same description shape (planner's
+// DescriptionShape: the same statement but for the constants of its
+// filters). The index by shape is built then, from the keys in the order
+// they were put, and costs nothing while the origin answers.
 type describeCache struct {
 	mu  sync.Mutex
-	gen uint64
+	gen uint64 // counts the times m was emptied
 	m   map[string]pgproto3.BackendMessage
+
+	order    []string                           // m's keys in the order they were put
+	byShape  map[string]pgproto3.BackendMessage // shapeKey of order[:shapedTo] -> description
+	shapedTo int
+
+	indexing sync.Mutex // one session at a time adds to byShape
 }
 
 const describeCacheMax = 8192
@@ -275,9 +287,64 @@ func (c *describeCache) put(key string, msg pgproto3.BackendMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= describeCacheMax {
+		c.reset()
 		c.m = make(map[string]pgproto3.BackendMessage)
 	}
 	c.m[key] = msg
+	c.order = append(c.order, key)
+}
+
+// reset empties the cache; c.mu is held.
+func (c *describeCache) reset() {
+	c.m, c.order, c.byShape, c.shapedTo = nil, nil, nil, 0
+	c.gen++
+}
+
+// shapeKey is key (a describeKey, or a stmtKey of one) with its text
+// replaced by the text's description shape; false when the text has none.
+func shapeKey(key string) (string, bool) {
+	sql, rest, ok := strings.Cut(key, "\x00")
+	if !ok || strings.HasPrefix(sql, "\x01") { // a point lookup's shape key
+		return "", false
+	}
+	shape, ok := planner.DescriptionShape(sql)
+	if !ok {
+		return "", false
+	}
+	return shape + "\x00" + rest, true
+}
+
+// shaped returns the description kept for a text of key's description
+// shape (see describeCache), or nil. It parses every text put since the
+// last call, once: call it only when the origin cannot describe.
+func (c *describeCache) shaped(key string) pgproto3.BackendMessage {
+	want, ok := shapeKey(key)
+	if !ok {
+		return nil
+	}
+	c.indexing.Lock()
+	defer c.indexing.Unlock()
+	c.mu.Lock()
+	gen, from, todo := c.gen, c.shapedTo, c.order[c.shapedTo:len(c.order):len(c.order)]
+	c.mu.Unlock()
+	shapes := make([]string, len(todo)) // parsed without the lock
+	for i, k := range todo {
+		shapes[i], _ = shapeKey(k)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen && c.shapedTo == from {
+		if c.byShape == nil {
+			c.byShape = make(map[string]pgproto3.BackendMessage)
+		}
+		for i, k := range todo {
+			if msg, ok := c.m[k]; ok && shapes[i] != "" {
+				c.byShape[shapes[i]] = msg
+			}
+		}
+		c.shapedTo = from + len(todo)
+	}
+	return c.byShape[want]
 }
 
 // stmtKey keys the descriptions of an extended-protocol statement: its
@@ -298,8 +365,7 @@ func stmtKey(kind byte, key string, given []uint32) string {
 func (c *describeCache) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m = nil
-	c.gen++
+	c.reset()
 }
 
 // planSession is the planner's view of the session now.

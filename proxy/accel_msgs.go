@@ -93,11 +93,20 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			ss.countOrigin(d)
 			return false
 		}
+		var shaped *pgproto3.RowDescription
+		if ss.link == linkStandIn {
+			// The origin is down: it answers 08006. A text of the same
+			// description shape was described before, perhaps.
+			shaped, _ = ss.srv.describes.shaped(key).(*pgproto3.RowDescription)
+		}
 		describe = func() (*pgproto3.RowDescription, error) {
 			var err error
 			rd, err = wait() // rd heads the answer below
 			if err == nil && rd != nil {
 				ss.srv.describes.put(key, rd)
+			}
+			if err != nil && shaped != nil {
+				rd, err = shaped, nil
 			}
 			return rd, err
 		}

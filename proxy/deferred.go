@@ -78,6 +78,17 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 			st.published = rows != nil
 		}
 	}
+	if (params == nil || rows == nil) && ss.pending.idle() && ss.originDown() {
+		// The origin cannot describe it: the descriptions of a text of
+		// the same description shape serve (describeCache.shaped).
+		key := ss.describeKey(st.sql, d)
+		if params == nil {
+			params, _ = ss.srv.describes.shaped(stmtKey('P', key, st.paramOIDs)).(*pgproto3.ParameterDescription)
+		}
+		if rows == nil {
+			rows, _ = ss.srv.describes.shaped(stmtKey('R', key, st.paramOIDs)).(*pgproto3.RowDescription)
+		}
+	}
 	if params == nil || rows == nil {
 		return nil, nil, false
 	}
@@ -89,11 +100,12 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 // origin, in which case ParseComplete has been answered. Only the unnamed
 // statement is: a named one may exist already, which is an error.
 //
-// A named one is kept too when the session has no origin connection
-// (link.go): nothing of it is at the origin then, so the session's own
-// statements are all there is (onParse has sent a reused name there).
+// A named one is kept too when the session has no origin connection, or
+// only the stand-in of an origin that is down (link.go): nothing of it is
+// at the origin then, so the session's own statements are all there is
+// (onParse has sent a reused name there).
 func (ss *session) deferParse(st *stmtInfo) bool {
-	if ss.stmts[st.name] != st || st.name != "" && ss.settleLink() != linkNone {
+	if ss.stmts[st.name] != st || st.name != "" && ss.settleLink() == linkLive {
 		return false
 	}
 	if _, _, ok := ss.localDescriptions(st); !ok {

@@ -115,7 +115,12 @@
 //     no transaction there is dropped, and the session goes on (detach).
 //     In auth.mode origin the link breaks alike, but cannot be logged in
 //     again: the session ends at its first statement for the origin once
-//     the origin accepts sessions again.
+//     the origin accepts sessions again. While the origin cannot describe
+//     a new text, an accelerated statement takes the descriptions kept
+//     for a text of its description shape (describeCache.shaped; the
+//     planner's DescriptionShape), and with the stand-in as its link a
+//     session keeps named statements and answers their Close itself, as
+//     with no link.
 //     An origin that holds connections without answering (a partition, a
 //     frozen host) is waited for briefly where a cached answer can serve:
 //     the verifier's lookup (auth.Cache: 2s), the planner's catalog and

@@ -437,9 +437,10 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		ss.materialize(m.Portal)
 	case *pgproto3.Close:
-		if ss.settleLink() == linkNone {
-			// Nothing of the session is at any origin (link.go): a
-			// statement or portal exists only here, if at all.
+		if ss.settleLink() != linkLive {
+			// Nothing of the session is at any origin (no connection, or
+			// the stand-in of one that is down: link.go): a statement or
+			// portal exists only here, if at all.
 			ss.segmentOpen = true
 			ss.onClose(m)
 			ss.answerLocal(&pgproto3.CloseComplete{})

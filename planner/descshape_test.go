@@ -1,0 +1,68 @@
+package planner
+
+import "testing"
+
+func TestDescriptionShape(t *testing.T) {
+	same := [][2]string{
+		{"SELECT count(*) FROM t WHERE id > 100 AND v <> 'x'", "SELECT count(*) FROM t WHERE id > 0 AND v <> 'a longer one'"},
+		{"SELECT a FROM t WHERE ts BETWEEN '2026-12-01T00:00:00Z' AND '2026-12-02' LIMIT 10 OFFSET 5", "SELECT a FROM t WHERE ts BETWEEN 'x' AND 'y' LIMIT 1 OFFSET 0"},
+		{"SELECT a FROM t WHERE b = -5", "SELECT a FROM t WHERE b = 7"},
+		{"SELECT a FROM t WHERE b = - 5.5", "SELECT a FROM t WHERE b = 1.25"},
+		{"SELECT a FROM t WHERE d > date '2020-01-01'", "SELECT a FROM t WHERE d > date '2021-02-03'"},
+		{"SELECT a FROM t JOIN u ON u.id = t.id AND u.k = 3 WHERE true", "SELECT a FROM t JOIN u ON u.id = t.id AND u.k = 4 WHERE false"},
+		{"SELECT k, sum(x) FROM t GROUP BY k HAVING sum(x) > 10", "SELECT k, sum(x) FROM t GROUP BY k HAVING sum(x) > 20"},
+		{"SELECT a FROM t WHERE b IN (SELECT c FROM u WHERE d = 'p')", "SELECT a FROM t WHERE b IN (SELECT c FROM u WHERE d = 'q')"},
+		{"SELECT a FROM (SELECT a FROM t WHERE b = 1) s WHERE a IS NOT NULL", "SELECT a FROM (SELECT a FROM t WHERE b = 2) s WHERE a IS NOT NULL"},
+		{"SELECT a FROM t WHERE b = E'it''s' -- c 1\n", "SELECT a FROM t WHERE b = 'x' -- c 1\n"},
+	}
+	for _, p := range same {
+		a, okA := DescriptionShape(p[0])
+		b, okB := DescriptionShape(p[1])
+		if !okA || !okB || a != b {
+			t.Errorf("want one shape:\n%q -> %q %v\n%q -> %q %v", p[0], a, okA, p[1], b, okB)
+		}
+	}
+	differ := [][2]string{
+		{"SELECT 1 FROM t WHERE b = 1", "SELECT 2 FROM t WHERE b = 1"},
+		{"SELECT 'x' FROM t", "SELECT 1 FROM t"},
+		{"SELECT a FROM t WHERE b = 1", "SELECT a FROM t WHERE b = '1'"},
+		{"SELECT a FROM t WHERE $1 = 1", "SELECT a FROM t WHERE $1 = 3000000000"},
+		{"SELECT a FROM t WHERE $1 = 3000000000", "SELECT a FROM t WHERE $1 = 30000000000000000000"},
+		{"SELECT a FROM t WHERE $1 = 1", "SELECT a FROM t WHERE $1 = 1.5"},
+		{"SELECT a FROM t WHERE b = 1", "SELECT a FROM t WHERE b = NULL"},
+		{"SELECT a FROM t WHERE b = 1", "SELECT b FROM t WHERE b = 1"},
+		{"SELECT a FROM (VALUES (1)) v(a) WHERE a = 1", "SELECT a FROM (VALUES (1.5)) v(a) WHERE a = 1"},
+		{"SELECT a FROM t WHERE b = 1 UNION SELECT 1", "SELECT a FROM t WHERE b = 1 UNION SELECT 1.5"},
+	}
+	for _, p := range differ {
+		a, _ := DescriptionShape(p[0])
+		b, _ := DescriptionShape(p[1])
+		if a == b {
+			t.Errorf("want two shapes: %q and %q -> %q", p[0], p[1], a)
+		}
+	}
+	for _, sql := range []string{"INSERT INTO t VALUES (1)", "SELECT 1; SELECT 2", "SELECT * INTO x FROM t WHERE a = 1", "SELEC", "SELECT a FROM t WHERE b = '\x02'"} {
+		if s, ok := DescriptionShape(sql); ok {
+			t.Errorf("%q: shape %q, want none", sql, s)
+		}
+	}
+	if s, ok := DescriptionShape("SELECT a FROM t"); !ok || s != "SELECT a FROM t" {
+		t.Errorf("no filter constants: %q %v", s, ok)
+	}
+}
+
+func FuzzDescriptionShape(f *testing.F) {
+	for _, s := range []string{"SELECT a FROM t WHERE b = -5 AND c = 'x' LIMIT 3", "SELECT 1", "SELECT a FROM t WHERE b = U&'d\\0061t\\+000061' UESCAPE '!'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		s, ok := DescriptionShape(sql)
+		if ok {
+			// Shaping is idempotent on its constants: the same text
+			// twice gives the same shape.
+			if s2, _ := DescriptionShape(sql); s2 != s {
+				t.Fatalf("%q: %q then %q", sql, s, s2)
+			}
+		}
+	})
+}
