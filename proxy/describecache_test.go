@@ -25,9 +25,9 @@ func TestDescribeCache_Shaped(t *testing.T) {
 		t.Errorf("same shape, parameters: %v", got)
 	}
 	for _, k := range []string{
-		key("SELECT count(*) FROM t WHERE a > 500", "other"),               // another user
-		key("SELECT count(*) FROM t WHERE a > '500'", "u"),                 // another kind of constant
-		key("SELECT count(*) + 1 FROM t WHERE a > 500", "u"),               // another statement
+		key("SELECT count(*) FROM t WHERE a > 500", "other"),                // another user
+		key("SELECT count(*) FROM t WHERE a > '500'", "u"),                  // another kind of constant
+		key("SELECT count(*) + 1 FROM t WHERE a > 500", "u"),                // another statement
 		stmtKey('R', key("SELECT count(*) FROM t WHERE a > 500", "u"), nil), // a statement's, not a Query's
 		stmtKey('P', key("SELECT count(*) FROM t WHERE a > $1 AND b = 'yy'", "u"), []uint32{20}),
 	} {
