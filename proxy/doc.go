@@ -175,7 +175,10 @@
 // Other choices: a role the origin does not know gets a mock exchange
 // whose salt is derived from a per-process secret (stable within a run, as
 // a real role's is), failing at the proof with the message a wrong
-// password gets. The lookup function is SECURITY DEFINER with a fixed
+// password gets. So does a role whose verifier is not kept while the
+// origin cannot be reached (the log says why): an 08006 there would tell
+// the roles that logged in lately, whose verifiers are kept, from the
+// rest. The lookup function is SECURITY DEFINER with a fixed
 // search_path, schema-qualified, EXECUTE granted only to origin.dsn's
 // user; lookups run on pgaccel's catalog connections, never a client's.
 // Channel binding (SCRAM-SHA-256-PLUS) is not offered: a proxy that ends

@@ -63,7 +63,8 @@ func (ss *session) relayLogin() error {
 // verifier. A role with an md5 verifier, or none (trust, an expired
 // password), is the origin's to authenticate: its exchange is relayed as
 // in auth.mode origin. A role the origin does not know gets an exchange
-// that fails at the proof, as a wrong password does.
+// that fails at the proof, as a wrong password does; so does one whose
+// verifier is not kept while the origin cannot be reached.
 func (ss *session) proxyLogin() error {
 	ctx, cancel := context.WithTimeout(ss.srv.baseCtx, startupTimeout)
 	defer cancel()
@@ -79,9 +80,13 @@ func (ss *session) proxyLogin() error {
 				"With auth.mode: proxy, a superuser runs the SQL `pgaccel setup-sql -c pgaccel.yaml` prints, once, at the origin.")
 			return errHandled
 		}
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s to verify the login", ss.srv.originAddr()),
-			"pgaccel verifies logins with the origin's verifiers, and none of this role is known while the origin is down.")
-		return errHandled
+		// No verifier of this role is kept, and the origin cannot say
+		// whether it exists: the login is refused as an unknown role's
+		// is, after a mock exchange, so that an outage does not tell
+		// which roles logged in lately (those that have a verifier
+		// kept) from the rest. The log says why.
+		ss.log.Warn().Err(err).Str("role", user).Msg("login refused: no verifier of the role is kept and the origin cannot be reached to fetch it")
+		e = auth.Entry{}
 	}
 	if e.Found && e.Verifier.Kind != auth.SCRAM {
 		return ss.relayLogin()
