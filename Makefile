@@ -11,7 +11,7 @@ COVERAGE_ARGS ?=
 SNAPSHOTS_ARGS ?=
 DASHBOARD_ARGS ?=
 
-.PHONY: all build test demo bench lint fuzz clean docker compose compose-scaleout drivers
+.PHONY: all build test test-race demo bench lint fuzz clean docker compose compose-scaleout drivers
 
 all: build
 
@@ -21,6 +21,16 @@ build:
 # Integration tests start their own throwaway Postgres (see integration/pgtest).
 test:
 	$(GO) test $(GOFLAGS) -tags '$(TAGS)' -count=1 -timeout 20m ./...
+
+# The race detector over the packages whose goroutines share sessions
+# (the proxy's unit tests, and the integration tests of sessions, the event
+# loop, the origin lane, pooling and outages). Slower than make test (the
+# race detector multiplies CPU time; about 3 minutes here), so not in it;
+# RACE_RUN picks other integration tests ('.' for all of them).
+RACE_RUN ?= Sessions|Idle|Pool|Lane|EventLoop|Outage|Timeout|Cancel
+test-race:
+	$(GO) test $(GOFLAGS) -tags '$(TAGS)' -race -count=1 -timeout 30m ./proxy/... ./auth/...
+	$(GO) test $(GOFLAGS) -tags '$(TAGS)' -race -count=1 -timeout 60m ./integration -run '$(RACE_RUN)'
 
 demo: build
 	./bin/pgaccel demo
