@@ -408,3 +408,45 @@ func maxParam(stmt *pg_query.Node) int {
 	walk(stmt, &p)
 	return p.max
 }
+
+// TransactionControl returns KindBegin for a text that is one BEGIN or
+// START TRANSACTION (with any transaction modes), KindCommit for one
+// COMMIT or END and KindRollback for one ROLLBACK or ABORT, neither AND
+// CHAIN; KindOther for anything else. It parses only texts whose first
+// word is one of those, so it is cheap to ask of every statement.
+func TransactionControl(sql string) Kind {
+	if !startsTransactionWord(sql) {
+		return KindOther
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return KindOther
+	}
+	t := tree.Stmts[0].GetStmt().GetTransactionStmt()
+	if t == nil || t.Chain {
+		return KindOther
+	}
+	switch k := transactionKind(t.Kind); k {
+	case KindBegin, KindCommit, KindRollback:
+		return k
+	}
+	return KindOther
+}
+
+// startsTransactionWord reports whether sql's first word (after blanks)
+// is BEGIN, START, COMMIT, END, ROLLBACK or ABORT, in any case.
+func startsTransactionWord(sql string) bool {
+	i := 0
+	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '\f') {
+		i++
+	}
+	j := i
+	for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z') {
+		j++
+	}
+	switch strings.ToLower(sql[i:j]) {
+	case "begin", "start", "commit", "end", "rollback", "abort":
+		return true
+	}
+	return false
+}

@@ -66,3 +66,17 @@ func FuzzDescriptionShape(f *testing.F) {
 		}
 	})
 }
+
+func TestTransactionControl(t *testing.T) {
+	for sql, want := range map[string]Kind{
+		"BEGIN": KindBegin, "begin;": KindBegin, "  Start Transaction Isolation Level Serializable, READ ONLY": KindBegin,
+		"BEGIN ISOLATION LEVEL REPEATABLE READ": KindBegin, "COMMIT": KindCommit, "end": KindCommit,
+		"ROLLBACK": KindRollback, "abort;": KindRollback, "COMMIT AND CHAIN": KindOther, "ROLLBACK AND CHAIN": KindOther,
+		"ROLLBACK TO SAVEPOINT a": KindOther, "BEGIN; SELECT 1": KindOther, "SELECT 1": KindOther, "COMMIT PREPARED 'x'": KindOther,
+		"/* c */ BEGIN": KindOther, "BEGINX": KindOther, "": KindOther, "START": KindOther,
+	} {
+		if got := TransactionControl(sql); got != want {
+			t.Errorf("%q: %v, want %v", sql, got, want)
+		}
+	}
+}

@@ -25,6 +25,9 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	m.String = asShowLastRoute(m.String)
+	if ss.localTransaction(m.String) {
+		return true
+	}
 	if qd, quick := ss.quick(m.String); quick {
 		// Bound for the origin whatever the session: no session info
 		// (which may cost an origin round trip) is read for it.
@@ -86,6 +89,17 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		rd = ss.srv.describes.get(ss.describeKey(m.String, d))
 	}
 	describe := described(rd)
+	if rd == nil && ss.originDown() && ss.link == linkStandIn {
+		// The origin cannot describe it: a text of the same description
+		// shape may have been described (describeCache.shaped). Nothing
+		// is asked of the stand-in, whose error would fail a transaction
+		// the session is in (localtx.go).
+		if rd, _ = ss.srv.describes.shaped(key).(*pgproto3.RowDescription); rd == nil {
+			ss.countOrigin(d)
+			return false
+		}
+		describe = described(rd)
+	}
 	if rd == nil {
 		// The origin describes the statement while DuckDB runs it.
 		wait, err := ss.startDescribeSQL(m.String)

@@ -14,6 +14,7 @@ const (
 	codeQueryCanceled        = "57014" // query_canceled
 	codeProgramLimitExceeded = "54000" // program_limit_exceeded
 	codeInternalError        = "XX000" // internal_error
+	codeInFailedTransaction  = "25P02" // in_failed_sql_transaction
 	severityFatal            = "FATAL"
 	severityError            = "ERROR"
 	errorPrefix              = "pgaccel: "

@@ -234,6 +234,15 @@ func (ss *session) originDown() bool {
 // none, or puts the stand-in in its place.
 func (ss *session) connectLink() bool {
 	ss.mustNotBlock("connect to the origin")
+	if ss.virtualBegin != "" && ss.state.TxStatus() == 'E' {
+		// A failed transaction that is not at the origin (localtx.go):
+		// statements get 25P02 until it ends; none reaches the origin.
+		u := newUnavailableOrigin("", "")
+		u.tx = 'E'
+		ss.installOrigin(u, u, nil, linkStandIn)
+		ss.startOriginRelay()
+		return true
+	}
 	if !ss.srv.originRetryDue() {
 		ss.standIn(ss.srv.lastOriginError())
 		return true
@@ -329,6 +338,9 @@ func (ss *session) standIn(cause error) {
 		hint = "This statement needs the origin Postgres. Statements over accelerated datasets are still answered; connect again when the origin is back."
 	}
 	u := newUnavailableOrigin(msg, hint)
+	if ss.virtualBegin != "" {
+		u.tx = ss.state.TxStatus() // in a transaction not at the origin
+	}
 	ss.installOrigin(u, u, nil, linkStandIn)
 	ss.srv.metrics.link(linkStandInEvent)
 	ss.startOriginRelay()
@@ -357,6 +369,11 @@ func (ss *session) replay(ol *originLogin) error {
 	if parses > 0 {
 		msgs = append(msgs, &pgproto3.Sync{})
 	}
+	if ss.virtualBegin != "" {
+		// The transaction the session is in (localtx.go) starts at the
+		// origin before the statement that needs it.
+		msgs = append(msgs, &pgproto3.Query{String: ss.virtualBegin})
+	}
 	params := maps.Clone(ol.params)
 	if len(msgs) > 0 {
 		_ = ss.origin.SetDeadline(time.Now().Add(startupTimeout))
@@ -367,7 +384,11 @@ func (ss *session) replay(ol *originLogin) error {
 		if err := ss.fe.Flush(); err != nil {
 			return err
 		}
-		for want := len(ss.replaySets) + min(parses, 1); want > 0; {
+		begins := 0
+		if ss.virtualBegin != "" {
+			begins = 1
+		}
+		for want := len(ss.replaySets) + min(parses, 1) + begins; want > 0; {
 			msg, err := ss.fe.Receive()
 			if err != nil {
 				return err
@@ -375,7 +396,11 @@ func (ss *session) replay(ol *originLogin) error {
 			switch m := msg.(type) {
 			case *pgproto3.ReadyForQuery:
 				want--
-				if m.TxStatus != 'I' {
+				wantTx := byte('I')
+				if want == 0 && begins > 0 {
+					wantTx = 'T' // after the BEGIN
+				}
+				if m.TxStatus != wantTx {
 					return fmt.Errorf("transaction status %q after setup", m.TxStatus)
 				}
 			case *pgproto3.ParameterStatus:
@@ -386,6 +411,7 @@ func (ss *session) replay(ol *originLogin) error {
 			}
 		}
 	}
+	ss.virtualBegin = "" // the transaction is the origin's now
 	old := ss.state.Params()
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()

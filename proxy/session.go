@@ -202,6 +202,9 @@ type session struct {
 	infoPrepared bool
 	changedInTx  bool
 	segmentOpen  bool // extended-protocol messages since the last Sync
+	// virtualBegin is the BEGIN of a transaction the session is in that
+	// is not at the origin (localtx.go); "" when there is none.
+	virtualBegin string
 	localSkip    bool // a local error: skip client messages to the next Sync
 	// answerCheck: the Execute being answered locally was decided with
 	// statement setup of its stretch still pending at the origin, when

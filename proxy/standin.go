@@ -13,7 +13,7 @@ import (
 // has none and cannot open one (the origin is down). It answers what the
 // session sends as a Postgres session answers a statement it cannot run:
 // an ErrorResponse (SQLSTATE 08006, severity ERROR, so the session goes
-// on) for a Query or the first extended-protocol message of a stretch,
+// on; 25P02 in a failed transaction, see tx) for a Query or the first extended-protocol message of a stretch,
 // nothing for the rest of the stretch (Postgres skips to the Sync), and
 // ReadyForQuery at the Query's end and at the Sync, with status idle: the
 // session holds no transaction at the origin. The session's relay reads
@@ -25,6 +25,11 @@ import (
 type unavailableOrigin struct {
 	message, hint string
 
+	// tx is the transaction status its ReadyForQuery reports: 'I', or,
+	// for a session in a transaction that is not at the origin
+	// (localtx.go), 'T' until an error fails it, then 'E'.
+	tx byte
+
 	mu       sync.Mutex
 	cond     *sync.Cond
 	out      []byte // answers not yet read
@@ -34,7 +39,7 @@ type unavailableOrigin struct {
 }
 
 func newUnavailableOrigin(message, hint string) *unavailableOrigin {
-	u := &unavailableOrigin{message: message, hint: hint}
+	u := &unavailableOrigin{message: message, hint: hint, tx: 'I'}
 	u.cond = sync.NewCond(&u.mu)
 	return u
 }
@@ -65,10 +70,18 @@ func (u *unavailableOrigin) Write(p []byte) (int, error) {
 // answer queues the answer to one message of type t; u.mu is held.
 func (u *unavailableOrigin) answer(t byte) {
 	errResp := func() {
+		if u.tx == 'E' {
+			// In a failed transaction, as Postgres answers there.
+			u.out, _ = abortedTx().Encode(u.out)
+			return
+		}
 		u.out, _ = pgError(severityError, codeConnectionFailure, u.message, u.hint).Encode(u.out)
+		if u.tx == 'T' {
+			u.tx = 'E' // the error fails the transaction
+		}
 	}
 	rfq := func() {
-		u.out, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(u.out)
+		u.out, _ = (&pgproto3.ReadyForQuery{TxStatus: u.tx}).Encode(u.out)
 	}
 	switch t {
 	case 'Q', 'F':
@@ -127,3 +140,10 @@ func (u *unavailableOrigin) RemoteAddr() net.Addr             { return standInAd
 func (u *unavailableOrigin) SetDeadline(time.Time) error      { return nil }
 func (u *unavailableOrigin) SetReadDeadline(time.Time) error  { return nil }
 func (u *unavailableOrigin) SetWriteDeadline(time.Time) error { return nil }
+
+// setTx sets the transaction status its ReadyForQuery reports.
+func (u *unavailableOrigin) setTx(status byte) {
+	u.mu.Lock()
+	u.tx = status
+	u.mu.Unlock()
+}

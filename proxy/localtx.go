@@ -1,0 +1,97 @@
+package proxy
+
+import (
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/planner"
+)
+
+// Transactions without the origin. Drivers and pools wrap reads in
+// transactions: psycopg2 (and so SQLAlchemy, Superset) opens one before a
+// session's first statement, pgx's and node-postgres's transactions start
+// with BEGIN, and BI tools with autocommit off do the same. A session with
+// no origin connection (link.go) answers a simple-protocol BEGIN itself:
+// the transaction exists for the client ('T'), and nothing of it is at the
+// origin (virtualBegin). The accelerated reads in it need nothing more. A
+// COMMIT or ROLLBACK of it is answered here too, so a dashboard's
+// BEGIN; SELECT ...; COMMIT holds no origin backend, and keeps working
+// while the origin is down.
+//
+// The first statement of the transaction that needs the origin opens a
+// connection as usual, and the BEGIN is sent first, as it came (replay),
+// so the statement runs inside the transaction, which from then on is the
+// origin's. When the origin cannot be reached, that statement gets ERROR
+// 08006 from the stand-in, and, as Postgres fails a transaction at an
+// error, the transaction is failed ('E'): every later statement gets
+// 25P02 until ROLLBACK or COMMIT (answered ROLLBACK), as Postgres does.
+//
+// Left to the origin: an extended-protocol BEGIN (pgjdbc's with
+// autocommit off), BEGIN after a comment, COMMIT or ROLLBACK AND CHAIN,
+// and everything in a session that has an origin connection.
+
+// localTransaction answers sql (a simple Query) here when it starts or
+// ends a transaction that is not at the origin, or when such a
+// transaction has failed; it reports whether it did.
+func (ss *session) localTransaction(sql string) bool {
+	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
+		return false // the usual case: nothing parsed
+	}
+	k := planner.TransactionControl(sql)
+	if k == planner.KindOther && ss.virtualBegin == "" {
+		return false
+	}
+	if !ss.pending.idle() {
+		// Answers of the stand-in the origin relay has yet to settle
+		// (the client has them); nothing else is pending without a
+		// live connection.
+		if ss.link == linkLive || !ss.pending.waitEmpty() {
+			return false
+		}
+	}
+	status := ss.state.TxStatus()
+	var tag string
+	switch {
+	case k == planner.KindBegin && ss.virtualBegin == "" && status == 'I' && ss.settleLink() != linkLive:
+		ss.virtualBegin = sql
+		ss.setLocalTx('T')
+		tag = "BEGIN"
+	case (k == planner.KindCommit || k == planner.KindRollback) && ss.virtualBegin != "":
+		tag = "ROLLBACK"
+		if k == planner.KindCommit && status != 'E' {
+			tag = "COMMIT"
+		}
+		ss.virtualBegin = ""
+		ss.setLocalTx('I')
+	case ss.virtualBegin != "" && status == 'E':
+		if err := ss.finish(abortedTx(), &pgproto3.ReadyForQuery{TxStatus: 'E'}); err != nil {
+			ss.close()
+		}
+		return true
+	default:
+		return false
+	}
+	if err := ss.finish(&pgproto3.CommandComplete{CommandTag: []byte(tag)}, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
+		ss.close()
+	}
+	return true
+}
+
+// setLocalTx sets the status of a transaction that is not at the origin,
+// for the client's ReadyForQuery and the stand-in's.
+func (ss *session) setLocalTx(status byte) {
+	ss.state.setTxStatus(status)
+	if status == 'I' {
+		// As at the origin's ReadyForQuery (noteReady): nothing of the
+		// transaction wrote at the origin, whatever failed there.
+		ss.txWrote.Store(false)
+	}
+	if u, ok := ss.origin.(*unavailableOrigin); ok && ss.link == linkStandIn {
+		u.setTx(status)
+	}
+}
+
+// abortedTx is Postgres's error for a statement in a failed transaction.
+func abortedTx() *pgproto3.ErrorResponse {
+	e := pgError(severityError, codeInFailedTransaction, "", "")
+	e.Message = "current transaction is aborted, commands ignored until end of transaction block"
+	return e
+}
