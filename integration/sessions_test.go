@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,6 +230,11 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var encoding string
+	if err := ext.QueryRow(ctx, "SHOW client_encoding").Scan(&encoding); err != nil {
+		t.Fatal(err)
+	}
+
 	// The origin stops (fast shutdown).
 	resume := origin.PauseDuring(t)
 	for name, read := range map[string]func() (string, error){
@@ -268,6 +274,13 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 		t.Errorf("a new session during the outage: %q %v", got, err)
 	}
 	fresh.Close(ctx)
+	// A client of other startup parameters, not seen before: psql, with
+	// its application_name and the client_encoding the origin reported to
+	// pgx (which sends none).
+	ps := startPsql(t, dsn+"&client_encoding="+url.QueryEscape(encoding))
+	if got := ps.run("SELECT count(*), sum(id) FROM sess_orders"); got != "200|20100" {
+		t.Errorf("psql's first login during the outage: %q", got)
+	}
 	if _, err := pgx.Connect(ctx, appDSN(a, sessUser, "wrong")); pgErrCode(err) != "28P01" {
 		t.Errorf("wrong password during the outage: %v", err)
 	}

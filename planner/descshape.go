@@ -31,7 +31,8 @@ const descShapeMark = '\x02'
 
 // DescriptionShape returns sql's description shape: sql with each
 // constant of a WHERE, HAVING or JOIN ... ON clause, a LIMIT or an OFFSET,
-// at any depth, replaced by a mark of its kind. It reports false for
+// at any depth, replaced by a mark of its kind, and without the blanks
+// and semicolons that end it. It reports false for
 // anything but one plain SELECT (or VALUES, or set operation of them) that
 // parses.
 func DescriptionShape(sql string) (string, bool) {
@@ -49,7 +50,7 @@ func DescriptionShape(sql string) (string, bool) {
 	f := &filterConsts{kinds: map[int32]byte{}}
 	walk(sel, f)
 	if len(f.kinds) == 0 {
-		return sql, true
+		return trimEnd(sql), true
 	}
 	scan, err := pg_query.Scan(sql)
 	if err != nil {
@@ -79,8 +80,12 @@ func DescriptionShape(sql string) (string, bool) {
 		done = end
 	}
 	b.WriteString(sql[done:])
-	return b.String(), true
+	return trimEnd(b.String()), true
 }
+
+// trimEnd drops the blanks and semicolons that end a statement: psql's
+// text of a statement is pgx's with a semicolon.
+func trimEnd(s string) string { return strings.TrimRight(s, " \t\r\n\f;") }
 
 // constEnd returns where the constant whose first token is toks[i] ends:
 // the token itself, or, for a negative number (its location is the minus

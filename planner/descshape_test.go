@@ -14,6 +14,7 @@ func TestDescriptionShape(t *testing.T) {
 		{"SELECT a FROM t WHERE b IN (SELECT c FROM u WHERE d = 'p')", "SELECT a FROM t WHERE b IN (SELECT c FROM u WHERE d = 'q')"},
 		{"SELECT a FROM (SELECT a FROM t WHERE b = 1) s WHERE a IS NOT NULL", "SELECT a FROM (SELECT a FROM t WHERE b = 2) s WHERE a IS NOT NULL"},
 		{"SELECT a FROM t WHERE b = E'it''s' -- c 1\n", "SELECT a FROM t WHERE b = 'x' -- c 1\n"},
+		{"SELECT count(*), sum(id) FROM t", "SELECT count(*), sum(id) FROM t ;\n"},
 	}
 	for _, p := range same {
 		a, okA := DescriptionShape(p[0])
@@ -46,7 +47,7 @@ func TestDescriptionShape(t *testing.T) {
 			t.Errorf("%q: shape %q, want none", sql, s)
 		}
 	}
-	if s, ok := DescriptionShape("SELECT a FROM t"); !ok || s != "SELECT a FROM t" {
+	if s, ok := DescriptionShape("SELECT a FROM t;"); !ok || s != "SELECT a FROM t" {
 		t.Errorf("no filter constants: %q %v", s, ok)
 	}
 }

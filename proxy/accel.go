@@ -314,6 +314,26 @@ func shapeKey(key string) (string, bool) {
 	return shape + "\x00" + rest, true
 }
 
+// shapedRows is shaped's RowDescription for a simple Query's key: one kept
+// for a Query, or else for a statement without parameters (an
+// extended-protocol twin: its Describe's RowDescription is the Query's,
+// every column in text).
+func (c *describeCache) shapedRows(key string) *pgproto3.RowDescription {
+	if rd, ok := c.shaped(key).(*pgproto3.RowDescription); ok {
+		return rd
+	}
+	rd, _ := c.shaped(stmtKey('R', key, nil)).(*pgproto3.RowDescription)
+	if rd == nil {
+		return nil
+	}
+	for _, f := range rd.Fields {
+		if f.Format != 0 {
+			return nil // not a statement's description
+		}
+	}
+	return rd
+}
+
 // shaped returns the description kept for a text of key's description
 // shape (see describeCache), or nil. It parses every text put since the
 // last call, once: call it only when the origin cannot describe.

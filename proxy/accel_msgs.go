@@ -94,7 +94,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		// shape may have been described (describeCache.shaped). Nothing
 		// is asked of the stand-in, whose error would fail a transaction
 		// the session is in (localtx.go).
-		if rd, _ = ss.srv.describes.shaped(key).(*pgproto3.RowDescription); rd == nil {
+		if rd = ss.srv.describes.shapedRows(key); rd == nil {
 			ss.countOrigin(d)
 			return false
 		}
@@ -111,7 +111,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		if ss.link == linkStandIn {
 			// The origin is down: it answers 08006. A text of the same
 			// description shape was described before, perhaps.
-			shaped, _ = ss.srv.describes.shaped(key).(*pgproto3.RowDescription)
+			shaped = ss.srv.describes.shapedRows(key)
 		}
 		describe = func() (*pgproto3.RowDescription, error) {
 			var err error

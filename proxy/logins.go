@@ -182,3 +182,75 @@ func plainAppName(v string) bool {
 	}
 	return true
 }
+
+// similar returns the state kept for a login key whose sessions start as
+// params's would, for a login whose own key has none: one of the same
+// user and database whose other startup parameters are params's but for
+// application_name and parameters that only set what the origin reported
+// anyway (client_encoding=UTF8 when it reported UTF8: psql's next to
+// pgx's). It is used when the origin cannot be reached; the most recently
+// observed such state wins.
+func (c *loginCache) similar(params map[string]string) (loginState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best *loginState
+	for key, ls := range c.entries {
+		if !ls.Info.Valid || best != nil && !ls.Observed.After(best.Observed) {
+			continue
+		}
+		if kp, ok := keyParams(key); ok && sameStart(kp, params, ls.Params) {
+			best = ls
+		}
+	}
+	if best == nil {
+		return loginState{}, false
+	}
+	out := *best
+	out.Params = maps.Clone(best.Params)
+	return out, true
+}
+
+// keyParams reads the startup parameters back from a loginKeyOf key.
+func keyParams(key string) (map[string]string, bool) {
+	parts := strings.Split(key, "\x00")
+	if len(parts)%2 != 1 || parts[len(parts)-1] != "" {
+		return nil, false
+	}
+	m := make(map[string]string, len(parts)/2)
+	for i := 0; i+1 < len(parts); i += 2 {
+		m[parts[i]] = parts[i+1]
+	}
+	return m, true
+}
+
+// sameStart reports whether sessions of startup parameters a and b start
+// alike, given reported, the ParameterStatus set a's sessions started
+// with: user and database are the same, and every other parameter but a
+// plain application_name is the same on both sides, or set only to the
+// value the origin reported.
+func sameStart(a, b, reported map[string]string) bool {
+	if a["user"] != b["user"] || a["database"] != b["database"] {
+		return false
+	}
+	asReported := func(name, v string) bool {
+		r, ok := reported[name]
+		return ok && r == v
+	}
+	for _, side := range [2][2]map[string]string{{a, b}, {b, a}} {
+		for name, v := range side[0] {
+			if name == "application_name" && plainAppName(v) {
+				continue
+			}
+			if w, ok := side[1][name]; ok && w == v {
+				continue
+			}
+			if !asReported(name, v) {
+				return false
+			}
+			if w, ok := side[1][name]; ok && !asReported(name, w) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -163,7 +163,13 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	default:
 		ss.srv.originDown(err)
-		if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ss.accel != nil && e.CanConnect {
+		ls, ok := ss.srv.logins.get(ss.loginKey)
+		if !ok {
+			// A login of startup parameters not seen before, which start
+			// sessions as seen ones do (loginCache.similar).
+			ls, ok = ss.srv.logins.similar(ss.startup.Parameters)
+		}
+		if ok && ss.accel != nil && e.CanConnect {
 			ss.log.Info().Err(err).Msg("the origin cannot be reached; the session starts without it")
 			return ss.startWithout(ls)
 		}
