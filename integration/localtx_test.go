@@ -17,7 +17,8 @@ import (
 // statement needs the origin starts there first (its isolation level
 // too), sees its own writes and commits or rolls back there; during an
 // outage such transactions keep reading, and one whose statement needed
-// the origin fails as Postgres fails it (25P02 until ROLLBACK).
+// the origin fails as Postgres fails it (25P02 until ROLLBACK). A pool's
+// checks (pgx's Ping, an empty query; SELECT 1) need no origin either.
 func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 	setupProxyAuth(t)
 	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
@@ -39,6 +40,14 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 			return err
 		}
 		conns[i] = c
+		// A pool's checks: pgx's Ping (an empty query) and SELECT 1.
+		if err := c.Ping(ctx); err != nil {
+			return fmt.Errorf("ping: %w", err)
+		}
+		var one int
+		if err := c.QueryRow(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol).Scan(&one); err != nil || one != 1 {
+			return fmt.Errorf("SELECT 1: %d %v", one, err)
+		}
 		for range 2 {
 			tx, err := c.Begin(ctx)
 			if err != nil {
@@ -105,6 +114,12 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 	}
 	resume := origin.PauseDuring(t)
 	d := conns[1]
+	if err := d.Ping(ctx); err != nil {
+		t.Errorf("ping during the outage: %v", err)
+	}
+	if got := ps.run("SELECT 1"); got != "1" {
+		t.Errorf("psql's SELECT 1 during the outage: %q", got)
+	}
 	tx, err := d.Begin(ctx)
 	if err != nil {
 		t.Fatalf("BEGIN during the outage: %v", err)

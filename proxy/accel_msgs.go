@@ -25,7 +25,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	m.String = asShowLastRoute(m.String)
-	if ss.localTransaction(m.String) {
+	if ss.localTransaction(m.String) || ss.localPing(m.String) {
 		return true
 	}
 	if qd, quick := ss.quick(m.String); quick {

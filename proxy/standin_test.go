@@ -169,3 +169,22 @@ func TestSessionStateCall_AsAPlainSearch(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyQueryAndSelectOne(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"": true, " ;; ": true, "-- ping": true, "-- a\n/* b /* nested */ c */;\n": true, "/* open": false,
+		"SELECT 1": false, "-- x\nSELECT 1": false, ";x": false,
+	} {
+		if got := emptyQuery(sql); got != want {
+			t.Errorf("emptyQuery(%q) = %v", sql, got)
+		}
+	}
+	for sql, want := range map[string]bool{
+		"SELECT 1": true, "select 1;": true, " Select\n1 ; ": true, "SELECT 1;;": false, "SELECT 10": false,
+		"SELECT 1 AS a": false, "SELECT1": false, "SELECT 1, 2": false, "SELECT '1'": false, "-- x\nSELECT 1": false,
+	} {
+		if got := isSelectOne(sql); got != want {
+			t.Errorf("isSelectOne(%q) = %v", sql, got)
+		}
+	}
+}
