@@ -24,12 +24,7 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
 	ctx := ctxT(t)
 	dsn := appDSN(a, sessUser, sessPass)
-	first := connect(t, dsn)
-	if got, err := readAll(ctx, first); err != nil || got != wantReads {
-		t.Fatalf("first session: %q %v", got, err)
-	}
-	first.Close(ctx)
-	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
+	firstSession(t, dsn)
 
 	// Reads in transactions: no backend.
 	const n = 50

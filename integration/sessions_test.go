@@ -421,15 +421,7 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
 	ctx := ctxT(t)
 	dsn := appDSN(a, sessUser, sessPass)
-	first, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := readAll(ctx, first); err != nil || got != wantReads {
-		t.Fatalf("first session: %q %v", got, err)
-	}
-	first.Close(ctx)
-	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
+	firstSession(t, dsn)
 
 	const n = 500
 	conns := make([]*pgx.Conn, n)
@@ -858,4 +850,21 @@ datasets:
 	if n, err := originCount("SELECT count(*) FROM sess_writes WHERE note = 'after'"); err != nil || n != 3 {
 		t.Errorf("writes at the origin: %d %v", n, err)
 	}
+}
+
+// firstSession runs the first session of sess_user's login key, which
+// opens an origin connection to learn what sessions start with, and waits
+// until its backend is gone.
+func firstSession(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := ctxT(t)
+	first, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(ctx, first); err != nil || got != wantReads {
+		t.Fatalf("first session: %q %v", got, err)
+	}
+	first.Close(ctx)
+	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
 }
