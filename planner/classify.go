@@ -433,20 +433,28 @@ func TransactionControl(sql string) Kind {
 	return KindOther
 }
 
-// startsTransactionWord reports whether sql's first word (after blanks)
-// is BEGIN, START, COMMIT, END, ROLLBACK or ABORT, in any case.
+// startsTransactionWord reports whether sql's first word is BEGIN, START,
+// COMMIT, END, ROLLBACK or ABORT, in any case.
 func startsTransactionWord(sql string) bool {
+	w := LeadingWord(sql)
+	for _, k := range [...]string{"begin", "start", "commit", "end", "rollback", "abort"} {
+		if strings.EqualFold(w, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// LeadingWord returns the run of ASCII letters that starts sql after its
+// blanks (a keyword, if sql starts with one), without copying.
+func LeadingWord(sql string) string {
 	i := 0
 	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '\f') {
 		i++
 	}
 	j := i
-	for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z') {
+	for j < len(sql) && sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z' {
 		j++
 	}
-	switch strings.ToLower(sql[i:j]) {
-	case "begin", "start", "commit", "end", "rollback", "abort":
-		return true
-	}
-	return false
+	return sql[i:j]
 }

@@ -25,7 +25,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	m.String = asShowLastRoute(m.String)
-	if ss.localTransaction(m.String) || ss.localPing(m.String) {
+	if ss.answerWithoutOrigin(m.String) {
 		return true
 	}
 	if qd, quick := ss.quick(m.String); quick {
@@ -107,20 +107,11 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			ss.countOrigin(d)
 			return false
 		}
-		var shaped *pgproto3.RowDescription
-		if ss.link == linkStandIn {
-			// The origin is down: it answers 08006. A text of the same
-			// description shape was described before, perhaps.
-			shaped = ss.srv.describes.shapedRows(key)
-		}
 		describe = func() (*pgproto3.RowDescription, error) {
 			var err error
 			rd, err = wait() // rd heads the answer below
 			if err == nil && rd != nil {
 				ss.srv.describes.put(key, rd)
-			}
-			if err != nil && shaped != nil {
-				rd, err = shaped, nil
 			}
 			return rd, err
 		}

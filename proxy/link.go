@@ -237,10 +237,7 @@ func (ss *session) connectLink() bool {
 	if ss.virtualBegin != "" && ss.state.TxStatus() == 'E' {
 		// A failed transaction that is not at the origin (localtx.go):
 		// statements get 25P02 until it ends; none reaches the origin.
-		u := newUnavailableOrigin("", "")
-		u.tx = 'E'
-		ss.installOrigin(u, u, nil, linkStandIn)
-		ss.startOriginRelay()
+		ss.standIn(nil) // answers 25P02 in status 'E'
 		return true
 	}
 	if !ss.srv.originRetryDue() {

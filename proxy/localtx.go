@@ -33,10 +33,17 @@ import (
 // localTransaction answers sql (a simple Query) here when it starts or
 // ends a transaction that is not at the origin, or when such a
 // transaction has failed; it reports whether it did.
-func (ss *session) localTransaction(sql string) bool {
+// answerWithoutOrigin answers sql (a simple Query) here when the session
+// has no origin connection and sql is one of the statements below
+// (localTransaction, localPing); it reports whether it did.
+func (ss *session) answerWithoutOrigin(sql string) bool {
 	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
-		return false // the usual case: nothing parsed
+		return false // the usual case: sql is not looked at
 	}
+	return ss.localTransaction(sql) || ss.localPing(sql)
+}
+
+func (ss *session) localTransaction(sql string) bool {
 	k := planner.TransactionControl(sql)
 	if k == planner.KindOther && ss.virtualBegin == "" {
 		return false

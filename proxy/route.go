@@ -41,11 +41,7 @@ func asShowLastRoute(sql string) string {
 // white space showLastRoute's \s takes (every Query and Parse is checked,
 // so most texts should be refused at their first letters).
 func startsShow(sql string) bool {
-	i := 0
-	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\f' || sql[i] == '\r') {
-		i++
-	}
-	return len(sql)-i >= len("show") && foldPrefix(sql[i:], "show")
+	return strings.EqualFold(planner.LeadingWord(sql), "show")
 }
 
 // routeNote is how a statement was routed, kept as it was decided and
