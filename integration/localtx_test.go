@@ -28,13 +28,7 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 
 	// Reads in transactions: no backend.
 	const n = 50
-	conns := make([]*pgx.Conn, n)
-	forEachSession(t, n, func(i int) error {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		conns[i] = c
+	conns := openSessions(t, n, dsn, func(i int, c *pgx.Conn) error {
 		// A pool's checks: pgx's Ping (an empty query) and SELECT 1.
 		if err := c.Ping(ctx); err != nil {
 			return fmt.Errorf("ping: %w", err)
@@ -62,13 +56,6 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 		}
 		return nil
 	})
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close(context.Background())
-			}
-		}
-	}()
 	if got := originBackends(t, sessUser); got != 0 {
 		t.Errorf("%d sessions reading in transactions hold %d origin backends, want 0", n, got)
 	}

@@ -79,9 +79,19 @@ const (
 
 func connect(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return connectConfig(t, cfg)
+}
+
+// connectConfig connects with cfg, closed when the test ends.
+func connectConfig(t testing.TB, cfg *pgx.ConnConfig) *pgx.Conn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -99,14 +109,7 @@ func connectSimple(t testing.TB, dsn string) *pgx.Conn {
 		t.Fatal(err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return connectConfig(t, cfg)
 }
 
 func ctxT(t testing.TB) context.Context {

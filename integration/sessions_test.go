@@ -424,25 +424,12 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 	firstSession(t, dsn)
 
 	const n = 500
-	conns := make([]*pgx.Conn, n)
-	forEachSession(t, n, func(i int) error {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		conns[i] = c
+	conns := openSessions(t, n, dsn, func(i int, c *pgx.Conn) error {
 		if got, err := readAll(ctx, c); err != nil || got != wantReads {
 			return fmt.Errorf("session %d: %q %v", i, got, err)
 		}
 		return nil
 	})
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close(context.Background())
-			}
-		}
-	}()
 	if got := originBackends(t, sessUser); got != 0 {
 		t.Errorf("%d sessions reading accelerated datasets hold %d origin backends, want 0", n, got)
 	}
@@ -867,4 +854,28 @@ func firstSession(t *testing.T, dsn string) {
 	}
 	first.Close(ctx)
 	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
+}
+
+// openSessions opens n sessions (forEachSession), each checked by use,
+// closed when the test ends.
+func openSessions(t *testing.T, n int, dsn string, use func(i int, c *pgx.Conn) error) []*pgx.Conn {
+	t.Helper()
+	ctx := ctxT(t)
+	conns := make([]*pgx.Conn, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}
+	})
+	forEachSession(t, n, func(i int) error {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		conns[i] = c
+		return use(i, c)
+	})
+	return conns
 }
