@@ -24,7 +24,7 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
 	ctx := ctxT(t)
 	dsn := appDSN(a, sessUser, sessPass)
-	firstSession(t, dsn)
+	firstSession(t, a, dsn)
 
 	// Reads in transactions: no backend.
 	const n = 50
@@ -56,7 +56,7 @@ func TestSessions_TransactionsWithoutTheOrigin(t *testing.T) {
 		}
 		return nil
 	})
-	if got := originBackends(t, sessUser); got != 0 {
+	if got := heldBackends(t, a); got != 0 {
 		t.Errorf("%d sessions reading in transactions hold %d origin backends, want 0", n, got)
 	}
 	status := func(c *pgx.Conn) byte { return c.PgConn().TxStatus() }

@@ -421,7 +421,7 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
 	ctx := ctxT(t)
 	dsn := appDSN(a, sessUser, sessPass)
-	firstSession(t, dsn)
+	firstSession(t, a, dsn)
 
 	const n = 500
 	conns := openSessions(t, n, dsn, func(i int, c *pgx.Conn) error {
@@ -430,15 +430,16 @@ func TestSessions_AcceleratedReadsHoldNoBackend(t *testing.T) {
 		}
 		return nil
 	})
-	if got := originBackends(t, sessUser); got != 0 {
+	if got := heldBackends(t, a); got != 0 {
 		t.Errorf("%d sessions reading accelerated datasets hold %d origin backends, want 0", n, got)
 	}
-	// A write opens one for its session only.
+	// A write takes one for its session only: the first session's, from
+	// the pool.
 	if _, err := conns[0].Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('one')"); err != nil {
 		t.Fatal(err)
 	}
-	if got := originBackends(t, sessUser); got != 1 {
-		t.Errorf("after one session wrote: %d origin backends, want 1", got)
+	if got, pooled := originBackends(t, sessUser), pooledConns(t, a); got != 1 || pooled != 0 {
+		t.Errorf("after one session wrote: %d origin backends, %d of them pooled, want 1 and 0", got, pooled)
 	}
 }
 
@@ -842,7 +843,7 @@ datasets:
 // firstSession runs the first session of sess_user's login key, which
 // opens an origin connection to learn what sessions start with, and waits
 // until its backend is gone.
-func firstSession(t *testing.T, dsn string) {
+func firstSession(t *testing.T, a *app.App, dsn string) {
 	t.Helper()
 	ctx := ctxT(t)
 	first, err := pgx.Connect(ctx, dsn)
@@ -853,7 +854,21 @@ func firstSession(t *testing.T, dsn string) {
 		t.Fatalf("first session: %q %v", got, err)
 	}
 	first.Close(ctx)
-	pgtest.WaitFor(t, "the first session's backend gone", func() bool { return originBackends(t, sessUser) == 0 })
+	pgtest.WaitFor(t, "the first session's backend gone to the pool", func() bool { return heldBackends(t, a) == 0 })
+}
+
+// heldBackends counts sess_user's origin backends that sessions hold: not
+// those waiting idle in pgaccel's pool (pgaccel_origin_pool_connections),
+// which no session holds.
+func heldBackends(t *testing.T, a *app.App) int {
+	t.Helper()
+	return originBackends(t, sessUser) - pooledConns(t, a)
+}
+
+// pooledConns is how many idle origin connections pgaccel's pool keeps.
+func pooledConns(t *testing.T, a *app.App) int {
+	t.Helper()
+	return int(metricSums(t, a.Metrics, "pgaccel_origin_pool_connections")[""])
 }
 
 // openSessions opens n sessions (forEachSession), each checked by use,
@@ -878,4 +893,134 @@ func openSessions(t *testing.T, n int, dsn string, use func(i int, c *pgx.Conn) 
 		return use(i, c)
 	})
 	return conns
+}
+
+// TestSessions_EndedSessionsPoolTheirConnection: with auth.mode proxy, a
+// session that ends idle leaves its origin connection to the next session
+// of its role, database and startup parameters, as pgbouncer's session
+// pooling does, reset: the next session gets the same backend with none of
+// the first one's settings, prepared statements, temporary tables, LISTENs
+// or advisory locks, and its own application_name. A session that ends
+// inside a transaction does not (its backend ends, the transaction rolled
+// back), and a pooled connection the origin ended is passed over. With a
+// dataset (sessions decode every message) and without (pass-through).
+func TestSessions_EndedSessionsPoolTheirConnection(t *testing.T) {
+	setupProxyAuth(t)
+	for _, withDataset := range []bool{true, false} {
+		t.Run(fmt.Sprintf("dataset=%t", withDataset), func(t *testing.T) {
+			var a *app.App
+			if withDataset {
+				a, _ = startProxyAuthApp(t, t.TempDir(), "60s", true)
+			} else {
+				a = startAppText(t, fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nauth:\n  mode: proxy\nruntime:\n  data_dir: %q\n",
+					origin.SuperDSN(), t.TempDir()))
+				t.Cleanup(func() { shutdownApp(t, a) })
+			}
+			ctx := ctxT(t)
+			dsn := appDSN(a, sessUser, sessPass)
+			connect := func(appName string) *pgx.Conn {
+				t.Helper()
+				cfg, err := pgx.ParseConfig(dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if appName != "" {
+					cfg.RuntimeParams["application_name"] = appName
+				}
+				c, err := pgx.ConnectConfig(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			count := func(c *pgx.Conn, sql string) int {
+				t.Helper()
+				var n int
+				if err := c.QueryRow(ctx, sql, pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+				return n
+			}
+			pid := func(c *pgx.Conn) int { return count(c, "SELECT pg_backend_pid()") }
+			waitPooled := func(want int) {
+				t.Helper()
+				pgtest.WaitFor(t, fmt.Sprintf("%d pooled connection(s)", want), func() bool { return pooledConns(t, a) == want })
+			}
+
+			// A session leaves state of every kind DISCARD ALL undoes.
+			c1 := connect("first")
+			for _, sql := range []string{
+				"SET work_mem = '7MB'", "PREPARE p1 AS SELECT 1", "CREATE TEMP TABLE sess_tmp (x int)",
+				"LISTEN sess_channel", "SELECT pg_advisory_lock(4242)", "INSERT INTO sess_writes (note) VALUES ('pooled-1')",
+			} {
+				if _, err := c1.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+			}
+			pid1 := pid(c1)
+			c1.Close(ctx)
+			waitPooled(1)
+			if got := originBackends(t, sessUser); got != 1 {
+				t.Errorf("after the first session ended: %d origin backends, want its 1, pooled", got)
+			}
+
+			c2 := connect("second")
+			if got := pid(c2); got != pid1 {
+				t.Errorf("the second session runs on backend %d, want the first one's %d (pooled)", got, pid1)
+			}
+			for sql, want := range map[string]int{
+				"SELECT count(*) FROM pg_settings WHERE source = 'session' AND name <> 'application_name'":           0,
+				"SELECT count(*) FROM pg_prepared_statements":                                                        0,
+				"SELECT count(*) FROM pg_class WHERE relname = 'sess_tmp'":                                           0,
+				"SELECT count(*) FROM pg_listening_channels()":                                                       0,
+				"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()":               0,
+				"SELECT count(*) FROM pg_stat_activity WHERE pid = pg_backend_pid() AND application_name = 'second'": 1,
+				"SELECT count(*) FROM pg_settings WHERE name = 'work_mem' AND source <> 'session'":                   1,
+			} {
+				if got := count(c2, sql); got != want {
+					t.Errorf("on the pooled connection: %s = %d, want %d", sql, got, want)
+				}
+			}
+			if got := c2.PgConn().ParameterStatus("application_name"); got != "second" {
+				t.Errorf("the second session was told application_name %q, want %q", got, "second")
+			}
+			// It ends inside a transaction that wrote: its backend ends,
+			// and the write with it.
+			if _, err := c2.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c2.Exec(ctx, "INSERT INTO sess_writes (note) VALUES ('uncommitted')", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			c2.Close(ctx)
+			pgtest.WaitFor(t, "the backend of a session that ended in a transaction gone", func() bool { return originBackends(t, sessUser) == 0 })
+			if got := pooledConns(t, a); got != 0 {
+				t.Errorf("%d pooled connections after a session ended in a transaction, want 0", got)
+			}
+			if n, err := originCount(`SELECT count(*) FROM sess_writes WHERE note = 'uncommitted'`); err != nil || n != 0 {
+				t.Errorf("the write of a transaction that never committed: %d rows %v", n, err)
+			}
+
+			// A pooled connection whose backend the origin ended is passed
+			// over: the next session logs in anew.
+			c3 := connect("")
+			pid3 := pid(c3)
+			c3.Close(ctx)
+			waitPooled(1)
+			mustExec(t, fmt.Sprintf("SELECT pg_terminate_backend(%d)", pid3))
+			pgtest.WaitFor(t, "the pooled backend ended", func() bool { return originBackends(t, sessUser) == 0 })
+			c4 := connect("")
+			if got := pid(c4); got == pid3 || got == 0 {
+				t.Errorf("after its pooled backend ended, a session runs on backend %d (ended: %d)", got, pid3)
+			}
+			if got, err := readAll(ctx, c4); err != nil || got != wantReads {
+				t.Errorf("reads after the pooled backend ended: %q %v", got, err)
+			}
+			c4.Close(ctx)
+			links := metricSums(t, a.Metrics, "pgaccel_origin_links_total", "event")
+			if links["reused"] < 1 {
+				t.Errorf("origin links: %v, want a reused one", links)
+			}
+		})
+	}
 }

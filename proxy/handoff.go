@@ -279,7 +279,7 @@ func (ss *session) serveOnLoop(l *eventLoop) (ended bool) {
 		ss.linkUse.Store(0)
 	}
 	ended = l.serve(ss)
-	if !ended {
+	if !ended && !ss.endToPool.Load() {
 		if err := ss.originIO.flushHeld(); err != nil {
 			ss.originFailed(err)
 			ended = true

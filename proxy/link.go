@@ -308,6 +308,9 @@ func (ss *session) connectLink() bool {
 // useOriginLogin makes ol the session's live origin connection and sets
 // the session up on it (replay); its relay is not started yet.
 func (ss *session) useOriginLogin(ol *originLogin) error {
+	if err := ol.setAppName(ss.appName()); err != nil {
+		return err
+	}
 	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
 	ss.fe = ol.fe
 	ss.linkMu.Lock()
@@ -854,13 +857,24 @@ func (ss *session) releaseIdle() {
 		return
 	}
 	ss.idleArmed.Store(false)
-	// Stop the origin relay without closing the connection: a read
-	// deadline in the past ends its wait (originReadFailed: releasing).
-	ss.releasing.Store(true)
+	ss.poolOrigin()
+}
+
+// poolOrigin takes the session's idle origin connection from it and puts
+// it in the pool, reset (resetForPool), or closes it when it cannot be
+// pooled. It runs where the client loop cannot run (releaseIdle holds
+// its turn; the session's end).
+func (ss *session) poolOrigin() {
 	conn := ss.originConn()
-	_ = conn.SetReadDeadline(time.Now())
-	<-ss.originDone
-	ss.originDone = nil
+	if ss.originDone != nil {
+		// Stop the origin relay without closing the connection: a read
+		// deadline in the past ends its wait (originReadFailed:
+		// releasing).
+		ss.releasing.Store(true)
+		_ = conn.SetReadDeadline(time.Now())
+		<-ss.originDone
+		ss.originDone = nil
+	}
 	// Only a plain socket is pooled: after a read deadline, a TLS
 	// connection's state is not promised to be sound.
 	clean := ss.ofr.buffered() == 0 && ss.originIO != nil
@@ -875,4 +889,23 @@ func (ss *session) releaseIdle() {
 		return
 	}
 	ss.srv.pool.put(ss.loginKey, ol)
+}
+
+// endsToPool reports, at the client's Terminate, whether the session's
+// origin connection goes to the pool for the next session of its login
+// key instead of ending with it, as pgbouncer's server connections do: with
+// auth.mode proxy (pgaccel can log that session in itself), a pool
+// (auth.origin_idle_timeout above 0), and a live link that owes the client
+// nothing and holds no transaction. DISCARD ALL (resetForPool) then leaves
+// nothing of this session on it. It runs on the client loop.
+func (ss *session) endsToPool() bool {
+	if ss.clientKey == nil || ss.srv.pool.idleFor <= 0 || ss.link != linkLive || ss.originIO == nil ||
+		ss.broken.Load() || ss.releasing.Load() || ss.shuttingDown.Load() || ss.srv.isClosing() ||
+		ss.state.TxStatus() != 'I' {
+		return false
+	}
+	if ss.pass != nil {
+		return ss.pass.idle()
+	}
+	return ss.pending.idle() && !ss.stretchOrigin
 }

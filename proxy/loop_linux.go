@@ -333,6 +333,10 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 		}
 	}
 	switch {
+	case ss.endToPool.Load() && !ss.isClosed():
+		// The session's goroutine pools its origin connection.
+		l.demote(ls, loopPooled)
+		return false
 	case ended || ss.isClosed():
 		ss.close()
 		l.finish(ls, true)

@@ -18,6 +18,7 @@ const (
 // dataset (from the config) and reason (a fixed set of planner labels).
 type Metrics struct {
 	sessions prometheus.Gauge
+	pooled   prometheus.Gauge
 	origin   prometheus.Counter
 	requests *prometheus.CounterVec
 	loops    *prometheus.CounterVec
@@ -83,6 +84,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_client_sessions",
 			Help: "Client sessions past authentication.",
 		}),
+		pooled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pgaccel_origin_pool_connections",
+			Help: "Idle origin connections the pool keeps for the next session of the same role, database and startup parameters (auth.mode proxy): left by sessions that ended, or released after auth.origin_idle_timeout idle; each is closed after that timeout unused.",
+		}),
 		origin: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_origin_connection_errors_total",
 			Help: "Client sessions that could not connect to the origin.",
@@ -93,11 +98,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"kind"}),
 		loops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_event_loop_sessions_total",
-			Help: "Sessions an event loop took (event=taken; event=promoted counts those of them that came back from goroutines), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), more than one turn may relay (event=busy), a statement that must run on goroutines, such as an accelerated read (event=handed_off), or an idle origin connection to release (event=released).",
+			Help: "Sessions an event loop took (event=taken; event=promoted counts those of them that came back from goroutines), and those it handed back to goroutines: a write the client or origin socket could not take (event=write_blocked), more than one turn may relay (event=busy), a statement that must run on goroutines, such as an accelerated read (event=handed_off), or an idle origin connection to release (event=released), or a session that ended with its origin connection going to the pool (event=pooled).",
 		}, []string{"event"}),
 		links: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_origin_links_total",
-			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (auth.origin_idle_timeout: an idle session's origin connection reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
+			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (an idle session's origin connection, after auth.origin_idle_timeout, or that of a session that ended, reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
@@ -110,7 +115,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.durOrigin = m.durationOf(routeOrigin)
 	m.durFallb = m.durationOf(routeFallback)
 	if reg != nil {
-		reg.MustRegister(m.stats, m.sessions, m.origin, m.requests, m.loops, m.links, m.panics)
+		reg.MustRegister(m.stats, m.sessions, m.pooled, m.origin, m.requests, m.loops, m.links, m.panics)
 	}
 	return m
 }
@@ -122,6 +127,7 @@ const (
 	loopBusy         = "busy"
 	loopHandedOff    = "handed_off"
 	loopReleased     = "released"
+	loopPooled       = "pooled"
 	loopPromoted     = "promoted"
 )
 

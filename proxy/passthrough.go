@@ -80,6 +80,13 @@ scan:
 			}
 		case 'X':
 			terminated = true
+			if fr.rp-len(m) == start && ss.endsToPool() {
+				// Nothing before it to relay: the origin connection
+				// goes to the pool, and the origin is not told.
+				ss.terminated.Store(true)
+				ss.endToPool.Store(true)
+				return true, false
+			}
 			break scan
 		default:
 			if !frontendTypes[t] {

@@ -1,16 +1,22 @@
 package proxy
 
 import (
+	"fmt"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // originPool keeps origin connections that sessions released (idle
-// release, link.go) for the next session of the same login key (database,
-// role, startup parameters) that needs the origin: it takes one instead
-// of logging in, and sets its own state up on it (replay). A connection
+// release, link.go) or left when they ended idle (endsToPool) for the next
+// session of the same login key (database, role, startup parameters) that
+// needs the origin: it takes one instead of logging in, at its login or
+// its first statement that needs the origin, and sets its own state up on
+// it (replay). A connection
 // enters the pool reset (DISCARD ALL: no prepared statement, temporary
 // table, setting, lock or LISTEN of the session that used it) and leaves
 // it after idleFor unused, or when the pool holds poolMaxIdle.
@@ -19,6 +25,16 @@ type originPool struct {
 	idle    map[string][]*pooledConn
 	n       int
 	idleFor time.Duration
+	gauge   poolGauge // pgaccel_origin_pool_connections
+}
+
+// poolGauge is the gauge of the pool's size; nil is none.
+type poolGauge struct{ g prometheus.Gauge }
+
+func (g poolGauge) Set(v float64) {
+	if g.g != nil {
+		g.g.Set(v)
+	}
 }
 
 // poolMaxIdle bounds the connections the pool keeps, over all keys.
@@ -45,11 +61,46 @@ func (p *originPool) put(key string, ol *originLogin) {
 	pc.timer = time.AfterFunc(p.idleFor, func() { p.expire(key, pc) })
 	p.idle[key] = append(p.idle[key], pc)
 	p.n++
+	p.gauge.Set(float64(p.n))
 }
 
 // take returns a pooled connection of key, the most recently used first
-// (its backend's caches are warmest), or nil.
+// (its backend's caches are warmest), or nil. One the origin has closed
+// meanwhile (it restarted, or ended the backend) is closed and passed over.
 func (p *originPool) take(key string) *originLogin {
+	for {
+		ol := p.pop(key)
+		if ol == nil || connAlive(ol.conn) {
+			return ol
+		}
+		_ = ol.conn.Close()
+	}
+}
+
+// connAlive reports whether an idle connection is still open with nothing
+// to read: a peek that would wait. End of file, an error, or bytes the
+// origin sent unasked (a FATAL as it ended the backend) mean it is not.
+func connAlive(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, errno := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		alive = errno == syscall.EAGAIN
+		return true // never wait
+	})
+	return err == nil && alive
+}
+
+// pop takes the most recently pooled connection of key, or nil.
+func (p *originPool) pop(key string) *originLogin {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.idle[key]
@@ -62,6 +113,7 @@ func (p *originPool) take(key string) *originLogin {
 		delete(p.idle, key)
 	}
 	p.n--
+	p.gauge.Set(float64(p.n))
 	pc.timer.Stop()
 	return pc.ol
 }
@@ -78,6 +130,8 @@ func (p *originPool) expire(key string, pc *pooledConn) {
 				delete(p.idle, key)
 			}
 			p.n--
+			p.gauge.Set(float64(p.n))
+			p.gauge.Set(float64(p.n))
 			sendTerminate(pc.ol)
 			return
 		}
@@ -96,6 +150,7 @@ func (p *originPool) closeAll() {
 		delete(p.idle, key)
 	}
 	p.n = 0
+	p.gauge.Set(0)
 }
 
 // size is how many connections the pool holds.
@@ -112,6 +167,44 @@ func sendTerminate(ol *originLogin) {
 	ol.fe.Send(&pgproto3.Terminate{})
 	_ = ol.fe.Flush()
 	_ = ol.conn.Close()
+}
+
+// setAppName sets application_name on a connection taken from the pool to
+// v, the value the taking session logged in with: the pool's key leaves a
+// plain application_name out (loginKeyOf), so the connection may carry
+// the one of the session that left it. A bound parameter, so v needs no
+// quoting.
+func (ol *originLogin) setAppName(v string) error {
+	if got, ok := ol.params["application_name"]; (ok && got == v) || !plainAppName(v) {
+		return nil // another one is in the key
+	}
+	_ = ol.conn.SetDeadline(time.Now().Add(startupTimeout))
+	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
+	ol.fe.Send(&pgproto3.Parse{Query: "SELECT pg_catalog.set_config('application_name', $1, false)"})
+	ol.fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte(v)}})
+	ol.fe.Send(&pgproto3.Execute{})
+	ol.fe.Send(&pgproto3.Sync{})
+	if err := ol.fe.Flush(); err != nil {
+		return err
+	}
+	var failed error
+	for {
+		msg, err := ol.fe.Receive()
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ParameterStatus:
+			ol.params[m.Name] = m.Value
+		case *pgproto3.ErrorResponse:
+			failed = fmt.Errorf("set application_name on a pooled connection: %s (SQLSTATE %s)", m.Message, m.Code)
+		case *pgproto3.ReadyForQuery:
+			if failed == nil && m.TxStatus != 'I' {
+				failed = fmt.Errorf("transaction status %q after setting application_name", m.TxStatus)
+			}
+			return failed
+		}
+	}
 }
 
 // resetForPool makes a released connection fit for another session of its

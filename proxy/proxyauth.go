@@ -132,6 +132,20 @@ func (ss *session) proxyLogin() error {
 		// lookup, or another login).
 		return ss.startWithout(ls)
 	}
+	if e.CanConnect {
+		for ol := ss.srv.pool.take(ss.loginKey); ol != nil; ol = ss.srv.pool.take(ss.loginKey) {
+			// An origin connection a session of this login key left
+			// (endsToPool, releaseIdle): the session starts on it,
+			// without a login at the origin.
+			if err := ol.setAppName(ss.appName()); err != nil {
+				ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
+				_ = ol.conn.Close()
+				continue
+			}
+			ss.srv.metrics.link(linkReused)
+			return ss.startOn(ol)
+		}
+	}
 	lctx := ctx
 	if saved {
 		// A session that can start without the origin waits for it only
@@ -179,6 +193,12 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	}
 	ss.srv.originUp()
+	return ss.startOn(ol)
+}
+
+// startOn starts the session on origin connection ol, logged in for it
+// or taken from the pool, and greets the client with its parameters.
+func (ss *session) startOn(ol *originLogin) error {
 	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
 	ss.fe = ol.fe
 	ss.originPID, ss.originKey = ol.pid, ol.key
@@ -246,6 +266,12 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 	}
 	ss.be.Send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal})
 	return clientKey, nil
+}
+
+// appName is the application_name the session logged in with ("" for
+// none), as Postgres sets it from the startup packet.
+func (ss *session) appName() string {
+	return ss.startup.Parameters["application_name"]
 }
 
 // startWithout completes a login without the origin, from what an earlier

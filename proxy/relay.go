@@ -122,6 +122,10 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	}
 	if _, ok := msg.(*pgproto3.Terminate); ok {
 		ss.terminated.Store(true)
+		if ss.endsToPool() {
+			ss.endToPool.Store(true)
+			return true
+		}
 		if ss.link == linkLive {
 			ss.fe.Send(msg)
 			_ = ss.fe.Flush()

@@ -272,10 +272,13 @@ type session struct {
 	timedOut     bool
 	shuttingDown atomic.Bool
 	terminated   atomic.Bool
-	fatalSent    bool // guarded by writeMu
-	closeOnce    sync.Once
-	closedInit   sync.Once
-	closed       chan struct{}
+	// endToPool is set at the client's Terminate when the origin
+	// connection goes to the pool instead of ending (endsToPool).
+	endToPool  atomic.Bool
+	fatalSent  bool // guarded by writeMu
+	closeOnce  sync.Once
+	closedInit sync.Once
+	closed     chan struct{}
 }
 
 func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
@@ -358,8 +361,18 @@ func (ss *session) run() {
 		ss.log.Debug().Msg("session ended")
 		return
 	}
-	ss.restartOriginRelay()
-	ss.relayClient()
+	if !ss.endToPool.Load() {
+		ss.restartOriginRelay()
+		ss.relayClient()
+	}
+	if ss.endToPool.Load() {
+		// The client left with the origin connection idle: another
+		// session of its login key takes it (endsToPool).
+		ss.closePortals()
+		ss.poolOrigin()
+		ss.log.Debug().Msg("session ended; its origin connection went to the pool")
+		return
+	}
 	ss.closePortals()
 	ss.close()
 	if ss.originDone != nil {
