@@ -848,7 +848,8 @@ func (ss *session) releaseIdle() {
 		return
 	}
 	defer ss.linkUse.Store(0)
-	if ss.link != linkLive || ss.broken.Load() {
+	if ss.link != linkLive || ss.broken.Load() || ss.endToPool.Load() {
+		// No connection, or the session ended and pools it itself.
 		ss.idleArmed.Store(false)
 		return
 	}

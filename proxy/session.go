@@ -367,9 +367,17 @@ func (ss *session) run() {
 	}
 	if ss.endToPool.Load() {
 		// The client left with the origin connection idle: another
-		// session of its login key takes it (endsToPool).
+		// session of its login key takes it (endsToPool). The client
+		// loop's turn keeps the idle release (releaseIdle) out.
 		ss.closePortals()
+		take := ss.idleTimer != nil && ss.linkUse.Load() != 1
+		if take {
+			ss.enterLink()
+		}
 		ss.poolOrigin()
+		if take {
+			ss.linkUse.Store(0)
+		}
 		ss.log.Debug().Msg("session ended; its origin connection went to the pool")
 		return
 	}

@@ -36,9 +36,18 @@ run_suite() {
 	sed -nE 's/^ *--- (PASS|FAIL|SKIP): ([^ ]+).*/\1 \2/p' "$work/$name.log" >"$work/$name.results"
 	if grep -qE '^(FAIL|panic:).*\[(build|setup) failed\]|^panic: ' "$work/$name.log"; then
 		echo "pgx's tests did not run cleanly against $name: see $work/$name.log" >&2
+		if grep -q 'module lookup disabled by GOPROXY=off' "$work/$name.log"; then
+			echo "pgx's test dependencies are not in the module cache: run go list -test -deps github.com/jackc/pgx/v5/... in $repo" >&2
+		fi
+		unclean=1
 	fi
 }
 
+unclean=0
 run_suite direct "$DIRECT_PORT" "$@"
 run_suite pgaccel "$PROXY_PORT" "$@"
 compare "$work/direct.results" "$work/pgaccel.results"
+if [ "$unclean" -ne 0 ]; then
+	echo "a run did not build or set up cleanly: the comparison above is incomplete" >&2
+	exit 1
+fi
