@@ -164,6 +164,17 @@
 //     value is stored). No password, verifier, key or query.
 //   - Logs: roles and databases, never verifiers (Verifier.String hides
 //     them), keys, passwords or parameter values.
+//   - Pooled origin connections (pool.go): logged in as their role, kept
+//     in memory up to auth.origin_idle_timeout after a session released or
+//     left them, for the next session of the same database, role and
+//     startup parameters, which has proved the role's password to pgaccel
+//     first. DISCARD ALL runs before one enters the pool, so nothing of a
+//     session (settings, SET ROLE and SET SESSION AUTHORIZATION, prepared
+//     statements, cursors, temporary tables, LISTEN, advisory locks) is
+//     there for the next. A role set NOLOGIN, expired or dropped at the
+//     origin is refused by pgaccel's own check once its verifier is
+//     fetched again (within cache_ttl), not by the origin, since a pooled
+//     connection does not log in again.
 //
 // What someone who reads the data directory gets: the verifiers. A
 // verifier does not log in to Postgres nor to pgaccel by itself (a SCRAM
