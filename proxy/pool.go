@@ -26,6 +26,7 @@ type originPool struct {
 	n       int
 	idleFor time.Duration
 	gauge   poolGauge // pgaccel_origin_pool_connections
+	closed  bool      // closeAll ran: the server is shutting down
 }
 
 // poolGauge is the gauge of the pool's size; nil is none.
@@ -50,7 +51,7 @@ type pooledConn struct {
 func (p *originPool) put(key string, ol *originLogin) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n >= poolMaxIdle || p.idleFor <= 0 {
+	if p.n >= poolMaxIdle || p.idleFor <= 0 || p.closed {
 		_ = ol.conn.Close()
 		return
 	}
@@ -142,6 +143,7 @@ func (p *originPool) expire(key string, pc *pooledConn) {
 func (p *originPool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true // a session that ends after this closes its own
 	for key, list := range p.idle {
 		for _, pc := range list {
 			pc.timer.Stop()

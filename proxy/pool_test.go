@@ -67,6 +67,14 @@ func TestOriginPool(t *testing.T) {
 	if big.size() != 0 {
 		t.Fatal("closeAll left connections")
 	}
+	// A session that ends after the shutdown closed the pool closes its
+	// connection itself.
+	late, closedLate := pipeLogin(t)
+	big.put("k", late)
+	waitClosed(t, closedLate, "a closed pool kept a connection")
+	if big.size() != 0 {
+		t.Fatal("a closed pool took a connection")
+	}
 }
 
 // waitClosed fails the test with msg unless closed is closed within 5s.

@@ -279,6 +279,7 @@ type session struct {
 	closeOnce  sync.Once
 	closedInit sync.Once
 	closed     chan struct{}
+	closing    atomic.Bool // set by close, before closed is closed
 }
 
 func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
@@ -428,13 +429,10 @@ func (ss *session) fatalFrom(resp *pgproto3.ErrorResponse) {
 	_ = ss.be.Flush()
 }
 
+// isClosed reports whether the session has closed (or is closing) its
+// connections. An atomic load: the event loop asks after every event.
 func (ss *session) isClosed() bool {
-	select {
-	case <-ss.closedCh():
-		return true
-	default:
-		return false
-	}
+	return ss.closing.Load()
 }
 
 // closed is closed when the session has closed its connections.
@@ -445,6 +443,7 @@ func (ss *session) closedCh() chan struct{} {
 
 func (ss *session) close() {
 	ss.closeOnce.Do(func() {
+		ss.closing.Store(true)
 		close(ss.closedCh())
 		if ss.idleTimer != nil {
 			ss.idleTimer.Stop()
