@@ -927,11 +927,7 @@ func TestSessions_EndedSessionsPoolTheirConnection(t *testing.T) {
 				if appName != "" {
 					cfg.RuntimeParams["application_name"] = appName
 				}
-				c, err := pgx.ConnectConfig(ctx, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
+				return connectConfig(t, cfg)
 			}
 			count := func(c *pgx.Conn, sql string) int {
 				t.Helper()

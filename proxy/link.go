@@ -258,7 +258,7 @@ func (ss *session) connectLink() bool {
 		ss.close()
 		return false
 	}
-	for ol := ss.srv.pool.take(ss.loginKey); ol != nil; ol = ss.srv.pool.take(ss.loginKey) {
+	for ol := ss.srv.pool.take(ss.loginKey, ss.appName()); ol != nil; ol = ss.srv.pool.take(ss.loginKey, ss.appName()) {
 		// A connection another session of this login key released.
 		if err := ss.useOriginLogin(ol); err != nil {
 			ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
@@ -308,9 +308,6 @@ func (ss *session) connectLink() bool {
 // useOriginLogin makes ol the session's live origin connection and sets
 // the session up on it (replay); its relay is not started yet.
 func (ss *session) useOriginLogin(ol *originLogin) error {
-	if err := ol.setAppName(ss.appName()); err != nil {
-		return err
-	}
 	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
 	ss.fe = ol.fe
 	ss.linkMu.Lock()

@@ -333,7 +333,7 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 		}
 	}
 	switch {
-	case ss.endToPool.Load() && !ss.isClosed():
+	case ended && ss.endToPool.Load() && !ss.isClosed():
 		// The session's goroutine pools its origin connection.
 		l.demote(ls, loopPooled)
 		return false

@@ -25,16 +25,15 @@ type originPool struct {
 	idle    map[string][]*pooledConn
 	n       int
 	idleFor time.Duration
-	gauge   poolGauge // pgaccel_origin_pool_connections
-	closed  bool      // closeAll ran: the server is shutting down
+	gauge   prometheus.Gauge // pgaccel_origin_pool_connections; nil: none
+	closed  bool             // closeAll ran: the server is shutting down
 }
 
-// poolGauge is the gauge of the pool's size; nil is none.
-type poolGauge struct{ g prometheus.Gauge }
-
-func (g poolGauge) Set(v float64) {
-	if g.g != nil {
-		g.g.Set(v)
+// resize changes the pool's size by d; p.mu is held.
+func (p *originPool) resize(d int) {
+	p.n += d
+	if p.gauge != nil {
+		p.gauge.Set(float64(p.n))
 	}
 }
 
@@ -61,17 +60,23 @@ func (p *originPool) put(key string, ol *originLogin) {
 	pc := &pooledConn{ol: ol}
 	pc.timer = time.AfterFunc(p.idleFor, func() { p.expire(key, pc) })
 	p.idle[key] = append(p.idle[key], pc)
-	p.n++
-	p.gauge.Set(float64(p.n))
+	p.resize(1)
 }
 
 // take returns a pooled connection of key, the most recently used first
-// (its backend's caches are warmest), or nil. One the origin has closed
-// meanwhile (it restarted, or ended the backend) is closed and passed over.
-func (p *originPool) take(key string) *originLogin {
+// (its backend's caches are warmest), or nil, with application_name set to
+// appName, the value the taking session logged in with: the key leaves a
+// plain application_name out (loginKeyOf), so the connection may carry the
+// one of the session that left it. One the origin has closed meanwhile (it
+// restarted, or ended the backend), or that cannot take the name, is
+// closed and passed over.
+func (p *originPool) take(key, appName string) *originLogin {
 	for {
 		ol := p.pop(key)
-		if ol == nil || connAlive(ol.conn) {
+		if ol == nil {
+			return nil
+		}
+		if connAlive(ol.conn) && ol.setAppName(appName) == nil {
 			return ol
 		}
 		_ = ol.conn.Close()
@@ -113,8 +118,7 @@ func (p *originPool) pop(key string) *originLogin {
 	if len(p.idle[key]) == 0 {
 		delete(p.idle, key)
 	}
-	p.n--
-	p.gauge.Set(float64(p.n))
+	p.resize(-1)
 	pc.timer.Stop()
 	return pc.ol
 }
@@ -130,9 +134,7 @@ func (p *originPool) expire(key string, pc *pooledConn) {
 			if len(p.idle[key]) == 0 {
 				delete(p.idle, key)
 			}
-			p.n--
-			p.gauge.Set(float64(p.n))
-			p.gauge.Set(float64(p.n))
+			p.resize(-1)
 			sendTerminate(pc.ol)
 			return
 		}
@@ -151,8 +153,7 @@ func (p *originPool) closeAll() {
 		}
 		delete(p.idle, key)
 	}
-	p.n = 0
-	p.gauge.Set(0)
+	p.resize(-p.n)
 }
 
 // size is how many connections the pool holds.
@@ -171,21 +172,37 @@ func sendTerminate(ol *originLogin) {
 	_ = ol.conn.Close()
 }
 
-// setAppName sets application_name on a connection taken from the pool to
-// v, the value the taking session logged in with: the pool's key leaves a
-// plain application_name out (loginKeyOf), so the connection may carry
-// the one of the session that left it. A bound parameter, so v needs no
-// quoting.
+// setAppName sets application_name on the connection to v (take). A
+// bound parameter, so v needs no quoting.
 func (ol *originLogin) setAppName(v string) error {
 	if got, ok := ol.params["application_name"]; (ok && got == v) || !plainAppName(v) {
-		return nil // another one is in the key
+		return nil // the same, or another one is in the key
 	}
-	_ = ol.conn.SetDeadline(time.Now().Add(startupTimeout))
+	return ol.exchange(&pgproto3.Parse{Query: "SELECT pg_catalog.set_config('application_name', $1, false)"},
+		&pgproto3.Bind{Parameters: [][]byte{[]byte(v)}}, &pgproto3.Execute{}, &pgproto3.Sync{})
+}
+
+// resetForPool makes a released connection fit for another session of its
+// login key: DISCARD ALL, answered with ReadyForQuery idle. It reports
+// false (and closes the connection) when the origin does not answer so.
+func resetForPool(ol *originLogin) bool {
+	if err := ol.exchange(&pgproto3.Query{String: "DISCARD ALL"}); err != nil {
+		_ = ol.conn.Close()
+		return false
+	}
+	return true
+}
+
+// exchange sends msgs, which end in one ReadyForQuery, on an idle pooled
+// or released connection and reads the answers up to it, within 5s: an
+// ErrorResponse, or a status other than idle, is an error. The
+// ParameterStatus values the origin reports update ol.params.
+func (ol *originLogin) exchange(msgs ...pgproto3.FrontendMessage) error {
+	_ = ol.conn.SetDeadline(time.Now().Add(5 * time.Second))
 	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
-	ol.fe.Send(&pgproto3.Parse{Query: "SELECT pg_catalog.set_config('application_name', $1, false)"})
-	ol.fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte(v)}})
-	ol.fe.Send(&pgproto3.Execute{})
-	ol.fe.Send(&pgproto3.Sync{})
+	for _, m := range msgs {
+		ol.fe.Send(m)
+	}
 	if err := ol.fe.Flush(); err != nil {
 		return err
 	}
@@ -199,48 +216,12 @@ func (ol *originLogin) setAppName(v string) error {
 		case *pgproto3.ParameterStatus:
 			ol.params[m.Name] = m.Value
 		case *pgproto3.ErrorResponse:
-			failed = fmt.Errorf("set application_name on a pooled connection: %s (SQLSTATE %s)", m.Message, m.Code)
+			failed = fmt.Errorf("origin: %s (SQLSTATE %s)", m.Message, m.Code)
 		case *pgproto3.ReadyForQuery:
 			if failed == nil && m.TxStatus != 'I' {
-				failed = fmt.Errorf("transaction status %q after setting application_name", m.TxStatus)
+				failed = fmt.Errorf("transaction status %q, want idle", m.TxStatus)
 			}
 			return failed
-		}
-	}
-}
-
-// resetForPool makes a released connection fit for another session of its
-// login key: DISCARD ALL, answered with ReadyForQuery idle; the
-// ParameterStatus values it reports update ol.params. It reports false
-// (and closes the connection) when the origin does not answer so.
-func resetForPool(ol *originLogin) bool {
-	_ = ol.conn.SetDeadline(time.Now().Add(5 * time.Second))
-	ol.fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
-	if err := ol.fe.Flush(); err != nil {
-		_ = ol.conn.Close()
-		return false
-	}
-	ok := false
-	for {
-		msg, err := ol.fe.Receive()
-		if err != nil {
-			_ = ol.conn.Close()
-			return false
-		}
-		switch m := msg.(type) {
-		case *pgproto3.ParameterStatus:
-			ol.params[m.Name] = m.Value
-		case *pgproto3.CommandComplete:
-			ok = true
-		case *pgproto3.ErrorResponse:
-			ok = false
-		case *pgproto3.ReadyForQuery:
-			if !ok || m.TxStatus != 'I' {
-				_ = ol.conn.Close()
-				return false
-			}
-			_ = ol.conn.SetDeadline(time.Time{})
-			return true
 		}
 	}
 }

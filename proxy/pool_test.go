@@ -20,7 +20,7 @@ func pipeLogin(t *testing.T) (*originLogin, <-chan struct{}) {
 		close(closed)
 	}()
 	fr := newFrameReader(a, false)
-	return &originLogin{conn: a, rw: a, fr: fr, fe: pgproto3.NewFrontend(fr, a), params: map[string]string{}}, closed
+	return &originLogin{conn: a, rw: a, fr: fr, fe: pgproto3.NewFrontend(fr, a), params: map[string]string{"application_name": ""}}, closed
 }
 
 // TestOriginPool: connections are taken by key, the most recent first;
@@ -32,23 +32,23 @@ func TestOriginPool(t *testing.T) {
 	b, _ := pipeLogin(t)
 	p.put("k", a)
 	p.put("k", b)
-	if p.take("other") != nil {
+	if p.take("other", "") != nil {
 		t.Fatal("took another key's connection")
 	}
-	if got := p.take("k"); got != b {
+	if got := p.take("k", ""); got != b {
 		t.Fatal("not the most recent first")
 	}
-	if got := p.take("k"); got != a {
+	if got := p.take("k", ""); got != a {
 		t.Fatal("second take")
 	}
-	if p.take("k") != nil || p.size() != 0 {
+	if p.take("k", "") != nil || p.size() != 0 {
 		t.Fatal("pool not empty")
 	}
 
 	c, closedC := pipeLogin(t)
 	p.put("k", c)
 	waitClosed(t, closedC, "an idle pooled connection was not closed after idleFor")
-	if p.size() != 0 || p.take("k") != nil {
+	if p.size() != 0 || p.take("k", "") != nil {
 		t.Fatal("an expired connection is still pooled")
 	}
 

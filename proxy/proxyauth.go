@@ -133,15 +133,10 @@ func (ss *session) proxyLogin() error {
 		return ss.startWithout(ls)
 	}
 	if e.CanConnect {
-		for ol := ss.srv.pool.take(ss.loginKey); ol != nil; ol = ss.srv.pool.take(ss.loginKey) {
+		if ol := ss.srv.pool.take(ss.loginKey, ss.appName()); ol != nil {
 			// An origin connection a session of this login key left
 			// (endsToPool, releaseIdle): the session starts on it,
 			// without a login at the origin.
-			if err := ol.setAppName(ss.appName()); err != nil {
-				ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
-				_ = ol.conn.Close()
-				continue
-			}
 			ss.srv.metrics.link(linkReused)
 			return ss.startOn(ol)
 		}

@@ -112,7 +112,7 @@ func NewServer(cfg Config) *Server {
 		s.logins.path = cfg.Auth.LoginsPath
 		s.pool.idleFor = cfg.Auth.OriginIdleTimeout
 		if cfg.Metrics != nil {
-			s.pool.gauge.g = cfg.Metrics.pooled
+			s.pool.gauge = cfg.Metrics.pooled
 		}
 		if err := s.logins.load(); err != nil {
 			s.log.Warn().Err(err).Msg("the saved session starts cannot be read; starting without them")

@@ -366,28 +366,32 @@ func (ss *session) run() {
 		ss.restartOriginRelay()
 		ss.relayClient()
 	}
+	ss.closePortals()
 	if ss.endToPool.Load() {
-		// The client left with the origin connection idle: another
-		// session of its login key takes it (endsToPool). The client
-		// loop's turn keeps the idle release (releaseIdle) out.
-		ss.closePortals()
-		take := ss.idleTimer != nil && ss.linkUse.Load() != 1
-		if take {
-			ss.enterLink()
-		}
-		ss.poolOrigin()
-		if take {
-			ss.linkUse.Store(0)
-		}
-		ss.log.Debug().Msg("session ended; its origin connection went to the pool")
+		ss.poolAtEnd()
 		return
 	}
-	ss.closePortals()
 	ss.close()
 	if ss.originDone != nil {
 		<-ss.originDone
 	}
 	ss.log.Debug().Msg("session ended")
+}
+
+// poolAtEnd leaves the origin connection of a session whose client left
+// with it idle to the pool (endsToPool), under the client loop's turn, which
+// keeps the idle release (releaseIdle) out; the loop (serveOnLoop) may
+// hold that turn already.
+func (ss *session) poolAtEnd() {
+	take := ss.idleTimer != nil && ss.linkUse.Load() != 1
+	if take {
+		ss.enterLink()
+	}
+	ss.poolOrigin()
+	if take {
+		ss.linkUse.Store(0)
+	}
+	ss.log.Debug().Msg("session ended; its origin connection went to the pool")
 }
 
 // originFailed reports a lost origin connection to the client.
