@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -457,4 +458,38 @@ func LeadingWord(sql string) string {
 		j++
 	}
 	return sql[i:j]
+}
+
+// SessionSetting returns the parameter and value of a text that is one
+// SET [SESSION] name {TO | =} value with a single constant value: the
+// name in lower case, the value as Postgres receives it (a string
+// constant's text, or an integer's decimal digits). ok is false for
+// anything else (SET LOCAL, DEFAULT, lists, RESET, several statements).
+// It parses only texts whose first word is SET, so it is cheap to ask of
+// every statement.
+func SessionSetting(sql string) (name, value string, ok bool) {
+	if !strings.EqualFold(LeadingWord(sql), "set") {
+		return "", "", false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", "", false
+	}
+	s := tree.Stmts[0].GetStmt().GetVariableSetStmt()
+	if s == nil || s.IsLocal || s.Kind != pg_query.VariableSetKind_VAR_SET_VALUE || len(s.Args) != 1 {
+		return "", "", false
+	}
+	c := s.Args[0].GetAConst()
+	if c == nil || c.Isnull {
+		return "", "", false
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Sval:
+		value = v.Sval.GetSval()
+	case *pg_query.A_Const_Ival:
+		value = strconv.Itoa(int(v.Ival.GetIval()))
+	default:
+		return "", "", false
+	}
+	return strings.ToLower(s.Name), value, true
 }

@@ -81,3 +81,32 @@ func TestTransactionControl(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionSetting(t *testing.T) {
+	type want struct {
+		name, value string
+		ok          bool
+	}
+	for sql, w := range map[string]want{
+		"SET extra_float_digits = 3":                         {"extra_float_digits", "3", true},
+		"set extra_float_digits to -15;":                     {"extra_float_digits", "-15", true},
+		"SET SESSION extra_float_digits = '2'":               {"extra_float_digits", "2", true},
+		"SET application_name = 'PostgreSQL JDBC Driver'":    {"application_name", "PostgreSQL JDBC Driver", true},
+		"SET Application_Name TO Dashboard":                  {"application_name", "dashboard", true},
+		`SET application_name TO "Dash"`:                     {"application_name", "Dash", true},
+		"SET LOCAL extra_float_digits = 3":                   {},
+		"SET extra_float_digits TO DEFAULT":                  {},
+		"SET extra_float_digits = 2.5":                       {},
+		"SET search_path = a, b":                             {},
+		"SET TIME ZONE 'UTC'":                                {"timezone", "UTC", true},
+		"SET extra_float_digits = 3; SET application_name=x": {},
+		"RESET extra_float_digits":                           {},
+		"SELECT 1":                                           {},
+		"SET extra_float_digits = NULL":                      {},
+	} {
+		n, v, ok := SessionSetting(sql)
+		if (want{n, v, ok}) != w {
+			t.Errorf("%q: (%q, %q, %v), want %v", sql, n, v, ok, w)
+		}
+	}
+}

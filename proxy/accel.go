@@ -93,6 +93,9 @@ type stmtInfo struct {
 	// counters are origin's route counters once the lane counted an
 	// Execute of it (countOriginStmt).
 	counters *routeCounters
+	// cmd: a statement the session answers itself while it has no
+	// live origin connection (localcmd.go).
+	cmd *localCmd
 }
 
 // originOnly reports whether st is known to go to the origin every time.

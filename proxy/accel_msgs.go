@@ -468,6 +468,9 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		ss.answerLocal(selectTag(0))
 		return true
 	}
+	if p.stmt.cmd != nil {
+		return p.local && ss.runCommand(p, m)
+	}
 	if d := p.stmt.origin; d != nil { // Quick's decision at Parse
 		ss.countOrigin(*d)
 		ss.noteOrigin(p.stmt.sql, *d)

@@ -66,6 +66,12 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		// No $n anywhere in the text: no parameters.
 		params = &pgproto3.ParameterDescription{}
 	}
+	if params == nil && declaredParams(st.paramOIDs, d.ParamCount) {
+		// Every parameter's type was given at Parse (pgjdbc, npgsql):
+		// Postgres describes them as given. A type the encoder does not
+		// know fails the Bind's check (deferBind).
+		params = &pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs}
+	}
 	if params == nil || rows == nil {
 		// Described for an earlier statement of the same text (the
 		// unnamed one, prepared again each time; see handleExecute).
@@ -125,6 +131,9 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 	p := ss.portals[""]
 	if p == nil {
 		return false
+	}
+	if p.stmt != nil && p.stmt.cmd != nil {
+		return ss.deferCommandBind(p, m)
 	}
 	params, rows, ok := ss.localDescriptions(p.stmt)
 	if !ok {
@@ -325,4 +334,20 @@ func (ss *session) closeAtOrigin(objectType byte) {
 	if ss.pending.push(pendingItem{kind: pkClose, swallow: true}) {
 		ss.fe.Send(&pgproto3.Close{ObjectType: objectType})
 	}
+}
+
+// declaredParams reports whether a Parse's parameter types, oids, are the
+// statement's ParameterDescription, for a text whose highest $n is used:
+// all given (none 0, nor unknown, which Postgres infers) and at least as
+// many as the text uses.
+func declaredParams(oids []uint32, used int) bool {
+	if len(oids) == 0 || len(oids) < used {
+		return false
+	}
+	for _, o := range oids {
+		if o == 0 || o == 705 { // 705: unknown
+			return false
+		}
+	}
+	return true
 }

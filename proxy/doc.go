@@ -116,10 +116,11 @@
 //     In auth.mode origin the link breaks alike, but cannot be logged in
 //     again: the session ends at its first statement for the origin once
 //     the origin accepts sessions again. A session with no connection
-//     answers a simple-protocol BEGIN, and the COMMIT or ROLLBACK of such
-//     a transaction, itself; the BEGIN is sent, with the replay, before
-//     the first statement of the transaction that needs the origin
-//     (localtx.go). While the origin cannot describe
+//     answers a BEGIN, and the COMMIT or ROLLBACK of such a transaction,
+//     itself; the BEGIN is sent, with the replay, before the first
+//     statement of the transaction that needs the origin (localtx.go, and
+//     localcmd.go for the extended protocol, pings and the SETs of
+//     extra_float_digits and application_name, which join the replay). While the origin cannot describe
 //     a new text, an accelerated statement takes the descriptions kept
 //     for a text of its description shape (describeCache.shaped; the
 //     planner's DescriptionShape), and with the stand-in as its link a

@@ -535,21 +535,26 @@ func (ss *session) commitSet() {
 		return
 	}
 	if ss.link == linkLive {
-		switch {
-		case ss.pendingDiscard:
+		if ss.pendingDiscard {
 			ss.replaySets = append(ss.replaySets[:0], ss.pendingSet)
-		default:
-			// The same statement again replaces its earlier run (drivers
-			// and pools that set up each checkout alike).
-			ss.replaySets = slices.DeleteFunc(ss.replaySets, func(q string) bool { return q == ss.pendingSet })
-			if len(ss.replaySets) >= 256 {
-				ss.markUnreplayable("too many settings to replay")
-				break
-			}
-			ss.replaySets = append(ss.replaySets, ss.pendingSet)
+		} else {
+			ss.keepSet(ss.pendingSet)
 		}
 	}
 	ss.pendingSet = ""
+}
+
+// keepSet adds a SET the session ran (at the origin, or answered itself:
+// localcmd.go) to those a new origin connection gets.
+func (ss *session) keepSet(sql string) {
+	// The same statement again replaces its earlier run (drivers and
+	// pools that set up each checkout alike).
+	ss.replaySets = slices.DeleteFunc(ss.replaySets, func(q string) bool { return q == sql })
+	if len(ss.replaySets) >= 256 {
+		ss.markUnreplayable("too many settings to replay")
+		return
+	}
+	ss.replaySets = append(ss.replaySets, sql)
 }
 
 // transactionScoped reports whether a SET statement's effect ends with its

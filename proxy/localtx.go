@@ -26,8 +26,8 @@ import (
 // error, the transaction is failed ('E'): every later statement gets
 // 25P02 until ROLLBACK or COMMIT (answered ROLLBACK), as Postgres does.
 //
-// Left to the origin: an extended-protocol BEGIN (pgjdbc's with
-// autocommit off), BEGIN after a comment, COMMIT or ROLLBACK AND CHAIN,
+// The same statements in the extended protocol are answered in
+// localcmd.go. Left to the origin: BEGIN after a comment, COMMIT or ROLLBACK AND CHAIN,
 // and everything in a session that has an origin connection.
 
 // localTransaction answers sql (a simple Query) here when it starts or
@@ -40,7 +40,7 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
 		return false // the usual case: sql is not looked at
 	}
-	return ss.localTransaction(sql) || ss.localPing(sql)
+	return ss.localTransaction(sql) || ss.localPing(sql) || ss.localSet(sql)
 }
 
 func (ss *session) localTransaction(sql string) bool {
@@ -127,9 +127,7 @@ func (ss *session) localPing(sql string) bool {
 	if empty {
 		msgs = append(msgs, &pgproto3.EmptyQueryResponse{})
 	} else {
-		msgs = append(msgs, &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
-			Name: []byte("?column?"), DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1,
-		}}}, &pgproto3.DataRow{Values: [][]byte{[]byte("1")}}, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})
+		msgs = append(msgs, selectOneRows(), &pgproto3.DataRow{Values: [][]byte{[]byte("1")}}, selectTag(1))
 	}
 	msgs = append(msgs, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
 	if err := ss.finish(msgs...); err != nil {

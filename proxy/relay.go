@@ -365,7 +365,9 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	}
 	var parsed *stmtInfo
 	if m, ok := msg.(*pgproto3.Parse); ok {
-		parsed = ss.newStmt(m)
+		if parsed = ss.commandStmt(m); parsed == nil {
+			parsed = ss.newStmt(m)
+		}
 	}
 	if ss.timerExpiredAt(msg) {
 		// The statement timed out while the client paused, with its
@@ -413,8 +415,14 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		return handled, nil
 	case *pgproto3.Parse:
 		ss.onParse(parsed)
+		if parsed.cmd != nil {
+			return ss.deferCommandParse(parsed), nil
+		}
 		return ss.deferParse(parsed), nil
 	case *pgproto3.Bind:
+		if st := ss.stmts[m.PreparedStatement]; st.originOnly() && (ss.link != linkLive || ss.broken.Load()) {
+			ss.adoptCommand(st)
+		}
 		ss.onBind(m)
 		if ss.deferBind(m) {
 			return true, nil
@@ -423,13 +431,13 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	case *pgproto3.Describe:
 		if p := ss.portals[m.Name]; m.ObjectType == 'P' && p != nil && p.local {
 			ss.segmentOpen = true
-			ss.answerLocal(ss.portalRows(p))
+			ss.answerLocal(rowsOrNoData(ss.portalRows(p)))
 			return true, nil
 		}
 		if st := ss.stmts[m.Name]; m.ObjectType == 'S' && st != nil && st.local {
 			ss.segmentOpen = true
 			params, rows := ss.stmtDesc(st)
-			ss.answerLocal(params, rows)
+			ss.answerLocal(params, rowsOrNoData(rows))
 			return true, nil
 		}
 		return false, ss.describeCapture(m)

@@ -1,0 +1,146 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+// jdbcInstall is how to get what TestSessions_PgjdbcThroughOutage runs.
+const jdbcInstall = "apt-get update && apt-get install -y default-jre-headless libpostgresql-jdbc-java"
+
+// pgjdbcJar is Debian's pgjdbc (package libpostgresql-jdbc-java).
+const pgjdbcJar = "/usr/share/java/postgresql.jar"
+
+// TestSessions_PgjdbcThroughOutage runs the real pgjdbc driver
+// (testdata/jdbc/OutageCheck.java) against pgaccel with auth.mode proxy.
+// pgjdbc sends everything in the extended protocol: at each login
+// SET extra_float_digits = 3 and SET application_name, BEGIN before the
+// first statement of a transaction (autocommit off), COMMIT, an empty
+// statement for isValid, and its prepared BEGIN and COMMIT are named
+// statements it keeps across transactions. Sessions that only read
+// accelerated data hold no origin backend; through an outage, open
+// sessions and new logins keep reading (also in transactions), a write
+// gets 08006, a wrong password 28P01; once the origin is back the same
+// sessions write, with the settings pgaccel answered itself in force.
+func TestSessions_PgjdbcThroughOutage(t *testing.T) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatal("java not found: install it with `" + jdbcInstall + "`")
+	}
+	if _, err := os.Stat(pgjdbcJar); err != nil {
+		t.Fatal(pgjdbcJar + " not found: install it with `" + jdbcInstall + "`")
+	}
+	setupProxyAuth(t)
+	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
+	defer func() { sessionsAuthExtra = "" }()
+	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	firstSession(t, a, appDSN(a, sessUser, sessPass))
+	host, port, _ := net.SplitHostPort(a.Addr())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, "-cp", pgjdbcJar, "testdata/jdbc/OutageCheck.java", host, port, origin.Database, sessUser, sessPass)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("java: %v\n%s", err, stderr.String())
+		}
+	}()
+	out := bufio.NewReader(stdout)
+	got := map[string]string{}
+	// phase reads the steps of a phase up to its end.
+	phase := func(name string) {
+		t.Helper()
+		for {
+			line, err := out.ReadString('\n')
+			if err == io.EOF || err != nil {
+				t.Fatalf("phase %s: %v\n%s", name, err, stderr.String())
+			}
+			line = strings.TrimSpace(line)
+			if line == "PHASE "+name+" done" {
+				return
+			}
+			switch {
+			case strings.HasPrefix(line, "OK "):
+				got[strings.TrimPrefix(line, "OK ")] = "OK"
+			case strings.HasPrefix(line, "FAIL "):
+				step, msg, _ := strings.Cut(strings.TrimPrefix(line, "FAIL "), ": ")
+				got[step] = msg
+			}
+		}
+	}
+	next := func() {
+		if _, err := io.WriteString(stdin, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(step, want string) {
+		t.Helper()
+		if g := got[step]; !strings.HasPrefix(g, want) {
+			t.Errorf("%s: %q, want %q", step, g, want)
+		}
+	}
+
+	phase("open")
+	for _, s := range []string{"open/reads", "open/tx reads", "open/isValid"} {
+		expect(s, "OK")
+	}
+	// The first sessions had the origin describe the texts; their
+	// connections go back to the pool once idle (origin_idle_timeout).
+	pgtest.WaitFor(t, "the described texts' connections released", func() bool { return heldBackends(t, a) == 0 })
+	next()
+	phase("logins")
+	expect("logins/reads", "OK")
+	// Logins (with their SETs), transactions and pings of sessions that
+	// only read: no backend held.
+	if n := heldBackends(t, a); n != 0 {
+		t.Errorf("pgjdbc sessions that only read hold %d origin backends", n)
+	}
+
+	resume := origin.PauseDuring(t)
+	next()
+	phase("outage")
+	for _, s := range []string{"outage/reads", "outage/tx reads", "outage/login reads", "outage/login tx reads",
+		"outage/isValid", "outage/reads after write", "outage/tx rollback"} {
+		expect(s, "OK")
+	}
+	expect("outage/wrong password", "28P01")
+	expect("outage/write", "08006")
+	expect("outage/tx write", "08006")
+
+	if err := resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitOriginBack(t)
+	next()
+	phase("back")
+	for _, s := range []string{"back/write", "back/tx write", "back/settings", "back/reads"} {
+		expect(s, "OK")
+	}
+	notes := mustQuery(t, connect(t, origin.SuperDSN()), "SELECT note FROM sess_writes ORDER BY id")
+	if strings.Join(notes, ",") != "after,after tx" {
+		t.Errorf("rows written: %q, want after, after tx", notes)
+	}
+}
