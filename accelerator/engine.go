@@ -182,9 +182,10 @@ func (e *Engine) registerFunctions(ctx context.Context, sets map[string][]duckdb
 	return nil
 }
 
-// Close closes DuckDB, after waiting for background compactions. File-mode
+// Close closes DuckDB, after waiting for background compactions and, up to
+// closeWait, for the connections loads and queries still use. File-mode
 // datasets are checkpointed to their files. Loads and queries still running
-// fail.
+// after that fail.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -196,10 +197,33 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	e.wg.Wait() // background compactions
 	e.closeIdle()
+	e.waitConnsReleased(closeWait)
 	if err := e.db.Close(); err != nil {
 		return fmt.Errorf("close duckdb: %w", err)
 	}
 	return nil
+}
+
+// closeWait bounds how long Close waits for the connections that queries
+// and loads still use.
+const closeWait = 10 * time.Second
+
+// waitConnsReleased waits, for up to max, until no connection is in use.
+// DuckDB stays open while one is, after db.Close has returned, and
+// checkpoints the file-mode datasets and removes their WALs only when the
+// last one closes: an engine opened next over the same directory (a
+// restart in the same process, a test) could then find a WAL that is
+// being removed ("Cannot open file ….duckdb.wal"). Close returns with the
+// files closed instead.
+func (e *Engine) waitConnsReleased(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for e.db.Stats().InUse > 0 {
+		if time.Now().After(deadline) {
+			e.log.Warn().Int("connections", e.db.Stats().InUse).Msg("closing DuckDB with connections still in use")
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // lockDown turns off DuckDB's access to files and the network except for the
