@@ -171,3 +171,110 @@ func tags(rs []*pgconn.Result) []string {
 	}
 	return out
 }
+
+// TestSessions_SetsWithoutTheOrigin: with auth.mode proxy, the SETs
+// frameworks send at every connection (Rails: client_min_messages,
+// standard_conforming_strings, IntervalStyle, TimeZone; pgjdbc:
+// extra_float_digits, application_name), in the simple protocol and the
+// extended one, need no origin backend and no origin during an outage:
+// pgaccel answers them, reports what changed in a ParameterStatus, and a
+// later statement that needs the origin runs with them in force. Other
+// settings, and values pgaccel cannot check, go to the origin, which
+// decides (its errors, as Postgres gives them).
+func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
+	setupProxyAuth(t)
+	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
+	defer func() { sessionsAuthExtra = "" }()
+	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	ctx := ctxT(t)
+	dsn := appDSN(a, sessUser, sessPass)
+	firstSession(t, a, dsn)
+	// The simple protocol's texts (pgx writes the parameters in) are
+	// described once too.
+	warm := connectSimple(t, dsn)
+	if got, err := readAll(ctx, warm); err != nil || got != wantReads {
+		t.Fatalf("simple-protocol reads: %q %v", got, err)
+	}
+	timeZone := warm.PgConn().ParameterStatus("TimeZone")
+	warm.Close(ctx)
+	pgtest.WaitFor(t, "the describing session's backend gone to the pool", func() bool { return heldBackends(t, a) == 0 })
+	setUp := []string{
+		"SET client_min_messages TO 'warning'",
+		"SET standard_conforming_strings = on",
+		"SET intervalstyle = iso_8601",
+		"SET SESSION timezone TO '" + timeZone + "'",
+		"SET application_name = 'rails-app'",
+		"SET extra_float_digits = 3",
+	}
+	// connectSetUp opens a session of either protocol and sets it up.
+	connectSetUp := func(simple bool) (*pgx.Conn, error) {
+		var c *pgx.Conn
+		if simple {
+			c = connectSimple(t, dsn)
+		} else {
+			c = connect(t, dsn)
+		}
+		for _, sql := range setUp {
+			if _, err := c.Exec(ctx, sql); err != nil {
+				return c, fmt.Errorf("%s: %w", sql, err)
+			}
+		}
+		if got, err := readAll(ctx, c); err != nil || got != wantReads {
+			return c, fmt.Errorf("reads after the SETs: %q %v", got, err)
+		}
+		for name, want := range map[string]string{"IntervalStyle": "iso_8601", "application_name": "rails-app", "TimeZone": timeZone} {
+			if got := c.PgConn().ParameterStatus(name); got != want {
+				return c, fmt.Errorf("ParameterStatus %s: %q, want %q", name, got, want)
+			}
+		}
+		return c, nil
+	}
+	var sessions []*pgx.Conn
+	for _, simple := range []bool{true, false} {
+		c, err := connectSetUp(simple)
+		if err != nil {
+			t.Fatalf("simple=%t: %v", simple, err)
+		}
+		sessions = append(sessions, c)
+	}
+	if got := heldBackends(t, a); got != 0 {
+		t.Errorf("sessions that set up and read hold %d origin backends, want 0", got)
+	}
+	// A statement that needs the origin runs with the settings in force.
+	for i, c := range sessions {
+		var ims, cmm, efd, app string
+		if err := c.QueryRow(ctx, "SELECT current_setting('intervalstyle'), current_setting('client_min_messages'), current_setting('extra_float_digits'), current_setting('application_name') FROM pg_catalog.pg_class LIMIT 1").Scan(&ims, &cmm, &efd, &app); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join([]string{ims, cmm, efd, app}, " "); got != "iso_8601 warning 3 rails-app" {
+			t.Errorf("session %d at the origin: %q", i, got)
+		}
+	}
+	// The origin decides what pgaccel cannot check.
+	if _, err := sessions[0].Exec(ctx, "SET extra_float_digits = 4"); pgErrCode(err) != "22023" {
+		t.Errorf("SET extra_float_digits = 4: %v, want the origin's 22023", err)
+	}
+	if _, err := sessions[1].Exec(ctx, "SET work_mem = '8MB'"); err != nil {
+		t.Errorf("SET work_mem: %v", err)
+	}
+
+	// During an outage: new sessions set up and read; a setting only the
+	// origin can take gets 08006.
+	resume := origin.PauseDuring(t)
+	for _, simple := range []bool{true, false} {
+		c, err := connectSetUp(simple)
+		if err != nil {
+			t.Errorf("during the outage, simple=%t: %v", simple, err)
+			continue
+		}
+		if _, err := c.Exec(ctx, "SET DateStyle = 'German'"); pgErrCode(err) != "08006" {
+			t.Errorf("SET DateStyle during the outage, simple=%t: %v, want 08006", simple, err)
+		}
+		if got, err := readAll(ctx, c); err != nil || got != wantReads {
+			t.Errorf("reads after the failed SET, simple=%t: %q %v", simple, got, err)
+		}
+	}
+	if err := resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

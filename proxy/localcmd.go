@@ -21,13 +21,19 @@ import (
 // so a JDBC login failed during an outage and a JDBC dashboard held a
 // backend per session.
 //
-// A SET answered here is kept for replay (link.go), so the origin
-// connection a later statement opens gets it first, as a SET the origin
-// ran does. It is answered only outside a transaction block, for
-// settings whose value pgaccel can check as Postgres would and whose
-// effect it tracks: extra_float_digits (the encoder prints floats by it)
-// and application_name (reported to the client in a ParameterStatus).
-// Anything else goes to the origin as before. One difference remains:
+// Drivers and frameworks set up each connection with SETs (Rails:
+// standard_conforming_strings, IntervalStyle, client_min_messages,
+// TimeZone; Django: TimeZone when it differs). A SET answered here is
+// kept for replay (link.go), so the origin connection a later statement
+// opens gets it first, as a SET the origin ran does. It is answered only
+// outside a transaction block, and only where pgaccel can tell the value
+// Postgres would set (setValue): extra_float_digits (the encoder prints
+// floats by it), application_name and IntervalStyle (reported in a
+// ParameterStatus; the encoder follows IntervalStyle), client_min_messages
+// (nothing answered here sends notices), and DateStyle, TimeZone,
+// client_encoding and standard_conforming_strings when the SET leaves
+// them as they are. Anything else goes to the origin as before. One
+// difference remains:
 // Postgres rolls back a SET of an extended-protocol stretch whose later
 // statement fails before the Sync (the stretch's implicit transaction);
 // a SET answered here stays.
@@ -45,7 +51,8 @@ const (
 )
 
 // localCmd is a statement a session with no live origin connection may
-// answer itself; for cmdSet, the setting and the value it takes.
+// answer itself; for cmdSet, the setting (in lower case) and the value
+// the SET gives.
 type localCmd struct {
 	kind        localCmdKind
 	name, value string
@@ -68,23 +75,40 @@ func localCommand(sql string) (localCmd, bool) {
 	case planner.KindRollback:
 		return localCmd{kind: cmdRollback}, true
 	}
-	if name, value, ok := planner.SessionSetting(sql); ok {
-		if v, ok := localSettingValue(name, value); ok {
-			return localCmd{kind: cmdSet, name: name, value: v}, true
-		}
+	if name, value, ok := planner.SessionSetting(sql); ok && localSettings[name] != "" {
+		return localCmd{kind: cmdSet, name: name, value: value}, true
 	}
 	return localCmd{}, false
 }
 
-// localSettingValue is the value Postgres would give setting name for a
-// SET of value, when pgaccel keeps that setting itself and Postgres would
-// accept the value as it is; ok is false otherwise (the origin decides).
-func localSettingValue(name, value string) (string, bool) {
-	switch name {
+// localSettings are the settings a session may SET without the origin,
+// by their names in lower case, with the names Postgres reports them by
+// (ParameterStatus) or, for those it does not report, their own.
+var localSettings = map[string]string{
+	"extra_float_digits":          "extra_float_digits",
+	"application_name":            "application_name",
+	"intervalstyle":               "IntervalStyle",
+	"client_min_messages":         "client_min_messages",
+	"datestyle":                   "DateStyle",
+	"timezone":                    "TimeZone",
+	"client_encoding":             "client_encoding",
+	"standard_conforming_strings": "standard_conforming_strings",
+}
+
+// setValue is the value setting c.name takes from the SET c, as Postgres
+// would set it, when pgaccel can tell that exactly; ok is false when the
+// origin must decide (a value Postgres reads otherwise, changes, or
+// refuses). The reported settings pgaccel does not interpret itself
+// (DateStyle, TimeZone, client_encoding, standard_conforming_strings) are
+// answered only when the SET leaves them as they are (Rails and Django
+// set them at every connection).
+func (ss *session) setValue(c *localCmd) (string, bool) {
+	value := c.value
+	switch c.name {
 	case "extra_float_digits":
 		// Postgres reads more (hex, fractions, blanks); those go there.
 		for i := 0; i < len(value); i++ {
-			if c := value[i]; !(c >= '0' && c <= '9' || i == 0 && (c == '-' || c == '+')) {
+			if ch := value[i]; !(ch >= '0' && ch <= '9' || i == 0 && (ch == '-' || ch == '+')) {
 				return "", false
 			}
 		}
@@ -105,14 +129,33 @@ func localSettingValue(name, value string) (string, bool) {
 			}
 		}
 		return value, true
+	case "intervalstyle":
+		return enumValue(value, "postgres", "postgres_verbose", "sql_standard", "iso_8601")
+	case "client_min_messages":
+		// Postgres also takes aliases ("debug" stores "debug2"): those
+		// go there.
+		return enumValue(value, "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
+	}
+	if reported := localSettings[c.name]; reported != "" && ss.state.Param(reported) == value && value != "" {
+		return value, true
+	}
+	return "", false
+}
+
+// enumValue is value as Postgres stores it when it is one of names (in any
+// case).
+func enumValue(value string, names ...string) (string, bool) {
+	for _, n := range names {
+		if strings.EqualFold(value, n) {
+			return n, true
+		}
 	}
 	return "", false
 }
 
 // localSet answers sql (a simple Query) here when it is a SET the session
-// keeps itself (localSettingValue) and the session has no origin
-// connection, nothing pending and no transaction; it reports whether it
-// did.
+// may answer itself (setValue) and the session has no origin connection,
+// nothing pending and no transaction; it reports whether it did.
 func (ss *session) localSet(sql string) bool {
 	if ss.clientKey == nil || !strings.EqualFold(planner.LeadingWord(sql), "set") {
 		return false
@@ -121,31 +164,41 @@ func (ss *session) localSet(sql string) bool {
 	if !ok || c.kind != cmdSet || ss.settleLink() == linkLive || !ss.pending.idle() || ss.state.TxStatus() != 'I' {
 		return false
 	}
-	msgs := append(ss.applySet(sql, c), &pgproto3.ReadyForQuery{TxStatus: 'I'})
-	if err := ss.finish(msgs...); err != nil {
+	msgs, ok := ss.applySet(sql, &c)
+	if !ok {
+		return false
+	}
+	if err := ss.finish(append(msgs, &pgproto3.ReadyForQuery{TxStatus: 'I'})...); err != nil {
 		ss.close()
 	}
 	return true
 }
 
 // applySet makes the SET sql (c) the session's, as the origin would, and
-// returns what Postgres answers it with (before its ReadyForQuery).
-func (ss *session) applySet(sql string, c localCmd) []pgproto3.BackendMessage {
+// returns what Postgres answers it with (before its ReadyForQuery); ok is
+// false, and nothing changes, when the origin must run it (setValue).
+func (ss *session) applySet(sql string, c *localCmd) (msgs []pgproto3.BackendMessage, ok bool) {
+	value, ok := ss.setValue(c)
+	if !ok {
+		return nil, false
+	}
 	ss.pristine = false
 	ss.keepSet(sql)
-	msgs := []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("SET")}}
-	switch c.name {
+	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
+	switch reported := localSettings[c.name]; c.name {
 	case "extra_float_digits":
-		ss.info.extraFloatDigits = c.value
+		ss.info.extraFloatDigits = value
 		ss.infoGen++
-	case "application_name":
+	case "client_min_messages":
+		// Nothing pgaccel answers sends notices.
+	default:
 		// Reported when it changes, as Postgres does.
-		if ss.state.Param(c.name) != c.value {
-			ss.state.setParam(c.name, c.value)
-			msgs = append(msgs, &pgproto3.ParameterStatus{Name: c.name, Value: c.value})
+		if ss.state.Param(reported) != value {
+			ss.state.setParam(reported, value)
+			msgs = append(msgs, &pgproto3.ParameterStatus{Name: reported, Value: value})
 		}
 	}
-	return msgs
+	return msgs, true
 }
 
 // commandStmt is the statement of a Parse that a session with no live
@@ -276,7 +329,10 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 		if status != 'I' {
 			return false
 		}
-		msgs = ss.applySet(p.stmt.sql, *c)
+		var ok bool
+		if msgs, ok = ss.applySet(p.stmt.sql, c); !ok {
+			return false
+		}
 	}
 	ss.answerLocal(msgs...)
 	return true

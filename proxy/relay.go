@@ -139,6 +139,7 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 		// Timed to their completion when they go to the origin (forward).
 		ss.arrived, ss.timeRoute = time.Now(), routeOrigin
 	}
+	dirty, changedInTx := ss.infoDirty, ss.changedInTx
 	handled, capture := ss.accelerate(msg)
 	if handled {
 		ss.seal(ss.answerSeq)
@@ -150,6 +151,12 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 		if err := ss.forward(msg, capture); err != nil {
 			ss.originFailed(err)
 			return true
+		}
+		if ss.link == linkStandIn {
+			// The stand-in fails it (link.go): nothing it might have set
+			// at the origin changed, so the session info a SET marked for
+			// reading again (which the origin cannot answer now) holds.
+			ss.infoDirty, ss.changedInTx = dirty, changedInTx
 		}
 	}
 	if ss.cfr.buffered() == 0 {

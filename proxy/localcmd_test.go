@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSetValue: the SETs a session answers without the origin, and the
+// values Postgres would store; everything else is the origin's.
+func TestSetValue(t *testing.T) {
+	ss := &session{}
+	ss.state.params = map[string]string{"TimeZone": "Etc/UTC", "DateStyle": "ISO, MDY", "standard_conforming_strings": "on", "client_encoding": "UTF8"}
+	for sql, want := range map[string]string{
+		"SET extra_float_digits = 3":                               "3",
+		"SET extra_float_digits TO '-15'":                          "-15",
+		"SET extra_float_digits = '+2'":                            "2",
+		"SET extra_float_digits = 4":                               "!",
+		"SET extra_float_digits = '0x3'":                           "!",
+		"SET extra_float_digits = ' 3'":                            "!",
+		"SET application_name = 'PostgreSQL JDBC Driver'":          "PostgreSQL JDBC Driver",
+		"SET application_name = 'caf\u00e9'":                       "!",
+		"SET application_name = '" + strings.Repeat("a", 64) + "'": "!",
+		"SET intervalstyle = iso_8601":                             "iso_8601",
+		"SET IntervalStyle TO 'SQL_Standard'":                      "sql_standard",
+		"SET intervalstyle = 'iso'":                                "!",
+		"SET client_min_messages TO 'warning'":                     "warning",
+		"SET client_min_messages TO debug":                         "!",
+		"SET SESSION timezone TO 'Etc/UTC'":                        "Etc/UTC",
+		"SET TIME ZONE 'Etc/UTC'":                                  "Etc/UTC",
+		"SET TIME ZONE 'UTC'":                                      "!",
+		"SET datestyle = 'ISO, MDY'":                               "ISO, MDY",
+		"SET datestyle = 'ISO'":                                    "!",
+		"SET standard_conforming_strings = on":                     "on",
+		"SET standard_conforming_strings = off":                    "!",
+		"SET client_encoding = 'UTF8'":                             "UTF8",
+		"SET client_encoding = 'LATIN1'":                           "!",
+		"SET work_mem = '8MB'":                                     "-",
+		"SET LOCAL extra_float_digits = 3":                         "-",
+		"SET search_path = public":                                 "-",
+	} {
+		c, ok := localCommand(sql)
+		if want == "-" {
+			if ok {
+				t.Errorf("%q: answered here (%+v)", sql, c)
+			}
+			continue
+		}
+		if !ok || c.kind != cmdSet {
+			t.Errorf("%q: not a SET answered here", sql)
+			continue
+		}
+		v, ok := ss.setValue(&c)
+		if got := v; !ok {
+			got = "!"
+			if v != "" {
+				t.Errorf("%q: value %q with !ok", sql, v)
+			}
+		} else if got != want {
+			t.Errorf("%q: %q, want %q", sql, got, want)
+		}
+		if !ok && want != "!" {
+			t.Errorf("%q: for the origin, want %q", sql, want)
+		}
+	}
+}
+
+// TestLocalCommand: the statements a session with no origin connection
+// answers itself.
+func TestLocalCommand(t *testing.T) {
+	for sql, want := range map[string]localCmdKind{
+		"": cmdEmpty, "  ;": cmdEmpty, "-- ping": cmdEmpty, "SELECT 1": cmdSelectOne, "select 1;": cmdSelectOne,
+		"BEGIN": cmdBegin, "START TRANSACTION READ ONLY": cmdBegin, "COMMIT": cmdCommit, "END": cmdCommit,
+		"ROLLBACK": cmdRollback, "ABORT": cmdRollback, "COMMIT AND CHAIN": 0, "SELECT 2": 0, "SAVEPOINT a": 0,
+		"SET extra_float_digits = 3": cmdSet, "SET work_mem = 1": 0,
+	} {
+		c, ok := localCommand(sql)
+		if got := c.kind; !ok && got != 0 || got != want {
+			t.Errorf("%q: %v %v, want %v", sql, got, ok, want)
+		}
+	}
+}
