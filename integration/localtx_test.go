@@ -176,7 +176,8 @@ func tags(rs []*pgconn.Result) []string {
 // frameworks send at every connection (Rails: client_min_messages,
 // standard_conforming_strings, IntervalStyle, TimeZone; pgjdbc:
 // extra_float_digits, application_name), in the simple protocol and the
-// extended one, need no origin backend and no origin during an outage:
+// extended one, and the DISCARD ALL of a session that set nothing
+// (Npgsql's pool), need no origin backend and no origin during an outage:
 // pgaccel answers them, reports what changed in a ParameterStatus, and a
 // later statement that needs the origin runs with them in force. Other
 // settings, and values pgaccel cannot check, go to the origin, which
@@ -256,6 +257,30 @@ func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
 	}
 	if _, err := sessions[1].Exec(ctx, "SET work_mem = '8MB'"); err != nil {
 		t.Errorf("SET work_mem: %v", err)
+	}
+
+	// DISCARD ALL (Npgsql sends it when it reuses a pooled connection) of
+	// a session that set nothing: answered by pgaccel, in either protocol,
+	// dropping the session's named statements.
+	pgtest.WaitFor(t, "the set-up sessions' backends gone to the pool", func() bool { return heldBackends(t, a) == 0 })
+	disc := connect(t, dsn)
+	if got, err := readAll(ctx, disc); err != nil || got != wantReads {
+		t.Fatalf("reads before DISCARD ALL: %q %v", got, err)
+	}
+	if _, err := disc.PgConn().Prepare(ctx, "mine", "SELECT v FROM sess_orders WHERE id = $1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disc.PgConn().ExecParams(ctx, "DISCARD ALL", nil, nil, nil, nil).Close(); err != nil {
+		t.Errorf("extended-protocol DISCARD ALL: %v", err)
+	}
+	if _, err := disc.Exec(ctx, "DISCARD ALL", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Errorf("simple-protocol DISCARD ALL: %v", err)
+	}
+	if got := heldBackends(t, a); got != 0 {
+		t.Errorf("a session that read and discarded holds %d origin backends, want 0", got)
+	}
+	if _, err := disc.PgConn().ExecPrepared(ctx, "mine", [][]byte{[]byte("1")}, nil, nil).Close(); pgErrCode(err) != "26000" {
+		t.Errorf("a statement prepared before DISCARD ALL: %v, want 26000", err)
 	}
 
 	// During an outage: new sessions set up and read; a setting only the

@@ -493,3 +493,17 @@ func SessionSetting(sql string) (name, value string, ok bool) {
 	}
 	return strings.ToLower(s.Name), value, true
 }
+
+// DiscardAll reports whether sql is one DISCARD ALL. It parses only texts
+// whose first word is DISCARD.
+func DiscardAll(sql string) bool {
+	if !strings.EqualFold(LeadingWord(sql), "discard") {
+		return false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return false
+	}
+	d := tree.Stmts[0].GetStmt().GetDiscardStmt()
+	return d != nil && d.Target == pg_query.DiscardMode_DISCARD_ALL
+}

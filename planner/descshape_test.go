@@ -110,3 +110,14 @@ func TestSessionSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestDiscardAll(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"DISCARD ALL": true, "discard all;": true, " Discard All ": true, "DISCARD PLANS": false,
+		"DISCARD ALL; SELECT 1": false, "SELECT 1": false, "DISCARD": false,
+	} {
+		if got := DiscardAll(sql); got != want {
+			t.Errorf("%q: %v, want %v", sql, got, want)
+		}
+	}
+}

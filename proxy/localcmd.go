@@ -32,8 +32,9 @@ import (
 // ParameterStatus; the encoder follows IntervalStyle), client_min_messages
 // (nothing answered here sends notices), and DateStyle, TimeZone,
 // client_encoding and standard_conforming_strings when the SET leaves
-// them as they are. Anything else goes to the origin as before. One
-// difference remains:
+// them as they are. DISCARD ALL is answered when the session has nothing
+// but its own statements and portals to discard (discardAll). Anything
+// else goes to the origin as before. One difference remains:
 // Postgres rolls back a SET of an extended-protocol stretch whose later
 // statement fails before the Sync (the stretch's implicit transaction);
 // a SET answered here stays.
@@ -48,6 +49,7 @@ const (
 	cmdEmpty
 	cmdSelectOne
 	cmdSet
+	cmdDiscardAll
 )
 
 // localCmd is a statement a session with no live origin connection may
@@ -74,6 +76,9 @@ func localCommand(sql string) (localCmd, bool) {
 		return localCmd{kind: cmdCommit}, true
 	case planner.KindRollback:
 		return localCmd{kind: cmdRollback}, true
+	}
+	if planner.DiscardAll(sql) {
+		return localCmd{kind: cmdDiscardAll}, true
 	}
 	if name, value, ok := planner.SessionSetting(sql); ok && localSettings[name] != "" {
 		return localCmd{kind: cmdSet, name: name, value: value}, true
@@ -170,6 +175,44 @@ func (ss *session) localSet(sql string) bool {
 	}
 	if err := ss.finish(append(msgs, &pgproto3.ReadyForQuery{TxStatus: 'I'})...); err != nil {
 		ss.close()
+	}
+	return true
+}
+
+// localDiscard answers sql (a simple Query) here when it is DISCARD ALL
+// and discardAll can; it reports whether it did.
+func (ss *session) localDiscard(sql string) bool {
+	if !strings.EqualFold(planner.LeadingWord(sql), "discard") || !planner.DiscardAll(sql) ||
+		ss.settleLink() == linkLive || !ss.pending.idle() || !ss.discardAll(nil) {
+		return false
+	}
+	if err := ss.finish(&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}, &pgproto3.ReadyForQuery{TxStatus: 'I'}); err != nil {
+		ss.close()
+	}
+	return true
+}
+
+// discardAll does what DISCARD ALL does to a session with no origin
+// connection and reports true, when all there is to discard is the
+// session's own: its named statements and its portals (but running, the
+// one executing the DISCARD), with no setting to reset (none SET since
+// the login, or replayed), nothing only the origin holds (unreplayable:
+// temporary tables, LISTEN, ...) and no transaction (where Postgres
+// refuses it). Npgsql sends DISCARD ALL when it reuses a pooled
+// connection.
+func (ss *session) discardAll(running *portalInfo) bool {
+	if ss.clientKey == nil || ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.unreplayable.Load() != nil {
+		return false
+	}
+	for name := range ss.stmts {
+		if name != "" {
+			ss.setStmt(name, nil)
+		}
+	}
+	for name, p := range ss.portals {
+		if p != running {
+			ss.forgetPortal(name)
+		}
 	}
 	return true
 }
@@ -325,6 +368,11 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 		}
 		p.exhausted = true
 		msgs = append(msgs, &pgproto3.DataRow{Values: [][]byte{one}}, selectTag(1))
+	case cmdDiscardAll:
+		if !ss.discardAll(p) {
+			return false
+		}
+		msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")})
 	case cmdSet:
 		if status != 'I' {
 			return false

@@ -71,7 +71,7 @@ func TestLocalCommand(t *testing.T) {
 		"": cmdEmpty, "  ;": cmdEmpty, "-- ping": cmdEmpty, "SELECT 1": cmdSelectOne, "select 1;": cmdSelectOne,
 		"BEGIN": cmdBegin, "START TRANSACTION READ ONLY": cmdBegin, "COMMIT": cmdCommit, "END": cmdCommit,
 		"ROLLBACK": cmdRollback, "ABORT": cmdRollback, "COMMIT AND CHAIN": 0, "SELECT 2": 0, "SAVEPOINT a": 0,
-		"SET extra_float_digits = 3": cmdSet, "SET work_mem = 1": 0,
+		"SET extra_float_digits = 3": cmdSet, "SET work_mem = 1": 0, "DISCARD ALL": cmdDiscardAll, "DISCARD PLANS": 0,
 	} {
 		c, ok := localCommand(sql)
 		if got := c.kind; !ok && got != 0 || got != want {

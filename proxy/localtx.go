@@ -40,7 +40,7 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
 		return false // the usual case: sql is not looked at
 	}
-	return ss.localTransaction(sql) || ss.localPing(sql) || ss.localSet(sql)
+	return ss.localTransaction(sql) || ss.localPing(sql) || ss.localSet(sql) || ss.localDiscard(sql)
 }
 
 func (ss *session) localTransaction(sql string) bool {
