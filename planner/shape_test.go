@@ -1,6 +1,10 @@
 package planner
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 // The fast path's decisions may be kept by number shape: texts of one
 // shape differ only in their numbers.
@@ -34,5 +38,38 @@ func TestNumberShape(t *testing.T) {
 	// A quoted identifier's digits are its name.
 	if SameShape(`SELECT "1"`, `SELECT "2"`) || !SameShape(`SELECT "1" + 1`, `SELECT "1" + 1`) {
 		t.Error("quoted texts: SameShape does not hold them apart")
+	}
+}
+
+// TestSameShapeAgreesWithNumberShape: SameShape (which skips the common
+// prefix first) says what comparing the shapes says, double quotes aside
+// (a text with one has its own shape only).
+func TestSameShapeAgreesWithNumberShape(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "1", "2", "0", " ", "_", "$", "é", "'", "x9"}
+	gen := func() string {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 200000 {
+		a, b := gen(), gen()
+		if r.IntN(2) == 0 {
+			// Mostly shared, as texts of one statement are.
+			p := gen()
+			a, b = p+a, p+b
+		}
+		want := NumberShape(a) == NumberShape(b)
+		if strings.Contains(a, `"`) || strings.Contains(b, `"`) {
+			want = a == b
+		}
+		if got := SameShape(a, b); got != want {
+			t.Fatalf("SameShape(%q, %q) = %v, want %v", a, b, got, want)
+		}
+		if got := SameShape(a+`"q"`, b+`"q"`); got != (a == b) {
+			t.Fatalf("SameShape(%q, %q) with a quote = %v", a, b, got)
+		}
 	}
 }

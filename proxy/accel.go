@@ -406,7 +406,13 @@ func (ss *session) planSession() *planner.Session {
 // whether the transaction wrote, and whether the session info (search path,
 // user, temp tables, output settings) must be read again.
 func (ss *session) noteOrigin(sql string, d planner.Decision) {
-	ss.noteReplay(sql, d)
+	ss.noteOriginCalling(sql, d, sessionStateCall)
+}
+
+// noteOriginCalling is noteOrigin with the sessionStateCall of sql asked
+// of stateCall (the fast path's memo keeps it: quickEntry).
+func (ss *session) noteOriginCalling(sql string, d planner.Decision, stateCall func(string) string) {
+	ss.noteReplay(sql, d, stateCall)
 	ss.noteCachingWrite(sql, d)
 	switch d.Kind {
 	case planner.KindDDL:

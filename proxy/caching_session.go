@@ -299,6 +299,10 @@ func (ss *session) executeCaching(p *portalInfo, m *pgproto3.Execute, oids []uin
 // origin may change; they are dropped when its transaction ends
 // (commitCaching).
 func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
+	rc := ss.accel.ResultsCache
+	if rc == nil || len(rc.policies) == 0 {
+		return // no caching dataset (most configurations)
+	}
 	anything := false
 	switch d.Kind {
 	case planner.KindMulti, planner.KindOther, planner.KindDo, planner.KindCall, planner.KindExecute:
@@ -310,9 +314,7 @@ func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
 			return
 		}
 	}
-	if rc := ss.accel.ResultsCache; rc != nil && len(rc.policies) > 0 {
-		ss.cachingDirty.add(rc.writesCaching(sql, anything))
-	}
+	ss.cachingDirty.add(rc.writesCaching(sql, anything))
 }
 
 // commitCaching drops the answers of the caching datasets the session's

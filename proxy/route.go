@@ -179,6 +179,9 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	return e
 }
 
+// knownStateCall is e's sessionStateCall, for noteOriginCalling.
+func (e *quickEntry) knownStateCall(string) string { return e.stateCall }
+
 // followedBy records that entry f (index+1) was looked up after the last
 // one.
 func (m *quickMemo) followedBy(f int8) {
@@ -193,8 +196,9 @@ func (m *quickMemo) followedBy(f int8) {
 func (e *quickEntry) decide(p Planner, sql string) {
 	d, ok := p.Quick(sql)
 	*e = quickEntry{set: true, d: d, ok: ok}
-	if ok && d.Kind == planner.KindSelect {
-		// Only a SELECT's purity asks (pureOrigin).
+	if ok {
+		// A SELECT's purity asks (pureOrigin), and what any statement
+		// sent to the origin leaves there (noteReplay).
 		e.stateCall = sessionStateCall(sql)
 	}
 }
@@ -217,7 +221,7 @@ type quickMemo struct {
 const maxQuickText = 8 << 10
 
 // quickEntry is the fast-path decision of text's number shape and, for a
-// SELECT it decides, the text's sessionStateCall, which numbers do not
+// statement it decides, the text's sessionStateCall, which numbers do not
 // change either (no name it looks for has a digit).
 type quickEntry struct {
 	set       bool
