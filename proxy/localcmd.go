@@ -335,23 +335,18 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 	status := ss.state.TxStatus()
 	var msgs []pgproto3.BackendMessage
 	switch c.kind {
-	case cmdBegin:
-		if status != 'I' {
-			return false // Postgres's warning, from the origin
+	case cmdBegin, cmdCommit, cmdRollback:
+		kind := planner.KindBegin
+		switch c.kind {
+		case cmdCommit:
+			kind = planner.KindCommit
+		case cmdRollback:
+			kind = planner.KindRollback
 		}
-		ss.virtualBegin = p.stmt.sql
-		ss.setLocalTx('T')
-		msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("BEGIN")})
-	case cmdCommit, cmdRollback:
-		if ss.virtualBegin == "" {
-			return false
+		tag := ss.localTxTag(kind, p.stmt.sql)
+		if tag == "" {
+			return false // Postgres's warnings, from the origin
 		}
-		tag := "ROLLBACK"
-		if c.kind == cmdCommit && status != 'E' {
-			tag = "COMMIT"
-		}
-		ss.virtualBegin = ""
-		ss.setLocalTx('I')
 		msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte(tag)})
 	case cmdEmpty:
 		if status == 'E' {

@@ -56,32 +56,47 @@ func (ss *session) localTransaction(sql string) bool {
 			return false
 		}
 	}
-	status := ss.state.TxStatus()
-	var tag string
-	switch {
-	case k == planner.KindBegin && ss.virtualBegin == "" && status == 'I' && ss.settleLink() != linkLive:
-		ss.virtualBegin = sql
-		ss.setLocalTx('T')
-		tag = "BEGIN"
-	case (k == planner.KindCommit || k == planner.KindRollback) && ss.virtualBegin != "":
-		tag = "ROLLBACK"
-		if k == planner.KindCommit && status != 'E' {
-			tag = "COMMIT"
+	if k == planner.KindBegin && ss.settleLink() == linkLive {
+		return false
+	}
+	tag := ss.localTxTag(k, sql)
+	if tag == "" {
+		if ss.virtualBegin == "" || ss.state.TxStatus() != 'E' {
+			return false
 		}
-		ss.virtualBegin = ""
-		ss.setLocalTx('I')
-	case ss.virtualBegin != "" && status == 'E':
 		if err := ss.finish(abortedTx(), &pgproto3.ReadyForQuery{TxStatus: 'E'}); err != nil {
 			ss.close()
 		}
 		return true
-	default:
-		return false
 	}
 	if err := ss.finish(&pgproto3.CommandComplete{CommandTag: []byte(tag)}, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
 	}
 	return true
+}
+
+// localTxTag starts (k: KindBegin, outside any transaction) or ends
+// (KindCommit, KindRollback) a transaction that is not at the origin, for
+// the statement sql, and returns the command tag Postgres answers it
+// with; "" when it is the origin's to answer. A COMMIT of a failed
+// transaction answers ROLLBACK.
+func (ss *session) localTxTag(k planner.Kind, sql string) string {
+	status := ss.state.TxStatus()
+	switch {
+	case k == planner.KindBegin && ss.virtualBegin == "" && status == 'I':
+		ss.virtualBegin = sql
+		ss.setLocalTx('T')
+		return "BEGIN"
+	case (k == planner.KindCommit || k == planner.KindRollback) && ss.virtualBegin != "":
+		tag := "ROLLBACK"
+		if k == planner.KindCommit && status != 'E' {
+			tag = "COMMIT"
+		}
+		ss.virtualBegin = ""
+		ss.setLocalTx('I')
+		return tag
+	}
+	return ""
 }
 
 // setLocalTx sets the status of a transaction that is not at the origin,
