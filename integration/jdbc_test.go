@@ -15,7 +15,7 @@ import (
 )
 
 // jdbcInstall is how to get what TestSessions_PgjdbcThroughOutage runs.
-const jdbcInstall = "apt-get update && apt-get install -y default-jre-headless libpostgresql-jdbc-java"
+const jdbcInstall = "apt-get update && apt-get install -y default-jdk-headless libpostgresql-jdbc-java"
 
 // pgjdbcJar is Debian's pgjdbc (package libpostgresql-jdbc-java).
 const pgjdbcJar = "/usr/share/java/postgresql.jar"
@@ -35,6 +35,11 @@ func TestSessions_PgjdbcThroughOutage(t *testing.T) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		t.Fatal("java not found: install it with `" + jdbcInstall + "`")
+	}
+	if _, err := exec.LookPath("javac"); err != nil {
+		// java runs OutageCheck.java from its source, with the JDK's
+		// compiler.
+		t.Fatal("javac not found (a JDK is needed): install it with `" + jdbcInstall + "`")
 	}
 	if _, err := os.Stat(pgjdbcJar); err != nil {
 		t.Fatal(pgjdbcJar + " not found: install it with `" + jdbcInstall + "`")
