@@ -96,6 +96,10 @@ type stmtInfo struct {
 	// cmd: a statement the session answers itself while it has no
 	// live origin connection (localcmd.go).
 	cmd *localCmd
+	// stateCall is the text's sessionStateCall when origin is the fast
+	// path's (newStmt; the other origin decisions are KindOther, which
+	// noteReplay does not ask it of).
+	stateCall string
 }
 
 // originOnly reports whether st is known to go to the origin every time.
@@ -406,12 +410,13 @@ func (ss *session) planSession() *planner.Session {
 // whether the transaction wrote, and whether the session info (search path,
 // user, temp tables, output settings) must be read again.
 func (ss *session) noteOrigin(sql string, d planner.Decision) {
-	ss.noteOriginCalling(sql, d, sessionStateCall)
+	ss.noteOriginKnown(sql, d, nil)
 }
 
-// noteOriginCalling is noteOrigin with the sessionStateCall of sql asked
-// of stateCall (the fast path's memo keeps it: quickEntry).
-func (ss *session) noteOriginCalling(sql string, d planner.Decision, stateCall func(string) string) {
+// noteOriginKnown is noteOrigin for a statement whose sessionStateCall is
+// known already (stateCall, when not nil: the fast path's memo and the
+// statements it decided keep it), so that its text is not read again.
+func (ss *session) noteOriginKnown(sql string, d planner.Decision, stateCall *string) {
 	ss.noteReplay(sql, d, stateCall)
 	ss.noteCachingWrite(sql, d)
 	switch d.Kind {

@@ -309,7 +309,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	st := &stmtInfo{name: m.Name, sql: m.Query}
 	if ok {
 		origin := d // d itself stays on the stack for the reuse above
-		st.origin = &origin
+		st.origin, st.stateCall = &origin, stateCall
 		st.pureOrigin = pureOrigin(d, stateCall)
 	} else {
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
@@ -473,7 +473,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	if d := p.stmt.origin; d != nil { // Quick's decision at Parse
 		ss.countOrigin(*d)
-		ss.noteOrigin(p.stmt.sql, *d)
+		ss.noteOriginKnown(p.stmt.sql, *d, &p.stmt.stateCall)
 		return false
 	}
 	start := time.Now()

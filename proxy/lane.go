@@ -286,7 +286,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		delete(ss.stmts, "")
 		q := ops[0].q
 		ss.countOriginEntry(q)
-		ss.noteOriginCalling(ops[0].sql, q.d, q.knownStateCall)
+		ss.noteOriginKnown(ops[0].sql, q.d, &q.stateCall)
 		ss.pendingDiscard = false
 		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
 		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false

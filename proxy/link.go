@@ -433,7 +433,7 @@ func (ss *session) replay(ol *originLogin) error {
 // changed inside a transaction block, temporary tables, LISTEN, cursors,
 // SQL PREPARE, DO and CALL, which may change anything) marks the session
 // unreplayable, so that losing its link ends it as before.
-func (ss *session) noteReplay(sql string, d planner.Decision, stateCall func(string) string) {
+func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string) {
 	if ss.clientKey == nil {
 		// auth.mode origin: nothing is replayed (a broken link ends the
 		// session once the origin is back), and no login is cached.
@@ -460,7 +460,13 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall func(str
 		ss.pristine = false
 		ss.markUnreplayable("statements that may leave session state at the origin (" + d.Kind.String() + ")")
 	default:
-		if fn := stateCall(sql); fn != "" {
+		fn := ""
+		if stateCall != nil {
+			fn = *stateCall
+		} else {
+			fn = sessionStateCall(sql)
+		}
+		if fn != "" {
 			ss.pristine = false
 			ss.markUnreplayable("a call of " + fn + ", whose effect lasts for the session")
 		}

@@ -43,9 +43,7 @@ import (
 type localCmdKind uint8
 
 const (
-	cmdBegin localCmdKind = iota + 1
-	cmdCommit
-	cmdRollback
+	cmdTx localCmdKind = iota + 1 // BEGIN, COMMIT or ROLLBACK (localCmd.tx)
 	cmdEmpty
 	cmdSelectOne
 	cmdSet
@@ -53,10 +51,11 @@ const (
 )
 
 // localCmd is a statement a session with no live origin connection may
-// answer itself; for cmdSet, the setting (in lower case) and the value
-// the SET gives.
+// answer itself; for cmdTx, which (planner.TransactionControl's kind);
+// for cmdSet, the setting (in lower case) and the value the SET gives.
 type localCmd struct {
 	kind        localCmdKind
+	tx          planner.Kind
 	name, value string
 }
 
@@ -69,13 +68,8 @@ func localCommand(sql string) (localCmd, bool) {
 	case isSelectOne(sql):
 		return localCmd{kind: cmdSelectOne}, true
 	}
-	switch planner.TransactionControl(sql) {
-	case planner.KindBegin:
-		return localCmd{kind: cmdBegin}, true
-	case planner.KindCommit:
-		return localCmd{kind: cmdCommit}, true
-	case planner.KindRollback:
-		return localCmd{kind: cmdRollback}, true
+	if k := planner.TransactionControl(sql); k != planner.KindOther {
+		return localCmd{kind: cmdTx, tx: k}, true
 	}
 	if planner.DiscardAll(sql) {
 		return localCmd{kind: cmdDiscardAll}, true
@@ -158,40 +152,6 @@ func enumValue(value string, names ...string) (string, bool) {
 	return "", false
 }
 
-// localSet answers sql (a simple Query) here when it is a SET the session
-// may answer itself (setValue) and the session has no origin connection,
-// nothing pending and no transaction; it reports whether it did.
-func (ss *session) localSet(sql string) bool {
-	if ss.clientKey == nil || !strings.EqualFold(planner.LeadingWord(sql), "set") {
-		return false
-	}
-	c, ok := localCommand(sql)
-	if !ok || c.kind != cmdSet || ss.settleLink() == linkLive || !ss.pending.idle() || ss.state.TxStatus() != 'I' {
-		return false
-	}
-	msgs, ok := ss.applySet(sql, &c)
-	if !ok {
-		return false
-	}
-	if err := ss.finish(append(msgs, &pgproto3.ReadyForQuery{TxStatus: 'I'})...); err != nil {
-		ss.close()
-	}
-	return true
-}
-
-// localDiscard answers sql (a simple Query) here when it is DISCARD ALL
-// and discardAll can; it reports whether it did.
-func (ss *session) localDiscard(sql string) bool {
-	if !strings.EqualFold(planner.LeadingWord(sql), "discard") || !planner.DiscardAll(sql) ||
-		ss.settleLink() == linkLive || !ss.pending.idle() || !ss.discardAll(nil) {
-		return false
-	}
-	if err := ss.finish(&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}, &pgproto3.ReadyForQuery{TxStatus: 'I'}); err != nil {
-		ss.close()
-	}
-	return true
-}
-
 // discardAll does what DISCARD ALL does to a session with no origin
 // connection and reports true, when all there is to discard is the
 // session's own: its named statements and its portals (but running, the
@@ -201,7 +161,7 @@ func (ss *session) localDiscard(sql string) bool {
 // refuses it). Npgsql sends DISCARD ALL when it reuses a pooled
 // connection.
 func (ss *session) discardAll(running *portalInfo) bool {
-	if ss.clientKey == nil || ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.unreplayable.Load() != nil {
+	if ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.unreplayable.Load() != nil {
 		return false
 	}
 	for name := range ss.stmts {
@@ -252,7 +212,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 		return nil
 	}
 	c, ok := localCommand(m.Query)
-	if !ok || c.kind == cmdSet && ss.clientKey == nil || ss.settleLink() == linkLive {
+	if !ok || ss.settleLink() == linkLive {
 		return nil
 	}
 	return &stmtInfo{name: m.Name, sql: m.Query, cmd: &c}
@@ -265,7 +225,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 // (replay).
 func (ss *session) adoptCommand(st *stmtInfo) {
 	c, ok := localCommand(st.sql)
-	if !ok || c.kind == cmdSet && ss.clientKey == nil || ss.settleLink() == linkLive {
+	if !ok || ss.settleLink() == linkLive {
 		return
 	}
 	st.cmd, st.origin, st.originPortal, st.pureOrigin = &c, nil, nil, false
@@ -275,14 +235,12 @@ func (ss *session) adoptCommand(st *stmtInfo) {
 // describeCommand sets the descriptions of st, a statement the session
 // answers itself.
 func (ss *session) describeCommand(st *stmtInfo) {
-	rows := (*pgproto3.RowDescription)(nil)
-	if st.cmd.kind == cmdSelectOne {
-		rows = selectOneRows()
-	}
-	ss.setStmtDesc(st, &pgproto3.ParameterDescription{}, rows)
 	ss.descMu.Lock()
-	st.noData = rows == nil
-	ss.descMu.Unlock()
+	defer ss.descMu.Unlock()
+	st.params, st.rows, st.noData = &pgproto3.ParameterDescription{}, nil, true
+	if st.cmd.kind == cmdSelectOne {
+		st.rows, st.noData = selectOneRows(), false
+	}
 }
 
 // deferCommandParse answers the Parse of st, a statement commandStmt made,
@@ -317,10 +275,9 @@ func (ss *session) deferCommandBind(p *portalInfo, m *pgproto3.Bind) bool {
 }
 
 // runCommand answers the Execute m of p, a portal of a statement the
-// session answers itself, when it still can: no live origin connection,
-// nothing of the stretch left pending at the stand-in, and a transaction
-// state the statement may run in here. It reports false when the Execute
-// (with its Parse and Bind: materialize) must go to the origin.
+// session answers itself, when it still can (answerCommand). It reports
+// false when the Execute (with its Parse and Bind: materialize) must go
+// to the origin.
 func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 	if !ss.pending.idle() && (ss.link == linkLive || !ss.pending.waitEmpty()) {
 		return false
@@ -328,57 +285,63 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 	if ss.pending.skipping() {
 		return true // an earlier message failed: Postgres skips this one
 	}
-	if ss.settleLink() == linkLive {
+	if ss.settleLink() == linkLive || p.stmt.cmd.kind == cmdSelectOne && m.MaxRows == 1 {
+		// A row limit of 1 suspends SELECT 1's portal: the origin's.
 		return false
 	}
-	c := p.stmt.cmd
+	msgs, ok := ss.answerCommand(p.stmt.cmd, p.stmt.sql, p)
+	if ok {
+		ss.answerLocal(msgs...)
+	}
+	return ok
+}
+
+// answerCommand runs c, the statement sql, as the origin would, for a
+// session with no live origin connection and nothing pending, and returns
+// Postgres's answer to its Execute (a simple Query's adds SELECT 1's
+// RowDescription before, and its ReadyForQuery after). ok is false, and
+// nothing changes, when the transaction state (or a SET's value) makes it
+// the origin's. running is the portal executing it, nil for a simple
+// Query.
+func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
 	status := ss.state.TxStatus()
-	var msgs []pgproto3.BackendMessage
 	switch c.kind {
-	case cmdBegin, cmdCommit, cmdRollback:
-		kind := planner.KindBegin
-		switch c.kind {
-		case cmdCommit:
-			kind = planner.KindCommit
-		case cmdRollback:
-			kind = planner.KindRollback
-		}
-		tag := ss.localTxTag(kind, p.stmt.sql)
+	case cmdTx:
+		tag := ss.localTxTag(c.tx, sql)
 		if tag == "" {
-			return false // Postgres's warnings, from the origin
+			return nil, false // Postgres's warnings, from the origin
 		}
-		msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte(tag)}}, true
 	case cmdEmpty:
 		if status == 'E' {
-			return false
+			return nil, false
 		}
-		msgs = append(msgs, &pgproto3.EmptyQueryResponse{})
+		return []pgproto3.BackendMessage{&pgproto3.EmptyQueryResponse{}}, true
 	case cmdSelectOne:
-		if status == 'E' || m.MaxRows == 1 {
-			return false // a row limit of 1 suspends the portal: the origin's
+		if status == 'E' {
+			return nil, false
 		}
 		one := []byte("1")
-		if formatAt(p.resultFormats, 0) == 1 {
-			one = binary.BigEndian.AppendUint32(nil, 1)
+		if running != nil {
+			if formatAt(running.resultFormats, 0) == 1 {
+				one = binary.BigEndian.AppendUint32(nil, 1)
+			}
+			running.exhausted = true
 		}
-		p.exhausted = true
-		msgs = append(msgs, &pgproto3.DataRow{Values: [][]byte{one}}, selectTag(1))
+		return []pgproto3.BackendMessage{&pgproto3.DataRow{Values: [][]byte{one}}, selectTag(1)}, true
 	case cmdDiscardAll:
-		if !ss.discardAll(p) {
-			return false
+		if ss.clientKey == nil || !ss.discardAll(running) {
+			return nil, false
 		}
-		msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")})
+		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}}, true
 	case cmdSet:
-		if status != 'I' {
-			return false
+		if ss.clientKey == nil || status != 'I' {
+			// auth.mode origin: nothing is replayed.
+			return nil, false
 		}
-		var ok bool
-		if msgs, ok = ss.applySet(p.stmt.sql, c); !ok {
-			return false
-		}
+		return ss.applySet(sql, c)
 	}
-	ss.answerLocal(msgs...)
-	return true
+	return nil, false
 }
 
 // selectOneRows is the row description of SELECT 1.

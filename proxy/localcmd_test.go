@@ -3,6 +3,8 @@ package proxy
 import (
 	"strings"
 	"testing"
+
+	"github.com/pgaccel/pgaccel/planner"
 )
 
 // TestSetValue: the SETs a session answers without the origin, and the
@@ -67,15 +69,19 @@ func TestSetValue(t *testing.T) {
 // TestLocalCommand: the statements a session with no origin connection
 // answers itself.
 func TestLocalCommand(t *testing.T) {
-	for sql, want := range map[string]localCmdKind{
-		"": cmdEmpty, "  ;": cmdEmpty, "-- ping": cmdEmpty, "SELECT 1": cmdSelectOne, "select 1;": cmdSelectOne,
-		"BEGIN": cmdBegin, "START TRANSACTION READ ONLY": cmdBegin, "COMMIT": cmdCommit, "END": cmdCommit,
-		"ROLLBACK": cmdRollback, "ABORT": cmdRollback, "COMMIT AND CHAIN": 0, "SELECT 2": 0, "SAVEPOINT a": 0,
-		"SET extra_float_digits = 3": cmdSet, "SET work_mem = 1": 0, "DISCARD ALL": cmdDiscardAll, "DISCARD PLANS": 0,
+	begin := localCmd{kind: cmdTx, tx: planner.KindBegin}
+	commit := localCmd{kind: cmdTx, tx: planner.KindCommit}
+	rollback := localCmd{kind: cmdTx, tx: planner.KindRollback}
+	for sql, want := range map[string]localCmd{
+		"": {kind: cmdEmpty}, "  ;": {kind: cmdEmpty}, "-- ping": {kind: cmdEmpty}, "SELECT 1": {kind: cmdSelectOne}, "select 1;": {kind: cmdSelectOne},
+		"BEGIN": begin, "START TRANSACTION READ ONLY": begin, "COMMIT": commit, "END": commit,
+		"ROLLBACK": rollback, "ABORT": rollback, "COMMIT AND CHAIN": {}, "SELECT 2": {}, "SAVEPOINT a": {},
+		"SET extra_float_digits = 3": {kind: cmdSet, name: "extra_float_digits", value: "3"}, "SET work_mem = 1": {},
+		"DISCARD ALL": {kind: cmdDiscardAll}, "DISCARD PLANS": {},
 	} {
 		c, ok := localCommand(sql)
-		if got := c.kind; !ok && got != 0 || got != want {
-			t.Errorf("%q: %v %v, want %v", sql, got, ok, want)
+		if !ok && c != (localCmd{}) || c != want {
+			t.Errorf("%q: %+v %v, want %+v", sql, c, ok, want)
 		}
 	}
 }

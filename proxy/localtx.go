@@ -11,7 +11,8 @@ import (
 // transactions: psycopg2 (and so SQLAlchemy, Superset) opens one before a
 // session's first statement, pgx's and node-postgres's transactions start
 // with BEGIN, and BI tools with autocommit off do the same. A session with
-// no origin connection (link.go) answers a simple-protocol BEGIN itself:
+// no origin connection (link.go) answers a BEGIN itself (in either
+// protocol: answerWithoutOrigin, and localcmd.go's answerCommand):
 // the transaction exists for the client ('T'), and nothing of it is at the
 // origin (virtualBegin). The accelerated reads in it need nothing more. A
 // COMMIT or ROLLBACK of it is answered here too, so a dashboard's
@@ -26,26 +27,20 @@ import (
 // error, the transaction is failed ('E'): every later statement gets
 // 25P02 until ROLLBACK or COMMIT (answered ROLLBACK), as Postgres does.
 //
-// The same statements in the extended protocol are answered in
-// localcmd.go. Left to the origin: BEGIN after a comment, COMMIT or ROLLBACK AND CHAIN,
-// and everything in a session that has an origin connection.
+// Left to the origin: BEGIN after a comment, COMMIT or ROLLBACK AND
+// CHAIN, and everything in a session that has an origin connection.
 
-// localTransaction answers sql (a simple Query) here when it starts or
-// ends a transaction that is not at the origin, or when such a
-// transaction has failed; it reports whether it did.
 // answerWithoutOrigin answers sql (a simple Query) here when the session
-// has no origin connection and sql is one of the statements below
-// (localTransaction, localPing); it reports whether it did.
+// has no origin connection and sql is a statement it answers itself
+// (localCommand, answerCommand: transactions, pings, SETs, DISCARD ALL),
+// or when a transaction that is not at the origin has failed (25P02, as
+// Postgres answers anything but its end); it reports whether it did.
 func (ss *session) answerWithoutOrigin(sql string) bool {
 	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
 		return false // the usual case: sql is not looked at
 	}
-	return ss.localTransaction(sql) || ss.localPing(sql) || ss.localSet(sql) || ss.localDiscard(sql)
-}
-
-func (ss *session) localTransaction(sql string) bool {
-	k := planner.TransactionControl(sql)
-	if k == planner.KindOther && ss.virtualBegin == "" {
+	c, isCmd := localCommand(sql)
+	if !isCmd && ss.virtualBegin == "" {
 		return false
 	}
 	if !ss.pending.idle() {
@@ -56,20 +51,24 @@ func (ss *session) localTransaction(sql string) bool {
 			return false
 		}
 	}
-	if k == planner.KindBegin && ss.settleLink() == linkLive {
+	if ss.settleLink() == linkLive {
 		return false
 	}
-	tag := ss.localTxTag(k, sql)
-	if tag == "" {
-		if ss.virtualBegin == "" || ss.state.TxStatus() != 'E' {
-			return false
-		}
-		if err := ss.finish(abortedTx(), &pgproto3.ReadyForQuery{TxStatus: 'E'}); err != nil {
-			ss.close()
-		}
-		return true
+	var msgs []pgproto3.BackendMessage
+	ok := false
+	if isCmd {
+		msgs, ok = ss.answerCommand(&c, sql, nil)
 	}
-	if err := ss.finish(&pgproto3.CommandComplete{CommandTag: []byte(tag)}, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
+	switch {
+	case ok && c.kind == cmdSelectOne:
+		msgs = append([]pgproto3.BackendMessage{selectOneRows()}, msgs...)
+	case !ok && ss.virtualBegin != "" && ss.state.TxStatus() == 'E':
+		msgs, ok = []pgproto3.BackendMessage{abortedTx()}, true
+	}
+	if !ok {
+		return false
+	}
+	if err := ss.finish(append(msgs, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})...); err != nil {
 		ss.close()
 	}
 	return true
@@ -124,32 +123,8 @@ func abortedTx() *pgproto3.ErrorResponse {
 // pgx's Ping and pgjdbc's isValid send an empty query ("-- ping", ""),
 // SQLAlchemy's pool_pre_ping and most validation queries SELECT 1. A
 // session with no origin connection answers those itself, as Postgres
-// would, so a pool's check neither opens a backend nor fails while the
-// origin is down.
-
-// localPing answers sql (a simple Query) here when it is empty (blanks,
-// comments and semicolons) or SELECT 1 and the session has no origin
-// connection and no failed transaction; it reports whether it did.
-func (ss *session) localPing(sql string) bool {
-	empty := emptyQuery(sql)
-	if !empty && !isSelectOne(sql) {
-		return false
-	}
-	if ss.settleLink() == linkLive || !ss.pending.idle() || ss.state.TxStatus() == 'E' {
-		return false
-	}
-	var msgs []pgproto3.BackendMessage
-	if empty {
-		msgs = append(msgs, &pgproto3.EmptyQueryResponse{})
-	} else {
-		msgs = append(msgs, selectOneRows(), &pgproto3.DataRow{Values: [][]byte{[]byte("1")}}, selectTag(1))
-	}
-	msgs = append(msgs, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
-	if err := ss.finish(msgs...); err != nil {
-		ss.close()
-	}
-	return true
-}
+// would (answerCommand), so a pool's check neither opens a backend nor
+// fails while the origin is down.
 
 // emptyQuery reports whether sql holds no statement: only blanks,
 // comments (-- to the line's end, nested /* */) and semicolons.

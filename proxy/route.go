@@ -179,9 +179,6 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	return e
 }
 
-// knownStateCall is e's sessionStateCall, for noteOriginCalling.
-func (e *quickEntry) knownStateCall(string) string { return e.stateCall }
-
 // followedBy records that entry f (index+1) was looked up after the last
 // one.
 func (m *quickMemo) followedBy(f int8) {
