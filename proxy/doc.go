@@ -118,10 +118,11 @@
 //     the origin accepts sessions again. A session with no connection
 //     answers a BEGIN, and the COMMIT or ROLLBACK of such a transaction,
 //     itself; the BEGIN is sent, with the replay, before the first
-//     statement of the transaction that needs the origin (localtx.go, and
-//     localcmd.go for the extended protocol, pings and the SETs of
-//     extra_float_digits and application_name, which join the replay). While the origin cannot describe
-//     a new text, an accelerated statement takes the descriptions kept
+//     statement of the transaction that needs the origin (localtx.go).
+//     It answers pings, the SETs whose value it can check (which join the
+//     replay) and DISCARD ALL of a session that set nothing too, in
+//     either protocol (localcmd.go). While the origin cannot describe a
+//     new text, an accelerated statement takes the descriptions kept
 //     for a text of its description shape (describeCache.shaped; the
 //     planner's DescriptionShape), and with the stand-in as its link a
 //     session keeps named statements and answers their Close itself, as
