@@ -121,7 +121,11 @@
 //     statement of the transaction that needs the origin (localtx.go).
 //     It answers pings, the SETs whose value it can check (which join the
 //     replay) and DISCARD ALL of a session that set nothing too, in
-//     either protocol (localcmd.go). While the origin cannot describe a
+//     either protocol (localcmd.go); a SET of an extended-protocol
+//     stretch, answered here or at the origin, joins the replay only if
+//     the stretch succeeds, and one answered here is sent, within the
+//     stretch, to an origin connection the stretch opens
+//     (stretchsets.go). While the origin cannot describe a
 //     new text, an accelerated statement takes the descriptions kept
 //     for a text of its description shape (describeCache.shaped; the
 //     planner's DescriptionShape), and with the stand-in as its link a

@@ -157,6 +157,9 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 	if ss.link != linkLive || ss.broken.Load() || ss.releasing.Load() {
 		return false // needOrigin would open a connection, or drop one
 	}
+	if ss.tent != nil {
+		return false // the stretch's Sync waits for the origin (settleSets)
+	}
 	if ss.localSkip {
 		return true // dropped, or the Sync that ends the skip
 	}

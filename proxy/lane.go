@@ -93,7 +93,7 @@ type laneOp struct {
 // that first).
 func (ss *session) laneReady() bool {
 	return ss.link == linkLive && !ss.broken.Load() && !ss.releasing.Load() && !ss.localSkip && !ss.segmentOpen &&
-		ss.queryCapture == nil && ss.pendingSet == "" && !ss.staleStmt && !ss.stalePortal &&
+		ss.queryCapture == nil && ss.pendingSet == "" && ss.tent == nil && !ss.staleStmt && !ss.stalePortal &&
 		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && ss.pending.quiet()
 }
 

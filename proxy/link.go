@@ -268,6 +268,7 @@ func (ss *session) connectLink() bool {
 		}
 		ss.srv.metrics.link(linkReused)
 		ss.startOriginRelay()
+		ss.sendStretchSets()
 		return true
 	}
 	ctx, cancel := context.WithTimeout(ss.srv.baseCtx, startupTimeout)
@@ -302,6 +303,7 @@ func (ss *session) connectLink() bool {
 	}
 	ss.srv.metrics.link(linkReconnected)
 	ss.startOriginRelay()
+	ss.sendStretchSets()
 	return true
 }
 
@@ -409,7 +411,7 @@ func (ss *session) replay(ol *originLogin) error {
 		}
 	}
 	ss.virtualBegin = "" // the transaction is the origin's now
-	old := ss.state.Params()
+	old := ss.clientParams()
 	ss.writeMu.Lock()
 	defer ss.writeMu.Unlock()
 	sent := false
@@ -535,19 +537,34 @@ func (ss *session) markUnreplayable(why string) {
 	}
 }
 
-// commitSet records the SET being sent once it goes to a live origin.
-func (ss *session) commitSet() {
+// commitSet records the SET being sent once it goes to a live origin;
+// one sent in an extended-protocol stretch (inStretch: its Execute) holds
+// only if the stretch succeeds (stretchsets.go).
+func (ss *session) commitSet(inStretch bool) {
 	if ss.pendingSet == "" {
 		return
 	}
 	if ss.link == linkLive {
-		if ss.pendingDiscard {
+		switch {
+		case ss.pendingDiscard:
 			ss.replaySets = append(ss.replaySets[:0], ss.pendingSet)
-		} else {
+		case inStretch:
+			t := ss.tentative()
+			t.sqls = append(t.sqls, ss.pendingSet)
+		default:
 			ss.keepSet(ss.pendingSet)
 		}
 	}
 	ss.pendingSet = ""
+}
+
+// endLocalSkip ends the skip after a local error at the stretch's Sync:
+// the stretch failed.
+func (ss *session) endLocalSkip() {
+	ss.localSkip = false
+	if ss.tent != nil {
+		ss.tent.failed = true
+	}
 }
 
 // keepSet adds a SET the session ran (at the origin, or answered itself:

@@ -34,10 +34,8 @@ import (
 // client_encoding and standard_conforming_strings when the SET leaves
 // them as they are. DISCARD ALL is answered when the session has nothing
 // but its own statements and portals to discard (discardAll). Anything
-// else goes to the origin as before. One difference remains:
-// Postgres rolls back a SET of an extended-protocol stretch whose later
-// statement fails before the Sync (the stretch's implicit transaction);
-// a SET answered here stays.
+// else goes to the origin as before. A SET answered in an extended-
+// protocol stretch holds only if the stretch succeeds (stretchsets.go).
 
 // localCmdKind is a statement a session answers without the origin.
 type localCmdKind uint8
@@ -161,7 +159,7 @@ func enumValue(value string, names ...string) (string, bool) {
 // refuses it). Npgsql sends DISCARD ALL when it reuses a pooled
 // connection.
 func (ss *session) discardAll(running *portalInfo) bool {
-	if ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.unreplayable.Load() != nil {
+	if ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.tent != nil || ss.unreplayable.Load() != nil {
 		return false
 	}
 	for name := range ss.stmts {
@@ -179,26 +177,43 @@ func (ss *session) discardAll(running *portalInfo) bool {
 
 // applySet makes the SET sql (c) the session's, as the origin would, and
 // returns what Postgres answers it with (before its ReadyForQuery); ok is
-// false, and nothing changes, when the origin must run it (setValue).
-func (ss *session) applySet(sql string, c *localCmd) (msgs []pgproto3.BackendMessage, ok bool) {
+// false, and nothing changes, when the origin must run it (setValue). In
+// an extended-protocol stretch (inStretch) the SET is tentative until the
+// Sync (stretchsets.go).
+func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgproto3.BackendMessage, ok bool) {
 	value, ok := ss.setValue(c)
 	if !ok {
 		return nil, false
 	}
 	ss.pristine = false
-	ss.keepSet(sql)
+	var t *stretchSets
+	if inStretch {
+		t = ss.tentative()
+		t.sqls = append(t.sqls, sql)
+		t.local = append(t.local, sql)
+	} else {
+		ss.keepSet(sql)
+	}
 	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
 	switch reported := localSettings[c.name]; c.name {
 	case "extra_float_digits":
+		if t != nil && !t.efdChanged {
+			t.efdChanged, t.extraFloatDigits = true, ss.info.extraFloatDigits
+		}
 		ss.info.extraFloatDigits = value
 		ss.infoGen++
 	case "client_min_messages":
 		// Nothing pgaccel answers sends notices.
 	default:
-		// Reported when it changes, as Postgres does.
-		if ss.state.Param(reported) != value {
+		// Reported when it changes, as Postgres does: at once for a
+		// simple Query, at the Sync for a stretch.
+		if old := ss.state.Param(reported); old != value {
 			ss.state.setParam(reported, value)
-			msgs = append(msgs, &pgproto3.ParameterStatus{Name: reported, Value: value})
+			if t == nil {
+				msgs = append(msgs, &pgproto3.ParameterStatus{Name: reported, Value: value})
+			} else if _, ok := t.prior[reported]; !ok {
+				t.prior[reported] = old
+			}
 		}
 	}
 	return msgs, true
@@ -339,7 +354,7 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 			// auth.mode origin: nothing is replayed.
 			return nil, false
 		}
-		return ss.applySet(sql, c)
+		return ss.applySet(sql, c, running != nil)
 	}
 	return nil, false
 }

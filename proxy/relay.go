@@ -187,7 +187,8 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	if !ss.needOrigin() {
 		return errSessionClosed
 	}
-	ss.commitSet()
+	_, extended := msg.(*pgproto3.Execute)
+	ss.commitSet(extended)
 	flush := false
 	// Whether the current extended-protocol stretch has reached the
 	// origin: a Sync or Query ends it, a Flush changes nothing.
@@ -296,7 +297,7 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 		if raw[0] != 'S' {
 			return nil
 		}
-		ss.localSkip = false
+		ss.endLocalSkip()
 	}
 	if !ss.needOrigin() {
 		return errSessionClosed
@@ -348,7 +349,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		if _, ok := msg.(*pgproto3.Sync); !ok {
 			return true, nil
 		}
-		ss.localSkip = false
+		ss.endLocalSkip()
 	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
@@ -386,7 +387,12 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		if _, ok := msg.(*pgproto3.Sync); !ok {
 			return true, nil
 		}
-		ss.localSkip = false
+		ss.endLocalSkip()
+	}
+	switch msg.(type) {
+	case *pgproto3.Sync, *pgproto3.Query:
+		// The end of the stretch (a Query inside one commits it).
+		ss.settleSets()
 	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:

@@ -153,6 +153,9 @@ type session struct {
 	// pristine: nothing the session sent may have changed its settings.
 	loginKey string
 	pristine bool
+	// tent holds the SETs of the extended-protocol stretch under way,
+	// kept for replay only if it succeeds (stretchsets.go).
+	tent *stretchSets
 
 	// clientIO and originIO are the sockets' raw I/O (nil for TLS); once a
 	// session is handed to an event loop, its sockets are closed and
