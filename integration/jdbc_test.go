@@ -44,11 +44,7 @@ func TestSessions_PgjdbcThroughOutage(t *testing.T) {
 	if _, err := os.Stat(pgjdbcJar); err != nil {
 		t.Fatal(pgjdbcJar + " not found: install it with `" + jdbcInstall + "`")
 	}
-	setupProxyAuth(t)
-	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
-	defer func() { sessionsAuthExtra = "" }()
-	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
-	firstSession(t, a, appDSN(a, sessUser, sessPass))
+	a, _ := startShortLinkApp(t)
 	host, port, _ := net.SplitHostPort(a.Addr())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -183,13 +183,8 @@ func tags(rs []*pgconn.Result) []string {
 // settings, and values pgaccel cannot check, go to the origin, which
 // decides (its errors, as Postgres gives them).
 func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
-	setupProxyAuth(t)
-	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
-	defer func() { sessionsAuthExtra = "" }()
-	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	a, dsn := startShortLinkApp(t)
 	ctx := ctxT(t)
-	dsn := appDSN(a, sessUser, sessPass)
-	firstSession(t, a, dsn)
 	// The simple protocol's texts (pgx writes the parameters in) are
 	// described once too.
 	warm := connectSimple(t, dsn)

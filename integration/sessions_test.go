@@ -61,6 +61,21 @@ func startProxyAuthApp(t *testing.T, dataDir string, cacheTTL string, wait bool)
 // sessionsAuthExtra is YAML added to the auth block by startSessionsApp.
 var sessionsAuthExtra = ""
 
+// startShortLinkApp starts pgaccel with auth.mode: proxy over sess_orders
+// with origin_idle_timeout: 1s (sessions drop an idle origin connection
+// soon), and logs a first session in, so that later logins of sessUser
+// start with no origin connection; it returns the app and their DSN.
+func startShortLinkApp(t *testing.T) (*app.App, string) {
+	t.Helper()
+	setupProxyAuth(t)
+	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
+	defer func() { sessionsAuthExtra = "" }()
+	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	dsn := appDSN(a, sessUser, sessPass)
+	firstSession(t, a, dsn)
+	return a, dsn
+}
+
 // startSessionsApp starts pgaccel over sess_orders with auth.mode mode and
 // runtime.point_reads pointReads.
 func startSessionsApp(t *testing.T, mode, pointReads, dataDir string, cacheTTL string, wait bool) (*app.App, func()) {

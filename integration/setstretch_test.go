@@ -54,13 +54,8 @@ func stretchTrace(ctx context.Context, c *pgconn.PgConn, stmts ...string) ([]str
 // sees the same messages as from the origin, and the origin connection the
 // session opens later gets the settings Postgres would have.
 func TestSessions_SetInAFailedStretch(t *testing.T) {
-	setupProxyAuth(t)
-	sessionsAuthExtra = "  origin_idle_timeout: 1s\n"
-	defer func() { sessionsAuthExtra = "" }()
-	a, _ := startProxyAuthApp(t, t.TempDir(), "60s", true)
+	a, dsn := startShortLinkApp(t)
 	ctx := ctxT(t)
-	dsn := appDSN(a, sessUser, sessPass)
-	firstSession(t, a, dsn)
 
 	const (
 		set = "SET application_name = 'in-stretch'"
