@@ -119,6 +119,12 @@ func TestSessions_SetInAFailedStretch(t *testing.T) {
 	pgtest.WaitFor(t, "no origin backend", func() bool { return heldBackends(t, a) == 0 })
 	check(local.PgConn(), failing)
 
+	// The same with a statement only the origin can answer (a catalog
+	// query), which opens the connection as it goes there.
+	catalog := connect(t, dsn)
+	pgtest.WaitFor(t, "no origin backend", func() bool { return heldBackends(t, a) == 0 })
+	check(catalog.PgConn(), "SELECT nope FROM pg_catalog.pg_class")
+
 	// During an outage, a statement that needs the origin fails (08006)
 	// at its Parse, as the failing one above does at the origin.
 	resume := origin.PauseDuring(t)
@@ -132,7 +138,7 @@ func TestSessions_SetInAFailedStretch(t *testing.T) {
 	}
 	// The origin connection a statement opens now has what Postgres
 	// would: the SET that failed with its stretch is not replayed.
-	for i, c := range []*pgconn.PgConn{local.PgConn(), out.PgConn()} {
+	for i, c := range []*pgconn.PgConn{local.PgConn(), catalog.PgConn(), out.PgConn()} {
 		pgtest.WaitFor(t, "the origin back", func() bool {
 			_, err := c.Exec(ctx, "SELECT 1 FROM pg_catalog.pg_class LIMIT 1").ReadAll()
 			return err == nil

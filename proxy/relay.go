@@ -144,6 +144,13 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	if handled {
 		ss.seal(ss.answerSeq)
 	} else {
+		// The link first: a connection opened now gets what the stretch
+		// set up without it (stretchsets.go) before this message, whose
+		// changes take their position after that.
+		if !ss.needOrigin() {
+			ss.originFailed(errSessionClosed)
+			return true
+		}
 		ss.closeStaleUnnamed(msg)
 		if ss.unsealed() {
 			ss.seal(ss.pending.nextSeq())
