@@ -82,6 +82,10 @@ func (k Kind) EndsTransaction() bool {
 	return k == KindCommit || k == KindRollback || k == KindPrepareTransaction
 }
 
+// cursorOptHold is CURSOR_OPT_HOLD of Postgres' parsenodes.h, the bit of
+// DeclareCursorStmt.Options that WITH HOLD sets.
+const cursorOptHold = 0x0020
+
 // analysis is everything about a statement text that does not depend on
 // the session. It is immutable once built, except for its rewrite cache.
 type analysis struct {
@@ -91,6 +95,7 @@ type analysis struct {
 	detail      string // which rule set reason (why.go), for the debug log
 	writes      bool
 	setsSession bool
+	holdCursor  bool // DECLARE ... WITH HOLD
 	fingerprint uint64
 	paramCount  int
 
@@ -214,6 +219,7 @@ func classify(a *analysis, stmt *pg_query.Node) {
 			classify(&inner, q)
 		}
 		a.writes = inner.writes // DECLARE ... FOR UPDATE locks rows
+		a.holdCursor = n.DeclareCursorStmt.Options&cursorOptHold != 0
 	case *pg_query.Node_FetchStmt:
 		a.kind, a.reason = KindFetch, ReasonCursor
 		if n.FetchStmt.Ismove {
@@ -506,4 +512,22 @@ func DiscardAll(sql string) bool {
 	}
 	d := tree.Stmts[0].GetStmt().GetDiscardStmt()
 	return d != nil && d.Target == pg_query.DiscardMode_DISCARD_ALL
+}
+
+// Deallocate reports whether sql is one DEALLOCATE statement, and what it
+// drops: the prepared statement name (as Postgres reads the identifier),
+// or every one (all; name is then "").
+func Deallocate(sql string) (name string, all, ok bool) {
+	if !strings.EqualFold(LeadingWord(sql), "deallocate") {
+		return "", false, false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", false, false
+	}
+	d := tree.Stmts[0].GetStmt().GetDeallocateStmt()
+	if d == nil {
+		return "", false, false
+	}
+	return d.Name, d.Isall, true
 }

@@ -121,3 +121,20 @@ func TestDiscardAll(t *testing.T) {
 		}
 	}
 }
+
+func TestDeallocate(t *testing.T) {
+	type want struct {
+		name    string
+		all, ok bool
+	}
+	for sql, w := range map[string]want{
+		"DEALLOCATE ALL": {"", true, true}, "deallocate prepare all;": {"", true, true},
+		"DEALLOCATE _pg3_0": {"_pg3_0", false, true}, `DEALLOCATE "S_1"`: {"S_1", false, true}, "DEALLOCATE S_1": {"s_1", false, true},
+		"DEALLOCATE ALL; SELECT 1": {}, "DISCARD ALL": {}, "DEALLOCATE": {},
+	} {
+		name, all, ok := Deallocate(sql)
+		if (want{name, all, ok}) != w {
+			t.Errorf("%q: %q %v %v, want %+v", sql, name, all, ok, w)
+		}
+	}
+}

@@ -152,6 +152,10 @@ type Decision struct {
 	// that exist. The proxy must refresh Session after it runs (and again
 	// when the transaction ends, since ROLLBACK and SET LOCAL undo it).
 	SetsSearchPath bool
+	// HoldCursor is true for DECLARE ... WITH HOLD, whose cursor outlives
+	// the transaction and stays at the origin for the session; a cursor
+	// without it ends with its transaction.
+	HoldCursor bool
 
 	// Caching is true, with RouteAccelerate, for a read of a
 	// refresh_mode: caching dataset: the origin answers it (as the
@@ -355,6 +359,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		ParamCount:     a.paramCount,
 		Kind:           a.kind,
 		SetsSearchPath: a.setsSession,
+		HoldCursor:     a.holdCursor,
 		writes:         a.writes,
 	}
 	// toOrigin returns a decision for the origin: never the lookup wanted.

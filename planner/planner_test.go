@@ -19,6 +19,7 @@ type planCase struct {
 	ds      []string // datasets, checked when not nil
 	writes  bool
 	sets    bool
+	hold    bool
 	params  int
 }
 
@@ -34,6 +35,7 @@ func (c planCase) withSession(f func(*Session)) planCase { c.session = f; return
 func (c planCase) writing() planCase                     { c.writes = true; return c }
 func (c planCase) settingSession() planCase              { c.sets = true; return c }
 func (c planCase) withParams(n int) planCase             { c.params = n; return c }
+func (c planCase) holding() planCase                     { c.hold = true; return c }
 
 var searchSalesFirst = func(s *Session) { s.SearchPath = []string{"sales", "public"} }
 
@@ -347,6 +349,8 @@ var planCases = []planCase{
 	// Cursors.
 	origin("declare", `DECLARE c CURSOR FOR SELECT * FROM orders`, KindDeclare, ReasonCursor),
 	origin("declare for update", `DECLARE c CURSOR FOR SELECT * FROM orders FOR UPDATE`, KindDeclare, ReasonCursor).writing(),
+	origin("declare with hold", `DECLARE c NO SCROLL CURSOR WITH HOLD FOR SELECT * FROM orders`, KindDeclare, ReasonCursor).holding(),
+	origin("declare without hold", `DECLARE "c" BINARY SCROLL CURSOR WITHOUT HOLD FOR SELECT * FROM orders`, KindDeclare, ReasonCursor),
 	origin("fetch", `FETCH 10 FROM c`, KindFetch, ReasonCursor),
 	origin("move", `MOVE NEXT IN c`, KindMove, ReasonCursor),
 	origin("close", `CLOSE c`, KindClose, ReasonCursor),
@@ -436,6 +440,9 @@ func checkDecision(t *testing.T, c planCase, d Decision, pass int) {
 	}
 	if d.SetsSearchPath != c.sets {
 		t.Errorf("pass %d: SetsSearchPath %v, want %v", pass, d.SetsSearchPath, c.sets)
+	}
+	if d.HoldCursor != c.hold {
+		t.Errorf("pass %d: HoldCursor %v, want %v", pass, d.HoldCursor, c.hold)
 	}
 	if d.ParamCount != c.params {
 		t.Errorf("pass %d: ParamCount %d, want %d", pass, d.ParamCount, c.params)

@@ -432,9 +432,9 @@ func (ss *session) replay(ol *originLogin) error {
 // for replay on a later connection: a SET (or RESET, DISCARD) outside a
 // transaction block is replayed once it has reached a live origin
 // (pendingSet, commitSet). State that cannot be rebuilt (a setting
-// changed inside a transaction block, temporary tables, LISTEN, cursors,
-// SQL PREPARE, DO and CALL, which may change anything) marks the session
-// unreplayable, so that losing its link ends it as before.
+// changed inside a transaction block, temporary tables, LISTEN, cursors
+// WITH HOLD, SQL PREPARE, DO and CALL, which may change anything) marks the
+// session unreplayable, so that losing its link ends it as before.
 func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string) {
 	if ss.clientKey == nil {
 		// auth.mode origin: nothing is replayed (a broken link ends the
@@ -457,7 +457,16 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 		if d.SetsSearchPath {
 			ss.markUnreplayable("temporary tables or schemas created in the session")
 		}
-	case planner.KindDeclare, planner.KindListen, planner.KindPrepare, planner.KindCall, planner.KindDo,
+	case planner.KindDeclare:
+		// A cursor without HOLD ends with its transaction (DECLARE
+		// outside a transaction block is an error): only one WITH HOLD
+		// stays at the origin (psycopg's and Django's server-side
+		// cursors are without).
+		if d.HoldCursor {
+			ss.pristine = false
+			ss.markUnreplayable("a cursor declared WITH HOLD")
+		}
+	case planner.KindListen, planner.KindPrepare, planner.KindCall, planner.KindDo,
 		planner.KindOther, planner.KindMulti:
 		ss.pristine = false
 		ss.markUnreplayable("statements that may leave session state at the origin (" + d.Kind.String() + ")")
