@@ -33,7 +33,10 @@ import (
 // (nothing answered here sends notices), and DateStyle, TimeZone,
 // client_encoding and standard_conforming_strings when the SET leaves
 // them as they are. DISCARD ALL is answered when the session has nothing
-// but its own statements and portals to discard (discardAll). Anything
+// but its own statements and portals to discard (discardAll), and
+// DEALLOCATE of the session's own prepared statements (deallocate):
+// psycopg 3 sends DEALLOCATE ALL after every ROLLBACK of a session that
+// prepared statements, so a rollback failed during an outage. Anything
 // else goes to the origin as before. A SET answered in an extended-
 // protocol stretch holds only if the stretch succeeds (stretchsets.go).
 
@@ -46,11 +49,14 @@ const (
 	cmdSelectOne
 	cmdSet
 	cmdDiscardAll
+	cmdDeallocate    // DEALLOCATE name (localCmd.name)
+	cmdDeallocateAll // DEALLOCATE ALL
 )
 
 // localCmd is a statement a session with no live origin connection may
 // answer itself; for cmdTx, which (planner.TransactionControl's kind);
-// for cmdSet, the setting (in lower case) and the value the SET gives.
+// for cmdSet, the setting (in lower case) and the value the SET gives;
+// for cmdDeallocate, the prepared statement's name.
 type localCmd struct {
 	kind        localCmdKind
 	tx          planner.Kind
@@ -71,6 +77,12 @@ func localCommand(sql string) (localCmd, bool) {
 	}
 	if planner.DiscardAll(sql) {
 		return localCmd{kind: cmdDiscardAll}, true
+	}
+	if name, all, ok := planner.Deallocate(sql); ok {
+		if all {
+			return localCmd{kind: cmdDeallocateAll}, true
+		}
+		return localCmd{kind: cmdDeallocate, name: name}, true
 	}
 	if name, value, ok := planner.SessionSetting(sql); ok && localSettings[name] != "" {
 		return localCmd{kind: cmdSet, name: name, value: value}, true
@@ -173,6 +185,35 @@ func (ss *session) discardAll(running *portalInfo) bool {
 		}
 	}
 	return true
+}
+
+// deallocate does what DEALLOCATE (c) does to a session with no origin
+// connection: it drops the named prepared statement, or every one but the
+// unnamed (which DEALLOCATE ALL leaves, as Postgres does), and returns
+// Postgres's answer. Their portals stay, as at the origin. ok is false
+// when the statement is not the session's (Postgres's 26000 comes from
+// the origin) or SQL PREPARE may have left statements only the origin
+// knows (unreplayable). Postgres runs DEALLOCATE in a transaction block
+// too, and a rollback does not undo it.
+func (ss *session) deallocate(c *localCmd) (msgs []pgproto3.BackendMessage, ok bool) {
+	if ss.unreplayable.Load() != nil {
+		return nil, false
+	}
+	tag := "DEALLOCATE ALL"
+	if c.kind == cmdDeallocate {
+		if c.name == "" || ss.stmts[c.name] == nil {
+			return nil, false
+		}
+		ss.setStmt(c.name, nil)
+		tag = "DEALLOCATE"
+	} else {
+		for name := range ss.stmts {
+			if name != "" {
+				ss.setStmt(name, nil)
+			}
+		}
+	}
+	return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte(tag)}}, true
 }
 
 // applySet makes the SET sql (c) the session's, as the origin would, and
@@ -349,6 +390,11 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 			return nil, false
 		}
 		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}}, true
+	case cmdDeallocate, cmdDeallocateAll:
+		if status == 'E' {
+			return nil, false
+		}
+		return ss.deallocate(c)
 	case cmdSet:
 		if ss.clientKey == nil || status != 'I' {
 			// auth.mode origin: nothing is replayed.

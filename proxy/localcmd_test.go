@@ -78,6 +78,9 @@ func TestLocalCommand(t *testing.T) {
 		"ROLLBACK": rollback, "ABORT": rollback, "COMMIT AND CHAIN": {}, "SELECT 2": {}, "SAVEPOINT a": {},
 		"SET extra_float_digits = 3": {kind: cmdSet, name: "extra_float_digits", value: "3"}, "SET work_mem = 1": {},
 		"DISCARD ALL": {kind: cmdDiscardAll}, "DISCARD PLANS": {},
+		"DEALLOCATE ALL": {kind: cmdDeallocateAll}, "deallocate prepare all": {kind: cmdDeallocateAll},
+		"DEALLOCATE _pg3_0": {kind: cmdDeallocate, name: "_pg3_0"}, `DEALLOCATE PREPARE "S_1"`: {kind: cmdDeallocate, name: "S_1"},
+		"DEALLOCATE S_1": {kind: cmdDeallocate, name: "s_1"}, "DEALLOCATE ALL; SELECT 1": {},
 	} {
 		c, ok := localCommand(sql)
 		if !ok && c != (localCmd{}) || c != want {
