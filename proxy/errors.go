@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"fmt"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -29,5 +31,17 @@ func pgError(severity, code, message, hint string) *pgproto3.ErrorResponse {
 		Code:                code,
 		Message:             errorPrefix + message,
 		Hint:                hint,
+	}
+}
+
+// passwordFailed is the FATAL Postgres sends when a password login fails
+// (auth.c's auth_failed), word for word and without errorPrefix: with
+// auth.mode proxy a refused login reads as the origin's would.
+func passwordFailed(user string) *pgproto3.ErrorResponse {
+	return &pgproto3.ErrorResponse{
+		Severity:            severityFatal,
+		SeverityUnlocalized: severityFatal,
+		Code:                codeInvalidPassword,
+		Message:             fmt.Sprintf("password authentication failed for user %q", user),
 	}
 }

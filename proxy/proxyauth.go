@@ -104,7 +104,7 @@ func (ss *session) proxyLogin() error {
 			_, _, _ = a.Verifiers.Refetch(ctx, db, user)
 		}
 		ss.srv.metrics.link(linkLoginRefused)
-		ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", user), "")
+		ss.fatalFrom(passwordFailed(user))
 		return errHandled
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	case errors.Is(err, auth.ErrResalted):
 		_, _, _ = a.Verifiers.Refetch(ctx, db, user)
-		ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", user), "")
+		ss.fatalFrom(passwordFailed(user))
 		return errHandled
 	case errors.Is(err, errOriginAuth):
 		ss.fatal(codeFeatureNotSupported, "pgaccel cannot log in to the origin as this role: "+err.Error(), "")
