@@ -102,7 +102,7 @@ func TestSessions_PsycopgThroughOutage(t *testing.T) {
 	for _, d := range []string{"pg3", "pg2"} {
 		p := d + "/"
 		phase(p + "open")
-		for _, s := range []string{"open/connect", "open/reads", "open/tx reads", "open/cursor"} {
+		for _, s := range []string{"open/connect", "open/reads", "open/tx reads", "open/cursor", "open/pipeline", "open/tx pipeline"} {
 			expect(p+s, "OK")
 		}
 		// The first sessions had the origin describe the texts; their
@@ -118,7 +118,7 @@ func TestSessions_PsycopgThroughOutage(t *testing.T) {
 		resume := origin.PauseDuring(t)
 		next()
 		phase(p + "outage")
-		for _, s := range []string{"outage/reads", "outage/tx reads", "outage/login reads",
+		for _, s := range []string{"outage/reads", "outage/tx reads", "outage/pipeline", "outage/tx pipeline", "outage/login reads",
 			"outage/login tx reads", "outage/reads after write", "outage/tx rollback", "outage/tx reads after write"} {
 			expect(p+s, "OK")
 		}

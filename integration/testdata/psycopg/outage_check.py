@@ -114,6 +114,32 @@ def reads(c):
         n, s = cur.fetchone()
         if n != 200 or s != 20100:
             raise Exception("wrong count %r %r" % (n, s))
+        if D is Pg3:
+            # Results in binary: numeric, text and bigint.
+            cur.execute("SELECT v, amount, id::bigint FROM sess_orders WHERE id = %s", (7,), binary=True)
+            row = cur.fetchone()
+            if row is None or row[0] != "v7" or str(row[1]) != "8.75" or row[2] != 7:
+                raise Exception("wrong binary row: %r" % (row,))
+    if not c.autocommit:
+        c.commit()
+
+
+def pipeline_reads(c):
+    """psycopg 3's pipeline mode: the reads' statements sent together,
+    with one Sync at the end."""
+    if D is not Pg3:
+        return
+    with c.pipeline():
+        curs = []
+        for i in range(1, 11):
+            cur = c.cursor()
+            cur.execute("SELECT v FROM sess_orders WHERE id = %s", (i,))
+            curs.append(cur)
+        agg = c.cursor()
+        agg.execute("SELECT count(*) FROM sess_orders WHERE id > %s", (100,))
+    got = [cur.fetchone()[0] for cur in curs]
+    if got != ["v%d" % i for i in range(1, 11)] or agg.fetchone()[0] != 100:
+        raise Exception("pipeline rows %r" % got)
     if not c.autocommit:
         c.commit()
 
@@ -173,6 +199,8 @@ def run(d):
     step(p + "open/reads", lambda: reads(auto))
     step(p + "open/tx reads", lambda: reads(tx), tx)
     step(p + "open/cursor", lambda: cursor_reads(tx), tx)
+    step(p + "open/pipeline", lambda: pipeline_reads(auto))
+    step(p + "open/tx pipeline", lambda: pipeline_reads(tx), tx)
     await_next(p + "open")
 
     def logins():
@@ -190,6 +218,8 @@ def run(d):
     step(p + "outage/tx reads", lambda: reads(tx), tx)
     # A cursor runs at the origin: 08006, and the transaction goes on.
     step(p + "outage/cursor", lambda: cursor_reads(tx), tx)
+    step(p + "outage/pipeline", lambda: pipeline_reads(auto))
+    step(p + "outage/tx pipeline", lambda: pipeline_reads(tx), tx)
 
     def login_reads(autocommit):
         c = d.connect(PASSWORD, autocommit)
