@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -530,4 +531,102 @@ func Deallocate(sql string) (name string, all, ok bool) {
 		return "", false, false
 	}
 	return d.Name, d.Isall, true
+}
+
+// ResetStep is one statement of a connection reset that a pool sends when
+// a connection goes back to it (SessionReset).
+type ResetStep byte
+
+const (
+	ResetUnlockAll   ResetStep = 'S' // SELECT pg_advisory_unlock_all()
+	ResetCloseAll    ResetStep = 'C' // CLOSE ALL
+	ResetUnlistenAll ResetStep = 'U' // UNLISTEN *
+	ResetAll         ResetStep = 'R' // RESET ALL
+)
+
+// SessionReset reads sql as a connection reset: one or more statements,
+// each of them SELECT pg_advisory_unlock_all() (without an alias), CLOSE
+// ALL, UNLISTEN * or RESET ALL, as asyncpg's pool sends when a
+// connection is released. It returns the statements' steps in order
+// (as a string of ResetSteps); ok is false for anything else.
+func SessionReset(sql string) (steps string, ok bool) {
+	switch w := LeadingWord(sql); {
+	case strings.EqualFold(w, "select"):
+		// Every read of a session with no origin connection is asked:
+		// only a text naming the function is parsed.
+		if !containsFold(sql, "pg_advisory_unlock_all") {
+			return "", false
+		}
+	case strings.EqualFold(w, "close"), strings.EqualFold(w, "unlisten"), strings.EqualFold(w, "reset"):
+	default:
+		return "", false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) == 0 {
+		return "", false
+	}
+	b := make([]byte, 0, len(tree.Stmts))
+	for _, raw := range tree.Stmts {
+		st := raw.GetStmt()
+		switch {
+		case st.GetClosePortalStmt() != nil && st.GetClosePortalStmt().Portalname == "":
+			b = append(b, byte(ResetCloseAll))
+		case st.GetUnlistenStmt() != nil && st.GetUnlistenStmt().Conditionname == "":
+			b = append(b, byte(ResetUnlistenAll))
+		case st.GetVariableSetStmt() != nil && st.GetVariableSetStmt().Kind == pg_query.VariableSetKind_VAR_RESET_ALL:
+			b = append(b, byte(ResetAll))
+		case isUnlockAll(st.GetSelectStmt()):
+			b = append(b, byte(ResetUnlockAll))
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// isUnlockAll reports whether s is SELECT [pg_catalog.]pg_advisory_unlock_all()
+// and nothing more.
+func isUnlockAll(s *pg_query.SelectStmt) bool {
+	if s == nil || len(s.TargetList) != 1 || len(s.FromClause) != 0 || s.WhereClause != nil || s.GroupClause != nil ||
+		s.HavingClause != nil || s.WindowClause != nil || s.ValuesLists != nil || s.SortClause != nil ||
+		s.LimitCount != nil || s.LimitOffset != nil || s.LockingClause != nil || s.WithClause != nil ||
+		s.DistinctClause != nil || s.IntoClause != nil || s.Op != pg_query.SetOperation_SETOP_NONE {
+		return false
+	}
+	rt := s.TargetList[0].GetResTarget()
+	if rt == nil || rt.Name != "" {
+		return false
+	}
+	fc := rt.Val.GetFuncCall()
+	if fc == nil || len(fc.Args) != 0 || fc.AggStar || fc.AggDistinct || fc.FuncVariadic || fc.Over != nil ||
+		fc.AggFilter != nil || len(fc.AggOrder) != 0 {
+		return false
+	}
+	var names []string
+	for _, n := range fc.Funcname {
+		names = append(names, n.GetString_().GetSval())
+	}
+	return slices.Equal(names, []string{"pg_advisory_unlock_all"}) ||
+		slices.Equal(names, []string{"pg_catalog", "pg_advisory_unlock_all"})
+}
+
+// containsFold reports whether s contains lower (lower-case ASCII) in any
+// case, without allocating.
+func containsFold(s, lower string) bool {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		j := 0
+		for ; j < len(lower); j++ {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
 }

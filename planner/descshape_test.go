@@ -138,3 +138,20 @@ func TestDeallocate(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionReset(t *testing.T) {
+	for sql, want := range map[string]string{
+		"SELECT pg_advisory_unlock_all();\nCLOSE ALL;\nUNLISTEN *;\nRESET ALL;": "SCUR",
+		"select pg_catalog.PG_ADVISORY_UNLOCK_ALL()":                            "S",
+		"CLOSE ALL": "C", "RESET ALL; RESET ALL": "RR", "UNLISTEN *": "U",
+		"SELECT pg_advisory_unlock_all() AS x": "", "SELECT pg_advisory_unlock_all(), 1": "",
+		"SELECT pg_advisory_unlock_all() FROM t": "", "SELECT * FROM pg_advisory_unlock_all()": "",
+		"CLOSE c": "", "UNLISTEN ch": "", "RESET work_mem": "", "RESET ALL; SELECT 1": "", "SELECT 1": "",
+		"ROLLBACK;\nSELECT pg_advisory_unlock_all();": "", "": "",
+	} {
+		got, ok := SessionReset(sql)
+		if got != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", sql, got, ok, want)
+		}
+	}
+}

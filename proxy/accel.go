@@ -417,6 +417,15 @@ func (ss *session) noteOrigin(sql string, d planner.Decision) {
 // known already (stateCall, when not nil: the fast path's memo and the
 // statements it decided keep it), so that its text is not read again.
 func (ss *session) noteOriginKnown(sql string, d planner.Decision, stateCall *string) {
+	if d.Kind == planner.KindMulti && ss.nothingToReset() {
+		if _, ok := planner.SessionReset(sql); ok {
+			// A pool's reset at the origin that finds nothing to reset
+			// (asyncpg's, on a connection still open from earlier
+			// statements) changes nothing the session info holds.
+			ss.noteReplay(sql, d, stateCall)
+			return
+		}
+	}
 	ss.noteReplay(sql, d, stateCall)
 	ss.noteCachingWrite(sql, d)
 	switch d.Kind {

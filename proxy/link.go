@@ -466,8 +466,25 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 			ss.pristine = false
 			ss.markUnreplayable("a cursor declared WITH HOLD")
 		}
+	case planner.KindMulti:
+		if steps, ok := planner.SessionReset(sql); ok {
+			// A pool's reset (asyncpg's) takes state away: what it
+			// leaves is set up again by replaying its RESET ALL (after
+			// the SETs before it: SET ROLE outlives RESET ALL).
+			ss.pristine = false
+			switch {
+			case !strings.ContainsRune(steps, rune(planner.ResetAll)):
+			case ss.state.TxStatus() != 'I':
+				ss.markUnreplayable("a setting changed inside a transaction block")
+			default:
+				ss.pendingSet = resetAll
+			}
+			return
+		}
+		ss.pristine = false
+		ss.markUnreplayable("statements that may leave session state at the origin (" + d.Kind.String() + ")")
 	case planner.KindListen, planner.KindPrepare, planner.KindCall, planner.KindDo,
-		planner.KindOther, planner.KindMulti:
+		planner.KindOther:
 		ss.pristine = false
 		ss.markUnreplayable("statements that may leave session state at the origin (" + d.Kind.String() + ")")
 	default:
@@ -483,6 +500,10 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 		}
 	}
 }
+
+// resetAll is the replayed RESET ALL of a pool's reset that ran at the
+// origin.
+const resetAll = "RESET ALL"
 
 // sessionStateCall names a function sql calls whose effect outlives the
 // statement and the transaction (a session-level advisory lock, a

@@ -36,8 +36,13 @@ import (
 // but its own statements and portals to discard (discardAll), and
 // DEALLOCATE of the session's own prepared statements (deallocate):
 // psycopg 3 sends DEALLOCATE ALL after every ROLLBACK of a session that
-// prepared statements, so a rollback failed during an outage. Anything
-// else goes to the origin as before. A SET answered in an extended-
+// prepared statements, so a rollback failed during an outage. So is the
+// reset asyncpg's pool sends when it takes a connection back
+// (SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;)
+// when there is nothing to reset (sessionReset): as several statements
+// it made the session's origin state unreplayable, so every pooled
+// asyncpg connection held an origin backend for good. Anything else goes
+// to the origin as before. A SET answered in an extended-
 // protocol stretch holds only if the stretch succeeds (stretchsets.go).
 
 // localCmdKind is a statement a session answers without the origin.
@@ -51,12 +56,14 @@ const (
 	cmdDiscardAll
 	cmdDeallocate    // DEALLOCATE name (localCmd.name)
 	cmdDeallocateAll // DEALLOCATE ALL
+	cmdReset         // a pool's connection reset (localCmd.value: planner.SessionReset's steps)
 )
 
 // localCmd is a statement a session with no live origin connection may
 // answer itself; for cmdTx, which (planner.TransactionControl's kind);
 // for cmdSet, the setting (in lower case) and the value the SET gives;
-// for cmdDeallocate, the prepared statement's name.
+// for cmdDeallocate, the prepared statement's name; for cmdReset, the
+// reset's steps.
 type localCmd struct {
 	kind        localCmdKind
 	tx          planner.Kind
@@ -78,6 +85,9 @@ func localCommand(sql string) (localCmd, bool) {
 	if planner.DiscardAll(sql) {
 		return localCmd{kind: cmdDiscardAll}, true
 	}
+	if steps, ok := planner.SessionReset(sql); ok {
+		return localCmd{kind: cmdReset, value: steps}, true
+	}
 	if name, all, ok := planner.Deallocate(sql); ok {
 		if all {
 			return localCmd{kind: cmdDeallocateAll}, true
@@ -88,6 +98,18 @@ func localCommand(sql string) (localCmd, bool) {
 		return localCmd{kind: cmdSet, name: name, value: value}, true
 	}
 	return localCmd{}, false
+}
+
+// oneStatement reports whether c is one statement, as a Parse takes (a
+// pool's reset may be several).
+func (c *localCmd) oneStatement() bool {
+	return c.kind != cmdReset || len(c.value) == 1
+}
+
+// returnsRow reports whether c, one statement, returns a row (whose
+// portal a row limit of 1 suspends).
+func (c *localCmd) returnsRow() bool {
+	return c.kind == cmdSelectOne || c.kind == cmdReset && c.value == string(planner.ResetUnlockAll)
 }
 
 // localSettings are the settings a session may SET without the origin,
@@ -187,6 +209,64 @@ func (ss *session) discardAll(running *portalInfo) bool {
 	return true
 }
 
+// sessionReset answers a pool's connection reset (c; planner.SessionReset)
+// as Postgres does when the session has nothing it would reset: no
+// transaction, no setting changed since the login or the last reset that
+// ran at the origin (RESET ALL then changes, and reports, nothing), nothing only the origin holds
+// (unreplayable: advisory locks, cursors WITH HOLD, LISTEN), and no live
+// origin connection (so no cursor is open). ok is false otherwise, and
+// the origin runs it. running is the portal executing it, nil for a
+// simple Query (whose RowDescription of pg_advisory_unlock_all's void is
+// sent here; a portal's is its Describe's).
+func (ss *session) sessionReset(c *localCmd, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
+	if ss.clientKey == nil || !ss.nothingToReset() {
+		return nil, false
+	}
+	for _, step := range []byte(c.value) {
+		switch planner.ResetStep(step) {
+		case planner.ResetUnlockAll:
+			if running == nil {
+				msgs = append(msgs, unlockAllRows())
+			} else {
+				running.exhausted = true
+			}
+			// void prints as the empty string (not NULL), in text and
+			// binary.
+			msgs = append(msgs, &pgproto3.DataRow{Values: [][]byte{{}}}, selectTag(1))
+		case planner.ResetCloseAll:
+			msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("CLOSE CURSOR ALL")})
+		case planner.ResetUnlistenAll:
+			msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("UNLISTEN")})
+		case planner.ResetAll:
+			msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("RESET")})
+		}
+	}
+	return msgs, true
+}
+
+// nothingToReset reports whether a pool's reset would find nothing to
+// reset in the session: no transaction, no setting changed since the
+// login or the last reset (replaySets holds only resets), none pending in
+// a stretch, and nothing only the origin holds.
+func (ss *session) nothingToReset() bool {
+	if ss.state.TxStatus() != 'I' || ss.tent != nil || ss.unreplayable.Load() != nil {
+		return false
+	}
+	for _, q := range ss.replaySets {
+		if q != resetAll {
+			return false
+		}
+	}
+	return true
+}
+
+// unlockAllRows is the row description of SELECT pg_advisory_unlock_all().
+func unlockAllRows() *pgproto3.RowDescription {
+	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
+		Name: []byte("pg_advisory_unlock_all"), DataTypeOID: 2278, DataTypeSize: 4, TypeModifier: -1,
+	}}}
+}
+
 // deallocate does what DEALLOCATE (c) does to a session with no origin
 // connection: it drops the named prepared statement, or every one but the
 // unnamed (which DEALLOCATE ALL leaves, as Postgres does), and returns
@@ -268,7 +348,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 		return nil
 	}
 	c, ok := localCommand(m.Query)
-	if !ok || ss.settleLink() == linkLive {
+	if !ok || !c.oneStatement() || ss.settleLink() == linkLive {
 		return nil
 	}
 	return &stmtInfo{name: m.Name, sql: m.Query, cmd: &c}
@@ -281,7 +361,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 // (replay).
 func (ss *session) adoptCommand(st *stmtInfo) {
 	c, ok := localCommand(st.sql)
-	if !ok || ss.settleLink() == linkLive {
+	if !ok || !c.oneStatement() || ss.settleLink() == linkLive {
 		return
 	}
 	st.cmd, st.origin, st.originPortal, st.pureOrigin = &c, nil, nil, false
@@ -294,8 +374,11 @@ func (ss *session) describeCommand(st *stmtInfo) {
 	ss.descMu.Lock()
 	defer ss.descMu.Unlock()
 	st.params, st.rows, st.noData = &pgproto3.ParameterDescription{}, nil, true
-	if st.cmd.kind == cmdSelectOne {
+	switch {
+	case st.cmd.kind == cmdSelectOne:
 		st.rows, st.noData = selectOneRows(), false
+	case st.cmd.returnsRow():
+		st.rows, st.noData = unlockAllRows(), false
 	}
 }
 
@@ -341,7 +424,7 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 	if ss.pending.skipping() {
 		return true // an earlier message failed: Postgres skips this one
 	}
-	if ss.settleLink() == linkLive || p.stmt.cmd.kind == cmdSelectOne && m.MaxRows == 1 {
+	if ss.settleLink() == linkLive || p.stmt.cmd.returnsRow() && m.MaxRows == 1 {
 		// A row limit of 1 suspends SELECT 1's portal: the origin's.
 		return false
 	}
@@ -390,6 +473,8 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 			return nil, false
 		}
 		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}}, true
+	case cmdReset:
+		return ss.sessionReset(c, running)
 	case cmdDeallocate, cmdDeallocateAll:
 		if status == 'E' {
 			return nil, false
