@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"os/exec"
 	"strings"
@@ -34,80 +32,29 @@ func TestSessions_AsyncpgPoolThroughOutage(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, debianPython, "testdata/asyncpg/pool_check.py", host, port, origin.Database, sessUser, sessPass)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("python: %v\n%s", err, stderr.String())
-		}
-	}()
-	out := bufio.NewReader(stdout)
-	got := map[string]string{}
-	phase := func(name string) {
-		t.Helper()
-		for {
-			line, err := out.ReadString('\n')
-			if err != nil {
-				t.Fatalf("phase %s: %v\n%s", name, err, stderr.String())
-			}
-			line = strings.TrimSpace(line)
-			if line == "PHASE "+name+" done" {
-				return
-			}
-			if step, ok := strings.CutPrefix(line, "OK "); ok {
-				got[step] = "OK"
-			} else if rest, ok := strings.CutPrefix(line, "FAIL "); ok {
-				step, msg, _ := strings.Cut(rest, ": ")
-				got[step] = msg
-			}
-		}
-	}
-	next := func() {
-		if _, err := io.WriteString(stdin, "go\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	expect := func(step, want string) {
-		t.Helper()
-		if g := got[step]; !strings.HasPrefix(g, want) {
-			t.Errorf("%s: %q, want %q", step, g, want)
-		}
-	}
+	prog := startDriverProgram(t, 4*time.Minute, debianPython, "testdata/asyncpg/pool_check.py", host, port, origin.Database, sessUser, sessPass)
 
-	phase("open")
-	expect("open/reads", "OK")
+	prog.phase("open")
+	prog.expect("open/reads", "OK")
 	// The first reads had the origin describe the texts; those
 	// connections go back to the pool once idle (origin_idle_timeout).
 	pgtest.WaitFor(t, "the described texts' connections released", func() bool { return heldBackends(t, a) == 0 })
-	next()
-	phase("logins")
-	expect("logins/reads", "OK")
+	prog.next()
+	prog.phase("logins")
+	prog.expect("logins/reads", "OK")
 	if n := heldBackends(t, a); n != 0 {
 		t.Errorf("an asyncpg pool that only reads holds %d origin backends", n)
 	}
 
 	resume := origin.PauseDuring(t)
-	next()
-	phase("outage")
-	expect("outage/reads", "OK")
-	expect("outage/write", "08006")
-	expect("outage/reads after write", "OK")
-	expect("outage/new pool reads", "OK")
+	prog.next()
+	prog.phase("outage")
+	prog.expect("outage/reads", "OK")
+	prog.expect("outage/write", "08006")
+	prog.expect("outage/reads after write", "OK")
+	prog.expect("outage/new pool reads", "OK")
 	if err := resume(ctx); err != nil {
 		t.Fatal(err)
 	}
-	next()
+	prog.next()
 }

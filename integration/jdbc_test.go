@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -49,71 +47,18 @@ func TestSessions_PgjdbcThroughOutage(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-cp", pgjdbcJar, "testdata/jdbc/OutageCheck.java", host, port, origin.Database, sessUser, sessPass)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("java: %v\n%s", err, stderr.String())
-		}
-	}()
-	out := bufio.NewReader(stdout)
-	got := map[string]string{}
-	// phase reads the steps of a phase up to its end.
-	phase := func(name string) {
-		t.Helper()
-		for {
-			line, err := out.ReadString('\n')
-			if err == io.EOF || err != nil {
-				t.Fatalf("phase %s: %v\n%s", name, err, stderr.String())
-			}
-			line = strings.TrimSpace(line)
-			if line == "PHASE "+name+" done" {
-				return
-			}
-			switch {
-			case strings.HasPrefix(line, "OK "):
-				got[strings.TrimPrefix(line, "OK ")] = "OK"
-			case strings.HasPrefix(line, "FAIL "):
-				step, msg, _ := strings.Cut(strings.TrimPrefix(line, "FAIL "), ": ")
-				got[step] = msg
-			}
-		}
-	}
-	next := func() {
-		if _, err := io.WriteString(stdin, "go\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	expect := func(step, want string) {
-		t.Helper()
-		if g := got[step]; !strings.HasPrefix(g, want) {
-			t.Errorf("%s: %q, want %q", step, g, want)
-		}
-	}
+	prog := startDriverProgram(t, 4*time.Minute, java, "-cp", pgjdbcJar, "testdata/jdbc/OutageCheck.java", host, port, origin.Database, sessUser, sessPass)
 
-	phase("open")
+	prog.phase("open")
 	for _, s := range []string{"open/reads", "open/tx reads", "open/isValid"} {
-		expect(s, "OK")
+		prog.expect(s, "OK")
 	}
 	// The first sessions had the origin describe the texts; their
 	// connections go back to the pool once idle (origin_idle_timeout).
 	pgtest.WaitFor(t, "the described texts' connections released", func() bool { return heldBackends(t, a) == 0 })
-	next()
-	phase("logins")
-	expect("logins/reads", "OK")
+	prog.next()
+	prog.phase("logins")
+	prog.expect("logins/reads", "OK")
 	// Logins (with their SETs), transactions and pings of sessions that
 	// only read: no backend held.
 	if n := heldBackends(t, a); n != 0 {
@@ -121,24 +66,24 @@ func TestSessions_PgjdbcThroughOutage(t *testing.T) {
 	}
 
 	resume := origin.PauseDuring(t)
-	next()
-	phase("outage")
+	prog.next()
+	prog.phase("outage")
 	for _, s := range []string{"outage/reads", "outage/tx reads", "outage/login reads", "outage/login tx reads",
 		"outage/isValid", "outage/reads after write", "outage/tx rollback"} {
-		expect(s, "OK")
+		prog.expect(s, "OK")
 	}
-	expect("outage/wrong password", "28P01")
-	expect("outage/write", "08006")
-	expect("outage/tx write", "08006")
+	prog.expect("outage/wrong password", "28P01")
+	prog.expect("outage/write", "08006")
+	prog.expect("outage/tx write", "08006")
 
 	if err := resume(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitOriginBack(t)
-	next()
-	phase("back")
+	prog.next()
+	prog.phase("back")
 	for _, s := range []string{"back/write", "back/tx write", "back/settings", "back/reads"} {
-		expect(s, "OK")
+		prog.expect(s, "OK")
 	}
 	notes := mustQuery(t, connect(t, origin.SuperDSN()), "SELECT note FROM sess_writes ORDER BY id")
 	if strings.Join(notes, ",") != "after,after tx" {

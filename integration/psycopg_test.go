@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -45,100 +43,48 @@ func TestSessions_PsycopgThroughOutage(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, debianPython, "testdata/psycopg/outage_check.py", host, port, origin.Database, sessUser, sessPass)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("python: %v\n%s", err, stderr.String())
-		}
-	}()
-	out := bufio.NewReader(stdout)
-	got := map[string]string{}
-	phase := func(name string) {
-		t.Helper()
-		for {
-			line, err := out.ReadString('\n')
-			if err != nil {
-				t.Fatalf("phase %s: %v\n%s", name, err, stderr.String())
-			}
-			line = strings.TrimSpace(line)
-			if line == "PHASE "+name+" done" {
-				return
-			}
-			switch {
-			case strings.HasPrefix(line, "OK "):
-				got[strings.TrimPrefix(line, "OK ")] = "OK"
-			case strings.HasPrefix(line, "FAIL "):
-				step, msg, _ := strings.Cut(strings.TrimPrefix(line, "FAIL "), ": ")
-				got[step] = msg
-			}
-		}
-	}
-	next := func() {
-		if _, err := io.WriteString(stdin, "go\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	expect := func(step, want string) {
-		t.Helper()
-		if g := got[step]; !strings.HasPrefix(g, want) {
-			t.Errorf("%s: %q, want %q", step, g, want)
-		}
-	}
+	prog := startDriverProgram(t, 4*time.Minute, debianPython, "testdata/psycopg/outage_check.py", host, port, origin.Database, sessUser, sessPass)
 
 	for _, d := range []string{"pg3", "pg2"} {
 		p := d + "/"
-		phase(p + "open")
+		prog.phase(p + "open")
 		for _, s := range []string{"open/connect", "open/reads", "open/tx reads", "open/cursor", "open/pipeline", "open/tx pipeline"} {
-			expect(p+s, "OK")
+			prog.expect(p+s, "OK")
 		}
 		// The first sessions had the origin describe the texts; their
 		// connections go back to the pool once idle (origin_idle_timeout).
 		pgtest.WaitFor(t, d+": the described texts' connections released", func() bool { return heldBackends(t, a) == 0 })
-		next()
-		phase(p + "logins")
-		expect(p+"logins/reads", "OK")
+		prog.next()
+		prog.phase(p + "logins")
+		prog.expect(p+"logins/reads", "OK")
 		if n := heldBackends(t, a); n != 0 {
 			t.Errorf("%s sessions that only read hold %d origin backends", d, n)
 		}
 
 		resume := origin.PauseDuring(t)
-		next()
-		phase(p + "outage")
+		prog.next()
+		prog.phase(p + "outage")
 		for _, s := range []string{"outage/reads", "outage/tx reads", "outage/pipeline", "outage/tx pipeline", "outage/login reads",
 			"outage/login tx reads", "outage/reads after write", "outage/tx rollback", "outage/tx reads after write"} {
-			expect(p+s, "OK")
+			prog.expect(p+s, "OK")
 		}
-		expect(p+"outage/wrong password", "28P01")
-		expect(p+"outage/write", "08006")
-		expect(p+"outage/cursor", "08006") // cursors run at the origin
-		expect(p+"outage/tx write", "08006")
+		prog.expect(p+"outage/wrong password", "28P01")
+		prog.expect(p+"outage/write", "08006")
+		prog.expect(p+"outage/cursor", "08006") // cursors run at the origin
+		prog.expect(p+"outage/tx write", "08006")
 		if err := resume(ctx); err != nil {
 			t.Fatal(err)
 		}
 		waitOriginBack(t)
-		next()
-		phase(p + "back")
+		prog.next()
+		prog.phase(p + "back")
 		for _, s := range []string{"back/write", "back/tx write", "back/reads", "back/cursor"} {
-			expect(p+s, "OK")
+			prog.expect(p+s, "OK")
 		}
 	}
 	// A failed step's rollback (psycopg 3 sends DEALLOCATE ALL after
 	// it): never refused.
-	for step, msg := range got {
+	for step, msg := range prog.got {
 		if strings.HasSuffix(step, " (rollback)") {
 			t.Errorf("%s: %s", step, msg)
 		}
