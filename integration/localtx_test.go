@@ -172,9 +172,14 @@ func tags(rs []*pgconn.Result) []string {
 	return out
 }
 
+// slowSessQuery runs for seconds on DuckDB: a count over a four-way cross
+// join of sess_orders (200 rows), 1.6 billion combinations.
+const slowSessQuery = "SELECT count(*) FROM sess_orders a, sess_orders b, sess_orders c, sess_orders d WHERE a.id + b.id + c.id + d.id = 401"
+
 // TestSessions_SetsWithoutTheOrigin: with auth.mode proxy, the SETs
 // frameworks send at every connection (Rails: client_min_messages,
-// standard_conforming_strings, IntervalStyle, TimeZone; pgjdbc:
+// standard_conforming_strings, IntervalStyle, TimeZone, and the
+// statement_timeout and lock_timeout database.yml names; pgjdbc:
 // extra_float_digits, application_name), in the simple protocol and the
 // extended one, and the DISCARD ALL of a session that set nothing
 // (Npgsql's pool), need no origin backend and no origin during an outage:
@@ -201,6 +206,8 @@ func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
 		"SET SESSION timezone TO '" + timeZone + "'",
 		"SET application_name = 'rails-app'",
 		"SET extra_float_digits = 3",
+		"SET SESSION statement_timeout TO 5000",
+		"SET lock_timeout = '3s'",
 	}
 	// connectSetUp opens a session of either protocol and sets it up.
 	connectSetUp := func(simple bool) (*pgx.Conn, error) {
@@ -238,13 +245,23 @@ func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
 	}
 	// A statement that needs the origin runs with the settings in force.
 	for i, c := range sessions {
-		var ims, cmm, efd, app string
-		if err := c.QueryRow(ctx, "SELECT current_setting('intervalstyle'), current_setting('client_min_messages'), current_setting('extra_float_digits'), current_setting('application_name') FROM pg_catalog.pg_class LIMIT 1").Scan(&ims, &cmm, &efd, &app); err != nil {
+		var ims, cmm, efd, app, st, lt string
+		if err := c.QueryRow(ctx, "SELECT current_setting('intervalstyle'), current_setting('client_min_messages'), current_setting('extra_float_digits'), current_setting('application_name'), current_setting('statement_timeout'), current_setting('lock_timeout') FROM pg_catalog.pg_class LIMIT 1").Scan(&ims, &cmm, &efd, &app, &st, &lt); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join([]string{ims, cmm, efd, app}, " "); got != "iso_8601 warning 3 rails-app" {
+		if got := strings.Join([]string{ims, cmm, efd, app, st, lt}, " "); got != "iso_8601 warning 3 rails-app 5s 3s" {
 			t.Errorf("session %d at the origin: %q", i, got)
 		}
+	}
+	// The slow read, interrupted by a statement_timeout, with the origin
+	// up (pgaccel learns its description there once).
+	for i, c := range sessions {
+		mustExecConn(t, c, "SET statement_timeout = '50ms'")
+		var n int64
+		if err := c.QueryRow(ctx, slowSessQuery).Scan(&n); pgErrCode(err) != "57014" {
+			t.Errorf("session %d: a slow read after SET statement_timeout = '50ms': %d %v, want 57014", i, n, err)
+		}
+		mustExecConn(t, c, "SET statement_timeout = 0")
 	}
 	// The origin decides what pgaccel cannot check.
 	if _, err := sessions[0].Exec(ctx, "SET extra_float_digits = 4"); pgErrCode(err) != "22023" {
@@ -292,6 +309,23 @@ func TestSessions_SetsWithoutTheOrigin(t *testing.T) {
 		}
 		if got, err := readAll(ctx, c); err != nil || got != wantReads {
 			t.Errorf("reads after the failed SET, simple=%t: %q %v", simple, got, err)
+		}
+		// A statement_timeout set without the origin holds for what
+		// pgaccel answers: a read that runs for seconds on DuckDB is
+		// interrupted with Postgres's 57014, and the session goes on.
+		if _, err := c.Exec(ctx, "SET statement_timeout = '50ms'"); err != nil {
+			t.Errorf("SET statement_timeout during the outage, simple=%t: %v", simple, err)
+		}
+		var n int64
+		err = c.QueryRow(ctx, slowSessQuery).Scan(&n)
+		if pgErrCode(err) != "57014" {
+			t.Errorf("a slow read after SET statement_timeout = '50ms' during the outage, simple=%t: %d %v, want 57014", simple, n, err)
+		}
+		if _, err := c.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+			t.Errorf("SET statement_timeout = 0 during the outage, simple=%t: %v", simple, err)
+		}
+		if got, err := readAll(ctx, c); err != nil || got != wantReads {
+			t.Errorf("reads after the timeout, simple=%t: %q %v", simple, got, err)
 		}
 	}
 	if err := resume(context.Background()); err != nil {

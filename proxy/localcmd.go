@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/planner"
@@ -30,7 +32,10 @@ import (
 // Postgres would set (setValue): extra_float_digits (the encoder prints
 // floats by it), application_name and IntervalStyle (reported in a
 // ParameterStatus; the encoder follows IntervalStyle), client_min_messages
-// (nothing answered here sends notices), and DateStyle, TimeZone,
+// (nothing answered here sends notices), statement_timeout (applied to
+// what pgaccel answers itself; Rails sets it at every connection when
+// database.yml names it) and lock_timeout (nothing answered here waits
+// for a lock) when plainly written (millisSetting), and DateStyle, TimeZone,
 // client_encoding and standard_conforming_strings when the SET leaves
 // them as they are. DISCARD ALL is answered when the session has nothing
 // but its own statements and portals to discard (discardAll), and
@@ -124,6 +129,8 @@ var localSettings = map[string]string{
 	"timezone":                    "TimeZone",
 	"client_encoding":             "client_encoding",
 	"standard_conforming_strings": "standard_conforming_strings",
+	"statement_timeout":           "statement_timeout",
+	"lock_timeout":                "lock_timeout",
 }
 
 // setValue is the value setting c.name takes from the SET c, as Postgres
@@ -166,11 +173,44 @@ func (ss *session) setValue(c *localCmd) (string, bool) {
 		// Postgres also takes aliases ("debug" stores "debug2"): those
 		// go there.
 		return enumValue(value, "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
+	case "statement_timeout", "lock_timeout":
+		ms, ok := millisSetting(value)
+		if !ok {
+			return "", false
+		}
+		return strconv.FormatInt(ms, 10), true
 	}
 	if reported := localSettings[c.name]; reported != "" && ss.state.Param(reported) == value && value != "" {
 		return value, true
 	}
 	return "", false
+}
+
+// millisSetting reads value as Postgres reads a setting in milliseconds
+// (statement_timeout, lock_timeout) when it is plainly written: a whole
+// number without sign or leading zeros, and an optional unit (ms, s, min,
+// h or d, as Postgres spells them), within the setting's range (0 to
+// 2^31-1 ms). It returns the value in milliseconds; ok is false for
+// everything else, which Postgres reads in ways of its own (hex and octal,
+// fractions, blanks, microseconds, rounding) or refuses: those go to the
+// origin.
+func millisSetting(value string) (ms int64, ok bool) {
+	i := 0
+	for i < len(value) && value[i] >= '0' && value[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 10 || i > 1 && value[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(value[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := map[string]int64{"": 1, "ms": 1, "s": 1000, "min": 60 * 1000, "h": 3600 * 1000, "d": 24 * 3600 * 1000}[value[i:]]
+	if unit == 0 || n > math.MaxInt32/unit {
+		return 0, false
+	}
+	return n * unit, true
 }
 
 // enumValue is value as Postgres stores it when it is one of names (in any
@@ -323,8 +363,16 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 		}
 		ss.info.extraFloatDigits = value
 		ss.infoGen++
-	case "client_min_messages":
-		// Nothing pgaccel answers sends notices.
+	case "statement_timeout":
+		// Applied to what pgaccel answers itself (timeout.go).
+		if t != nil && !t.timeoutChanged {
+			t.timeoutChanged, t.statementTimeout = true, ss.info.statementTimeout
+		}
+		ms, _ := strconv.ParseInt(value, 10, 64)
+		ss.info.statementTimeout = time.Duration(ms) * time.Millisecond
+		ss.infoGen++
+	case "client_min_messages", "lock_timeout":
+		// Nothing pgaccel answers sends notices or waits for a lock.
 	default:
 		// Reported when it changes, as Postgres does: at once for a
 		// simple Query, at the Sync for a stretch.

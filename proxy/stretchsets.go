@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -48,6 +49,8 @@ type stretchSets struct {
 	prior            map[string]string
 	extraFloatDigits string
 	efdChanged       bool
+	statementTimeout time.Duration
+	timeoutChanged   bool
 	// fails is the pending queue's failure count at the first SET.
 	fails uint64
 	// failed: a local error skipped the stretch to its Sync.
@@ -86,6 +89,10 @@ func (ss *session) settleSets() {
 	if t.failed || ss.pending.skipping() || ss.pending.failCount.Load() != t.fails {
 		if t.efdChanged {
 			ss.info.extraFloatDigits = t.extraFloatDigits
+			ss.infoGen++
+		}
+		if t.timeoutChanged {
+			ss.info.statementTimeout = t.statementTimeout
 			ss.infoGen++
 		}
 		for name, v := range t.prior {
