@@ -10,7 +10,10 @@
 //     and through pgbouncer (session pool mode), side by side. Runs are
 //     interleaved (round by round, workload by workload, target by target,
 //     the target order rotating each round) so that machine drift hits all
-//     three alike, and the report gives the median of the rounds:
+//     three alike; after each run that writes (TPC-B) the origin is vacuumed
+//     and checkpointed, so that the run after it does not pay for it
+//     (-no-settle skips that; -control runs an A/A check of two identical
+//     pgaccel processes). The report gives the median of the rounds:
 //
 //     go run ./bench/passthrough -scale 10 -duration 10s -rounds 3 -out /tmp/pt.md
 //

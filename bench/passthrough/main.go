@@ -51,6 +51,14 @@ type options struct {
 	pointReads string
 	// noResultsCache turns runtime.results_cache off.
 	noResultsCache bool
+	// control runs the pgaccel-passthrough target with the same dataset as
+	// pgaccel (an A/A run): their ratio then shows the bench's own bias
+	// between two identical processes, against which -with-dataset's
+	// ratio is read.
+	control bool
+	// noSettle skips settling the origin after a run that writes
+	// (runAll).
+	noSettle bool
 	// auth is pgaccel's auth.mode: origin (logins relayed) or proxy
 	// (pgaccel verifies SCRAM itself and logs in with the ClientKey).
 	auth string
@@ -98,6 +106,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect, hot-key-select-simple, hot-key-select-extended, hot-key-select-prepared; default all but the hot-key ones, which -accelerated adds)")
 	fs.StringVar(&cells, "cells", "", "comma-separated workload:clients pairs to run instead of every workload at 1 and 8 clients (such as select-only-simple:1,tpcb-like-simple:8)")
 	fs.BoolVar(&o.withDataset, "with-dataset", false, "run pgaccel with one accelerated dataset, so that every statement passes the routing hook")
+	fs.BoolVar(&o.noSettle, "no-settle", false, "do not vacuum and checkpoint the origin after each run that writes (as before 2026-12-05)")
+	fs.BoolVar(&o.control, "control", false, "with -with-dataset, run the pgaccel-passthrough target with the same dataset too (an A/A run: its ratio to pgaccel is the bench's own bias)")
 	fs.BoolVar(&o.accelerated, "accelerated", false, "also accelerate pgbench_accounts, whose select-only reads are point reads by its primary key (implies -with-dataset)")
 	fs.StringVar(&o.pointReads, "point-reads", "origin", "runtime.point_reads: origin, or acceleration (DuckDB answers the point reads of -accelerated)")
 	fs.BoolVar(&o.noResultsCache, "no-results-cache", false, "run pgaccel with runtime.results_cache.enabled: false")
@@ -109,6 +119,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.accelerated {
 		o.withDataset = true
+	}
+	if o.control && !o.withDataset {
+		return o, fmt.Errorf("-control needs -with-dataset")
 	}
 	if o.auth != "origin" && o.auth != "proxy" {
 		return o, fmt.Errorf("-auth: %q is not origin or proxy", o.auth)
@@ -224,7 +237,9 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	if opts.withDataset && slices.Contains(opts.targets, targetPlain) {
 		progress("starting pgaccel without datasets")
 		plainOpts := opts
-		plainOpts.withDataset, plainOpts.accelerated = false, false
+		if !opts.control {
+			plainOpts.withDataset, plainOpts.accelerated = false, false
+		}
 		plainOpts.cpuprofile, plainOpts.memprofile = "", ""
 		px, startErr := startPgaccel(ctx, origin, plainOpts, stderr)
 		if startErr != nil {
@@ -254,7 +269,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 
 	info := collectMachineInfo(ctx, origin, pgb)
 
-	results, err := runAll(ctx, pgb, targets, opts, progress)
+	results, err := runAll(ctx, pgb, targets, opts, origin.SuperDSN(), progress)
 	if err != nil {
 		return err
 	}
@@ -281,8 +296,9 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 
 // runAll runs every case against every target, round by round. Within a
 // round the target order rotates so that no target always runs first after
-// another target's write-heavy run.
-func runAll(ctx context.Context, pgb *pgbench, targets []target, opts options, progress func(string, ...any)) (*results, error) {
+// another target's write-heavy run. After a run that writes, the origin is
+// settled (settle) before the next run, unless -no-settle.
+func runAll(ctx context.Context, pgb *pgbench, targets []target, opts options, originDSN string, progress func(string, ...any)) (*results, error) {
 	res := newResults()
 	cases := benchCases()
 	total := opts.rounds * len(cases) * len(targets)
@@ -298,10 +314,40 @@ func runAll(ctx context.Context, pgb *pgbench, targets []target, opts options, p
 				}
 				res.add(c, t.name, out)
 				progress("[%d/%d] round %d  %-34s %-9s %10.1f tps %8.3f ms", n, total, r+1, c, t.name, out.tps, out.latencyMS)
+				if c.workload.writes && !opts.noSettle {
+					if err := settle(ctx, originDSN); err != nil {
+						return nil, fmt.Errorf("round %d, after %s, %s: settle the origin: %w", r+1, c, t.name, err)
+					}
+				}
 			}
 		}
 	}
 	return res, nil
+}
+
+// settle brings the origin back to the state of a fresh load after a run
+// that wrote: every page the run's updates touched vacuumed (so the next
+// run does not prune and set hint bits as it reads) and a checkpoint (so
+// it does not flush the run's pages meanwhile). Without it, whichever
+// target ran first after a TPC-B run paid for it: at one client the
+// select-only run after the TPC-B cell was about 10 % slower than the
+// next one, whichever target (bench/RESULTS.md, 2026-12-05 evening).
+// It runs directly against the origin, outside every measurement.
+func settle(ctx context.Context, dsn string) error {
+	c, err := benchutil.ConnectSimple(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for _, sql := range []string{
+		"VACUUM pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history",
+		"CHECKPOINT",
+	} {
+		if _, err := c.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
 }
 
 // runOne runs c against t once, measuring the proxy's CPU time too.

@@ -22,6 +22,9 @@ type workload struct {
 	// hot: reads of hotKeys keys only (hotKeyScript), run only when named
 	// in -workloads or with -accelerated.
 	hot bool
+	// writes: the script updates pgbench_accounts, which leaves the
+	// origin in a state the next run pays for (runAll settles it).
+	writes bool
 }
 
 // hotKeys is how many keys the hot-key workloads read: the point reads of
@@ -61,7 +64,7 @@ var (
 		{name: "select-only simple", args: []string{"-S", "-M", "simple"}},
 		{name: "select-only extended", args: []string{"-S", "-M", "extended"}},
 		{name: "select-only prepared", args: []string{"-S", "-M", "prepared"}},
-		{name: "tpcb-like simple", args: nil}, // pgbench's default script and protocol
+		{name: "tpcb-like simple", args: nil, writes: true}, // pgbench's default script and protocol
 		// A new connection for every transaction (-C): the login rate.
 		{name: "select-only simple connect", args: []string{"-S", "-M", "simple", "-C"}},
 		{name: "hot-key select simple", args: []string{"-f", "@hotkeys", "-M", "simple"}, hot: true},

@@ -184,6 +184,15 @@ type report struct {
 	loadEnd  string
 }
 
+// settling says whether the origin was settled after the runs that
+// wrote (runAll).
+func (r report) settling() string {
+	if r.opts.noSettle {
+		return ", the origin not settled between runs"
+	}
+	return "; after each run that writes, the origin is vacuumed and checkpointed before the next run"
+}
+
 // pgaccelMode says how pgaccel was configured.
 func (r report) pgaccelMode() string {
 	if r.opts.auth == "proxy" {
@@ -218,10 +227,10 @@ func (r report) markdown() string {
 		m.nproc, m.cpu, m.kernel, m.postgres, m.pgbouncer, m.pgbench, m.goVersion)
 	fmt.Fprintf(&b, "Load average (1/5/15 min): start %s, end %s\n\n", m.loadStart, r.loadEnd)
 	fmt.Fprintf(&b, "pgbench scale %d, each run `-T %d`, %d round(s); runs interleaved (round → workload → clients → target, "+
-		"target order rotating each round). Medians over the rounds; ratios are of median TPS; TPS excludes initial "+
+		"target order rotating each round)%s. Medians over the rounds; ratios are of median TPS; TPS excludes initial "+
 		"connection time. pgaccel runs as its own process %s; pgbouncer runs in session mode. "+
 		"Origin, proxies and pgbench share the same %d CPUs.\n\n",
-		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, r.pgaccelMode(), m.nproc)
+		r.opts.scale, int(r.opts.duration/time.Second), r.opts.rounds, r.settling(), r.pgaccelMode(), m.nproc)
 
 	has := func(t string) bool { return slices.Contains(r.targets, t) }
 	var ratios [][2]string
