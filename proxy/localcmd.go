@@ -174,11 +174,11 @@ func (ss *session) setValue(c *localCmd) (string, bool) {
 		// go there.
 		return enumValue(value, "debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
 	case "statement_timeout", "lock_timeout":
-		ms, ok := millisSetting(value)
+		d, ok := millisSetting(value)
 		if !ok {
 			return "", false
 		}
-		return strconv.FormatInt(ms, 10), true
+		return strconv.FormatInt(d.Milliseconds(), 10), true
 	}
 	if reported := localSettings[c.name]; reported != "" && ss.state.Param(reported) == value && value != "" {
 		return value, true
@@ -188,13 +188,12 @@ func (ss *session) setValue(c *localCmd) (string, bool) {
 
 // millisSetting reads value as Postgres reads a setting in milliseconds
 // (statement_timeout, lock_timeout) when it is plainly written: a whole
-// number without sign or leading zeros, and an optional unit (ms, s, min,
-// h or d, as Postgres spells them), within the setting's range (0 to
-// 2^31-1 ms). It returns the value in milliseconds; ok is false for
-// everything else, which Postgres reads in ways of its own (hex and octal,
-// fractions, blanks, microseconds, rounding) or refuses: those go to the
-// origin.
-func millisSetting(value string) (ms int64, ok bool) {
+// number without sign or leading zeros, and an optional unit (timeUnits
+// but us, as Postgres spells them), within the setting's range (0 to
+// 2^31-1 ms). ok is false for everything else, which Postgres reads in
+// ways of its own (hex and octal, fractions, blanks, microseconds,
+// rounding) or refuses: those go to the origin.
+func millisSetting(value string) (d time.Duration, ok bool) {
 	i := 0
 	for i < len(value) && value[i] >= '0' && value[i] <= '9' {
 		i++
@@ -203,14 +202,11 @@ func millisSetting(value string) (ms int64, ok bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(value[:i], 10, 64)
-	if err != nil {
+	unit, ok := timeUnits[value[i:]]
+	if err != nil || !ok || unit < time.Millisecond || n > int64(math.MaxInt32*time.Millisecond/unit) {
 		return 0, false
 	}
-	unit := map[string]int64{"": 1, "ms": 1, "s": 1000, "min": 60 * 1000, "h": 3600 * 1000, "d": 24 * 3600 * 1000}[value[i:]]
-	if unit == 0 || n > math.MaxInt32/unit {
-		return 0, false
-	}
-	return n * unit, true
+	return time.Duration(n) * unit, true
 }
 
 // enumValue is value as Postgres stores it when it is one of names (in any
@@ -358,18 +354,11 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
 	switch reported := localSettings[c.name]; c.name {
 	case "extra_float_digits":
-		if t != nil && !t.efdChanged {
-			t.efdChanged, t.extraFloatDigits = true, ss.info.extraFloatDigits
-		}
 		ss.info.extraFloatDigits = value
 		ss.infoGen++
 	case "statement_timeout":
 		// Applied to what pgaccel answers itself (timeout.go).
-		if t != nil && !t.timeoutChanged {
-			t.timeoutChanged, t.statementTimeout = true, ss.info.statementTimeout
-		}
-		ms, _ := strconv.ParseInt(value, 10, 64)
-		ss.info.statementTimeout = time.Duration(ms) * time.Millisecond
+		ss.info.statementTimeout, _ = millisSetting(c.value)
 		ss.infoGen++
 	case "client_min_messages", "lock_timeout":
 		// Nothing pgaccel answers sends notices or waits for a lock.

@@ -46,11 +46,11 @@ type stretchSets struct {
 	sqls, local []string
 	// prior holds the reported settings a SET answered here changed,
 	// with the value the client has.
-	prior            map[string]string
+	prior map[string]string
+	// extraFloatDigits and statementTimeout are the session's at the
+	// stretch's first SET (what a failed stretch puts back).
 	extraFloatDigits string
-	efdChanged       bool
 	statementTimeout time.Duration
-	timeoutChanged   bool
 	// fails is the pending queue's failure count at the first SET.
 	fails uint64
 	// failed: a local error skipped the stretch to its Sync.
@@ -66,6 +66,7 @@ func (ss *session) tentative() *stretchSets {
 		ss.tent = &stretchSets{
 			prior:            map[string]string{},
 			extraFloatDigits: ss.info.extraFloatDigits,
+			statementTimeout: ss.info.statementTimeout,
 			fails:            ss.pending.failCount.Load(),
 		}
 	}
@@ -87,12 +88,8 @@ func (ss *session) settleSets() {
 	}
 	ss.tent = nil
 	if t.failed || ss.pending.skipping() || ss.pending.failCount.Load() != t.fails {
-		if t.efdChanged {
-			ss.info.extraFloatDigits = t.extraFloatDigits
-			ss.infoGen++
-		}
-		if t.timeoutChanged {
-			ss.info.statementTimeout = t.statementTimeout
+		if ss.info.extraFloatDigits != t.extraFloatDigits || ss.info.statementTimeout != t.statementTimeout {
+			ss.info.extraFloatDigits, ss.info.statementTimeout = t.extraFloatDigits, t.statementTimeout
 			ss.infoGen++
 		}
 		for name, v := range t.prior {

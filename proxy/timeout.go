@@ -38,6 +38,13 @@ import (
 // that the transaction is failed there as it would be in Postgres, and
 // ReadyForQuery carries the status that follows.
 
+// timeUnits are the units of Postgres's time settings in milliseconds
+// ("": a bare number of milliseconds).
+var timeUnits = map[string]time.Duration{
+	"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second,
+	"min": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+}
+
 // parseTimeout reads a time setting as Postgres shows it (SHOW,
 // current_setting): an integer with a unit of us, ms, s, min, h or d, or
 // a bare number of milliseconds; 0 is off.
@@ -51,11 +58,7 @@ func parseTimeout(s string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("time setting %q: %w", s, err)
 	}
-	unit := map[string]time.Duration{
-		"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second,
-		"min": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
-	}
-	u, ok := unit[strings.TrimSpace(s[i:])]
+	u, ok := timeUnits[strings.TrimSpace(s[i:])]
 	if !ok {
 		return 0, fmt.Errorf("time setting %q: unknown unit", s)
 	}
