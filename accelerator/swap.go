@@ -405,5 +405,8 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		ASCIICase:       c.ASCIICase,
 		Unique:          c.Unique,
 		KeyPart:         c.KeyPart,
+		RelOID:          c.RelOID,
+		AttNum:          c.AttNum,
+		TypLen:          c.TypLen,
 	}
 }

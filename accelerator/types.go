@@ -59,6 +59,14 @@ type ColumnSpec struct {
 	// KeyPart is the column's position (from 1) in the origin table's
 	// primary key, 0 when it is not part of it.
 	KeyPart int `json:",omitempty"`
+	// RelOID, AttNum and TypLen are what the origin's RowDescription says
+	// of the column (pg_class.oid, pg_attribute.attnum, and the typlen of
+	// its type, or of a domain's base type): the proxy describes a
+	// statement by them while the origin cannot (planner.Describe). 0 in
+	// a checkpoint written before they were read.
+	RelOID uint32 `json:",omitempty"`
+	AttNum int16  `json:",omitempty"`
+	TypLen int16  `json:",omitempty"`
 }
 
 // kind is how a Postgres value is decoded from binary COPY and which DuckDB

@@ -64,6 +64,12 @@ type ColumnInfo struct {
 	// KeyPart is the column's position (from 1) in the primary key, 0 when
 	// it is not part of it.
 	KeyPart int
+	// RelOID, AttNum and TypLen are the origin table's oid, the column's
+	// attnum and its type's typlen (a domain's base type's), as the
+	// origin's RowDescription gives them; 0 when unknown.
+	RelOID uint32
+	AttNum int16
+	TypLen int16
 }
 
 // DatasetState is the live state of one dataset, shared by the refresh

@@ -31,6 +31,9 @@ type Planner interface {
 	// QuickTxWrote is Quick for a session whose transaction has written.
 	QuickTxWrote(sql string) (planner.Decision, bool)
 	RememberFallback(fingerprint uint64)
+	// Describe works out the row description the origin would give an
+	// accelerated read, for the forms it knows (planner.Describe).
+	Describe(ctx context.Context, sql string, s *planner.Session) ([]planner.Field, bool)
 }
 
 // Engine runs accelerated statements (see package accelerator) with
@@ -305,6 +308,27 @@ func (c *describeCache) put(key string, msg pgproto3.BackendMessage) {
 func (c *describeCache) reset() {
 	c.m, c.order, c.byShape, c.shapedTo = nil, nil, nil, 0
 	c.gen++
+}
+
+// derivedRows is the row description the planner works out for sql
+// (planner.Describe), for a read the origin cannot describe now and no
+// text of whose description shape it described before; nil when the
+// planner does not know the read's form. It is not kept: once the origin
+// answers, its own description is asked for and kept as before.
+func (ss *session) derivedRows(sql string) *pgproto3.RowDescription {
+	fields, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
+	if !ok {
+		return nil
+	}
+	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(fields))}
+	for i, f := range fields {
+		rd.Fields[i] = pgproto3.FieldDescription{
+			Name: []byte(f.Name), TableOID: f.TableOID, TableAttributeNumber: uint16(f.AttNum),
+			DataTypeOID: f.TypeOID, DataTypeSize: f.TypLen, TypeModifier: f.TypMod,
+		}
+	}
+	ss.log.Debug().Int("columns", len(fields)).Msg("described a read without the origin")
+	return rd
 }
 
 // shapeKey is key (a describeKey, or a stmtKey of one) with its text

@@ -86,13 +86,17 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	}
 	if (params == nil || rows == nil) && ss.pending.idle() && ss.originDown() {
 		// The origin cannot describe it: the descriptions of a text of
-		// the same description shape serve (describeCache.shaped).
+		// the same description shape serve (describeCache.shaped), or
+		// the row description the planner works out (derivedRows).
 		key := ss.describeKey(st.sql, d)
 		if params == nil {
 			params, _ = ss.srv.describes.shaped(stmtKey('P', key, st.paramOIDs)).(*pgproto3.ParameterDescription)
 		}
 		if rows == nil {
 			rows, _ = ss.srv.describes.shaped(stmtKey('R', key, st.paramOIDs)).(*pgproto3.RowDescription)
+		}
+		if rows == nil && params != nil {
+			rows = ss.derivedRows(st.sql)
 		}
 	}
 	if params == nil || rows == nil {

@@ -202,7 +202,7 @@ func tryFilter(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, fi
 func originInfos(all []accelerator.ColumnSpec) []catalog.ColumnInfo {
 	cols := make([]catalog.ColumnInfo, len(all))
 	for i, c := range all {
-		cols[i] = catalog.ColumnInfo{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, TypeName: c.TypeName}
+		cols[i] = catalog.ColumnInfo{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, TypeName: c.TypeName, RelOID: c.RelOID, AttNum: c.AttNum, TypLen: c.TypLen}
 	}
 	return cols
 }

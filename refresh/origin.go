@@ -51,7 +51,9 @@ func connectOriginWith(ctx context.Context, dsn string, params map[string]string
 // by their base type (what binary COPY sends); array columns carry their
 // element type; the last fields say whether the column alone is the key of
 // a unique index, its position in the primary key (0: none), and whether
-// its case maps under the C or POSIX LC_CTYPE.
+// its case maps under the C or POSIX LC_CTYPE, then the table's oid, the
+// column's attnum and its (base) type's typlen, as a RowDescription gives
+// them.
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -75,7 +77,8 @@ SELECT a.attname,
                                        THEN (SELECT d.datlocprovider = 'c' AND d.datctype IN ('C', 'POSIX')
                                              FROM pg_catalog.pg_database d WHERE d.datname = current_database())
                                        ELSE co.collprovider = 'c' AND co.collctype IN ('C', 'POSIX') END
-                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END
+                           FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END,
+       a.attrelid, a.attnum, bt.typlen
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -104,12 +107,16 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		mod, err2 := strconv.ParseInt(string(r[2]), 10, 32)
 		elem, err3 := strconv.ParseUint(string(r[4]), 10, 32)
 		part, err4 := strconv.Atoi(string(r[7]))
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
+		rel, err5 := strconv.ParseUint(string(r[9]), 10, 32)
+		attnum, err6 := strconv.ParseInt(string(r[10]), 10, 16)
+		typlen, err7 := strconv.ParseInt(string(r[11]), 10, 16)
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
 			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 		}
 		cols = append(cols, accelerator.ColumnSpec{
 			Name: string(r[0]), TypeOID: uint32(oid), TypeMod: int32(mod), TypeName: string(r[3]), ElemOID: uint32(elem),
 			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part, ASCIICase: string(r[8]) == "t",
+			RelOID: uint32(rel), AttNum: int16(attnum), TypLen: int16(typlen),
 		})
 	}
 	// Key: the primary key is one column.

@@ -1,0 +1,389 @@
+package planner
+
+import (
+	"context"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// Describing a read without the origin. The proxy sends the client the
+// origin's RowDescription of an accelerated statement (its column names,
+// types, typmods and source columns are Postgres's to decide), asked once
+// per text and kept. While the origin is down it cannot ask, and a text
+// it has not seen, nor one of the same description shape (descshape.go),
+// went unanswered. Describe works the description out as Postgres's
+// parser would, for the reads dashboards and ad hoc queries write most:
+// one SELECT over datasets, joined or not, whose output columns are their
+// columns (* included), the aggregates count, sum, avg, min and max of a
+// column, and casts of those to the common built-in types. Everything
+// else (expressions, constants, subqueries, set operations, window
+// functions) it declines, and the statement waits for the origin as
+// before. Its rules are checked against the origin's own descriptions
+// (TestOutage_DescribesNewTexts).
+
+// Field is one column of a row description as Postgres gives it.
+type Field struct {
+	Name     string
+	TableOID uint32 // the origin table the column is, 0 for anything else
+	AttNum   int16  // its attnum, 0 for anything else
+	TypeOID  uint32
+	TypLen   int16
+	TypMod   int32
+}
+
+// Built-in type oids Describe uses besides those of hazards.go and
+// extract.go.
+const (
+	oidBool   = 16
+	oidOID    = 26
+	oidMoney  = 790
+	oidTime   = 1083
+	oidTimetz = 1266
+)
+
+var typLens = map[uint32]int16{
+	oidBool: 1, oidInt8: 8, oidInt2: 2, oidInt4: 4, oidText: -1, oidOID: 4, oidFloat4: 4, oidFloat8: 8,
+	oidMoney: 8, oidBpchar: -1, oidVarchar: -1, oidDate: 4, oidTime: 8, oidTimestamp: 8, oidTimestamptz: 8,
+	oidInterval: 16, oidTimetz: 12, oidNumeric: -1,
+}
+
+// castTypes are the types a cast may name for Describe, by the last part
+// of the name as pg_query gives it (int, integer and int4 are all int4).
+var castTypes = map[string]uint32{
+	"bool": oidBool, "int2": oidInt2, "int4": oidInt4, "int8": oidInt8, "float4": oidFloat4, "float8": oidFloat8,
+	"numeric": oidNumeric, "text": oidText, "varchar": oidVarchar, "bpchar": oidBpchar, "date": oidDate,
+	"timestamp": oidTimestamp, "timestamptz": oidTimestamptz,
+}
+
+// aggregateResult is the type Postgres's aggregate fn (count, sum, avg,
+// min, max) returns for an argument of type arg; false when Describe does
+// not know it.
+func aggregateResult(fn string, arg uint32) (uint32, bool) {
+	switch fn {
+	case "count":
+		return oidInt8, true
+	case "sum":
+		switch arg {
+		case oidInt2, oidInt4:
+			return oidInt8, true
+		case oidInt8, oidNumeric:
+			return oidNumeric, true
+		case oidFloat4, oidFloat8, oidInterval, oidMoney:
+			return arg, true
+		}
+	case "avg":
+		switch arg {
+		case oidInt2, oidInt4, oidInt8, oidNumeric:
+			return oidNumeric, true
+		case oidFloat4, oidFloat8:
+			return oidFloat8, true
+		case oidInterval:
+			return oidInterval, true
+		}
+	case "min", "max":
+		switch arg {
+		case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidDate, oidTime, oidTimetz,
+			oidTimestamp, oidTimestamptz, oidInterval, oidMoney, oidOID, oidText:
+			return arg, true
+		case oidVarchar:
+			return oidText, true // there is no max(varchar): max(text) takes it
+		}
+	}
+	return 0, false
+}
+
+// Describe returns the row description Postgres would give sql, a read
+// that session s would have accelerated, when it is one of the forms
+// worked out here (see above); false otherwise.
+func (p *Planner) Describe(ctx context.Context, sql string, s *Session) ([]Field, bool) {
+	if s == nil {
+		s = &Session{}
+	}
+	a, ok := p.cachedAnalysis(sql)
+	if !ok {
+		a, _ = analyze(sql)
+	}
+	if a.kind != KindSelect || a.reason != "" || a.writes {
+		return nil, false
+	}
+	r, reason := p.resolve(ctx, a, s)
+	if reason != "" {
+		return nil, false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil, false
+	}
+	sel := tree.Stmts[0].GetStmt().GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
+		return nil, false
+	}
+	d := describer{a: a, r: r}
+	for _, n := range sel.FromClause {
+		if !d.from(n) {
+			return nil, false
+		}
+	}
+	var out []Field
+	for _, n := range sel.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil, false
+		}
+		if isStar(n) {
+			cr := rt.Val.GetColumnRef()
+			cols, ok := d.star(cr)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, cols...)
+			continue
+		}
+		f, _, ok := d.expr(rt.Val)
+		if !ok {
+			return nil, false
+		}
+		if rt.Name != "" {
+			f.Name = rt.Name
+		}
+		out = append(out, f)
+	}
+	return out, true
+}
+
+// describer resolves a SELECT's column references against its FROM items.
+type describer struct {
+	a    *analysis
+	r    resolution
+	rels []describedRel // the FROM items, in order
+}
+
+type describedRel struct {
+	ref  string // the name the statement knows it by: its alias, or its name
+	cols []catalog.ColumnInfo
+}
+
+// from adds a FROM item: a dataset's table (aliased or not, without
+// column aliases), or an inner or outer join of such with an ON clause.
+func (d *describer) from(n *pg_query.Node) bool {
+	if j := n.GetJoinExpr(); j != nil {
+		if j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil || j.JoinUsingAlias != nil {
+			return false
+		}
+		return d.from(j.Larg) && d.from(j.Rarg)
+	}
+	rv := n.GetRangeVar()
+	if rv == nil || rv.Catalogname != "" || !rv.Inh || rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
+		return false
+	}
+	for i, rel := range d.a.rels {
+		if rel.name != rv.Relname || rel.schema != rv.Schemaname {
+			continue
+		}
+		cols := d.r.datasets[d.r.relDS[i]].state.Columns
+		for _, c := range cols {
+			if c.RelOID == 0 {
+				return false // described before pgaccel read the oids
+			}
+		}
+		ref := rv.Relname
+		if rv.Alias != nil {
+			ref = rv.Alias.Aliasname
+		}
+		for _, o := range d.rels {
+			if o.ref == ref {
+				return false // Postgres refuses the same name twice
+			}
+		}
+		d.rels = append(d.rels, describedRel{ref: ref, cols: cols})
+		return true
+	}
+	return false
+}
+
+// star expands * or rel.*.
+func (d *describer) star(cr *pg_query.ColumnRef) ([]Field, bool) {
+	var out []Field
+	switch len(cr.Fields) {
+	case 1:
+		for _, rel := range d.rels {
+			for _, c := range rel.cols {
+				out = append(out, columnField(c))
+			}
+		}
+	case 2:
+		rel, ok := d.rel(cr.Fields[0].GetString_().GetSval())
+		if !ok {
+			return nil, false
+		}
+		for _, c := range rel.cols {
+			out = append(out, columnField(c))
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+func (d *describer) rel(ref string) (describedRel, bool) {
+	for _, rel := range d.rels {
+		if rel.ref == ref {
+			return rel, true
+		}
+	}
+	return describedRel{}, false
+}
+
+// column resolves a column reference of one or two parts.
+func (d *describer) column(cr *pg_query.ColumnRef) (catalog.ColumnInfo, bool) {
+	var none catalog.ColumnInfo
+	name := ""
+	rels := d.rels
+	switch len(cr.Fields) {
+	case 1:
+		name = cr.Fields[0].GetString_().GetSval()
+	case 2:
+		rel, ok := d.rel(cr.Fields[0].GetString_().GetSval())
+		if !ok {
+			return none, false
+		}
+		rels, name = []describedRel{rel}, cr.Fields[1].GetString_().GetSval()
+	default:
+		return none, false
+	}
+	found, n := none, 0
+	for _, rel := range rels {
+		for _, c := range rel.cols {
+			if c.Name == name {
+				found, n = c, n+1
+			}
+		}
+	}
+	// None: an outer reference or a whole row; several: ambiguous.
+	return found, n == 1 && name != ""
+}
+
+func columnField(c catalog.ColumnInfo) Field {
+	return Field{Name: c.Name, TableOID: c.RelOID, AttNum: c.AttNum, TypeOID: c.TypeOID, TypLen: c.TypLen, TypMod: c.TypeMod}
+}
+
+// expr describes an output column: a column, an aggregate of one, or a
+// cast of either. named reports whether Postgres names a cast of it by
+// its name (FigureColname's strength 2) rather than by the cast's type.
+func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
+	switch {
+	case n.GetColumnRef() != nil:
+		c, ok := d.column(n.GetColumnRef())
+		if !ok || !c.Accelerated {
+			return f, false, false
+		}
+		return columnField(c), true, true
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		if fc.Over != nil || fc.AggWithinGroup || fc.FuncVariadic || len(fc.AggOrder) > 0 {
+			return f, false, false
+		}
+		fn, ok := builtinName(fc.Funcname)
+		if !ok {
+			return f, false, false
+		}
+		var arg uint32
+		switch {
+		case fc.AggStar:
+			if fn != "count" || len(fc.Args) != 0 {
+				return f, false, false
+			}
+		case len(fc.Args) == 1:
+			af, _, ok := d.expr(fc.Args[0])
+			if !ok || af.TableOID == 0 {
+				return f, false, false // only aggregates of a column
+			}
+			arg = af.TypeOID
+		default:
+			return f, false, false
+		}
+		t, ok := aggregateResult(fn, arg)
+		if !ok {
+			return f, false, false
+		}
+		return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		inner, named, ok := d.expr(tc.Arg)
+		if !ok || tc.TypeName == nil || tc.TypeName.Setof || len(tc.TypeName.ArrayBounds) > 0 || tc.TypeName.PctType {
+			return f, false, false
+		}
+		names := tc.TypeName.Names
+		if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" {
+			return f, false, false
+		}
+		last := names[len(names)-1].GetString_().GetSval()
+		t, ok := castTypes[last]
+		if !ok || t == inner.TypeOID && inner.TableOID != 0 {
+			// A column cast to its own type: Postgres may keep the
+			// column as it is, or relabel it; not worked out here.
+			return f, false, false
+		}
+		mod, ok := castTypmod(t, tc.TypeName.Typmods)
+		if !ok {
+			return f, false, false
+		}
+		name := last
+		if named {
+			name = inner.Name
+		}
+		return Field{Name: name, TypeOID: t, TypLen: typLens[t], TypMod: mod}, named, true
+	}
+	return f, false, false
+}
+
+// builtinName is the lower-case name of a call of count, sum, avg, min or
+// max, unqualified or in pg_catalog.
+func builtinName(names []*pg_query.Node) (string, bool) {
+	if len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" || len(names) == 0 || len(names) > 2 {
+		return "", false
+	}
+	fn := names[len(names)-1].GetString_().GetSval()
+	switch fn {
+	case "count", "sum", "avg", "min", "max":
+		return fn, true
+	}
+	return "", false
+}
+
+// castTypmod is the typmod a cast to type t with the given modifiers
+// gives: -1 without them; numeric(p[,s]) and varchar(n) or char(n) as
+// Postgres encodes them. false for anything else.
+func castTypmod(t uint32, mods []*pg_query.Node) (int32, bool) {
+	if len(mods) == 0 {
+		return -1, true
+	}
+	vals := make([]int32, len(mods))
+	for i, m := range mods {
+		c := m.GetAConst()
+		if c == nil || c.GetIval() == nil {
+			return 0, false
+		}
+		vals[i] = c.GetIval().Ival
+	}
+	switch t {
+	case oidNumeric:
+		p, s := vals[0], int32(0)
+		if len(vals) == 2 {
+			s = vals[1]
+		}
+		if len(vals) > 2 || p < 1 || p > 1000 || s < 0 || s > p {
+			return 0, false
+		}
+		return (p<<16 | s) + 4, true
+	case oidVarchar, oidBpchar:
+		if len(vals) != 1 || vals[0] < 1 || vals[0] > 10485760 {
+			return 0, false
+		}
+		return vals[0] + 4, true
+	}
+	return 0, false
+}
