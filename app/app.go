@@ -117,9 +117,9 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	}
 	// The origin's answers about relations and privileges keep serving
 	// for auth.max_stale while it cannot be reached, as verifiers do.
-	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{MaxStale: cfg.Auth.MaxStale})
+	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{MaxStale: cfg.Auth.MaxStale, Names: a.datasetTableNames})
 	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration})
-	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{MaxStale: cfg.Auth.MaxStale})
+	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{MaxStale: cfg.Auth.MaxStale, Tables: a.datasetTables})
 	proxyAuth, err := a.proxyAuth(cfg)
 	if err != nil {
 		return nil, err
@@ -244,6 +244,29 @@ func (a *App) proxyAuth(cfg *catalog.Config) (*proxy.ProxyAuth, error) {
 		}
 	}()
 	return pa, nil
+}
+
+// datasetTables lists the datasets' origin tables, which the planner's
+// lookups at the origin ask about all at once (planner.PrivilegesOptions).
+func (a *App) datasetTables() []planner.TableID {
+	names := a.Registry.Names()
+	out := make([]planner.TableID, 0, len(names))
+	for _, n := range names {
+		if d, ok := a.Registry.Dataset(n); ok {
+			out = append(out, planner.TableID{Schema: d.Schema, Name: d.Table})
+		}
+	}
+	return out
+}
+
+// datasetTableNames lists the datasets' table names (without schemas).
+func (a *App) datasetTableNames() []string {
+	tables := a.datasetTables()
+	out := make([]string, len(tables))
+	for i, t := range tables {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // generation sums the swap generations of the named datasets.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestSessions_NewTextsThroughOutage: statements whose text was never
@@ -101,5 +102,156 @@ func TestSessions_NewTextsThroughOutage(t *testing.T) {
 				t.Errorf("after the origin returned: %d %v", n, err)
 			}
 		})
+	}
+}
+
+// describedReads are reads of forms planner.Describe works out, over a
+// table of many types (with a dropped column, so that attnums are not
+// positions, and a domain), each text new to pgaccel when the origin
+// stops.
+var describedReads = []string{
+	"SELECT * FROM sess_types ORDER BY id",
+	"SELECT id, c AS amount, h, m, t.iv FROM sess_types t WHERE id < 5 ORDER BY id",
+	"SELECT t.*, o.v FROM sess_types t JOIN sess_orders o ON o.id = t.id ORDER BY t.id",
+	"SELECT o.* FROM sess_orders o LEFT JOIN sess_types t ON t.id = o.id WHERE o.id BETWEEN 3 AND 12 ORDER BY o.id",
+	"SELECT count(*), count(f), sum(a), sum(b), sum(c), avg(a), avg(c), avg(b), sum(m) FROM sess_types",
+	"SELECT min(g), min(i), max(j), max(k), min(c), max(a), min(f), max(iv) FROM sess_types",
+	"SELECT f, count(*) AS n, max(c) AS top, sum(DISTINCT a) FROM sess_types GROUP BY f ORDER BY f",
+	"SELECT count(*)::int AS n, max(c)::numeric(14,2), g::text, b::numeric FROM sess_types GROUP BY g, b ORDER BY g",
+	"SELECT l, count(id) FROM sess_types GROUP BY l ORDER BY l",
+	"SELECT pg_catalog.count(*) AS rows, v FROM sess_orders WHERE id < 4 GROUP BY v ORDER BY v",
+}
+
+// TestSessions_DescribesNewReadsThroughOutage: reads of a form the
+// planner can describe itself (planner.Describe) are answered from the
+// acceleration during an outage although neither their text nor their
+// description shape was seen before, some of a table the sessions never
+// read before the outage, through the simple and the extended
+// protocol (the unnamed statement and a named one), with the origin's
+// row description, byte for byte, and its rows. A form it cannot describe
+// still gets 08006.
+func TestSessions_DescribesNewReadsThroughOutage(t *testing.T) {
+	setupProxyAuth(t)
+	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS sess_types; DROP DOMAIN IF EXISTS sess_money;
+		CREATE DOMAIN sess_money AS numeric(10,2) CHECK (VALUE >= 0);
+		CREATE TABLE sess_types (id int PRIMARY KEY, gone int, a smallint, b bigint, c numeric(12,3), f text,
+			g varchar(20), h char(5), i date, j timestamptz, k timestamp, l bool, m sess_money, iv interval);
+		ALTER TABLE sess_types DROP COLUMN gone;
+		INSERT INTO sess_types SELECT g, g %% 7, g * 1000003, g * 1.125, 'f' || (g %% 3), 'g' || g, 'h' || (g %% 4),
+			date '2024-01-01' + g, timestamptz '2024-01-01 00:00+00' + g * interval '1 hour',
+			timestamp '2024-02-01' + g * interval '1 minute', g %% 2 = 0, g * 0.5, g * interval '1 day'
+			FROM generate_series(1, 40) g;
+		GRANT SELECT ON sess_types TO %s;`, sessUser))
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS sess_types; DROP DOMAIN IF EXISTS sess_money") })
+	a := startAppText(t, fmt.Sprintf(`origin:
+  dsn: %q
+server:
+  listen: 127.0.0.1:0
+admin:
+  listen: 127.0.0.1:0
+auth:
+  mode: proxy
+  cache_ttl: 60s
+  max_stale: 1h
+runtime:
+  data_dir: %q
+datasets:
+  - from: postgres:public.sess_orders
+  - from: postgres:public.sess_types
+`, origin.SuperDSN(), t.TempDir()))
+	t.Cleanup(func() { shutdownApp(t, a) })
+	ctx := ctxT(t)
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dsn := appDSN(a, sessUser, sessPass)
+	simple, ext := connectSimple(t, dsn), connect(t, dsn)
+	// A first read through each, of sess_orders only: the lookups it
+	// makes at the origin (the table's name on the session's path, the
+	// role's privilege) ask about sess_types too.
+	for _, c := range []*pgx.Conn{simple, ext} {
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM sess_orders").Scan(&n); err != nil || n != 200 {
+			t.Fatalf("a first read: %d %v", n, err)
+		}
+	}
+	// The origin's answers, read directly.
+	type answer struct {
+		fields []pgconn.FieldDescription
+		rows   [][][]byte
+	}
+	want := make([]answer, len(describedReads))
+	oc := originConn(t)
+	if _, err := oc.Exec(ctx, "SET ROLE "+sessUser); err != nil {
+		t.Fatal(err)
+	}
+	for i, sql := range describedReads {
+		res, err := oc.PgConn().Exec(ctx, sql).ReadAll()
+		if err != nil {
+			t.Fatalf("%s at the origin: %v", sql, err)
+		}
+		want[i] = answer{fields: res[0].FieldDescriptions, rows: res[0].Rows}
+	}
+	before := routeCounts(t, a)
+
+	resume := origin.PauseDuring(t)
+	defer func() {
+		if err := resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitOriginBack(t)
+	}()
+	check := func(how, sql string, fields []pgconn.FieldDescription, rows [][][]byte, w answer) {
+		t.Helper()
+		if fmt.Sprint(fields) != fmt.Sprint(w.fields) {
+			t.Errorf("%s, %s: row description\n got %v\nwant %v", how, sql, fields, w.fields)
+		}
+		if fmt.Sprintf("%q", rows) != fmt.Sprintf("%q", w.rows) {
+			t.Errorf("%s, %s: rows\n got %q\nwant %q", how, sql, rows, w.rows)
+		}
+	}
+	for i, sql := range describedReads {
+		res, err := simple.PgConn().Exec(ctx, sql).ReadAll()
+		if err != nil {
+			t.Errorf("simple, %s: %v", sql, err)
+		} else {
+			check("simple", sql, res[0].FieldDescriptions, res[0].Rows, want[i])
+		}
+		// The same text again, now in the extended protocol: the simple
+		// Query's description was not kept, so it is worked out again.
+		r := ext.PgConn().ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+		if r.Err != nil {
+			t.Errorf("extended, %s: %v", sql, r.Err)
+		} else {
+			check("extended", sql, r.FieldDescriptions, r.Rows, want[i])
+		}
+		name := fmt.Sprintf("described_%d", i)
+		sd, err := ext.PgConn().Prepare(ctx, name, sql+" ", nil)
+		if err != nil {
+			t.Errorf("prepare, %s: %v", sql, err)
+			continue
+		}
+		if fmt.Sprint(sd.Fields) != fmt.Sprint(want[i].fields) {
+			t.Errorf("prepare, %s: row description\n got %v\nwant %v", sql, sd.Fields, want[i].fields)
+		}
+		r = ext.PgConn().ExecPrepared(ctx, name, nil, nil, nil).Read()
+		if r.Err != nil {
+			t.Errorf("named, %s: %v", sql, r.Err)
+		} else {
+			check("named", sql, r.FieldDescriptions, r.Rows, want[i])
+		}
+	}
+	if got := routeCounts(t, a); got["accelerated"]-before["accelerated"] != float64(3*len(describedReads)) {
+		t.Errorf("accelerated during the outage: %v -> %v, want %d more", before, got, 3*len(describedReads))
+	}
+	// Forms it does not work out: 08006, and the session goes on.
+	for _, sql := range []string{"SELECT id + 1 FROM sess_types", "SELECT 1 AS one, id FROM sess_types", "SELECT x.id FROM (SELECT id FROM sess_types) x"} {
+		if _, err := simple.Exec(ctx, sql); pgErrCode(err) != "08006" {
+			t.Errorf("%s during the outage: %v, want 08006", sql, err)
+		}
+	}
+	var n int64
+	if err := simple.QueryRow(ctx, "SELECT count(*) FROM sess_types WHERE l").Scan(&n); err != nil || n != 20 {
+		t.Errorf("after the refused ones: %d %v", n, err)
 	}
 }

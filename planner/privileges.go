@@ -26,6 +26,10 @@ type PrivilegesOptions struct {
 	// MaxStale is how long past its expiry an answer keeps serving while
 	// the origin cannot be reached (0: never; auth.max_stale).
 	MaxStale time.Duration
+	// Tables, when set, lists the datasets' tables: each check asks the
+	// origin about them too, for the same role, so that a role may read a
+	// dataset it never read before while the origin is down.
+	Tables func() []TableID
 }
 
 // Privileges says whether a role may read tables from the acceleration,
@@ -34,8 +38,9 @@ type PrivilegesOptions struct {
 // security on the table (relrowsecurity), since the acceleration holds every
 // row and could not apply the policies.
 type Privileges struct {
-	pool  *pgxpool.Pool
-	cache *ttlCache[privAnswer]
+	pool   *pgxpool.Pool
+	cache  *ttlCache[privAnswer]
+	tables func() []TableID
 }
 
 var _ PrivilegeChecker = (*Privileges)(nil)
@@ -52,7 +57,7 @@ func NewPrivileges(pool *pgxpool.Pool, opts PrivilegesOptions) *Privileges {
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultPrivilegesMaxEntries
 	}
-	return &Privileges{pool: pool, cache: newTTLCache[privAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale)}
+	return &Privileges{pool: pool, cache: newTTLCache[privAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale), tables: opts.Tables}
 }
 
 // privilegesSQL answers, for each (schema, table) of $2 and $3, whether the
@@ -91,7 +96,7 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 			lctx, cancel = context.WithTimeout(ctx, staleWait)
 			defer cancel()
 		}
-		if err := p.load(lctx, role, tables, missing, answers); err != nil {
+		if err := p.loadAll(lctx, role, tables, missing, answers); err != nil {
 			if !Unreachable(err) || !staleOK {
 				return false, ReasonPrivilege, err
 			}
@@ -109,6 +114,39 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 		}
 	}
 	return true, "", nil
+}
+
+// loadAll is load, asking in the same round trip about the datasets'
+// tables the cache holds no fresh answer for role of.
+func (p *Privileges) loadAll(ctx context.Context, role string, tables []TableID, missing []int, answers []privAnswer) error {
+	if p.tables == nil {
+		return p.load(ctx, role, tables, missing, answers)
+	}
+	all, more := tables, missing
+	for _, t := range p.tables() {
+		if slices.Contains(all, t) {
+			continue
+		}
+		if _, ok := p.cache.lookup(privKey(role, t)); ok {
+			continue
+		}
+		if len(all) == len(tables) {
+			all, more = slices.Clone(tables), slices.Clone(missing)
+		}
+		all = append(all, t)
+		more = append(more, len(all)-1)
+	}
+	if len(all) == len(tables) {
+		return p.load(ctx, role, tables, missing, answers)
+	}
+	got := make([]privAnswer, len(all))
+	if err := p.load(ctx, role, all, more, got); err != nil {
+		return err
+	}
+	for _, i := range missing {
+		answers[i] = got[i]
+	}
+	return nil
 }
 
 // load asks the origin about tables[missing] in one round trip.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ type ResolverOptions struct {
 	// the origin cannot be reached (0: never), so that an outage does
 	// not stop the acceleration from answering (auth.max_stale).
 	MaxStale time.Duration
+	// Names, when set, lists the datasets' table names: each lookup asks
+	// the origin about them too, on the same search path, so that a
+	// session may read a dataset it never read before while the origin
+	// is down.
+	Names func() []string
 }
 
 // OriginResolver resolves relation names by asking the origin's catalogs
@@ -39,6 +45,7 @@ type OriginResolver struct {
 	tableRef func(dataset string) string
 	cache    *ttlCache[relationAnswer]
 	volatile *ttlCache[bool] // AnyVolatile's answers (caching.go)
+	names    func() []string
 }
 
 var _ Resolver = (*OriginResolver)(nil)
@@ -58,19 +65,20 @@ func NewOriginResolver(pool *pgxpool.Pool, tableRef func(dataset string) string,
 		opts.MaxEntries = DefaultResolverMaxEntries
 	}
 	return &OriginResolver{pool: pool, tableRef: tableRef, cache: newTTLCache[relationAnswer](opts.TTL, opts.MaxEntries, opts.MaxStale),
-		volatile: newTTLCache[bool](opts.TTL, opts.MaxEntries, opts.MaxStale)}
+		volatile: newTTLCache[bool](opts.TTL, opts.MaxEntries, opts.MaxStale), names: opts.Names}
 }
 
 // TableRef returns the DuckDB reference of a dataset's table.
 func (o *OriginResolver) TableRef(dataset string) string { return o.tableRef(dataset) }
 
-// relationSQL lists the schemas among $2 that hold a relation named $1.
-// Every kind of pg_class entry counts: Postgres stops at the first schema
-// holding the name even when it is an index or a sequence.
-const relationSQL = `SELECT n.nspname
+// relationSQL lists the schemas among $2 that hold a relation named one
+// of $1, with its name. Every kind of pg_class entry counts: Postgres
+// stops at the first schema holding the name even when it is an index or
+// a sequence.
+const relationSQL = `SELECT c.relname, n.nspname
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relname = $1 AND n.nspname = ANY($2::text[])`
+WHERE c.relname = ANY($1::text[]) AND n.nspname = ANY($2::text[])`
 
 // Relation returns the first schema of searchPath holding a relation
 // named name, and whether pg_catalog holds one too.
@@ -84,30 +92,46 @@ func (o *OriginResolver) Relation(ctx context.Context, searchPath []string, name
 
 func (o *OriginResolver) query(ctx context.Context, searchPath []string, name string) (relationAnswer, error) {
 	schemas := append([]string{"pg_catalog"}, searchPath...)
-	rows, err := o.pool.Query(ctx, relationSQL, name, schemas)
+	names := []string{name}
+	if o.names != nil {
+		for _, n := range o.names() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	rows, err := o.pool.Query(ctx, relationSQL, names, schemas)
 	if err != nil {
 		return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
 	}
 	defer rows.Close()
-	holds := map[string]bool{}
+	holds := map[[2]string]bool{} // {name, schema}
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var n, s string
+		if err := rows.Scan(&n, &s); err != nil {
 			return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
 		}
-		holds[s] = true
+		holds[[2]string{n, s}] = true
 	}
 	if err := rows.Err(); err != nil {
 		return relationAnswer{}, fmt.Errorf("resolve relation %s: %w", name, err)
 	}
-	ans := relationAnswer{inCatalog: holds["pg_catalog"]}
-	for _, s := range searchPath {
-		if holds[s] {
-			ans.schema, ans.found = s, true
-			break
+	answer := func(n string) relationAnswer {
+		ans := relationAnswer{inCatalog: holds[[2]string{n, "pg_catalog"}]}
+		for _, s := range searchPath {
+			if holds[[2]string{n, s}] {
+				ans.schema, ans.found = s, true
+				break
+			}
 		}
+		return ans
 	}
-	return ans, nil
+	// The datasets' names on this path, for later lookups (get stores
+	// name's own).
+	for _, n := range names[1:] {
+		o.cache.put(relationKey(searchPath, n), answer(n))
+	}
+	return answer(name), nil
 }
 
 func relationKey(searchPath []string, name string) string {
