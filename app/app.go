@@ -48,6 +48,7 @@ type App struct {
 	admin   *admin.Server
 	adminLn net.Listener
 	cancel  context.CancelFunc
+	lookups *lookupsFile // auth.persist: the planner's answers from the origin
 }
 
 // Start builds every component of cfg and starts serving: the proxy on
@@ -123,6 +124,14 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	proxyAuth, err := a.proxyAuth(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if proxyAuth != nil && cfg.Auth.Persist {
+		a.lookups = &lookupsFile{path: filepath.Join(cfg.Runtime.DataDir, "auth-lookups.json"), resolver: resolver, privileges: privileges,
+			done: make(chan struct{}), stopped: make(chan struct{}), log: log}
+		if err := a.lookups.load(); err != nil {
+			return nil, fmt.Errorf("auth.persist: %w", err)
+		}
+		go a.lookups.run()
 	}
 
 	var snaps snapshot.Store
@@ -326,6 +335,9 @@ func (a *App) shutdown(ctx context.Context) error {
 func (a *App) closeParts() {
 	if a.cancel != nil {
 		a.cancel()
+	}
+	if a.lookups != nil {
+		a.lookups.stop()
 	}
 	if a.ln != nil && a.proxy == nil {
 		a.ln.Close()

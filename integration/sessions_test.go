@@ -192,8 +192,9 @@ const wantReads = "200 20100 v42"
 // accelerated answers while the origin is stopped; a write gets ERROR
 // 08006 and the session goes on; new logins are verified by pgaccel (right
 // password in, wrong one and unknown role out); after the origin returns,
-// the same sessions write again, with their settings set up again; a
-// restart of pgaccel during the outage still logs users in.
+// the same sessions write again, with their settings set up again; after
+// a restart of pgaccel during the outage users still log in, and read
+// (auth-lookups.json, planner.Describe).
 func TestSessions_SurviveOriginOutage(t *testing.T) {
 	setupProxyAuth(t)
 	dataDir := t.TempDir()
@@ -340,7 +341,8 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 		t.Errorf("writes at the origin: %q %v", notes, err)
 	}
 
-	// pgaccel restarted during an outage, with auth.persist: logins work.
+	// pgaccel restarted during an outage, with auth.persist: logins and
+	// reads work.
 	ext.Close(ctx)
 	simple.Close(ctx)
 	named.Close(ctx)
@@ -351,11 +353,32 @@ func TestSessions_SurviveOriginOutage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a login after a restart during the outage: %v", err)
 	}
+	// Its acceleration, from its file, serves once opened; the answers
+	// reads need from the origin (the table's name on the path, the
+	// role's privilege) were kept too, and the row description is worked
+	// out (planner.Describe): reads are answered, new texts too.
+	pgtest.WaitFor(t, "the acceleration serving after the restart", func() bool {
+		st, _ := b.Registry.State("sess_orders")
+		return st.Servable()
+	})
+	for sql, want := range map[string]int64{
+		"SELECT count(*) FROM sess_orders":                     200,
+		"SELECT count(*) FROM sess_orders WHERE id > 120":      80,
+		"SELECT count(*) FROM public.sess_orders WHERE id > 7": 193,
+	} {
+		var n int64
+		if err := c.QueryRow(ctx, sql).Scan(&n); err != nil || n != want {
+			t.Errorf("%s after a restart during the outage: %d %v, want %d", sql, n, err, want)
+		}
+	}
+	if got := routeCounts(t, b); got["accelerated"] != 3 {
+		t.Errorf("routes after the restart: %v, want 3 accelerated", got)
+	}
 	c.Close(ctx)
 	if _, err := pgx.Connect(ctx, appDSN(b, sessUser, "wrong")); pgErrCode(err) != "28P01" {
 		t.Errorf("wrong password after a restart during the outage: %v", err)
 	}
-	for _, name := range []string{"auth-verifiers.json", "auth-logins.json"} {
+	for _, name := range []string{"auth-verifiers.json", "auth-logins.json", "auth-lookups.json"} {
 		fi, err := os.Stat(filepath.Join(dataDir, name))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v, want mode 0600", name, fi.Mode(), err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -161,6 +162,7 @@ type ttlCache[V any] struct {
 	mu       sync.Mutex
 	entries  map[string]ttlEntry[V]
 	inflight map[string]*loadCall[V]
+	version  atomic.Uint64 // counts the values stored (LookupsVersion)
 }
 
 type ttlEntry[V any] struct {
@@ -325,4 +327,5 @@ func (c *ttlCache[V]) store(key string, val V) {
 		}
 	}
 	c.entries[key] = ttlEntry[V]{val: val, expires: now.Add(c.ttl)}
+	c.version.Add(1)
 }

@@ -168,6 +168,14 @@
 //     search path, extra_float_digits, bytea_output, statement_timeout) per
 //     login key, which includes the startup parameters (so an `options`
 //     value is stored). No password, verifier, key or query.
+//   - What reads need from the origin (auth-lookups.json with
+//     auth.persist, app/lookups.go): the planner's cached answers about
+//     relation names on search paths and roles' SELECT privilege and row
+//     level security on the datasets' tables, each with the expiry it was
+//     fetched with, so that after a restart it serves no longer than
+//     max_stale past that expiry, and only while the origin cannot be
+//     reached; written every 30 s when changed and at shutdown. It names
+//     roles, schemas and tables; no secret.
 //   - Logs: roles and databases, never verifiers (Verifier.String hides
 //     them), keys, passwords or parameter values.
 //   - Pooled origin connections (pool.go): logged in as their role, kept
@@ -182,7 +190,9 @@
 //     fetched again (within cache_ttl), not by the origin, since a pooled
 //     connection does not log in again.
 //
-// What someone who reads the data directory gets: the verifiers. A
+// What someone who reads the data directory gets: the verifiers (and
+// which roles may read which datasets, and the settings their logins
+// start with). A
 // verifier does not log in to Postgres nor to pgaccel by itself (a SCRAM
 // login needs the ClientKey, which the verifier holds only as its SHA-256,
 // the StoredKey); it allows an offline dictionary attack on the password
