@@ -122,6 +122,19 @@ var describedReads = []string{
 	"SELECT pg_catalog.count(*) AS rows, v FROM sess_orders WHERE id < 4 GROUP BY v ORDER BY v",
 }
 
+// describedParamReads are reads with parameters whose types the planner
+// works out (planner.Describe), with their arguments in text form.
+var describedParamReads = []struct {
+	sql  string
+	args []any
+}{
+	{"SELECT id, f FROM sess_types WHERE id = $1 OR g <> $2 AND id < 9 ORDER BY id", []any{"3", "g4"}},
+	{"SELECT count(*) FROM sess_types WHERE a BETWEEN $1 AND $2 OR c > $3", []any{"2", "4", "40.5"}},
+	{"SELECT id FROM sess_types WHERE j >= $1 AND i < $2 AND l = $3 AND b IN ($4, $5) ORDER BY id LIMIT $6",
+		[]any{"2024-01-01 03:00+00", "2024-02-01", "true", "4000012", "8000024", "1"}},
+	{"SELECT count(*) FROM sess_types WHERE iv > $1 AND m <= $2 AND f <> $3", []any{"3 days", "15.5", "f1"}},
+}
+
 // TestSessions_DescribesNewReadsThroughOutage: reads of a form the
 // planner can describe itself (planner.Describe) are answered from the
 // acceleration during an outage although neither their text nor their
@@ -192,6 +205,23 @@ datasets:
 		}
 		want[i] = answer{fields: res[0].FieldDescriptions, rows: res[0].Rows}
 	}
+	type prepared struct {
+		params []uint32
+		fields []pgconn.FieldDescription
+		rows   [][][]byte
+	}
+	wantParams := make([]prepared, len(describedParamReads))
+	for i, c := range describedParamReads {
+		sd, err := oc.PgConn().Prepare(ctx, "", c.sql, nil)
+		if err != nil {
+			t.Fatalf("%s at the origin: %v", c.sql, err)
+		}
+		res := oc.PgConn().ExecParams(ctx, c.sql, textArgs(c.args), nil, nil, nil).Read()
+		if res.Err != nil {
+			t.Fatalf("%s at the origin: %v", c.sql, res.Err)
+		}
+		wantParams[i] = prepared{params: sd.ParamOIDs, fields: sd.Fields, rows: res.Rows}
+	}
 	before := routeCounts(t, a)
 
 	resume := origin.PauseDuring(t)
@@ -241,8 +271,34 @@ datasets:
 			check("named", sql, r.FieldDescriptions, r.Rows, want[i])
 		}
 	}
-	if got := routeCounts(t, a); got["accelerated"]-before["accelerated"] != float64(3*len(describedReads)) {
-		t.Errorf("accelerated during the outage: %v -> %v, want %d more", before, got, 3*len(describedReads))
+	// With parameters, pgx's way (Parse without types, Describe) and a
+	// named statement's.
+	for i, c := range describedParamReads {
+		w := wantParams[i]
+		sd, err := ext.PgConn().Prepare(ctx, fmt.Sprintf("described_p%d", i), c.sql, nil)
+		if err != nil {
+			t.Errorf("prepare, %s: %v", c.sql, err)
+			continue
+		}
+		if fmt.Sprint(sd.ParamOIDs) != fmt.Sprint(w.params) || fmt.Sprint(sd.Fields) != fmt.Sprint(w.fields) {
+			t.Errorf("prepare, %s: described as %v %v\nwant %v %v", c.sql, sd.ParamOIDs, sd.Fields, w.params, w.fields)
+		}
+		r := ext.PgConn().ExecPrepared(ctx, sd.Name, textArgs(c.args), nil, nil).Read()
+		if r.Err != nil {
+			t.Errorf("named, %s: %v", c.sql, r.Err)
+		} else {
+			check("named", c.sql, r.FieldDescriptions, r.Rows, answer{fields: w.fields, rows: w.rows})
+		}
+		r = ext.PgConn().ExecParams(ctx, c.sql, textArgs(c.args), nil, nil, nil).Read()
+		if r.Err != nil {
+			t.Errorf("extended, %s: %v", c.sql, r.Err)
+		} else {
+			check("extended", c.sql, r.FieldDescriptions, r.Rows, answer{fields: w.fields, rows: w.rows})
+		}
+	}
+	wantAccel := float64(3*len(describedReads) + 2*len(describedParamReads))
+	if got := routeCounts(t, a); got["accelerated"]-before["accelerated"] != wantAccel {
+		t.Errorf("accelerated during the outage: %v -> %v, want %v more", before, got, wantAccel)
 	}
 	// Forms it does not work out: 08006, and the session goes on.
 	for _, sql := range []string{"SELECT id + 1 FROM sess_types", "SELECT 1 AS one, id FROM sess_types", "SELECT x.id FROM (SELECT id FROM sess_types) x"} {

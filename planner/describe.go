@@ -2,8 +2,10 @@ package planner
 
 import (
 	"context"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pgaccel/pgaccel/catalog"
 )
@@ -17,10 +19,11 @@ import (
 // parser would, for the reads dashboards and ad hoc queries write most:
 // one SELECT over datasets, joined or not, whose output columns are their
 // columns (* included), the aggregates count, sum, avg, min and max of a
-// column, and casts of those to the common built-in types. Everything
-// else (expressions, constants, subqueries, set operations, window
-// functions) it declines, and the statement waits for the origin as
-// before. Its rules are checked against the origin's own descriptions
+// column, and casts of those to the common built-in types, with the
+// parameters Postgres types by the column they are compared with, or as
+// LIMIT and OFFSET. Everything else (expressions, constants, subqueries,
+// set operations, window functions, parameters elsewhere) it declines,
+// and the statement waits for the origin as before. Its rules are checked against the origin's own descriptions
 // (TestOutage_DescribesNewTexts).
 
 // Field is one column of a row description as Postgres gives it.
@@ -94,10 +97,22 @@ func aggregateResult(fn string, arg uint32) (uint32, bool) {
 	return 0, false
 }
 
-// Describe returns the row description Postgres would give sql, a read
-// that session s would have accelerated, when it is one of the forms
-// worked out here (see above); false otherwise.
-func (p *Planner) Describe(ctx context.Context, sql string, s *Session) ([]Field, bool) {
+// Description is what Postgres would describe a statement with: its
+// parameters' types ($1 first) and its row description.
+type Description struct {
+	Params []uint32
+	Fields []Field
+}
+
+// Describe returns the description Postgres would give sql, a read that
+// session s would have accelerated, when it is one of the forms worked
+// out here (see above); false otherwise. Parameters are typed where
+// Postgres types them by a column they are compared with (col = $1, $1 <
+// col, col IN ($1, $2), col BETWEEN $1 AND $2, in a WHERE clause of ANDs,
+// ORs and NOTs) or as LIMIT and OFFSET (bigint); a parameter anywhere
+// else declines.
+func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Description, bool) {
+	var none Description
 	if s == nil {
 		s = &Session{}
 	}
@@ -106,52 +121,171 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) ([]Field
 		a, _ = analyze(sql)
 	}
 	if a.kind != KindSelect || a.reason != "" || a.writes {
-		return nil, false
+		return none, false
 	}
 	r, reason := p.resolve(ctx, a, s)
 	if reason != "" {
-		return nil, false
+		return none, false
 	}
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
-		return nil, false
+		return none, false
 	}
 	sel := tree.Stmts[0].GetStmt().GetSelectStmt()
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
 		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
-		return nil, false
+		return none, false
 	}
 	d := describer{a: a, r: r}
 	for _, n := range sel.FromClause {
 		if !d.from(n) {
-			return nil, false
+			return none, false
 		}
 	}
-	var out []Field
+	var out Description
 	for _, n := range sel.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil {
-			return nil, false
+			return none, false
 		}
 		if isStar(n) {
 			cr := rt.Val.GetColumnRef()
 			cols, ok := d.star(cr)
 			if !ok {
-				return nil, false
+				return none, false
 			}
-			out = append(out, cols...)
+			out.Fields = append(out.Fields, cols...)
 			continue
 		}
 		f, _, ok := d.expr(rt.Val)
 		if !ok {
-			return nil, false
+			return none, false
 		}
 		if rt.Name != "" {
 			f.Name = rt.Name
 		}
-		out = append(out, f)
+		out.Fields = append(out.Fields, f)
+	}
+	if a.paramCount > 0 {
+		if out.Params, ok = d.params(sel, a.paramCount); !ok {
+			return none, false
+		}
 	}
 	return out, true
+}
+
+// params types the parameters $1..$n of sel, each used where Postgres
+// types it by a column or as LIMIT or OFFSET.
+func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
+	types := make([]uint32, n)
+	typed := 0 // the ParamRefs typed
+	set := func(p *pg_query.ParamRef, t uint32) bool {
+		if p.Number < 1 || int(p.Number) > n || types[p.Number-1] != 0 && types[p.Number-1] != t {
+			return false
+		}
+		types[p.Number-1] = t
+		typed++
+		return true
+	}
+	if !d.paramsIn(sel.WhereClause, set) {
+		return nil, false
+	}
+	for _, lim := range []*pg_query.Node{sel.LimitCount, sel.LimitOffset} {
+		if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
+			return nil, false
+		}
+	}
+	// Every ParamRef of the statement was typed, and every number.
+	var c paramRefCounter
+	walk(sel, &c)
+	if int(c) != typed || slices.Contains(types, 0) {
+		return nil, false
+	}
+	return types, true
+}
+
+// paramComparisons are the operators whose parameter Postgres types as the
+// column on the other side (for the types paramType knows).
+var paramComparisons = map[string]bool{"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true}
+
+// paramsIn types the parameters of a WHERE clause's comparisons; other
+// parameters are left for params to count.
+func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint32) bool) bool {
+	if n == nil {
+		return true
+	}
+	if b := n.GetBoolExpr(); b != nil {
+		for _, arg := range b.Args {
+			if !d.paramsIn(arg, set) {
+				return false
+			}
+		}
+		return true
+	}
+	e := n.GetAExpr()
+	if e == nil {
+		return true
+	}
+	col := func(x *pg_query.Node) (uint32, bool) {
+		cr := x.GetColumnRef()
+		if cr == nil {
+			return 0, false
+		}
+		c, ok := d.column(cr)
+		if !ok || !c.Accelerated {
+			return 0, false
+		}
+		return paramType(c.TypeOID)
+	}
+	each := func(t uint32, items []*pg_query.Node) bool {
+		for _, it := range items {
+			if p := it.GetParamRef(); p != nil && !set(p, t) {
+				return false
+			}
+		}
+		return true
+	}
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		if len(e.Name) != 1 || !paramComparisons[e.Name[0].GetString_().GetSval()] {
+			return true
+		}
+		if t, ok := col(e.Lexpr); ok {
+			return each(t, []*pg_query.Node{e.Rexpr})
+		}
+		if t, ok := col(e.Rexpr); ok {
+			return each(t, []*pg_query.Node{e.Lexpr})
+		}
+	case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		if t, ok := col(e.Lexpr); ok && e.Rexpr.GetList() != nil {
+			return each(t, e.Rexpr.GetList().Items)
+		}
+	}
+	return true
+}
+
+// paramType is the type Postgres gives a parameter compared with a column
+// of type t, for the types worked out here: the column's own where the
+// type has its comparison operators, text for varchar (which compares as
+// text).
+func paramType(t uint32) (uint32, bool) {
+	switch t {
+	case oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidDate,
+		oidTimestamp, oidTimestamptz, oidInterval, oidUUID, oidBpchar:
+		return t, true
+	case oidVarchar:
+		return oidText, true
+	}
+	return 0, false
+}
+
+// paramRefCounter counts the ParamRefs of a tree.
+type paramRefCounter int
+
+func (c *paramRefCounter) enter(m proto.Message, _ *walker) {
+	if _, ok := m.(*pg_query.ParamRef); ok {
+		*c++
+	}
 }
 
 // describer resolves a SELECT's column references against its FROM items.

@@ -90,7 +90,7 @@ func TestDescribe(t *testing.T) {
 			continue
 		}
 		var gs []string
-		for _, g := range got {
+		for _, g := range got.Fields {
 			gs = append(gs, fmt.Sprint(g))
 		}
 		if fmt.Sprint(gs) != fmt.Sprint(c.want) {
@@ -114,10 +114,11 @@ func FuzzDescribe(f *testing.F) {
 		if p == nil {
 			p = New(describeRegistry(t), newFakeResolver(), Options{})
 		}
-		fields, ok := p.Describe(context.Background(), sql, defaultSession())
+		desc, ok := p.Describe(context.Background(), sql, defaultSession())
 		if !ok {
 			return
 		}
+		fields := desc.Fields
 		if d := p.Plan(context.Background(), sql, defaultSession()); d.Kind != KindSelect || d.Writes() {
 			t.Fatalf("%q described as %v, but planned as %+v", sql, fields, d)
 		}
@@ -127,4 +128,38 @@ func FuzzDescribe(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDescribe_Params(t *testing.T) {
+	p := New(describeRegistry(t), newFakeResolver(), Options{})
+	cases := []struct {
+		sql  string
+		want []uint32 // nil: declined
+	}{
+		{"SELECT id FROM orders WHERE id = $1", []uint32{oidInt4}},
+		{"SELECT id FROM orders WHERE $2 < amount AND (status = $1 OR NOT customer_id >= $3) LIMIT $4 OFFSET $5",
+			[]uint32{oidText, oidNumeric, oidInt8, oidInt8, oidInt8}},
+		{"SELECT id FROM orders WHERE created_at BETWEEN $1 AND $2 AND id IN ($3, 7, $3)", []uint32{oidTimestamptz, oidTimestamptz, oidInt4}},
+		{"SELECT o.id FROM orders o JOIN customers c ON c.id = o.id WHERE c.region <> $1 AND o.weight > $2", []uint32{oidInt2, oidFloat8}},
+
+		{"SELECT id FROM orders WHERE id = $2", nil},               // $1 untyped
+		{"SELECT id FROM orders WHERE id + 1 = $1", nil},           // not a column
+		{"SELECT id, $1 FROM orders", nil},                         // in the target list
+		{"SELECT id FROM orders WHERE note LIKE $1", nil},          // not a comparison worked out here
+		{"SELECT id FROM orders WHERE id = $1 AND note = $1", nil}, // two types
+		{"SELECT id FROM orders WHERE id = any($1)", nil},
+		{"SELECT count(*) FROM orders GROUP BY status HAVING count(*) > $1", nil},
+		{"SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers WHERE region = $1)", nil},
+	}
+	for _, c := range cases {
+		got, ok := p.Describe(context.Background(), c.sql, defaultSession())
+		switch {
+		case c.want == nil && ok:
+			t.Errorf("%s: described with parameters %v, want declined", c.sql, got.Params)
+		case c.want != nil && !ok:
+			t.Errorf("%s: declined", c.sql)
+		case ok && fmt.Sprint(got.Params) != fmt.Sprint(c.want):
+			t.Errorf("%s: parameters %v, want %v", c.sql, got.Params, c.want)
+		}
+	}
 }

@@ -33,7 +33,7 @@ type Planner interface {
 	RememberFallback(fingerprint uint64)
 	// Describe works out the row description the origin would give an
 	// accelerated read, for the forms it knows (planner.Describe).
-	Describe(ctx context.Context, sql string, s *planner.Session) ([]planner.Field, bool)
+	Describe(ctx context.Context, sql string, s *planner.Session) (planner.Description, bool)
 }
 
 // Engine runs accelerated statements (see package accelerator) with
@@ -310,25 +310,25 @@ func (c *describeCache) reset() {
 	c.gen++
 }
 
-// derivedRows is the row description the planner works out for sql
+// derived is the description the planner works out for sql
 // (planner.Describe), for a read the origin cannot describe now and no
-// text of whose description shape it described before; nil when the
+// text of whose description shape it described before; nils when the
 // planner does not know the read's form. It is not kept: once the origin
 // answers, its own description is asked for and kept as before.
-func (ss *session) derivedRows(sql string) *pgproto3.RowDescription {
-	fields, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
+func (ss *session) derived(sql string) (*pgproto3.ParameterDescription, *pgproto3.RowDescription) {
+	desc, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(fields))}
-	for i, f := range fields {
+	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(desc.Fields))}
+	for i, f := range desc.Fields {
 		rd.Fields[i] = pgproto3.FieldDescription{
 			Name: []byte(f.Name), TableOID: f.TableOID, TableAttributeNumber: uint16(f.AttNum),
 			DataTypeOID: f.TypeOID, DataTypeSize: f.TypLen, TypeModifier: f.TypMod,
 		}
 	}
-	ss.log.Debug().Int("columns", len(fields)).Msg("described a read without the origin")
-	return rd
+	ss.log.Debug().Int("columns", len(desc.Fields)).Int("parameters", len(desc.Params)).Msg("described a read without the origin")
+	return &pgproto3.ParameterDescription{ParameterOIDs: desc.Params}, rd
 }
 
 // shapeKey is key (a describeKey, or a stmtKey of one) with its text

@@ -92,11 +92,13 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	if rd == nil && ss.originDown() && ss.link == linkStandIn {
 		// The origin cannot describe it: a text of the same description
 		// shape may have been described (describeCache.shaped), or the
-		// planner works it out (derivedRows). Nothing is asked of the
+		// planner works it out (derived). Nothing is asked of the
 		// stand-in, whose error would fail a transaction the session is
 		// in (localtx.go).
 		if rd = ss.srv.describes.shapedRows(key); rd == nil {
-			rd = ss.derivedRows(m.String)
+			if params, rows := ss.derived(m.String); params != nil && len(params.ParameterOIDs) == 0 {
+				rd = rows
+			}
 		}
 		if rd == nil {
 			ss.countOrigin(d)

@@ -87,7 +87,8 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	if (params == nil || rows == nil) && ss.pending.idle() && ss.originDown() {
 		// The origin cannot describe it: the descriptions of a text of
 		// the same description shape serve (describeCache.shaped), or
-		// the row description the planner works out (derivedRows).
+		// what the planner works out (derived): the parameters' types
+		// when the Parse gave none.
 		key := ss.describeKey(st.sql, d)
 		if params == nil {
 			params, _ = ss.srv.describes.shaped(stmtKey('P', key, st.paramOIDs)).(*pgproto3.ParameterDescription)
@@ -95,8 +96,15 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		if rows == nil {
 			rows, _ = ss.srv.describes.shaped(stmtKey('R', key, st.paramOIDs)).(*pgproto3.RowDescription)
 		}
-		if rows == nil && params != nil {
-			rows = ss.derivedRows(st.sql)
+		if params == nil && len(st.paramOIDs) == 0 || rows == nil {
+			if dp, dr := ss.derived(st.sql); dr != nil {
+				if params == nil && len(st.paramOIDs) == 0 {
+					params = dp
+				}
+				if rows == nil {
+					rows = dr
+				}
+			}
 		}
 	}
 	if params == nil || rows == nil {
