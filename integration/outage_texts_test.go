@@ -120,6 +120,11 @@ var describedReads = []string{
 	"SELECT count(*)::int AS n, max(c)::numeric(14,2), g::text, b::numeric FROM sess_types GROUP BY g, b ORDER BY g",
 	"SELECT l, count(id) FROM sess_types GROUP BY l ORDER BY l",
 	"SELECT pg_catalog.count(*) AS rows, v FROM sess_orders WHERE id < 4 GROUP BY v ORDER BY v",
+	// As BI tools write them (Metabase: schema.table.column, date_trunc; Tableau: count(1), quoted aliases).
+	`SELECT "public"."sess_types"."f" AS "f", date_trunc('day', "public"."sess_types"."j") AS "j", count(1) AS "count" FROM "public"."sess_types" GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 7`,
+	`SELECT date_trunc('month', k), date_trunc('week', i) AS "wk:ok" FROM sess_types t GROUP BY 1, 2 ORDER BY 1, 2`,
+	`SELECT CAST(j AS date), count(*) FROM sess_types GROUP BY 1 ORDER BY 1`,
+	`SELECT "sess_types"."l" AS "l", SUM("sess_types"."c") AS "sum:c:ok" FROM "public"."sess_types" "sess_types" GROUP BY 1 ORDER BY 1`,
 }
 
 // describedParamReads are reads with parameters whose types the planner

@@ -19,7 +19,8 @@ import (
 // parser would, for the reads dashboards and ad hoc queries write most:
 // one SELECT over datasets, joined or not, whose output columns are their
 // columns (* included), the aggregates count, sum, avg, min and max of a
-// column, and casts of those to the common built-in types, with the
+// column, date_trunc of a column, and casts of those to the common
+// built-in types, with the
 // parameters Postgres types by the column they are compared with, or as
 // LIMIT and OFFSET. Everything else (expressions, constants, subqueries,
 // set operations, window functions, parameters elsewhere) it declines,
@@ -296,8 +297,9 @@ type describer struct {
 }
 
 type describedRel struct {
-	ref  string // the name the statement knows it by: its alias, or its name
-	cols []catalog.ColumnInfo
+	ref    string // the name the statement knows it by: its alias, or its name
+	schema string // its schema, resolved; "" when it has an alias (schema.table.column cannot name it)
+	cols   []catalog.ColumnInfo
 }
 
 // from adds a FROM item: a dataset's table (aliased or not, without
@@ -323,16 +325,16 @@ func (d *describer) from(n *pg_query.Node) bool {
 				return false // described before pgaccel read the oids
 			}
 		}
-		ref := rv.Relname
+		ref, schema := rv.Relname, d.r.schemas[i]
 		if rv.Alias != nil {
-			ref = rv.Alias.Aliasname
+			ref, schema = rv.Alias.Aliasname, ""
 		}
 		for _, o := range d.rels {
 			if o.ref == ref {
 				return false // Postgres refuses the same name twice
 			}
 		}
-		d.rels = append(d.rels, describedRel{ref: ref, cols: cols})
+		d.rels = append(d.rels, describedRel{ref: ref, schema: schema, cols: cols})
 		return true
 	}
 	return false
@@ -348,8 +350,8 @@ func (d *describer) star(cr *pg_query.ColumnRef) ([]Field, bool) {
 				out = append(out, columnField(c))
 			}
 		}
-	case 2:
-		rel, ok := d.rel(cr.Fields[0].GetString_().GetSval())
+	case 2, 3:
+		rel, ok := d.qualifier(cr.Fields[:len(cr.Fields)-1])
 		if !ok {
 			return nil, false
 		}
@@ -362,9 +364,17 @@ func (d *describer) star(cr *pg_query.ColumnRef) ([]Field, bool) {
 	return out, true
 }
 
-func (d *describer) rel(ref string) (describedRel, bool) {
+// qualifier finds the FROM item a column reference's qualifier names:
+// table (or alias), or schema.table (an item without an alias).
+func (d *describer) qualifier(names []*pg_query.Node) (describedRel, bool) {
+	schema, ref := "", names[len(names)-1].GetString_().GetSval()
+	if len(names) == 2 {
+		if schema = names[0].GetString_().GetSval(); schema == "" {
+			return describedRel{}, false
+		}
+	}
 	for _, rel := range d.rels {
-		if rel.ref == ref {
+		if rel.ref == ref && (schema == "" || rel.schema == schema) {
 			return rel, true
 		}
 	}
@@ -379,12 +389,12 @@ func (d *describer) column(cr *pg_query.ColumnRef) (catalog.ColumnInfo, bool) {
 	switch len(cr.Fields) {
 	case 1:
 		name = cr.Fields[0].GetString_().GetSval()
-	case 2:
-		rel, ok := d.rel(cr.Fields[0].GetString_().GetSval())
+	case 2, 3:
+		rel, ok := d.qualifier(cr.Fields[:len(cr.Fields)-1])
 		if !ok {
 			return none, false
 		}
-		rels, name = []describedRel{rel}, cr.Fields[1].GetString_().GetSval()
+		rels, name = []describedRel{rel}, cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
 	default:
 		return none, false
 	}
@@ -424,8 +434,13 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		if !ok {
 			return f, false, false
 		}
+		if fn == "date_trunc" {
+			return d.dateTrunc(fc)
+		}
 		var arg uint32
 		switch {
+		case fn == "count" && len(fc.Args) == 1 && fc.Args[0].GetAConst() != nil:
+			// count(1): the argument's type does not matter.
 		case fc.AggStar:
 			if fn != "count" || len(fc.Args) != 0 {
 				return f, false, false
@@ -474,15 +489,37 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 	return f, false, false
 }
 
-// builtinName is the lower-case name of a call of count, sum, avg, min or
-// max, unqualified or in pg_catalog.
+// dateTrunc describes date_trunc('unit', column): Postgres's date_trunc
+// takes a timestamp, a timestamptz (which a date becomes) or an interval.
+func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) != 2 ||
+		fc.Args[0].GetAConst() == nil || fc.Args[0].GetAConst().GetSval() == nil {
+		return f, false, false
+	}
+	af, _, ok := d.expr(fc.Args[1])
+	if !ok || af.TableOID == 0 {
+		return f, false, false
+	}
+	t := af.TypeOID
+	switch t {
+	case oidTimestamp, oidTimestamptz, oidInterval:
+	case oidDate:
+		t = oidTimestamptz
+	default:
+		return f, false, false
+	}
+	return Field{Name: "date_trunc", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+}
+
+// builtinName is the lower-case name of a call of count, sum, avg, min,
+// max or date_trunc, unqualified or in pg_catalog.
 func builtinName(names []*pg_query.Node) (string, bool) {
 	if len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" || len(names) == 0 || len(names) > 2 {
 		return "", false
 	}
 	fn := names[len(names)-1].GetString_().GetSval()
 	switch fn {
-	case "count", "sum", "avg", "min", "max":
+	case "count", "sum", "avg", "min", "max", "date_trunc":
 		return fn, true
 	}
 	return "", false

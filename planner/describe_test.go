@@ -54,6 +54,9 @@ func TestDescribe(t *testing.T) {
 			[]string{f("n", 0, 0, oidInt4, 4, -1), f("sum", 0, 0, oidNumeric, -1, 14<<16|3+4), f("status", 0, 0, oidText, -1, -1),
 				f("id", 0, 0, oidInt8, 8, -1), f("note", 0, 0, oidVarchar, -1, -1)}},
 		{"SELECT pg_catalog.count(DISTINCT status) FROM orders", []string{f("count", 0, 0, oidInt8, 8, -1)}},
+		{`SELECT "public"."orders"."id" AS "id", date_trunc('day', "public"."orders"."created_at") AS "d", count(1) FROM "public"."orders" GROUP BY 1, 2`,
+			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("d", 0, 0, oidTimestamptz, 8, -1), f("count", 0, 0, oidInt8, 8, -1)}},
+		{"SELECT public.customers.* FROM public.customers", []string{f("id", 16500, 1, oidInt4, 4, -1), f("name", 16500, 2, oidText, -1, -1), f("region", 16500, 3, oidInt2, 2, -1)}},
 
 		// Declined: Postgres's answer is not worked out here.
 		{"SELECT id + 1 FROM orders", nil},
@@ -76,6 +79,11 @@ func TestDescribe(t *testing.T) {
 		{"SELECT * FROM mixed", nil},           // no oids read
 		{"INSERT INTO orders (id) VALUES (1)", nil},
 		{"SELECT id FROM ONLY orders", nil},
+		{"SELECT public.o.id FROM orders o", nil},         // schema.table.column cannot name an alias
+		{"SELECT sales.orders.id FROM orders", nil},       // another schema's table
+		{"SELECT date_trunc('day', id) FROM orders", nil}, // not a date or time
+		{"SELECT date_trunc('day', created_at, 'UTC') FROM orders", nil},
+		{"SELECT date_trunc(status, created_at) FROM orders", nil},
 	}
 	for _, c := range cases {
 		got, ok := p.Describe(context.Background(), c.sql, defaultSession())
