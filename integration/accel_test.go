@@ -230,4 +230,19 @@ func TestAccel_DifferentialCorpus(t *testing.T) {
 			}
 		})
 	}
+	checkDerivedDescriptions(t, a)
+}
+
+// checkDerivedDescriptions fails the test when a description the planner
+// worked out for a read (planner.Describe) differed from the origin's:
+// every new accelerated text of a corpus is checked while the origin
+// describes it (proxy.checkDerived), which makes each corpus a
+// differential test of Describe's rules too.
+func checkDerivedDescriptions(t *testing.T, a *app.App) {
+	t.Helper()
+	got := metricSums(t, a.Metrics, "pgaccel_derived_descriptions_total", "result")
+	if got["differed"] != 0 {
+		t.Errorf("planner.Describe differed from the origin's description %v times (the log says which): %v", got["differed"], got)
+	}
+	t.Logf("descriptions the planner worked out, checked against the origin's: %v", got)
 }

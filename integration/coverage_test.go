@@ -59,6 +59,7 @@ func TestCoverage_DifferentialCorpus(t *testing.T) {
 			}
 		})
 	}
+	checkDerivedDescriptions(t, a)
 	if update {
 		path := filepath.Join("corpora", "coverage_routes.txt")
 		if err := os.WriteFile(path, []byte(corpora.FormatRoutes(qs, seen)), 0o644); err != nil {

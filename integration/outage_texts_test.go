@@ -193,6 +193,11 @@ datasets:
 			t.Fatalf("a first read: %d %v", n, err)
 		}
 	}
+	// While the origin answers, its descriptions of new texts are
+	// checked against the planner's (proxy.checkDerived).
+	if got := metricSums(t, a.Metrics, "pgaccel_derived_descriptions_total", "result"); got["matched"] < 2 || got["differed"] != 0 {
+		t.Errorf("descriptions checked: %v, want 2 or more matched, none differed", got)
+	}
 	// The origin's answers, read directly.
 	type answer struct {
 		fields []pgconn.FieldDescription
@@ -304,6 +309,9 @@ datasets:
 	wantAccel := float64(3*len(describedReads) + 2*len(describedParamReads))
 	if got := routeCounts(t, a); got["accelerated"]-before["accelerated"] != wantAccel {
 		t.Errorf("accelerated during the outage: %v -> %v, want %v more", before, got, wantAccel)
+	}
+	if got := metricSums(t, a.Metrics, "pgaccel_derived_descriptions_total", "result"); got["used"] < float64(len(describedReads)) || got["differed"] != 0 {
+		t.Errorf("descriptions worked out: %v", got)
 	}
 	// Forms it does not work out: 08006, and the session goes on.
 	for _, sql := range []string{"SELECT id + 1 FROM sess_types", "SELECT 1 AS one, id FROM sess_types", "SELECT x.id FROM (SELECT id FROM sess_types) x"} {

@@ -84,6 +84,9 @@ type stmtInfo struct {
 	atOrigin bool
 	// published: its rows are in the describe cache under its text.
 	published bool
+	// derived: its descriptions are the planner's (session.derived), never
+	// published.
+	derived bool
 	// origin is the planner's fast-path decision when it has one: the
 	// statement goes to the origin whatever the session, so nothing of it
 	// (parameters, descriptions) needs keeping.
@@ -313,13 +316,22 @@ func (c *describeCache) reset() {
 // derived is the description the planner works out for sql
 // (planner.Describe), for a read the origin cannot describe now and no
 // text of whose description shape it described before; nils when the
-// planner does not know the read's form. It is not kept: once the origin
-// answers, its own description is asked for and kept as before.
+// planner does not know the read's form, or got it wrong before
+// (checkDerived). It is not kept: once the origin answers, its own
+// description is asked for and kept as before.
 func (ss *session) derived(sql string) (*pgproto3.ParameterDescription, *pgproto3.RowDescription) {
+	if _, wrong := ss.srv.underived.Load(derivedKey(sql)); wrong {
+		return nil, nil
+	}
 	desc, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
 	if !ok {
 		return nil, nil
 	}
+	ss.log.Debug().Int("columns", len(desc.Fields)).Int("parameters", len(desc.Params)).Msg("described a read without the origin")
+	return &pgproto3.ParameterDescription{ParameterOIDs: desc.Params}, derivedRows(desc)
+}
+
+func derivedRows(desc planner.Description) *pgproto3.RowDescription {
 	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(desc.Fields))}
 	for i, f := range desc.Fields {
 		rd.Fields[i] = pgproto3.FieldDescription{
@@ -327,8 +339,68 @@ func (ss *session) derived(sql string) (*pgproto3.ParameterDescription, *pgproto
 			DataTypeOID: f.TypeOID, DataTypeSize: f.TypLen, TypeModifier: f.TypMod,
 		}
 	}
-	ss.log.Debug().Int("columns", len(desc.Fields)).Int("parameters", len(desc.Params)).Msg("described a read without the origin")
-	return &pgproto3.ParameterDescription{ParameterOIDs: desc.Params}, rd
+	return rd
+}
+
+// derivedKey is what a wrong derivation is remembered by: sql's
+// description shape, or its text.
+func derivedKey(sql string) string {
+	if shape, ok := planner.DescriptionShape(sql); ok {
+		return shape
+	}
+	return sql
+}
+
+// maxUnderived bounds Server.underived.
+const maxUnderived = 4096
+
+// checkDerived compares what the planner works out for sql with the
+// origin's own description of it (rd; pd when the client declared no
+// parameter types, else nil), when it works one out: the result is
+// counted (pgaccel_derived_descriptions_total), and a difference logged
+// and remembered, so that the planner's description of that shape is not
+// used during an outage.
+func (ss *session) checkDerived(sql string, pd *pgproto3.ParameterDescription, rd *pgproto3.RowDescription) {
+	key := derivedKey(sql)
+	if _, wrong := ss.srv.underived.Load(key); wrong {
+		return
+	}
+	desc, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
+	if !ok {
+		return
+	}
+	same := len(rd.Fields) == len(desc.Fields)
+	for i := 0; same && i < len(rd.Fields); i++ {
+		o, d := rd.Fields[i], desc.Fields[i]
+		same = string(o.Name) == d.Name && o.TableOID == d.TableOID && o.TableAttributeNumber == uint16(d.AttNum) &&
+			o.DataTypeOID == d.TypeOID && o.DataTypeSize == d.TypLen && o.TypeModifier == d.TypMod
+	}
+	if same && pd != nil {
+		same = slices.Equal(pd.ParameterOIDs, desc.Params)
+	}
+	if same {
+		ss.srv.metrics.derivedDescription("matched")
+		return
+	}
+	ss.srv.metrics.derivedDescription("differed")
+	ss.log.Warn().Str("origin", describeFields(rd.Fields)).Str("derived", describeFields(derivedRows(desc).Fields)).
+		Msg("pgaccel's own description of a read differs from the origin's: it will not be used for reads of this shape during an outage (please report this)")
+	if ss.srv.underivedCount.Add(1) <= maxUnderived {
+		ss.srv.underived.Store(key, struct{}{})
+	}
+}
+
+// describeFields prints a row description's fields for the log (names,
+// types, typmods: no values).
+func describeFields(fs []pgproto3.FieldDescription) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d/%d/%d/%d/%d", f.Name, f.TableOID, f.TableAttributeNumber, f.DataTypeOID, f.DataTypeSize, f.TypeModifier)
+	}
+	return b.String()
 }
 
 // shapeKey is key (a describeKey, or a stmtKey of one) with its text

@@ -89,6 +89,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		rd = ss.srv.describes.get(ss.describeKey(m.String, d))
 	}
 	describe := described(rd)
+	fromOrigin := false // described by the origin now: checked against the planner's (checkDerived)
 	if rd == nil && ss.originDown() && ss.link == linkStandIn {
 		// The origin cannot describe it: a text of the same description
 		// shape may have been described (describeCache.shaped), or the
@@ -98,6 +99,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		if rd = ss.srv.describes.shapedRows(key); rd == nil {
 			if params, rows := ss.derived(m.String); params != nil && len(params.ParameterOIDs) == 0 {
 				rd = rows
+				ss.srv.metrics.derivedDescription("used")
 			}
 		}
 		if rd == nil {
@@ -118,10 +120,16 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			rd, err = wait() // rd heads the answer below
 			if err == nil && rd != nil {
 				ss.srv.describes.put(key, rd)
+				fromOrigin = true
 			}
 			return rd, err
 		}
 	}
+	defer func() {
+		if fromOrigin {
+			ss.checkDerived(m.String, nil, rd)
+		}
+	}()
 	var deadline time.Time
 	if ss.info.statementTimeout > 0 {
 		deadline = start.Add(ss.info.statementTimeout)
@@ -190,12 +198,17 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 // rows, and its parameters, so that a session can prepare the same text
 // without the origin (deferParse).
 func (ss *session) publish(st *stmtInfo, d planner.Decision) {
-	if st.published {
+	if st.published || st.derived {
 		return
 	}
 	pd, rd := ss.stmtDesc(st)
 	if rd == nil {
 		return
+	}
+	if len(st.paramOIDs) > 0 {
+		ss.checkDerived(st.sql, nil, rd) // the client's parameter types
+	} else {
+		ss.checkDerived(st.sql, pd, rd)
 	}
 	key := ss.describeKey(st.sql, d)
 	ss.srv.describes.put(stmtKey('R', key, st.paramOIDs), rd)

@@ -104,6 +104,8 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 				if rows == nil {
 					rows = dr
 				}
+				st.derived = true
+				ss.srv.metrics.derivedDescription("used")
 			}
 		}
 	}

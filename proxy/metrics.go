@@ -24,6 +24,7 @@ type Metrics struct {
 	loops    *prometheus.CounterVec
 	links    *prometheus.CounterVec
 	panics   prometheus.Counter
+	derived  *prometheus.CounterVec
 
 	// The series every statement counts in (pgaccel_queries_total,
 	// pgaccel_statements_total, pgaccel_query_duration_seconds and
@@ -104,6 +105,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_origin_links_total",
 			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (an idle session's origin connection, after auth.origin_idle_timeout, or that of a session that ended, reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
+		derived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_derived_descriptions_total",
+			Help: "Row and parameter descriptions pgaccel works out itself for reads the origin cannot describe during an outage (planner.Describe), by result: used (a read answered with one during an outage), matched or differed (checked against the origin's own description of a new text while the origin answers; a text whose description differed is not worked out again, and the log says which).",
+		}, []string{"result"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
 			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
@@ -115,7 +120,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.durOrigin = m.durationOf(routeOrigin)
 	m.durFallb = m.durationOf(routeFallback)
 	if reg != nil {
-		reg.MustRegister(m.stats, m.sessions, m.pooled, m.origin, m.requests, m.loops, m.links, m.panics)
+		reg.MustRegister(m.stats, m.sessions, m.pooled, m.origin, m.requests, m.loops, m.links, m.panics, m.derived)
 	}
 	return m
 }
@@ -135,6 +140,14 @@ const (
 func (m *Metrics) laneTrip(stripe uint8) {
 	if m != nil {
 		m.lane.inc(stripe)
+	}
+}
+
+// derivedDescription counts a description pgaccel worked out
+// (pgaccel_derived_descriptions_total).
+func (m *Metrics) derivedDescription(result string) {
+	if m != nil {
+		m.derived.WithLabelValues(result).Inc()
 	}
 }
 

@@ -69,6 +69,11 @@ type Server struct {
 	stopped chan struct{}
 
 	describes describeCache
+	// underived holds the description shapes (derivedKey) whose
+	// description the planner got wrong (checkDerived); underivedCount
+	// counts them, and past maxUnderived none is added.
+	underived      sync.Map
+	underivedCount atomic.Int64
 	metrics   *Metrics
 
 	// With Auth: the login cache (logins.go), the seed of mock SCRAM
