@@ -74,7 +74,7 @@ type Server struct {
 	// counts them, and past maxUnderived none is added.
 	underived      sync.Map
 	underivedCount atomic.Int64
-	metrics   *Metrics
+	metrics        *Metrics
 
 	// With Auth: the login cache (logins.go), the seed of mock SCRAM
 	// salts, and what sessions know of the origin's reachability.
