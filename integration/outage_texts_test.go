@@ -124,6 +124,8 @@ var describedReads = []string{
 	`SELECT "public"."sess_types"."f" AS "f", date_trunc('day', "public"."sess_types"."j") AS "j", count(1) AS "count" FROM "public"."sess_types" GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 7`,
 	`SELECT date_trunc('month', k), date_trunc('week', i) AS "wk:ok" FROM sess_types t GROUP BY 1, 2 ORDER BY 1, 2`,
 	`SELECT CAST(j AS date), count(*) FROM sess_types GROUP BY 1 ORDER BY 1`,
+	`SELECT f, COALESCE(sum(a), 0) AS total FROM sess_types GROUP BY f ORDER BY f`,
+	`SELECT SUM(1) AS "sum:Number of Records:ok" FROM sess_types`,
 	`SELECT "sess_types"."l" AS "l", SUM("sess_types"."c") AS "sum:c:ok" FROM "public"."sess_types" "sess_types" GROUP BY 1 ORDER BY 1`,
 }
 

@@ -19,8 +19,8 @@ import (
 // parser would, for the reads dashboards and ad hoc queries write most:
 // one SELECT over datasets, joined or not, whose output columns are their
 // columns (* included), the aggregates count, sum, avg, min and max of a
-// column, date_trunc of a column, and casts of those to the common
-// built-in types, with the
+// column (and Tableau's sum(1)), date_trunc of a column, coalesce(x, 0)
+// of those, and casts of those to the common built-in types, with the
 // parameters Postgres types by the column they are compared with, or as
 // LIMIT and OFFSET. Everything else (expressions, constants, subqueries,
 // set operations, window functions, parameters elsewhere) it declines,
@@ -441,6 +441,8 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		switch {
 		case fn == "count" && len(fc.Args) == 1 && fc.Args[0].GetAConst() != nil:
 			// count(1): the argument's type does not matter.
+		case fn == "sum" && len(fc.Args) == 1 && intConst(fc.Args[0]):
+			arg = oidInt4 // Tableau's sum(1)
 		case fc.AggStar:
 			if fn != "count" || len(fc.Args) != 0 {
 				return f, false, false
@@ -459,6 +461,24 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			return f, false, false
 		}
 		return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+	case n.GetCoalesceExpr() != nil:
+		// coalesce(x, 0), as dashboards write it around an aggregate:
+		// the common type of x's and the integer's (select_common_type).
+		args := n.GetCoalesceExpr().Args
+		if len(args) != 2 || !intConst(args[1]) {
+			return f, false, false
+		}
+		inner, _, ok := d.expr(args[0])
+		if !ok {
+			return f, false, false
+		}
+		t := inner.TypeOID
+		switch t {
+		case oidInt4, oidInt8, oidNumeric, oidFloat4, oidFloat8:
+		default:
+			return f, false, false // int2 would become int4: not checked here
+		}
+		return Field{Name: "coalesce", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
 		inner, named, ok := d.expr(tc.Arg)
@@ -509,6 +529,12 @@ func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
 		return f, false, false
 	}
 	return Field{Name: "date_trunc", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+}
+
+// intConst reports whether n is an integer constant Postgres types int4.
+func intConst(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	return c != nil && !c.Isnull && c.GetIval() != nil
 }
 
 // builtinName is the lower-case name of a call of count, sum, avg, min,

@@ -56,6 +56,8 @@ func TestDescribe(t *testing.T) {
 		{"SELECT pg_catalog.count(DISTINCT status) FROM orders", []string{f("count", 0, 0, oidInt8, 8, -1)}},
 		{`SELECT "public"."orders"."id" AS "id", date_trunc('day', "public"."orders"."created_at") AS "d", count(1) FROM "public"."orders" GROUP BY 1, 2`,
 			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("d", 0, 0, oidTimestamptz, 8, -1), f("count", 0, 0, oidInt8, 8, -1)}},
+		{"SELECT coalesce(sum(region), 0), COALESCE(max(id), 0) AS m, coalesce(min(id), 1)::int8, sum(1) FROM customers",
+			[]string{f("coalesce", 0, 0, oidInt8, 8, -1), f("m", 0, 0, oidInt4, 4, -1), f("coalesce", 0, 0, oidInt8, 8, -1), f("sum", 0, 0, oidInt8, 8, -1)}},
 		{"SELECT public.customers.* FROM public.customers", []string{f("id", 16500, 1, oidInt4, 4, -1), f("name", 16500, 2, oidText, -1, -1), f("region", 16500, 3, oidInt2, 2, -1)}},
 
 		// Declined: Postgres's answer is not worked out here.
@@ -84,6 +86,11 @@ func TestDescribe(t *testing.T) {
 		{"SELECT date_trunc('day', id) FROM orders", nil}, // not a date or time
 		{"SELECT date_trunc('day', created_at, 'UTC') FROM orders", nil},
 		{"SELECT date_trunc(status, created_at) FROM orders", nil},
+		{"SELECT coalesce(note, 'none') FROM orders", nil},
+		{"SELECT coalesce(amount, 0.5) FROM orders", nil},
+		{"SELECT coalesce(id, customer_id) FROM orders", nil},
+		{"SELECT sum(2.5) FROM orders", nil},
+		{"SELECT coalesce(max(region), 0) FROM customers", nil}, // int2 and int4: int4, not checked
 	}
 	for _, c := range cases {
 		got, ok := p.Describe(context.Background(), c.sql, defaultSession())
