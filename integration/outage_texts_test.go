@@ -126,6 +126,7 @@ var describedReads = []string{
 	`SELECT CAST(j AS date), count(*) FROM sess_types GROUP BY 1 ORDER BY 1`,
 	`SELECT f, COALESCE(sum(a), 0) AS total FROM sess_types GROUP BY f ORDER BY f`,
 	`SELECT SUM(1) AS "sum:Number of Records:ok" FROM sess_types`,
+	`SELECT round(c, 1), round(c), upper(f), lower(g), length(g), extract(year FROM i), extract(hour FROM j), date_part('day', k) FROM sess_types WHERE id < 6 ORDER BY id`,
 	`SELECT "sess_types"."l" AS "l", SUM("sess_types"."c") AS "sum:c:ok" FROM "public"."sess_types" "sess_types" GROUP BY 1 ORDER BY 1`,
 }
 

@@ -19,8 +19,9 @@ import (
 // parser would, for the reads dashboards and ad hoc queries write most:
 // one SELECT over datasets, joined or not, whose output columns are their
 // columns (* included), the aggregates count, sum, avg, min and max of a
-// column (and Tableau's sum(1)), date_trunc of a column, coalesce(x, 0)
-// of those, and casts of those to the common built-in types, with the
+// column (and Tableau's sum(1)), date_trunc, round, upper, lower,
+// length, extract and date_part of a column, coalesce(x, 0) of those, and
+// casts of those to the common built-in types, with the
 // parameters Postgres types by the column they are compared with, or as
 // LIMIT and OFFSET. Everything else (expressions, constants, subqueries,
 // set operations, window functions, parameters elsewhere) it declines,
@@ -434,8 +435,11 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		if !ok {
 			return f, false, false
 		}
-		if fn == "date_trunc" {
+		switch fn {
+		case "date_trunc":
 			return d.dateTrunc(fc)
+		case "round", "upper", "lower", "length", "extract", "date_part":
+			return d.scalar(fn, fc)
 		}
 		var arg uint32
 		switch {
@@ -531,6 +535,58 @@ func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
 	return Field{Name: "date_trunc", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
 }
 
+// scalar describes a few functions of one column whose result type
+// Postgres fixes by the column's: round(numeric [, integer]) and
+// round(double precision); upper, lower and length of text or varchar;
+// extract(field FROM c) (numeric) and date_part('field', c) (double
+// precision) of a date or time.
+func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) == 0 || len(fc.Args) > 2 {
+		return f, false, false
+	}
+	col := fc.Args[len(fc.Args)-1]
+	if fn == "round" || fn == "upper" || fn == "lower" || fn == "length" {
+		col = fc.Args[0]
+	}
+	af, _, ok := d.expr(col)
+	if !ok || af.TableOID == 0 {
+		return f, false, false
+	}
+	var t uint32
+	switch fn {
+	case "round":
+		switch {
+		case af.TypeOID == oidNumeric && (len(fc.Args) == 1 || intConst(fc.Args[1])):
+			t = oidNumeric
+		case af.TypeOID == oidFloat8 && len(fc.Args) == 1:
+			t = oidFloat8
+		}
+	case "upper", "lower", "length":
+		if len(fc.Args) == 1 && (af.TypeOID == oidText || af.TypeOID == oidVarchar) {
+			t = oidText
+			if fn == "length" {
+				t = oidInt4
+			}
+		}
+	case "extract", "date_part":
+		field := fc.Args[0].GetAConst()
+		if len(fc.Args) != 2 || field == nil || field.GetSval() == nil {
+			break
+		}
+		switch af.TypeOID {
+		case oidDate, oidTimestamp, oidTimestamptz, oidInterval, oidTime:
+			t = oidNumeric
+			if fn == "date_part" {
+				t = oidFloat8
+			}
+		}
+	}
+	if t == 0 {
+		return f, false, false
+	}
+	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+}
+
 // intConst reports whether n is an integer constant Postgres types int4.
 func intConst(n *pg_query.Node) bool {
 	c := n.GetAConst()
@@ -545,7 +601,7 @@ func builtinName(names []*pg_query.Node) (string, bool) {
 	}
 	fn := names[len(names)-1].GetString_().GetSval()
 	switch fn {
-	case "count", "sum", "avg", "min", "max", "date_trunc":
+	case "count", "sum", "avg", "min", "max", "date_trunc", "round", "upper", "lower", "length", "extract", "date_part":
 		return fn, true
 	}
 	return "", false

@@ -58,6 +58,9 @@ func TestDescribe(t *testing.T) {
 			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("d", 0, 0, oidTimestamptz, 8, -1), f("count", 0, 0, oidInt8, 8, -1)}},
 		{"SELECT coalesce(sum(region), 0), COALESCE(max(id), 0) AS m, coalesce(min(id), 1)::int8, sum(1) FROM customers",
 			[]string{f("coalesce", 0, 0, oidInt8, 8, -1), f("m", 0, 0, oidInt4, 4, -1), f("coalesce", 0, 0, oidInt8, 8, -1), f("sum", 0, 0, oidInt8, 8, -1)}},
+		{"SELECT round(amount, 1), round(weight), upper(note), length(status), extract(year FROM created_at), date_part('dow', created_at) FROM orders",
+			[]string{f("round", 0, 0, oidNumeric, -1, -1), f("round", 0, 0, oidFloat8, 8, -1), f("upper", 0, 0, oidText, -1, -1),
+				f("length", 0, 0, oidInt4, 4, -1), f("extract", 0, 0, oidNumeric, -1, -1), f("date_part", 0, 0, oidFloat8, 8, -1)}},
 		{"SELECT public.customers.* FROM public.customers", []string{f("id", 16500, 1, oidInt4, 4, -1), f("name", 16500, 2, oidText, -1, -1), f("region", 16500, 3, oidInt2, 2, -1)}},
 
 		// Declined: Postgres's answer is not worked out here.
@@ -90,6 +93,10 @@ func TestDescribe(t *testing.T) {
 		{"SELECT coalesce(amount, 0.5) FROM orders", nil},
 		{"SELECT coalesce(id, customer_id) FROM orders", nil},
 		{"SELECT sum(2.5) FROM orders", nil},
+		{"SELECT round(id) FROM orders", nil},
+		{"SELECT round(weight, 2) FROM orders", nil},
+		{"SELECT upper(id) FROM orders", nil},
+		{"SELECT extract(year FROM id) FROM orders", nil},
 		{"SELECT coalesce(max(region), 0) FROM customers", nil}, // int2 and int4: int4, not checked
 	}
 	for _, c := range cases {
