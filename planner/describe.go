@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -465,6 +467,18 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			return f, false, false
 		}
 		return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+	case n.GetAConst() != nil:
+		t, ok := constType(n.GetAConst())
+		if !ok {
+			return f, false, false
+		}
+		return Field{Name: "?column?", TypeOID: t, TypLen: typLens[t], TypMod: -1}, false, true
+	case n.GetAExpr() != nil:
+		t, ok := d.arithmetic(n.GetAExpr())
+		if !ok {
+			return f, false, false
+		}
+		return Field{Name: "?column?", TypeOID: t, TypLen: typLens[t], TypMod: -1}, false, true
 	case n.GetCoalesceExpr() != nil:
 		// coalesce(x, 0), as dashboards write it around an aggregate:
 		// the common type of x's and the integer's (select_common_type).
@@ -501,7 +515,9 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			return f, false, false
 		}
 		mod, ok := castTypmod(t, tc.TypeName.Typmods)
-		if !ok {
+		if !ok || mod != -1 && tc.Arg.GetAConst() != nil {
+			// A constant cast with a typmod: Postgres coerces the
+			// constant itself; not worked out here.
 			return f, false, false
 		}
 		name := last
@@ -585,6 +601,86 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 		return f, false, false
 	}
 	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+}
+
+// constType is the type Postgres gives a constant in a target list or
+// arithmetic: int4, int8 or numeric for numbers, text for a string (an
+// unknown-type output column is text); false for the rest.
+func constType(c *pg_query.A_Const) (uint32, bool) {
+	switch {
+	case c.Isnull:
+		return 0, false
+	case c.GetIval() != nil:
+		return oidInt4, true
+	case c.GetFval() != nil:
+		v := c.GetFval().Fval
+		if strings.ContainsAny(v, ".eE") {
+			return oidNumeric, true
+		}
+		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return oidInt8, true
+		}
+		return oidNumeric, true
+	case c.GetSval() != nil:
+		return oidText, true
+	}
+	return 0, false
+}
+
+// intRank orders the integer types by width.
+var intRank = map[uint32]int{oidInt2: 1, oidInt4: 2, oidInt8: 3}
+
+// arithmetic types x op y (+, -, *, /, %) of integers, numerics and
+// double precision as Postgres resolves the operator: two integers give
+// the wider, an integer or numeric with a numeric gives numeric, anything
+// with a double precision gives double precision; -x keeps x's type;
+// text || text is text. Constants are typed as constType says, strings
+// only for ||.
+func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 {
+		return 0, false
+	}
+	op := e.Name[0].GetString_().GetSval()
+	operand := func(n *pg_query.Node) (uint32, bool) {
+		f, _, ok := d.expr(n)
+		return f.TypeOID, ok
+	}
+	if e.Lexpr == nil {
+		t, ok := operand(e.Rexpr)
+		if op != "-" || !ok || t != oidInt2 && t != oidInt4 && t != oidInt8 && t != oidNumeric && t != oidFloat8 {
+			return 0, false
+		}
+		return t, true
+	}
+	l, okl := operand(e.Lexpr)
+	r, okr := operand(e.Rexpr)
+	if !okl || !okr {
+		return 0, false
+	}
+	if op == "||" {
+		if (l == oidText || l == oidVarchar) && (r == oidText || r == oidVarchar) {
+			return oidText, true
+		}
+		return 0, false
+	}
+	switch op {
+	case "+", "-", "*", "/", "%":
+	default:
+		return 0, false
+	}
+	switch {
+	case intRank[l] > 0 && intRank[r] > 0:
+		if intRank[l] >= intRank[r] {
+			return l, true
+		}
+		return r, true
+	case (intRank[l] > 0 || l == oidNumeric) && (intRank[r] > 0 || r == oidNumeric):
+		return oidNumeric, true
+	case op != "%" && (l == oidFloat8 || r == oidFloat8) && (l == oidFloat8 || intRank[l] > 0 || l == oidNumeric) &&
+		(r == oidFloat8 || intRank[r] > 0 || r == oidNumeric):
+		return oidFloat8, true
+	}
+	return 0, false
 }
 
 // intConst reports whether n is an integer constant Postgres types int4.

@@ -64,8 +64,15 @@ func TestDescribe(t *testing.T) {
 		{"SELECT public.customers.* FROM public.customers", []string{f("id", 16500, 1, oidInt4, 4, -1), f("name", 16500, 2, oidText, -1, -1), f("region", 16500, 3, oidInt2, 2, -1)}},
 
 		// Declined: Postgres's answer is not worked out here.
-		{"SELECT id + 1 FROM orders", nil},
-		{"SELECT 1, id FROM orders", nil},
+		{"SELECT orders.id + 1, -customer_id, 2.5 * amount, 1, 'x' AS label, 12345678901, weight / 2, sum(region) / count(*), note || 'x' FROM orders, customers WHERE orders.id = customers.id GROUP BY 1, 2, 3, 5, 7, 9",
+			[]string{f("?column?", 0, 0, oidInt4, 4, -1), f("?column?", 0, 0, oidInt8, 8, -1), f("?column?", 0, 0, oidNumeric, -1, -1),
+				f("?column?", 0, 0, oidInt4, 4, -1), f("label", 0, 0, oidText, -1, -1), f("?column?", 0, 0, oidInt8, 8, -1),
+				f("?column?", 0, 0, oidFloat8, 8, -1), f("?column?", 0, 0, oidInt8, 8, -1), f("?column?", 0, 0, oidText, -1, -1)}},
+		{"SELECT id || 'x' FROM orders", nil},
+		{"SELECT NULL, id FROM orders", nil},
+		{"SELECT true, id FROM orders", nil},
+		{"SELECT 'x'::varchar(3), id FROM orders", nil},
+		{"SELECT weight % 2 FROM orders", nil},
 		{"SELECT id::int FROM orders", nil}, // a column cast to its own type
 		{"SELECT id FROM orders JOIN customers USING (id)", nil},
 		{"SELECT id FROM orders, customers", nil}, // ambiguous
