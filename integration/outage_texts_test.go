@@ -130,6 +130,7 @@ var describedReads = []string{
 	`SELECT round(c, 1), round(c), upper(f), lower(g), length(g), extract(year FROM i), extract(hour FROM j), date_part('day', k) FROM sess_types WHERE id < 6 ORDER BY id`,
 	`SELECT id * 2 + 1 AS k, -b, c * a, 2.5 * a, 'lbl' AS label, 7, 12345678901, id / 2, f || g, a + b FROM sess_types WHERE id < 4 ORDER BY id`,
 	`SELECT sum(b) / count(*), sum(c) / 2, max(a) - min(a) FROM sess_types`,
+	`SELECT -2147483648, 2147483648, -0.5, 'x'::text, '2024-03-01'::date AS d, id FROM sess_types WHERE id = 1`,
 	`SELECT "sess_types"."l" AS "l", SUM("sess_types"."c") AS "sum:c:ok" FROM "public"."sess_types" "sess_types" GROUP BY 1 ORDER BY 1`,
 }
 

@@ -613,12 +613,17 @@ func constType(c *pg_query.A_Const) (uint32, bool) {
 	case c.GetIval() != nil:
 		return oidInt4, true
 	case c.GetFval() != nil:
+		// make_const: an integer that fits int4 (only -2147483648 can
+		// be one here) or int8 is one; another number is numeric.
 		v := c.GetFval().Fval
-		if strings.ContainsAny(v, ".eE") {
-			return oidNumeric, true
-		}
-		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			if n == int64(int32(n)) {
+				return oidInt4, true
+			}
 			return oidInt8, true
+		}
+		if strings.Trim(v, "-0123456789.eE+") != "" {
+			return 0, false // hex, octal, underscores: not worked out here
 		}
 		return oidNumeric, true
 	case c.GetSval() != nil:
