@@ -11,9 +11,13 @@ import (
 	"github.com/pgaccel/pgaccel/planner"
 )
 
-// lookupsSaveEvery is how often the planner's answers from the origin are
-// written when they changed.
-const lookupsSaveEvery = 30 * time.Second
+// The planner's answers from the origin are written within
+// lookupsNewEvery of an answer to a new question (a role's first read of
+// a table), and within lookupsSaveEvery of refreshed ones.
+const (
+	lookupsNewEvery  = time.Second
+	lookupsSaveEvery = 30 * time.Second
+)
 
 // lookupsFile keeps the planner's answers from the origin (relation names
 // on search paths, roles' privileges on the datasets' tables) in
@@ -27,10 +31,12 @@ type lookupsFile struct {
 	privileges *planner.Privileges
 	log        zerolog.Logger
 
-	saved    uint64 // LookupsVersion at the last write
-	done     chan struct{}
-	stopped  chan struct{}
-	stopOnce sync.Once
+	saved     uint64 // LookupsVersion's answers at the last write
+	savedKeys uint64 // and its keys
+	savedAt   time.Time
+	done      chan struct{}
+	stopped   chan struct{}
+	stopOnce  sync.Once
 }
 
 // load reads the file, when there is one.
@@ -42,30 +48,33 @@ func (l *lookupsFile) load() error {
 	if err := planner.ImportLookups(data, l.resolver, l.privileges); err != nil {
 		return fmt.Errorf("%s: %w", l.path, err)
 	}
-	l.saved = planner.LookupsVersion(l.resolver, l.privileges)
+	l.saved, l.savedKeys = planner.LookupsVersion(l.resolver, l.privileges)
+	l.savedAt = time.Now()
 	return nil
 }
 
-// run writes the file every lookupsSaveEvery when the answers changed,
-// and once more when stopped.
+// run writes the file when it is due, and once more when stopped.
 func (l *lookupsFile) run() {
 	defer close(l.stopped)
-	t := time.NewTicker(lookupsSaveEvery)
+	t := time.NewTicker(lookupsNewEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			l.save()
+			l.save(false)
 		case <-l.done:
-			l.save()
+			l.save(true)
 			return
 		}
 	}
 }
 
-func (l *lookupsFile) save() {
-	v := planner.LookupsVersion(l.resolver, l.privileges)
-	if v == l.saved {
+// save writes the file when a new question was answered since the last
+// write, or answers were refreshed and lookupsSaveEvery has passed (or,
+// with final, whenever anything changed).
+func (l *lookupsFile) save(final bool) {
+	v, keys := planner.LookupsVersion(l.resolver, l.privileges)
+	if v == l.saved || keys == l.savedKeys && !final && time.Since(l.savedAt) < lookupsSaveEvery {
 		return
 	}
 	data, err := planner.ExportLookups(l.resolver, l.privileges)
@@ -76,7 +85,7 @@ func (l *lookupsFile) save() {
 		l.log.Warn().Err(err).Str("file", l.path).Msg("could not save the origin's answers about relations and privileges")
 		return
 	}
-	l.saved = v
+	l.saved, l.savedKeys, l.savedAt = v, keys, time.Now()
 }
 
 // stop writes the file a last time and ends run.

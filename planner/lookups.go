@@ -43,10 +43,12 @@ type persistedPrivilege struct {
 	Expires     time.Time `json:"expires"`
 }
 
-// LookupsVersion changes whenever either cache keeps a new answer: the
-// caller writes the file again when it has.
-func LookupsVersion(o *OriginResolver, p *Privileges) uint64 {
-	return o.cache.version.Load() + p.cache.version.Load()
+// LookupsVersion tells the caller when to write the file again: answers
+// changes whenever either cache keeps an answer (a refreshed one too),
+// keys whenever one keeps an answer to a question it had none for (a
+// role's first read of a table, a new search path).
+func LookupsVersion(o *OriginResolver, p *Privileges) (answers, keys uint64) {
+	return o.cache.version.Load() + p.cache.version.Load(), o.cache.keys.Load() + p.cache.keys.Load()
 }
 
 // ExportLookups returns both caches' answers that may still serve (within

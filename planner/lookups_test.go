@@ -18,13 +18,17 @@ func TestLookups_ExportImport(t *testing.T) {
 		return o, p
 	}
 	o, p := mk()
-	v0 := LookupsVersion(o, p)
+	v0, k0 := LookupsVersion(o, p)
 	o.cache.put(relationKey([]string{"app", "public"}, "orders"), relationAnswer{schema: "public", found: true})
 	p.cache.put(privKey("alice", TableID{"public", "orders"}), privAnswer{exists: true, canSelect: true})
 	now = now.Add(30 * time.Minute)
 	p.cache.put(privKey("bob", TableID{"public", "orders"}), privAnswer{exists: true})
-	if LookupsVersion(o, p) == v0 {
-		t.Fatal("the version did not change")
+	if v, k := LookupsVersion(o, p); v == v0 || k != k0+3 {
+		t.Fatalf("versions %d %d, from %d %d", v, k, v0, k0)
+	}
+	p.cache.put(privKey("bob", TableID{"public", "orders"}), privAnswer{exists: true}) // refreshed
+	if v, k := LookupsVersion(o, p); v != v0+4 || k != k0+3 {
+		t.Fatalf("after a refresh: versions %d %d, from %d %d", v, k, v0, k0)
 	}
 	now = now.Add(45 * time.Minute) // alice's and the relation's answers: past max_stale
 	data, err := ExportLookups(o, p)

@@ -163,6 +163,7 @@ type ttlCache[V any] struct {
 	entries  map[string]ttlEntry[V]
 	inflight map[string]*loadCall[V]
 	version  atomic.Uint64 // counts the values stored (LookupsVersion)
+	keys     atomic.Uint64 // counts the keys added (LookupsVersion)
 }
 
 type ttlEntry[V any] struct {
@@ -325,6 +326,9 @@ func (c *ttlCache[V]) store(key string, val V) {
 			}
 			delete(c.entries, k)
 		}
+	}
+	if _, ok := c.entries[key]; !ok {
+		c.keys.Add(1)
 	}
 	c.entries[key] = ttlEntry[V]{val: val, expires: now.Add(c.ttl)}
 	c.version.Add(1)

@@ -174,7 +174,9 @@
 //     level security on the datasets' tables, each with the expiry it was
 //     fetched with, so that after a restart it serves no longer than
 //     max_stale past that expiry, and only while the origin cannot be
-//     reached; written every 30 s when changed and at shutdown. It names
+//     reached; written within a second of an answer to a new question (a
+//     role's first read, a new search path), every 30 s when answers are
+//     only refreshed, and at shutdown. It names
 //     roles, schemas and tables; no secret.
 //   - Logs: roles and databases, never verifiers (Verifier.String hides
 //     them), keys, passwords or parameter values.
