@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1056,5 +1057,84 @@ func TestSessions_EndedSessionsPoolTheirConnection(t *testing.T) {
 				t.Errorf("origin links: %v, want a reused one", links)
 			}
 		})
+	}
+}
+
+// TestSessions_KilledAndRestartedDuringOutage: with auth.persist, a
+// pgaccel killed (SIGKILL) a few seconds after a role's first read, and
+// restarted while the origin is down, logs the role in and answers its
+// reads, a new text too: the verifiers, what sessions start with, and the
+// origin's answers about names and privileges (auth-lookups.json, written
+// within a second of a new answer) were on disk already.
+func TestSessions_KilledAndRestartedDuringOutage(t *testing.T) {
+	setupProxyAuth(t)
+	bin := pgaccelBinary(t)
+	listen := freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "pgaccel.yaml")
+	body := fmt.Sprintf(`origin:
+  dsn: ${env:TEST_ORIGIN_DSN}
+server:
+  listen: %s
+admin:
+  listen: %s
+auth:
+  mode: proxy
+  max_stale: 1h
+  persist: true
+runtime:
+  data_dir: %s
+datasets:
+  - from: postgres:public.sess_orders
+    acceleration:
+      mode: file
+`, listen, freeAddr(t), t.TempDir())
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TEST_ORIGIN_DSN=" + origin.SuperDSN(), "PGACCEL_ADMIN_TOKEN="}
+	dsn := "postgres://" + sessUser + ":" + sessPass + "@" + listen + "/" + origin.Database + "?sslmode=disable"
+	count := func(sql string) (int64, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close(ctx)
+		var n int64
+		err = c.QueryRow(ctx, sql).Scan(&n)
+		return n, err
+	}
+	p := startPgaccel(t, bin, cfg, env...)
+	pgtest.WaitFor(t, "a first accelerated read", func() bool {
+		n, err := count("SELECT count(*) FROM sess_orders")
+		return err == nil && n == 200
+	})
+	time.Sleep(2500 * time.Millisecond) // past the lookups' first write
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.done <- nil // for startPgaccel's cleanup
+
+	resume := origin.PauseDuring(t)
+	defer func() {
+		if err := resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitOriginBack(t)
+	}()
+	startPgaccel(t, bin, cfg, env...)
+	var n int64
+	var err error
+	pgtest.WaitFor(t, "a read after the restart during the outage", func() bool {
+		n, err = count("SELECT count(*) FROM sess_orders WHERE id > 150")
+		return err == nil
+	})
+	if n != 50 {
+		t.Errorf("a new text after the restart: %d, want 50", n)
+	}
+	if _, err := pgx.Connect(ctxT(t), "postgres://"+sessUser+":wrong@"+listen+"/"+origin.Database+"?sslmode=disable"); pgErrCode(err) != "28P01" {
+		t.Errorf("a wrong password after the restart: %v", err)
 	}
 }
