@@ -136,44 +136,53 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 		return none, false
 	}
 	sel := tree.Stmts[0].GetStmt().GetSelectStmt()
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
-		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
-		return none, false
-	}
 	d := describer{a: a, r: r}
-	for _, n := range sel.FromClause {
-		if !d.from(n) {
-			return none, false
-		}
-	}
 	var out Description
-	for _, n := range sel.TargetList {
-		rt := n.GetResTarget()
-		if rt == nil {
-			return none, false
-		}
-		if isStar(n) {
-			cr := rt.Val.GetColumnRef()
-			cols, ok := d.star(cr)
-			if !ok {
-				return none, false
-			}
-			out.Fields = append(out.Fields, cols...)
-			continue
-		}
-		f, _, ok := d.expr(rt.Val)
-		if !ok {
-			return none, false
-		}
-		if rt.Name != "" {
-			f.Name = rt.Name
-		}
-		out.Fields = append(out.Fields, f)
+	if out.Fields, ok = d.selectList(sel); !ok {
+		return none, false
 	}
 	if a.paramCount > 0 {
 		if out.Params, ok = d.params(sel, a.paramCount); !ok {
 			return none, false
 		}
+	}
+	return out, true
+}
+
+// selectList describes the output of sel, one plain SELECT with a FROM
+// clause, as the FROM items it adds to d resolve its columns.
+func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
+		return nil, false
+	}
+	for _, n := range sel.FromClause {
+		if !d.from(n) {
+			return nil, false
+		}
+	}
+	var out []Field
+	for _, n := range sel.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil, false
+		}
+		if isStar(n) {
+			cols, ok := d.star(rt.Val.GetColumnRef())
+			if !ok {
+				return nil, false
+			}
+			out = append(out, cols...)
+			continue
+		}
+		f, _, ok := d.expr(rt.Val)
+		if !ok {
+			return nil, false
+		}
+		if rt.Name != "" {
+			f.Name = rt.Name
+		}
+		out = append(out, f)
 	}
 	return out, true
 }
@@ -236,7 +245,7 @@ func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint
 			return 0, false
 		}
 		c, ok := d.column(cr)
-		if !ok || !c.Accelerated {
+		if !ok || !c.accelerated {
 			return 0, false
 		}
 		return paramType(c.TypeOID)
@@ -302,7 +311,13 @@ type describer struct {
 type describedRel struct {
 	ref    string // the name the statement knows it by: its alias, or its name
 	schema string // its schema, resolved; "" when it has an alias (schema.table.column cannot name it)
-	cols   []catalog.ColumnInfo
+	cols   []relCol
+}
+
+// relCol is a column of a FROM item: a table's, or a subquery's output.
+type relCol struct {
+	Field
+	accelerated bool
 }
 
 // from adds a FROM item: a dataset's table (aliased or not, without
@@ -314,6 +329,25 @@ func (d *describer) from(n *pg_query.Node) bool {
 		}
 		return d.from(j.Larg) && d.from(j.Rarg)
 	}
+	if rs := n.GetRangeSubselect(); rs != nil {
+		// A subquery: its columns are its output, as described; one
+		// that is a table's column keeps its origin (markTargetListOrigin
+		// follows it down).
+		if rs.Lateral || rs.Alias == nil || len(rs.Alias.Colnames) > 0 {
+			return false
+		}
+		sub := describer{a: d.a, r: d.r}
+		fields, ok := sub.selectList(rs.Subquery.GetSelectStmt())
+		if !ok || !d.unique(rs.Alias.Aliasname) {
+			return false
+		}
+		cols := make([]relCol, len(fields))
+		for i, f := range fields {
+			cols[i] = relCol{Field: f, accelerated: true}
+		}
+		d.rels = append(d.rels, describedRel{ref: rs.Alias.Aliasname, cols: cols})
+		return true
+	}
 	rv := n.GetRangeVar()
 	if rv == nil || rv.Catalogname != "" || !rv.Inh || rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
 		return false
@@ -322,25 +356,36 @@ func (d *describer) from(n *pg_query.Node) bool {
 		if rel.name != rv.Relname || rel.schema != rv.Schemaname {
 			continue
 		}
-		cols := d.r.datasets[d.r.relDS[i]].state.Columns
-		for _, c := range cols {
+		infos := d.r.datasets[d.r.relDS[i]].state.Columns
+		cols := make([]relCol, len(infos))
+		for i, c := range infos {
 			if c.RelOID == 0 {
 				return false // described before pgaccel read the oids
 			}
+			cols[i] = relCol{Field: columnField(c), accelerated: c.Accelerated}
 		}
 		ref, schema := rv.Relname, d.r.schemas[i]
 		if rv.Alias != nil {
 			ref, schema = rv.Alias.Aliasname, ""
 		}
-		for _, o := range d.rels {
-			if o.ref == ref {
-				return false // Postgres refuses the same name twice
-			}
+		if !d.unique(ref) {
+			return false
 		}
 		d.rels = append(d.rels, describedRel{ref: ref, schema: schema, cols: cols})
 		return true
 	}
 	return false
+}
+
+// unique reports whether no FROM item is named ref yet (Postgres refuses
+// the same name twice).
+func (d *describer) unique(ref string) bool {
+	for _, o := range d.rels {
+		if o.ref == ref {
+			return false
+		}
+	}
+	return true
 }
 
 // star expands * or rel.*.
@@ -350,7 +395,7 @@ func (d *describer) star(cr *pg_query.ColumnRef) ([]Field, bool) {
 	case 1:
 		for _, rel := range d.rels {
 			for _, c := range rel.cols {
-				out = append(out, columnField(c))
+				out = append(out, c.Field)
 			}
 		}
 	case 2, 3:
@@ -359,7 +404,7 @@ func (d *describer) star(cr *pg_query.ColumnRef) ([]Field, bool) {
 			return nil, false
 		}
 		for _, c := range rel.cols {
-			out = append(out, columnField(c))
+			out = append(out, c.Field)
 		}
 	default:
 		return nil, false
@@ -385,8 +430,8 @@ func (d *describer) qualifier(names []*pg_query.Node) (describedRel, bool) {
 }
 
 // column resolves a column reference of one or two parts.
-func (d *describer) column(cr *pg_query.ColumnRef) (catalog.ColumnInfo, bool) {
-	var none catalog.ColumnInfo
+func (d *describer) column(cr *pg_query.ColumnRef) (relCol, bool) {
+	var none relCol
 	name := ""
 	rels := d.rels
 	switch len(cr.Fields) {
@@ -424,10 +469,10 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 	switch {
 	case n.GetColumnRef() != nil:
 		c, ok := d.column(n.GetColumnRef())
-		if !ok || !c.Accelerated {
+		if !ok || !c.accelerated {
 			return f, false, false
 		}
-		return columnField(c), true, true
+		return c.Field, true, true
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		if fc.Over != nil || fc.AggWithinGroup || fc.FuncVariadic || len(fc.AggOrder) > 0 {

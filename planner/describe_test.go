@@ -79,7 +79,12 @@ func TestDescribe(t *testing.T) {
 		{"SELECT id::int FROM orders", nil}, // a column cast to its own type
 		{"SELECT id FROM orders JOIN customers USING (id)", nil},
 		{"SELECT id FROM orders, customers", nil}, // ambiguous
-		{"SELECT x.id FROM (SELECT id FROM orders) x", nil},
+		{"SELECT x.id, x.n, x.* FROM (SELECT id, count(*) AS n FROM orders GROUP BY id) x",
+			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("n", 0, 0, oidInt8, 8, -1), f("id", 16400, 1, oidInt4, 4, -1), f("n", 0, 0, oidInt8, 8, -1)}},
+		{"SELECT x.id FROM (SELECT id FROM orders) x, LATERAL (SELECT 1) y", nil},
+		{"SELECT id FROM (SELECT id FROM orders) AS x(a)", nil},
+		{"SELECT id FROM (SELECT id, id FROM orders) x", nil}, // ambiguous
+		{"SELECT id FROM (SELECT id FROM orders UNION SELECT id FROM customers) x", nil},
 		{"SELECT id FROM orders UNION SELECT id FROM customers", nil},
 		{"WITH o AS (SELECT id FROM orders) SELECT id FROM o", nil},
 		{"SELECT row_number() OVER (), id FROM orders", nil},
