@@ -134,6 +134,7 @@ var describedReads = []string{
 	`SELECT virtual_table.f AS f, count(*) AS count, max(virtual_table.j) FROM (SELECT f, a, j FROM sess_types WHERE a > 1) AS virtual_table GROUP BY virtual_table.f ORDER BY count DESC, f LIMIT 10`,
 	`SELECT "source"."f" AS "f", "source"."n" AS "n", "source".top FROM (SELECT f, count(*) AS n, max(c) AS top FROM sess_types GROUP BY f) "source" ORDER BY "source"."f"`,
 	`SELECT s.* FROM (SELECT id, b * 2 AS b2, m, g FROM sess_types) s WHERE s.id < 3 ORDER BY s.id`,
+	`WITH recent AS (SELECT id, f, c FROM sess_types WHERE id > 30), totals AS (SELECT f, sum(c) AS total FROM recent GROUP BY f) SELECT t.f, t.total, r.id, r.c FROM totals t JOIN recent r ON r.f = t.f ORDER BY r.id`,
 	`SELECT -2147483648, 2147483648, -0.5, 'x'::text, '2024-03-01'::date AS d, id FROM sess_types WHERE id = 1`,
 	`SELECT "sess_types"."l" AS "l", SUM("sess_types"."c") AS "sum:c:ok" FROM "public"."sess_types" "sess_types" GROUP BY 1 ORDER BY 1`,
 }

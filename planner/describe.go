@@ -152,9 +152,33 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 // selectList describes the output of sel, one plain SELECT with a FROM
 // clause, as the FROM items it adds to d resolve its columns.
 func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE ||
 		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
 		return nil, false
+	}
+	if w := sel.WithClause; w != nil {
+		// WITH queries, each a plain SELECT described in the scope of
+		// those before it; not recursive, no column aliases.
+		if w.Recursive {
+			return nil, false
+		}
+		for _, n := range w.Ctes {
+			cte := n.GetCommonTableExpr()
+			if cte == nil || len(cte.Aliascolnames) > 0 || cte.SearchClause != nil || cte.CycleClause != nil {
+				return nil, false
+			}
+			sub := describer{a: d.a, r: d.r, ctes: d.ctes}
+			fields, ok := sub.selectList(cte.Ctequery.GetSelectStmt())
+			if !ok {
+				return nil, false
+			}
+			ctes := make(map[string][]Field, len(d.ctes)+1)
+			for k, v := range d.ctes {
+				ctes[k] = v
+			}
+			ctes[cte.Ctename] = fields
+			d.ctes = ctes
+		}
 	}
 	for _, n := range sel.FromClause {
 		if !d.from(n) {
@@ -305,7 +329,8 @@ func (c *paramRefCounter) enter(m proto.Message, _ *walker) {
 type describer struct {
 	a    *analysis
 	r    resolution
-	rels []describedRel // the FROM items, in order
+	rels []describedRel     // the FROM items, in order
+	ctes map[string][]Field // the WITH queries in scope, described
 }
 
 type describedRel struct {
@@ -336,21 +361,29 @@ func (d *describer) from(n *pg_query.Node) bool {
 		if rs.Lateral || rs.Alias == nil || len(rs.Alias.Colnames) > 0 {
 			return false
 		}
-		sub := describer{a: d.a, r: d.r}
+		sub := describer{a: d.a, r: d.r, ctes: d.ctes}
 		fields, ok := sub.selectList(rs.Subquery.GetSelectStmt())
 		if !ok || !d.unique(rs.Alias.Aliasname) {
 			return false
 		}
-		cols := make([]relCol, len(fields))
-		for i, f := range fields {
-			cols[i] = relCol{Field: f, accelerated: true}
-		}
-		d.rels = append(d.rels, describedRel{ref: rs.Alias.Aliasname, cols: cols})
+		d.rels = append(d.rels, describedRel{ref: rs.Alias.Aliasname, cols: outputCols(fields)})
 		return true
 	}
 	rv := n.GetRangeVar()
 	if rv == nil || rv.Catalogname != "" || !rv.Inh || rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
 		return false
+	}
+	if fields, ok := d.ctes[rv.Relname]; ok && rv.Schemaname == "" {
+		// A WITH query, which an unqualified name means before a table.
+		ref := rv.Relname
+		if rv.Alias != nil {
+			ref = rv.Alias.Aliasname
+		}
+		if !d.unique(ref) {
+			return false
+		}
+		d.rels = append(d.rels, describedRel{ref: ref, cols: outputCols(fields)})
+		return true
 	}
 	for i, rel := range d.a.rels {
 		if rel.name != rv.Relname || rel.schema != rv.Schemaname {
@@ -375,6 +408,16 @@ func (d *describer) from(n *pg_query.Node) bool {
 		return true
 	}
 	return false
+}
+
+// outputCols are a subquery's or WITH query's output as a FROM item's
+// columns.
+func outputCols(fields []Field) []relCol {
+	cols := make([]relCol, len(fields))
+	for i, f := range fields {
+		cols[i] = relCol{Field: f, accelerated: true}
+	}
+	return cols
 }
 
 // unique reports whether no FROM item is named ref yet (Postgres refuses

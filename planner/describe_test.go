@@ -86,7 +86,11 @@ func TestDescribe(t *testing.T) {
 		{"SELECT id FROM (SELECT id, id FROM orders) x", nil}, // ambiguous
 		{"SELECT id FROM (SELECT id FROM orders UNION SELECT id FROM customers) x", nil},
 		{"SELECT id FROM orders UNION SELECT id FROM customers", nil},
-		{"WITH o AS (SELECT id FROM orders) SELECT id FROM o", nil},
+		{"WITH o AS (SELECT id, amount FROM orders), c AS MATERIALIZED (SELECT count(*) AS n FROM o) SELECT o.*, c.n FROM o, c",
+			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("amount", 16400, 4, oidNumeric, -1, 12<<16|2+4), f("n", 0, 0, oidInt8, 8, -1)}},
+		{"WITH RECURSIVE o AS (SELECT id FROM orders) SELECT id FROM o", nil},
+		{"WITH o(x) AS (SELECT id FROM orders) SELECT x FROM o", nil},
+		{"WITH o AS (SELECT id FROM orders) SELECT id FROM public.o", nil},
 		{"SELECT row_number() OVER (), id FROM orders", nil},
 		{"SELECT sum(amount * 2) FROM orders", nil},
 		{"SELECT max(created_at::date) FROM orders", nil},
