@@ -19,16 +19,20 @@ import (
 // it has not seen, nor one of the same description shape (descshape.go),
 // went unanswered. Describe works the description out as Postgres's
 // parser would, for the reads dashboards and ad hoc queries write most:
-// one SELECT over datasets, joined or not, whose output columns are their
-// columns (* included), the aggregates count, sum, avg, min and max of a
-// column (and Tableau's sum(1)), date_trunc, round, upper, lower,
-// length, extract and date_part of a column, coalesce(x, 0) of those, and
-// casts of those to the common built-in types, with the
-// parameters Postgres types by the column they are compared with, or as
-// LIMIT and OFFSET. Everything else (expressions, constants, subqueries,
-// set operations, window functions, parameters elsewhere) it declines,
-// and the statement waits for the origin as before. Its rules are checked against the origin's own descriptions
-// (TestOutage_DescribesNewTexts).
+// one SELECT over datasets, subqueries in FROM and non-recursive WITH
+// queries, joined with ON or not, whose output columns are their columns
+// (* included), constants, arithmetic of numbers, text || text, the
+// aggregates count, sum, avg, min and max of a column (and Tableau's
+// sum(1)), date_trunc, round, upper, lower, length, extract and date_part
+// of a column, coalesce(x, 0) of those, and casts of those to the common
+// built-in types, with the parameters Postgres types by the column they
+// are compared with, or as LIMIT and OFFSET. Everything else (other
+// functions, scalar subqueries, set operations, window functions,
+// parameters elsewhere) it declines, and the statement waits for the
+// origin as before. Its rules are checked against the origin's own
+// descriptions: by TestSessions_DescribesNewReadsThroughOutage, by the
+// differential corpora, and at run time for every new text
+// (proxy.checkDerived).
 
 // Field is one column of a row description as Postgres gives it.
 type Field struct {
