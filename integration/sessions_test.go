@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -1069,7 +1070,7 @@ func TestSessions_EndedSessionsPoolTheirConnection(t *testing.T) {
 func TestSessions_KilledAndRestartedDuringOutage(t *testing.T) {
 	setupProxyAuth(t)
 	bin := pgaccelBinary(t)
-	listen := freeAddr(t)
+	listen, adminAddr := freeAddr(t), freeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "pgaccel.yaml")
 	body := fmt.Sprintf(`origin:
   dsn: ${env:TEST_ORIGIN_DSN}
@@ -1087,7 +1088,7 @@ datasets:
   - from: postgres:public.sess_orders
     acceleration:
       mode: file
-`, listen, freeAddr(t), t.TempDir())
+`, listen, adminAddr, t.TempDir())
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -1106,6 +1107,16 @@ datasets:
 		return n, err
 	}
 	p := startPgaccel(t, bin, cfg, env...)
+	// Ready first, so that the first read is the acceleration's (before,
+	// the origin answers it, and asks nothing a restart could keep).
+	pgtest.WaitFor(t, "pgaccel ready", func() bool {
+		resp, err := http.Get("http://" + adminAddr + "/v1/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	pgtest.WaitFor(t, "a first accelerated read", func() bool {
 		n, err := count("SELECT count(*) FROM sess_orders")
 		return err == nil && n == 200
@@ -1124,9 +1135,14 @@ datasets:
 		}
 		waitOriginBack(t)
 	}()
-	startPgaccel(t, bin, cfg, env...)
+	q := startPgaccel(t, bin, cfg, env...)
 	var n int64
 	var err error
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last error: %v\npgaccel's log:\n%s", err, q.stderr.String())
+		}
+	})
 	pgtest.WaitFor(t, "a read after the restart during the outage", func() bool {
 		n, err = count("SELECT count(*) FROM sess_orders WHERE id > 150")
 		return err == nil
