@@ -119,25 +119,14 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 // loadAll is load, asking in the same round trip about the datasets'
 // tables the cache holds no fresh answer for role of.
 func (p *Privileges) loadAll(ctx context.Context, role string, tables []TableID, missing []int, answers []privAnswer) error {
-	if p.tables == nil {
-		return p.load(ctx, role, tables, missing, answers)
-	}
-	all, more := tables, missing
-	for _, t := range p.tables() {
-		if slices.Contains(all, t) {
-			continue
+	all, more := slices.Clone(tables), slices.Clone(missing)
+	if p.tables != nil {
+		for _, t := range p.tables() {
+			if _, fresh := p.cache.lookup(privKey(role, t)); !fresh && !slices.Contains(tables, t) {
+				all = append(all, t)
+				more = append(more, len(all)-1)
+			}
 		}
-		if _, ok := p.cache.lookup(privKey(role, t)); ok {
-			continue
-		}
-		if len(all) == len(tables) {
-			all, more = slices.Clone(tables), slices.Clone(missing)
-		}
-		all = append(all, t)
-		more = append(more, len(all)-1)
-	}
-	if len(all) == len(tables) {
-		return p.load(ctx, role, tables, missing, answers)
 	}
 	got := make([]privAnswer, len(all))
 	if err := p.load(ctx, role, all, more, got); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,11 +94,7 @@ func (o *OriginResolver) query(ctx context.Context, searchPath []string, name st
 	schemas := append([]string{"pg_catalog"}, searchPath...)
 	names := []string{name}
 	if o.names != nil {
-		for _, n := range o.names() {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
+		names = append(names, o.names()...) // a repeated name is harmless
 	}
 	rows, err := o.pool.Query(ctx, relationSQL, names, schemas)
 	if err != nil {
@@ -130,7 +125,9 @@ func (o *OriginResolver) query(ctx context.Context, searchPath []string, name st
 	// The datasets' names on this path, for later lookups (get stores
 	// name's own).
 	for _, n := range names[1:] {
-		o.cache.put(relationKey(searchPath, n), answer(n))
+		if n != name {
+			o.cache.put(relationKey(searchPath, n), answer(n))
+		}
 	}
 	return answer(name), nil
 }

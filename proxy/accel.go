@@ -295,16 +295,21 @@ func (c *describeCache) lookup(key string) pgproto3.BackendMessage {
 	return c.m[key]
 }
 
-// put keeps a RowDescription or ParameterDescription.
-func (c *describeCache) put(key string, msg pgproto3.BackendMessage) {
+// put keeps a RowDescription or ParameterDescription, and reports whether
+// key is new to the cache.
+func (c *describeCache) put(key string, msg pgproto3.BackendMessage) (added bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= describeCacheMax {
 		c.reset()
 		c.m = make(map[string]pgproto3.BackendMessage)
 	}
+	_, had := c.m[key]
 	c.m[key] = msg
-	c.order = append(c.order, key)
+	if !had {
+		c.order = append(c.order, key)
+	}
+	return !had
 }
 
 // reset empties the cache; c.mu is held.
@@ -360,11 +365,10 @@ const maxUnderived = 4096
 // counted (pgaccel_derived_descriptions_total), and a difference logged
 // and remembered, so that the planner's description of that shape is not
 // used during an outage.
+//
+// It runs once per description the cache did not hold (describeCache.put
+// reports it), never per execution.
 func (ss *session) checkDerived(sql string, pd *pgproto3.ParameterDescription, rd *pgproto3.RowDescription) {
-	key := derivedKey(sql)
-	if _, wrong := ss.srv.underived.Load(key); wrong {
-		return
-	}
 	desc, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
 	if !ok {
 		return
@@ -386,7 +390,7 @@ func (ss *session) checkDerived(sql string, pd *pgproto3.ParameterDescription, r
 	ss.log.Warn().Str("origin", describeFields(rd.Fields)).Str("derived", describeFields(derivedRows(desc).Fields)).
 		Msg("pgaccel's own description of a read differs from the origin's: it will not be used for reads of this shape during an outage (please report this)")
 	if ss.srv.underivedCount.Add(1) <= maxUnderived {
-		ss.srv.underived.Store(key, struct{}{})
+		ss.srv.underived.Store(derivedKey(sql), struct{}{})
 	}
 }
 

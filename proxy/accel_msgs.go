@@ -89,7 +89,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		rd = ss.srv.describes.get(ss.describeKey(m.String, d))
 	}
 	describe := described(rd)
-	fromOrigin := false // described by the origin now: checked against the planner's (checkDerived)
+	fromOrigin := false // a description new to the cache, from the origin: checked against the planner's (checkDerived)
 	if rd == nil && ss.originDown() && ss.link == linkStandIn {
 		// The origin cannot describe it: a text of the same description
 		// shape may have been described (describeCache.shaped), or the
@@ -119,17 +119,16 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			var err error
 			rd, err = wait() // rd heads the answer below
 			if err == nil && rd != nil {
-				ss.srv.describes.put(key, rd)
-				fromOrigin = true
+				fromOrigin = ss.srv.describes.put(key, rd)
 			}
 			return rd, err
 		}
+		defer func() {
+			if fromOrigin {
+				ss.checkDerived(m.String, nil, rd)
+			}
+		}()
 	}
-	defer func() {
-		if fromOrigin {
-			ss.checkDerived(m.String, nil, rd)
-		}
-	}()
 	var deadline time.Time
 	if ss.info.statementTimeout > 0 {
 		deadline = start.Add(ss.info.statementTimeout)
@@ -205,13 +204,14 @@ func (ss *session) publish(st *stmtInfo, d planner.Decision) {
 	if rd == nil {
 		return
 	}
-	if len(st.paramOIDs) > 0 {
-		ss.checkDerived(st.sql, nil, rd) // the client's parameter types
-	} else {
-		ss.checkDerived(st.sql, pd, rd)
-	}
 	key := ss.describeKey(st.sql, d)
-	ss.srv.describes.put(stmtKey('R', key, st.paramOIDs), rd)
+	if ss.srv.describes.put(stmtKey('R', key, st.paramOIDs), rd) {
+		inferred := pd
+		if len(st.paramOIDs) > 0 {
+			inferred = nil // the client's parameter types, not Postgres's inference
+		}
+		ss.checkDerived(st.sql, inferred, rd)
+	}
 	if pd != nil {
 		ss.srv.describes.put(stmtKey('P', key, st.paramOIDs), pd)
 	}
