@@ -20,19 +20,23 @@ import (
 // went unanswered. Describe works the description out as Postgres's
 // parser would, for the reads dashboards and ad hoc queries write most:
 // one SELECT over datasets, subqueries in FROM and non-recursive WITH
-// queries, joined with ON or not, whose output columns are their columns
-// (* included), constants, arithmetic of numbers, text || text, the
-// aggregates count, sum, avg, min and max of a column (and Tableau's
-// sum(1)), date_trunc, round, upper, lower, length, extract and date_part
-// of a column, coalesce(x, 0) of those, and casts of those to the common
-// built-in types, with the parameters Postgres types by the column they
-// are compared with, or as LIMIT and OFFSET. Everything else (other
-// functions, scalar subqueries, set operations, window functions,
-// parameters elsewhere) it declines, and the statement waits for the
-// origin as before. Its rules are checked against the origin's own
-// descriptions: by TestSessions_DescribesNewReadsThroughOutage, by the
-// differential corpora, and at run time for every new text
-// (proxy.checkDerived).
+// queries, joined with ON or not, and UNION, INTERSECT and EXCEPT of
+// such, whose output columns are their columns (* included), constants,
+// arithmetic of numbers, text || text, the aggregates count, sum, avg,
+// min and max of a column (and Tableau's sum(1)), over a window or not,
+// the window functions row_number, rank, dense_rank, percent_rank,
+// cume_dist, ntile, lag, lead, first_value and last_value, date_trunc,
+// round, upper, lower, length, extract and date_part of a column, a few
+// functions of text (concat, to_char, substr, replace, ...), abs, CASE,
+// coalesce, greatest and least of values of one type (or of numbers),
+// scalar subqueries and EXISTS, and casts of those to the common built-in
+// types, with the parameters Postgres types by the column they are
+// compared with, or as LIMIT and OFFSET. Everything else (other
+// functions, types mixed otherwise, parameters elsewhere) it declines,
+// and the statement waits for the origin as before. Its rules are
+// checked against the origin's own descriptions: by
+// TestSessions_DescribesNewReadsThroughOutage, by the differential
+// corpora, and at run time for every new text (proxy.checkDerived).
 
 // Field is one column of a row description as Postgres gives it.
 type Field struct {
@@ -156,8 +160,7 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 // selectList describes the output of sel, one plain SELECT with a FROM
 // clause, as the FROM items it adds to d resolve its columns.
 func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE ||
-		sel.IntoClause != nil || len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
+	if sel == nil || sel.IntoClause != nil || len(sel.ValuesLists) > 0 {
 		return nil, false
 	}
 	if w := sel.WithClause; w != nil {
@@ -183,6 +186,16 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 			ctes[cte.Ctename] = fields
 			d.ctes = ctes
 		}
+	}
+	switch sel.Op {
+	case pg_query.SetOperation_SETOP_NONE:
+	case pg_query.SetOperation_SETOP_UNION, pg_query.SetOperation_SETOP_INTERSECT, pg_query.SetOperation_SETOP_EXCEPT:
+		return d.setOp(sel)
+	default:
+		return nil, false
+	}
+	if len(sel.TargetList) == 0 || len(sel.FromClause) == 0 {
+		return nil, false
 	}
 	for _, n := range sel.FromClause {
 		if !d.from(n) {
@@ -213,6 +226,92 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 		out = append(out, f)
 	}
 	return out, true
+}
+
+// setOp describes a UNION, INTERSECT or EXCEPT (ALL or not) of plain
+// SELECTs or other set operations: the left arm's column names, each
+// column's type the common type of the arms' (commonType) and its typmod
+// theirs when they all agree (select_common_typmod); no column is a
+// table's (Postgres marks no origin on a set operation's output).
+func (d *describer) setOp(sel *pg_query.SelectStmt) ([]Field, bool) {
+	if sel.Larg == nil || sel.Rarg == nil {
+		return nil, false
+	}
+	left, okl := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sel.Larg)
+	right, okr := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sel.Rarg)
+	if !okl || !okr || len(left) != len(right) {
+		return nil, false
+	}
+	out := make([]Field, len(left))
+	for i := range left {
+		t, ok := commonType([]Field{left[i], right[i]})
+		if !ok {
+			return nil, false
+		}
+		t.Name = left[i].Name
+		out[i] = t
+	}
+	return out, true
+}
+
+// commonType is the type Postgres's select_common_type resolves for
+// values of the types of fs (the arms of a CASE, COALESCE, GREATEST or a
+// set operation), with the typmod select_common_typmod and exprTypmod
+// give (theirs when all are of that type and share it, else -1), and no
+// origin. Worked out only where there is no doubt: all of one type (a
+// domain included), or integers, numeric and double precision mixed (the
+// widest of them: each converts implicitly to those after it, not back).
+// A Field with TypeOID 0 is a NULL, which takes the others' type.
+func commonType(fs []Field) (Field, bool) {
+	var t Field
+	found, same := false, true
+	for _, f := range fs {
+		if f.TypeOID == 0 {
+			continue
+		}
+		if !found {
+			t, found = f, true
+			continue
+		}
+		if f.TypeOID != t.TypeOID {
+			same = false
+		}
+	}
+	if !found {
+		// All NULL: unknown, which an output column resolves as text.
+		return Field{TypeOID: oidText, TypLen: -1, TypMod: -1}, true
+	}
+	if !same {
+		rank := func(t uint32) int {
+			switch t {
+			case oidInt2, oidInt4, oidInt8:
+				return intRank[t]
+			case oidNumeric:
+				return 4
+			case oidFloat8:
+				return 5
+			}
+			return 0
+		}
+		for _, f := range fs {
+			if f.TypeOID == 0 {
+				continue
+			}
+			if rank(f.TypeOID) == 0 {
+				return Field{}, false
+			}
+			if rank(f.TypeOID) > rank(t.TypeOID) {
+				t = f
+			}
+		}
+	}
+	mod := t.TypMod
+	for _, f := range fs {
+		if f.TypeOID != t.TypeOID || f.TypMod != mod {
+			mod = -1
+		}
+	}
+	return Field{TypeOID: t.TypeOID, TypLen: t.TypLen, TypMod: mod}, true
 }
 
 // params types the parameters $1..$n of sel, each used where Postgres
@@ -522,18 +621,45 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		return c.Field, true, true
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if fc.Over != nil || fc.AggWithinGroup || fc.FuncVariadic || len(fc.AggOrder) > 0 {
+		if fc.AggWithinGroup || fc.FuncVariadic || len(fc.AggOrder) > 0 {
 			return f, false, false
 		}
 		fn, ok := builtinName(fc.Funcname)
 		if !ok {
 			return f, false, false
 		}
+		if fc.Over != nil {
+			if f, ok := d.window(fn, fc); ok {
+				return f, true, true
+			}
+			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" {
+				return f, false, false
+			}
+			// An aggregate over a window: typed as the aggregate.
+		}
 		switch fn {
 		case "date_trunc":
 			return d.dateTrunc(fc)
 		case "round", "upper", "lower", "length", "extract", "date_part":
 			return d.scalar(fn, fc)
+		case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5":
+			return d.text(fn, fc)
+		case "abs":
+			if len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil {
+				return f, false, false
+			}
+			af, _, ok := d.expr(fc.Args[0])
+			switch af.TypeOID {
+			case oidInt2, oidInt4, oidInt8, oidNumeric, oidFloat8:
+			default:
+				ok = false
+			}
+			if !ok {
+				return f, false, false
+			}
+			return Field{Name: fn, TypeOID: af.TypeOID, TypLen: af.TypLen, TypMod: -1}, true, true
+		case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value":
+			return f, false, false // without OVER: an error at the origin
 		}
 		var arg uint32
 		switch {
@@ -572,23 +698,37 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		}
 		return Field{Name: "?column?", TypeOID: t, TypLen: typLens[t], TypMod: -1}, false, true
 	case n.GetCoalesceExpr() != nil:
-		// coalesce(x, 0), as dashboards write it around an aggregate:
-		// the common type of x's and the integer's (select_common_type).
-		args := n.GetCoalesceExpr().Args
-		if len(args) != 2 || !intConst(args[1]) {
+		// coalesce(x, 0), as dashboards write it around an aggregate, and
+		// coalesce of any values of one type: their common type.
+		return d.common("coalesce", n.GetCoalesceExpr().Args)
+	case n.GetMinMaxExpr() != nil:
+		mm := n.GetMinMaxExpr()
+		name := "greatest"
+		if mm.Op == pg_query.MinMaxOp_IS_LEAST {
+			name = "least"
+		} else if mm.Op != pg_query.MinMaxOp_IS_GREATEST {
 			return f, false, false
 		}
-		inner, _, ok := d.expr(args[0])
-		if !ok {
-			return f, false, false
+		return d.common(name, mm.Args)
+	case n.GetCaseExpr() != nil:
+		// CASE: the common type of its results, a missing ELSE a NULL.
+		ce := n.GetCaseExpr()
+		results := make([]*pg_query.Node, 0, len(ce.Args)+1)
+		for _, w := range ce.Args {
+			cw := w.GetCaseWhen()
+			if cw == nil {
+				return f, false, false
+			}
+			results = append(results, cw.Result)
 		}
-		t := inner.TypeOID
-		switch t {
-		case oidInt4, oidInt8, oidNumeric, oidFloat4, oidFloat8:
-		default:
-			return f, false, false // int2 would become int4: not checked here
+		if ce.Defresult != nil {
+			results = append(results, ce.Defresult)
+		} else {
+			results = append(results, nil)
 		}
-		return Field{Name: "coalesce", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+		return d.common("case", results)
+	case n.GetSubLink() != nil:
+		return d.subLink(n.GetSubLink())
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
 		inner, named, ok := d.expr(tc.Arg)
@@ -617,6 +757,170 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			name = inner.Name
 		}
 		return Field{Name: name, TypeOID: t, TypLen: typLens[t], TypMod: mod}, named, true
+	}
+	return f, false, false
+}
+
+// common describes what takes the common type of args (commonType):
+// coalesce, greatest, least and CASE (whose results args are, a nil arg a
+// missing ELSE). Each arg is described as an output column would be, or
+// is a NULL, true or false; a string constant is taken as text only
+// when every other arg is text (Postgres would coerce it to another
+// type: not worked out here).
+func (d *describer) common(name string, args []*pg_query.Node) (f Field, named, ok bool) {
+	if len(args) == 0 {
+		return f, false, false
+	}
+	fs := make([]Field, len(args))
+	literal := false
+	// A CASE is named as its ELSE is, when that is named (FigureColname's
+	// strength 2: a column, a function, ...); else "case", weakly (a cast
+	// of it is named by the type).
+	caseNamed, caseName := false, ""
+	for i, a := range args {
+		if a == nil {
+			continue // NULL
+		}
+		if c := a.GetAConst(); c != nil {
+			switch {
+			case c.Isnull:
+				continue
+			case c.GetBoolval() != nil:
+				fs[i] = Field{TypeOID: oidBool, TypLen: 1, TypMod: -1}
+				continue
+			case c.GetSval() != nil:
+				literal = true
+			}
+		}
+		af, named, ok := d.expr(a)
+		if !ok {
+			return f, false, false
+		}
+		fs[i] = af
+		if name == "case" && i == len(args)-1 {
+			caseNamed, caseName = named, af.Name
+		}
+	}
+	t, ok := commonType(fs)
+	if !ok || literal && t.TypeOID != oidText {
+		return f, false, false
+	}
+	if name == "case" {
+		if caseNamed {
+			t.Name = caseName
+			return t, true, true
+		}
+		t.Name = "case"
+		return t, false, true
+	}
+	t.Name = name
+	return t, true, true
+}
+
+// window describes a window function (fn, called with OVER): row_number,
+// rank and dense_rank (bigint), percent_rank and cume_dist (double
+// precision), ntile (integer), and lag, lead (without a default),
+// first_value and last_value of a column of a built-in type, which they
+// return as it is, without its typmod. false for the rest, aggregates
+// among them.
+func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
+	var none Field
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil {
+		return none, false
+	}
+	var t uint32
+	switch fn {
+	case "row_number", "rank", "dense_rank":
+		if len(fc.Args) == 0 {
+			t = oidInt8
+		}
+	case "percent_rank", "cume_dist":
+		if len(fc.Args) == 0 {
+			t = oidFloat8
+		}
+	case "ntile":
+		if len(fc.Args) == 1 && intConst(fc.Args[0]) {
+			t = oidInt4
+		}
+	case "lag", "lead", "first_value", "last_value":
+		n := 1
+		if fn == "lag" || fn == "lead" {
+			n = 2
+		}
+		if len(fc.Args) < 1 || len(fc.Args) > n || len(fc.Args) == 2 && !intConst(fc.Args[1]) {
+			return none, false
+		}
+		af, _, ok := d.expr(fc.Args[0])
+		if !ok || af.TableOID == 0 || typLens[af.TypeOID] == 0 && af.TypeOID != oidBool {
+			return none, false // a domain's or another type's: not worked out here
+		}
+		t = af.TypeOID
+	}
+	if t == 0 {
+		return none, false
+	}
+	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true
+}
+
+// text describes functions of text that return text, of a column of
+// text or varchar (or, for to_char, of a number or a time) and constants:
+// concat (of any columns), to_char, substr, substring, replace, left,
+// right, initcap and md5.
+func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) == 0 || fc.Over != nil {
+		return f, false, false
+	}
+	columns := 0
+	for i, a := range fc.Args {
+		if c := a.GetAConst(); c != nil {
+			if c.Isnull || i == 0 && fn != "concat" {
+				return f, false, false
+			}
+			continue
+		}
+		af, _, ok := d.expr(a)
+		if !ok {
+			return f, false, false
+		}
+		switch {
+		case fn == "concat":
+		case i > 0:
+			return f, false, false // a pattern, a length: constants only
+		case fn == "to_char":
+			switch af.TypeOID {
+			case oidInt2, oidInt4, oidInt8, oidNumeric, oidFloat8, oidDate, oidTimestamp, oidTimestamptz, oidInterval:
+			default:
+				return f, false, false
+			}
+		case af.TypeOID != oidText && af.TypeOID != oidVarchar:
+			return f, false, false
+		}
+		columns++
+	}
+	want := map[string][2]int{"concat": {1, 100}, "to_char": {2, 2}, "substr": {2, 3}, "substring": {2, 3},
+		"replace": {3, 3}, "left": {2, 2}, "right": {2, 2}, "initcap": {1, 1}, "md5": {1, 1}}[fn]
+	if columns == 0 || len(fc.Args) < want[0] || len(fc.Args) > want[1] {
+		return f, false, false
+	}
+	return Field{Name: fn, TypeOID: oidText, TypLen: -1, TypMod: -1}, true, true
+}
+
+// subLink describes a scalar subquery (its one column's name, type and
+// typmod, but no origin) and EXISTS (boolean "exists").
+func (d *describer) subLink(sl *pg_query.SubLink) (f Field, named, ok bool) {
+	switch sl.SubLinkType {
+	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		if _, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sl.Subselect.GetSelectStmt()); !ok {
+			return f, false, false
+		}
+		return Field{Name: "exists", TypeOID: oidBool, TypLen: 1, TypMod: -1}, true, true
+	case pg_query.SubLinkType_EXPR_SUBLINK:
+		fields, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sl.Subselect.GetSelectStmt())
+		if !ok || len(fields) != 1 {
+			return f, false, false
+		}
+		inner := fields[0]
+		return Field{Name: inner.Name, TypeOID: inner.TypeOID, TypLen: inner.TypLen, TypMod: inner.TypMod}, true, true
 	}
 	return f, false, false
 }
@@ -794,7 +1098,9 @@ func builtinName(names []*pg_query.Node) (string, bool) {
 	}
 	fn := names[len(names)-1].GetString_().GetSval()
 	switch fn {
-	case "count", "sum", "avg", "min", "max", "date_trunc", "round", "upper", "lower", "length", "extract", "date_part":
+	case "count", "sum", "avg", "min", "max", "date_trunc", "round", "upper", "lower", "length", "extract", "date_part",
+		"concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "abs",
+		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value":
 		return fn, true
 	}
 	return "", false
