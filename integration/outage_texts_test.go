@@ -161,6 +161,11 @@ var describedParamReads = []struct {
 	{"SELECT id FROM sess_types WHERE j >= $1 AND i < $2 AND l = $3 AND b IN ($4, $5) ORDER BY id LIMIT $6",
 		[]any{"2024-01-01 03:00+00", "2024-02-01", "true", "4000012", "8000024", "1"}},
 	{"SELECT count(*) FROM sess_types WHERE iv > $1 AND m <= $2 AND f <> $3", []any{"3 days", "15.5", "f1"}},
+	{"SELECT id FROM sess_types WHERE id + 1 = $1 OR lower(f) = $2 AND a * 2 > $3 ORDER BY id", []any{"3", "f1", "5"}},
+	{"SELECT id FROM sess_types WHERE f LIKE $1 AND g NOT ILIKE $2 ORDER BY id", []any{"f%", "G1%"}},
+	{"SELECT id, g FROM sess_types WHERE id = ANY($1) OR g = ANY($2) ORDER BY id", []any{"{1,2,3}", "{g10,g20}"}},
+	{"SELECT f, count(*) FROM sess_types GROUP BY f HAVING count(*) > $1 AND sum(c) < $2 ORDER BY f", []any{"2", "1000"}},
+	{"SELECT t.id FROM sess_types t JOIN sess_orders o ON o.id = t.id AND o.v <> $1 WHERE t.a < $2 ORDER BY t.id", []any{"x", "4"}},
 }
 
 // TestSessions_DescribesNewReadsThroughOutage: reads of a form the

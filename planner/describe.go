@@ -119,10 +119,11 @@ type Description struct {
 // Describe returns the description Postgres would give sql, a read that
 // session s would have accelerated, when it is one of the forms worked
 // out here (see above); false otherwise. Parameters are typed where
-// Postgres types them by a column they are compared with (col = $1, $1 <
-// col, col IN ($1, $2), col BETWEEN $1 AND $2, in a WHERE clause of ANDs,
-// ORs and NOTs) or as LIMIT and OFFSET (bigint); a parameter anywhere
-// else declines.
+// Postgres types them by a column or expression they are compared with
+// (col = $1, $1 < col, lower(col) = $1, col IN ($1, $2), col BETWEEN $1
+// AND $2, col LIKE $1, col = ANY($1), in a WHERE, HAVING or JOIN ... ON
+// clause of ANDs, ORs and NOTs) or as LIMIT and OFFSET (bigint); a
+// parameter anywhere else declines.
 func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Description, bool) {
 	var none Description
 	if s == nil {
@@ -327,8 +328,22 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 		typed++
 		return true
 	}
-	if !d.paramsIn(sel.WhereClause, set) {
-		return nil, false
+	quals := []*pg_query.Node{sel.WhereClause, sel.HavingClause}
+	var joins func(n *pg_query.Node)
+	joins = func(n *pg_query.Node) {
+		if j := n.GetJoinExpr(); j != nil {
+			joins(j.Larg)
+			joins(j.Rarg)
+			quals = append(quals, j.Quals)
+		}
+	}
+	for _, n := range sel.FromClause {
+		joins(n)
+	}
+	for _, q := range quals {
+		if !d.paramsIn(q, set) {
+			return nil, false
+		}
 	}
 	for _, lim := range []*pg_query.Node{sel.LimitCount, sel.LimitOffset} {
 		if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
@@ -367,15 +382,16 @@ func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint
 		return true
 	}
 	col := func(x *pg_query.Node) (uint32, bool) {
-		cr := x.GetColumnRef()
-		if cr == nil {
+		// A column, or an expression of columns Describe types (id + 1,
+		// lower(name), count(*) in HAVING).
+		if x == nil || x.GetParamRef() != nil {
 			return 0, false
 		}
-		c, ok := d.column(cr)
-		if !ok || !c.accelerated {
+		f, _, ok := d.expr(x)
+		if !ok {
 			return 0, false
 		}
-		return paramType(c.TypeOID)
+		return paramType(f.TypeOID)
 	}
 	each := func(t uint32, items []*pg_query.Node) bool {
 		for _, it := range items {
@@ -400,8 +416,28 @@ func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint
 		if t, ok := col(e.Lexpr); ok && e.Rexpr.GetList() != nil {
 			return each(t, e.Rexpr.GetList().Items)
 		}
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		// text LIKE $1 (and ILIKE, NOT LIKE): the pattern is text.
+		if t, ok := col(e.Lexpr); ok && t == oidText {
+			return each(oidText, []*pg_query.Node{e.Rexpr})
+		}
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		// col = ANY($1): an array of the type the column compares as.
+		if len(e.Name) != 1 || !paramComparisons[e.Name[0].GetString_().GetSval()] {
+			return true
+		}
+		if t, ok := col(e.Lexpr); ok && arrayTypes[t] != 0 {
+			return each(arrayTypes[t], []*pg_query.Node{e.Rexpr})
+		}
 	}
 	return true
+}
+
+// arrayTypes are the array types of the types paramType gives.
+var arrayTypes = map[uint32]uint32{
+	oidBool: 1000, oidInt2: 1005, oidInt4: 1007, oidInt8: 1016, oidFloat4: 1021, oidFloat8: 1022,
+	oidNumeric: 1231, oidText: 1009, oidBpchar: 1014, oidDate: 1182, oidTimestamp: 1115, oidTimestamptz: 1185,
+	oidInterval: 1187, oidUUID: 2951,
 }
 
 // paramType is the type Postgres gives a parameter compared with a column

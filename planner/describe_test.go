@@ -228,13 +228,18 @@ func TestDescribe_Params(t *testing.T) {
 		{"SELECT id FROM orders WHERE created_at BETWEEN $1 AND $2 AND id IN ($3, 7, $3)", []uint32{oidTimestamptz, oidTimestamptz, oidInt4}},
 		{"SELECT o.id FROM orders o JOIN customers c ON c.id = o.id WHERE c.region <> $1 AND o.weight > $2", []uint32{oidInt2, oidFloat8}},
 
+		{"SELECT id FROM orders WHERE id + 1 = $1 AND lower(status) <> $2 AND weight / 2 < $3", []uint32{oidInt4, oidText, oidFloat8}},
+		{"SELECT id FROM orders WHERE note LIKE $1 OR status NOT ILIKE $2", []uint32{oidText, oidText}},
+		{"SELECT id FROM orders WHERE id = any($1) AND status = ANY ($2) AND amount = ANY($3)", []uint32{1007, 1009, 1231}},
+		{"SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > $1 AND sum(amount) < $2", []uint32{oidInt8, oidNumeric}},
+		{"SELECT o.id FROM orders o JOIN customers c ON c.id = o.id AND c.region = $1 LEFT JOIN customers d ON d.id = o.customer_id AND d.name = $2",
+			[]uint32{oidInt2, oidText}},
+
 		{"SELECT id FROM orders WHERE id = $2", nil},               // $1 untyped
-		{"SELECT id FROM orders WHERE id + 1 = $1", nil},           // not a column
+		{"SELECT id FROM orders WHERE id + $1 = 2", nil},           // in arithmetic
 		{"SELECT id, $1 FROM orders", nil},                         // in the target list
-		{"SELECT id FROM orders WHERE note LIKE $1", nil},          // not a comparison worked out here
 		{"SELECT id FROM orders WHERE id = $1 AND note = $1", nil}, // two types
-		{"SELECT id FROM orders WHERE id = any($1)", nil},
-		{"SELECT count(*) FROM orders GROUP BY status HAVING count(*) > $1", nil},
+		{"SELECT id FROM orders WHERE id LIKE $1", nil},
 		{"SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers WHERE region = $1)", nil},
 	}
 	for _, c := range cases {
