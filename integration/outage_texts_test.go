@@ -166,6 +166,10 @@ var describedParamReads = []struct {
 	{"SELECT id, g FROM sess_types WHERE id = ANY($1) OR g = ANY($2) ORDER BY id", []any{"{1,2,3}", "{g10,g20}"}},
 	{"SELECT f, count(*) FROM sess_types GROUP BY f HAVING count(*) > $1 AND sum(c) < $2 ORDER BY f", []any{"2", "1000"}},
 	{"SELECT t.id FROM sess_types t JOIN sess_orders o ON o.id = t.id AND o.v <> $1 WHERE t.a < $2 ORDER BY t.id", []any{"x", "4"}},
+	{"SELECT id FROM sess_types WHERE id IN (SELECT id FROM sess_orders WHERE v = $1 OR id > $2) ORDER BY id", []any{"x", "35"}},
+	{"WITH w AS (SELECT id, f FROM sess_types WHERE a >= $1) SELECT f, count(*) FROM w GROUP BY f ORDER BY f LIMIT $2", []any{"3", "2"}},
+	{"SELECT s.f, s.n FROM (SELECT f, count(*) AS n FROM sess_types WHERE g <> $1 GROUP BY f) s WHERE s.n > $2 ORDER BY s.f", []any{"g1", "3"}},
+	{"SELECT id FROM sess_types WHERE l = $1 UNION ALL SELECT id FROM sess_orders WHERE id < $2 ORDER BY 1", []any{"true", "3"}},
 }
 
 // TestSessions_DescribesNewReadsThroughOutage: reads of a form the

@@ -122,7 +122,8 @@ type Description struct {
 // Postgres types them by a column or expression they are compared with
 // (col = $1, $1 < col, lower(col) = $1, col IN ($1, $2), col BETWEEN $1
 // AND $2, col LIKE $1, col = ANY($1), in a WHERE, HAVING or JOIN ... ON
-// clause of ANDs, ORs and NOTs) or as LIMIT and OFFSET (bigint); a
+// clause of ANDs, ORs and NOTs, of the statement or of a subquery, with
+// the subquery's own columns) or as LIMIT and OFFSET (bigint); a
 // parameter anywhere else declines.
 func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Description, bool) {
 	var none Description
@@ -145,7 +146,7 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 		return none, false
 	}
 	sel := tree.Stmts[0].GetStmt().GetSelectStmt()
-	d := describer{a: a, r: r}
+	d := describer{a: a, r: r, ps: &paramScopes{seen: map[*pg_query.SelectStmt]bool{}}}
 	var out Description
 	if out.Fields, ok = d.selectList(sel); !ok {
 		return none, false
@@ -175,7 +176,7 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 			if cte == nil || len(cte.Aliascolnames) > 0 || cte.SearchClause != nil || cte.CycleClause != nil {
 				return nil, false
 			}
-			sub := describer{a: d.a, r: d.r, ctes: d.ctes}
+			sub := describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}
 			fields, ok := sub.selectList(cte.Ctequery.GetSelectStmt())
 			if !ok {
 				return nil, false
@@ -191,7 +192,11 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 	switch sel.Op {
 	case pg_query.SetOperation_SETOP_NONE:
 	case pg_query.SetOperation_SETOP_UNION, pg_query.SetOperation_SETOP_INTERSECT, pg_query.SetOperation_SETOP_EXCEPT:
-		return d.setOp(sel)
+		out, ok := d.setOp(sel)
+		if ok {
+			d.record(sel) // its LIMIT and OFFSET
+		}
+		return out, ok
 	default:
 		return nil, false
 	}
@@ -226,6 +231,7 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 		}
 		out = append(out, f)
 	}
+	d.record(sel)
 	return out, true
 }
 
@@ -238,8 +244,8 @@ func (d *describer) setOp(sel *pg_query.SelectStmt) ([]Field, bool) {
 	if sel.Larg == nil || sel.Rarg == nil {
 		return nil, false
 	}
-	left, okl := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sel.Larg)
-	right, okr := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sel.Rarg)
+	left, okl := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sel.Larg)
+	right, okr := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sel.Rarg)
 	if !okl || !okr || len(left) != len(right) {
 		return nil, false
 	}
@@ -328,26 +334,33 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 		typed++
 		return true
 	}
-	quals := []*pg_query.Node{sel.WhereClause, sel.HavingClause}
-	var joins func(n *pg_query.Node)
-	joins = func(n *pg_query.Node) {
-		if j := n.GetJoinExpr(); j != nil {
-			joins(j.Larg)
-			joins(j.Rarg)
-			quals = append(quals, j.Quals)
+	// Each described SELECT's clauses, with its own columns: the
+	// statement's, its subqueries' (in FROM, WITH, the output, and those
+	// of the clauses, added as they are met) and set operations' arms.
+	for i := 0; i < len(d.ps.list); i++ {
+		sc := d.ps.list[i]
+		quals := []*pg_query.Node{sc.sel.WhereClause, sc.sel.HavingClause}
+		var joins func(n *pg_query.Node)
+		joins = func(n *pg_query.Node) {
+			if j := n.GetJoinExpr(); j != nil {
+				joins(j.Larg)
+				joins(j.Rarg)
+				quals = append(quals, j.Quals)
+			}
 		}
-	}
-	for _, n := range sel.FromClause {
-		joins(n)
-	}
-	for _, q := range quals {
-		if !d.paramsIn(q, set) {
-			return nil, false
+		for _, n := range sc.sel.FromClause {
+			joins(n)
 		}
-	}
-	for _, lim := range []*pg_query.Node{sel.LimitCount, sel.LimitOffset} {
-		if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
-			return nil, false
+		for _, q := range quals {
+			if !sc.d.paramsIn(q, set) {
+				return nil, false
+			}
+			sc.d.subLinks(q)
+		}
+		for _, lim := range []*pg_query.Node{sc.sel.LimitCount, sc.sel.LimitOffset} {
+			if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
+				return nil, false
+			}
 		}
 	}
 	// Every ParamRef of the statement was typed, and every number.
@@ -357,6 +370,39 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 		return nil, false
 	}
 	return types, true
+}
+
+// subLinks describes the subqueries of a clause (EXISTS, IN, a scalar
+// one compared with), outermost only, so that params types their
+// parameters too; one that cannot be described leaves them untyped.
+func (d *describer) subLinks(q *pg_query.Node) {
+	if q == nil {
+		return
+	}
+	var all subLinkFinder
+	walk(q, &all)
+	nested := map[*pg_query.SubLink]bool{}
+	for _, sl := range all {
+		var inner subLinkFinder
+		walk(sl.Subselect, &inner)
+		for _, in := range inner {
+			nested[in] = true
+		}
+	}
+	for _, sl := range all {
+		if !nested[sl] {
+			_, _ = (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt())
+		}
+	}
+}
+
+// subLinkFinder collects the SubLinks of a tree.
+type subLinkFinder []*pg_query.SubLink
+
+func (f *subLinkFinder) enter(m proto.Message, _ *walker) {
+	if sl, ok := m.(*pg_query.SubLink); ok {
+		*f = append(*f, sl)
+	}
 }
 
 // paramComparisons are the operators whose parameter Postgres types as the
@@ -470,6 +516,30 @@ type describer struct {
 	r    resolution
 	rels []describedRel     // the FROM items, in order
 	ctes map[string][]Field // the WITH queries in scope, described
+	ps   *paramScopes       // shared by a statement's describers
+}
+
+// paramScopes are the SELECTs of a statement that were described (the
+// statement's, its subqueries', WITH queries' and set operations' arms),
+// each with the describer that resolves its columns, for params to type
+// the parameters of each one's clauses.
+type paramScopes struct {
+	list []paramScope
+	seen map[*pg_query.SelectStmt]bool
+}
+
+type paramScope struct {
+	d   *describer
+	sel *pg_query.SelectStmt
+}
+
+// record adds sel, described by d, to the statement's scopes.
+func (d *describer) record(sel *pg_query.SelectStmt) {
+	if d.ps == nil || d.ps.seen[sel] {
+		return
+	}
+	d.ps.seen[sel] = true
+	d.ps.list = append(d.ps.list, paramScope{d: d, sel: sel})
 }
 
 type describedRel struct {
@@ -500,7 +570,7 @@ func (d *describer) from(n *pg_query.Node) bool {
 		if rs.Lateral || rs.Alias == nil || len(rs.Alias.Colnames) > 0 {
 			return false
 		}
-		sub := describer{a: d.a, r: d.r, ctes: d.ctes}
+		sub := describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}
 		fields, ok := sub.selectList(rs.Subquery.GetSelectStmt())
 		if !ok || !d.unique(rs.Alias.Aliasname) {
 			return false
@@ -946,12 +1016,12 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 func (d *describer) subLink(sl *pg_query.SubLink) (f Field, named, ok bool) {
 	switch sl.SubLinkType {
 	case pg_query.SubLinkType_EXISTS_SUBLINK:
-		if _, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sl.Subselect.GetSelectStmt()); !ok {
+		if _, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt()); !ok {
 			return f, false, false
 		}
 		return Field{Name: "exists", TypeOID: oidBool, TypLen: 1, TypMod: -1}, true, true
 	case pg_query.SubLinkType_EXPR_SUBLINK:
-		fields, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes}).selectList(sl.Subselect.GetSelectStmt())
+		fields, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt())
 		if !ok || len(fields) != 1 {
 			return f, false, false
 		}

@@ -235,12 +235,23 @@ func TestDescribe_Params(t *testing.T) {
 		{"SELECT o.id FROM orders o JOIN customers c ON c.id = o.id AND c.region = $1 LEFT JOIN customers d ON d.id = o.customer_id AND d.name = $2",
 			[]uint32{oidInt2, oidText}},
 
+		// In subqueries: of FROM, WITH, the clauses, set operations' arms.
+		{"SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers WHERE region = $1)", []uint32{oidInt2}},
+		{"SELECT x.id FROM (SELECT id, status FROM orders WHERE status = $1) x WHERE x.id > $2", []uint32{oidText, oidInt4}},
+		{"WITH c AS (SELECT id FROM customers WHERE name = $1) SELECT id FROM c LIMIT $2", []uint32{oidText, oidInt8}},
+		{"SELECT id FROM orders WHERE EXISTS (SELECT 1 FROM customers c WHERE c.id = orders.customer_id AND c.region = $1)", []uint32{oidInt2}},
+		{"SELECT id FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE name LIKE $1 AND id IN (SELECT id FROM orders WHERE amount > $2))",
+			[]uint32{oidText, oidNumeric}},
+		{"SELECT id FROM orders WHERE status = $1 UNION SELECT id FROM customers WHERE region = $2 LIMIT $3", []uint32{oidText, oidInt2, oidInt8}},
+		{"SELECT id, (SELECT max(region) FROM customers WHERE name <> $1) FROM orders", []uint32{oidText}},
+
 		{"SELECT id FROM orders WHERE id = $2", nil},               // $1 untyped
 		{"SELECT id FROM orders WHERE id + $1 = 2", nil},           // in arithmetic
 		{"SELECT id, $1 FROM orders", nil},                         // in the target list
 		{"SELECT id FROM orders WHERE id = $1 AND note = $1", nil}, // two types
 		{"SELECT id FROM orders WHERE id LIKE $1", nil},
-		{"SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers WHERE region = $1)", nil},
+		{"SELECT id FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE c.id = o.id AND o.status = $1)", nil}, // an outer column
+		{"SELECT id FROM (SELECT id FROM orders WHERE id = $1) x WHERE x.id = $1::int8", nil},
 	}
 	for _, c := range cases {
 		got, ok := p.Describe(context.Background(), c.sql, defaultSession())
