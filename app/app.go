@@ -179,6 +179,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 			break
 		}
 	}
+	attached := make(chan struct{}) // closed once the stored accelerations are attached
 	a.proxy = proxy.NewServer(proxy.Config{
 		Origin:          origin,
 		TLS:             serverTLS,
@@ -189,6 +190,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		Metrics:         pm,
 		Accel:           accel,
 		Auth:            proxyAuth,
+		Attached:        attached,
 	})
 	if a.ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
 		return nil, fmt.Errorf("listen on server.listen %s: %w", cfg.Server.Listen, err)
@@ -203,6 +205,10 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))
 	a.admin.Start(a.adminLn)
 	a.Runner.Start(ctx)
+	go func() {
+		_ = a.Runner.WaitAttached(ctx)
+		close(attached)
+	}()
 	go func() { a.served <- a.proxy.Serve(a.ln) }()
 	return a, nil
 }

@@ -43,8 +43,18 @@ type Config struct {
 	// CPUs the Go runtime uses (GOMAXPROCS/2, at least one), 0 relays
 	// every session on goroutines.
 	EventLoops *int
-	Logger     zerolog.Logger
+	// Attached, when set, is closed once the stored accelerations are
+	// attached after start (refresh.Runner.WaitAttached). A session
+	// opened before then waits for it, at most attachWait, before its
+	// login: a pgaccel restarted during an outage has nothing else to
+	// answer with, and one restarted with the origin up answers the
+	// first sessions' reads from the acceleration too.
+	Attached <-chan struct{}
+	Logger   zerolog.Logger
 }
+
+// attachWait bounds how long a new session waits for Config.Attached.
+const attachWait = 5 * time.Second
 
 // defaultMaxMessageBytes bounds a client message when the config does not.
 const defaultMaxMessageBytes = 64 << 20

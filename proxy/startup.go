@@ -44,8 +44,30 @@ func (s *Server) handle(conn net.Conn) {
 		cs.conn.Close()
 		return
 	}
+	s.waitAttached()
 	ss := newSession(s, cs, startup, log)
 	ss.run()
+}
+
+// waitAttached waits, at most attachWait, until the stored accelerations
+// are attached (Config.Attached); at once when they are.
+func (s *Server) waitAttached() {
+	g := s.cfg.Attached
+	if g == nil {
+		return
+	}
+	select {
+	case <-g:
+		return
+	default:
+	}
+	t := time.NewTimer(attachWait)
+	defer t.Stop()
+	select {
+	case <-g:
+	case <-t.C:
+	case <-s.baseCtx.Done():
+	}
 }
 
 // sessionPanicked reports a panic recovered from a session, on its

@@ -107,6 +107,9 @@ type task struct {
 	readyOnce sync.Once
 	ready     chan struct{} // closed once the dataset loaded or its first load failed
 
+	attachOnce sync.Once
+	attachDone chan struct{} // closed once its stored acceleration is attached (or there is none, or it failed)
+
 	watch atomic.Pointer[watch] // the refresh running, if any
 
 	errMu     sync.Mutex
@@ -156,9 +159,10 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{
-			sched: newSchedule(&ds.Acceleration, opts.Rand),
-			kick:  make(chan struct{}, 1),
-			ready: make(chan struct{}),
+			sched:      newSchedule(&ds.Acceleration, opts.Rand),
+			kick:       make(chan struct{}, 1),
+			ready:      make(chan struct{}),
+			attachDone: make(chan struct{}),
 		}
 		t.dsp.Store(ds)
 		r.tasks[ds.Name] = t
@@ -388,6 +392,26 @@ func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 	return fmt.Errorf("dataset %s is not loaded", dataset)
 }
 
+// WaitAttached blocks until every enabled dataset's stored acceleration,
+// if it has one, is attached and published (serving, for the modes that
+// serve stored data at once), or attaching failed, or ctx is done. It
+// waits for no refresh: with the origin down, this is all a restarted
+// pgaccel has to serve, and it takes a moment (DuckDB opening its files).
+func (r *Runner) WaitAttached(ctx context.Context) error {
+	for _, ds := range r.cfg.Datasets {
+		if !ds.Acceleration.Enabled {
+			continue
+		}
+		t := r.tasks[ds.Name]
+		select {
+		case <-t.attachDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 func (r *Runner) task(name string) (*task, error) {
 	t, ok := r.tasks[name]
 	if !ok {
@@ -433,10 +457,12 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
 	if ds.Acceleration.RefreshMode == catalog.RefreshCaching {
+		t.attachFinished()
 		r.runCaching(ctx, t)
 		return
 	}
 	info, err := r.attach(ctx, t)
+	t.attachFinished()
 	if err != nil {
 		log.Error().Str("error", r.sc.text(err)).Msg("cannot attach the acceleration")
 		return
@@ -900,6 +926,8 @@ func (r *Runner) setNext(name string, next time.Time) {
 }
 
 func (t *task) markReady() { t.readyOnce.Do(func() { close(t.ready) }) }
+
+func (t *task) attachFinished() { t.attachOnce.Do(func() { close(t.attachDone) }) }
 
 func (t *task) setErr(err error) {
 	t.errMu.Lock()
