@@ -738,8 +738,8 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			if f, ok := d.window(fn, fc); ok {
 				return f, true, true
 			}
-			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" {
-				return f, false, false
+			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" || fc.AggDistinct {
+				return f, false, false // DISTINCT: refused over a window
 			}
 			// An aggregate over a window: typed as the aggregate.
 		}

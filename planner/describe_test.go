@@ -105,6 +105,7 @@ func TestDescribe(t *testing.T) {
 		{"SELECT sum(amount) OVER (PARTITION BY status), count(*) OVER (), avg(id) OVER () FROM orders",
 			[]string{f("sum", 0, 0, oidNumeric, -1, -1), f("count", 0, 0, oidInt8, 8, -1), f("avg", 0, 0, oidNumeric, -1, -1)}},
 		{"SELECT lag(amount, 1, 0) OVER (ORDER BY id) FROM orders", nil}, // a default: not worked out
+		{"SELECT count(DISTINCT id) OVER () FROM orders", nil},           // an error at the origin
 		{"SELECT ntile(id) OVER () FROM orders", nil},
 		{"SELECT row_number() FROM orders", nil},
 		{"SELECT upper(note) OVER () FROM orders", nil},
