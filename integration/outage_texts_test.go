@@ -148,6 +148,10 @@ var describedReads = []string{
 	`SELECT g FROM sess_types EXCEPT SELECT g FROM sess_types WHERE id > 2 ORDER BY 1`,
 	`SELECT id, (SELECT max(amount) FROM sess_orders) AS top, (SELECT v FROM sess_orders o WHERE o.id = t.id), EXISTS (SELECT 1 FROM sess_orders o WHERE o.id = t.id * 10) FROM sess_types t WHERE id < 5 ORDER BY id`,
 	`SELECT concat(f, '-', id), substr(g, 2), replace(f, 'f', 'F'), left(g, 2), md5(f), abs(a), abs(c) FROM sess_types WHERE id < 4 ORDER BY id`,
+	// Aggregates and functions of expressions, nullif, comparisons, more aggregates.
+	`SELECT f, round(avg(c), 2), sum(a * 2), max(j::date), round(sum(c) / nullif(count(*), 0), 3), date_trunc('day', max(j)), bool_and(a > 1), bool_or(l) FROM sess_types GROUP BY f ORDER BY f`,
+	`SELECT id, id > 3, c <= a, f = 'f1' AS is_f1, nullif(a, 0), nullif(f, 'f1'), ceil(c), floor(c), trunc(c, 1), upper(f || g) FROM sess_types WHERE id < 6 ORDER BY id`,
+	`SELECT string_agg(g, '; '), stddev(a), variance(b) FROM sess_types WHERE id < 3`,
 }
 
 // describedParamReads are reads with parameters whose types the planner
@@ -346,7 +350,7 @@ datasets:
 		t.Errorf("descriptions worked out: %v", got)
 	}
 	// Forms it does not work out: 08006, and the session goes on.
-	for _, sql := range []string{"SELECT sqrt(b) FROM sess_types", "SELECT lag(c, 1, 0.0) OVER (ORDER BY id) FROM sess_types", "SELECT string_agg(f, ',') FROM sess_types"} {
+	for _, sql := range []string{"SELECT sqrt(b) FROM sess_types", "SELECT lag(c, 1, 0.0) OVER (ORDER BY id) FROM sess_types", "SELECT array_agg(id) FROM sess_types"} {
 		if _, err := simple.Exec(ctx, sql); pgErrCode(err) != "08006" {
 			t.Errorf("%s during the outage: %v, want 08006", sql, err)
 		}

@@ -22,19 +22,20 @@ import (
 // one SELECT over datasets, subqueries in FROM and non-recursive WITH
 // queries, joined with ON or not, and UNION, INTERSECT and EXCEPT of
 // such, whose output columns are their columns (* included), constants,
-// arithmetic of numbers, text || text, the aggregates count, sum, avg,
-// min and max of a column (and Tableau's sum(1)), over a window or not,
-// the window functions row_number, rank, dense_rank, percent_rank,
+// arithmetic of numbers, comparisons, text || text, the aggregates count,
+// sum, avg, min, max, stddev, variance, bool_and, bool_or and string_agg
+// of a column or an expression (and Tableau's sum(1)), over a window or
+// not, the window functions row_number, rank, dense_rank, percent_rank,
 // cume_dist, ntile, lag, lead, first_value and last_value, date_trunc,
-// round, upper, lower, length, extract and date_part of a column, a few
-// functions of text (concat, to_char, substr, replace, ...), abs, CASE,
-// coalesce, greatest and least of values of one type (or of numbers),
-// scalar subqueries and EXISTS, and casts of those to the common built-in
-// types, with the parameters Postgres types by the column they are
-// compared with, or as LIMIT and OFFSET. Everything else (other
-// functions, types mixed otherwise, parameters elsewhere) it declines,
-// and the statement waits for the origin as before. Its rules are
-// checked against the origin's own descriptions: by
+// round, trunc, ceil, floor, upper, lower, length, extract and date_part,
+// a few functions of text (concat, to_char, substr, replace, ...), abs,
+// nullif, CASE, coalesce, greatest and least of values of one type (or of
+// numbers), scalar subqueries and EXISTS, and casts of those to the
+// common built-in types, with the parameters Postgres types by what they
+// are compared with (see Describe), or as LIMIT and OFFSET. Everything
+// else (other functions, types mixed otherwise, parameters elsewhere) it
+// declines, and the statement waits for the origin as before. Its rules
+// are checked against the origin's own descriptions: by
 // TestSessions_DescribesNewReadsThroughOutage, by the differential
 // corpora, and at run time for every new text (proxy.checkDerived).
 
@@ -96,6 +97,21 @@ func aggregateResult(fn string, arg uint32) (uint32, bool) {
 			return oidFloat8, true
 		case oidInterval:
 			return oidInterval, true
+		}
+	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+		switch arg {
+		case oidInt2, oidInt4, oidInt8, oidNumeric:
+			return oidNumeric, true
+		case oidFloat4, oidFloat8:
+			return oidFloat8, true
+		}
+	case "bool_and", "bool_or", "every":
+		if arg == oidBool {
+			return oidBool, true
+		}
+	case "string_agg":
+		if arg == oidText {
+			return oidText, true
 		}
 	case "min", "max":
 		switch arg {
@@ -746,7 +762,7 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		switch fn {
 		case "date_trunc":
 			return d.dateTrunc(fc)
-		case "round", "upper", "lower", "length", "extract", "date_part":
+		case "round", "upper", "lower", "length", "extract", "date_part", "ceil", "ceiling", "floor", "trunc":
 			return d.scalar(fn, fc)
 		case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5":
 			return d.text(fn, fc)
@@ -773,14 +789,21 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			// count(1): the argument's type does not matter.
 		case fn == "sum" && len(fc.Args) == 1 && intConst(fc.Args[0]):
 			arg = oidInt4 // Tableau's sum(1)
+		case fn == "string_agg" && len(fc.Args) == 2 && fc.Args[1].GetAConst() != nil && fc.Args[1].GetAConst().GetSval() != nil:
+			// string_agg(text, delimiter): text (bytea's is not worked out).
+			af, _, ok := d.expr(fc.Args[0])
+			if !ok || af.TypeOID != oidText && af.TypeOID != oidVarchar {
+				return f, false, false
+			}
+			arg = oidText
 		case fc.AggStar:
 			if fn != "count" || len(fc.Args) != 0 {
 				return f, false, false
 			}
 		case len(fc.Args) == 1:
 			af, _, ok := d.expr(fc.Args[0])
-			if !ok || af.TableOID == 0 {
-				return f, false, false // only aggregates of a column
+			if c := fc.Args[0].GetAConst(); !ok || c != nil && c.GetSval() != nil {
+				return f, false, false // a string constant: of unknown type
 			}
 			arg = af.TypeOID
 		default:
@@ -797,6 +820,8 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			return f, false, false
 		}
 		return Field{Name: "?column?", TypeOID: t, TypLen: typLens[t], TypMod: -1}, false, true
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return d.nullIf(n.GetAExpr())
 	case n.GetAExpr() != nil:
 		t, ok := d.arithmetic(n.GetAExpr())
 		if !ok {
@@ -923,6 +948,40 @@ func (d *describer) common(name string, args []*pg_query.Node) (f Field, named, 
 	return t, true, true
 }
 
+// nullIf describes nullif(a, b): the type of a as the = operator takes
+// it. Integers compare across their widths without conversion, so a
+// keeps its type (and typmod) then; numbers of other kinds meet at the
+// wider (a converted loses its typmod); a text with a string constant, or
+// two values of one type, keep a's. Anything else is not worked out.
+func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
+	a, _, okA := d.expr(e.Lexpr)
+	if !okA || e.Rexpr == nil {
+		return f, false, false
+	}
+	var b Field
+	if c := e.Rexpr.GetAConst(); c != nil && c.GetSval() != nil {
+		if a.TypeOID != oidText {
+			return f, false, false
+		}
+		b = Field{TypeOID: oidText}
+	} else if b, _, ok = d.expr(e.Rexpr); !ok {
+		return f, false, false
+	}
+	t := Field{Name: "nullif", TypeOID: a.TypeOID, TypLen: a.TypLen, TypMod: a.TypMod}
+	switch {
+	case a.TypeOID == b.TypeOID, intRank[a.TypeOID] > 0 && intRank[b.TypeOID] > 0:
+	default:
+		c, ok := commonType([]Field{a, b})
+		if !ok {
+			return f, false, false
+		}
+		if c.TypeOID != a.TypeOID {
+			t.TypeOID, t.TypLen, t.TypMod = c.TypeOID, c.TypLen, -1
+		}
+	}
+	return t, true, true
+}
+
 // window describes a window function (fn, called with OVER): row_number,
 // rank and dense_rank (bigint), percent_rank and cume_dist (double
 // precision), ntile (integer), and lag, lead (without a default),
@@ -1039,7 +1098,7 @@ func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
 		return f, false, false
 	}
 	af, _, ok := d.expr(fc.Args[1])
-	if !ok || af.TableOID == 0 {
+	if !ok {
 		return f, false, false
 	}
 	t := af.TypeOID
@@ -1063,21 +1122,25 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 		return f, false, false
 	}
 	col := fc.Args[len(fc.Args)-1]
-	if fn == "round" || fn == "upper" || fn == "lower" || fn == "length" {
+	if fn != "extract" && fn != "date_part" {
 		col = fc.Args[0]
 	}
 	af, _, ok := d.expr(col)
-	if !ok || af.TableOID == 0 {
+	if !ok {
 		return f, false, false
 	}
 	var t uint32
 	switch fn {
-	case "round":
+	case "round", "trunc":
 		switch {
 		case af.TypeOID == oidNumeric && (len(fc.Args) == 1 || intConst(fc.Args[1])):
 			t = oidNumeric
 		case af.TypeOID == oidFloat8 && len(fc.Args) == 1:
 			t = oidFloat8
+		}
+	case "ceil", "ceiling", "floor":
+		if len(fc.Args) == 1 && (af.TypeOID == oidNumeric || af.TypeOID == oidFloat8) {
+			t = af.TypeOID
 		}
 	case "upper", "lower", "length":
 		if len(fc.Args) == 1 && (af.TypeOID == oidText || af.TypeOID == oidVarchar) {
@@ -1170,6 +1233,16 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		}
 		return 0, false
 	}
+	if paramComparisons[op] {
+		// A comparison of two values of one type, or of numbers, or of
+		// text and varchar: boolean.
+		num := func(t uint32) bool { return intRank[t] > 0 || t == oidNumeric || t == oidFloat8 }
+		str := func(t uint32) bool { return t == oidText || t == oidVarchar }
+		if l == r && typLens[l] != 0 || num(l) && num(r) || str(l) && str(r) {
+			return oidBool, true
+		}
+		return 0, false
+	}
 	switch op {
 	case "+", "-", "*", "/", "%":
 	default:
@@ -1206,7 +1279,9 @@ func builtinName(names []*pg_query.Node) (string, bool) {
 	switch fn {
 	case "count", "sum", "avg", "min", "max", "date_trunc", "round", "upper", "lower", "length", "extract", "date_part",
 		"concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "abs",
-		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value":
+		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "bool_and", "bool_or", "every", "string_agg",
+		"ceil", "ceiling", "floor", "trunc":
 		return fn, true
 	}
 	return "", false
