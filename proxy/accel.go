@@ -361,8 +361,9 @@ const maxUnderived = 4096
 
 // checkDerived compares what the planner works out for sql with the
 // origin's own description of it (rd; pd when the client declared no
-// parameter types, else nil), when it works one out: the result is
-// counted (pgaccel_derived_descriptions_total), and a difference logged
+// parameter types, else nil): the result is counted
+// (pgaccel_derived_descriptions_total: declined when it works none out,
+// which such a text would get during an outage), and a difference logged
 // and remembered, so that the planner's description of that shape is not
 // used during an outage.
 //
@@ -371,6 +372,7 @@ const maxUnderived = 4096
 func (ss *session) checkDerived(sql string, pd *pgproto3.ParameterDescription, rd *pgproto3.RowDescription) {
 	desc, ok := ss.accel.Planner.Describe(ss.srv.baseCtx, sql, ss.planSession())
 	if !ok {
+		ss.srv.metrics.derivedDescription("declined")
 		return
 	}
 	same := len(rd.Fields) == len(desc.Fields)

@@ -107,7 +107,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"event"}),
 		derived: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_derived_descriptions_total",
-			Help: "Row and parameter descriptions pgaccel works out itself for reads the origin cannot describe during an outage (planner.Describe), by result: used (a read answered with one during an outage), matched or differed (checked against the origin's own description of a new text while the origin answers; a text whose description differed is not worked out again, and the log says which).",
+			Help: "Row and parameter descriptions pgaccel works out itself for reads the origin cannot describe during an outage (planner.Describe), by result: used (a read answered with one during an outage), matched or differed (checked against the origin's own description of a new text while the origin answers; a text whose description differed is not worked out again, and the log says which), declined (a new text pgaccel cannot describe itself: during an outage it would need one of the same shape described before).",
 		}, []string{"result"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
