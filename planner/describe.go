@@ -872,9 +872,7 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		}
 		last := names[len(names)-1].GetString_().GetSval()
 		t, ok := castTypes[last]
-		if !ok || t == inner.TypeOID && inner.TableOID != 0 {
-			// A column cast to its own type: Postgres may keep the
-			// column as it is, or relabel it; not worked out here.
+		if !ok {
 			return f, false, false
 		}
 		mod, ok := castTypmod(t, tc.TypeName.Typmods)
@@ -883,6 +881,17 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			// constant itself; not worked out here.
 			return f, false, false
 		}
+		if t == inner.TypeOID && mod == inner.TypMod {
+			// To its own type and typmod (Tableau's CAST(col AS TEXT)):
+			// coerce_to_target_type leaves the value as it is, a column
+			// still the table's; named by the type if not by itself.
+			if !named {
+				inner.Name = last
+			}
+			return inner, named, true
+		}
+		// Otherwise a conversion, or a RelabelType showing the new typmod
+		// (coerce_type_typmod): no longer a table's column.
 		name := last
 		if named {
 			name = inner.Name

@@ -76,7 +76,12 @@ func TestDescribe(t *testing.T) {
 		{"SELECT true, id FROM orders", nil},
 		{"SELECT 'x'::varchar(3), id FROM orders", nil},
 		{"SELECT weight % 2 FROM orders", nil},
-		{"SELECT id::int FROM orders", nil}, // a column cast to its own type
+		// A column cast to its own type and typmod stays the column; to another typmod it is relabelled.
+		{"SELECT id::int, CAST(note AS TEXT) AS n, status::varchar, amount::numeric, amount::numeric(12,2) AS a2 FROM orders",
+			[]string{f("id", 16400, 1, oidInt4, 4, -1), f("n", 16400, 7, oidText, -1, -1), f("status", 0, 0, oidVarchar, -1, -1),
+				f("amount", 0, 0, oidNumeric, -1, -1), f("a2", 16400, 4, oidNumeric, -1, 12<<16|2+4)}},
+		{"SELECT count(*)::bigint FROM orders", []string{f("count", 0, 0, oidInt8, 8, -1)}},
+		{"SELECT 'x'::text, 1::int FROM orders", []string{f("text", 0, 0, oidText, -1, -1), f("int4", 0, 0, oidInt4, 4, -1)}},
 		{"SELECT id FROM orders JOIN customers USING (id)", nil},
 		{"SELECT id FROM orders, customers", nil}, // ambiguous
 		{"SELECT x.id, x.n, x.* FROM (SELECT id, count(*) AS n FROM orders GROUP BY id) x",
