@@ -152,6 +152,8 @@ var describedReads = []string{
 	`SELECT f, round(avg(c), 2), sum(a * 2), max(j::date), round(sum(c) / nullif(count(*), 0), 3), date_trunc('day', max(j)), bool_and(a > 1), bool_or(l) FROM sess_types GROUP BY f ORDER BY f`,
 	`SELECT id, id > 3, c <= a, f = 'f1' AS is_f1, nullif(a, 0), nullif(f, 'f1'), ceil(c), floor(c), trunc(c, 1), upper(f || g) FROM sess_types WHERE id < 6 ORDER BY id`,
 	`SELECT string_agg(g, '; '), stddev(a), variance(b) FROM sess_types WHERE id < 3`,
+	// Dates, times and intervals (Superset's time grains).
+	`SELECT id, j + interval '1 day', date_trunc('week', j + INTERVAL '1 day') - INTERVAL '1 day' AS wk, i + 7, i - DATE '2024-01-01', i + interval '1 hour' FROM sess_types WHERE id < 4 ORDER BY id`,
 	// Columns cast to their own type (Tableau's CAST(col AS TEXT)), with their typmod and without.
 	`SELECT CAST("sess_types"."f" AS TEXT) AS "f", id::int, g::varchar, c::numeric, CAST(i AS DATE), count(*) OVER ()::bigint FROM sess_types WHERE id < 3 ORDER BY id`,
 }

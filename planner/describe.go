@@ -22,7 +22,8 @@ import (
 // one SELECT over datasets, subqueries in FROM and non-recursive WITH
 // queries, joined with ON or not, and UNION, INTERSECT and EXCEPT of
 // such, whose output columns are their columns (* included), constants,
-// arithmetic of numbers, comparisons, text || text, the aggregates count,
+// arithmetic of numbers and of dates, timestamps and intervals,
+// comparisons, text || text, the aggregates count,
 // sum, avg, min, max, stddev, variance, bool_and, bool_or and string_agg
 // of a column or an expression (and Tableau's sum(1)), over a window or
 // not, the window functions row_number, rank, dense_rank, percent_rank,
@@ -70,7 +71,7 @@ var typLens = map[uint32]int16{
 var castTypes = map[string]uint32{
 	"bool": oidBool, "int2": oidInt2, "int4": oidInt4, "int8": oidInt8, "float4": oidFloat4, "float8": oidFloat8,
 	"numeric": oidNumeric, "text": oidText, "varchar": oidVarchar, "bpchar": oidBpchar, "date": oidDate,
-	"timestamp": oidTimestamp, "timestamptz": oidTimestamptz,
+	"timestamp": oidTimestamp, "timestamptz": oidTimestamptz, "interval": oidInterval,
 }
 
 // aggregateResult is the type Postgres's aggregate fn (count, sum, avg,
@@ -1226,7 +1227,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	}
 	if e.Lexpr == nil {
 		t, ok := operand(e.Rexpr)
-		if op != "-" || !ok || t != oidInt2 && t != oidInt4 && t != oidInt8 && t != oidNumeric && t != oidFloat8 {
+		if op != "-" || !ok || t != oidInt2 && t != oidInt4 && t != oidInt8 && t != oidNumeric && t != oidFloat8 && t != oidInterval {
 			return 0, false
 		}
 		return t, true
@@ -1257,6 +1258,9 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	default:
 		return 0, false
 	}
+	if t, ok := dateArithmetic(op, l, r); ok {
+		return t, true
+	}
 	switch {
 	case intRank[l] > 0 && intRank[r] > 0:
 		if intRank[l] >= intRank[r] {
@@ -1268,6 +1272,57 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	case op != "%" && (l == oidFloat8 || r == oidFloat8) && (l == oidFloat8 || intRank[l] > 0 || l == oidNumeric) &&
 		(r == oidFloat8 || intRank[r] > 0 || r == oidNumeric):
 		return oidFloat8, true
+	}
+	return 0, false
+}
+
+// dateArithmetic types the operators of dates, times and intervals as
+// Postgres's catalog declares them: a timestamp (with time zone or not)
+// or time plus or minus an interval keeps its type; a date plus or minus
+// an interval is a timestamp, plus or minus an integer a date; the
+// difference of two dates is an integer, of two timestamps an interval;
+// intervals add and subtract, and multiply and divide by numbers.
+func dateArithmetic(op string, l, r uint32) (uint32, bool) {
+	integer := func(t uint32) bool { return t == oidInt2 || t == oidInt4 }
+	number := func(t uint32) bool { return intRank[t] > 0 || t == oidNumeric || t == oidFloat8 }
+	switch op {
+	case "+":
+		if r == oidInterval {
+			l, r = r, l // interval + x is x + interval
+		}
+		switch {
+		case r == oidInterval && (l == oidTimestamp || l == oidTimestamptz || l == oidTime || l == oidInterval):
+			return l, true
+		case r == oidInterval && l == oidDate:
+			return oidTimestamp, true
+		case l == oidInterval && (r == oidTimestamp || r == oidTimestamptz || r == oidTime || r == oidInterval):
+			return r, true
+		case l == oidInterval && r == oidDate:
+			return oidTimestamp, true
+		case l == oidDate && integer(r), integer(l) && r == oidDate:
+			return oidDate, true
+		}
+	case "-":
+		switch {
+		case r == oidInterval && (l == oidTimestamp || l == oidTimestamptz || l == oidTime || l == oidInterval):
+			return l, true
+		case r == oidInterval && l == oidDate:
+			return oidTimestamp, true
+		case l == oidDate && integer(r):
+			return oidDate, true
+		case l == oidDate && r == oidDate:
+			return oidInt4, true
+		case l == r && (l == oidTimestamp || l == oidTimestamptz):
+			return oidInterval, true
+		}
+	case "*":
+		if l == oidInterval && number(r) || number(l) && r == oidInterval {
+			return oidInterval, true
+		}
+	case "/":
+		if l == oidInterval && number(r) {
+			return oidInterval, true
+		}
 	}
 	return 0, false
 }

@@ -82,6 +82,13 @@ func TestDescribe(t *testing.T) {
 				f("amount", 0, 0, oidNumeric, -1, -1), f("a2", 16400, 4, oidNumeric, -1, 12<<16|2+4)}},
 		{"SELECT count(*)::bigint FROM orders", []string{f("count", 0, 0, oidInt8, 8, -1)}},
 		{"SELECT 'x'::text, 1::int FROM orders", []string{f("text", 0, 0, oidText, -1, -1), f("int4", 0, 0, oidInt4, 4, -1)}},
+		// Dates, times and intervals.
+		{"SELECT created_at + interval '1 day', date_trunc('week', created_at + INTERVAL '1 day') - INTERVAL '1 day' AS t, created_at - created_at, interval '2 hours' * 3, -(created_at - created_at), CAST(created_at AS date) + 7, CAST(created_at AS date) - DATE '2024-01-01', CAST(created_at AS date) + interval '1 hour', interval '1 day' / 2 FROM orders",
+			[]string{f("?column?", 0, 0, oidTimestamptz, 8, -1), f("t", 0, 0, oidTimestamptz, 8, -1), f("?column?", 0, 0, oidInterval, 16, -1),
+				f("?column?", 0, 0, oidInterval, 16, -1), f("?column?", 0, 0, oidInterval, 16, -1), f("?column?", 0, 0, oidDate, 4, -1),
+				f("?column?", 0, 0, oidInt4, 4, -1), f("?column?", 0, 0, oidTimestamp, 8, -1), f("?column?", 0, 0, oidInterval, 16, -1)}},
+		{"SELECT created_at + 1 FROM orders", nil},
+		{"SELECT CAST(created_at AS date) + customer_id FROM orders", nil}, // no date + bigint
 		{"SELECT id FROM orders JOIN customers USING (id)", nil},
 		{"SELECT id FROM orders, customers", nil}, // ambiguous
 		{"SELECT x.id, x.n, x.* FROM (SELECT id, count(*) AS n FROM orders GROUP BY id) x",
