@@ -154,6 +154,9 @@ var describedReads = []string{
 	`SELECT string_agg(g, '; '), stddev(a), variance(b) FROM sess_types WHERE id < 3`,
 	// Dates, times and intervals (Superset's time grains).
 	`SELECT id, j + interval '1 day', date_trunc('week', j + INTERVAL '1 day') - INTERVAL '1 day' AS wk, i + 7, i - DATE '2024-01-01', i + interval '1 hour' FROM sess_types WHERE id < 4 ORDER BY id`,
+	// JSON operators, arrays, trim and position.
+	`SELECT id, js ->> 'k' AS k, js -> 'n', (js ->> 'n')::int + 1, js #>> '{arr,0}', js ? 'k', jsonb_typeof(js -> 'arr'), jsonb_array_length(js -> 'arr') FROM sess_docs ORDER BY id`,
+	`SELECT id, array_length(tags, 1), cardinality(tags), trim(note), btrim(note, ' '), ltrim(note), strpos(note, 'note'), position('no' IN note) FROM sess_docs ORDER BY id`,
 	// Columns cast to their own type (Tableau's CAST(col AS TEXT)), with their typmod and without.
 	`SELECT CAST("sess_types"."f" AS TEXT) AS "f", id::int, g::varchar, c::numeric, CAST(i AS DATE), count(*) OVER ()::bigint FROM sess_types WHERE id < 3 ORDER BY id`,
 }
@@ -200,7 +203,12 @@ func TestSessions_DescribesNewReadsThroughOutage(t *testing.T) {
 			timestamp '2024-02-01' + g * interval '1 minute', g %% 2 = 0, g * 0.5, g * interval '1 day'
 			FROM generate_series(1, 40) g;
 		GRANT SELECT ON sess_types TO %s;`, sessUser))
-	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS sess_types; DROP DOMAIN IF EXISTS sess_money") })
+	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS sess_docs;
+		CREATE TABLE sess_docs (id int PRIMARY KEY, js jsonb, tags text[], note text);
+		INSERT INTO sess_docs SELECT g, jsonb_build_object('k', 'v' || g, 'n', g, 'arr', jsonb_build_array(g, g + 1)),
+			ARRAY['t' || g, 'u'], '  note ' || g || '  ' FROM generate_series(1, 5) g;
+		GRANT SELECT ON sess_docs TO %s;`, sessUser))
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS sess_types, sess_docs; DROP DOMAIN IF EXISTS sess_money") })
 	a := startAppText(t, fmt.Sprintf(`origin:
   dsn: %q
 server:
@@ -216,6 +224,7 @@ runtime:
 datasets:
   - from: postgres:public.sess_orders
   - from: postgres:public.sess_types
+  - from: postgres:public.sess_docs
 `, origin.SuperDSN(), t.TempDir()))
 	t.Cleanup(func() { shutdownApp(t, a) })
 	ctx := ctxT(t)

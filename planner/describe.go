@@ -23,19 +23,20 @@ import (
 // queries, joined with ON or not, and UNION, INTERSECT and EXCEPT of
 // such, whose output columns are their columns (* included), constants,
 // arithmetic of numbers and of dates, timestamps and intervals,
-// comparisons, text || text, the aggregates count,
-// sum, avg, min, max, stddev, variance, bool_and, bool_or and string_agg
-// of a column or an expression (and Tableau's sum(1)), over a window or
-// not, the window functions row_number, rank, dense_rank, percent_rank,
-// cume_dist, ntile, lag, lead, first_value and last_value, date_trunc,
-// round, trunc, ceil, floor, upper, lower, length, extract and date_part,
-// a few functions of text (concat, to_char, substr, replace, ...), abs,
-// nullif, CASE, coalesce, greatest and least of values of one type (or of
-// numbers), scalar subqueries and EXISTS, and casts of those to the
-// common built-in types, with the parameters Postgres types by what they
-// are compared with (see Describe), or as LIMIT and OFFSET. Everything
-// else (other functions, types mixed otherwise, parameters elsewhere) it
-// declines, and the statement waits for the origin as before. Its rules
+// comparisons, text || text, the aggregates count, sum, avg, min, max,
+// stddev, variance, bool_and, bool_or and string_agg of a column or an
+// expression (and Tableau's sum(1)), over a window or not, the window
+// functions row_number, rank, dense_rank, percent_rank, cume_dist, ntile,
+// lag, lead, first_value and last_value, date_trunc, round, trunc, ceil,
+// floor, upper, lower, length, extract and date_part, a few functions of
+// text (concat, to_char, substr, replace, trim, ...), of arrays and of
+// json, the json operators, abs, nullif, CASE, coalesce, greatest and
+// least of values of one type (or of numbers), scalar subqueries and
+// EXISTS, and casts of those to the common built-in types, with the
+// parameters Postgres types by what they are compared with (see
+// Describe), or as LIMIT and OFFSET. Everything else (other functions,
+// types mixed otherwise, parameters elsewhere) it declines, and the
+// statement waits for the origin as before. Its rules
 // are checked against the origin's own descriptions: by
 // TestSessions_DescribesNewReadsThroughOutage, by the differential
 // corpora, and at run time for every new text (proxy.checkDerived).
@@ -63,8 +64,11 @@ const (
 var typLens = map[uint32]int16{
 	oidBool: 1, oidInt8: 8, oidInt2: 2, oidInt4: 4, oidText: -1, oidOID: 4, oidFloat4: 4, oidFloat8: 8,
 	oidMoney: 8, oidBpchar: -1, oidVarchar: -1, oidDate: 4, oidTime: 8, oidTimestamp: 8, oidTimestamptz: 8,
-	oidInterval: 16, oidTimetz: 12, oidNumeric: -1,
+	oidInterval: 16, oidTimetz: 12, oidNumeric: -1, oidJSON: -1, oidJSONB: -1,
 }
+
+// oidJSON is json's oid (jsonb's is oidJSONB).
+const oidJSON = 114
 
 // castTypes are the types a cast may name for Describe, by the last part
 // of the name as pg_query gives it (int, integer and int4 are all int4).
@@ -765,8 +769,10 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 			return d.dateTrunc(fc)
 		case "round", "upper", "lower", "length", "extract", "date_part", "ceil", "ceiling", "floor", "trunc":
 			return d.scalar(fn, fc)
-		case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5":
+		case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "btrim", "ltrim", "rtrim":
 			return d.text(fn, fc)
+		case "strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
+			return d.oneOf(fn, fc)
 		case "abs":
 			if len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil {
 				return f, false, false
@@ -1073,11 +1079,76 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 		columns++
 	}
 	want := map[string][2]int{"concat": {1, 100}, "to_char": {2, 2}, "substr": {2, 3}, "substring": {2, 3},
-		"replace": {3, 3}, "left": {2, 2}, "right": {2, 2}, "initcap": {1, 1}, "md5": {1, 1}}[fn]
+		"replace": {3, 3}, "left": {2, 2}, "right": {2, 2}, "initcap": {1, 1}, "md5": {1, 1},
+		"btrim": {1, 2}, "ltrim": {1, 2}, "rtrim": {1, 2}}[fn]
 	if columns == 0 || len(fc.Args) < want[0] || len(fc.Args) > want[1] {
 		return f, false, false
 	}
 	return Field{Name: fn, TypeOID: oidText, TypLen: -1, TypMod: -1}, true, true
+}
+
+// oneOf describes functions of one typed argument (and constants) whose
+// result type is fixed: strpos and position of text (integer),
+// array_length and cardinality of an array (integer), json_typeof and
+// jsonb_typeof (text), json_array_length and jsonb_array_length
+// (integer).
+func (d *describer) oneOf(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || fc.Over != nil || len(fc.Args) == 0 || len(fc.Args) > 2 {
+		return f, false, false
+	}
+	var types []uint32
+	for _, a := range fc.Args {
+		af, _, ok := d.expr(a)
+		if !ok {
+			return f, false, false
+		}
+		types = append(types, af.TypeOID)
+	}
+	str := func(t uint32) bool { return t == oidText || t == oidVarchar }
+	t := uint32(0)
+	switch fn {
+	case "strpos", "position":
+		if len(types) == 2 && str(types[0]) && str(types[1]) {
+			t = oidInt4
+		}
+	case "array_length":
+		if len(types) == 2 && arrayType(types[0]) && intConst(fc.Args[1]) {
+			t = oidInt4
+		}
+	case "cardinality":
+		if len(types) == 1 && arrayType(types[0]) {
+			t = oidInt4
+		}
+	case "jsonb_typeof", "jsonb_array_length":
+		if len(types) == 1 && types[0] == oidJSONB {
+			t = oidText
+			if fn == "jsonb_array_length" {
+				t = oidInt4
+			}
+		}
+	case "json_typeof", "json_array_length":
+		if len(types) == 1 && types[0] == oidJSON {
+			t = oidText
+			if fn == "json_array_length" {
+				t = oidInt4
+			}
+		}
+	}
+	if t == 0 {
+		return f, false, false
+	}
+	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+}
+
+// arrayType reports whether t is one of the array types arrayTypes
+// names.
+func arrayType(t uint32) bool {
+	for _, a := range arrayTypes {
+		if a == t {
+			return true
+		}
+	}
+	return false
 }
 
 // subLink describes a scalar subquery (its one column's name, type and
@@ -1243,6 +1314,23 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		}
 		return 0, false
 	}
+	if l == oidJSON || l == oidJSONB {
+		// doc -> key and doc -> index keep the document's type, ->> gives
+		// text; #> and #>> the same with a path; ? (jsonb) a boolean. The
+		// key, index or path a constant.
+		if c := e.Rexpr.GetAConst(); c == nil || c.Isnull {
+			return 0, false
+		}
+		switch {
+		case (op == "->" || op == "#>") && (r == oidText || op == "->" && r == oidInt4):
+			return l, true
+		case (op == "->>" || op == "#>>") && (r == oidText || op == "->>" && r == oidInt4):
+			return oidText, true
+		case op == "?" && l == oidJSONB && r == oidText:
+			return oidBool, true
+		}
+		return 0, false
+	}
 	if paramComparisons[op] {
 		// A comparison of two values of one type, or of numbers, or of
 		// text and varchar: boolean.
@@ -1345,7 +1433,8 @@ func builtinName(names []*pg_query.Node) (string, bool) {
 		"concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "abs",
 		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
 		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "bool_and", "bool_or", "every", "string_agg",
-		"ceil", "ceiling", "floor", "trunc":
+		"ceil", "ceiling", "floor", "trunc", "btrim", "ltrim", "rtrim",
+		"strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
 		return fn, true
 	}
 	return "", false
