@@ -1119,21 +1119,24 @@ func (d *describer) oneOf(fn string, fc *pg_query.FuncCall) (f Field, named, ok 
 		if len(types) == 1 && arrayType(types[0]) {
 			t = oidInt4
 		}
-	case "jsonb_typeof", "jsonb_array_length":
-		if len(types) == 1 && types[0] == oidJSONB {
-			t = oidText
-			if fn == "jsonb_array_length" {
-				t = oidInt4
-			}
+	case "jsonb_typeof", "jsonb_array_length", "json_typeof", "json_array_length":
+		doc := uint32(oidJSONB)
+		if strings.HasPrefix(fn, "json_") {
+			doc = oidJSON
 		}
-	case "json_typeof", "json_array_length":
-		if len(types) == 1 && types[0] == oidJSON {
+		if len(types) == 1 && types[0] == doc {
 			t = oidText
-			if fn == "json_array_length" {
+			if strings.HasSuffix(fn, "_array_length") {
 				t = oidInt4
 			}
 		}
 	}
+	return fixedField(fn, t)
+}
+
+// fixedField is the output column named fn of type t, a function's
+// result (no origin, no typmod); false when t is 0 (not worked out).
+func fixedField(fn string, t uint32) (f Field, named, ok bool) {
 	if t == 0 {
 		return f, false, false
 	}
@@ -1243,10 +1246,7 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 			}
 		}
 	}
-	if t == 0 {
-		return f, false, false
-	}
-	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+	return fixedField(fn, t)
 }
 
 // constType is the type Postgres gives a constant in a target list or
