@@ -154,6 +154,9 @@ var describedReads = []string{
 	`SELECT string_agg(g, '; '), stddev(a), variance(b) FROM sess_types WHERE id < 3`,
 	// Dates, times and intervals (Superset's time grains).
 	`SELECT id, j + interval '1 day', date_trunc('week', j + INTERVAL '1 day') - INTERVAL '1 day' AS wk, i + 7, i - DATE '2024-01-01', i + interval '1 hour' FROM sess_types WHERE id < 4 ORDER BY id`,
+	// lag/lead with a default, ORDER BY in an aggregate, ordered-set aggregates.
+	`SELECT id, lag(b, 1, 0) OVER (ORDER BY id), lead(id, 2, -1) OVER (ORDER BY id) FROM sess_types WHERE id < 6 ORDER BY id`,
+	`SELECT f, string_agg(g, ',' ORDER BY id), percentile_cont(0.5) WITHIN GROUP (ORDER BY a), percentile_disc(0.5) WITHIN GROUP (ORDER BY j), mode() WITHIN GROUP (ORDER BY l) FROM sess_types GROUP BY f ORDER BY f`,
 	// JSON operators, arrays, trim and position.
 	`SELECT id, js ->> 'k' AS k, js -> 'n', (js ->> 'n')::int + 1, js #>> '{arr,0}', js ? 'k', jsonb_typeof(js -> 'arr'), jsonb_array_length(js -> 'arr') FROM sess_docs ORDER BY id`,
 	`SELECT id, array_length(tags, 1), cardinality(tags), trim(note), btrim(note, ' '), ltrim(note), strpos(note, 'note'), position('no' IN note) FROM sess_docs ORDER BY id`,
@@ -181,6 +184,8 @@ var describedParamReads = []struct {
 	{"WITH w AS (SELECT id, f FROM sess_types WHERE a >= $1) SELECT f, count(*) FROM w GROUP BY f ORDER BY f LIMIT $2", []any{"3", "2"}},
 	{"SELECT s.f, s.n FROM (SELECT f, count(*) AS n FROM sess_types WHERE g <> $1 GROUP BY f) s WHERE s.n > $2 ORDER BY s.f", []any{"g1", "3"}},
 	{"SELECT id FROM sess_types WHERE l = $1 UNION ALL SELECT id FROM sess_orders WHERE id < $2 ORDER BY 1", []any{"true", "3"}},
+	{"SELECT $1::text AS label, id, count(*) OVER () FROM sess_types WHERE j >= $2::timestamptz AND j < $3::timestamptz AND id <> $4::int8 ORDER BY id",
+		[]any{"hello", "2024-01-01 05:00+00", "2024-01-02 00:00+00", "7"}},
 }
 
 // TestSessions_DescribesNewReadsThroughOutage: reads of a form the
@@ -363,7 +368,7 @@ datasets:
 		t.Errorf("descriptions worked out: %v", got)
 	}
 	// Forms it does not work out: 08006, and the session goes on.
-	for _, sql := range []string{"SELECT sqrt(b) FROM sess_types", "SELECT lag(c, 1, 0.0) OVER (ORDER BY id) FROM sess_types", "SELECT array_agg(id) FROM sess_types"} {
+	for _, sql := range []string{"SELECT sqrt(b) FROM sess_types", "SELECT tags[1] FROM sess_docs", "SELECT array_agg(id) FROM sess_types"} {
 		if _, err := simple.Exec(ctx, sql); pgErrCode(err) != "08006" {
 			t.Errorf("%s during the outage: %v, want 08006", sql, err)
 		}

@@ -25,19 +25,20 @@ import (
 // arithmetic of numbers and of dates, timestamps and intervals,
 // comparisons, text || text, the aggregates count, sum, avg, min, max,
 // stddev, variance, bool_and, bool_or and string_agg of a column or an
-// expression (and Tableau's sum(1)), over a window or not, the window
-// functions row_number, rank, dense_rank, percent_rank, cume_dist, ntile,
+// expression (and Tableau's sum(1)), over a window or not, the
+// ordered-set aggregates percentile_cont, percentile_disc and mode, the
+// window functions row_number, rank, dense_rank, percent_rank, cume_dist, ntile,
 // lag, lead, first_value and last_value, date_trunc, round, trunc, ceil,
 // floor, upper, lower, length, extract and date_part, a few functions of
 // text (concat, to_char, substr, replace, trim, ...), of arrays and of
 // json, the json operators, abs, nullif, CASE, coalesce, greatest and
 // least of values of one type (or of numbers), scalar subqueries and
 // EXISTS, and casts of those to the common built-in types, with the
-// parameters Postgres types by what they are compared with (see
-// Describe), or as LIMIT and OFFSET. Everything else (other functions,
-// types mixed otherwise, parameters elsewhere) it declines, and the
-// statement waits for the origin as before. Its rules
-// are checked against the origin's own descriptions: by
+// parameters Postgres types by what they are compared with or cast to
+// (see Describe), or as LIMIT and OFFSET. Everything else (other
+// functions, types mixed otherwise, parameters elsewhere) it declines,
+// and the statement waits for the origin as before. Its rules are
+// checked against the origin's own descriptions: by
 // TestSessions_DescribesNewReadsThroughOutage, by the differential
 // corpora, and at run time for every new text (proxy.checkDerived).
 
@@ -144,8 +145,8 @@ type Description struct {
 // (col = $1, $1 < col, lower(col) = $1, col IN ($1, $2), col BETWEEN $1
 // AND $2, col LIKE $1, col = ANY($1), in a WHERE, HAVING or JOIN ... ON
 // clause of ANDs, ORs and NOTs, of the statement or of a subquery, with
-// the subquery's own columns) or as LIMIT and OFFSET (bigint); a
-// parameter anywhere else declines.
+// the subquery's own columns), by a cast ($1::int, anywhere), or as
+// LIMIT and OFFSET (bigint); a parameter anywhere else declines.
 func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Description, bool) {
 	var none Description
 	if s == nil {
@@ -382,6 +383,15 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 			if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
 				return nil, false
 			}
+		}
+	}
+	// A parameter cast in place ($1::timestamptz) has the cast's type.
+	var casts paramCasts
+	walk(sel, &casts)
+	for _, tc := range casts {
+		t, _, ok := describedCast(tc)
+		if !ok || !set(tc.Arg.GetParamRef(), t) {
+			return nil, false
 		}
 	}
 	// Every ParamRef of the statement was typed, and every number.
@@ -748,12 +758,22 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		return c.Field, true, true
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if fc.AggWithinGroup || fc.FuncVariadic || len(fc.AggOrder) > 0 {
+		if fc.FuncVariadic {
 			return f, false, false
 		}
 		fn, ok := builtinName(fc.Funcname)
 		if !ok {
 			return f, false, false
+		}
+		if fc.AggWithinGroup {
+			return d.withinGroup(fn, fc)
+		}
+		if len(fc.AggOrder) > 0 {
+			// ORDER BY inside an aggregate (string_agg(x, ',' ORDER BY
+			// y)) does not change its type; only aggregates take one.
+			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" && fn != "string_agg" || fc.Over != nil {
+				return f, false, false
+			}
 		}
 		if fc.Over != nil {
 			if f, ok := d.window(fn, fc); ok {
@@ -869,16 +889,16 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		return d.subLink(n.GetSubLink())
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		inner, named, ok := d.expr(tc.Arg)
-		if !ok || tc.TypeName == nil || tc.TypeName.Setof || len(tc.TypeName.ArrayBounds) > 0 || tc.TypeName.PctType {
+		var inner Field
+		named, ok := false, true
+		if tc.Arg.GetParamRef() == nil {
+			// $1::type is typed by the cast (params), and named by it.
+			inner, named, ok = d.expr(tc.Arg)
+		}
+		if !ok {
 			return f, false, false
 		}
-		names := tc.TypeName.Names
-		if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" {
-			return f, false, false
-		}
-		last := names[len(names)-1].GetString_().GetSval()
-		t, ok := castTypes[last]
+		t, last, ok := describedCast(tc)
 		if !ok {
 			return f, false, false
 		}
@@ -998,6 +1018,45 @@ func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 	return t, true, true
 }
 
+// withinGroup describes the ordered-set aggregates: percentile_cont(f)
+// WITHIN GROUP (ORDER BY x), double precision (interval for an
+// interval), and percentile_disc(f) and mode() of x's type.
+func (d *describer) withinGroup(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	if fc.Over != nil || fc.AggDistinct || len(fc.AggOrder) != 1 {
+		return f, false, false
+	}
+	sb := fc.AggOrder[0].GetSortBy()
+	if sb == nil {
+		return f, false, false
+	}
+	x, _, ok := d.expr(sb.Node)
+	if !ok {
+		return f, false, false
+	}
+	var t uint32
+	switch fn {
+	case "percentile_cont":
+		if len(fc.Args) != 1 || fc.Args[0].GetAConst() == nil || fc.Args[0].GetAConst().GetFval() == nil && !intConst(fc.Args[0]) {
+			break
+		}
+		switch {
+		case x.TypeOID == oidInterval:
+			t = oidInterval
+		case intRank[x.TypeOID] > 0 || x.TypeOID == oidNumeric || x.TypeOID == oidFloat8:
+			t = oidFloat8
+		}
+	case "percentile_disc", "mode":
+		want := 1
+		if fn == "mode" {
+			want = 0
+		}
+		if len(fc.Args) == want && (want == 0 || fc.Args[0].GetAConst() != nil && fc.Args[0].GetAConst().GetSval() == nil) && typLens[x.TypeOID] != 0 {
+			t = x.TypeOID
+		}
+	}
+	return fixedField(fn, t)
+}
+
 // window describes a window function (fn, called with OVER): row_number,
 // rank and dense_rank (bigint), percent_rank and cume_dist (double
 // precision), ntile (integer), and lag, lead (without a default),
@@ -1026,16 +1085,29 @@ func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
 	case "lag", "lead", "first_value", "last_value":
 		n := 1
 		if fn == "lag" || fn == "lead" {
-			n = 2
+			n = 3
 		}
-		if len(fc.Args) < 1 || len(fc.Args) > n || len(fc.Args) == 2 && !intConst(fc.Args[1]) {
+		if len(fc.Args) < 1 || len(fc.Args) > n || len(fc.Args) >= 2 && !intConst(fc.Args[1]) {
 			return none, false
 		}
 		af, _, ok := d.expr(fc.Args[0])
-		if !ok || af.TableOID == 0 || typLens[af.TypeOID] == 0 && af.TypeOID != oidBool {
+		if !ok || typLens[af.TypeOID] == 0 {
 			return none, false // a domain's or another type's: not worked out here
 		}
 		t = af.TypeOID
+		if len(fc.Args) == 3 {
+			// lag(anycompatible, integer, anycompatible): the common
+			// type of the value and the default.
+			def, _, ok := d.expr(fc.Args[2])
+			if c := fc.Args[2].GetAConst(); !ok || c != nil && c.GetSval() != nil {
+				return none, false
+			}
+			ct, ok := commonType([]Field{af, def})
+			if !ok {
+				return none, false
+			}
+			t = ct.TypeOID
+		}
 	}
 	if t == 0 {
 		return none, false
@@ -1433,11 +1505,35 @@ func builtinName(names []*pg_query.Node) (string, bool) {
 		"concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "abs",
 		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
 		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "bool_and", "bool_or", "every", "string_agg",
-		"ceil", "ceiling", "floor", "trunc", "btrim", "ltrim", "rtrim",
+		"ceil", "ceiling", "floor", "trunc", "btrim", "ltrim", "rtrim", "percentile_cont", "percentile_disc", "mode",
 		"strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
 		return fn, true
 	}
 	return "", false
+}
+
+// describedCast is the type a cast names, among castTypes, and its name as
+// pg_query gives it (int4 for int and integer).
+func describedCast(tc *pg_query.TypeCast) (uint32, string, bool) {
+	if tc.TypeName == nil || tc.TypeName.Setof || len(tc.TypeName.ArrayBounds) > 0 || tc.TypeName.PctType {
+		return 0, "", false
+	}
+	names := tc.TypeName.Names
+	if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" {
+		return 0, "", false
+	}
+	last := names[len(names)-1].GetString_().GetSval()
+	t, ok := castTypes[last]
+	return t, last, ok
+}
+
+// paramCasts collects the casts of a parameter ($1::int) of a tree.
+type paramCasts []*pg_query.TypeCast
+
+func (c *paramCasts) enter(m proto.Message, _ *walker) {
+	if tc, ok := m.(*pg_query.TypeCast); ok && tc.Arg.GetParamRef() != nil {
+		*c = append(*c, tc)
+	}
 }
 
 // castTypmod is the typmod a cast to type t with the given modifiers

@@ -116,8 +116,13 @@ func TestDescribe(t *testing.T) {
 			[]string{f("lag", 0, 0, oidNumeric, -1, -1), f("nxt", 0, 0, oidVarchar, -1, -1), f("first_value", 0, 0, oidTimestamptz, 8, -1), f("last_value", 0, 0, oidInt4, 4, -1)}},
 		{"SELECT sum(amount) OVER (PARTITION BY status), count(*) OVER (), avg(id) OVER () FROM orders",
 			[]string{f("sum", 0, 0, oidNumeric, -1, -1), f("count", 0, 0, oidInt8, 8, -1), f("avg", 0, 0, oidNumeric, -1, -1)}},
-		{"SELECT lag(amount, 1, 0) OVER (ORDER BY id) FROM orders", nil}, // a default: not worked out
-		{"SELECT count(DISTINCT id) OVER () FROM orders", nil},           // an error at the origin
+		{"SELECT lag(amount, 1, 0) OVER (ORDER BY id), lead(id, 2, customer_id) OVER (ORDER BY id), lag(weight * 2) OVER () FROM orders",
+			[]string{f("lag", 0, 0, oidNumeric, -1, -1), f("lead", 0, 0, oidInt8, 8, -1), f("lag", 0, 0, oidFloat8, 8, -1)}},
+		{"SELECT lag(note, 1, 'x') OVER (ORDER BY id) FROM orders", nil}, // a string default: not worked out
+		{"SELECT string_agg(note, ',' ORDER BY id), percentile_cont(0.5) WITHIN GROUP (ORDER BY amount), percentile_disc(0.9) WITHIN GROUP (ORDER BY created_at), mode() WITHIN GROUP (ORDER BY status) FROM orders",
+			[]string{f("string_agg", 0, 0, oidText, -1, -1), f("percentile_cont", 0, 0, oidFloat8, 8, -1), f("percentile_disc", 0, 0, oidTimestamptz, 8, -1), f("mode", 0, 0, oidVarchar, -1, -1)}},
+		{"SELECT upper(note ORDER BY id) FROM orders", nil},
+		{"SELECT count(DISTINCT id) OVER () FROM orders", nil}, // an error at the origin
 		{"SELECT ntile(id) OVER () FROM orders", nil},
 		{"SELECT row_number() FROM orders", nil},
 		{"SELECT upper(note) OVER () FROM orders", nil},
@@ -266,6 +271,10 @@ func TestDescribe_Params(t *testing.T) {
 		{"SELECT o.id FROM orders o JOIN customers c ON c.id = o.id AND c.region = $1 LEFT JOIN customers d ON d.id = o.customer_id AND d.name = $2",
 			[]uint32{oidInt2, oidText}},
 
+		// Cast in place.
+		{"SELECT id FROM orders WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz AND id = $3::int8", []uint32{oidTimestamptz, oidTimestamptz, oidInt8}},
+		{"SELECT $1::text AS label, $2::int + id FROM orders", []uint32{oidText, oidInt4}},
+		{"SELECT id FROM orders WHERE id = $1 AND note = $1::text", nil}, // two types
 		// In subqueries: of FROM, WITH, the clauses, set operations' arms.
 		{"SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers WHERE region = $1)", []uint32{oidInt2}},
 		{"SELECT x.id FROM (SELECT id, status FROM orders WHERE status = $1) x WHERE x.id > $2", []uint32{oidText, oidInt4}},
