@@ -153,8 +153,9 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 		s = &Session{}
 	}
 	a, ok := p.cachedAnalysis(sql)
+	var tree *pg_query.ParseResult
 	if !ok {
-		a, _ = analyze(sql)
+		a, tree = analyze(sql)
 	}
 	if a.kind != KindSelect || a.reason != "" || a.writes {
 		return none, false
@@ -163,8 +164,13 @@ func (p *Planner) Describe(ctx context.Context, sql string, s *Session) (Descrip
 	if reason != "" {
 		return none, false
 	}
-	tree, err := pg_query.Parse(sql)
-	if err != nil || len(tree.Stmts) != 1 {
+	if tree == nil {
+		var err error
+		if tree, err = pg_query.Parse(sql); err != nil {
+			return none, false
+		}
+	}
+	if len(tree.Stmts) != 1 {
 		return none, false
 	}
 	sel := tree.Stmts[0].GetStmt().GetSelectStmt()
@@ -198,7 +204,7 @@ func (d *describer) selectList(sel *pg_query.SelectStmt) ([]Field, bool) {
 			if cte == nil || len(cte.Aliascolnames) > 0 || cte.SearchClause != nil || cte.CycleClause != nil {
 				return nil, false
 			}
-			sub := describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}
+			sub := d.sub()
 			fields, ok := sub.selectList(cte.Ctequery.GetSelectStmt())
 			if !ok {
 				return nil, false
@@ -266,8 +272,8 @@ func (d *describer) setOp(sel *pg_query.SelectStmt) ([]Field, bool) {
 	if sel.Larg == nil || sel.Rarg == nil {
 		return nil, false
 	}
-	left, okl := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sel.Larg)
-	right, okr := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sel.Rarg)
+	left, okl := d.sub().selectList(sel.Larg)
+	right, okr := d.sub().selectList(sel.Rarg)
 	if !okl || !okr || len(left) != len(right) {
 		return nil, false
 	}
@@ -311,25 +317,14 @@ func commonType(fs []Field) (Field, bool) {
 		return Field{TypeOID: oidText, TypLen: -1, TypMod: -1}, true
 	}
 	if !same {
-		rank := func(t uint32) int {
-			switch t {
-			case oidInt2, oidInt4, oidInt8:
-				return intRank[t]
-			case oidNumeric:
-				return 4
-			case oidFloat8:
-				return 5
-			}
-			return 0
-		}
 		for _, f := range fs {
 			if f.TypeOID == 0 {
 				continue
 			}
-			if rank(f.TypeOID) == 0 {
+			if !isNumber(f.TypeOID) {
 				return Field{}, false
 			}
-			if rank(f.TypeOID) > rank(t.TypeOID) {
+			if numberRank[f.TypeOID] > numberRank[t.TypeOID] {
 				t = f
 			}
 		}
@@ -386,18 +381,16 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 		}
 	}
 	// A parameter cast in place ($1::timestamptz) has the cast's type.
-	var casts paramCasts
-	walk(sel, &casts)
-	for _, tc := range casts {
+	var uses paramUses
+	walk(sel, &uses)
+	for _, tc := range uses.casts {
 		t, _, ok := describedCast(tc)
 		if !ok || !set(tc.Arg.GetParamRef(), t) {
 			return nil, false
 		}
 	}
 	// Every ParamRef of the statement was typed, and every number.
-	var c paramRefCounter
-	walk(sel, &c)
-	if int(c) != typed || slices.Contains(types, 0) {
+	if uses.refs != typed || slices.Contains(types, 0) {
 		return nil, false
 	}
 	return types, true
@@ -422,7 +415,7 @@ func (d *describer) subLinks(q *pg_query.Node) {
 	}
 	for _, sl := range all {
 		if !nested[sl] {
-			_, _ = (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt())
+			_, _ = d.sub().selectList(sl.Subselect.GetSelectStmt())
 		}
 	}
 }
@@ -532,12 +525,21 @@ func paramType(t uint32) (uint32, bool) {
 	return 0, false
 }
 
-// paramRefCounter counts the ParamRefs of a tree.
-type paramRefCounter int
+// paramUses counts the ParamRefs of a tree and collects their casts
+// ($1::int).
+type paramUses struct {
+	refs  int
+	casts []*pg_query.TypeCast
+}
 
-func (c *paramRefCounter) enter(m proto.Message, _ *walker) {
-	if _, ok := m.(*pg_query.ParamRef); ok {
-		*c++
+func (u *paramUses) enter(m proto.Message, _ *walker) {
+	switch m := m.(type) {
+	case *pg_query.ParamRef:
+		u.refs++
+	case *pg_query.TypeCast:
+		if m.Arg.GetParamRef() != nil {
+			u.casts = append(u.casts, m)
+		}
 	}
 }
 
@@ -562,6 +564,12 @@ type paramScopes struct {
 type paramScope struct {
 	d   *describer
 	sel *pg_query.SelectStmt
+}
+
+// sub is a describer for a subquery of d's SELECT: the WITH queries in
+// scope, no FROM item yet.
+func (d *describer) sub() *describer {
+	return &describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}
 }
 
 // record adds sel, described by d, to the statement's scopes.
@@ -601,7 +609,7 @@ func (d *describer) from(n *pg_query.Node) bool {
 		if rs.Lateral || rs.Alias == nil || len(rs.Alias.Colnames) > 0 {
 			return false
 		}
-		sub := describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}
+		sub := d.sub()
 		fields, ok := sub.selectList(rs.Subquery.GetSelectStmt())
 		if !ok || !d.unique(rs.Alias.Aliasname) {
 			return false
@@ -745,9 +753,9 @@ func columnField(c catalog.ColumnInfo) Field {
 	return Field{Name: c.Name, TableOID: c.RelOID, AttNum: c.AttNum, TypeOID: c.TypeOID, TypLen: c.TypLen, TypMod: c.TypeMod}
 }
 
-// expr describes an output column: a column, an aggregate of one, or a
-// cast of either. named reports whether Postgres names a cast of it by
-// its name (FigureColname's strength 2) rather than by the cast's type.
+// expr describes a value: an output column, or an operand of one. named
+// reports whether Postgres names a cast of it by its name
+// (FigureColname's strength 2) rather than by the cast's type.
 func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 	switch {
 	case n.GetColumnRef() != nil:
@@ -757,90 +765,7 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		}
 		return c.Field, true, true
 	case n.GetFuncCall() != nil:
-		fc := n.GetFuncCall()
-		if fc.FuncVariadic {
-			return f, false, false
-		}
-		fn, ok := builtinName(fc.Funcname)
-		if !ok {
-			return f, false, false
-		}
-		if fc.AggWithinGroup {
-			return d.withinGroup(fn, fc)
-		}
-		if len(fc.AggOrder) > 0 {
-			// ORDER BY inside an aggregate (string_agg(x, ',' ORDER BY
-			// y)) does not change its type; only aggregates take one.
-			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" && fn != "string_agg" || fc.Over != nil {
-				return f, false, false
-			}
-		}
-		if fc.Over != nil {
-			if f, ok := d.window(fn, fc); ok {
-				return f, true, true
-			}
-			if _, agg := aggregateResult(fn, oidInt4); !agg && fn != "count" || fc.AggDistinct {
-				return f, false, false // DISTINCT: refused over a window
-			}
-			// An aggregate over a window: typed as the aggregate.
-		}
-		switch fn {
-		case "date_trunc":
-			return d.dateTrunc(fc)
-		case "round", "upper", "lower", "length", "extract", "date_part", "ceil", "ceiling", "floor", "trunc":
-			return d.scalar(fn, fc)
-		case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "btrim", "ltrim", "rtrim":
-			return d.text(fn, fc)
-		case "strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
-			return d.oneOf(fn, fc)
-		case "abs":
-			if len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil {
-				return f, false, false
-			}
-			af, _, ok := d.expr(fc.Args[0])
-			switch af.TypeOID {
-			case oidInt2, oidInt4, oidInt8, oidNumeric, oidFloat8:
-			default:
-				ok = false
-			}
-			if !ok {
-				return f, false, false
-			}
-			return Field{Name: fn, TypeOID: af.TypeOID, TypLen: af.TypLen, TypMod: -1}, true, true
-		case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value":
-			return f, false, false // without OVER: an error at the origin
-		}
-		var arg uint32
-		switch {
-		case fn == "count" && len(fc.Args) == 1 && fc.Args[0].GetAConst() != nil:
-			// count(1): the argument's type does not matter.
-		case fn == "sum" && len(fc.Args) == 1 && intConst(fc.Args[0]):
-			arg = oidInt4 // Tableau's sum(1)
-		case fn == "string_agg" && len(fc.Args) == 2 && fc.Args[1].GetAConst() != nil && fc.Args[1].GetAConst().GetSval() != nil:
-			// string_agg(text, delimiter): text (bytea's is not worked out).
-			af, _, ok := d.expr(fc.Args[0])
-			if !ok || af.TypeOID != oidText && af.TypeOID != oidVarchar {
-				return f, false, false
-			}
-			arg = oidText
-		case fc.AggStar:
-			if fn != "count" || len(fc.Args) != 0 {
-				return f, false, false
-			}
-		case len(fc.Args) == 1:
-			af, _, ok := d.expr(fc.Args[0])
-			if c := fc.Args[0].GetAConst(); !ok || c != nil && c.GetSval() != nil {
-				return f, false, false // a string constant: of unknown type
-			}
-			arg = af.TypeOID
-		default:
-			return f, false, false
-		}
-		t, ok := aggregateResult(fn, arg)
-		if !ok {
-			return f, false, false
-		}
-		return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+		return d.call(n.GetFuncCall())
 	case n.GetAConst() != nil:
 		t, ok := constType(n.GetAConst())
 		if !ok {
@@ -928,6 +853,85 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 	return f, false, false
 }
 
+// aggregates are the aggregates Describe types (aggregateResult), and
+// windowFunctions the window functions (window).
+var (
+	aggregates = map[string]bool{"count": true, "sum": true, "avg": true, "min": true, "max": true,
+		"stddev": true, "stddev_samp": true, "stddev_pop": true, "variance": true, "var_samp": true, "var_pop": true,
+		"bool_and": true, "bool_or": true, "every": true, "string_agg": true}
+	windowFunctions = map[string]bool{"row_number": true, "rank": true, "dense_rank": true, "percent_rank": true,
+		"cume_dist": true, "ntile": true, "lag": true, "lead": true, "first_value": true, "last_value": true}
+)
+
+// call describes a call of a built-in function: an aggregate (over a
+// window or not), an ordered-set aggregate, a window function, or one of
+// the scalar functions below. A call Postgres refuses (a window function
+// without OVER, a scalar function with DISTINCT, FILTER, ORDER BY or
+// OVER) is declined.
+func (d *describer) call(fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	fn, ok := builtinName(fc.Funcname)
+	if !ok || fc.FuncVariadic {
+		return f, false, false
+	}
+	switch {
+	case fc.AggWithinGroup:
+		return d.withinGroup(fn, fc)
+	case windowFunctions[fn]:
+		return d.window(fn, fc)
+	case aggregates[fn]:
+		if fc.Over != nil && (fc.AggDistinct || len(fc.AggOrder) > 0) {
+			return f, false, false // refused over a window
+		}
+		return d.aggregate(fn, fc)
+	case fc.Over != nil || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0:
+		return f, false, false
+	}
+	switch fn {
+	case "date_trunc":
+		return d.dateTrunc(fc)
+	case "round", "upper", "lower", "length", "extract", "date_part", "ceil", "ceiling", "floor", "trunc", "abs":
+		return d.scalar(fn, fc)
+	case "concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "btrim", "ltrim", "rtrim":
+		return d.text(fn, fc)
+	case "strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
+		return d.oneOf(fn, fc)
+	}
+	return f, false, false
+}
+
+// aggregate describes an aggregate of a value (count(*) and count(1)
+// too), typed by aggregateResult.
+func (d *describer) aggregate(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
+	var arg uint32
+	switch {
+	case fn == "count" && len(fc.Args) == 1 && fc.Args[0].GetAConst() != nil:
+		// count(1): the argument's type does not matter.
+	case fn == "sum" && len(fc.Args) == 1 && intConst(fc.Args[0]):
+		arg = oidInt4 // Tableau's sum(1)
+	case fn == "string_agg" && len(fc.Args) == 2 && fc.Args[1].GetAConst() != nil && fc.Args[1].GetAConst().GetSval() != nil:
+		// string_agg(text, delimiter): text (bytea's is not worked out).
+		af, _, ok := d.expr(fc.Args[0])
+		if !ok || !isString(af.TypeOID) {
+			return f, false, false
+		}
+		arg = oidText
+	case fc.AggStar:
+		if fn != "count" || len(fc.Args) != 0 {
+			return f, false, false
+		}
+	case len(fc.Args) == 1:
+		af, _, ok := d.expr(fc.Args[0])
+		if c := fc.Args[0].GetAConst(); !ok || c != nil && c.GetSval() != nil {
+			return f, false, false // a string constant: of unknown type
+		}
+		arg = af.TypeOID
+	default:
+		return f, false, false
+	}
+	t, _ := aggregateResult(fn, arg)
+	return fixedField(fn, t)
+}
+
 // common describes what takes the common type of args (commonType):
 // coalesce, greatest, least and CASE (whose results args are, a nil arg a
 // missing ELSE). Each arg is described as an output column would be, or
@@ -1005,7 +1009,7 @@ func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 	}
 	t := Field{Name: "nullif", TypeOID: a.TypeOID, TypLen: a.TypLen, TypMod: a.TypMod}
 	switch {
-	case a.TypeOID == b.TypeOID, intRank[a.TypeOID] > 0 && intRank[b.TypeOID] > 0:
+	case a.TypeOID == b.TypeOID, isInteger(a.TypeOID) && isInteger(b.TypeOID):
 	default:
 		c, ok := commonType([]Field{a, b})
 		if !ok {
@@ -1042,7 +1046,7 @@ func (d *describer) withinGroup(fn string, fc *pg_query.FuncCall) (f Field, name
 		switch {
 		case x.TypeOID == oidInterval:
 			t = oidInterval
-		case intRank[x.TypeOID] > 0 || x.TypeOID == oidNumeric || x.TypeOID == oidFloat8:
+		case isNumber(x.TypeOID):
 			t = oidFloat8
 		}
 	case "percentile_disc", "mode":
@@ -1059,14 +1063,13 @@ func (d *describer) withinGroup(fn string, fc *pg_query.FuncCall) (f Field, name
 
 // window describes a window function (fn, called with OVER): row_number,
 // rank and dense_rank (bigint), percent_rank and cume_dist (double
-// precision), ntile (integer), and lag, lead (without a default),
-// first_value and last_value of a column of a built-in type, which they
-// return as it is, without its typmod. false for the rest, aggregates
-// among them.
-func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
+// precision), ntile (integer), and lag, lead, first_value and last_value
+// of a value of a built-in type, which they return as it is (lag and
+// lead with a default: the common type of both), without its typmod.
+func (d *describer) window(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
 	var none Field
-	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil {
-		return none, false
+	if fc.Over == nil || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+		return none, false, false
 	}
 	var t uint32
 	switch fn {
@@ -1088,11 +1091,11 @@ func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
 			n = 3
 		}
 		if len(fc.Args) < 1 || len(fc.Args) > n || len(fc.Args) >= 2 && !intConst(fc.Args[1]) {
-			return none, false
+			return none, false, false
 		}
 		af, _, ok := d.expr(fc.Args[0])
 		if !ok || typLens[af.TypeOID] == 0 {
-			return none, false // a domain's or another type's: not worked out here
+			return none, false, false // a domain's or another type's: not worked out here
 		}
 		t = af.TypeOID
 		if len(fc.Args) == 3 {
@@ -1100,19 +1103,16 @@ func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
 			// type of the value and the default.
 			def, _, ok := d.expr(fc.Args[2])
 			if c := fc.Args[2].GetAConst(); !ok || c != nil && c.GetSval() != nil {
-				return none, false
+				return none, false, false
 			}
 			ct, ok := commonType([]Field{af, def})
 			if !ok {
-				return none, false
+				return none, false, false
 			}
 			t = ct.TypeOID
 		}
 	}
-	if t == 0 {
-		return none, false
-	}
-	return Field{Name: fn, TypeOID: t, TypLen: typLens[t], TypMod: -1}, true
+	return fixedField(fn, t)
 }
 
 // text describes functions of text that return text, of a column of
@@ -1120,7 +1120,7 @@ func (d *describer) window(fn string, fc *pg_query.FuncCall) (Field, bool) {
 // concat (of any columns), to_char, substr, substring, replace, left,
 // right, initcap and md5.
 func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
-	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) == 0 || fc.Over != nil {
+	if len(fc.Args) == 0 {
 		return f, false, false
 	}
 	columns := 0
@@ -1145,7 +1145,7 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 			default:
 				return f, false, false
 			}
-		case af.TypeOID != oidText && af.TypeOID != oidVarchar:
+		case !isString(af.TypeOID):
 			return f, false, false
 		}
 		columns++
@@ -1156,7 +1156,7 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 	if columns == 0 || len(fc.Args) < want[0] || len(fc.Args) > want[1] {
 		return f, false, false
 	}
-	return Field{Name: fn, TypeOID: oidText, TypLen: -1, TypMod: -1}, true, true
+	return fixedField(fn, oidText)
 }
 
 // oneOf describes functions of one typed argument (and constants) whose
@@ -1165,7 +1165,7 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 // jsonb_typeof (text), json_array_length and jsonb_array_length
 // (integer).
 func (d *describer) oneOf(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
-	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || fc.Over != nil || len(fc.Args) == 0 || len(fc.Args) > 2 {
+	if len(fc.Args) == 0 || len(fc.Args) > 2 {
 		return f, false, false
 	}
 	var types []uint32
@@ -1176,11 +1176,10 @@ func (d *describer) oneOf(fn string, fc *pg_query.FuncCall) (f Field, named, ok 
 		}
 		types = append(types, af.TypeOID)
 	}
-	str := func(t uint32) bool { return t == oidText || t == oidVarchar }
 	t := uint32(0)
 	switch fn {
 	case "strpos", "position":
-		if len(types) == 2 && str(types[0]) && str(types[1]) {
+		if len(types) == 2 && isString(types[0]) && isString(types[1]) {
 			t = oidInt4
 		}
 	case "array_length":
@@ -1217,26 +1216,27 @@ func fixedField(fn string, t uint32) (f Field, named, ok bool) {
 
 // arrayType reports whether t is one of the array types arrayTypes
 // names.
-func arrayType(t uint32) bool {
+func arrayType(t uint32) bool { return isArrayType[t] }
+
+var isArrayType = func() map[uint32]bool {
+	m := make(map[uint32]bool, len(arrayTypes))
 	for _, a := range arrayTypes {
-		if a == t {
-			return true
-		}
+		m[a] = true
 	}
-	return false
-}
+	return m
+}()
 
 // subLink describes a scalar subquery (its one column's name, type and
 // typmod, but no origin) and EXISTS (boolean "exists").
 func (d *describer) subLink(sl *pg_query.SubLink) (f Field, named, ok bool) {
 	switch sl.SubLinkType {
 	case pg_query.SubLinkType_EXISTS_SUBLINK:
-		if _, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt()); !ok {
+		if _, ok := d.sub().selectList(sl.Subselect.GetSelectStmt()); !ok {
 			return f, false, false
 		}
 		return Field{Name: "exists", TypeOID: oidBool, TypLen: 1, TypMod: -1}, true, true
 	case pg_query.SubLinkType_EXPR_SUBLINK:
-		fields, ok := (&describer{a: d.a, r: d.r, ctes: d.ctes, ps: d.ps}).selectList(sl.Subselect.GetSelectStmt())
+		fields, ok := d.sub().selectList(sl.Subselect.GetSelectStmt())
 		if !ok || len(fields) != 1 {
 			return f, false, false
 		}
@@ -1249,8 +1249,7 @@ func (d *describer) subLink(sl *pg_query.SubLink) (f Field, named, ok bool) {
 // dateTrunc describes date_trunc('unit', column): Postgres's date_trunc
 // takes a timestamp, a timestamptz (which a date becomes) or an interval.
 func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
-	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) != 2 ||
-		fc.Args[0].GetAConst() == nil || fc.Args[0].GetAConst().GetSval() == nil {
+	if len(fc.Args) != 2 || fc.Args[0].GetAConst() == nil || fc.Args[0].GetAConst().GetSval() == nil {
 		return f, false, false
 	}
 	af, _, ok := d.expr(fc.Args[1])
@@ -1265,16 +1264,17 @@ func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
 	default:
 		return f, false, false
 	}
-	return Field{Name: "date_trunc", TypeOID: t, TypLen: typLens[t], TypMod: -1}, true, true
+	return fixedField("date_trunc", t)
 }
 
-// scalar describes a few functions of one column whose result type
-// Postgres fixes by the column's: round(numeric [, integer]) and
-// round(double precision); upper, lower and length of text or varchar;
+// scalar describes a few functions of one value whose result type
+// Postgres fixes by the value's: round and trunc (numeric [, integer],
+// or double precision); ceil, floor and abs; upper, lower and length of
+// text or varchar;
 // extract(field FROM c) (numeric) and date_part('field', c) (double
 // precision) of a date or time.
 func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok bool) {
-	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.Args) == 0 || len(fc.Args) > 2 {
+	if len(fc.Args) == 0 || len(fc.Args) > 2 {
 		return f, false, false
 	}
 	col := fc.Args[len(fc.Args)-1]
@@ -1298,8 +1298,12 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 		if len(fc.Args) == 1 && (af.TypeOID == oidNumeric || af.TypeOID == oidFloat8) {
 			t = af.TypeOID
 		}
+	case "abs":
+		if len(fc.Args) == 1 && isNumber(af.TypeOID) {
+			t = af.TypeOID
+		}
 	case "upper", "lower", "length":
-		if len(fc.Args) == 1 && (af.TypeOID == oidText || af.TypeOID == oidVarchar) {
+		if len(fc.Args) == 1 && isString(af.TypeOID) {
 			t = oidText
 			if fn == "length" {
 				t = oidInt4
@@ -1350,8 +1354,13 @@ func constType(c *pg_query.A_Const) (uint32, bool) {
 	return 0, false
 }
 
-// intRank orders the integer types by width.
-var intRank = map[uint32]int{oidInt2: 1, oidInt4: 2, oidInt8: 3}
+// numberRank orders the number types Describe works with as Postgres
+// converts them implicitly: each to those after it, not back.
+var numberRank = map[uint32]int{oidInt2: 1, oidInt4: 2, oidInt8: 3, oidNumeric: 4, oidFloat8: 5}
+
+func isInteger(t uint32) bool { return numberRank[t] >= 1 && numberRank[t] <= 3 }
+func isNumber(t uint32) bool  { return numberRank[t] > 0 }
+func isString(t uint32) bool  { return t == oidText || t == oidVarchar }
 
 // arithmetic types x op y (+, -, *, /, %) of integers, numerics and
 // double precision as Postgres resolves the operator: two integers give
@@ -1370,7 +1379,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	}
 	if e.Lexpr == nil {
 		t, ok := operand(e.Rexpr)
-		if op != "-" || !ok || t != oidInt2 && t != oidInt4 && t != oidInt8 && t != oidNumeric && t != oidFloat8 && t != oidInterval {
+		if op != "-" || !ok || !isNumber(t) && t != oidInterval {
 			return 0, false
 		}
 		return t, true
@@ -1381,7 +1390,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		return 0, false
 	}
 	if op == "||" {
-		if (l == oidText || l == oidVarchar) && (r == oidText || r == oidVarchar) {
+		if isString(l) && isString(r) {
 			return oidText, true
 		}
 		return 0, false
@@ -1406,9 +1415,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	if paramComparisons[op] {
 		// A comparison of two values of one type, or of numbers, or of
 		// text and varchar: boolean.
-		num := func(t uint32) bool { return intRank[t] > 0 || t == oidNumeric || t == oidFloat8 }
-		str := func(t uint32) bool { return t == oidText || t == oidVarchar }
-		if l == r && typLens[l] != 0 || num(l) && num(r) || str(l) && str(r) {
+		if l == r && typLens[l] != 0 || isNumber(l) && isNumber(r) || isString(l) && isString(r) {
 			return oidBool, true
 		}
 		return 0, false
@@ -1422,18 +1429,17 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		return t, true
 	}
 	switch {
-	case intRank[l] > 0 && intRank[r] > 0:
-		if intRank[l] >= intRank[r] {
+	case !isNumber(l) || !isNumber(r) || op == "%" && (l == oidFloat8 || r == oidFloat8):
+		return 0, false
+	case isInteger(l) && isInteger(r), l == oidFloat8 || r == oidFloat8:
+		// Two integers give the wider; anything with a double precision
+		// is one.
+		if numberRank[l] >= numberRank[r] {
 			return l, true
 		}
 		return r, true
-	case (intRank[l] > 0 || l == oidNumeric) && (intRank[r] > 0 || r == oidNumeric):
-		return oidNumeric, true
-	case op != "%" && (l == oidFloat8 || r == oidFloat8) && (l == oidFloat8 || intRank[l] > 0 || l == oidNumeric) &&
-		(r == oidFloat8 || intRank[r] > 0 || r == oidNumeric):
-		return oidFloat8, true
 	}
-	return 0, false
+	return oidNumeric, true // an integer or numeric with a numeric
 }
 
 // dateArithmetic types the operators of dates, times and intervals as
@@ -1443,8 +1449,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 // difference of two dates is an integer, of two timestamps an interval;
 // intervals add and subtract, and multiply and divide by numbers.
 func dateArithmetic(op string, l, r uint32) (uint32, bool) {
-	integer := func(t uint32) bool { return t == oidInt2 || t == oidInt4 }
-	number := func(t uint32) bool { return intRank[t] > 0 || t == oidNumeric || t == oidFloat8 }
+	integer := func(t uint32) bool { return t == oidInt2 || t == oidInt4 } // date + int8 has no operator
 	switch op {
 	case "+":
 		if r == oidInterval {
@@ -1476,11 +1481,11 @@ func dateArithmetic(op string, l, r uint32) (uint32, bool) {
 			return oidInterval, true
 		}
 	case "*":
-		if l == oidInterval && number(r) || number(l) && r == oidInterval {
+		if l == oidInterval && isNumber(r) || isNumber(l) && r == oidInterval {
 			return oidInterval, true
 		}
 	case "/":
-		if l == oidInterval && number(r) {
+		if l == oidInterval && isNumber(r) {
 			return oidInterval, true
 		}
 	}
@@ -1493,23 +1498,14 @@ func intConst(n *pg_query.Node) bool {
 	return c != nil && !c.Isnull && c.GetIval() != nil
 }
 
-// builtinName is the lower-case name of a call of count, sum, avg, min,
-// max or date_trunc, unqualified or in pg_catalog.
+// builtinName is the name of a function call, unqualified or in
+// pg_catalog (call declines the names it does not know).
 func builtinName(names []*pg_query.Node) (string, bool) {
 	if len(names) == 2 && names[0].GetString_().GetSval() != "pg_catalog" || len(names) == 0 || len(names) > 2 {
 		return "", false
 	}
 	fn := names[len(names)-1].GetString_().GetSval()
-	switch fn {
-	case "count", "sum", "avg", "min", "max", "date_trunc", "round", "upper", "lower", "length", "extract", "date_part",
-		"concat", "to_char", "substr", "substring", "replace", "left", "right", "initcap", "md5", "abs",
-		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
-		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "bool_and", "bool_or", "every", "string_agg",
-		"ceil", "ceiling", "floor", "trunc", "btrim", "ltrim", "rtrim", "percentile_cont", "percentile_disc", "mode",
-		"strpos", "position", "array_length", "cardinality", "jsonb_typeof", "json_typeof", "jsonb_array_length", "json_array_length":
-		return fn, true
-	}
-	return "", false
+	return fn, fn != ""
 }
 
 // describedCast is the type a cast names, among castTypes, and its name as
@@ -1525,15 +1521,6 @@ func describedCast(tc *pg_query.TypeCast) (uint32, string, bool) {
 	last := names[len(names)-1].GetString_().GetSval()
 	t, ok := castTypes[last]
 	return t, last, ok
-}
-
-// paramCasts collects the casts of a parameter ($1::int) of a tree.
-type paramCasts []*pg_query.TypeCast
-
-func (c *paramCasts) enter(m proto.Message, _ *walker) {
-	if tc, ok := m.(*pg_query.TypeCast); ok && tc.Arg.GetParamRef() != nil {
-		*c = append(*c, tc)
-	}
 }
 
 // castTypmod is the typmod a cast to type t with the given modifiers
