@@ -1072,8 +1072,7 @@ func TestSessions_KilledAndRestartedDuringOutage(t *testing.T) {
 	setupProxyAuth(t)
 	bin := pgaccelBinary(t)
 	listen, adminAddr := freeAddr(t), freeAddr(t)
-	cfg := filepath.Join(t.TempDir(), "pgaccel.yaml")
-	body := fmt.Sprintf(`origin:
+	cfg := writeConfig(t, fmt.Sprintf(`origin:
   dsn: ${env:TEST_ORIGIN_DSN}
 server:
   listen: %s
@@ -1089,10 +1088,7 @@ datasets:
   - from: postgres:public.sess_orders
     acceleration:
       mode: file
-`, listen, adminAddr, t.TempDir())
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, listen, adminAddr, t.TempDir()))
 	env := []string{"TEST_ORIGIN_DSN=" + origin.SuperDSN(), "PGACCEL_ADMIN_TOKEN="}
 	dsn := "postgres://" + sessUser + ":" + sessPass + "@" + listen + "/" + origin.Database + "?sslmode=disable"
 	count := func(sql string) (int64, error) {
