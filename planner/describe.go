@@ -783,7 +783,8 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 	case n.GetCoalesceExpr() != nil:
 		// coalesce(x, 0), as dashboards write it around an aggregate, and
 		// coalesce of any values of one type: their common type.
-		return d.common("coalesce", n.GetCoalesceExpr().Args)
+		f, _, _, ok := d.common("coalesce", n.GetCoalesceExpr().Args)
+		return f, ok, ok
 	case n.GetMinMaxExpr() != nil:
 		mm := n.GetMinMaxExpr()
 		name := "greatest"
@@ -792,7 +793,8 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		} else if mm.Op != pg_query.MinMaxOp_IS_GREATEST {
 			return f, false, false
 		}
-		return d.common(name, mm.Args)
+		f, _, _, ok := d.common(name, mm.Args)
+		return f, ok, ok
 	case n.GetCaseExpr() != nil:
 		// CASE: the common type of its results, a missing ELSE a NULL.
 		ce := n.GetCaseExpr()
@@ -809,7 +811,13 @@ func (d *describer) expr(n *pg_query.Node) (f Field, named, ok bool) {
 		} else {
 			results = append(results, nil)
 		}
-		return d.common("case", results)
+		// Named as its ELSE when that is named (a column, a function,
+		// ...); else "case", weakly (a cast of it is named by the type).
+		f, els, elseNamed, ok := d.common("case", results)
+		if elseNamed {
+			f.Name = els.Name
+		}
+		return f, elseNamed, ok
 	case n.GetSubLink() != nil:
 		return d.subLink(n.GetSubLink())
 	case n.GetTypeCast() != nil:
@@ -934,20 +942,18 @@ func (d *describer) aggregate(fn string, fc *pg_query.FuncCall) (f Field, named,
 
 // common describes what takes the common type of args (commonType):
 // coalesce, greatest, least and CASE (whose results args are, a nil arg a
-// missing ELSE). Each arg is described as an output column would be, or
-// is a NULL, true or false; a string constant is taken as text only
-// when every other arg is text (Postgres would coerce it to another
-// type: not worked out here).
-func (d *describer) common(name string, args []*pg_query.Node) (f Field, named, ok bool) {
+// missing ELSE), named name (FigureColname's strength 2). Each arg is
+// described as an output column would be, or is a NULL, true or false; a
+// string constant is taken as text only when every other arg is text
+// (Postgres would coerce it to another type: not worked out here). last
+// is the last arg's description, when it has one, and lastNamed whether
+// it is named (CASE takes its ELSE's name).
+func (d *describer) common(name string, args []*pg_query.Node) (f Field, last Field, lastNamed, ok bool) {
 	if len(args) == 0 {
-		return f, false, false
+		return f, last, false, false
 	}
 	fs := make([]Field, len(args))
 	literal := false
-	// A CASE is named as its ELSE is, when that is named (FigureColname's
-	// strength 2: a column, a function, ...); else "case", weakly (a cast
-	// of it is named by the type).
-	caseNamed, caseName := false, ""
 	for i, a := range args {
 		if a == nil {
 			continue // NULL
@@ -965,27 +971,19 @@ func (d *describer) common(name string, args []*pg_query.Node) (f Field, named, 
 		}
 		af, named, ok := d.expr(a)
 		if !ok {
-			return f, false, false
+			return f, last, false, false
 		}
 		fs[i] = af
-		if name == "case" && i == len(args)-1 {
-			caseNamed, caseName = named, af.Name
+		if i == len(args)-1 {
+			last, lastNamed = af, named
 		}
 	}
 	t, ok := commonType(fs)
 	if !ok || literal && t.TypeOID != oidText {
-		return f, false, false
-	}
-	if name == "case" {
-		if caseNamed {
-			t.Name = caseName
-			return t, true, true
-		}
-		t.Name = "case"
-		return t, false, true
+		return f, last, false, false
 	}
 	t.Name = name
-	return t, true, true
+	return t, last, lastNamed, true
 }
 
 // nullIf describes nullif(a, b): the type of a as the = operator takes
