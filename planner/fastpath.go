@@ -42,7 +42,60 @@ func (p *Planner) Quick(sql string) (Decision, bool) {
 	if p.noFastPath {
 		return Decision{}, false
 	}
-	return p.quickDecision(sql)
+	if d, ok := p.quickDecision(sql); ok {
+		return d, true
+	}
+	return p.sessionless(sql)
+}
+
+// sessionless is the decision for a statement that is no read, of a kind
+// that goes to the origin whatever the session (SET, SET TRANSACTION,
+// DDL, COPY, LOCK, several statements, ...). The proxy reads the session
+// info for it neither: inside a transaction block that read would be a
+// query of the client's transaction, and SET TRANSACTION ISOLATION LEVEL
+// (pg_dump's second statement), SET TRANSACTION SNAPSHOT and the like
+// must come before any query of it. A text that may be a read (SELECT,
+// WITH, VALUES, TABLE, a parenthesis, EXPLAIN, SHOW, cursors, PREPARE and
+// EXECUTE) is not parsed here: it takes the full path.
+func (p *Planner) sessionless(sql string) (Decision, bool) {
+	first := ""
+	scanTokens(sql, func(tok string, quoted bool) bool {
+		if !quoted {
+			first = strings.ToLower(tok)
+		}
+		return false
+	})
+	switch first {
+	case "", "select", "with", "values", "table", "explain", "show", "declare", "fetch", "move",
+		"close", "prepare", "execute":
+		return Decision{}, false
+	}
+	a, ok := p.cachedAnalysis(sql)
+	if !ok {
+		a, _ = p.analyzeAndCache(sql)
+	}
+	if a.reason == "" {
+		return Decision{}, false
+	}
+	switch a.kind {
+	case KindSelect, KindExplain, KindShow, KindDeclare, KindFetch, KindMove, KindClose, KindPrepare,
+		KindExecute, KindEmpty,
+		// Transaction statements with options (BEGIN ISOLATION LEVEL
+		// ..., COMMIT AND CHAIN) keep the full path, as before.
+		KindBegin, KindCommit, KindRollback:
+		return Decision{}, false
+	}
+	return Decision{
+		Route:          RouteOrigin,
+		Fingerprint:    a.fingerprint,
+		ParamCount:     a.paramCount,
+		Kind:           a.kind,
+		SetsSearchPath: a.setsSession,
+		HoldCursor:     a.holdCursor,
+		writes:         a.writes,
+		Reason:         a.reason,
+		Detail:         a.detail,
+	}, true
 }
 
 // QuickTxWrote is Quick for a session whose transaction has written: every

@@ -116,3 +116,46 @@ func TestQuickTxWrote_AnyPlainReadGoesToTheOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestQuick_StatementsThatAreNoReadNeedNoSession: Quick decides a statement
+// that is no read, of a kind that goes to the origin whatever the session,
+// as the full plan does, so that the proxy reads no session info for it
+// (inside a transaction block that read would be a query before SET
+// TRANSACTION); a text that may be a read takes the full path.
+func TestQuick_StatementsThatAreNoReadNeedNoSession(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	full := New(testRegistry(t), newFakeResolver(), Options{NoFastPath: true})
+	for _, sql := range []string{
+		"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE",
+		"SET TRANSACTION SNAPSHOT '00000003-0000001B-1'",
+		"set transaction read only",
+		"SET search_path = x",
+		"SET LOCAL statement_timeout = 5",
+		"RESET ALL",
+		"CREATE TABLE x (a int)",
+		"ALTER TABLE orders ADD COLUMN z int",
+		"COPY orders TO STDOUT",
+		"LOCK TABLE orders",
+		"SAVEPOINT a",
+		"SET x = 1; SELECT * FROM orders",
+		"DO $$ BEGIN END $$",
+		"not sql at all",
+	} {
+		q, ok := p.Quick(sql)
+		f := full.Plan(context.Background(), sql, defaultSession())
+		if !ok || q.Route != RouteOrigin || q.Reason != f.Reason || q.Detail != f.Detail || q.Kind != f.Kind ||
+			q.Writes() != f.Writes() || q.SetsSearchPath != f.SetsSearchPath || q.HoldCursor != f.HoldCursor {
+			t.Errorf("%q: Quick %+v (%v), full plan %+v", sql, q, ok, f)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT * FROM orders", "WITH x AS (SELECT 1) SELECT * FROM orders", "(SELECT * FROM orders)",
+		"TABLE orders", "VALUES (1)", "EXPLAIN SELECT * FROM orders", "SHOW pgaccel.last_route",
+		"DECLARE c CURSOR FOR SELECT * FROM orders", "FETCH 10 FROM c", "EXECUTE p", "PREPARE p AS SELECT 1",
+		"/* x */ select 1 from orders", "BEGIN ISOLATION LEVEL SERIALIZABLE", "COMMIT AND CHAIN",
+	} {
+		if d, ok := p.Quick(sql); ok {
+			t.Errorf("%q: Quick decided %+v; it may be a read", sql, d)
+		}
+	}
+}

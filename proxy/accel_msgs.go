@@ -90,6 +90,13 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	}
 	describe := described(rd)
 	fromOrigin := false // a description new to the cache, from the origin: checked against the planner's (checkDerived)
+	if rd == nil {
+		if r, leader := ss.describeFlight(key); r != nil {
+			rd, describe = r, described(r)
+		} else if leader {
+			defer ss.srv.describing.finish(key)
+		}
+	}
 	if rd == nil && ss.originDown() && ss.link == linkStandIn {
 		// The origin cannot describe it: a text of the same description
 		// shape may have been described (describeCache.shaped), or the
@@ -120,6 +127,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 			rd, err = wait() // rd heads the answer below
 			if err == nil && rd != nil {
 				fromOrigin = ss.srv.describes.put(key, rd)
+				ss.srv.describing.finish(key)
 			}
 			return rd, err
 		}
@@ -192,6 +200,25 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	return true
 }
 
+// describeFlight is, for a session with no origin connection that needs
+// the origin's description kept under key, the description another
+// session is asking the origin for at the same time (waited for, at most
+// loginOriginWait); leader is true when no other session is asking, and
+// this one finishes the flight once it has asked (keyFlights.finish). A
+// burst of new sessions reading the same new text so opens one origin
+// connection, not one each.
+func (ss *session) describeFlight(key string) (rd *pgproto3.RowDescription, leader bool) {
+	if ss.link != linkNone {
+		return nil, false
+	}
+	wait, first := ss.srv.describing.join(key)
+	if first {
+		return nil, true
+	}
+	await(wait, ss.closedCh())
+	return ss.srv.describes.get(key), false
+}
+
 // publish keeps st's descriptions in the describe cache by text, once per
 // statement (not per execution), for the next statement of that text: its
 // rows, and its parameters, so that a session can prepare the same text
@@ -205,7 +232,9 @@ func (ss *session) publish(st *stmtInfo, d planner.Decision) {
 		return
 	}
 	key := ss.describeKey(st.sql, d)
-	if ss.srv.describes.put(stmtKey('R', key, st.paramOIDs), rd) {
+	rkey := stmtKey('R', key, st.paramOIDs)
+	defer ss.srv.describing.finish(rkey)
+	if ss.srv.describes.put(rkey, rd) {
 		inferred := pd
 		if len(st.paramOIDs) > 0 {
 			inferred = nil // the client's parameter types, not Postgres's inference

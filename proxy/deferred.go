@@ -83,6 +83,20 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 			rows = ss.srv.describes.get(stmtKey('R', key, st.paramOIDs))
 			st.published = rows != nil
 		}
+		if rows == nil && ss.link == linkNone {
+			// Another session without a connection may be asking the
+			// origin for it now (describeFlight): this one waits rather
+			// than open a connection of its own; the first one asks.
+			rkey := stmtKey('R', key, st.paramOIDs)
+			if wait, first := ss.srv.describing.join(rkey); !first {
+				await(wait, ss.closedCh())
+				if params == nil {
+					params = ss.srv.describes.params(stmtKey('P', key, st.paramOIDs))
+				}
+				rows = ss.srv.describes.get(rkey)
+				st.published = rows != nil
+			}
+		}
 	}
 	if (params == nil || rows == nil) && ss.pending.idle() && ss.originDown() {
 		// The origin cannot describe it: the descriptions of a text of

@@ -254,3 +254,69 @@ func sameStart(a, b, reported map[string]string) bool {
 	}
 	return true
 }
+
+// keyFlights makes the sessions that need the origin for the same thing
+// wait for the first of them. Logins of one key that need the origin (no
+// state kept, or none fresh) wait for the first, which logs in there,
+// reads the session info at once and keeps both (proxyLogin); sessions
+// without an origin connection that need the origin's description of the
+// same text wait for the first to ask (describeFlight). Without them, a
+// burst of new sessions of one role (a pool filling up, 50 psycopg2
+// workers starting) each opened an origin connection and held a backend
+// for origin_idle_timeout, though they only read accelerated datasets.
+type keyFlights struct {
+	mu      sync.Mutex
+	flights map[string]*keyFlight
+}
+
+// keyFlight is one key's flight.
+type keyFlight struct {
+	done    chan struct{}
+	started time.Time
+}
+
+// flightMax is how long a flight lasts at most: one whose first session
+// never finished it (its client left, its statement failed) is replaced
+// by the next session that joins. Those waiting for it wait at most
+// loginOriginWait.
+const flightMax = loginOriginWait
+
+// join returns, for the first session of key in flight, leader true (it
+// calls finish once what the others wait for is kept, or cannot be had);
+// for the others, the channel finish closes.
+func (f *keyFlights) join(key string) (wait <-chan struct{}, leader bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.flights[key]; ok && time.Since(fl.started) < flightMax {
+		return fl.done, false
+	} else if ok {
+		close(fl.done)
+	}
+	if f.flights == nil {
+		f.flights = map[string]*keyFlight{}
+	}
+	f.flights[key] = &keyFlight{done: make(chan struct{}), started: time.Now()}
+	return nil, true
+}
+
+// finish ends key's flight, if one is in the air.
+func (f *keyFlights) finish(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.flights[key]; ok {
+		delete(f.flights, key)
+		close(fl.done)
+	}
+}
+
+// await waits for the flight whose channel is wait, at most
+// loginOriginWait, or until done is closed.
+func await(wait <-chan struct{}, done <-chan struct{}) {
+	timer := time.NewTimer(loginOriginWait)
+	defer timer.Stop()
+	select {
+	case <-wait:
+	case <-timer.C:
+	case <-done:
+	}
+}

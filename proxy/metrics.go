@@ -103,7 +103,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"event"}),
 		links: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_origin_links_total",
-			Help: "Origin links of sessions with datasets, by event: login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (an idle session's origin connection, after auth.origin_idle_timeout, or that of a session that ended, reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
+			Help: "Origin links of sessions with datasets, by event: login (auth.mode proxy: a login that logged in at the origin), login_without_origin (auth.mode proxy: a login completed from what an earlier session of the same role and settings started with, no origin connection opened), reconnected (an origin connection opened for a session that had none, its settings and prepared statements set up again), detached (the origin connection broke while the session was idle and the session went on), stand_in (a statement needed the origin and it could not be reached: the client got ERROR 08006), released (an idle session's origin connection, after auth.origin_idle_timeout, or that of a session that ended, reset into the pool, or closed), reused (a session took a pooled connection instead of logging in), login_refused (a wrong password, or an unknown role).",
 		}, []string{"event"}),
 		derived: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pgaccel_derived_descriptions_total",
@@ -247,6 +247,7 @@ func (m *Metrics) request(kind string) {
 // Events of pgaccel_origin_links_total.
 const (
 	linkLoginWithout = "login_without_origin"
+	linkLogin        = "login"
 	linkReconnected  = "reconnected"
 	linkDetached     = "detached"
 	linkStandInEvent = "stand_in"

@@ -181,8 +181,24 @@ func (ss *session) readInfo() error {
 			return fmt.Errorf("read session info: %w", &originError{m})
 		}
 	}
+	info, err := parseSessionInfo(row)
+	if err != nil {
+		return err
+	}
+	ss.info = info
+	ss.infoGen++
+	ss.infoDirty = false
+	if ss.pristine && ss.loginKey != "" {
+		// What sessions of this login start with (logins.go).
+		ss.srv.logins.putInfo(ss.loginKey, info)
+	}
+	return nil
+}
+
+// parseSessionInfo reads the row of sessionInfoSQL.
+func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
 	if row == nil || len(row.Values) != 9 {
-		return errors.New("read session info: no row")
+		return sessionInfo{}, errors.New("read session info: no row")
 	}
 	info := sessionInfo{
 		valid:            true,
@@ -195,26 +211,52 @@ func (ss *session) readInfo() error {
 		locale:           string(row.Values[8]),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
-		return fmt.Errorf("read session info: search path: %w", err)
+		return sessionInfo{}, fmt.Errorf("read session info: search path: %w", err)
 	}
 	var temps []string
 	if err := json.Unmarshal(row.Values[4], &temps); err != nil {
-		return fmt.Errorf("read session info: temp tables: %w", err)
+		return sessionInfo{}, fmt.Errorf("read session info: temp tables: %w", err)
 	}
 	for _, t := range temps {
 		info.tempTables[t] = true
 	}
+	var err error
 	if info.statementTimeout, err = parseTimeout(string(row.Values[5])); err != nil {
-		return fmt.Errorf("read session info: %w", err)
+		return sessionInfo{}, fmt.Errorf("read session info: %w", err)
 	}
-	ss.info = info
-	ss.infoGen++
-	ss.infoDirty = false
-	if ss.pristine && ss.loginKey != "" {
-		// What sessions of this login start with (logins.go).
-		ss.srv.logins.putInfo(ss.loginKey, info)
+	return info, nil
+}
+
+// readInfo reads the session info on a connection just logged in (or
+// taken from the pool), before any session uses it: a simple Query, whose
+// unnamed statement and portal no client has yet.
+func (ol *originLogin) readInfo(timeout time.Duration) (sessionInfo, error) {
+	_ = ol.conn.SetDeadline(time.Now().Add(timeout))
+	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
+	ol.fe.Send(&pgproto3.Query{String: sessionInfoSQL})
+	if err := ol.fe.Flush(); err != nil {
+		return sessionInfo{}, err
 	}
-	return nil
+	var row *pgproto3.DataRow
+	var failed error
+	for {
+		msg, err := ol.fe.Receive()
+		if err != nil {
+			return sessionInfo{}, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			row = copyBackendMessage(m).(*pgproto3.DataRow)
+		case *pgproto3.ErrorResponse:
+			failed = fmt.Errorf("read session info: %w", &originError{copyBackendMessage(m).(*pgproto3.ErrorResponse)})
+		case *pgproto3.ReadyForQuery:
+			ol.status = m.TxStatus
+			if failed != nil {
+				return sessionInfo{}, failed
+			}
+			return parseSessionInfo(row)
+		}
+	}
 }
 
 // startDescribeSQL asks the origin for the row description of sql, as an

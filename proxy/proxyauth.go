@@ -132,12 +132,30 @@ func (ss *session) proxyLogin() error {
 		// lookup, or another login).
 		return ss.startWithout(ls)
 	}
+	leader := false
+	if ss.accel != nil && e.CanConnect && !stale {
+		// The first login of the key that needs the origin goes there;
+		// the others of a burst wait for it and start without it.
+		wait, first := ss.srv.flights.join(ss.loginKey)
+		if first {
+			leader = true
+			defer ss.srv.flights.finish(ss.loginKey)
+		} else {
+			await(wait, ctx.Done())
+			if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
+				return ss.startWithout(ls)
+			}
+		}
+	}
 	if e.CanConnect {
 		if ol := ss.srv.pool.take(ss.loginKey, ss.appName()); ol != nil {
 			// An origin connection a session of this login key left
 			// (endsToPool, releaseIdle): the session starts on it,
 			// without a login at the origin.
 			ss.srv.metrics.link(linkReused)
+			if leader {
+				ss.readInfoAtLogin(ol)
+			}
 			return ss.startOn(ol)
 		}
 	}
@@ -188,7 +206,24 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	}
 	ss.srv.originUp()
+	ss.srv.metrics.link(linkLogin)
+	if leader {
+		ss.readInfoAtLogin(ol)
+	}
 	return ss.startOn(ol)
+}
+
+// readInfoAtLogin reads the session info on ol, the origin connection of
+// a login that leads its key's flight (keyFlights), so that the logins
+// waiting for it start without the origin, with it.
+func (ss *session) readInfoAtLogin(ol *originLogin) {
+	info, err := ol.readInfo(ss.srv.cfg.DialTimeout)
+	if err != nil {
+		ss.log.Debug().Err(err).Msg("session info at login failed; it is read before the first accelerated statement")
+		return
+	}
+	ss.info = info
+	ss.infoGen++
 }
 
 // startOn starts the session on origin connection ol, logged in for it
@@ -199,6 +234,9 @@ func (ss *session) startOn(ol *originLogin) error {
 	ss.originPID, ss.originKey = ol.pid, ol.key
 	if ss.accel != nil {
 		ss.srv.logins.putParams(ss.loginKey, ol.params)
+		if ss.info.valid && ss.pristine && ss.loginKey != "" {
+			ss.srv.logins.putInfo(ss.loginKey, ss.info)
+		}
 	}
 	return ss.greet(ol.params, ol.status)
 }

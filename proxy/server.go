@@ -92,6 +92,8 @@ type Server struct {
 	mockSecret []byte
 	health     originHealth
 	pool       originPool
+	flights    keyFlights // logins that need the origin (logins.go)
+	describing keyFlights // descriptions asked of the origin by sessions without a connection
 
 	loopsOnce sync.Once
 	loops     []*eventLoop
