@@ -112,7 +112,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		printConfigError(stderr, err)
 		return exitError(1)
 	}
-	for _, w := range refresh.Warnings(cfg) {
+	for _, w := range append(cfg.Warnings(), refresh.Warnings(cfg)...) {
 		fmt.Fprintln(stderr, "warning: "+w.Format(*cfgPath))
 	}
 	accelerated := 0
