@@ -81,6 +81,11 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		serverTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 
+	for _, w := range cfg.Warnings() {
+		// What the config gives and pgaccel ignores (pgaccel validate
+		// prints the same).
+		log.Warn().Int("line", w.Line).Str("dataset", w.Dataset).Str("key", w.Key).Str("fix", w.Fix).Msg(w.Message)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &App{Config: cfg, log: log, cancel: cancel, served: make(chan error, 1)}
 	defer func() {

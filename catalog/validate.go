@@ -25,14 +25,27 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// validator collects the problems of one config.
+// Warnings returns what pgaccel accepts in c and ignores (params it does
+// not read), sorted by line: pgaccel validate prints them and pgaccel run
+// logs them, neither failing.
+func (c *Config) Warnings() []Problem {
+	return newValidationError(c.file, c.check().warnings).Problems
+}
+
+// validator collects the problems and warnings of one config.
 type validator struct {
-	cfg  *Config
-	list []Problem
+	cfg      *Config
+	list     []Problem
+	warnings []Problem
 }
 
 // problems returns every problem of c, unsorted.
 func (c *Config) problems() []Problem {
+	return c.check().list
+}
+
+// check runs every check of c.
+func (c *Config) check() *validator {
 	v := &validator{cfg: c}
 	v.origin()
 	v.listeners()
@@ -52,7 +65,7 @@ func (c *Config) problems() []Problem {
 		ds.check()
 	}
 	v.unique()
-	return v.list
+	return v
 }
 
 // add reports a problem outside datasets, at the line of key or of the

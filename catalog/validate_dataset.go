@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,18 @@ type datasetCheck struct {
 // add reports a problem with key (relative to the dataset) at its line.
 func (c *datasetCheck) add(key, message, fix string) {
 	c.v.list = append(c.v.list, Problem{
+		Line:    datasetLine(c.d, key),
+		Dataset: c.label,
+		Key:     c.prefix + key,
+		Message: message,
+		Fix:     fix,
+	})
+}
+
+// warn reports a warning about key (relative to the dataset) at its line:
+// something pgaccel accepts and ignores (Config.Warnings).
+func (c *datasetCheck) warn(key, message, fix string) {
+	c.v.warnings = append(c.v.warnings, Problem{
 		Line:    datasetLine(c.d, key),
 		Dataset: c.label,
 		Key:     c.prefix + key,
@@ -347,12 +360,24 @@ func (c *datasetCheck) snapshots() {
 	}
 }
 
-// params checks the acceleration params pgaccel reads, and the dataset
-// params of refresh_mode: changes.
+// params checks the two params blocks: the acceleration params pgaccel
+// reads (duckdb_file), the dataset params of refresh_mode: changes, and
+// every other key. A key of the other block is an error (it would be
+// ignored where it is: pg_publication under acceleration.params), and so is
+// a near miss of a key pgaccel reads (a typo); any other key is a warning,
+// since the spec's connectors and engines take params that pgaccel has no
+// use for (pg_host: every table is read through origin.dsn).
 func (c *datasetCheck) params() {
 	a := &c.d.Acceleration
-	if _, ok := a.Params[paramDuckDBFile]; ok && a.Mode == ModeMemory {
-		c.add("acceleration.params."+paramDuckDBFile, "is used only with mode: file", "set acceleration.mode: file, or remove duckdb_file")
+	c.unknownParams("acceleration.params.", a.Params, accelerationParams, "params.", datasetParams)
+	c.unknownParams("params.", c.d.Params, datasetParams, "acceleration.params.", accelerationParams)
+	if _, ok := a.Params[paramDuckDBFile]; ok {
+		if a.Mode == ModeMemory {
+			c.add("acceleration.params."+paramDuckDBFile, "is used only with mode: file", "set acceleration.mode: file, or remove duckdb_file")
+		} else {
+			c.warn("acceleration.params."+paramDuckDBFile, "is checked but not used yet: the acceleration's file is <runtime.data_dir>/"+c.d.Name+".duckdb",
+				"remove it to silence this warning")
+		}
 	}
 	for _, k := range []string{ParamPublication, ParamReplicationSlot} {
 		v, ok := c.d.Params[k]
@@ -375,6 +400,42 @@ func (c *datasetCheck) params() {
 			c.add("params."+ParamReadyLag, fmt.Sprintf("%q is not a positive duration", v), "write a duration such as 2s or 500ms")
 		}
 	}
+}
+
+// The params pgaccel reads, by block.
+var (
+	accelerationParams = []string{paramDuckDBFile}
+	datasetParams      = []string{ParamPublication, ParamReplicationSlot, ParamReadyLag}
+)
+
+// unknownParams reports the keys of params (the block at prefix) that are
+// not in known: a key of the other block (otherKnown, at otherPrefix) or a
+// near miss of a known key is an error, any other key a warning.
+func (c *datasetCheck) unknownParams(prefix string, params map[string]string, known []string, otherPrefix string, otherKnown []string) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		switch {
+		case slices.Contains(known, k):
+		case slices.Contains(otherKnown, k):
+			c.add(prefix+k, fmt.Sprintf("is read from %s%s, not from %s%s: here it would be ignored", otherPrefix, k, prefix, k),
+				fmt.Sprintf("move it to %s (%s)", strings.TrimSuffix(otherPrefix, "."), paramsPlace(otherPrefix)))
+		case suggest(k, known) != "":
+			c.add(prefix+k, "is not a parameter pgaccel reads", fmt.Sprintf("did you mean %q?", suggest(k, known)))
+		default:
+			fix := "pgaccel reads only " + strings.Join(known, ", ") + " here; remove it to silence this warning"
+			if prefix == "params." {
+				fix = "pgaccel reads every dataset through origin.dsn, and only " + strings.Join(known, ", ") + " here; remove it to silence this warning"
+			}
+			c.warn(prefix+k, "is not a parameter pgaccel reads: it is ignored", fix)
+		}
+	}
+}
+
+// paramsPlace says where a params block is written.
+func paramsPlace(prefix string) string {
+	if prefix == "params." {
+		return "the dataset's own params block, beside acceleration:"
+	}
+	return "the params block inside acceleration:"
 }
 
 // Dataset params of refresh_mode: changes.

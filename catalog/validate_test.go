@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,6 +102,69 @@ func TestValidate_HandBuiltConfig(t *testing.T) {
 				return
 			}
 			assertProblems(t, err, tt.want)
+		})
+	}
+}
+
+// TestParse_Params: a params key pgaccel reads in the other block, or a
+// near miss of one it reads, is an error; any other key is a warning; none
+// is ignored silently.
+func TestParse_Params(t *testing.T) {
+	const head = "origin: {dsn: host=db}\ndatasets:\n  - from: postgres:public.orders\n"
+	tests := []struct {
+		name     string
+		body     string
+		problems []wantProblem
+		warnings []wantProblem
+	}{
+		{"pg_publication under acceleration.params",
+			"    acceleration:\n      refresh_mode: changes\n      primary_key: [id]\n      params:\n        pg_publication: orders_pub\n",
+			[]wantProblem{{8, "orders", "acceleration.params.pg_publication", "is read from params.pg_publication, not from acceleration.params.pg_publication: here it would be ignored"}}, nil},
+		{"the changes params where they belong",
+			"    params:\n      pg_publication: orders_pub\n      pg_replication_slot: orders_slot\n      pg_replication_ready_lag: 1s\n    acceleration:\n      refresh_mode: changes\n      primary_key: [id]\n",
+			nil, nil},
+		{"duckdb_file in the dataset's params",
+			"    params:\n      duckdb_file: /data/orders.db\n",
+			[]wantProblem{{5, "orders", "params.duckdb_file", "is read from acceleration.params.duckdb_file"}}, nil},
+		{"a typo of a dataset param",
+			"    params:\n      pg_publicaton: orders_pub\n",
+			[]wantProblem{{5, "orders", "params.pg_publicaton", "is not a parameter pgaccel reads"}}, nil},
+		{"a typo of an acceleration param",
+			"    acceleration:\n      mode: file\n      params:\n        duckdb_fille: /data/orders.db\n",
+			[]wantProblem{{7, "orders", "acceleration.params.duckdb_fille", "is not a parameter pgaccel reads"}}, nil},
+		{"the spec's connector params",
+			"    params:\n      pg_host: db.example.com\n      pg_db: shop\n",
+			nil, []wantProblem{
+				{5, "orders", "params.pg_host", "is not a parameter pgaccel reads: it is ignored"},
+				{6, "orders", "params.pg_db", "is not a parameter pgaccel reads: it is ignored"},
+			}},
+		{"an engine param pgaccel does not know",
+			"    acceleration:\n      params:\n        duckdb_memory_limit: 1GB\n",
+			nil, []wantProblem{{6, "orders", "acceleration.params.duckdb_memory_limit", "is not a parameter pgaccel reads: it is ignored"}}},
+		{"duckdb_file, checked and not used",
+			"    acceleration:\n      mode: file\n      params:\n        duckdb_file: /data/orders.db\n",
+			nil, []wantProblem{{7, "orders", "acceleration.params.duckdb_file", "is checked but not used yet"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(head+tt.body), "f.yaml")
+			if tt.problems != nil {
+				assertProblems(t, err, tt.problems)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			ws := cfg.Warnings()
+			if len(ws) != len(tt.warnings) {
+				t.Fatalf("warnings %v, want %d", ws, len(tt.warnings))
+			}
+			for i, w := range tt.warnings {
+				p := ws[i]
+				if p.Line != w.line || p.Dataset != w.dataset || p.Key != w.key || !strings.Contains(p.Message, w.message) || p.Fix == "" {
+					t.Errorf("warning %d: %s, want line %d %s: %s", i, p.Format("f.yaml"), w.line, w.key, w.message)
+				}
+			}
 		})
 	}
 }

@@ -287,3 +287,42 @@ datasets:
 		t.Errorf("validate -origin of an unreachable origin: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestCLI_ValidateOriginChecksWhatChangesNeeds: a refresh_mode: changes
+// dataset whose refresh role has REPLICATION but may not create the
+// publication (no CREATE on the database, not the table's owner) is a
+// problem of validate -origin (exit 1), not a run that fails later; named
+// publication that publishes the table, it is ok.
+func TestCLI_ValidateOriginChecksWhatChangesNeeds(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS cli_cdc; DROP PUBLICATION IF EXISTS cli_cdc_pub;
+		DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cli_cdc_role') THEN
+			EXECUTE 'DROP OWNED BY cli_cdc_role'; DROP ROLE cli_cdc_role; END IF; END $$;
+		CREATE ROLE cli_cdc_role LOGIN REPLICATION PASSWORD 'cli-cdc-pass';
+		CREATE TABLE cli_cdc (id int PRIMARY KEY, v text);
+		GRANT SELECT ON cli_cdc TO cli_cdc_role;`)
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS cli_cdc; DROP PUBLICATION IF EXISTS cli_cdc_pub; DROP OWNED BY cli_cdc_role; DROP ROLE cli_cdc_role")
+	})
+	env := []string{"PGACCEL_CLI_TEST_DSN=" + origin.DSN("cli_cdc_role", "cli-cdc-pass")}
+	body := fmt.Sprintf(`origin:
+  dsn: ${env:PGACCEL_CLI_TEST_DSN}
+runtime:
+  data_dir: %s
+datasets:
+  - from: postgres:public.cli_cdc
+    acceleration:
+      refresh_mode: changes
+      primary_key: [id]
+`, t.TempDir())
+	cfg := writeConfig(t, body)
+	code, out, errOut := cliResult(t, env, "validate", "-origin", "-c", cfg)
+	want := cfg + `:6: dataset "cli_cdc": acceleration.refresh_mode: the refresh role cli_cdc_role may not create the publication the change stream reads`
+	if code != 1 || out != "" || !strings.Contains(errOut, want) || !strings.Contains(errOut, "1 problem at the origin") {
+		t.Errorf("validate -origin: exit %d\nstdout: %s\nstderr: %s\nwant exit 1 and %q", code, out, errOut, want)
+	}
+	mustExec(t, "CREATE PUBLICATION cli_cdc_pub FOR TABLE cli_cdc")
+	cfg = writeConfig(t, body+"    params:\n      pg_publication: cli_cdc_pub\n")
+	if code, out, errOut := cliResult(t, env, "validate", "-origin", "-c", cfg); code != 0 || !strings.Contains(out, ": ok") {
+		t.Errorf("validate -origin with a named publication: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}

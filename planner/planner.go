@@ -136,6 +136,9 @@ type Decision struct {
 	// the origin runs instead of the client's: the client's with the table
 	// read through catalog.Dataset.SubsetFilter, so that the origin answers
 	// what the acceleration would. "" when the client's statement runs.
+	// (A point read of an on_zero_results: use_source dataset whose subset
+	// is not the rows its fallback reads takes the accelerated route: see
+	// subsetAnswers.)
 	OriginSQL string
 	// FallbackSQL is, for RouteAccelerate over a dataset with
 	// on_zero_results: use_source, the statement the origin runs when the
@@ -402,7 +405,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		d.Reason, d.Detail = reason, detail
 		return toOrigin(d)
 	}
-	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) {
+	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) && subsetAnswers(r.datasets[0]) {
 		if lookupOnly {
 			return d, false // the origin's route, for a's text
 		}
@@ -417,6 +420,8 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		}
 		// The subset the acceleration holds is not known yet, or the
 		// statement cannot be read through it: the acceleration answers.
+		// So it does when no read of the origin's answers as it and its
+		// use_source fallback would (subsetAnswers).
 	}
 	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
 		return toOrigin(d)

@@ -186,6 +186,24 @@ func (p *Planner) pointReadSQL(a *analysis, r resolution) (string, bool) {
 	})
 }
 
+// subsetAnswers reports whether a read of d through the subset its
+// acceleration holds answers what the accelerated route would. Without
+// on_zero_results: use_source it does. With it, the accelerated route
+// answers from the subset, and when that answer is empty from the source
+// less what retention evicts (FallbackFilter): one statement answers both
+// only when the two sets of rows are the same, that is with no refresh_sql
+// condition or data window, and retention checked if it is set. Otherwise
+// (a key outside refresh_sql's subset must come back from the source; an
+// IN list with a key inside must not; an aggregate has a row either way)
+// the point read takes the accelerated route and its fallback.
+func subsetAnswers(d usedDataset) bool {
+	if d.ds.Acceleration.OnZeroResults != catalog.ZeroResultsUseSource {
+		return true
+	}
+	st := d.state
+	return st.SubsetReady && st.FallbackReady && st.SubsetFilter == st.FallbackFilter
+}
+
 // Simple-protocol point reads carry their key as a literal, so each one is
 // a new statement text that the analysis cache never sees again, and
 // parsing it costs more than relaying it. Once a text has been planned as a
@@ -218,8 +236,9 @@ func (p *Planner) quickPointRead(ctx context.Context, sql string, s *Session) (D
 	if reason != "" || !isPointRead(a, r) {
 		return Decision{}, false
 	}
-	if st := r.datasets[0].state; !st.SubsetReady || st.SubsetFilter != "" {
+	if st := r.datasets[0].state; !st.SubsetReady || st.SubsetFilter != "" || !subsetAnswers(r.datasets[0]) {
 		// Read through a subset: the rewrite needs this text's own parse.
+		// Or the accelerated route and its fallback answer it.
 		return Decision{}, false
 	}
 	return Decision{Route: RouteOrigin, Reason: ReasonPointRead, Kind: KindSelect, Tables: r.tables, Datasets: r.datasetNames()}, true

@@ -364,3 +364,62 @@ func replaceLiteral(sql string, i int, lit string) string {
 	}
 	return sql
 }
+
+// TestPlan_PointReadsWithUseSource: a point read of an on_zero_results:
+// use_source dataset goes to the origin only when the rows the
+// acceleration holds are the rows its fallback reads (one read of the
+// origin answers both); otherwise it takes the accelerated route, whose
+// empty answer falls back.
+func TestPlan_PointReadsWithUseSource(t *testing.T) {
+	cfg, err := catalog.Parse([]byte(`
+origin:
+  dsn: postgres://app@localhost/shop
+datasets:
+  - from: postgres:public.orders
+    acceleration:
+      on_zero_results: use_source
+  - from: postgres:public.customers
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		subset = "(status <> 'cancelled')"
+		retain = "(NOT (status = 'archived') OR (status = 'archived') IS NULL)"
+	)
+	for _, tc := range []struct {
+		name                       string
+		dataset                    string
+		subset, fallback           string
+		subsetReady, fallbackReady bool
+		wantOrigin                 bool
+	}{
+		{"use_source, whole table, no retention", "orders", "", "", true, true, true},
+		{"use_source, retention checked", "orders", retain, retain, true, true, true},
+		{"use_source, refresh_sql subset", "orders", subset, "", true, true, false},
+		{"use_source, refresh_sql subset and retention", "orders", subset + " AND " + retain, retain, true, true, false},
+		{"use_source, retention not checked", "orders", "", retain, true, true, false},
+		{"use_source, fallback filter not known", "orders", "", "", true, false, false},
+		{"return_empty, refresh_sql subset", "customers", subset, "", true, true, true},
+		{"return_empty, whole table", "customers", "", "", true, true, true},
+	} {
+		reg := catalog.NewRegistry(cfg)
+		reg.Update(tc.dataset, func(s *catalog.DatasetState) {
+			s.Status, s.Loaded = catalog.StatusReady, true
+			for _, n := range []string{"id", "status", "amount"} {
+				s.Columns = append(s.Columns, catalog.ColumnInfo{Name: n, TypeOID: 25, TypeName: "text", Accelerated: true, BinaryCollation: true})
+			}
+			s.Columns[0].KeyPart = 1
+			s.SubsetReady, s.SubsetFilter = tc.subsetReady, tc.subset
+			s.FallbackReady, s.FallbackFilter = tc.fallbackReady, tc.fallback
+		})
+		p := New(reg, newFakeResolver(), Options{PointReadsToOrigin: true})
+		// Twice each: planned in full, then a text of the same shape.
+		for _, sql := range []string{"SELECT amount FROM " + tc.dataset + " WHERE id = '7'", "SELECT amount FROM " + tc.dataset + " WHERE id = '8'"} {
+			d := p.Plan(context.Background(), sql, defaultSession())
+			if got := d.Reason == ReasonPointRead; got != tc.wantOrigin {
+				t.Errorf("%s: %s: %v %q, want point read at the origin: %v", tc.name, sql, d.Route, d.Reason, tc.wantOrigin)
+			}
+		}
+	}
+}

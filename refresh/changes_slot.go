@@ -41,14 +41,8 @@ func InstanceID(dataDir string) (string, error) {
 	instanceIDMu.Lock()
 	defer instanceIDMu.Unlock()
 	path := filepath.Join(dataDir, instanceIDFile)
-	if b, err := os.ReadFile(path); err == nil {
-		id := strings.TrimSpace(string(b))
-		if validInstanceID(id) {
-			return id, nil
-		}
-		return "", fmt.Errorf("%s holds %q, not an instance id (8 hex digits): remove the file to get a new one, which names new replication slots", path, id)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read the instance id: %w", err)
+	if id, found, err := readInstanceID(dataDir); err != nil || found {
+		return id, err
 	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -87,6 +81,23 @@ func InstanceID(dataDir string) (string, error) {
 }
 
 var instanceIDMu sync.Mutex
+
+// readInstanceID returns the instance id kept in dataDir, without creating
+// it: found is false when there is none yet.
+func readInstanceID(dataDir string) (id string, found bool, err error) {
+	path := filepath.Join(dataDir, instanceIDFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("read the instance id: %w", err)
+	}
+	if id = strings.TrimSpace(string(b)); !validInstanceID(id) {
+		return "", false, fmt.Errorf("%s holds %q, not an instance id (8 hex digits): remove the file to get a new one, which names new replication slots", path, id)
+	}
+	return id, true, nil
+}
 
 func validInstanceID(s string) bool {
 	if len(s) != 8 {

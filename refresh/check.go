@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/accelerator"
@@ -69,7 +70,8 @@ func Warnings(cfg *catalog.Config) []catalog.Problem {
 //     (retention_sql's DELETE is never run), and so does the fallback
 //     filter of on_zero_results: use_source;
 //   - the refresh role may read the table, and row level security does
-//     not hide rows from it.
+//     not hide rows from it;
+//   - for refresh_mode: changes, what the change stream needs (changes).
 //
 // It returns every problem found, each naming its dataset and how to fix
 // it. The error is for the origin itself: it cannot be reached, or the
@@ -86,7 +88,7 @@ func CheckOrigin(ctx context.Context, cfg *catalog.Config) ([]catalog.Problem, e
 	if res.Err != nil {
 		return nil, fmt.Errorf("check the origin: %s", sc.text(res.Err))
 	}
-	c := &originCheck{conn: conn, user: string(res.Rows[0][0]), database: string(res.Rows[0][1])}
+	c := &originCheck{conn: conn, user: string(res.Rows[0][0]), database: string(res.Rows[0][1]), cfg: cfg, sc: sc}
 	for _, ds := range cfg.Datasets {
 		if !ds.Acceleration.Enabled {
 			continue
@@ -103,7 +105,13 @@ func CheckOrigin(ctx context.Context, cfg *catalog.Config) ([]catalog.Problem, e
 type originCheck struct {
 	conn           *pgconn.PgConn
 	user, database string
+	cfg            *catalog.Config
+	sc             scrubber
 	problems       []catalog.Problem
+	// replication is the outcome of opening a logical replication
+	// connection, tried once for the changes datasets: "" when it was
+	// not tried, "ok", or the origin's refusal.
+	replication string
 }
 
 func (c *originCheck) add(ds *catalog.Dataset, key, message, fix string) {
@@ -204,13 +212,31 @@ func (c *originCheck) dataset(ctx context.Context, ds *catalog.Dataset) error {
 	return nil
 }
 
-// changes checks what refresh_mode: changes needs of the origin: logical
-// WAL, Postgres 14 or later, a refresh role with REPLICATION, a replica
-// identity that is primary_key (or FULL), and a named publication that
-// exists and publishes the table.
+// changes checks what refresh_mode: changes needs of the origin, as a
+// refresh meets it (changes.go), creating nothing:
+//
+//   - logical WAL and Postgres 14 or later;
+//   - a refresh role with REPLICATION (or superuser) that the origin lets
+//     open a logical replication connection (pg_hba.conf): one is opened
+//     and identifies the system, as the stream does before anything else;
+//   - a replica identity that is primary_key (or FULL), and a table that
+//     can be published (not unlogged or temporary);
+//   - the publication: a named one (params.pg_publication) must exist and
+//     publish the table; pgaccel's own must publish it already, or the
+//     role must be able to do what the refresh runs: CREATE PUBLICATION
+//     ... FOR TABLE (CREATE on the database, and owning the table) or,
+//     when it exists without the table, ALTER PUBLICATION ... ADD TABLE
+//     (owning the publication and the table);
+//   - a free replication slot (max_replication_slots), unless the slot
+//     exists already.
+//
+// pgaccel's own publication and slot are named with the instance id of
+// runtime.data_dir; before the first run there is none, and they do not
+// exist yet.
 func (c *originCheck) changes(ctx context.Context, ds *catalog.Dataset) error {
 	res := c.conn.ExecParams(ctx, `SELECT current_setting('wal_level'), current_setting('server_version_num')::int,
-		(SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)`, nil, nil, nil, nil).Read()
+		(SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user),
+		current_setting('max_replication_slots')::int, (SELECT count(*) FROM pg_catalog.pg_replication_slots)`, nil, nil, nil, nil).Read()
 	if res.Err != nil {
 		return res.Err
 	}
@@ -226,6 +252,9 @@ func (c *originCheck) changes(ctx context.Context, ds *catalog.Dataset) error {
 	if string(row[2]) != "t" {
 		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("changes needs the refresh role %s to have the REPLICATION attribute", c.user),
 			fmt.Sprintf("run ALTER ROLE %s REPLICATION at the origin", quoteIdent(c.user)))
+	} else if c.replicationConnection(ctx); c.replication != "ok" {
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("the origin refuses the logical replication connection the change stream needs (the user of origin.dsn, replication=database): %s", c.replication),
+			fmt.Sprintf("allow it in the origin's pg_hba.conf: a line for database %s and user %s (logical replication connections match the database's name, not the keyword replication)", c.database, c.user))
 	}
 	if _, err := checkReplicaIdentity(ctx, c.conn, ds); err != nil {
 		if !errors.Is(err, errConfig) {
@@ -233,16 +262,100 @@ func (c *originCheck) changes(ctx context.Context, ds *catalog.Dataset) error {
 		}
 		c.add(ds, "acceleration.primary_key", err.Error(), "")
 	}
-	if pub := ds.Params[catalog.ParamPublication]; pub != "" {
-		res := c.conn.ExecParams(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)`,
-			[][]byte{[]byte(pub), []byte(ds.Schema), []byte(ds.Table)}, nil, nil, nil).Read()
-		if res.Err != nil {
-			return res.Err
+	inst, known, err := readInstanceID(c.cfg.Runtime.DataDir)
+	if err != nil {
+		c.add(ds, "", err.Error(), "")
+	}
+	n := namesFor(ds, inst)
+	ownNamesKnown := known || !n.ownPublication
+	if err := c.publication(ctx, ds, n, ownNamesKnown); err != nil {
+		return err
+	}
+	slotKnown := known || ds.Params[catalog.ParamReplicationSlot] != ""
+	slotExists := false
+	if slotKnown {
+		slot, err := readSlot(ctx, c.conn, n.slot)
+		if err != nil {
+			return err
 		}
-		if string(res.Rows[0][0]) != "t" {
-			c.add(ds, "params."+catalog.ParamPublication, fmt.Sprintf("publication %s does not publish %s at the origin", pub, ds.QualifiedTable()),
-				fmt.Sprintf("run CREATE PUBLICATION %s FOR TABLE %s (or ALTER PUBLICATION ... ADD TABLE)", quoteIdent(pub), ds.QualifiedTable()))
+		slotExists = slot.exists
+	}
+	if maxSlots, _ := strconv.Atoi(string(row[3])); !slotExists {
+		if used, _ := strconv.Atoi(string(row[4])); used >= maxSlots {
+			c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("changes needs a replication slot, and the origin's %d (max_replication_slots) are all taken", maxSlots),
+				"raise max_replication_slots at the origin (a restart), or drop slots no longer used (SELECT slot_name, active FROM pg_replication_slots)")
 		}
+	}
+	return nil
+}
+
+// replicationConnection opens a logical replication connection to the
+// origin once, as the change stream does, and identifies the system; it
+// records the outcome in c.replication: "ok", or why it failed (the
+// origin answers the checks' own connection, so a failure is its refusal).
+func (c *originCheck) replicationConnection(ctx context.Context) {
+	if c.replication != "" {
+		return
+	}
+	repl, err := connectReplication(ctx, c.cfg.Origin.DSN)
+	if err == nil {
+		_, err = pglogrepl.IdentifySystem(ctx, repl)
+		repl.Close(context.Background())
+	}
+	c.replication = "ok"
+	if err != nil {
+		c.replication = c.sc.text(err)
+	}
+}
+
+// publication checks that the dataset's publication publishes the table,
+// or that the refresh role may make it do so as the refresh would
+// (ensurePublication). known is false when pgaccel's own publication is
+// not named yet (no instance id): it does not exist, and is created.
+func (c *originCheck) publication(ctx context.Context, ds *catalog.Dataset, n streamNames, known bool) error {
+	res := c.conn.ExecParams(ctx, `SELECT c.relpersistence, pg_catalog.pg_has_role(c.relowner, 'USAGE'),
+		pg_catalog.has_database_privilege(current_database(), 'CREATE'),
+		(SELECT pg_catalog.pg_has_role(p.pubowner, 'USAGE') FROM pg_catalog.pg_publication p WHERE p.pubname = $3),
+		EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables WHERE pubname = $3 AND schemaname = $1 AND tablename = $2)
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid = c.relnamespace
+		WHERE ns.nspname = $1 AND c.relname = $2`,
+		[][]byte{[]byte(ds.Schema), []byte(ds.Table), []byte(n.publication)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return res.Err
+	}
+	if len(res.Rows) != 1 {
+		return fmt.Errorf("table %s.%s vanished during the checks", ds.Schema, ds.Table)
+	}
+	row := res.Rows[0]
+	if p := string(row[0]); p != "p" {
+		c.add(ds, "from", fmt.Sprintf("%s is an unlogged or temporary table, which logical replication cannot publish", ds.QualifiedTable()),
+			fmt.Sprintf("run ALTER TABLE %s SET LOGGED at the origin, or use refresh_mode: full or append", ds.QualifiedTable()))
+		return nil
+	}
+	ownsTable, mayCreate := string(row[1]) == "t", string(row[2]) == "t"
+	exists, ownsPub, has := known && row[3] != nil, string(row[3]) == "t", known && string(row[4]) == "t"
+	key := "params." + catalog.ParamPublication
+	switch {
+	case has:
+	case !n.ownPublication && !exists:
+		c.add(ds, key, fmt.Sprintf("publication %s does not exist at the origin", n.publication),
+			fmt.Sprintf("run CREATE PUBLICATION %s FOR TABLE %s at the origin, or remove the param to let pgaccel create one", quoteIdent(n.publication), ds.QualifiedTable()))
+	case !n.ownPublication:
+		c.add(ds, key, fmt.Sprintf("publication %s does not publish %s at the origin", n.publication, ds.QualifiedTable()),
+			fmt.Sprintf("run ALTER PUBLICATION %s ADD TABLE %s at the origin", quoteIdent(n.publication), ds.QualifiedTable()))
+	case exists && (!ownsPub || !ownsTable):
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("the refresh role %s may not add %s to publication %s, as the refresh would (ALTER PUBLICATION ... ADD TABLE needs the role to own both)", c.user, ds.QualifiedTable(), n.publication),
+			fmt.Sprintf("run ALTER PUBLICATION %s ADD TABLE %s at the origin as their owner", quoteIdent(n.publication), ds.QualifiedTable()))
+	case !exists && (!mayCreate || !ownsTable):
+		var lacks []string
+		if !mayCreate {
+			lacks = append(lacks, "CREATE on database "+c.database)
+		}
+		if !ownsTable {
+			lacks = append(lacks, "ownership of "+ds.QualifiedTable())
+		}
+		c.add(ds, "acceleration.refresh_mode", fmt.Sprintf("the refresh role %s may not create the publication the change stream reads (CREATE PUBLICATION ... FOR TABLE %s needs CREATE on the database and ownership of the table), and it lacks %s", c.user, ds.QualifiedTable(), strings.Join(lacks, " and ")),
+			fmt.Sprintf("create one yourself (CREATE PUBLICATION %s_pub FOR TABLE %s) and name it with params.%s, or grant the role what it lacks", sanitizeName(ds.Table), ds.QualifiedTable(), catalog.ParamPublication))
 	}
 	return nil
 }

@@ -2,8 +2,15 @@ package refresh
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
@@ -171,7 +178,7 @@ func TestCheckOrigin_Changes(t *testing.T) {
 	if !strings.Contains(byDataset["chk_cdc_nokey"], "has no primary key and no REPLICA IDENTITY FULL") {
 		t.Errorf("chk_cdc_nokey: %q", byDataset["chk_cdc_nokey"])
 	}
-	for _, want := range []string{`is not the replica identity of "public"."chk_cdc_otherkey" ([v])`, "publication no_such_pub does not publish"} {
+	for _, want := range []string{`is not the replica identity of "public"."chk_cdc_otherkey" ([v])`, "params.pg_publication: publication no_such_pub does not exist at the origin"} {
 		if !strings.Contains(byDataset["chk_cdc_otherkey"], want) {
 			t.Errorf("chk_cdc_otherkey lacks %q: %q", want, byDataset["chk_cdc_otherkey"])
 		}
@@ -181,7 +188,115 @@ func TestCheckOrigin_Changes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "REPLICATION attribute") {
+	if len(problems) != 2 || !strings.Contains(problems[0].Error(), "REPLICATION attribute") ||
+		!strings.Contains(problems[1].Error(), "may not create the publication the change stream reads") {
 		t.Errorf("as app: %v", problems)
+	}
+}
+
+// TestCheckOrigin_ChangesPublicationAndSlot: validate -origin checks that
+// the refresh role can do what a changes refresh runs at the origin (open
+// a replication connection, create or extend the publication, take a
+// slot), without creating anything.
+func TestCheckOrigin_ChangesPublicationAndSlot(t *testing.T) {
+	const role, pass = "chk_cdc_role", "chk-cdc-pass"
+	originExec(t, `DROP TABLE IF EXISTS chk_cdc_rights, chk_cdc_unlogged;
+		DROP PUBLICATION IF EXISTS chk_cdc_pub, chk_cdc_other_pub, pgaccel_0badcafe_chk_cdc_rights;
+		DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'chk_cdc_role') THEN
+			EXECUTE 'DROP OWNED BY chk_cdc_role'; DROP ROLE chk_cdc_role; END IF; END $$;
+		CREATE ROLE chk_cdc_role LOGIN REPLICATION PASSWORD 'chk-cdc-pass';
+		CREATE TABLE chk_cdc_rights (id int PRIMARY KEY, v text);
+		CREATE UNLOGGED TABLE chk_cdc_unlogged (id int PRIMARY KEY, v text);
+		GRANT SELECT ON chk_cdc_rights, chk_cdc_unlogged TO chk_cdc_role;
+		CREATE PUBLICATION chk_cdc_pub FOR TABLE chk_cdc_rights;
+		CREATE PUBLICATION chk_cdc_other_pub;`)
+	t.Cleanup(func() {
+		originExec(t, `DROP TABLE IF EXISTS chk_cdc_rights, chk_cdc_unlogged;
+			DROP PUBLICATION IF EXISTS chk_cdc_pub, chk_cdc_other_pub, pgaccel_0badcafe_chk_cdc_rights;
+			DROP OWNED BY chk_cdc_role; DROP ROLE chk_cdc_role`)
+	})
+	dsn := srv.DSN(role, pass)
+	state := func() string {
+		return rowsText(originQuery(t, `SELECT (SELECT count(*) FROM pg_publication), (SELECT count(*) FROM pg_publication_rel),
+			(SELECT count(*) FROM pg_replication_slots)`))
+	}
+	// check returns the problems CheckOrigin finds, one a line; it must
+	// leave the publications and slots as they were.
+	check := func(name, dsn, dataDir, datasets string) string {
+		t.Helper()
+		if dataDir == "" {
+			dataDir = t.TempDir()
+		}
+		before := state()
+		problems, err := CheckOrigin(context.Background(), parseConfig(t, dsn, dataDir, datasets))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if after := state(); after != before {
+			t.Errorf("%s: the checks changed publications or slots: %s, then %s", name, before, after)
+		}
+		var out []string
+		for _, p := range problems {
+			out = append(out, p.Error())
+		}
+		return strings.Join(out, "\n")
+	}
+	const createMsg = `acceleration.refresh_mode: the refresh role chk_cdc_role may not create the publication the change stream reads (CREATE PUBLICATION ... FOR TABLE "public"."chk_cdc_rights" needs CREATE on the database and ownership of the table), and it lacks `
+	// pgaccel's own publication at its instance id, existing without the table.
+	ownDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ownDir, instanceIDFile), []byte("0badcafe\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	named := func(pub string) string {
+		return changesDataset("chk_cdc_rights", "memory") + "    params:\n      pg_publication: " + pub + "\n"
+	}
+	for _, tc := range []struct {
+		name, setup, dsn, dataDir, datasets, want string
+	}{
+		{"no CREATE, not the owner", "", dsn, "", changesDataset("chk_cdc_rights", "memory"),
+			createMsg + "CREATE on database " + pgtest.TestDatabase + ` and ownership of "public"."chk_cdc_rights"; create one yourself (CREATE PUBLICATION chk_cdc_rights_pub FOR TABLE "public"."chk_cdc_rights") and name it with params.pg_publication, or grant the role what it lacks`},
+		{"the owner without CREATE", `ALTER TABLE chk_cdc_rights OWNER TO chk_cdc_role`, dsn, "", changesDataset("chk_cdc_rights", "memory"),
+			createMsg + "CREATE on database " + pgtest.TestDatabase + ";"},
+		{"the owner with CREATE", `GRANT CREATE ON DATABASE ` + pgtest.TestDatabase + ` TO chk_cdc_role`, dsn, "", changesDataset("chk_cdc_rights", "memory"), ""},
+		{"a named publication that publishes the table", `ALTER TABLE chk_cdc_rights OWNER TO ` + pgtest.SuperUser + `; GRANT SELECT ON chk_cdc_rights TO chk_cdc_role`, dsn, "", named("chk_cdc_pub"), ""},
+		{"a named publication without the table", "", dsn, "", named("chk_cdc_other_pub"),
+			`params.pg_publication: publication chk_cdc_other_pub does not publish "public"."chk_cdc_rights" at the origin; run ALTER PUBLICATION "chk_cdc_other_pub" ADD TABLE "public"."chk_cdc_rights" at the origin`},
+		{"pgaccel's own publication, not the role's", `CREATE PUBLICATION pgaccel_0badcafe_chk_cdc_rights`, dsn, ownDir, changesDataset("chk_cdc_rights", "memory"),
+			`acceleration.refresh_mode: the refresh role chk_cdc_role may not add "public"."chk_cdc_rights" to publication pgaccel_0badcafe_chk_cdc_rights, as the refresh would`},
+		{"pgaccel's own publication, as the superuser", "", "", ownDir, changesDataset("chk_cdc_rights", "memory"), ""},
+		{"an unlogged table", "", "", "", changesDataset("chk_cdc_unlogged", "memory"),
+			`from: "public"."chk_cdc_unlogged" is an unlogged or temporary table, which logical replication cannot publish`},
+	} {
+		if tc.setup != "" {
+			originExec(t, tc.setup)
+		}
+		got := check(tc.name, tc.dsn, tc.dataDir, tc.datasets)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) || strings.Count(got, "\n") > 0 {
+			t.Errorf("%s: problems\n%s\nwant one: %s", tc.name, got, tc.want)
+		}
+	}
+	// Every slot taken: none is left for a new one.
+	originExec(t, `ALTER TABLE chk_cdc_rights OWNER TO chk_cdc_role`)
+	slots := rowsText(originQuery(t, "SELECT current_setting('max_replication_slots')::int - (SELECT count(*) FROM pg_replication_slots)"))
+	free, _ := strconv.Atoi(strings.TrimSpace(slots))
+	cfg, err := pgconn.ParseConfig(srv.SuperDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	c, err := pgconn.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background()) // its temporary slots go with it
+	for i := range free {
+		if _, err := pglogrepl.CreateReplicationSlot(context.Background(), c, fmt.Sprintf("chk_cdc_fill_%d", i), "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{Temporary: true, Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "acceleration.refresh_mode: changes needs a replication slot, and the origin's"
+	if got := check("no free slot", dsn, "", changesDataset("chk_cdc_rights", "memory")); !strings.Contains(got, want) || strings.Count(got, "\n") > 0 {
+		t.Errorf("no free slot: problems\n%s\nwant one: %s", got, want)
 	}
 }

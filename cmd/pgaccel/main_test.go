@@ -142,3 +142,33 @@ func TestSlots_UsageBeforeConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestValidate_Params: validate refuses a params key in the wrong block
+// and warns about one pgaccel does not read; neither is silent.
+func TestValidate_Params(t *testing.T) {
+	const head = "origin:\n  dsn: postgres://app@127.0.0.1/db\ndatasets:\n  - from: postgres:public.orders\n"
+	for _, tc := range []struct {
+		name, body string
+		exit       bool
+		stderr     string
+	}{
+		{"pg_publication under acceleration.params",
+			"    acceleration:\n      refresh_mode: changes\n      primary_key: [id]\n      params:\n        pg_publication: orders_pub\n", true,
+			`:9: dataset "orders": acceleration.params.pg_publication: is read from params.pg_publication, not from acceleration.params.pg_publication: here it would be ignored; move it to params (the dataset's own params block, beside acceleration:)`},
+		{"a connector param", "    params:\n      pg_host: db.example.com\n", false,
+			`warning: `},
+	} {
+		path := filepath.Join(t.TempDir(), "pgaccel.yaml")
+		if err := os.WriteFile(path, []byte(head+tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		err := cmdValidate(t.Context(), []string{"-c", path}, &stdout, &stderr)
+		if (err != nil) != tc.exit || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%s: %v\nstdout: %s\nstderr: %s\nwant %q", tc.name, err, stdout.String(), stderr.String(), tc.stderr)
+		}
+		if !tc.exit && !strings.Contains(stderr.String(), `dataset "orders": params.pg_host: is not a parameter pgaccel reads: it is ignored; pgaccel reads every dataset through origin.dsn`) {
+			t.Errorf("%s: stderr %s", tc.name, stderr.String())
+		}
+	}
+}

@@ -95,7 +95,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfgPath := fs.String("c", "pgaccel.yaml", "config file")
 	withOrigin := fs.Bool("origin", false, "also check each accelerated dataset at the origin (origin.dsn): the table and the columns the config names exist, "+
 		"the refresh's query and retention_sql's condition run there (as SELECT ... LIMIT 0, in a read-only session: nothing is deleted), "+
-		"and the refresh role may read the table")
+		"and the refresh role may read the table; for refresh_mode: changes, that the role may open a replication connection and create (or use) the publication, and a slot is free")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pgaccel validate [-c pgaccel.yaml] [-origin]\n\nChecks a config and prints every problem (exit 1) and every warning (exit 0).")
 		fs.PrintDefaults()
@@ -112,7 +112,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		printConfigError(stderr, err)
 		return exitError(1)
 	}
-	for _, w := range refresh.Warnings(cfg) {
+	for _, w := range append(cfg.Warnings(), refresh.Warnings(cfg)...) {
 		fmt.Fprintln(stderr, "warning: "+w.Format(*cfgPath))
 	}
 	accelerated := 0
