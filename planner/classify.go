@@ -137,6 +137,11 @@ type analysis struct {
 	// may differ in numeric scale; numericLiteral: a literal like 1.5.
 	mergesValues   bool
 	numericLiteral bool
+	// valueDefaults are the value and default arguments of lag and lead
+	// calls with a default (copies), whose common type Postgres resolves
+	// (anycompatible) where DuckDB casts the default to the value's type
+	// (commonTypeHazard).
+	valueDefaults [][2]*pg_query.Node
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}

@@ -57,6 +57,14 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 		op := divisionOp(n)
 		switch op {
 		case "+", "-", "*", "/":
+		case "^":
+			// x ^ y is power(x, y): double precision unless both are
+			// numerics.
+			if g.realArgs(n.Lexpr, n.Rexpr) {
+				v := &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: n}}
+				guard(wrapper, v, powerChecks(c, n.Lexpr, n.Rexpr, v))
+			}
+			return
 		default:
 			return
 		}
@@ -90,10 +98,8 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 		if len(n.Funcname) != 1 || n.Over != nil || n.AggStar || len(n.Args) == 0 {
 			return
 		}
-		for _, arg := range n.Args {
-			if !g.real(arg) {
-				return // a numeric's (Postgres's numeric function) or unknown
-			}
+		if !g.realArgs(n.Args...) {
+			return // a numeric's (Postgres's numeric function) or unknown
 		}
 		x := n.Args[0]
 		v := &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: n}}
@@ -114,18 +120,52 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 			if len(n.Args) != 2 {
 				return
 			}
-			y := n.Args[1]
-			checks = []check{
-				{and(binOp("=", c(x), zero()), binOp("<", c(y), zero())), "zero raised to a negative power is undefined"},
-				{and(binOp("<", c(x), zero()), not(isInf(c(y))), binOp("<>", fnCall("floor", c(y)), c(y))),
-					"a negative number raised to a non-integer power yields a complex result"},
-				{and(isInf(c(v)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: overflow"},
-				{and(isZero(c(v)), notZero(c(x)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: underflow"},
-			}
+			checks = powerChecks(c, x, n.Args[1], v)
+		case "degrees":
+			checks = []check{{and(isInf(c(v)), not(isInf(c(x)))), "value out of range: overflow"}}
 		default:
 			return
 		}
 		guard(wrapper, v, checks)
+	}
+}
+
+// realArgs reports whether Postgres resolves a function or operator of
+// args to its double precision form: every argument a double precision,
+// an integer or a decimal literal, and at least one not a literal of a
+// numeric (a decimal literal beside integers only is a numeric).
+func (g *floatGuard) realArgs(args ...*pg_query.Node) bool {
+	float := false
+	for _, arg := range args {
+		switch g.kind(arg) {
+		case kindFloat8:
+			float = true
+		case kindInt4, kindInt8:
+		case kindNumLit:
+			continue
+		default:
+			return false
+		}
+	}
+	if float {
+		return true
+	}
+	for _, arg := range args {
+		if g.kind(arg) == kindNumLit {
+			return false // numeric beside integers: the numeric form
+		}
+	}
+	return true
+}
+
+// powerChecks are Postgres's errors of power(x, y) (dpow) for the value v.
+func powerChecks(c func(*pg_query.Node) *pg_query.Node, x, y, v *pg_query.Node) []check {
+	return []check{
+		{and(binOp("=", c(x), zero()), binOp("<", c(y), zero())), "zero raised to a negative power is undefined"},
+		{and(binOp("<", c(x), zero()), not(isInf(c(y))), binOp("<>", fnCall("floor", c(y)), c(y))),
+			"a negative number raised to a non-integer power yields a complex result"},
+		{and(isInf(c(v)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: overflow"},
+		{and(isZero(c(v)), notZero(c(x)), not(isInf(c(x))), not(isInf(c(y)))), "value out of range: underflow"},
 	}
 }
 

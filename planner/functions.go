@@ -198,8 +198,19 @@ func checkTypeName(t *pg_query.TypeName) uint8 {
 	if !ok || len(names) == 0 {
 		return flagUnsupported
 	}
-	if regTypes[strings.ToLower(names[len(names)-1])] {
+	last := strings.ToLower(names[len(names)-1])
+	if regTypes[last] {
 		return flagCatalog
+	}
+	switch {
+	case last == "interval" && len(t.Typmods) > 0:
+		// interval year, interval day to minute, interval(2): Postgres
+		// truncates the value to the fields, DuckDB keeps it whole.
+		return flagUnsupported
+	case last == "bpchar" || last == "char" || last == "character":
+		// char(n): Postgres pads, and ignores trailing blanks in length,
+		// comparison and concatenation; DuckDB has no such type.
+		return flagUnsupported
 	}
 	if len(names) > 2 {
 		return flagUnsupported

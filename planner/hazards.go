@@ -27,6 +27,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	case merges && a.numericLiteral:
 		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
 	}
+	if why := a.commonTypeHazard(r); why != "" {
+		return ReasonUnsupported, why
+	}
 	if n, ok := a.intFloatSafe(r); !ok {
 		return ReasonFloatAggregate, "a sum or average of " + n + " cast to double precision, which is not known to be a smallint or integer column (only those sum exactly in any order)"
 	}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"strings"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -94,12 +93,131 @@ func (z *analyzer) noteMerging(m any) {
 		// lag(x, 1, d) and lead(x, 1, d) return x or the default d.
 		if name := funcName(n); (name == "lag" || name == "lead") && len(n.Args) == 3 {
 			z.merging([]*pg_query.Node{n.Args[0], n.Args[2]}, outside)
+			z.a.valueDefaults = append(z.a.valueDefaults, [2]*pg_query.Node{copyNode(n.Args[0]), copyNode(n.Args[2])})
 		}
+	case *pg_query.A_ArrayExpr:
+		// ARRAY[a, b]: the elements' common type.
+		z.merging(n.Elements, outside)
 	case *pg_query.A_Const:
 		if _, ok := n.Val.(*pg_query.A_Const_Fval); ok {
 			z.a.numericLiteral = true
 		}
 	}
+}
+
+// commonTypeHazard returns the first lag or lead default whose common
+// type with the value may not be the value's own type: DuckDB casts the
+// default to the value's type (lag(int_col, 1, -1.4) is -1 there, -1.4 in
+// Postgres). A NULL or a string literal (an unknown, which Postgres
+// resolves to the value's type) is fine; so is an integer beside an
+// integer or a double precision, and a decimal literal beside a double
+// precision.
+func (a *analysis) commonTypeHazard(r resolution) string {
+	for _, vd := range a.valueDefaults {
+		v, d := vd[0], vd[1]
+		if c := d.GetAConst(); c != nil {
+			if _, ok := c.Val.(*pg_query.A_Const_Sval); ok || c.Isnull {
+				continue
+			}
+		}
+		vk, dk := a.kindOf(r, v, 0), a.kindOf(r, d, 0)
+		switch {
+		case dk == kindNull:
+			continue
+		case vk == kindInt8 && (dk == kindInt4 || dk == kindInt8), vk == kindInt4 && dk == kindInt4:
+			continue
+		case vk == kindFloat8 && (dk == kindInt4 || dk == kindInt8 || dk == kindNumLit || dk == kindFloat8):
+			continue
+		}
+		// A numeric value and a numeric literal: Postgres's common type
+		// is numeric, the value's; DuckDB's cast of the literal to the
+		// value's scale is exact when the literal has no more decimals
+		// (the display scale is the scale tracking's).
+		if vs, ok := a.numericScaleOf(r, v, 0); ok {
+			if ds, ok := constScale(d); ok && ds <= vs {
+				continue
+			}
+		}
+		return "a default of lag or lead whose type may not be the value's (Postgres takes their common type, DuckDB the value's)"
+	}
+	return ""
+}
+
+// numericScaleOf returns the scale DuckDB gives the numeric value n: a
+// numeric column of the datasets (every one of its name), or an output
+// column naming one, or sum, min or max of one. ok is false for anything
+// else.
+func (a *analysis) numericScaleOf(r resolution, n *pg_query.Node, depth int) (int, bool) {
+	if depth >= maxAliasDepth || n == nil {
+		return 0, false
+	}
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		name := lastField(v.ColumnRef)
+		if name == "" {
+			return 0, false
+		}
+		scale, found := -1, false
+		for _, d := range r.datasets {
+			for _, c := range d.state.Columns {
+				if c.Name != name {
+					continue
+				}
+				found = true
+				if c.TypeOID != oidNumeric || c.TypeMod < 4 {
+					return 0, false
+				}
+				if cs := int((c.TypeMod - 4) & 0xffff); scale < 0 || cs < scale {
+					scale = cs
+				}
+			}
+		}
+		for _, def := range a.aliasDefs[name] {
+			if cr := def.GetColumnRef(); cr != nil && lastField(cr) == name {
+				continue // the column itself
+			}
+			ds, ok := a.numericScaleOf(r, def, depth+1)
+			if !ok {
+				return 0, false
+			}
+			found = true
+			if scale < 0 || ds < scale {
+				scale = ds
+			}
+		}
+		return scale, found && scale >= 0
+	case *pg_query.Node_FuncCall:
+		fc := v.FuncCall
+		switch funcName(fc) {
+		case "sum", "min", "max":
+			if len(fc.Args) == 1 && len(fc.Funcname) == 1 {
+				return a.numericScaleOf(r, fc.Args[0], depth+1)
+			}
+		}
+	}
+	return 0, false
+}
+
+// constScale returns the decimals of a number literal (an integer's are
+// 0), or of one cast to numeric without a type modifier.
+func constScale(n *pg_query.Node) (int, bool) {
+	if tc := n.GetTypeCast(); tc != nil {
+		if !castTarget(tc, numericTypeNames) || len(tc.TypeName.Typmods) > 0 {
+			return 0, false
+		}
+		n = tc.Arg
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		return 0, true
+	case *pg_query.A_Const_Fval:
+		return literalScale(v.Fval.Fval)
+	}
+	return 0, false
 }
 
 // mergesAll marks the statement as merging values of any kind (and, when

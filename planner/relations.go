@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"slices"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -85,6 +86,9 @@ type analyzer struct {
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
 	// collector does.
 	funcCalls int
+	// targetStars are the * and t.* items of select lists (any other is
+	// a whole-row reference).
+	targetStars map[*pg_query.ColumnRef]bool
 	// topTargets are the statement's own output columns (aliases.go).
 	topTargets map[*pg_query.ResTarget]bool
 	// absorbed are merges whose scale is never printed (numericscale.go).
@@ -115,8 +119,19 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	z.noteOrdering(m)
 	z.noteMerging(m)
+	if why := checkArgs(m); why != "" {
+		z.flagWhy(flagUnsupported, why)
+	}
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
+		for _, t := range n.TargetList {
+			if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
+				if z.targetStars == nil {
+					z.targetStars = map[*pg_query.ColumnRef]bool{}
+				}
+				z.targetStars[cr] = true
+			}
+		}
 		if len(n.LockingClause) > 0 {
 			z.flag(flagLocking)
 			z.a.writes = true
@@ -310,6 +325,13 @@ func (z *analyzer) columnRef(c *pg_query.ColumnRef, ordinal int) {
 	}
 	if star {
 		z.a.cols.star = true
+		if !z.targetStars[c] {
+			// t.* anywhere but a select list (count(t.*), ROW(t.*),
+			// t.* IS NULL) is a whole-row value, NULL for the
+			// NULL-extended rows of an outer join in Postgres, a row of
+			// NULLs in DuckDB.
+			z.flagWhy(flagUnsupported, "the whole-row reference "+strings.Join(append(parts, "*"), "."))
+		}
 	}
 	switch {
 	case len(parts) == 1 && !star:

@@ -152,6 +152,7 @@ type collector struct {
 	jsonOps   []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
 	anys      []likeSite // x op ANY(array)
 	contains  []likeSite // @>, <@
+	indices   []*pg_query.A_Indices
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -200,6 +201,8 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.selects = append(c.selects, n)
 	case *pg_query.TypeCast:
 		c.casts = append(c.casts, n)
+	case *pg_query.A_Indices:
+		c.indices = append(c.indices, n)
 	}
 	if e, ok := m.(*pg_query.A_Expr); ok && isConcat(e) {
 		c.concats = append(c.concats, e)
@@ -279,6 +282,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	for _, e := range c.divisions {
 		guardDivisor(e)
 	}
+	for _, ix := range c.indices {
+		guardSubscript(ix)
+	}
 	if len(a.exactAvg) > 0 {
 		rewriteAvg(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
 	}
@@ -325,6 +331,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewriteToChar(f)
 		rewriteByArgType(f, a, r)
 		rewriteSubstr(f)
+		guardArgs(f)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {

@@ -876,6 +876,16 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 			buf = out
 			putUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
 		}
+		if len(buf)-start-1 > maxRowBytes {
+			// No Postgres row is that long (its limit is 1 GB); the
+			// length would not even fit the message's length field.
+			err := fmt.Errorf("a row of %d bytes, over the %d bytes of a Postgres row", len(buf)-start-1, maxRowBytes)
+			buf = buf[:start]
+			if wroteAny {
+				return false, n, &errAfterOutput{err}
+			}
+			return false, n, err
+		}
 		putUint32(buf[start+1:], uint32(len(buf)-start-1))
 		n++
 		r.sent++
@@ -893,6 +903,9 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 	ss.outBuf = buf
 	return false, n, nil
 }
+
+// maxRowBytes bounds a DataRow the proxy encodes: Postgres's MaxAllocSize.
+const maxRowBytes = 1<<30 - 1
 
 func putUint32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
