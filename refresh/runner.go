@@ -42,6 +42,9 @@ type Options struct {
 	// Snapshots is the acceleration snapshot store (snapshots.location);
 	// nil: none (snapshots.go).
 	Snapshots snapshot.Store
+	// Backoff bounds the waits between retries of failed refreshes and
+	// connection attempts; zero fields take DefaultBackoff's.
+	Backoff Backoff
 }
 
 // DefaultProgressEvery is how often a running refresh logs its progress.
@@ -65,6 +68,7 @@ type Runner struct {
 	// progressEvery: see Options.ProgressEvery.
 	progressEvery time.Duration
 	snaps         snapshot.Store
+	backoff       Backoff
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
@@ -112,16 +116,23 @@ type task struct {
 
 	watch atomic.Pointer[watch] // the refresh running, if any
 
-	errMu     sync.Mutex
-	lastErr   error // the last refresh's error, nil after a success
-	succeeded bool  // a refresh succeeded in this process
+	errMu   sync.Mutex
+	lastErr error // the last refresh's error, nil after a success
+	reached bool  // the source answered in this process (a refresh succeeded, or reachSource connected)
 }
 
-// connected reports whether a refresh of t has succeeded in this process.
+// connected reports whether t's source has answered in this process.
 func (t *task) connected() bool {
 	t.errMu.Lock()
 	defer t.errMu.Unlock()
-	return t.succeeded
+	return t.reached
+}
+
+// markReached records that t's source answered.
+func (t *task) markReached() {
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	t.reached = true
 }
 
 // errSuperseded cancels a refresh that an on-demand request replaces.
@@ -156,6 +167,7 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 
 		progressEvery: opts.ProgressEvery,
 		snaps:         opts.Snapshots,
+		backoff:       opts.Backoff.withDefaults(),
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{
@@ -481,12 +493,14 @@ func (r *Runner) run(ctx context.Context, t *task) {
 
 	now := r.clock.Now()
 	var next plan
+	reach := false // connect to the source in the background first
 	switch {
 	case ds.Acceleration.RefreshMode == catalog.RefreshSnapshot:
 		next = plan{due: now, start: now} // a newer snapshot is looked for at startup
 	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
 		info.RefreshSQL == ds.Acceleration.RefreshSQL && !waitsForSource(ds):
 		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
+		reach = next.start.IsZero() || next.start.After(now)
 	case info != nil && info.RefreshSQL != ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways:
 		log.Info().Msg("refresh_sql changed since the stored refresh; refreshing now")
 		next = plan{due: now, start: now}
@@ -499,7 +513,19 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	log.Debug().Str("schedule", describeSchedule(&ds.Acceleration)).Time("first", next.start).Msg("refresh scheduled")
 
 	retries := 0
-	var lastWarn time.Time
+	var warn warnLimit
+	if reach {
+		// The stored acceleration serves; the source is connected to in
+		// the background until it answers or the first refresh is due.
+		r.setNext(ds.Name, next.due)
+		ok, kicked := r.reachSource(ctx, t, log, next.start, &warn)
+		if !ok {
+			return
+		}
+		if kicked {
+			next.start, next.announce = r.clock.Now(), false
+		}
+	}
 	for {
 		if !r.wait(ctx, t, next) {
 			return
@@ -513,7 +539,8 @@ func (r *Runner) run(ctx context.Context, t *task) {
 			if retries > 0 {
 				log.Info().Int("retries", retries).Msg("refresh recovered")
 			}
-			retries, lastWarn = 0, time.Time{}
+			retries = 0
+			warn.reset()
 			next = r.scheduled(t, now)
 			continue
 		}
@@ -535,14 +562,11 @@ func (r *Runner) run(ctx context.Context, t *task) {
 			}
 		case connecting || acc.RefreshRetryEnabled && (acc.RefreshRetryMaxAttempts == 0 || retries < acc.RefreshRetryMaxAttempts):
 			retries++
-			wait := fibonacciDelay(retries, r.rnd)
-			ev := log.Debug()
-			if lastWarn.IsZero() || now.Sub(lastWarn) >= warnEvery {
-				ev, lastWarn = log.Warn(), now
-			}
-			ev = ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait)
+			wait := r.backoff.delay(retries, r.rnd)
+			ev := warn.event(&log, now).Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait)
 			switch {
-			case connecting && st.Loaded:
+			case sourceUnreachable(reason) && st.Loaded:
+				// At start, or in a later outage: the spec's words.
 				ev.Msgf("Failed to connect to the source for dataset %s. Serving data from the existing acceleration for %s while retrying the connection. %s", ds.Name, ds.Name, msg)
 			case connecting:
 				ev.Msgf("Failed to connect to the source for dataset %s. It has no acceleration to serve yet: queries on it go to the origin until the source answers; retrying the connection. %s", ds.Name, msg)
@@ -705,6 +729,15 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	f.subset, serr = t.dataset().SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
 	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f)
+	if t.dataset().ReadyState == catalog.ReadyOnSchemaResolved {
+		// Served, but Initializing until the source is reached (the
+		// spec's table for ready_state: on_schema_resolved).
+		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
+			if !st.SchemaResolved {
+				st.Status = catalog.StatusInitializing
+			}
+		})
+	}
 	r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 		Msg("serving the stored acceleration")
 	t.markReady()
@@ -934,7 +967,7 @@ func (t *task) setErr(err error) {
 	defer t.errMu.Unlock()
 	t.lastErr = err
 	if err == nil {
-		t.succeeded = true
+		t.reached = true
 	}
 }
 
