@@ -117,7 +117,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // ready answers 200 "ready" when the runtime is ready, else 503 "not
 // ready": not while shutting down; with runtime ready_state on_load, when
 // every accelerated dataset is ready by its ready_state: on_load once it
-// has been Ready (loaded) in this process, even if it is in Error since;
+// has been Ready (loaded, or loaded with nothing to accelerate) in this
+// process, even if it is in Error since;
 // on_registration at once; on_schema_resolved once the origin's schema of
 // its table has been read.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -175,6 +176,9 @@ type DatasetStatus struct {
 	// ColumnsNotAccelerated are the columns the acceleration leaves out,
 	// with why: statements that read them go to the origin.
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
+	// Notes say what the status alone does not: a Ready dataset that
+	// holds nothing, because none of its columns can be accelerated.
+	Notes []string `json:"notes,omitempty"`
 	// Replication is where a changes dataset's change stream stands.
 	Replication *Replication `json:"replication,omitempty"`
 	// Snapshots are the acceleration snapshots the dataset serves and
@@ -329,6 +333,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 						j.ColumnsNotAccelerated = append(j.ColumnsNotAccelerated, ColumnNotAccelerated{Name: c.Name, Type: c.TypeName, Reason: c.NotAccelerated})
 					}
 				}
+				j.Notes = notes(st)
 				if n, est, running := s.refresh.Progress(name); running {
 					j.RefreshStatus = &RefreshProgress{RowsLoaded: n}
 					if est >= 0 {
@@ -340,6 +345,19 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 		out = append(out, j)
 	}
 	writeJSON(w, out)
+}
+
+// NoteNothingToAccelerate is the note of a dataset none of whose columns
+// can be accelerated.
+const NoteNothingToAccelerate = "None of its columns can be accelerated (see columns_not_accelerated): it holds nothing, and every statement over it goes to the origin."
+
+// notes are the notes of a dataset in st.
+func notes(st catalog.DatasetState) []string {
+	var out []string
+	if st.NothingToAccelerate {
+		out = append(out, NoteNothingToAccelerate)
+	}
+	return out
 }
 
 // slots lists the origin's replication slots named like pgaccel's, with

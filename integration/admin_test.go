@@ -248,3 +248,42 @@ func TestAdmin_ClientSessionsGauge(t *testing.T) {
 	c2.Close(ctxT(t))
 	pgtest.WaitFor(t, "no sessions", func() bool { return sessions() == 0 })
 }
+
+// TestAdmin_DatasetWithNothingToAccelerate: a dataset none of whose
+// columns can be accelerated loads as far as it can (it holds nothing) and
+// is Ready, saying so, instead of failing every refresh and keeping
+// /v1/ready at 503 for the life of the process; its reads go to the origin.
+func TestAdmin_DatasetWithNothingToAccelerate(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS adm_unacc; CREATE TABLE adm_unacc (p point, m money);
+		INSERT INTO adm_unacc VALUES (point(1, 2), 1.5), (point(3, 4), 2.5), (NULL, NULL);
+		GRANT SELECT ON adm_unacc TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS adm_unacc") })
+	a := startAppNoWait(t, "  - from: postgres:public.adm_unacc\n")
+	pgtest.WaitFor(t, "/v1/ready 200", func() bool {
+		code, _ := adminGet(t, a.AdminAddr(), "/v1/ready", "")
+		return code == 200
+	})
+	if err := a.WaitReady(ctxT(t)); err != nil {
+		t.Errorf("WaitReady: %v", err)
+	}
+	d := datasetStatus(t, a.AdminAddr(), "", "adm_unacc")
+	notes, _ := json.Marshal(d["notes"])
+	cols, _ := d["columns_not_accelerated"].([]any)
+	if d["status"] != "Ready" || d["error_message"] != nil || len(cols) != 2 || !strings.Contains(string(notes), "None of its columns can be accelerated") {
+		t.Errorf("status: %v", d)
+	}
+	c := connect(t, appDSN(a, appUser, appPass))
+	if got := strings.Join(mustQuery(t, c, "SELECT count(*) FROM adm_unacc"), ","); got != "3" {
+		t.Errorf("count: %s", got)
+	}
+	if got := lastRoute(t, c, false); !strings.HasPrefix(got, "origin: column_not_accelerated") {
+		t.Errorf("route of a read: %q", got)
+	}
+	// A later refresh keeps it so.
+	if err := a.Runner.Refresh(ctxT(t), "adm_unacc"); err != nil {
+		t.Errorf("refresh: %v", err)
+	}
+	if st, _ := a.Registry.State("adm_unacc"); st.Status.Display() != "Ready" || st.Servable() {
+		t.Errorf("after a refresh: %+v", st)
+	}
+}

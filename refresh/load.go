@@ -24,6 +24,9 @@ type loadOutcome struct {
 	completed time.Time
 	columns   []catalog.ColumnInfo
 	filters   readFilters
+	// nothing: none of the columns read can be accelerated; nothing was
+	// loaded, and the stored acceleration, if any, is not served.
+	nothing bool
 }
 
 // readFilters are the Postgres predicates through which the proxy reads a
@@ -86,6 +89,11 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
+	if !anyAccelerated(cols) {
+		// A complete outcome, not an error: the dataset is Ready with
+		// nothing to serve, rather than failing every refresh.
+		return loadOutcome{completed: now, columns: accelerator.ColumnInfos(cols), filters: filters, nothing: true}, nil
+	}
 	if ds.Acceleration.RefreshMode == catalog.RefreshAppend {
 		b, err := appendBounds(ctx, eng, ds, all, cols)
 		if err != nil {
@@ -103,6 +111,16 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	}
 	out.filters = filters
 	return out, nil
+}
+
+// anyAccelerated reports whether a column of cols can be accelerated.
+func anyAccelerated(cols []accelerator.ColumnSpec) bool {
+	for _, c := range cols {
+		if _, ok := accelerator.DuckDBType(c); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFilters builds and checks at the origin the filters the proxy

@@ -383,8 +383,8 @@ func (t *task) requeue(w []chan error) {
 
 // WaitReady blocks until the dataset has loaded once, or its first load
 // failed, or ctx is done. It returns nil when the dataset has data to serve
-// (a file-mode dataset restored from its file counts), else the error of
-// its last refresh.
+// (a file-mode dataset restored from its file counts) or its load found
+// nothing to accelerate, else the error of its last refresh.
 func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 	t, err := r.task(dataset)
 	if err != nil {
@@ -395,7 +395,7 @@ func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if st, _ := r.reg.State(dataset); st.Loaded {
+	if st, _ := r.reg.State(dataset); st.Loaded || st.NothingToAccelerate {
 		return nil
 	}
 	if err := t.err(); err != nil {
@@ -801,6 +801,16 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.setErr(nil)
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(log, prev.Columns, out.columns)
+	if out.nothing {
+		r.publishNothing(ds.Name, out.completed, out.columns)
+		r.metrics.refreshed(ds.Name, mode, out)
+		if !prev.NothingToAccelerate {
+			log.Warn().Int("columns", len(out.columns)).
+				Msgf("None of the columns of dataset %s can be accelerated: it holds nothing, and every statement over it goes to the origin. It is Ready (its load is complete); its refreshes check again.", ds.Name)
+		}
+		t.markReady()
+		return nil
+	}
 	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
@@ -943,12 +953,32 @@ func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []c
 	r.reg.Update(name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
 		st.Loaded = true
+		st.NothingToAccelerate = false
 		st.LastRefresh = last
 		st.Rows = rows
 		st.Columns = cols
 		st.Error = ""
 		st.FallbackReady, st.FallbackFilter = f.fallbackReady, f.fallback
 		st.SubsetReady, st.SubsetFilter = f.subsetReady, f.subset
+		st.Generation++
+		st.DataGeneration++
+	})
+}
+
+// publishNothing records a load that found no column to accelerate: Ready,
+// holding and serving nothing (Loaded false: statements go to the origin),
+// with the columns and why each is left out.
+func (r *Runner) publishNothing(name string, last time.Time, cols []catalog.ColumnInfo) {
+	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.Status = catalog.StatusReady
+		st.Loaded = false
+		st.NothingToAccelerate = true
+		st.LastRefresh = last
+		st.Rows = 0
+		st.Columns = cols
+		st.Error = ""
+		st.FallbackReady, st.FallbackFilter = false, ""
+		st.SubsetReady, st.SubsetFilter = false, ""
 		st.Generation++
 		st.DataGeneration++
 	})

@@ -258,6 +258,14 @@ func printStatus(w io.Writer, rows []admin.DatasetStatus) error {
 			}
 		}
 	}
+	// What the status alone does not say.
+	for _, r := range rows {
+		for _, n := range r.Notes {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Name, n); err != nil {
+				return err
+			}
+		}
+	}
 	// Columns left out of an acceleration: reads of them go to the origin.
 	for _, r := range rows {
 		for _, c := range r.ColumnsNotAccelerated {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pgaccel/pgaccel/admin"
 )
 
 func TestHumanDuration(t *testing.T) {
@@ -139,6 +141,22 @@ func TestSlots_UsageBeforeConfig(t *testing.T) {
 		err := cmdSlots(append(args, "-c", "/nonexistent/pgaccel.yaml"), strings.NewReader(""), &out, &errOut)
 		if e, ok := err.(exitError); !ok || e != 2 || !strings.Contains(errOut.String(), "Usage: pgaccel slots") {
 			t.Errorf("pgaccel slots %v: %v, stderr %q", args, err, errOut.String())
+		}
+	}
+}
+
+func TestPrintStatus_NotesAndColumnsLeftOut(t *testing.T) {
+	var b strings.Builder
+	zero := int64(0)
+	rows := []admin.DatasetStatus{{Name: "shapes", RefreshMode: "full", AccelerationEnabled: true, Status: "Ready", Rows: &zero,
+		Notes:                 []string{admin.NoteNothingToAccelerate},
+		ColumnsNotAccelerated: []admin.ColumnNotAccelerated{{Name: "p", Type: "point", Reason: "type point has no DuckDB type that holds its values exactly"}}}}
+	if err := printStatus(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"shapes: " + admin.NoteNothingToAccelerate, "shapes.p (point) is not accelerated"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("pgaccel status lacks %q:\n%s", want, b.String())
 		}
 	}
 }
