@@ -42,7 +42,10 @@
 //
 // Refreshes take a slot of a semaphore (runtime.refresh_concurrency,
 // default 2). Trigger and Refresh request an on-demand refresh: a refresh
-// of the dataset in progress is cancelled and replaced. Time comes from a
+// of the dataset in progress is cancelled and replaced. TriggerFull and
+// RefreshFull ask for a full reload: an append dataset's next refresh
+// replaces its acceleration instead of appending (rows the source deleted
+// or truncated go), retried as such until one succeeds. Time comes from a
 // Clock, so tests step through cron schedules with a ManualClock.
 //
 // A second goroutine per dataset with retention_check_enabled runs a

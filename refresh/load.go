@@ -42,20 +42,20 @@ type readFilters struct {
 	subsetReady   bool
 }
 
-// loadDataset runs one refresh of ds in its refresh mode: it reads the
-// table's columns, then streams
+// loadDataset runs one refresh of ds: it reads the table's columns, then
+// streams
 //
 //	COPY (SELECT <columns> FROM "schema"."table" WHERE <refresh_sql's WHERE> AND <data window> [AND <append bound>]) TO STDOUT (FORMAT binary)
 //
-// into Engine.LoadWith. A full refresh replaces the acceleration; an append
-// refresh reads the rows past the stored max(time_column) less
+// into Engine.LoadWith. A full refresh (and an append dataset's full
+// reload) replaces the acceleration; an append refresh (appendRows) reads the rows past the stored max(time_column) less
 // refresh_append_overlap and merges them in (see appendBounds). Rows the
 // retention policy would evict are removed before the rows are published.
 // The columns are refresh_sql's (all of them for *); those whose type
 // cannot be accelerated are sent as NULLs, so that the stream still has
 // every selected column and the acceleration records them as not
 // accelerated. On failure the previous acceleration keeps serving.
-func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, now time.Time, w *watch) (loadOutcome, error) {
+func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch) (loadOutcome, error) {
 	conn, err := connectOrigin(ctx, dsn)
 	if err != nil {
 		return loadOutcome{}, err
@@ -94,7 +94,7 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 		// nothing to serve, rather than failing every refresh.
 		return loadOutcome{completed: now, columns: accelerator.ColumnInfos(cols), filters: filters, nothing: true}, nil
 	}
-	if ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+	if appendRows {
 		b, err := appendBounds(ctx, eng, ds, all, cols)
 		if err != nil {
 			return loadOutcome{}, err

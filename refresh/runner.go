@@ -94,6 +94,12 @@ type task struct {
 	kick    chan struct{} // on-demand requests wake the task (buffered, 1)
 	waitMu  sync.Mutex
 	waiters []chan error // callers of Refresh waiting for the next refresh
+	// fullWanted counts the on-demand full reloads asked for (TriggerFull),
+	// fullDone is the count the last successful refresh served (guarded by
+	// refreshMu): while fullWanted is past it, an append dataset's
+	// refreshes reload in full.
+	fullWanted atomic.Uint64
+	fullDone   uint64
 
 	snapMu sync.Mutex // one snapshot of the dataset made at a time (snapshots.go)
 	// snapID and snapETag: the snapshot a refresh_mode: snapshot dataset
@@ -310,26 +316,73 @@ var ErrUnknownDataset = errors.New("no such dataset")
 // false.
 var ErrNotAccelerated = errors.New("is not accelerated")
 
+// ErrNoFullReload is returned for a full reload of a dataset whose refresh
+// mode has none (caching, snapshot).
+var ErrNoFullReload = errors.New("has no full reload")
+
 // Trigger starts an on-demand refresh of the dataset and returns at once.
 // A refresh of it in progress is cancelled and replaced by the new one.
-func (r *Runner) Trigger(dataset string) error {
+func (r *Runner) Trigger(dataset string) error { return r.trigger(dataset, false) }
+
+// TriggerFull is Trigger for a full reload. An append dataset's
+// acceleration is replaced, as at its first load, by every row its
+// refresh_sql and refresh_data_window let through, so rows deleted or
+// truncated at the source since are gone; its next refreshes append again.
+// For a full dataset it is an ordinary refresh, and a changes dataset
+// rebuilds on any on-demand refresh.
+func (r *Runner) TriggerFull(dataset string) error { return r.trigger(dataset, true) }
+
+func (r *Runner) trigger(dataset string, full bool) error {
 	t, err := r.task(dataset)
 	if err != nil {
 		return err
 	}
+	if full {
+		if err := fullReloadable(t.dataset()); err != nil {
+			return err
+		}
+	}
 	if !r.isStarted() {
 		return fmt.Errorf("dataset %s: the refresh scheduler is not running", dataset)
 	}
+	if full {
+		t.fullWanted.Add(1)
+	}
 	t.request(nil)
+	return nil
+}
+
+// fullReloadable refuses a full reload of a dataset whose refresh mode has
+// none.
+func fullReloadable(ds *catalog.Dataset) error {
+	switch m := ds.Acceleration.RefreshMode; m {
+	case catalog.RefreshCaching, catalog.RefreshSnapshot:
+		return fmt.Errorf("dataset %s %w (refresh_mode: %s)", ds.Name, ErrNoFullReload, m)
+	}
 	return nil
 }
 
 // Refresh starts an on-demand refresh of the dataset, as Trigger does, and
 // waits for it. Before Start, it runs the refresh itself.
 func (r *Runner) Refresh(ctx context.Context, dataset string) error {
+	return r.refreshOnDemand(ctx, dataset, false)
+}
+
+// RefreshFull is Refresh for a full reload (see TriggerFull).
+func (r *Runner) RefreshFull(ctx context.Context, dataset string) error {
+	return r.refreshOnDemand(ctx, dataset, true)
+}
+
+func (r *Runner) refreshOnDemand(ctx context.Context, dataset string, full bool) error {
 	t, err := r.task(dataset)
 	if err != nil {
 		return err
+	}
+	if full {
+		if err := fullReloadable(t.dataset()); err != nil {
+			return err
+		}
+		t.fullWanted.Add(1)
 	}
 	if !r.isStarted() {
 		if t.dataset().Acceleration.RefreshMode == catalog.RefreshChanges {
@@ -770,6 +823,11 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	if mode != catalog.RefreshAppend {
 		mode = catalog.RefreshFull
 	}
+	fullWanted := t.fullWanted.Load()
+	if fullWanted > t.fullDone && mode == catalog.RefreshAppend {
+		mode = catalog.RefreshFull
+		log.Info().Msg("full reload asked for: the acceleration is replaced by every row the source has; later refreshes append again")
+	}
 	log.Debug().Str("mode", mode).Msg("refresh started")
 	w := &watch{schemaResolved: func() {
 		r.reg.Update(ds.Name, func(st *catalog.DatasetState) { st.SchemaResolved = true })
@@ -778,7 +836,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.watch.Store(w)
 	defer t.watch.Store(nil)
 	stopProgress := r.logProgress(log, w)
-	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now(), w)
+	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, mode == catalog.RefreshAppend, r.clock.Now(), w)
 	stopProgress()
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -799,6 +857,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		return err
 	}
 	t.setErr(nil)
+	t.fullDone = fullWanted
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(log, prev.Columns, out.columns)
 	if out.nothing {
