@@ -386,6 +386,17 @@ func (e *Engine) storedInfo(ctx context.Context, name string) (*TableInfo, error
 	return &info, nil
 }
 
+// ColumnInfos are the registry's view of cols as a load records them: a
+// column whose type DuckDBType cannot hold is not accelerated.
+func ColumnInfos(cols []ColumnSpec) []catalog.ColumnInfo {
+	out := make([]catalog.ColumnInfo, len(cols))
+	for i, c := range cols {
+		_, ok := resolveType(c)
+		out[i] = columnInfo(c, ok)
+	}
+	return out
+}
+
 // columnInfo is the registry's view of a column, accelerated or left out
 // for its type.
 func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {

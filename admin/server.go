@@ -1,10 +1,13 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -22,6 +25,9 @@ type Refresher interface {
 	// Trigger starts an on-demand refresh and returns at once, replacing a
 	// refresh of the dataset in progress.
 	Trigger(dataset string) error
+	// TriggerFull is Trigger for a full reload (an append dataset's
+	// acceleration replaced by every row the source has).
+	TriggerFull(dataset string) error
 	// Progress reports a refresh running now.
 	Progress(dataset string) (rows, estimate int64, running bool)
 	// SetRefreshSQL replaces refresh_sql until restart.
@@ -117,7 +123,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // ready answers 200 "ready" when the runtime is ready, else 503 "not
 // ready": not while shutting down; with runtime ready_state on_load, when
 // every accelerated dataset is ready by its ready_state: on_load once it
-// has been Ready (loaded) in this process, even if it is in Error since;
+// has been Ready (loaded, or loaded with nothing to accelerate) in this
+// process, even if it is in Error since;
 // on_registration at once; on_schema_resolved once the origin's schema of
 // its table has been read.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -175,6 +182,10 @@ type DatasetStatus struct {
 	// ColumnsNotAccelerated are the columns the acceleration leaves out,
 	// with why: statements that read them go to the origin.
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
+	// Notes say what the status alone does not: a Ready dataset that
+	// holds nothing, because none of its columns can be accelerated; an
+	// append dataset that may hold rows the source no longer has.
+	Notes []string `json:"notes,omitempty"`
 	// Replication is where a changes dataset's change stream stands.
 	Replication *Replication `json:"replication,omitempty"`
 	// Snapshots are the acceleration snapshots the dataset serves and
@@ -329,6 +340,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 						j.ColumnsNotAccelerated = append(j.ColumnsNotAccelerated, ColumnNotAccelerated{Name: c.Name, Type: c.TypeName, Reason: c.NotAccelerated})
 					}
 				}
+				j.Notes = notes(d, st)
 				if n, est, running := s.refresh.Progress(name); running {
 					j.RefreshStatus = &RefreshProgress{RowsLoaded: n}
 					if est >= 0 {
@@ -340,6 +352,23 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 		out = append(out, j)
 	}
 	writeJSON(w, out)
+}
+
+// NoteNothingToAccelerate is the note of a dataset none of whose columns
+// can be accelerated.
+const NoteNothingToAccelerate = "None of its columns can be accelerated (see columns_not_accelerated): it holds nothing, and every statement over it goes to the origin."
+
+// notes are the notes of dataset d in st.
+func notes(d *catalog.Dataset, st catalog.DatasetState) []string {
+	var out []string
+	if st.NothingToAccelerate {
+		out = append(out, NoteNothingToAccelerate)
+	}
+	if d.Acceleration.RefreshMode == catalog.RefreshAppend {
+		out = append(out, "refresh_mode: append adds and updates rows but never removes them, so the acceleration may hold rows the source has since deleted or truncated. "+
+			"A full reload brings it back in line: pgaccel refresh -full "+d.Name+`, or POST /v1/datasets/`+d.Name+`/acceleration/refresh with {"refresh_mode": "full"}.`)
+	}
+	return out
 }
 
 // slots lists the origin's replication slots named like pgaccel's, with
@@ -374,25 +403,70 @@ func (s *Server) dropSlot(w http.ResponseWriter, r *http.Request) {
 }
 
 // refreshDataset starts a refresh of one dataset and answers 201 at once;
-// the dataset's status shows its progress.
+// the dataset's status shows its progress. The body may be empty, or
+// {"refresh_mode": "full"} for a full reload (an append dataset's
+// acceleration replaced by every row the source has); the dataset's own
+// refresh_mode asks for an ordinary refresh.
 func (s *Server) refreshDataset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if _, ok := s.reg.Dataset(name); !ok {
+	d, ok := s.reg.Dataset(name)
+	if !ok {
 		writeMessage(w, http.StatusNotFound, "Dataset "+name+" not found.")
 		return
 	}
-	if err := s.refresh.Trigger(name); err != nil {
+	full, msg := refreshBody(w, r, d)
+	if msg != "" {
+		writeMessage(w, http.StatusBadRequest, msg)
+		return
+	}
+	trigger, done := s.refresh.Trigger, "Dataset refresh triggered for "+name+"."
+	if full {
+		trigger, done = s.refresh.TriggerFull, "Dataset refresh triggered for "+name+" (refresh_mode: full: a full reload)."
+	}
+	if err := trigger(name); err != nil {
 		code := http.StatusServiceUnavailable
 		switch {
 		case errors.Is(err, refresh.ErrUnknownDataset):
 			code = http.StatusNotFound
-		case errors.Is(err, refresh.ErrNotAccelerated), errors.Is(err, refresh.ErrNoOnDemand):
+		case errors.Is(err, refresh.ErrNotAccelerated), errors.Is(err, refresh.ErrNoOnDemand), errors.Is(err, refresh.ErrNoFullReload):
 			code = http.StatusBadRequest
 		}
 		writeMessage(w, code, err.Error())
 		return
 	}
-	writeMessage(w, http.StatusCreated, "Dataset refresh triggered for "+name+".")
+	writeMessage(w, http.StatusCreated, done)
+}
+
+// refreshBody reads the body of an on-demand refresh of d: full is true
+// for {"refresh_mode": "full"}; msg says what is wrong with a body that is
+// neither empty nor such an object.
+func refreshBody(w http.ResponseWriter, r *http.Request, d *catalog.Dataset) (full bool, msg string) {
+	const form = `The body must be empty or a JSON object {"refresh_mode": "full"} (a full reload)`
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		return false, form + ": " + err.Error()
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return false, ""
+	}
+	var body struct {
+		RefreshMode *string `json:"refresh_mode"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		return false, form + ": " + err.Error()
+	}
+	switch {
+	case body.RefreshMode == nil:
+		return false, ""
+	case *body.RefreshMode == catalog.RefreshFull:
+		return true, ""
+	case *body.RefreshMode == d.Acceleration.RefreshMode:
+		return false, ""
+	}
+	return false, fmt.Sprintf("refresh_mode %q: an on-demand refresh of dataset %s (refresh_mode: %s) may ask for refresh_mode full (a full reload) or %s (an ordinary refresh)",
+		*body.RefreshMode, d.Name, d.Acceleration.RefreshMode, d.Acceleration.RefreshMode)
 }
 
 // patchAcceleration applies {"refresh_sql": "..."} until restart.

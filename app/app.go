@@ -63,6 +63,9 @@ func Start(cfg *catalog.Config, log zerolog.Logger) (*App, error) {
 type Options struct {
 	// Clock drives the refresh scheduler; the system clock when nil.
 	Clock refresh.Clock
+	// RefreshBackoff bounds the waits between retries of failed refreshes
+	// and connections to the source (refresh.DefaultBackoff's when zero).
+	RefreshBackoff refresh.Backoff
 }
 
 // StartWith is Start with options.
@@ -150,6 +153,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		Metrics:     refresh.NewMetrics(a.Metrics),
 		Clock:       opts.Clock,
 		Snapshots:   snaps,
+		Backoff:     opts.RefreshBackoff,
 	})
 
 	pm := proxy.NewMetrics(a.Metrics)

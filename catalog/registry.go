@@ -84,6 +84,11 @@ type DatasetState struct {
 	Error       string    // the last refresh error, "" after a success
 	// Loaded is true once the acceleration holds data it may serve.
 	Loaded bool
+	// NothingToAccelerate is true when the last load found that none of
+	// the columns it reads can be accelerated: the load is complete, and
+	// the dataset Ready, but it holds nothing (Loaded is false) and every
+	// statement over it goes to the origin.
+	NothingToAccelerate bool
 	// Columns is the acceleration's schema after the last successful load.
 	Columns []ColumnInfo
 	// Generation increases with every swap of new data and every change
@@ -94,8 +99,8 @@ type DatasetState struct {
 	// (what an accelerated answer over the dataset holds).
 	DataGeneration uint64
 	// ReadyOnce is true once the dataset has been Ready (loaded and
-	// serving) in this process; runtime readiness counts it even after an
-	// error.
+	// serving, or loaded with nothing to accelerate) in this process;
+	// runtime readiness counts it even after an error.
 	ReadyOnce bool
 	// SchemaResolved is true once the origin's columns of the table have
 	// been read in this process (ready_state: on_schema_resolved).
@@ -337,7 +342,7 @@ func (r *Registry) Update(name string, fn func(*DatasetState)) bool {
 	}
 	fn(st)
 	r.version.Add(1)
-	if st.Loaded && st.Status == StatusReady {
+	if (st.Loaded || st.NothingToAccelerate) && st.Status == StatusReady {
 		st.ReadyOnce = true
 	}
 	if r.shuttingDown && st.Status != StatusDisabled {

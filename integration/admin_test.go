@@ -248,3 +248,139 @@ func TestAdmin_ClientSessionsGauge(t *testing.T) {
 	c2.Close(ctxT(t))
 	pgtest.WaitFor(t, "no sessions", func() bool { return sessions() == 0 })
 }
+
+// TestAdmin_DatasetWithNothingToAccelerate: a dataset none of whose
+// columns can be accelerated loads as far as it can (it holds nothing) and
+// is Ready, saying so, instead of failing every refresh and keeping
+// /v1/ready at 503 for the life of the process; its reads go to the origin.
+func TestAdmin_DatasetWithNothingToAccelerate(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS adm_unacc; CREATE TABLE adm_unacc (p point, m money);
+		INSERT INTO adm_unacc VALUES (point(1, 2), 1.5), (point(3, 4), 2.5), (NULL, NULL);
+		GRANT SELECT ON adm_unacc TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS adm_unacc") })
+	a := startAppNoWait(t, "  - from: postgres:public.adm_unacc\n")
+	pgtest.WaitFor(t, "/v1/ready 200", func() bool {
+		code, _ := adminGet(t, a.AdminAddr(), "/v1/ready", "")
+		return code == 200
+	})
+	if err := a.WaitReady(ctxT(t)); err != nil {
+		t.Errorf("WaitReady: %v", err)
+	}
+	d := datasetStatus(t, a.AdminAddr(), "", "adm_unacc")
+	notes, _ := json.Marshal(d["notes"])
+	cols, _ := d["columns_not_accelerated"].([]any)
+	if d["status"] != "Ready" || d["error_message"] != nil || len(cols) != 2 || !strings.Contains(string(notes), "None of its columns can be accelerated") {
+		t.Errorf("status: %v", d)
+	}
+	c := connect(t, appDSN(a, appUser, appPass))
+	if got := strings.Join(mustQuery(t, c, "SELECT count(*) FROM adm_unacc"), ","); got != "3" {
+		t.Errorf("count: %s", got)
+	}
+	if got := lastRoute(t, c, false); !strings.HasPrefix(got, "origin: column_not_accelerated") {
+		t.Errorf("route of a read: %q", got)
+	}
+	// A later refresh keeps it so.
+	if err := a.Runner.Refresh(ctxT(t), "adm_unacc"); err != nil {
+		t.Errorf("refresh: %v", err)
+	}
+	if st, _ := a.Registry.State("adm_unacc"); st.Status.Display() != "Ready" || st.Servable() {
+		t.Errorf("after a refresh: %+v", st)
+	}
+}
+
+// adminPostBody posts body to the admin port and returns the status and
+// message.
+func adminPostBody(t *testing.T, addr, path, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct{ Message string }
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("%s: body is not JSON: %v", path, err)
+	}
+	return resp.StatusCode, m.Message
+}
+
+// TestAdmin_FullReloadOfAnAppendDataset: an append refresh never removes
+// rows, so after rows are deleted or the table truncated at the origin the
+// acceleration holds rows the source no longer has (its status says it
+// may); an on-demand full reload, through the admin API or pgaccel
+// refresh -full, brings it back in line.
+func TestAdmin_FullReloadOfAnAppendDataset(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS adm_log; CREATE TABLE adm_log (id int PRIMARY KEY, v text, at timestamptz);
+		INSERT INTO adm_log SELECT g, 'v' || g, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 100) g;
+		GRANT SELECT ON adm_log TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS adm_log") })
+	mustExec(t, accelSchema)
+	a := startApp(t, `  - from: postgres:public.adm_log
+    time_column: at
+    acceleration:
+      refresh_mode: append
+      primary_key: id
+  - from: postgres:public.acc_customers
+`)
+	c := connect(t, appDSN(a, appUser, appPass))
+	count := func() string { return strings.Join(mustQuery(t, c, "SELECT count(*) FROM adm_log"), ",") }
+	rows := func() int64 { st, _ := a.Registry.State("adm_log"); return st.Rows }
+	d := datasetStatus(t, a.AdminAddr(), "", "adm_log")
+	notes, _ := json.Marshal(d["notes"])
+	if !strings.Contains(string(notes), "may hold rows the source has since deleted or truncated") || !strings.Contains(string(notes), "pgaccel refresh -full adm_log") {
+		t.Errorf("notes of an append dataset: %s", notes)
+	}
+	if d := datasetStatus(t, a.AdminAddr(), "", "acc_customers"); d["notes"] != nil {
+		t.Errorf("notes of a full dataset: %v", d["notes"])
+	}
+
+	// Deleted at the origin: an append refresh keeps the rows.
+	mustExec(t, "DELETE FROM adm_log WHERE id <= 30")
+	if err := a.Runner.Refresh(ctxT(t), "adm_log"); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "100" {
+		t.Fatalf("after an append refresh: %s rows, want the 100 it held", got)
+	}
+	// pgaccel refresh -full reloads it.
+	gen := func() uint64 { st, _ := a.Registry.State("adm_log"); return st.Generation }
+	before := gen()
+	code, out, errOut := cliResult(t, []string{"PGACCEL_ADMIN_TOKEN="}, "refresh", "-admin", a.AdminAddr(), "-full", "adm_log")
+	if code != 0 || !strings.Contains(out, "adm_log") || !strings.Contains(out, "full") {
+		t.Fatalf("pgaccel refresh -full: exit %d\n%s%s", code, out, errOut)
+	}
+	pgtest.WaitFor(t, "the full reload", func() bool { return gen() > before })
+	if got, n := count(), rows(); got != "70" || n != 70 {
+		t.Errorf("after pgaccel refresh -full: %s rows (status %d), want 70", got, n)
+	}
+	// Truncated and refilled: the admin API's full reload.
+	mustExec(t, `TRUNCATE adm_log; INSERT INTO adm_log SELECT g, 'w' || g, timestamptz '2025-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 5) g`)
+	before = gen()
+	if code, msg := adminPostBody(t, a.AdminAddr(), "/v1/datasets/adm_log/acceleration/refresh", `{"refresh_mode": "full"}`); code != http.StatusCreated || !strings.Contains(msg, "adm_log") {
+		t.Fatalf("POST refresh_mode full: %d %q", code, msg)
+	}
+	pgtest.WaitFor(t, "the second full reload", func() bool { return gen() > before })
+	if got, n := count(), rows(); got != "5" || n != 5 {
+		t.Errorf("after a full reload of the truncated table: %s rows (status %d), want 5", got, n)
+	}
+	// The next append refresh appends again.
+	mustExec(t, "INSERT INTO adm_log VALUES (6, 'new', timestamptz '2025-01-01 01:00:00+00')")
+	if err := a.Runner.Refresh(ctxT(t), "adm_log"); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "6" {
+		t.Errorf("an append after the full reload: %s rows, want 6", got)
+	}
+	// Bodies it refuses.
+	for _, body := range []string{`{"refresh_mode": "sideways"}`, `{"refresh_sql": "SELECT 1"}`, `not json`} {
+		if code, msg := adminPostBody(t, a.AdminAddr(), "/v1/datasets/adm_log/acceleration/refresh", body); code != http.StatusBadRequest || msg == "" {
+			t.Errorf("body %s: %d %q, want 400", body, code, msg)
+		}
+	}
+	if code, msg := adminPostBody(t, a.AdminAddr(), "/v1/datasets/acc_customers/acceleration/refresh", `{"refresh_mode": "append"}`); code != http.StatusBadRequest || !strings.Contains(msg, "refresh_mode") {
+		t.Errorf("refresh_mode append for a full dataset: %d %q, want 400", code, msg)
+	}
+	if code, _ := adminPostBody(t, a.AdminAddr(), "/v1/datasets/acc_customers/acceleration/refresh", `{"refresh_mode": "full"}`); code != http.StatusCreated {
+		t.Errorf("refresh_mode full for a full dataset: %d, want 201", code)
+	}
+}

@@ -231,3 +231,49 @@ func TestRoute_Explain(t *testing.T) {
 		}
 	}
 }
+
+// TestRoute_FallbackForgottenWhenTheAccelerationChanges: a read of a
+// column added at the origin (ALTER TABLE) before the acceleration has it
+// goes to the origin, and straight there while nothing changed; once a
+// refresh brings the column in, the same read is accelerated again
+// instead of being sent to the origin as a known fallback until restart.
+func TestRoute_FallbackForgottenWhenTheAccelerationChanges(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS fb_items;
+		CREATE TABLE fb_items (id int PRIMARY KEY, v text);
+		INSERT INTO fb_items SELECT g, 'v' || g FROM generate_series(1, 10) g;
+		GRANT SELECT ON fb_items TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS fb_items") })
+	a := startApp(t, "  - from: postgres:public.fb_items\n")
+	c := connect(t, appDSN(a, appUser, appPass))
+	mustQuery(t, c, "SELECT count(*) FROM fb_items")
+	if got := lastRoute(t, c, false); !strings.HasPrefix(got, "accelerated") {
+		t.Fatalf("a read before the ALTER: %q", got)
+	}
+	mustExec(t, "ALTER TABLE fb_items ADD COLUMN w int DEFAULT 7")
+	const q = "SELECT sum(w) FROM fb_items WHERE id > $1"
+	sum := func() string {
+		t.Helper()
+		return strings.Join(mustQuery(t, c, q, 0), ",")
+	}
+	if got := sum(); got != "70" {
+		t.Fatalf("the new column before a refresh: %s, want 70 (from the origin)", got)
+	}
+	if got := lastRoute(t, c, false); strings.HasPrefix(got, "accelerated") {
+		t.Fatalf("the new column before a refresh was accelerated: %q", got)
+	}
+	if got := sum(); got != "70" {
+		t.Fatalf("again: %s", got)
+	}
+	if got := lastRoute(t, c, false); !strings.Contains(got, "known_fallback") {
+		t.Errorf("the second read before a refresh: %q, want straight to the origin (known_fallback)", got)
+	}
+	if err := a.Runner.Refresh(ctxT(t), "fb_items"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(); got != "70" {
+		t.Fatalf("the new column after the refresh: %s, want 70", got)
+	}
+	if got := lastRoute(t, c, false); !strings.HasPrefix(got, "accelerated") {
+		t.Errorf("the new column after the refresh that brought it in: %q, want accelerated", got)
+	}
+}

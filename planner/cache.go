@@ -72,38 +72,66 @@ func (c *lru) pushFront(it *lruItem) {
 	c.head.next = it
 }
 
-// fingerprintSet remembers a bounded number of fingerprints, forgetting the
-// oldest first.
-type fingerprintSet struct {
+// fallbackSet remembers a bounded number of statement fingerprints that
+// DuckDB failed on, forgetting the oldest first. Each is remembered with
+// the datasets the statement read and their generation then (the sum of
+// their Generation): when one of them changes (a load, new columns), the
+// cause may be gone (a column the acceleration lacked is there now), so
+// the fingerprint is forgotten and the statement tried on DuckDB again.
+type fallbackSet struct {
 	mu   sync.RWMutex
-	set  map[uint64]struct{}
+	set  map[uint64]fallbackEntry
 	ring []uint64
 	next int
 }
 
-func newFingerprintSet(capacity int) *fingerprintSet {
-	return &fingerprintSet{set: make(map[uint64]struct{}), ring: make([]uint64, 0, capacity)}
+type fallbackEntry struct {
+	datasets []string
+	gen      uint64
 }
 
-func (f *fingerprintSet) has(fp uint64) bool {
+func newFallbackSet(capacity int) *fallbackSet {
+	return &fallbackSet{set: make(map[uint64]fallbackEntry), ring: make([]uint64, 0, capacity)}
+}
+
+// has reports whether fp is remembered and its datasets' generation, by
+// gen, is still the one it was remembered at; an entry whose datasets
+// changed since is forgotten.
+func (f *fallbackSet) has(fp uint64, gen func(datasets []string) uint64) bool {
 	f.mu.RLock()
-	defer f.mu.RUnlock()
-	_, ok := f.set[fp]
-	return ok
-}
-
-func (f *fingerprintSet) add(fp uint64) {
+	e, ok := f.set[fp]
+	f.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	if gen(e.datasets) == e.gen {
+		return true
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if cur, ok := f.set[fp]; ok && cur.gen == e.gen {
+		delete(f.set, fp) // its slot in the ring is reused when it comes round
+	}
+	return false
+}
+
+// add remembers fp, read from datasets at their generation gen.
+func (f *fallbackSet) add(fp uint64, datasets []string, gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := fallbackEntry{datasets: append([]string(nil), datasets...), gen: gen}
 	if _, ok := f.set[fp]; ok {
+		f.set[fp] = e
 		return
 	}
 	if len(f.ring) < cap(f.ring) {
 		f.ring = append(f.ring, fp)
 	} else {
-		delete(f.set, f.ring[f.next])
+		if old := f.ring[f.next]; old != fp {
+			delete(f.set, old)
+		}
 		f.ring[f.next] = fp
 		f.next = (f.next + 1) % len(f.ring)
 	}
-	f.set[fp] = struct{}{}
+	f.set[fp] = e
 }

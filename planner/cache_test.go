@@ -131,13 +131,14 @@ func TestPlan_BadTableRef(t *testing.T) {
 }
 
 func TestPlan_RememberFallback(t *testing.T) {
-	p := New(testRegistry(t), newFakeResolver(), Options{})
+	reg := testRegistry(t)
+	p := New(reg, newFakeResolver(), Options{})
 	ctx := context.Background()
 	d := p.Plan(ctx, `SELECT id FROM orders WHERE id = 1`, defaultSession())
 	if d.Route != RouteAccelerate {
 		t.Fatalf("route %v %q", d.Route, d.Reason)
 	}
-	p.RememberFallback(d.Fingerprint)
+	p.RememberFallback(d.Fingerprint, d.Datasets)
 	// The fingerprint ignores constants: the same query with another value
 	// falls back too.
 	d2 := p.Plan(ctx, `SELECT id FROM orders WHERE id = 2`, defaultSession())
@@ -147,18 +148,50 @@ func TestPlan_RememberFallback(t *testing.T) {
 	if d3 := p.Plan(ctx, `SELECT status FROM orders`, defaultSession()); d3.Route != RouteAccelerate {
 		t.Fatalf("unrelated statement: %v %q", d3.Route, d3.Reason)
 	}
+	// A change of another dataset's acceleration changes nothing.
+	reg.Update("customers", func(s *catalog.DatasetState) { s.Generation++ })
+	if d4 := p.Plan(ctx, `SELECT id FROM orders WHERE id = 4`, defaultSession()); d4.Reason != ReasonKnownFallback {
+		t.Fatalf("after another dataset's load: %v %q", d4.Route, d4.Reason)
+	}
+	// A new load of orders (new columns, new data) may have removed the
+	// cause: the statement is tried on DuckDB again.
+	reg.Update("orders", func(s *catalog.DatasetState) { s.Generation++ })
+	if d5 := p.Plan(ctx, `SELECT id FROM orders WHERE id = 5`, defaultSession()); d5.Route != RouteAccelerate {
+		t.Fatalf("after a load of orders: %v %q", d5.Route, d5.Reason)
+	}
+	// And remembered again if it fails again.
+	p.RememberFallback(d.Fingerprint, d.Datasets)
+	if d6 := p.Plan(ctx, `SELECT id FROM orders WHERE id = 6`, defaultSession()); d6.Reason != ReasonKnownFallback {
+		t.Fatalf("remembered again: %v %q", d6.Route, d6.Reason)
+	}
 }
 
-func TestFingerprintSet_Bounded(t *testing.T) {
-	f := newFingerprintSet(3)
-	for i := uint64(1); i <= 5; i++ {
-		f.add(i)
+func TestFallbackSet_BoundedAndForgottenOnChange(t *testing.T) {
+	gens := map[string]uint64{"a": 1}
+	gen := func(ds []string) uint64 {
+		var g uint64
+		for _, d := range ds {
+			g += gens[d]
+		}
+		return g
 	}
-	f.add(5) // already there: no eviction
+	f := newFallbackSet(3)
+	for i := uint64(1); i <= 5; i++ {
+		f.add(i, []string{"a"}, 1)
+	}
+	f.add(5, []string{"a"}, 1) // already there: no eviction
 	for i, want := range []bool{false, false, true, true, true} {
-		if got := f.has(uint64(i + 1)); got != want {
+		if got := f.has(uint64(i+1), gen); got != want {
 			t.Errorf("has(%d) = %v, want %v", i+1, got, want)
 		}
+	}
+	gens["a"] = 2
+	if f.has(4, gen) {
+		t.Error("has(4) after its dataset changed")
+	}
+	gens["a"] = 1 // forgotten for good, not merely hidden
+	if f.has(4, gen) || !f.has(5, gen) {
+		t.Errorf("has(4) = %v, has(5) = %v after 4 was forgotten", f.has(4, gen), f.has(5, gen))
 	}
 }
 

@@ -21,7 +21,8 @@
 //     session dependence, or that DuckDB answers differently without an
 //     error (functions.go).
 //  2. Session-dependent checks, every call: Session.TxWrote, the fallback
-//     memory (RememberFallback), resolution of each relation through the
+//     memory (RememberFallback: fingerprints DuckDB failed on, forgotten
+//     when a dataset they read changes generation), resolution of each relation through the
 //     session's temporary tables and search path (Resolver, with its own
 //     cache), the dataset's readiness (catalog.DatasetState.Servable), the
 //     columns the acceleration holds, and optionally the role's privileges.

@@ -36,7 +36,7 @@ func TestPlan_MemoFollowsChanges(t *testing.T) {
 	if d2 := p.Plan(ctx, q, defaultSession()); d2.Route != RouteAccelerate {
 		t.Fatalf("serving again: %+v", d2)
 	}
-	p.RememberFallback(d.Fingerprint)
+	p.RememberFallback(d.Fingerprint, d.Datasets)
 	if d2 := p.Plan(ctx, q, defaultSession()); d2.Route != RouteOrigin || d2.Reason != ReasonKnownFallback {
 		t.Fatalf("after a fallback: %+v", d2)
 	}

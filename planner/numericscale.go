@@ -1,9 +1,9 @@
 package planner
 
 import (
-	"strings"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"strings"
 )
 
 // A Postgres numeric value carries its own display scale, row by row; a

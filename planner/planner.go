@@ -241,7 +241,7 @@ type Planner struct {
 	// lookupShapes: shapes of texts planned as point lookups whose every
 	// literal is a key's value (pointread.go).
 	lookupShapes *lru
-	fallbacks    *fingerprintSet
+	fallbacks    *fallbackSet
 	subsets      sync.Map // refresh_sql -> whether it selects a column subset
 
 	namesOnce sync.Once
@@ -279,7 +279,7 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 		cache:        newLRU(opts.CacheSize),
 		pointShapes:  newLRU(pointShapeCacheSize),
 		lookupShapes: newLRU(pointShapeCacheSize),
-		fallbacks:    newFingerprintSet(opts.FallbackSize),
+		fallbacks:    newFallbackSet(opts.FallbackSize),
 
 		noFastPath:  opts.NoFastPath,
 		pointOrigin: opts.PointReadsToOrigin,
@@ -287,12 +287,25 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 }
 
 // RememberFallback records that DuckDB could not run statements with this
-// fingerprint: later ones go straight to the origin ("known_fallback").
-func (p *Planner) RememberFallback(fingerprint uint64) {
+// fingerprint, which read datasets: later ones go straight to the origin
+// ("known_fallback") until one of the datasets changes (a load, a
+// retention pass, new columns: Registry.Generation), since the cause may
+// be gone then (a column added at the origin and loaded since).
+func (p *Planner) RememberFallback(fingerprint uint64, datasets []string) {
 	if fingerprint != 0 {
-		p.fallbacks.add(fingerprint)
+		p.fallbacks.add(fingerprint, datasets, p.generation(datasets))
 		p.memo.fallbacks.Add(1)
 	}
+}
+
+// generation sums the datasets' generations: it changes when any of them
+// does.
+func (p *Planner) generation(datasets []string) uint64 {
+	var g uint64
+	for _, name := range datasets {
+		g += p.reg.Generation(name)
+	}
+	return g
 }
 
 // Plan decides where sql runs for session s (nil means an empty session).
@@ -389,8 +402,8 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
 		return toOrigin(d)
 	}
-	if p.fallbacks.has(a.fingerprint) {
-		d.Reason, d.Detail = ReasonKnownFallback, "DuckDB failed on a statement of this fingerprint before"
+	if p.fallbacks.has(a.fingerprint, p.generation) {
+		d.Reason, d.Detail = ReasonKnownFallback, "DuckDB failed on a statement of this fingerprint before, and its datasets have not changed since"
 		return toOrigin(d)
 	}
 	r, reason := p.resolve(ctx, a, s)

@@ -476,6 +476,9 @@ func (p *Planner) resolve(ctx context.Context, a *analysis, s *Session) (resolut
 			case !ok:
 				pending, r.detail = ReasonNotAccelerated, "relation "+id.String()+" is not a dataset"
 				continue
+			case st.NothingToAccelerate:
+				pending, r.detail = ReasonColumnNotAccelerated, "none of the columns of dataset "+ds.Name+" can be accelerated"
+				continue
 			case !st.Servable():
 				pending, r.detail = ReasonNotReady, "dataset "+ds.Name+" has no acceleration to serve yet (status "+st.Status.Display()+")"
 				continue

@@ -30,7 +30,9 @@ type Planner interface {
 	PlanFull(ctx context.Context, sql string, s *planner.Session) planner.Decision
 	// QuickTxWrote is Quick for a session whose transaction has written.
 	QuickTxWrote(sql string) (planner.Decision, bool)
-	RememberFallback(fingerprint uint64)
+	// RememberFallback: DuckDB could not run a statement of this
+	// fingerprint reading datasets (see planner.Planner.RememberFallback).
+	RememberFallback(fingerprint uint64, datasets []string)
 	// Describe works out the row description the origin would give an
 	// accelerated read, for the forms it knows (planner.Describe).
 	Describe(ctx context.Context, sql string, s *planner.Session) (planner.Description, bool)

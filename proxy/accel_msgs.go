@@ -270,7 +270,7 @@ func describeCapturer(c *describeCache, key string) func(pgproto3.BackendMessage
 // origin now and straight there next time.
 func (ss *session) fallback(d planner.Decision, err error) {
 	ss.log.Debug().Err(err).Strs("datasets", d.Datasets).Msg("acceleration cannot answer; falling back to the origin")
-	ss.accel.Planner.RememberFallback(d.Fingerprint)
+	ss.accel.Planner.RememberFallback(d.Fingerprint, d.Datasets)
 	ss.srv.metrics.count(ss.stripe, routeFallback, d.Datasets, "engine")
 	ss.timeRoute = routeFallback
 	detail := ""

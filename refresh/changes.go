@@ -168,7 +168,7 @@ func (r *Runner) runChanges(ctx context.Context, t *task) {
 			continue
 		}
 		retries++
-		wait := fibonacciDelay(retries, r.rnd)
+		wait := r.backoff.delay(retries, r.rnd)
 		ev := log.Debug()
 		if now := time.Now(); lastWarn.IsZero() || now.Sub(lastWarn) >= warnEvery {
 			ev, lastWarn = log.Warn(), now

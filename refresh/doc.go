@@ -18,7 +18,13 @@
 //     auto, the schedule continues from the stored last refresh (at once
 //     when overdue; never without a schedule), unless refresh_sql changed
 //     since. Otherwise at once, after the initial jitter (0 to
-//     refresh_jitter_max).
+//     refresh_jitter_max). When stored data serves and no refresh runs at
+//     once, the source is connected to in the background first (reach.go):
+//     status Error after a failed attempt, Ready once it answers; retried
+//     with the backoff until it answers, the refresh falls due, or an
+//     on-demand request comes; the spec's warning at most every five
+//     minutes; a configuration failure (credentials, TLS) an error at once,
+//     not retried.
 //  3. Refresh on the schedule: every refresh_check_interval ± jitter, or at
 //     the times of refresh_cron (then up to refresh_jitter_max later), or
 //     never (on demand only). next_refresh is published in the registry;
@@ -26,7 +32,8 @@
 //  4. On failure, classify the error (schedule.go): transient ones
 //     (connection refused or reset, timeouts, the origin restarting,
 //     serialization failures, exhausted resources, unknown) are retried
-//     after 1, 2, 3, 5, 8 ... s (capped at 300 s, randomized ±25 %) while
+//     after 1, 2, 3, 5, 8 ... s (capped at 300 s, randomized ±25 %;
+//     Options.Backoff changes the bounds) while
 //     refresh_retry_enabled and up to refresh_retry_max_attempts retries;
 //     configuration errors (credentials, TLS, a missing table or column,
 //     SQL the origin rejects) are logged as errors and wait for the next
@@ -35,7 +42,10 @@
 //
 // Refreshes take a slot of a semaphore (runtime.refresh_concurrency,
 // default 2). Trigger and Refresh request an on-demand refresh: a refresh
-// of the dataset in progress is cancelled and replaced. Time comes from a
+// of the dataset in progress is cancelled and replaced. TriggerFull and
+// RefreshFull ask for a full reload: an append dataset's next refresh
+// replaces its acceleration instead of appending (rows the source deleted
+// or truncated go), retried as such until one succeeds. Time comes from a
 // Clock, so tests step through cron schedules with a ManualClock.
 //
 // A second goroutine per dataset with retention_check_enabled runs a

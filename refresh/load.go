@@ -24,6 +24,9 @@ type loadOutcome struct {
 	completed time.Time
 	columns   []catalog.ColumnInfo
 	filters   readFilters
+	// nothing: none of the columns read can be accelerated; nothing was
+	// loaded, and the stored acceleration, if any, is not served.
+	nothing bool
 }
 
 // readFilters are the Postgres predicates through which the proxy reads a
@@ -39,20 +42,20 @@ type readFilters struct {
 	subsetReady   bool
 }
 
-// loadDataset runs one refresh of ds in its refresh mode: it reads the
-// table's columns, then streams
+// loadDataset runs one refresh of ds: it reads the table's columns, then
+// streams
 //
 //	COPY (SELECT <columns> FROM "schema"."table" WHERE <refresh_sql's WHERE> AND <data window> [AND <append bound>]) TO STDOUT (FORMAT binary)
 //
-// into Engine.LoadWith. A full refresh replaces the acceleration; an append
-// refresh reads the rows past the stored max(time_column) less
+// into Engine.LoadWith. A full refresh (and an append dataset's full
+// reload) replaces the acceleration; an append refresh (appendRows) reads the rows past the stored max(time_column) less
 // refresh_append_overlap and merges them in (see appendBounds). Rows the
 // retention policy would evict are removed before the rows are published.
 // The columns are refresh_sql's (all of them for *); those whose type
 // cannot be accelerated are sent as NULLs, so that the stream still has
 // every selected column and the acceleration records them as not
 // accelerated. On failure the previous acceleration keeps serving.
-func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, now time.Time, w *watch) (loadOutcome, error) {
+func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch) (loadOutcome, error) {
 	conn, err := connectOrigin(ctx, dsn)
 	if err != nil {
 		return loadOutcome{}, err
@@ -86,7 +89,12 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	if ds.Acceleration.RefreshMode == catalog.RefreshAppend {
+	if !anyAccelerated(cols) {
+		// A complete outcome, not an error: the dataset is Ready with
+		// nothing to serve, rather than failing every refresh.
+		return loadOutcome{completed: now, columns: accelerator.ColumnInfos(cols), filters: filters, nothing: true}, nil
+	}
+	if appendRows {
 		b, err := appendBounds(ctx, eng, ds, all, cols)
 		if err != nil {
 			return loadOutcome{}, err
@@ -103,6 +111,16 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	}
 	out.filters = filters
 	return out, nil
+}
+
+// anyAccelerated reports whether a column of cols can be accelerated.
+func anyAccelerated(cols []accelerator.ColumnSpec) bool {
+	for _, c := range cols {
+		if _, ok := accelerator.DuckDBType(c); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFilters builds and checks at the origin the filters the proxy

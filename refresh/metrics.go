@@ -47,7 +47,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"dataset", "mode"}),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "dataset_acceleration_rows",
-			Help: "Rows in the dataset's acceleration.",
+			Help: "Rows the dataset's acceleration holds (after the last refresh, change batch or retention pass; not the rows a refresh read).",
 		}, []string{"dataset"}),
 		retention: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dataset_acceleration_retention_deleted_rows_total",
@@ -184,7 +184,7 @@ func (m *Metrics) refreshed(dataset, mode string, st loadOutcome) {
 	}
 	m.lastRefresh.WithLabelValues(dataset).Set(float64(st.completed.UnixMilli()))
 	m.duration.WithLabelValues(dataset, mode).Observe(st.duration.Seconds())
-	m.rows.WithLabelValues(dataset).Set(float64(st.rows))
+	m.rows.WithLabelValues(dataset).Set(float64(st.total)) // held, not read: an append reads only the new rows
 }
 
 func (m *Metrics) restored(dataset string, lastMs int64, rows int64) {

@@ -333,3 +333,46 @@ func TestAppend_UnixMillisAndISO8601(t *testing.T) {
 		t.Errorf("iso_t: %s, want 52 distinct rows (53 is older than the overlap)", got)
 	}
 }
+
+// TestAppend_FullReloadDropsRowsTheSourceNoLongerHas: an append refresh
+// keeps rows deleted at the origin; RefreshFull replaces the acceleration
+// with the origin's rows, and later refreshes append again.
+func TestAppend_FullReloadDropsRowsTheSourceNoLongerHas(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS reload_t;
+		CREATE TABLE reload_t (id int PRIMARY KEY, at timestamptz);
+		INSERT INTO reload_t SELECT g, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 50) g;`)
+	cfg := parseConfig(t, "", t.TempDir(), `  - from: postgres:public.reload_t
+    time_column: at
+    acceleration:
+      refresh_mode: append
+      primary_key: id
+`)
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	if err := h.run.Refresh(ctx, "reload_t"); err != nil {
+		t.Fatal(err)
+	}
+	originExec(t, "DELETE FROM reload_t WHERE id % 2 = 0")
+	if err := h.run.Refresh(ctx, "reload_t"); err != nil {
+		t.Fatal(err)
+	}
+	if n := duckCount(t, h.eng, "reload_t"); n != 50 {
+		t.Fatalf("after an append: %d rows, want the 50 it held", n)
+	}
+	if err := h.run.RefreshFull(ctx, "reload_t"); err != nil {
+		t.Fatal(err)
+	}
+	if n, st := duckCount(t, h.eng, "reload_t"), h.state(t, "reload_t"); n != 25 || st.Rows != 25 {
+		t.Fatalf("after a full reload: %d rows (state %d), want 25", n, st.Rows)
+	}
+	originExec(t, "INSERT INTO reload_t VALUES (100, timestamptz '2026-02-01 00:00:00+00')")
+	if err := h.run.Refresh(ctx, "reload_t"); err != nil {
+		t.Fatal(err)
+	}
+	if n := duckCount(t, h.eng, "reload_t"); n != 26 {
+		t.Errorf("an append after the full reload: %d rows, want 26", n)
+	}
+	if len(h.logs.matching(`"mode":"full"`, "refresh done")) != 1 || len(h.logs.matching(`"mode":"append"`, "refresh done")) != 3 {
+		t.Errorf("refresh modes logged: %v", h.logs.matching("refresh done"))
+	}
+}

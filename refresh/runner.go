@@ -42,6 +42,9 @@ type Options struct {
 	// Snapshots is the acceleration snapshot store (snapshots.location);
 	// nil: none (snapshots.go).
 	Snapshots snapshot.Store
+	// Backoff bounds the waits between retries of failed refreshes and
+	// connection attempts; zero fields take DefaultBackoff's.
+	Backoff Backoff
 }
 
 // DefaultProgressEvery is how often a running refresh logs its progress.
@@ -65,6 +68,7 @@ type Runner struct {
 	// progressEvery: see Options.ProgressEvery.
 	progressEvery time.Duration
 	snaps         snapshot.Store
+	backoff       Backoff
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
@@ -90,6 +94,12 @@ type task struct {
 	kick    chan struct{} // on-demand requests wake the task (buffered, 1)
 	waitMu  sync.Mutex
 	waiters []chan error // callers of Refresh waiting for the next refresh
+	// fullWanted counts the on-demand full reloads asked for (TriggerFull),
+	// fullDone is the count the last successful refresh served (guarded by
+	// refreshMu): while fullWanted is past it, an append dataset's
+	// refreshes reload in full.
+	fullWanted atomic.Uint64
+	fullDone   uint64
 
 	snapMu sync.Mutex // one snapshot of the dataset made at a time (snapshots.go)
 	// snapID and snapETag: the snapshot a refresh_mode: snapshot dataset
@@ -112,16 +122,23 @@ type task struct {
 
 	watch atomic.Pointer[watch] // the refresh running, if any
 
-	errMu     sync.Mutex
-	lastErr   error // the last refresh's error, nil after a success
-	succeeded bool  // a refresh succeeded in this process
+	errMu   sync.Mutex
+	lastErr error // the last refresh's error, nil after a success
+	reached bool  // the source answered in this process (a refresh succeeded, or reachSource connected)
 }
 
-// connected reports whether a refresh of t has succeeded in this process.
+// connected reports whether t's source has answered in this process.
 func (t *task) connected() bool {
 	t.errMu.Lock()
 	defer t.errMu.Unlock()
-	return t.succeeded
+	return t.reached
+}
+
+// markReached records that t's source answered.
+func (t *task) markReached() {
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	t.reached = true
 }
 
 // errSuperseded cancels a refresh that an on-demand request replaces.
@@ -156,6 +173,7 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 
 		progressEvery: opts.ProgressEvery,
 		snaps:         opts.Snapshots,
+		backoff:       opts.Backoff.withDefaults(),
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{
@@ -298,26 +316,73 @@ var ErrUnknownDataset = errors.New("no such dataset")
 // false.
 var ErrNotAccelerated = errors.New("is not accelerated")
 
+// ErrNoFullReload is returned for a full reload of a dataset whose refresh
+// mode has none (caching, snapshot).
+var ErrNoFullReload = errors.New("has no full reload")
+
 // Trigger starts an on-demand refresh of the dataset and returns at once.
 // A refresh of it in progress is cancelled and replaced by the new one.
-func (r *Runner) Trigger(dataset string) error {
+func (r *Runner) Trigger(dataset string) error { return r.trigger(dataset, false) }
+
+// TriggerFull is Trigger for a full reload. An append dataset's
+// acceleration is replaced, as at its first load, by every row its
+// refresh_sql and refresh_data_window let through, so rows deleted or
+// truncated at the source since are gone; its next refreshes append again.
+// For a full dataset it is an ordinary refresh, and a changes dataset
+// rebuilds on any on-demand refresh.
+func (r *Runner) TriggerFull(dataset string) error { return r.trigger(dataset, true) }
+
+func (r *Runner) trigger(dataset string, full bool) error {
 	t, err := r.task(dataset)
 	if err != nil {
 		return err
 	}
+	if full {
+		if err := fullReloadable(t.dataset()); err != nil {
+			return err
+		}
+	}
 	if !r.isStarted() {
 		return fmt.Errorf("dataset %s: the refresh scheduler is not running", dataset)
 	}
+	if full {
+		t.fullWanted.Add(1)
+	}
 	t.request(nil)
+	return nil
+}
+
+// fullReloadable refuses a full reload of a dataset whose refresh mode has
+// none.
+func fullReloadable(ds *catalog.Dataset) error {
+	switch m := ds.Acceleration.RefreshMode; m {
+	case catalog.RefreshCaching, catalog.RefreshSnapshot:
+		return fmt.Errorf("dataset %s %w (refresh_mode: %s)", ds.Name, ErrNoFullReload, m)
+	}
 	return nil
 }
 
 // Refresh starts an on-demand refresh of the dataset, as Trigger does, and
 // waits for it. Before Start, it runs the refresh itself.
 func (r *Runner) Refresh(ctx context.Context, dataset string) error {
+	return r.refreshOnDemand(ctx, dataset, false)
+}
+
+// RefreshFull is Refresh for a full reload (see TriggerFull).
+func (r *Runner) RefreshFull(ctx context.Context, dataset string) error {
+	return r.refreshOnDemand(ctx, dataset, true)
+}
+
+func (r *Runner) refreshOnDemand(ctx context.Context, dataset string, full bool) error {
 	t, err := r.task(dataset)
 	if err != nil {
 		return err
+	}
+	if full {
+		if err := fullReloadable(t.dataset()); err != nil {
+			return err
+		}
+		t.fullWanted.Add(1)
 	}
 	if !r.isStarted() {
 		if t.dataset().Acceleration.RefreshMode == catalog.RefreshChanges {
@@ -371,8 +436,8 @@ func (t *task) requeue(w []chan error) {
 
 // WaitReady blocks until the dataset has loaded once, or its first load
 // failed, or ctx is done. It returns nil when the dataset has data to serve
-// (a file-mode dataset restored from its file counts), else the error of
-// its last refresh.
+// (a file-mode dataset restored from its file counts) or its load found
+// nothing to accelerate, else the error of its last refresh.
 func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 	t, err := r.task(dataset)
 	if err != nil {
@@ -383,7 +448,7 @@ func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if st, _ := r.reg.State(dataset); st.Loaded {
+	if st, _ := r.reg.State(dataset); st.Loaded || st.NothingToAccelerate {
 		return nil
 	}
 	if err := t.err(); err != nil {
@@ -481,12 +546,14 @@ func (r *Runner) run(ctx context.Context, t *task) {
 
 	now := r.clock.Now()
 	var next plan
+	reach := false // connect to the source in the background first
 	switch {
 	case ds.Acceleration.RefreshMode == catalog.RefreshSnapshot:
 		next = plan{due: now, start: now} // a newer snapshot is looked for at startup
 	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
 		info.RefreshSQL == ds.Acceleration.RefreshSQL && !waitsForSource(ds):
 		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
+		reach = next.start.IsZero() || next.start.After(now)
 	case info != nil && info.RefreshSQL != ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways:
 		log.Info().Msg("refresh_sql changed since the stored refresh; refreshing now")
 		next = plan{due: now, start: now}
@@ -499,7 +566,19 @@ func (r *Runner) run(ctx context.Context, t *task) {
 	log.Debug().Str("schedule", describeSchedule(&ds.Acceleration)).Time("first", next.start).Msg("refresh scheduled")
 
 	retries := 0
-	var lastWarn time.Time
+	var warn warnLimit
+	if reach {
+		// The stored acceleration serves; the source is connected to in
+		// the background until it answers or the first refresh is due.
+		r.setNext(ds.Name, next.due)
+		ok, kicked := r.reachSource(ctx, t, log, next.start, &warn)
+		if !ok {
+			return
+		}
+		if kicked {
+			next.start, next.announce = r.clock.Now(), false
+		}
+	}
 	for {
 		if !r.wait(ctx, t, next) {
 			return
@@ -513,7 +592,8 @@ func (r *Runner) run(ctx context.Context, t *task) {
 			if retries > 0 {
 				log.Info().Int("retries", retries).Msg("refresh recovered")
 			}
-			retries, lastWarn = 0, time.Time{}
+			retries = 0
+			warn.reset()
 			next = r.scheduled(t, now)
 			continue
 		}
@@ -535,14 +615,11 @@ func (r *Runner) run(ctx context.Context, t *task) {
 			}
 		case connecting || acc.RefreshRetryEnabled && (acc.RefreshRetryMaxAttempts == 0 || retries < acc.RefreshRetryMaxAttempts):
 			retries++
-			wait := fibonacciDelay(retries, r.rnd)
-			ev := log.Debug()
-			if lastWarn.IsZero() || now.Sub(lastWarn) >= warnEvery {
-				ev, lastWarn = log.Warn(), now
-			}
-			ev = ev.Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait)
+			wait := r.backoff.delay(retries, r.rnd)
+			ev := warn.event(&log, now).Str("reason", reason).Str("error", msg).Int("retry", retries).Dur("retry_in", wait)
 			switch {
-			case connecting && st.Loaded:
+			case sourceUnreachable(reason) && st.Loaded:
+				// At start, or in a later outage: the spec's words.
 				ev.Msgf("Failed to connect to the source for dataset %s. Serving data from the existing acceleration for %s while retrying the connection. %s", ds.Name, ds.Name, msg)
 			case connecting:
 				ev.Msgf("Failed to connect to the source for dataset %s. It has no acceleration to serve yet: queries on it go to the origin until the source answers; retrying the connection. %s", ds.Name, msg)
@@ -705,6 +782,15 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	f.subset, serr = t.dataset().SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
 	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f)
+	if t.dataset().ReadyState == catalog.ReadyOnSchemaResolved {
+		// Served, but Initializing until the source is reached (the
+		// spec's table for ready_state: on_schema_resolved).
+		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
+			if !st.SchemaResolved {
+				st.Status = catalog.StatusInitializing
+			}
+		})
+	}
 	r.log.Info().Str("dataset", t.dataset().Name).Int64("rows", info.Rows).Time("last_refresh", info.LastRefresh).
 		Msg("serving the stored acceleration")
 	t.markReady()
@@ -737,6 +823,11 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	if mode != catalog.RefreshAppend {
 		mode = catalog.RefreshFull
 	}
+	fullWanted := t.fullWanted.Load()
+	if fullWanted > t.fullDone && mode == catalog.RefreshAppend {
+		mode = catalog.RefreshFull
+		log.Info().Msg("full reload asked for: the acceleration is replaced by every row the source has; later refreshes append again")
+	}
 	log.Debug().Str("mode", mode).Msg("refresh started")
 	w := &watch{schemaResolved: func() {
 		r.reg.Update(ds.Name, func(st *catalog.DatasetState) { st.SchemaResolved = true })
@@ -745,7 +836,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.watch.Store(w)
 	defer t.watch.Store(nil)
 	stopProgress := r.logProgress(log, w)
-	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, r.clock.Now(), w)
+	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, mode == catalog.RefreshAppend, r.clock.Now(), w)
 	stopProgress()
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -766,8 +857,19 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		return err
 	}
 	t.setErr(nil)
+	t.fullDone = fullWanted
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(log, prev.Columns, out.columns)
+	if out.nothing {
+		r.publishNothing(ds.Name, out.completed, out.columns)
+		r.metrics.refreshed(ds.Name, mode, out)
+		if !prev.NothingToAccelerate {
+			log.Warn().Int("columns", len(out.columns)).
+				Msgf("None of the columns of dataset %s can be accelerated: it holds nothing, and every statement over it goes to the origin. It is Ready (its load is complete); its refreshes check again.", ds.Name)
+		}
+		t.markReady()
+		return nil
+	}
 	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
@@ -910,12 +1012,32 @@ func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []c
 	r.reg.Update(name, func(st *catalog.DatasetState) {
 		st.Status = catalog.StatusReady
 		st.Loaded = true
+		st.NothingToAccelerate = false
 		st.LastRefresh = last
 		st.Rows = rows
 		st.Columns = cols
 		st.Error = ""
 		st.FallbackReady, st.FallbackFilter = f.fallbackReady, f.fallback
 		st.SubsetReady, st.SubsetFilter = f.subsetReady, f.subset
+		st.Generation++
+		st.DataGeneration++
+	})
+}
+
+// publishNothing records a load that found no column to accelerate: Ready,
+// holding and serving nothing (Loaded false: statements go to the origin),
+// with the columns and why each is left out.
+func (r *Runner) publishNothing(name string, last time.Time, cols []catalog.ColumnInfo) {
+	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.Status = catalog.StatusReady
+		st.Loaded = false
+		st.NothingToAccelerate = true
+		st.LastRefresh = last
+		st.Rows = 0
+		st.Columns = cols
+		st.Error = ""
+		st.FallbackReady, st.FallbackFilter = false, ""
+		st.SubsetReady, st.SubsetFilter = false, ""
 		st.Generation++
 		st.DataGeneration++
 	})
@@ -934,7 +1056,7 @@ func (t *task) setErr(err error) {
 	defer t.errMu.Unlock()
 	t.lastErr = err
 	if err == nil {
-		t.succeeded = true
+		t.reached = true
 	}
 }
 

@@ -81,22 +81,44 @@ func (s schedule) next(from time.Time) (due, start time.Time) {
 	return time.Time{}, time.Time{}
 }
 
-// fibonacciDelay is the wait before retry number attempt (from 1): 1, 2,
-// 3, 5, 8 ... seconds, capped at retryCap, then randomized to between 75%
-// and 125% of that (never above retryCap), so that datasets failing
-// together do not retry together.
-func fibonacciDelay(attempt int, rnd func(int64) int64) time.Duration {
-	a, b := int64(1), int64(2)
-	for i := 1; i < attempt && a < int64(retryCap/time.Second); i++ {
-		a, b = b, a+b
-	}
-	d := min(time.Duration(a)*time.Second, retryCap)
-	spread := int64(d / 2)
-	d = d*3/4 + time.Duration(rnd(spread+1))
-	return min(d, retryCap)
+// Backoff bounds the waits between retries of a failed refresh or
+// connection: the first retry waits First, later ones Fibonacci multiples
+// of it (1, 2, 3, 5, 8 ... times First), never more than Max.
+type Backoff struct {
+	First, Max time.Duration
 }
 
-// retryCap is the longest wait between retries.
+// DefaultBackoff is the spec's: from about one second to at most five
+// minutes between attempts.
+var DefaultBackoff = Backoff{First: time.Second, Max: retryCap}
+
+// withDefaults fills the zero fields from DefaultBackoff.
+func (b Backoff) withDefaults() Backoff {
+	if b.First <= 0 {
+		b.First = DefaultBackoff.First
+	}
+	if b.Max <= 0 {
+		b.Max = max(DefaultBackoff.Max, b.First)
+	}
+	return b
+}
+
+// delay is the wait before retry number attempt (from 1): First times the
+// attempt's Fibonacci number (1, 2, 3, 5, 8 ...), capped at Max, then
+// randomized to between 75% and 125% of that (never above Max), so that
+// datasets failing together do not retry together.
+func (b Backoff) delay(attempt int, rnd func(int64) int64) time.Duration {
+	a, c := int64(1), int64(2)
+	for i := 1; i < attempt && time.Duration(a)*b.First < b.Max; i++ {
+		a, c = c, a+c
+	}
+	d := min(time.Duration(a)*b.First, b.Max)
+	spread := int64(d / 2)
+	d = d*3/4 + time.Duration(rnd(spread+1))
+	return min(d, b.Max)
+}
+
+// retryCap is the longest wait between retries by default.
 const retryCap = 300 * time.Second
 
 func defaultRand(n int64) int64 {

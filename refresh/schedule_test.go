@@ -25,16 +25,27 @@ func TestFibonacciDelay_GrowsToTheCapWithinItsSpread(t *testing.T) {
 	for i, w := range want {
 		attempt := i + 1
 		base := w * time.Second
-		if got := fibonacciDelay(attempt, middle); got < base-time.Second/2 || got > base+time.Second/2 && got != retryCap {
+		if got := DefaultBackoff.delay(attempt, middle); got < base-time.Second/2 || got > base+time.Second/2 && got != retryCap {
 			t.Errorf("attempt %d: delay %v, want about %v", attempt, got, base)
 		}
-		lo, hi := fibonacciDelay(attempt, lowest), fibonacciDelay(attempt, highest)
+		lo, hi := DefaultBackoff.delay(attempt, lowest), DefaultBackoff.delay(attempt, highest)
 		if lo < base*3/4-time.Nanosecond || hi > min(base*5/4, retryCap) || lo > hi {
 			t.Errorf("attempt %d: spread [%v, %v], want within [%v, %v]", attempt, lo, hi, base*3/4, min(base*5/4, retryCap))
 		}
 	}
-	if got := fibonacciDelay(1000, highest); got != retryCap {
+	if got := DefaultBackoff.delay(1000, highest); got != retryCap {
 		t.Errorf("attempt 1000: %v, want the cap %v", got, retryCap)
+	}
+	// Other bounds: Fibonacci multiples of First, up to Max.
+	b := Backoff{First: 100 * time.Millisecond, Max: time.Second}
+	for i, w := range []time.Duration{100, 200, 300, 500, 800, 1000, 1000} {
+		base := w * time.Millisecond
+		if got := b.delay(i+1, middle); got < base*3/4 || got > min(base*5/4, b.Max) {
+			t.Errorf("Backoff{100ms, 1s} attempt %d: delay %v, want about %v", i+1, got, base)
+		}
+	}
+	if got := (Backoff{}).withDefaults(); got != DefaultBackoff {
+		t.Errorf("zero Backoff with defaults = %+v", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -104,9 +105,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // do sends a request and decodes a JSON answer into out; an answer that
 // is not 2xx is an error with its message.
 func (c *adminClient) do(method, path string, out any) error {
-	req, err := http.NewRequest(method, c.base+path, nil)
+	return c.doBody(method, path, nil, out)
+}
+
+// doBody is do with a JSON body (none when nil).
+func (c *adminClient) doBody(method, path string, in any, out any) error {
+	var rd io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
 		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -137,6 +154,8 @@ func cmdRefresh(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("refresh", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	client := adminFlags(fs)
+	full := fs.Bool("full", false, "reload in full: an append dataset's acceleration is replaced by every row the source has, as at its first load, "+
+		"so rows deleted or truncated there since are gone (for other datasets, an ordinary refresh)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pgaccel refresh [flags] DATASET...\n\nStarts a refresh of each DATASET in a running pgaccel (a refresh in progress is replaced). Flags may come before or after the datasets.")
 		fs.PrintDefaults()
@@ -157,7 +176,11 @@ func cmdRefresh(args []string, stdout, stderr io.Writer) error {
 	failed := 0
 	for _, name := range names {
 		var m struct{ Message string }
-		if err := c.do(http.MethodPost, "/v1/datasets/"+url.PathEscape(name)+"/acceleration/refresh", &m); err != nil {
+		var body any
+		if *full {
+			body = map[string]string{"refresh_mode": catalog.RefreshFull}
+		}
+		if err := c.doBody(http.MethodPost, "/v1/datasets/"+url.PathEscape(name)+"/acceleration/refresh", body, &m); err != nil {
 			if len(names) == 1 {
 				return err
 			}
@@ -254,6 +277,14 @@ func printStatus(w io.Writer, rows []admin.DatasetStatus) error {
 			}
 			if _, err := fmt.Fprintf(w, "%s: %s from slot %s, applied %s, lag %d ms (%s of WAL); %d transactions applied, %d rebuilds, %d reconnects\n",
 				r.Name, state, rp.Slot, rp.AppliedLSN, rp.LagMs, humanBytes(rp.LagBytes), rp.Transactions, rp.Rebuilds, rp.Reconnects); err != nil {
+				return err
+			}
+		}
+	}
+	// What the status alone does not say.
+	for _, r := range rows {
+		for _, n := range r.Notes {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Name, n); err != nil {
 				return err
 			}
 		}

@@ -7,5 +7,7 @@
 //	pgaccel demo                               throwaway origin + proxy, prints how to try it
 //	pgaccel version                            print the version
 //
-// It only parses flags, wires the packages together and handles signals.
+// It only parses flags, wires the packages together and handles signals:
+// SIGINT and SIGTERM drain and stop `run`; SIGHUP is logged and ignored
+// (the configuration is not reloaded).
 package main

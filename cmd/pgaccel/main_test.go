@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pgaccel/pgaccel/admin"
 )
 
 func TestHumanDuration(t *testing.T) {
@@ -169,6 +171,22 @@ func TestValidate_Params(t *testing.T) {
 		}
 		if !tc.exit && !strings.Contains(stderr.String(), `dataset "orders": params.pg_host: is not a parameter pgaccel reads: it is ignored; pgaccel reads every dataset through origin.dsn`) {
 			t.Errorf("%s: stderr %s", tc.name, stderr.String())
+		}
+	}
+}
+
+func TestPrintStatus_NotesAndColumnsLeftOut(t *testing.T) {
+	var b strings.Builder
+	zero := int64(0)
+	rows := []admin.DatasetStatus{{Name: "shapes", RefreshMode: "full", AccelerationEnabled: true, Status: "Ready", Rows: &zero,
+		Notes:                 []string{admin.NoteNothingToAccelerate},
+		ColumnsNotAccelerated: []admin.ColumnNotAccelerated{{Name: "p", Type: "point", Reason: "type point has no DuckDB type that holds its values exactly"}}}}
+	if err := printStatus(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"shapes: " + admin.NoteNothingToAccelerate, "shapes.p (point) is not accelerated"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("pgaccel status lacks %q:\n%s", want, b.String())
 		}
 	}
 }

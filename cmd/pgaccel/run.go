@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -15,6 +18,7 @@ import (
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/refresh"
+	"github.com/rs/zerolog"
 )
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
@@ -24,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", logConsole, logFormatHelp)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace).")
+		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace). SIGHUP is logged and ignored: the configuration is not reloaded.")
 		fs.PrintDefaults()
 	}
 	if extra, err := parseInterspersed(fs, args); err != nil {
@@ -36,6 +40,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer ignoreHangups(log, *cfgPath)()
 	cfg, err := catalog.Load(*cfgPath)
 	if err != nil {
 		printConfigError(stderr, err)
@@ -51,6 +56,34 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownGrace+10*time.Second)
 	defer cancel()
 	return a.Shutdown(sctx)
+}
+
+// ignoreHangups keeps SIGHUP, whose default is to end the process at once
+// (no drain, no log line), from stopping pgaccel run: each one is logged as
+// a warning and otherwise ignored, since the configuration cannot be
+// reloaded yet. The returned function stops it.
+func ignoreHangups(log zerolog.Logger, cfgPath string) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				log.Warn().Str("signal", "SIGHUP").Str("config", cfgPath).
+					Msg("SIGHUP received: reloading the configuration is not supported yet, so the signal is ignored and the configuration is not reloaded; pgaccel keeps serving with the one it started with (restart it to apply changes)")
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-finished
+	}
 }
 
 // printConfigError prints every problem of an invalid config, one a line.
