@@ -71,6 +71,10 @@ var edgeQueries = []struct{ class, sql string }{
 	{"interval(1)", "SELECT id, CAST(iv AS interval(1)) FROM edge_vals ORDER BY id"},
 	{"interval hour to second(0)", "SELECT id, iv::interval hour to second(0) FROM edge_vals ORDER BY id"},
 	{"char(n) drops trailing blanks", "SELECT id, length(txt::char(5)), txt::char(2) || '|' FROM edge_vals ORDER BY id"},
+	// Scoping: a subquery in FROM sees the queries around its FROM
+	// clause, not the items beside it (DuckDB's implicit LATERAL).
+	{"a FROM subquery naming an outer column", "SELECT id, (SELECT r FROM (SELECT id AS i2) x, (SELECT i2 AS r) y) FROM edge_vals ORDER BY id"},
+	{"a FROM subquery of its own table", "SELECT s.i2, count(*) FROM (SELECT i2 FROM edge_vals) s, edge_other o WHERE o.id = s.i2 GROUP BY 1 ORDER BY 1"},
 	// Subscripts below 1.
 	{"a negative subscript", "SELECT id, arr[-1], arr[0], arr[i2] FROM edge_vals ORDER BY id"},
 	{"a slice to -1", "SELECT id, arr[1:-1], arr[-1:2], arr[i2:3] FROM edge_vals ORDER BY id"},

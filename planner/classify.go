@@ -142,6 +142,12 @@ type analysis struct {
 	// (anycompatible) where DuckDB casts the default to the value's type
 	// (commonTypeHazard).
 	valueDefaults [][2]*pg_query.Node
+	// fromScopes are the subqueries in FROM whose names must be columns
+	// of their own tables (scoping.go).
+	fromScopes []fromScope
+	// orderedExprs are the expressions whose order the statement depends
+	// on (copies), for defaultCollationHazard.
+	orderedExprs []*pg_query.Node
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}
@@ -284,6 +290,10 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	z.topTargets = outputTargets(sel, nil)
 	z.absorbed = absorbedMerges(sel)
 	walk(sel, z)
+	var why string
+	if a.fromScopes, why = analyzeScopes(sel); why != "" {
+		z.flagWhy(flagUnsupported, why)
+	}
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)
 	if len(a.pointCols) > 0 {

@@ -116,7 +116,7 @@ func testRegistry(t testing.TB) *catalog.Registry {
 }
 
 func defaultSession() *Session {
-	return &Session{User: "app", SearchPath: []string{"public"}}
+	return &Session{User: "app", SearchPath: []string{"public"}, TextBytewise: true}
 }
 
 var errOriginDown = errors.New("origin down")

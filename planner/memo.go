@@ -60,6 +60,9 @@ func memoKey(sql string, s *Session) string {
 	if s.OriginDown {
 		flags |= 2
 	}
+	if s.TextBytewise {
+		flags |= 4
+	}
 	b.WriteByte(flags)
 	b.WriteString(s.User)
 	b.WriteByte(0)

@@ -82,6 +82,10 @@ type Session struct {
 	// and Decision.SQL "" (see quickLookup). The caller answers it from
 	// the point index, or plans it again with PointOnly false.
 	PointOnly bool
+	// TextBytewise is true when the database's default collation compares
+	// text by its bytes (C or POSIX): text of no column's collation
+	// (defcollation.go) may then be ordered by DuckDB.
+	TextBytewise bool
 }
 
 // TableID names an origin table.
@@ -416,6 +420,10 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	r.scale = planScales(a, r)
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
+		return toOrigin(d)
+	}
+	if detail := a.defaultCollationHazard(r, s); detail != "" {
+		d.Reason, d.Detail = ReasonCollation, detail
 		return toOrigin(d)
 	}
 	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) && subsetAnswers(r.datasets[0]) {

@@ -478,3 +478,30 @@ func TestPlan_TimeLiteralsBecomeDuckDBs(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan_FromSubqueryScoping: a subquery in FROM (not LATERAL) that
+// names anything its own FROM items and output names do not define takes
+// it from a query around it in Postgres, from the items beside it in
+// DuckDB: the origin answers it.
+func TestPlan_FromSubqueryScoping(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	for _, tc := range []struct {
+		sql  string
+		want Route
+	}{
+		{"SELECT (SELECT r FROM (SELECT id AS status) x, (SELECT status AS r) y) FROM orders", RouteOrigin},
+		{"SELECT * FROM orders o, (SELECT o.id AS x) s", RouteOrigin},
+		{"SELECT (SELECT count(*) FROM (SELECT o.id) s) FROM orders o", RouteOrigin},
+		{"SELECT * FROM orders o, LATERAL (SELECT o.id AS x) s", RouteAccelerate},
+		{"SELECT s.status, count(*) FROM (SELECT status FROM orders) s GROUP BY 1", RouteAccelerate},
+		{"SELECT * FROM (SELECT o.status AS st FROM orders o) s JOIN customers c ON c.name = s.st", RouteAccelerate},
+		{"WITH q AS (SELECT * FROM orders) SELECT x.status FROM (SELECT status FROM q) x", RouteAccelerate},
+		{"WITH q AS (SELECT id AS k FROM orders) SELECT x.k FROM (SELECT k FROM q) x", RouteAccelerate},
+		{"SELECT x.n FROM (SELECT name AS n FROM customers ORDER BY n) x", RouteAccelerate},
+		{"SELECT * FROM (SELECT i FROM generate_series(1, 3) g(i)) s, orders", RouteAccelerate},
+	} {
+		if d := p.Plan(context.Background(), tc.sql, defaultSession()); d.Route != tc.want {
+			t.Errorf("%s: route %v (%s: %s), want %v", tc.sql, d.Route, d.Reason, d.Detail, tc.want)
+		}
+	}
+}

@@ -507,6 +507,8 @@ func (ss *session) planSession() *planner.Session {
 		TxWrote:    ss.txWrote.Load() || ss.segmentWrote,
 		TempTables: ss.info.tempTables,
 		OriginDown: ss.link == linkStandIn,
+
+		TextBytewise: ss.info.textBytewise,
 	}
 }
 

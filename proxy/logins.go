@@ -48,6 +48,7 @@ type loginInfo struct {
 	RouteDetail      string        `json:"route_detail"`
 	CacheOff         bool          `json:"cache_off"`
 	Locale           string        `json:"locale,omitempty"`
+	TextBytewise     bool          `json:"text_bytewise,omitempty"`
 }
 
 // loginCacheMax bounds the keys kept.
@@ -90,7 +91,7 @@ func (c *loginCache) putParams(key string, params map[string]string) {
 func (c *loginCache) putInfo(key string, info sessionInfo) {
 	li := loginInfo{Valid: true, User: info.user, SearchPath: slices.Clone(info.searchPath), ExtraFloatDigits: info.extraFloatDigits,
 		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail,
-		CacheOff: info.cacheOff, Locale: info.locale}
+		CacheOff: info.cacheOff, Locale: info.locale, TextBytewise: info.textBytewise}
 	c.mu.Lock()
 	ls := c.entries[key]
 	if ls == nil {
@@ -108,14 +109,14 @@ func (c *loginCache) putInfo(key string, info sessionInfo) {
 func (li loginInfo) equal(o loginInfo) bool {
 	return li.Valid == o.Valid && li.User == o.User && slices.Equal(li.SearchPath, o.SearchPath) &&
 		li.ExtraFloatDigits == o.ExtraFloatDigits && li.ByteaOutput == o.ByteaOutput &&
-		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff && li.Locale == o.Locale
+		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff && li.Locale == o.Locale && li.TextBytewise == o.TextBytewise
 }
 
 // sessionInfo returns the info in the session's form.
 func (li loginInfo) sessionInfo() sessionInfo {
 	return sessionInfo{valid: li.Valid, user: li.User, searchPath: slices.Clone(li.SearchPath), tempTables: map[string]bool{},
 		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail,
-		cacheOff: li.CacheOff, locale: li.Locale}
+		cacheOff: li.CacheOff, locale: li.Locale, textBytewise: li.TextBytewise}
 }
 
 // save writes the cache to its path, best effort (the next change writes

@@ -124,6 +124,10 @@ type sessionInfo struct {
 	// the encoder's settings (a caching dataset's answers are keyed by
 	// it).
 	locale string
+	// textBytewise: the database's default collation compares text by
+	// its bytes (C or POSIX, libc provider); text of no column's
+	// collation is then ordered by the acceleration (planner.Session).
+	textBytewise bool
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
@@ -131,7 +135,8 @@ const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits
 	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
 	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
-	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations'))`
+	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations')), ` +
+	`coalesce((SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), false)`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -197,7 +202,7 @@ func (ss *session) readInfo() error {
 
 // parseSessionInfo reads the row of sessionInfoSQL.
 func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
-	if row == nil || len(row.Values) != 9 {
+	if row == nil || len(row.Values) != 10 {
 		return sessionInfo{}, errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -209,6 +214,7 @@ func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
 		routeDetail:      routeSettingDetail(string(row.Values[6])),
 		cacheOff:         cacheSettingOff(string(row.Values[7])),
 		locale:           string(row.Values[8]),
+		textBytewise:     string(row.Values[9]) == "t",
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return sessionInfo{}, fmt.Errorf("read session info: search path: %w", err)

@@ -246,7 +246,7 @@ func drainDuckDB(ctx context.Context, a *app.App, sql string) error {
 // row as text, with the route the proxy counted; then opts.rounds rounds of
 // origin, pgaccel and bare DuckDB, the order rotating each round.
 func runQueries(ctx context.Context, a *app.App, c *clients, logs *logCapture, qs []query, opts options, progress func(string, ...any)) ([]*queryResult, error) {
-	sess := &planner.Session{User: pgtest.AppUser, SearchPath: []string{"public"}}
+	sess := &planner.Session{User: pgtest.AppUser, SearchPath: []string{"public"}, TextBytewise: true} // the harness's origin is in the C locale
 	var out []*queryResult
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {

@@ -1,0 +1,111 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/app"
+)
+
+// otherDatabase creates (again) database name at the origin with the
+// CREATE DATABASE options given, runs setup in it as the superuser, and
+// returns the DSN of user in it.
+func otherDatabase(t *testing.T, name, options, setup string) func(user, password string) string {
+	t.Helper()
+	mustExec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	mustExec(t, "CREATE DATABASE "+name+" TEMPLATE template0 "+options)
+	dsn := func(user, password string) string {
+		return strings.Replace(origin.DSN(user, password), "/"+origin.Database+"?", "/"+name+"?", 1)
+	}
+	c, err := pgx.Connect(ctxT(t), dsn(origin.SuperUser, origin.SuperPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctxT(t), setup); err != nil {
+		t.Fatalf("setup of %s: %v", name, err)
+	}
+	return dsn
+}
+
+// startAppOn starts pgaccel over the origin database of superDSN with the
+// datasets given, and waits until they are ready.
+func startAppOn(t *testing.T, superDSN, datasets string) *app.App {
+	t.Helper()
+	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\ndatasets:\n%s",
+		superDSN, t.TempDir(), datasets)
+	a := startAppText(t, cfgText)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestCollation_DefaultCollationText: in a database whose default
+// collation is linguistic (ICU en-US), text that comes from no column of
+// its own collation (the text of a jsonb, to_char, a cast, a
+// concatenation) and jsonb itself order by that collation at the origin:
+// ordering or range-comparing them is the origin's, and answers are the
+// origin's. Text of a column in the C collation is still ordered by
+// DuckDB.
+func TestCollation_DefaultCollationText(t *testing.T) {
+	dsn := otherDatabase(t, "pgaccel_icu", "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'", `
+		CREATE TABLE docs (id int PRIMARY KEY, doc jsonb, c text COLLATE "C", n int);
+		INSERT INTO docs VALUES (1, '{"n": "b"}', 'b', 5), (2, '{"n": "B"}', 'B', 40), (3, '{"n": "a"}', 'a', 300),
+		  (4, '{"n": "Z"}', 'Z', -2), (5, '{"n": "é"}', 'é', 12), (6, '{"n": 7}', NULL, NULL);
+		GRANT SELECT ON docs TO app;`)
+	a := startAppOn(t, dsn(origin.SuperUser, origin.SuperPassword), "  - from: postgres:public.docs\n")
+	proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/pgaccel_icu?", 1)
+	for _, q := range []struct {
+		sql   string
+		route string
+	}{
+		{"SELECT id FROM docs ORDER BY doc->>'n', id", org},
+		{"SELECT max(doc->>'n'), min(doc->>'n') FROM docs", org},
+		{"SELECT id FROM docs WHERE doc->>'n' > 'b' ORDER BY id", org},
+		{"SELECT id FROM docs WHERE doc->>'n' BETWEEN 'a' AND 'c' ORDER BY id", org},
+		{"SELECT id, doc->>'n' AS k FROM docs ORDER BY k, id", org},
+		{"SELECT id, doc->>'n' FROM docs ORDER BY 2, 1", org},
+		{"SELECT id FROM docs ORDER BY doc->'n', id", org},
+		{"SELECT id FROM docs ORDER BY doc, id", org},
+		{"SELECT id FROM docs ORDER BY to_char(n, 'FM999'), id", org},
+		{"SELECT id FROM docs ORDER BY n::text, id", org},
+		{"SELECT id, row_number() OVER (ORDER BY doc->>'n', id) FROM docs ORDER BY id", org},
+		{"SELECT string_agg(doc->>'n', ',' ORDER BY doc->>'n') FROM docs", org},
+		{"SELECT greatest(doc->>'n', 'b') FROM docs ORDER BY id", org},
+		// Text of a column of the C collation: its own.
+		{"SELECT id FROM docs ORDER BY c, id", acc},
+		{"SELECT max(c) FROM docs", acc},
+		{"SELECT id FROM docs WHERE c > 'b' ORDER BY id", acc},
+		{"SELECT id FROM docs ORDER BY lower(c), id", acc},
+		// No ordering of text.
+		{"SELECT id, doc->>'n' FROM docs WHERE doc->>'n' = 'b' ORDER BY id", acc},
+		{"SELECT doc->>'n', count(*) FROM docs GROUP BY 1 ORDER BY count(*), 1", org},
+	} {
+		t.Run(q.sql, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, dsn(appUser, appPass), proxyDSN, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+				ctx := ctxT(t)
+				simple(ctx, c, tr, q.sql)
+				extended(ctx, c, tr, q.sql, nil, []int16{1})
+			})
+			after := routeCounts(t, a)
+			if got := after[q.route] - before[q.route]; got != 2 {
+				t.Errorf("want both runs %s, got %v", q.route, map[string]float64{acc: after[acc] - before[acc], org: after[org] - before[org], fbk: after[fbk] - before[fbk]})
+			}
+		})
+	}
+}
