@@ -1,6 +1,7 @@
 package accelerator
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -16,15 +17,30 @@ import (
 //	  (a letter after an ASCII letter or digit is lowered, any other is
 //	  raised; ASCII only), for columns the planner knows map so;
 //	pgaccel_justify_hours(interval), pgaccel_justify_days(interval),
-//	pgaccel_justify_interval(interval) -> INTERVAL (timestamp.c).
+//	pgaccel_justify_interval(interval) -> INTERVAL (timestamp.c);
+//	pgaccel_tstz_diff(timestamptz, timestamptz) -> INTERVAL: a - b as
+//	Postgres's timestamp_mi computes it, on the instants (whole days of
+//	24 hours and the rest), not on the session zone's calendar as DuckDB
+//	does; an infinite operand is Postgres's error. A macro: DuckDB
+//	inlines it.
 const (
+	TstzDiffFunction        = "pgaccel_tstz_diff"
 	InitcapASCIIFunction    = "pgaccel_initcap_ascii"
 	JustifyHoursFunction    = "pgaccel_justify_hours"
 	JustifyDaysFunction     = "pgaccel_justify_days"
 	JustifyIntervalFunction = "pgaccel_justify_interval"
 )
 
+// tstzDiffMacro defines TstzDiffFunction on a connection. DuckDB's // and
+// % of integers truncate toward zero, as C's do in timestamp_mi.
+const tstzDiffMacro = `CREATE OR REPLACE TEMP MACRO ` + TstzDiffFunction + `(a, b) AS
+  CASE WHEN isinf(a) OR isinf(b) THEN error('cannot subtract infinite timestamps')
+  ELSE to_days(((epoch_us(a) - epoch_us(b)) // 86400000000)::INTEGER) + to_microseconds((epoch_us(a) - epoch_us(b)) % 86400000000) END`
+
 func registerPGFunctions(conn *sql.Conn) error {
+	if _, err := conn.ExecContext(context.Background(), tstzDiffMacro); err != nil {
+		return fmt.Errorf("register %s: %w", TstzDiffFunction, err)
+	}
 	varchar, interval := mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_INTERVAL)
 	for name, udf := range map[string]scalarUDF{
 		InitcapASCIIFunction: {[]duckdb.TypeInfo{varchar}, varchar, func(v []driver.Value) (any, error) {

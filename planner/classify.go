@@ -148,6 +148,11 @@ type analysis struct {
 	// orderedExprs are the expressions whose order the statement depends
 	// on (copies), for defaultCollationHazard.
 	orderedExprs []*pg_query.Node
+	// subtractions are the operands of the binary - operators (copies),
+	// for tstzHazard; intervalConsts the texts of interval constants
+	// (tstz.go).
+	subtractions   [][2]*pg_query.Node
+	intervalConsts []string
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}
@@ -292,6 +297,9 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	walk(sel, z)
 	var why string
 	if a.fromScopes, why = analyzeScopes(sel); why != "" {
+		z.flagWhy(flagUnsupported, why)
+	}
+	if why := intervalCollision(a.intervalConsts); why != "" {
 		z.flagWhy(flagUnsupported, why)
 	}
 	a.exactAvg = exactAvgPositions(sel)

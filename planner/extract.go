@@ -93,6 +93,9 @@ func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 		}
 		return 0
 	}
+	if fc := n.GetFuncCall(); fc != nil && funcName(fc) == tstzDiffFunction {
+		return oidInterval // a timestamptz subtraction, rewritten (tstz.go)
+	}
 	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && divisionOp(e) == "-" && e.Lexpr != nil {
 		l, rt := a.timeType(r, e.Lexpr), a.timeType(r, e.Rexpr)
 		if l == rt && (l == oidTimestamp || l == oidTimestamptz) {

@@ -27,6 +27,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	case merges && a.numericLiteral:
 		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
 	}
+	if why := a.tstzHazard(r); why != "" {
+		return ReasonUnsupported, why
+	}
 	if why := a.scopeHazard(r); why != "" {
 		return ReasonUnsupported, why
 	}

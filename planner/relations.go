@@ -255,10 +255,16 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			z.a.divisions = append(z.a.divisions, division{
 				l: proto.Clone(n.Lexpr).(*pg_query.Node), r: proto.Clone(n.Rexpr).(*pg_query.Node), tracked: z.exempt[n]})
 		}
+		if isSubtraction(n) {
+			z.a.subtractions = append(z.a.subtractions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})
+		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 		z.noteArithmetic(n)
 	case *pg_query.TypeCast:
+		if text, ok := intervalConst(n); ok {
+			z.a.intervalConsts = append(z.a.intervalConsts, text)
+		}
 		z.flags |= z.checkTextCast(n)
 		if z.exempt[n] {
 			// A scale-tracked output's: rewritten when its scale plan

@@ -153,6 +153,7 @@ type collector struct {
 	anys      []likeSite // x op ANY(array)
 	contains  []likeSite // @>, <@
 	indices   []*pg_query.A_Indices
+	subtracts []likeSite // binary - (tstz.go)
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -166,6 +167,9 @@ func (c *collector) enter(m proto.Message, w *walker) {
 	case *pg_query.A_Expr:
 		if isDivision(n) {
 			c.divisions = append(c.divisions, n)
+		}
+		if isSubtraction(n) && w.node() != nil {
+			c.subtracts = append(c.subtracts, likeSite{w.node(), n})
 		}
 		if _, ok := jsonOperatorFuncs[jsonOperator(n)]; ok && w.node() != nil {
 			c.jsonOps = append(c.jsonOps, likeSite{w.node(), n})
@@ -278,6 +282,14 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	wrapText(c.casts, c.concats, wrapped)
 	for _, s := range c.sorts {
 		explicitNulls(s)
+	}
+	// Before the calls' rewrites, which may copy their arguments
+	// (EXTRACT); outermost first, as the analysis judged them, each
+	// replaced in place over its own operand nodes.
+	for _, site := range c.subtracts {
+		if tstzSubtraction(site.expr, a, r) {
+			rewriteTstzSubtraction(site.node, site.expr, a, r)
+		}
 	}
 	for _, e := range c.divisions {
 		guardDivisor(e)

@@ -203,7 +203,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 // describeFlight is, for a session with no origin connection that needs
 // the origin's description kept under key, the description another
 // session is asking the origin for at the same time (waited for, at most
-// loginOriginWait); leader is true when no other session is asking, and
+// flightMax); leader is true when no other session is asking, and
 // this one finishes the flight once it has asked (keyFlights.finish). A
 // burst of new sessions reading the same new text so opens one origin
 // connection, not one each.

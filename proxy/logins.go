@@ -278,9 +278,10 @@ type keyFlight struct {
 
 // flightMax is how long a flight lasts at most: one whose first session
 // never finished it (its client left, its statement failed) is replaced
-// by the next session that joins. Those waiting for it wait at most
-// loginOriginWait.
-const flightMax = loginOriginWait
+// by the next session that joins; those waiting for it wait at most as
+// long. Without the flight each of them would have asked the origin
+// itself, waiting as long for a slow one (DialTimeout's default).
+const flightMax = 10 * time.Second
 
 // join returns, for the first session of key in flight, leader true (it
 // calls finish once what the others wait for is kept, or cannot be had);
@@ -310,10 +311,10 @@ func (f *keyFlights) finish(key string) {
 	}
 }
 
-// await waits for the flight whose channel is wait, at most
-// loginOriginWait, or until done is closed.
+// await waits for the flight whose channel is wait, at most flightMax, or
+// until done is closed.
 func await(wait <-chan struct{}, done <-chan struct{}) {
-	timer := time.NewTimer(loginOriginWait)
+	timer := time.NewTimer(flightMax)
 	defer timer.Stop()
 	select {
 	case <-wait:
