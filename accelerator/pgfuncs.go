@@ -33,7 +33,7 @@ const (
 
 // tstzDiffMacro defines TstzDiffFunction on a connection. DuckDB's // and
 // % of integers truncate toward zero, as C's do in timestamp_mi.
-const tstzDiffMacro = `CREATE OR REPLACE TEMP MACRO ` + TstzDiffFunction + `(a, b) AS
+const tstzDiffMacro = `CREATE OR REPLACE MACRO ` + TstzDiffFunction + `(a, b) AS
   CASE WHEN isinf(a) OR isinf(b) THEN error('cannot subtract infinite timestamps')
   ELSE to_days(((epoch_us(a) - epoch_us(b)) // 86400000000)::INTEGER) + to_microseconds((epoch_us(a) - epoch_us(b)) % 86400000000) END`
 

@@ -197,6 +197,21 @@ type DatasetStatus struct {
 	// PointIndex is the dataset's point index (runtime.point_index), once
 	// a point read of it was answered from the acceleration.
 	PointIndex *PointIndexStatus `json:"point_index,omitempty"`
+	// Verify is what shadow verification (runtime.verify) found of the
+	// dataset's accelerated answers, once one was sampled.
+	Verify *VerifyStatus `json:"verify,omitempty"`
+}
+
+// VerifyStatus is shadow verification in DatasetStatus: answers found
+// equal to the origin's, different (their statements' shapes now go to the
+// origin), and not compared (skipped), and the last difference.
+type VerifyStatus struct {
+	Equal           uint64     `json:"equal"`
+	Differed        uint64     `json:"differed"`
+	Skipped         uint64     `json:"skipped"`
+	LastDifference  *time.Time `json:"last_difference,omitempty"`
+	LastFingerprint string     `json:"last_difference_fingerprint,omitempty"`
+	LastWhat        string     `json:"last_difference_detail,omitempty"`
 }
 
 // CacheStatus is a caching dataset's answers in DatasetStatus: how many
@@ -333,6 +348,14 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 					if !ps.BuiltAt.IsZero() {
 						t := ps.BuiltAt.UTC()
 						j.PointIndex.BuiltAt = &t
+					}
+				}
+				if vs, ok := s.reg.VerifyStatus(name); ok {
+					j.Verify = &VerifyStatus{Equal: vs.Equal, Differed: vs.Differed, Skipped: vs.Skipped,
+						LastFingerprint: vs.LastFingerprint, LastWhat: vs.LastWhat}
+					if !vs.LastDifference.IsZero() {
+						t := vs.LastDifference.UTC()
+						j.Verify.LastDifference = &t
 					}
 				}
 				for _, c := range st.Columns {

@@ -42,6 +42,10 @@ type App struct {
 
 	log     zerolog.Logger
 	pool    *pgxpool.Pool
+	// verify and verifyPool: shadow verification (runtime.verify) and its
+	// own origin connection.
+	verify     *proxy.Verifier
+	verifyPool *pgxpool.Pool
 	proxy   *proxy.Server
 	ln      net.Listener
 	served  chan error
@@ -66,6 +70,12 @@ type Options struct {
 	// RefreshBackoff bounds the waits between retries of failed refreshes
 	// and connections to the source (refresh.DefaultBackoff's when zero).
 	RefreshBackoff refresh.Backoff
+	// TestRewrite, in tests only, changes the SQL of every accelerated
+	// statement (a planted wrong answer; planner.Options.TestRewrite).
+	TestRewrite func(sql string) string
+	// VerifyConfirm shortens how long shadow verification waits before it
+	// calls answers different (proxy.DefaultVerifyConfirm when zero).
+	VerifyConfirm time.Duration
 }
 
 // StartWith is Start with options.
@@ -127,7 +137,8 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	// The origin's answers about relations and privileges keep serving
 	// for auth.max_stale while it cannot be reached, as verifiers do.
 	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{MaxStale: cfg.Auth.MaxStale, Names: a.datasetTableNames})
-	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration})
+	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration,
+		TestRewrite: opts.TestRewrite})
 	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{MaxStale: cfg.Auth.MaxStale, Tables: a.datasetTables})
 	proxyAuth, err := a.proxyAuth(cfg)
 	if err != nil {
@@ -170,6 +181,11 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
+			}
+			if v := cfg.Runtime.Verify; v.Enabled {
+				if accel.Verify, err = a.verifier(ctx, cfg, opts, log); err != nil {
+					return nil, err
+				}
 			}
 			policies := map[string]proxy.CachingPolicy{}
 			for _, ds := range cfg.Datasets {
@@ -357,6 +373,12 @@ func (a *App) closeParts() {
 	if a.ln != nil && a.proxy == nil {
 		a.ln.Close()
 	}
+	if a.verify != nil {
+		a.verify.Close()
+	}
+	if a.verifyPool != nil {
+		a.verifyPool.Close()
+	}
 	if a.pool != nil {
 		a.pool.Close()
 	}
@@ -365,6 +387,28 @@ func (a *App) closeParts() {
 			a.log.Warn().Err(err).Msg("close the DuckDB engine")
 		}
 	}
+}
+
+// verifier starts shadow verification (runtime.verify) on a pool of one
+// origin connection of its own, as origin.dsn's role.
+func (a *App) verifier(ctx context.Context, cfg *catalog.Config, opts Options, log zerolog.Logger) (*proxy.Verifier, error) {
+	poolCfg, err := pgxpool.ParseConfig(cfg.Origin.DSN)
+	if err != nil {
+		return nil, errors.New("origin.dsn: not a valid Postgres connection string")
+	}
+	poolCfg.MaxConns = 1
+	poolCfg.ConnConfig.RuntimeParams["application_name"] = "pgaccel-verify"
+	if a.verifyPool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
+		return nil, fmt.Errorf("origin verification pool: %w", err)
+	}
+	v := cfg.Runtime.Verify
+	a.verify = proxy.NewVerifier(proxy.VerifyConfig{
+		Rate: v.SampleRate, Budget: v.OriginTimePerMinute, Pool: a.verifyPool, Registry: a.Registry,
+		Demote: a.Planner.Demote, Logger: log, Metrics: a.Metrics, Confirm: opts.VerifyConfirm,
+	})
+	a.Registry.SetVerifyStatus(a.verify.Status)
+	a.verify.Start()
+	return a.verify, nil
 }
 
 // pointIndexes makes the point indexes of the engine's datasets

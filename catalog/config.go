@@ -230,7 +230,30 @@ type Runtime struct {
 	// PointIndex keeps the rows of datasets that point reads are answered
 	// from in memory by primary key (runtime.point_index).
 	PointIndex PointIndex
+	// Verify runs a sample of accelerated statements again at the origin
+	// and compares the answers (runtime.verify).
+	Verify Verify
 }
+
+// Verify is runtime.verify: shadow verification. A share of the
+// accelerated statements (SampleRate) is run again at the origin, within
+// OriginTimePerMinute of origin time each minute, and the answers are
+// compared byte for byte when they are comparable (the tables read have
+// not changed since the acceleration's data); a statement shape whose
+// answers differ goes to the origin from then on.
+type Verify struct {
+	Enabled             bool    // default false
+	SampleRate          float64 // in (0, 1]; -1 when SampleRateText does not parse
+	SampleRateText      string  // as written, default "1%"
+	OriginTimePerMinute time.Duration
+	Line                int
+}
+
+// Defaults of runtime.verify.
+const (
+	DefaultVerifySampleRate = 0.01
+	DefaultVerifyOriginTime = time.Second
+)
 
 // PointIndex is runtime.point_index: with point_reads: acceleration (or
 // while the origin is down), a dataset whose reads pin its primary key is

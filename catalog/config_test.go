@@ -41,7 +41,8 @@ func TestLoad_ValidFullExample(t *testing.T) {
 		Admin: Admin{Listen: "127.0.0.1:9090"},
 		Runtime: Runtime{DataDir: "/var/lib/pgaccel", ReadyState: ReadyOnRegistration, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
 			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
-			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes}},
+			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes},
+			Verify:       Verify{SampleRate: DefaultVerifySampleRate, SampleRateText: "1%", OriginTimePerMinute: DefaultVerifyOriginTime}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Snapshots: &Snapshots{
 			Enabled:                    true,
@@ -152,7 +153,8 @@ func TestParse_Defaults(t *testing.T) {
 		Admin:  Admin{Listen: "127.0.0.1:8090"},
 		Runtime: Runtime{DataDir: "./.pgaccel", ReadyState: ReadyOnLoad, RefreshConcurrency: 2, PointReads: PointReadsOrigin,
 			ResultsCache: ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
-			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes}},
+			PointIndex:   PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes},
+			Verify:       Verify{SampleRate: DefaultVerifySampleRate, SampleRateText: "1%", OriginTimePerMinute: DefaultVerifyOriginTime}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Datasets: []*Dataset{{
 			From: "postgres:orders", Schema: "public", Table: "orders", Name: "orders",

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"maps"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,7 +72,16 @@ type rawRuntime struct {
 	ResultsCache *rawResultsCache `yaml:"results_cache"`
 	// PointIndex keeps datasets' rows in memory by primary key.
 	PointIndex *rawPointIndex `yaml:"point_index"`
-	Pos        positions      `yaml:"-"`
+	// Verify checks a sample of accelerated answers at the origin.
+	Verify *rawVerify `yaml:"verify"`
+	Pos    positions  `yaml:"-"`
+}
+
+type rawVerify struct {
+	Enabled             *bool          `yaml:"enabled"`
+	SampleRate          *string        `yaml:"sample_rate"`
+	OriginTimePerMinute *time.Duration `yaml:"origin_time_per_minute"`
+	Pos                 positions      `yaml:"-"`
 }
 
 type rawPointIndex struct {
@@ -229,6 +240,7 @@ func (r *rawConfig) config(file string) *Config {
 			PointReads:         deref(r.Runtime.PointReads),
 			ResultsCache:       resultsCache(r.Runtime.ResultsCache),
 			PointIndex:         pointIndex(r.Runtime.PointIndex),
+			Verify:             verify(r.Runtime.Verify),
 		},
 		Auth: Auth{
 			Mode:              deref(r.Auth.Mode),
@@ -389,6 +401,44 @@ func pointIndex(r *rawPointIndex) PointIndex {
 	}
 	c.Line = r.Pos[""]
 	return c
+}
+
+// verify is runtime.verify with its defaults.
+func verify(r *rawVerify) Verify {
+	v := Verify{SampleRate: DefaultVerifySampleRate, SampleRateText: "1%", OriginTimePerMinute: DefaultVerifyOriginTime}
+	if r == nil {
+		return v
+	}
+	if r.Enabled != nil {
+		v.Enabled = *r.Enabled
+	}
+	if r.SampleRate != nil {
+		v.SampleRateText = *r.SampleRate
+		v.SampleRate = -1 // invalid until parsed (validate says why)
+		if f, ok := parseRate(*r.SampleRate); ok {
+			v.SampleRate = f
+		}
+	}
+	if r.OriginTimePerMinute != nil {
+		v.OriginTimePerMinute = *r.OriginTimePerMinute
+	}
+	v.Line = r.Pos[""]
+	return v
+}
+
+// parseRate reads a rate written as a percentage ("1%", "0.5%") or a
+// fraction ("0.01", "1").
+func parseRate(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	pct := strings.HasSuffix(s, "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	if pct {
+		f /= 100
+	}
+	return f, f > 0 && f <= 1
 }
 
 // resultsCache is runtime.results_cache with its defaults.

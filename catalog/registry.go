@@ -118,6 +118,12 @@ type DatasetState struct {
 	// SubsetFilter is the Postgres predicate of the origin rows the
 	// acceleration holds (see Dataset.SubsetFilter); "" for all of them.
 	SubsetFilter string
+	// VerifyStamp is what the origin's statistics counters of the table
+	// said when the acceleration last took all its rows while the table
+	// did not change (a full load, runtime.verify on); "" when not known.
+	// An answer of the acceleration is comparable to the origin's while
+	// the counters still say the same (shadow verification).
+	VerifyStamp string
 	// SnapshotServed is the acceleration snapshot whose data the dataset
 	// serves (bootstrapped, or followed with refresh_mode: snapshot), and
 	// SnapshotPublished the last one it published; zero for none.
@@ -147,6 +153,7 @@ type Registry struct {
 	// pointStatus their point indexes (SetPointIndexStatus).
 	cachingStatus reporter[CachingStatus]
 	pointStatus   reporter[PointIndexStatus]
+	verifyStatus  reporter[VerifyStatus]
 	// version counts the changes of any dataset's state or configuration
 	// (Version).
 	version atomic.Uint64
@@ -294,6 +301,29 @@ type PointIndexStatus struct {
 	// (not built yet for the current data), which DuckDB answered.
 	Hits, Misses uint64
 	Error        string // why the last build failed, "" after a success
+}
+
+// VerifyStatus is what shadow verification (runtime.verify) found of a
+// dataset's accelerated answers, for its status.
+type VerifyStatus struct {
+	Equal, Differed, Skipped uint64
+	// The last difference: when, the statement's fingerprint (hex), and
+	// what differed.
+	LastDifference  time.Time
+	LastFingerprint string
+	LastWhat        string
+}
+
+// SetVerifyStatus installs what reports the datasets' verification (the
+// proxy's Verifier).
+func (r *Registry) SetVerifyStatus(fn func(dataset string) (VerifyStatus, bool)) {
+	r.verifyStatus.set(fn)
+}
+
+// VerifyStatus returns what verification found of the named dataset's
+// answers; false when nothing was verified.
+func (r *Registry) VerifyStatus(name string) (VerifyStatus, bool) {
+	return r.verifyStatus.get(name)
 }
 
 // SetPointIndexStatus installs what reports the datasets' point indexes

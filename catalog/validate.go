@@ -207,6 +207,13 @@ func (v *validator) runtime() {
 		v.add("runtime.results_cache.max_entry_bytes", fmt.Sprintf("is larger than %d bytes: larger answers are streamed to the client as DuckDB returns them, and cannot be kept", DefaultResultsCacheEntryBytes),
 			"use 1MiB or less")
 	}
+	if r.Verify.Enabled && (r.Verify.SampleRate <= 0 || r.Verify.SampleRate > 1) {
+		v.add("runtime.verify.sample_rate", fmt.Sprintf("%q is not a share of statements above 0 and at most 100%%", r.Verify.SampleRateText),
+			"write a percentage such as 1% or a fraction such as 0.01")
+	}
+	if r.Verify.Enabled && r.Verify.OriginTimePerMinute <= 0 {
+		v.add("runtime.verify.origin_time_per_minute", "must be more than 0", "use a duration such as 1s (the origin time verification may take each minute)")
+	}
 	if r.PointIndex.MaxBytes < 0 {
 		v.add("runtime.point_index.max_bytes", "must not be negative", "use a size such as 256MiB, or enabled: false")
 	}

@@ -61,9 +61,13 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 	if top == "" {
 		top = "admin:\n  listen: 127.0.0.1:0\n"
 	}
+	if !strings.Contains(runtime, "verify:") {
+		runtime += testVerify
+	}
 	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\n%sdatasets:\n%s",
 		origin.SuperDSN(), top, t.TempDir(), runtime, datasets)
 	a := startAppText(t, cfgText)
+	t.Cleanup(func() { checkVerified(t, a) })
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -80,6 +84,22 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 		t.Fatal(err)
 	}
 	return a
+}
+
+// testVerify turns shadow verification on for every statement in the
+// tests' configs (startAppRuntime): every accelerated answer of a table
+// unchanged since its load is run again at the origin and compared, and a
+// difference fails the test (checkVerified).
+const testVerify = "  verify:\n    enabled: true\n    sample_rate: 100%\n    origin_time_per_minute: 20s\n"
+
+// checkVerified fails the test when shadow verification found an
+// accelerated answer different from the origin's (the log says which).
+func checkVerified(t testing.TB, a *app.App) {
+	t.Helper()
+	got := metricSums(t, a.Metrics, "pgaccel_verify_total", "result")
+	if got["differed"] != 0 {
+		t.Errorf("shadow verification found %v accelerated answers different from the origin's (the log says which): %v", got["differed"], got)
+	}
 }
 
 // startAppText starts pgaccel from the config text cfgText (the caller

@@ -153,6 +153,8 @@ type analysis struct {
 	// (tstz.go).
 	subtractions   [][2]*pg_query.Node
 	intervalConsts []string
+	// verifiable and ordered: see Decision.
+	verifiable, ordered bool
 	// mergeCols: columns merged by those constructs; numeric ones merge
 	// scales.
 	mergeCols map[string]struct{}
@@ -302,6 +304,8 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	if why := intervalCollision(a.intervalConsts); why != "" {
 		z.flagWhy(flagUnsupported, why)
 	}
+	a.ordered = len(sel.SortClause) > 0
+	a.verifiable = sel.LimitCount == nil && sel.LimitOffset == nil && !z.tieDependent && !hasDistinctOn(sel)
 	a.exactAvg = exactAvgPositions(sel)
 	a.pointCols = pointColumns(sel)
 	if len(a.pointCols) > 0 {

@@ -173,6 +173,13 @@ type Decision struct {
 	// Point is, with RouteAccelerate, how the read may be answered from
 	// the dataset's point index (pointread.go); nil when it may not.
 	Point *PointLookup
+	// Verifiable: the statement's answer is one set of rows whatever the
+	// engine (no LIMIT or OFFSET, DISTINCT ON, window function or
+	// aggregate whose result depends on the order of tied rows), so that
+	// shadow verification may compare the acceleration's answer with the
+	// origin's; Ordered: its top level has an ORDER BY (the rows then
+	// compare in order, ties aside).
+	Verifiable, Ordered bool
 
 	writes bool
 }
@@ -230,6 +237,9 @@ type Options struct {
 	// PointReadsToOrigin sends a read of one dataset by its primary key to
 	// the origin (runtime.point_reads: origin; see pointread.go).
 	PointReadsToOrigin bool
+	// TestRewrite, in tests only, changes the SQL of every accelerated
+	// decision: a planted wrong answer that shadow verification must find.
+	TestRewrite func(sql string) string
 }
 
 // Planner decides where statements run. It is safe for concurrent use.
@@ -246,7 +256,11 @@ type Planner struct {
 	// literal is a key's value (pointread.go).
 	lookupShapes *lru
 	fallbacks    *fallbackSet
-	subsets      sync.Map // refresh_sql -> whether it selects a column subset
+	// demoted are the fingerprints whose accelerated answers shadow
+	// verification found different from the origin's (Demote).
+	demoted     sync.Map
+	testRewrite func(string) string
+	subsets     sync.Map // refresh_sql -> whether it selects a column subset
 
 	namesOnce sync.Once
 	names     map[string]bool // datasets' names and tables (fastpath.go)
@@ -287,7 +301,30 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 
 		noFastPath:  opts.NoFastPath,
 		pointOrigin: opts.PointReadsToOrigin,
+		testRewrite: opts.TestRewrite,
 	}
+}
+
+// ReasonVerifyDiffered: shadow verification found an accelerated answer of
+// the statement's shape different from the origin's.
+const ReasonVerifyDiffered = "verify_differed"
+
+// Demote sends statements of this fingerprint to the origin from now on:
+// an accelerated answer of one differed from the origin's (shadow
+// verification).
+func (p *Planner) Demote(fingerprint uint64) {
+	if fingerprint == 0 {
+		return
+	}
+	if _, loaded := p.demoted.LoadOrStore(fingerprint, struct{}{}); !loaded {
+		p.memo.fallbacks.Add(1) // decisions memoised before are stale
+	}
+}
+
+// Demoted reports whether Demote was called for the fingerprint.
+func (p *Planner) Demoted(fingerprint uint64) bool {
+	_, ok := p.demoted.Load(fingerprint)
+	return ok
 }
 
 // RememberFallback records that DuckDB could not run statements with this
@@ -406,6 +443,10 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		d.Reason, d.Detail = ReasonTxWrote, "the transaction has written, run DDL or locked"
 		return toOrigin(d)
 	}
+	if _, demoted := p.demoted.Load(a.fingerprint); demoted && a.fingerprint != 0 {
+		d.Reason, d.Detail = ReasonVerifyDiffered, "shadow verification found an accelerated answer of this statement's shape different from the origin's (runtime.verify)"
+		return toOrigin(d)
+	}
 	if p.fallbacks.has(a.fingerprint, p.generation) {
 		d.Reason, d.Detail = ReasonKnownFallback, "DuckDB failed on a statement of this fingerprint before, and its datasets have not changed since"
 		return toOrigin(d)
@@ -464,7 +505,11 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 			return d, true
 		}
 		d.SQL, d.PrintsText = out.sql, out.printsText
+		if p.testRewrite != nil {
+			d.SQL = p.testRewrite(d.SQL)
+		}
 	}
+	d.Verifiable, d.Ordered = a.verifiable, a.ordered
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.Datasets = r.datasetNames()

@@ -86,6 +86,11 @@ type analyzer struct {
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
 	// collector does.
 	funcCalls int
+	// tieDependent: a window function, or an aggregate whose value
+	// depends on the order of its rows (array_agg, string_agg, ...), or a
+	// LIMIT below the top: the answer may differ between engines for tied
+	// rows (Decision.Verifiable).
+	tieDependent bool
 	// targetStars are the * and t.* items of select lists (any other is
 	// a whole-row reference).
 	targetStars map[*pg_query.ColumnRef]bool
@@ -124,6 +129,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	}
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
+		if n.LimitCount != nil || n.LimitOffset != nil || hasDistinctOn(n) {
+			z.tieDependent = true // in a subquery too: which rows it keeps
+		}
 		for _, t := range n.TargetList {
 			if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
 				if z.targetStars == nil {
@@ -201,6 +209,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	case *pg_query.ParamRef:
 		z.a.paramCount = max(z.a.paramCount, int(n.Number))
 	case *pg_query.FuncCall:
+		if n.Over != nil || orderSensitiveAggs[funcName(n)] {
+			z.tieDependent = true
+		}
 		if funcName(n) == "avg" && !(len(n.Args) == 1 && floatArg(n)) {
 			z.avgCalls++
 			if z.predAvg[n] {
@@ -632,4 +643,21 @@ func literalInt(args []*pg_query.Node, i int, v int64) bool {
 	}
 	iv, ok := c.Val.(*pg_query.A_Const_Ival)
 	return ok && int64(iv.Ival.Ival) == v
+}
+
+// orderSensitiveAggs are aggregates whose value depends on the order of
+// their rows when it is not given (or given with ties).
+var orderSensitiveAggs = map[string]bool{
+	"array_agg": true, "string_agg": true, "json_agg": true, "jsonb_agg": true, "json_object_agg": true,
+	"jsonb_object_agg": true, "mode": true, "xmlagg": true,
+}
+
+// hasDistinctOn reports whether sel is SELECT DISTINCT ON (...).
+func hasDistinctOn(sel *pg_query.SelectStmt) bool {
+	for _, d := range sel.DistinctClause {
+		if d != nil && d.GetNode() != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -343,10 +343,11 @@ func parseInterval(s string) (intervalFields, bool) {
 		num, unit := w[:j], w[j:]
 		if unit == "" {
 			if i+1 >= len(words) {
-				return f, false // a bare number: seconds, or a typed field
+				unit = "seconds" // a bare number at the end: seconds
+			} else {
+				i++
+				unit = words[i]
 			}
-			i++
-			unit = words[i]
 		}
 		u, ok := intervalUnits[unit]
 		if !ok || num == "" || num == "-" || num == "+" {

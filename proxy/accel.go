@@ -69,6 +69,9 @@ type Accel struct {
 	// Points, when set, answers point reads from datasets' rows held in
 	// memory by primary key (pointindex.go).
 	Points *accelerator.PointIndexes
+	// Verify, when set, runs a sample of accelerated answers again at the
+	// origin and compares them (runtime.verify; verify.go).
+	Verify *Verifier
 }
 
 // stmtInfo is what the session knows of a prepared statement.
@@ -231,6 +234,9 @@ type localResult struct {
 	cacheGens []uint64
 	// point: the answer is a point index's (pointindex.go).
 	point bool
+	// verify, when set, is the answer's shadow verification sample: its
+	// DataRows are hashed as they are sent (verify.go).
+	verify *verifySample
 }
 
 // emptyResult reports whether r has no rows, reading its first row ahead
@@ -891,6 +897,9 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 			return false, n, err
 		}
 		putUint32(buf[start+1:], uint32(len(buf)-start-1))
+		if r.verify != nil {
+			r.verify.row(buf[start:])
+		}
 		n++
 		r.sent++
 		if len(buf) >= localBufferLimit {

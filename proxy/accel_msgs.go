@@ -165,6 +165,9 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	defer r.close()
+	if pre == nil {
+		r.verify = ss.verifySample(d, m.String, true)
+	}
 	_, n, err := ss.sendRows(r, []pgproto3.BackendMessage{rd}, 0)
 	if e := ss.localInterrupted(); err != nil && e != nil {
 		// Postgres sends the rows it had sent, then the error.
@@ -197,6 +200,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()
 	}
+	ss.submitVerify(r.verify)
 	return true
 }
 
@@ -654,6 +658,9 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	r.started = start
 	r.fingerprint = d.Fingerprint
 	r.cacheKey, r.cacheGens = rkey, gens
+	if pre == nil && m.MaxRows == 0 {
+		r.verify = ss.verifySample(d, p.stmt.sql, false).withParams(p.params, p.paramFormats, oids, p.resultFormats)
+	}
 	if d.FallbackSQL != "" && r.emptyResult() {
 		r.close()
 		ss.zeroResults(d)
@@ -841,6 +848,9 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 	}
 	if err := ss.finish(tail); err != nil {
 		ss.close()
+	}
+	if done {
+		ss.submitVerify(r.verify)
 	}
 	return true
 }

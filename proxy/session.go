@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -185,9 +186,12 @@ type session struct {
 	secret []byte
 	// stripe is the stripe of the metrics the session counts in
 	// (stripes.go).
-	stripe    uint8
-	originPID uint32
-	originKey []byte
+	stripe uint8
+	// verifyRand draws the statements shadow verification samples
+	// (verify.go), made at the first draw.
+	verifyRand *rand.Rand
+	originPID  uint32
+	originKey  []byte
 
 	// pending is the queue of responses the origin still owes.
 	pending *pendingQueue

@@ -781,7 +781,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	f.fallback, ferr = t.dataset().FallbackFilter(info.Columns)
 	f.subset, serr = t.dataset().SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
-	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f)
+	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f, "")
 	if t.dataset().ReadyState == catalog.ReadyOnSchemaResolved {
 		// Served, but Initializing until the source is reached (the
 		// spec's table for ready_state: on_schema_resolved).
@@ -836,6 +836,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.watch.Store(w)
 	defer t.watch.Store(nil)
 	stopProgress := r.logProgress(log, w)
+	stampBefore := r.verifyStamp(ctx, ds, mode)
 	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, mode == catalog.RefreshAppend, r.clock.Now(), w)
 	stopProgress()
 	if err != nil {
@@ -870,7 +871,11 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		t.markReady()
 		return nil
 	}
-	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters)
+	stamp := ""
+	if stampBefore != "" && r.verifyStamp(ctx, ds, mode) == stampBefore {
+		stamp = stampBefore // the table did not change while it loaded
+	}
+	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters, stamp)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
@@ -1008,8 +1013,9 @@ func (r *Runner) retainOnce(ctx context.Context, t *task) error {
 
 // publishLoaded makes the dataset's new data visible: Ready, Loaded, its
 // last refresh, rows, columns and fallback filter, and a new generation.
-func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, f readFilters) {
+func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, f readFilters, stamp string) {
 	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.VerifyStamp = stamp
 		st.Status = catalog.StatusReady
 		st.Loaded = true
 		st.NothingToAccelerate = false

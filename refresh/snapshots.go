@@ -280,7 +280,7 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	f.fallback, ferr = ds.FallbackFilter(info.Columns)
 	f.subset, serr = ds.SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
-	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f)
+	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f, "")
 	t.snapID, t.snapETag = cur.ID, etag
 	t.setErr(nil)
 	r.served(ds.Name, cur)

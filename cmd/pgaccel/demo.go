@@ -124,6 +124,9 @@ admin:
   listen: %q
 runtime:
   data_dir: %q
+  verify:
+    enabled: true
+    sample_rate: 10%%
 datasets:
   - from: postgres:public.orders
     name: orders
