@@ -40,19 +40,19 @@ type App struct {
 	shutdownOnce sync.Once
 	shutdownErr  error
 
-	log     zerolog.Logger
-	pool    *pgxpool.Pool
+	log  zerolog.Logger
+	pool *pgxpool.Pool
 	// verify and verifyPool: shadow verification (runtime.verify) and its
 	// own origin connection.
 	verify     *proxy.Verifier
 	verifyPool *pgxpool.Pool
-	proxy   *proxy.Server
-	ln      net.Listener
-	served  chan error
-	admin   *admin.Server
-	adminLn net.Listener
-	cancel  context.CancelFunc
-	lookups *lookupsFile // auth.persist: the planner's answers from the origin
+	proxy      *proxy.Server
+	ln         net.Listener
+	served     chan error
+	admin      *admin.Server
+	adminLn    net.Listener
+	cancel     context.CancelFunc
+	lookups    *lookupsFile // auth.persist: the planner's answers from the origin
 }
 
 // Start builds every component of cfg and starts serving: the proxy on
