@@ -27,6 +27,7 @@ var (
 	genSeeds    = flag.Int("gen.seeds", 1, "with -gen.seed, run this many seeds from it (seed, seed+1, ...)")
 	genOnly     = flag.Int("gen.only", -1, "run only statement i of the seed")
 	genSQL      = flag.String("gen.sql", "", "run this statement instead of generated ones")
+	genFile     = flag.String("gen.file", "", "run the statements of this file instead of generated ones (gen.ReadStatements)")
 	genSettings = flag.String("gen.settings", "", "with -gen.sql, its settings (TimeZone=...; DateStyle=...)")
 	genExtended = flag.Bool("gen.extended", false, "with -gen.sql, run it in the extended protocol with binary results too")
 	genReport   = flag.Bool("gen.report", false, "report differences without failing (long runs)")
@@ -54,6 +55,18 @@ func TestGenerated(t *testing.T) {
 	r := newGenRunner(t, a)
 	start := time.Now()
 	switch {
+	case *genFile != "":
+		text, err := os.ReadFile(*genFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, err := gen.ReadStatements(string(text))
+		if err != nil {
+			t.Fatalf("%s: %v", *genFile, err)
+		}
+		for _, q := range qs {
+			r.run(q)
+		}
 	case *genSQL != "":
 		settings, err := gen.ParseSettings(*genSettings)
 		if err != nil {
@@ -200,12 +213,12 @@ const genTimeout = 60 * time.Second
 func (r *genRunner) simple(c *pgconn.PgConn, sql string) gen.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), genTimeout)
 	defer cancel()
-	results, err := c.Exec(ctx, sql).ReadAll()
+	mrr := c.Exec(ctx, sql)
 	var res gen.Result
-	if len(results) > 0 {
-		res = genResult(results[len(results)-1])
+	for mrr.NextResult() {
+		res = readResult(mrr.ResultReader())
 	}
-	if err != nil && res.Err == nil {
+	if err := mrr.Close(); err != nil && res.Err == nil {
 		res.Err = genError(err)
 	}
 	return res
@@ -214,20 +227,32 @@ func (r *genRunner) simple(c *pgconn.PgConn, sql string) gen.Result {
 func (r *genRunner) extendedBinary(c *pgconn.PgConn, sql string) gen.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), genTimeout)
 	defer cancel()
-	res := c.ExecParams(ctx, sql, nil, nil, nil, []int16{1}).Read()
-	return genResult(res)
+	return readResult(c.ExecParams(ctx, sql, nil, nil, nil, []int16{1}))
 }
 
-func genResult(pr *pgconn.Result) gen.Result {
+// readResult reads one result: its RowDescription even when no row
+// follows (pgconn's Result.FieldDescriptions is set only with rows), its
+// rows copied, its command tag or error.
+func readResult(rr *pgconn.ResultReader) gen.Result {
 	var res gen.Result
-	for _, f := range pr.FieldDescriptions {
+	for _, f := range rr.FieldDescriptions() {
 		res.Fields = append(res.Fields, gen.Field{Name: f.Name, OID: f.DataTypeOID, Mod: f.TypeModifier, Format: f.Format,
 			Size: f.DataTypeSize, TableOID: f.TableOID, TableAttr: f.TableAttributeNumber})
 	}
-	res.Rows = pr.Rows
-	res.Tag = pr.CommandTag.String()
-	if pr.Err != nil {
-		res.Err = genError(pr.Err)
+	for rr.NextRow() {
+		vals := rr.Values()
+		row := make([][]byte, len(vals))
+		for i, v := range vals {
+			if v != nil {
+				row[i] = append([]byte{}, v...)
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	tag, err := rr.Close()
+	res.Tag = tag.String()
+	if err != nil {
+		res.Err = genError(err)
 	}
 	return res
 }
@@ -282,7 +307,9 @@ func (r *genRunner) compare(q gen.Query, protocol, route string, o, p gen.Result
 		return
 	}
 	repro := fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.seed %d -gen.only %d", q.Seed, q.Index)
-	if q.Seed == 0 {
+	if q.Name != "" {
+		repro = fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.file %s (statement %q)", *genFile, q.Name)
+	} else if q.Seed == 0 {
 		repro = fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.sql %q -gen.settings %q", q.SQL, q.Settings.String())
 	}
 	f := genFinding{Seed: q.Seed, Index: q.Index, Verdict: v.String(), Protocol: protocol, Route: route, Settings: q.Settings.String(),
@@ -300,10 +327,14 @@ func (r *genRunner) compare(q gen.Query, protocol, route string, o, p gen.Result
 		return
 	}
 	r.diffs++
-	msg := fmt.Sprintf("difference at seed %d #%d (%s), route %q\nsettings: %s\nstatement: %s\n%s\norigin:\n%spgaccel:\n%sreproduce: %s",
-		q.Seed, q.Index, protocol, route, q.Settings, q.SQL, detail, o, p, repro)
+	where := fmt.Sprintf("seed %d #%d", q.Seed, q.Index)
+	if q.Name != "" {
+		where = q.Name
+	}
+	msg := fmt.Sprintf("difference at %s (%s), route %q\nsettings: %s\nstatement: %s\n%s\norigin:\n%spgaccel:\n%sreproduce: %s",
+		where, protocol, route, q.Settings, q.SQL, detail, o, p, repro)
 	if *genReport {
-		if r.diffs <= 20 {
+		if r.diffs <= 20 || *genFile != "" {
 			r.t.Log(msg)
 		}
 		return

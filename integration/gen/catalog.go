@@ -210,7 +210,13 @@ func buildCatalog() map[Type][]Fn {
 	// Casts between numbers (rounding, overflow) and with typmods.
 	for _, a := range numberTypes {
 		for _, b := range numberTypes {
-			if a != b {
+			switch {
+			case a == b:
+			case b == Numeric:
+				// The planner refuses a cast to numeric without a
+				// typmod (its display scale).
+				add(Fn{Form: "$1::numeric", Ret: b, Args: []Arg{t(a)}, W: rareW})
+			default:
 				add(fnw(2, "$1::"+string(b), b, t(a)))
 			}
 		}
@@ -269,7 +275,7 @@ func buildCatalog() map[Type][]Fn {
 	// back from text (invalid input: 22P02, 22007, 22008).
 	for _, a := range allTypes {
 		if a != Text {
-			add(fnw(2, "$1::text", Text, t(a)))
+			add(fn("$1::text", Text, t(a)))
 		}
 		if a != Text && a != Bool {
 			f := fn("$1::"+string(a), a, t(Text))

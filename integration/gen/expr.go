@@ -191,7 +191,7 @@ func (lv *level) outerColumns(t Type) []string {
 func (b *builder) constant(c ectx, t Type) string {
 	if b.r.chance(0.06) {
 		if c.noNull || b.r.chance(0.5) {
-			return "NULL::" + string(t)
+			return "NULL::" + t.castName()
 		}
 		return "NULL"
 	}
@@ -324,7 +324,6 @@ func (b *builder) conditional(c ectx, t Type) string {
 		}
 		fn := pick(b.r, []string{"GREATEST", "LEAST"})
 		b.feat(fn)
-		b.mayTie = true
 		return fn + "(" + strings.Join(operands(2+b.r.intn(2)), ", ") + ")"
 	}
 }

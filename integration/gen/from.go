@@ -14,9 +14,9 @@ var tableWeights = weighted[int]{{0, 45}, {1, 30}, {2, 15}, {3, 10}}
 func (b *builder) from(lv *level, top bool) string {
 	n := 1
 	switch x := b.r.intn(20); {
-	case x < 7:
+	case x < 3+2*b.size:
 		n = 2
-	case x < 9:
+	case x < 4+3*b.size:
 		n = 3
 	}
 	var out strings.Builder
@@ -235,7 +235,7 @@ func (b *builder) fromItem(lv *level, table, lateral bool) (string, rel) {
 			for j, t := range types {
 				row[j] = b.constant(c, t)
 				if i == 0 && !strings.Contains(row[j], "::") {
-					row[j] = "(" + row[j] + ")::" + string(t)
+					row[j] = "(" + row[j] + ")::" + t.castName()
 				}
 			}
 			vals = append(vals, "("+strings.Join(row, ", ")+")")

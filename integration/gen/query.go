@@ -20,6 +20,7 @@ func (q Query) Opts() Opts {
 type Query struct {
 	Seed  uint64
 	Index int
+	Name  string // a statement read from a file (ReadStatements)
 	SQL   string
 	// Settings are SET statements to run before it, on both sides.
 	Settings Settings
@@ -31,10 +32,12 @@ type Query struct {
 	// Extended: run it also with the extended protocol and binary results.
 	Extended bool
 	// MayTie: the statement keeps one of several rows or values that
-	// Postgres holds equal (GROUP BY, DISTINCT, set operations, min,
-	// max, GREATEST, LEAST, ordered aggregates, LIMIT through ties), so
+	// Postgres holds equal, depending on the order it meets them (GROUP
+	// BY, DISTINCT, set operations, min, max, ordered aggregates), so
 	// that equal values printed differently (-0 and 0, 1.5 and 1.50,
 	// '1 mon' and '30 days') may legitimately come back either way.
+	// (GREATEST and LEAST are not: they keep the first of equal
+	// arguments.)
 	MayTie bool
 	// Features name the catalogue entries and shapes it uses.
 	Features []string
@@ -49,7 +52,16 @@ type builder struct {
 	nest  int   // SELECTs open
 	// mayTie and limited: see Query.
 	mayTie, limited bool
+	// size is the statement's size class: small (most: few features,
+	// so that most run on the acceleration), medium or large.
+	size int
 }
+
+const (
+	small = iota
+	medium
+	large
+)
 
 func (b *builder) feat(s string) { b.feats[s] = true }
 
@@ -62,6 +74,7 @@ func (b *builder) alias(prefix string) string {
 func (g Generator) Query(i int) Query {
 	b := &builder{r: newRNG(g.Seed, uint64(i)), feats: map[string]bool{}}
 	q := Query{Seed: g.Seed, Index: i}
+	b.size = pickW(b.r, weighted[int]{{small, 50}, {medium, 35}, {large, 15}})
 	q.Settings = b.settings()
 	q.SQL, q.Ordered = b.statement()
 	q.Extended = b.r.chance(0.25)
@@ -78,7 +91,7 @@ func (g Generator) Query(i int) Query {
 // OFFSET or FETCH ... WITH TIES) when the output types allow it.
 func (b *builder) statement() (string, bool) {
 	var with string
-	if b.r.chance(0.15) {
+	if b.size != small && b.r.chance(0.2) {
 		with = b.withClause()
 	}
 	types := b.outputShape()
@@ -118,8 +131,8 @@ func (b *builder) statement() (string, bool) {
 
 // outputShape is the list of a statement's output types.
 func (b *builder) outputShape() []Type {
-	n := 1 + b.r.intn(3)
-	if b.r.chance(0.1) {
+	n := 1 + b.r.intn(2+b.size)
+	if b.size == large && b.r.chance(0.3) {
 		n = 4 + b.r.intn(3)
 	}
 	out := make([]Type, n)
@@ -149,6 +162,11 @@ func (b *builder) orderAll(names []string) string {
 	return strings.Join(items, ", ")
 }
 
+// depth is how deep an expression may nest: by the statement's size.
+func (b *builder) depth() int {
+	return 1 + b.size/2 + b.r.intn(2+b.size/2)
+}
+
 // coreOpts shape one SELECT.
 type coreOpts struct {
 	top        bool // the statement's own: names a dataset first
@@ -174,14 +192,14 @@ func (b *builder) selectCore(outer *level, types []Type, o coreOpts) core {
 	defer func() { b.nest-- }()
 	lv := &level{outer: outer}
 	from := b.from(lv, o.top)
-	c := ectx{lv: lv, depth: 1 + b.r.intn(3)}
-	if b.nest <= 2 {
+	c := ectx{lv: lv, depth: b.depth()}
+	if b.nest <= 2 && (b.size != small || b.nest == 1) {
 		c.sub = 1
 	}
 	var where, group, having string
 	if b.r.chance(0.55) {
 		wc := c
-		wc.depth = 1 + b.r.intn(3)
+		wc.depth = b.depth()
 		where = " WHERE " + b.expr(wc, Bool)
 	}
 	kind := b.r.intn(10)

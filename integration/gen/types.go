@@ -44,6 +44,19 @@ var outputTypes = weighted[Type]{
 	{JSONB, 3}, {Bytea, 2}, {Int4Arr, 2}, {TextArr, 2}, {NumericArr, 1}, {Float8Arr, 1},
 }
 
+// castName is how a cast to t is written: numerics with a typmod, since
+// the planner refuses a cast to numeric without one (its display scale
+// is the value's).
+func (t Type) castName() string {
+	switch t {
+	case Numeric:
+		return "numeric(20,4)"
+	case NumericArr:
+		return "numeric(8,2)[]"
+	}
+	return string(t)
+}
+
 // OID is the type's pg_type OID.
 func (t Type) OID() uint32 {
 	return typeOIDs[t]
@@ -156,8 +169,8 @@ var edgeValues = map[Type][]string{
 	Float8: {"0::float8", "'-0'::float8", "0.5::float8", "1.5::float8", "2.5::float8", "-2.5::float8", "1e200::float8", "1e-200::float8",
 		"'1.7976931348623157e308'::float8", "'5e-324'::float8", "'Infinity'::float8", "'-Infinity'::float8",
 		"'NaN'::float8", "0.1::float8", "1e15::float8", "3::float8"},
-	Numeric: {"0::numeric", "1.5", "-2.5", "0.0001", "-0.0001", "123.4560", "1e-20::numeric", "99999999999999999999.99",
-		"0.5", "2.50", "3", "-1", "1e20::numeric", "0.000", "'NaN'::numeric", "'Infinity'::numeric"},
+	Numeric: {"0.0", "1.5", "-2.5", "0.0001", "-0.0001", "123.4560", "1e-20", "99999999999999999999.99",
+		"0.5", "2.50", "3.0", "-1.0", "1e20", "0.000", "'NaN'::numeric", "'Infinity'::numeric", "0::numeric"},
 	Text: {"''::text", "'a'::text", "'A'::text", "'abc'::text", "'ABC'::text", "'a  '::text", "' a'::text", "'ü'::text",
 		"'Ünïcödé ✓'::text", "'日本語'::text", "'x%y_z'::text", `'back\slash'::text`, "'it''s'::text", "'NULL'::text", "'42'::text",
 		"'2024-03-10'::text", "'{\"a\": 1}'::text", "E'tab\\there'::text", "'ß'::text", "'İ'::text"},
@@ -184,7 +197,7 @@ var edgeValues = map[Type][]string{
 	Bytea:      {`'\x'::bytea`, `'\x00'::bytea`, `'\xdeadbeef'::bytea`, `'\x5c27'::bytea`, `'abc'::bytea`},
 	Int4Arr:    {"'{1,2,3}'::int4[]", "'{}'::int4[]", "'{NULL,1}'::int4[]", "ARRAY[1, 2]", "ARRAY[-2147483648, 2147483647]"},
 	TextArr:    {"'{a,b}'::text[]", "'{}'::text[]", `'{"with space",NULL,"NULL",""}'::text[]`, "ARRAY['x', 'y']"},
-	NumericArr: {"'{1.50,2.25}'::numeric[]", "'{}'::numeric[]", "ARRAY[1.5, 2]", "'{NULL,0.001}'::numeric[]"},
+	NumericArr: {"ARRAY[1.50, 2.25]", "'{}'::numeric(8,2)[]", "ARRAY[1.5, 2]", "'{NULL,0.001}'::numeric(8,3)[]", "ARRAY[0.001, NULL]"},
 	Float8Arr:  {"'{NaN,Infinity,-0}'::float8[]", "'{}'::float8[]", "ARRAY[1.5::float8, 1e300]"},
 }
 
