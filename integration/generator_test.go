@@ -90,6 +90,18 @@ func TestGenerated(t *testing.T) {
 		}
 	}
 	r.summary(time.Since(start))
+	// Each new accelerated text's description worked out by the planner
+	// was checked against the origin's (as the corpora's tests do).
+	described := metricSums(t, a.Metrics, "pgaccel_derived_descriptions_total", "result")
+	t.Logf("descriptions the planner worked out, checked against the origin's: %v", described)
+	if described["differed"] != 0 {
+		msg := fmt.Sprintf("planner.Describe differed from the origin's description %v times (pgaccel's log says which)", described["differed"])
+		if *genReport {
+			t.Log(msg)
+		} else {
+			t.Error(msg)
+		}
+	}
 }
 
 // genSeedList is the seeds to run: -gen.seed (and the ones after it), or

@@ -270,6 +270,8 @@ func buildCatalog() map[Type][]Fn {
 		fn("$1::varchar", Varchar, t(Text)), fn("$1::bpchar", Bpchar, t(Text)),
 		fn("$1::text", Text, t(Bpchar)), fn("$1::varchar(2)", Varchar, t(Varchar)),
 		fn("format($1, $2)", Text, lits("'%s|%L'", "'%I'"), t(Text)),
+		fnw(2, "($1 COLLATE \"C\")", Text, t(Text)), fn("($1 COLLATE \"en-x-icu\")", Text, t(Text)),
+		fn("($1 < $2 COLLATE \"en-x-icu\")", Bool, t(Text), t(Text)),
 	)
 	// Casts to text of every type (Postgres prints them its way), and
 	// back from text (invalid input: 22P02, 22007, 22008).

@@ -395,7 +395,7 @@ func (b *builder) subqueryPredicate(c ectx) (string, bool) {
 		b.feat("EXISTS")
 		s := b.selectCore(outer, []Type{Int4}, coreOpts{noWindow: true})
 		not := pick(b.r, []string{"", "NOT "})
-		return not + "EXISTS (" + s.sql + ")", true
+		return "(" + not + "EXISTS (" + s.sql + "))", true
 	}
 	t := pickW(b.r, outputTypes)
 	if t == JSON {

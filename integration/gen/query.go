@@ -262,7 +262,13 @@ func (b *builder) selectCore(outer *level, types []Type, o coreOpts) core {
 		// Typed: an untyped literal would be a text column.
 		tc := c
 		tc.noNull = true
-		targets[i], names[i] = b.target(lv, b.expr(tc, t), t)
+		e := b.expr(tc, t)
+		if !lv.grouped && !o.maxOneRow && b.r.chance(0.03) {
+			if srf, ok := b.targetSRF(tc, t); ok {
+				e = srf
+			}
+		}
+		targets[i], names[i] = b.target(lv, e, t)
 	}
 	sql := "SELECT " + distinct + strings.Join(targets, ", ")
 	if from != "" {
@@ -270,6 +276,23 @@ func (b *builder) selectCore(outer *level, types []Type, o coreOpts) core {
 	}
 	sql += where + group + having
 	return core{sql: sql, names: names, lv: lv, distinctOn: o.distinctOn}
+}
+
+// targetSRF is a set-returning call in a target list: generate_series of
+// literals (which the planner unnests) or unnest of an array.
+func (b *builder) targetSRF(c ectx, t Type) (string, bool) {
+	if t == Int4 && b.r.chance(0.5) {
+		b.feat("generate_series in the target list")
+		return fmt.Sprintf("generate_series(%s, %s)", pick(b.r, []string{"1", "0", "3"}), pick(b.r, []string{"3", "2", "0"})), true
+	}
+	at, ok := arrayOf(t)
+	if !ok {
+		return "", false
+	}
+	b.feat("unnest in the target list")
+	ac := c
+	ac.depth = 1
+	return "unnest(" + b.expr(ac, at) + ")", true
 }
 
 func allOrderable(ts []Type) bool {

@@ -120,6 +120,8 @@ var genU = Table{Name: "gen_u", Rows: 16, Columns: []Column{
 	{"c_interval", "interval", Interval, []string{"'1 day'", "'-1 mon 2 days'", "NULL", "'23:59:59.999999'", "'2 years'", "'1 day'"}},
 	{"c_bool", "bool", Bool, []string{"false", "true", "NULL"}},
 	{"c_jsonb", "jsonb", JSONB, []string{`'{"a": 2}'`, `'[1, 2]'`, "NULL", `'{"b": {"c": "d"}}'`, `'"a"'`}},
+	// A linguistic collation: ordering by it is not bytewise.
+	{"c_icu", `text COLLATE "en-x-icu"`, Text, []string{"'b'", "'B'", "'a'", "'É'", "NULL", "'e'", "'ä'", "'a'"}},
 }}
 
 // gen_w is small, for EXISTS, IN and scalar subqueries.

@@ -21,9 +21,6 @@ SELECT c_float8 ^ 1e200::float8 FROM gen_t;
 -- name: F03b ^ of a negative number to a fraction
 SELECT (-2.5::float8) ^ c_float8 FROM gen_u;
 
--- name: F03c float4 underflow
-SELECT '1e-45'::float4 * c_float4 FROM gen_t;
-
 -- name: F04 nth_value(x, 0)
 SELECT nth_value(c_int4, 0) OVER (ORDER BY id) FROM gen_t;
 
@@ -36,9 +33,13 @@ SELECT id, c_interval::interval year AS y FROM gen_t ORDER BY 1, 2;
 -- name: F05b interval typmod day to minute
 SELECT id, c_interval::interval day to minute AS y FROM gen_t ORDER BY 1, 2;
 
--- name: F06 timestamptz - timestamptz across DST
+-- name: F06 timestamptz - timestamptz across a DST change
+-- settings: TimeZone=Australia/Sydney
+SELECT '1919-07-01 00:00:00+00'::timestamptz - '2024-11-03 08:30:00+00'::timestamptz FROM gen_w;
+
+-- name: F06b timestamptz - interval of days across a DST change
 -- settings: TimeZone=America/Los_Angeles
-SELECT t.id, u.id, t.c_tstz - u.c_tstz AS d FROM gen_t t JOIN gen_u u ON t.k = u.k ORDER BY 1, 2, 3;
+SELECT id, c_tstz - '1.5 days'::interval AS x FROM gen_u ORDER BY 1;
 
 -- name: F07 count(t.*) of NULL-extended rows
 SELECT count(u.*) FROM gen_t t LEFT JOIN gen_u u ON t.k = u.k;
@@ -67,17 +68,26 @@ SELECT '\xdeadbeef'::bytea FROM gen_w;
 -- name: F12b bytea hex literal in a comparison
 SELECT id FROM gen_t WHERE c_bytea = '\xdeadbeef'::bytea;
 
--- name: F13 -0 constant
-SELECT '-0'::float8 FROM gen_w;
+-- name: F13 -0 sorted
+SELECT id, '-0'::float4 AS z FROM gen_w ORDER BY 1, 2;
 
--- name: F13b -0 in a float array column
-SELECT id, c_float8arr FROM gen_t ORDER BY 1;
+-- name: F13b -0 in a sorted float array
+SELECT c_float8arr FROM gen_t ORDER BY 1;
 
--- name: F14 char(n) constant padding
-SELECT 'ab'::char(5) FROM gen_w;
+-- name: F13c -0 kept by DISTINCT ON
+SELECT DISTINCT ON (1) c_float8 FROM gen_u ORDER BY 1 DESC;
 
--- name: F14b length of a bpchar literal
+-- name: F14 max of char(n)
+SELECT max('ab'::char(5)) FROM gen_w;
+
+-- name: F14b GREATEST of char(n)
+SELECT GREATEST(''::char(2), grp) AS g FROM gen_u ORDER BY 1;
+
+-- name: F14c length of a bpchar literal
 SELECT length('x  '::bpchar) FROM gen_w;
+
+-- name: F14d varchar = char(n)
+SELECT id FROM gen_t WHERE 'a  '::varchar = c_char ORDER BY 1;
 
 -- name: F15 interval in a correlated scalar subquery
 SELECT id, (SELECT t.c_interval) AS i FROM gen_t t ORDER BY 1;
@@ -92,7 +102,7 @@ SELECT string_agg(c_text, NULL ORDER BY c_text) FROM gen_t;
 SELECT id, c_jsonb FROM gen_t ORDER BY 2, 1;
 
 -- name: F18b jsonb comparison
-SELECT count(*) FROM gen_t a, gen_t b WHERE a.c_jsonb < b.c_jsonb;
+SELECT a.id, b.id FROM gen_t a, gen_t b WHERE a.c_jsonb < b.c_jsonb ORDER BY 1, 2;
 
 -- name: F18c jsonb || jsonb
 SELECT id, c_jsonb || c_jsonb FROM gen_t ORDER BY 1;
@@ -125,13 +135,13 @@ SELECT make_time(24, 0, 0) FROM gen_w;
 SELECT id, array_cat(c_int4arr, c_int4arr) FROM gen_t ORDER BY 1;
 
 -- name: F28 ORDER BY interval
-SELECT id, c_interval FROM gen_t ORDER BY 2, 1;
+SELECT '-3 days 04:00:00'::interval + c_interval AS x FROM gen_t ORDER BY 1;
 
 -- name: F29 int8 minus float4
 SELECT 1000000000000::int8 - '2.5'::float4 FROM gen_w;
 
 -- name: F30 percentile_cont over infinities
-SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY c_float8) FROM gen_t;
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY c_float8) FROM gen_t WHERE c_float8 = 'Infinity';
 
 -- name: F31 shift by a negative count
 SELECT c_int2 >> -1 FROM gen_t;
@@ -142,9 +152,6 @@ SELECT id, c_jsonb -> -1 AS e FROM gen_t ORDER BY 1;
 -- name: F33 jsonb ->> 0
 SELECT id, c_jsonb ->> 0 AS e FROM gen_t ORDER BY 1;
 
--- name: F34 interval * float
-SELECT id, c_interval * 0.5 AS h FROM gen_t ORDER BY 1;
-
 -- name: F35 extract(hour from date)
 SELECT extract(hour from c_date) FROM gen_t;
 
@@ -154,11 +161,24 @@ SELECT age(c_ts, c_ts) FROM gen_t;
 -- name: F37 jsonb cast to int of a string
 SELECT (c_jsonb -> 0)::int4 FROM gen_u;
 
--- name: F38 json_array_length of a scalar
-SELECT json_array_length(c_json) FROM gen_t;
-
 -- name: F39 array containment with NULL elements
 SELECT id, c_int4arr <@ c_int4arr AS c FROM gen_t ORDER BY 1;
 
--- name: F40 CASE of char types: typmod
-SELECT CASE WHEN c_bool THEN 'a'::char(3) ELSE 'b'::char(3) END FROM gen_w;
+-- name: F40 typmod of a CASE Postgres simplifies
+SELECT CASE WHEN true THEN 'a'::char(3) ELSE 'x'::bpchar END FROM gen_w;
+
+-- name: F40b typmod of a COALESCE Postgres simplifies
+SELECT COALESCE(NULL::varchar, c_varchar) FROM gen_t;
+
+-- name: F41 split_part field 0
+SELECT split_part(c_text, 'a', 0) FROM gen_t;
+
+-- name: F42 row comparison with NULLs
+SELECT id FROM gen_u WHERE (k, c_text) < (c_int4, '42'::text) ORDER BY 1;
+
+-- name: F43 float4 times a bigint
+SELECT id, '-3.4e38'::float4 * c_int8 AS x FROM gen_t ORDER BY 1;
+
+-- name: F44 bpchar || text
+SELECT 'x  '::bpchar || v FROM gen_w;
+
