@@ -182,3 +182,7 @@ SELECT id, '-3.4e38'::float4 * c_int8 AS x FROM gen_t ORDER BY 1;
 -- name: F44 bpchar || text
 SELECT 'x  '::bpchar || v FROM gen_w;
 
+
+-- name: F48 binary array header: the has-nulls flag of a slice
+-- extended
+SELECT id, c_int4arr[2:2] AS s FROM gen_t ORDER BY 1;
