@@ -58,11 +58,18 @@ func startAppTop(t testing.TB, top, datasets string, wait bool) *app.App {
 // runtime (indented YAML lines) besides data_dir.
 func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *app.App {
 	t.Helper()
+	return startAppOrigin(t, origin.SuperDSN(), top, runtime, datasets, wait)
+}
+
+// startAppOrigin is startAppRuntime with the origin DSN given (another
+// database of the harness's server).
+func startAppOrigin(t testing.TB, originDSN, top, runtime, datasets string, wait bool) *app.App {
+	t.Helper()
 	if top == "" {
 		top = "admin:\n  listen: 127.0.0.1:0\n"
 	}
 	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\n%sdatasets:\n%s",
-		origin.SuperDSN(), top, t.TempDir(), runtime, datasets)
+		originDSN, top, t.TempDir(), runtime, datasets)
 	a := startAppText(t, cfgText)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -52,7 +52,43 @@ const (
 func TestGenerated(t *testing.T) {
 	mustExec(t, gen.SchemaSQL(appUser))
 	a := startApp(t, gen.DatasetsYAML())
-	r := newGenRunner(t, a)
+	runGenerated(t, a, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), genDefaultN, genSeedList())
+}
+
+// genICUDatabase is the database TestGenerated_ICUDatabase creates.
+const genICUDatabase = "pgaccel_gen_icu"
+
+// TestGenerated_ICUDatabase runs generated statements against a second
+// database whose default collation is ICU's en-US (with LC_CTYPE C), so
+// that no text column of the gen_* tables orders bytewise and the
+// planner's collation rules decide: 300 statements of the fixed seed, or
+// what the flags say.
+func TestGenerated_ICUDatabase(t *testing.T) {
+	mustExec(t, "DROP DATABASE IF EXISTS "+genICUDatabase)
+	mustExec(t, "CREATE DATABASE "+genICUDatabase+" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'")
+	super := origin.DatabaseDSN(genICUDatabase, origin.SuperUser, origin.SuperPassword)
+	ctx := ctxT(t)
+	conn, err := pgconn.Connect(ctx, super)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, gen.SchemaSQL(appUser)).ReadAll(); err != nil {
+		t.Fatalf("create the gen_* tables in %s: %v", genICUDatabase, err)
+	}
+	conn.Close(ctx)
+	a := startAppOrigin(t, super, "", "  point_reads: acceleration\n", gen.DatasetsYAML(), true)
+	proxy := "postgres://" + appUser + ":" + appPass + "@" + a.Addr() + "/" + genICUDatabase + "?sslmode=disable"
+	seeds := genSeedList()
+	if *genSeed == 0 {
+		seeds = seeds[:1]
+	}
+	runGenerated(t, a, origin.DatabaseDSN(genICUDatabase, appUser, appPass), proxy, 300, seeds)
+}
+
+// runGenerated runs the statements the flags ask for (or defaultN of each
+// of seeds) on directDSN and proxyDSN (through a) and compares them.
+func runGenerated(t *testing.T, a *app.App, directDSN, proxyDSN string, defaultN int, seeds []uint64) {
+	r := newGenRunner(t, a, directDSN, proxyDSN)
 	start := time.Now()
 	switch {
 	case *genFile != "":
@@ -74,11 +110,11 @@ func TestGenerated(t *testing.T) {
 		}
 		r.run(gen.Query{SQL: *genSQL, Settings: settings, Extended: *genExtended, Ordered: strings.Contains(strings.ToUpper(*genSQL), "ORDER BY")})
 	default:
-		for _, seed := range genSeedList() {
+		for _, seed := range seeds {
 			g := gen.Generator{Seed: seed}
 			n := *genN
 			if n == 0 {
-				n = genDefaultN
+				n = defaultN
 			}
 			t.Logf("seed %d: %d statements", seed, n)
 			for i := 0; i < n; i++ {
@@ -123,6 +159,7 @@ func genSeedList() []uint64 {
 type genRunner struct {
 	t        *testing.T
 	a        *app.App
+	proxyDSN string
 	direct   *pgconn.PgConn
 	proxied  *pgconn.PgConn
 	settings [2]gen.Settings // as last set on each connection
@@ -135,10 +172,10 @@ type genRunner struct {
 	out                          *json.Encoder
 }
 
-func newGenRunner(t *testing.T, a *app.App) *genRunner {
-	r := &genRunner{t: t, a: a, routes: map[string]int{}, reasons: map[string]int{}, originErrors: map[string]int{}}
-	r.direct = r.connect(origin.DSN(appUser, appPass))
-	r.proxied = r.connect(appDSN(a, appUser, appPass))
+func newGenRunner(t *testing.T, a *app.App, directDSN, proxyDSN string) *genRunner {
+	r := &genRunner{t: t, a: a, proxyDSN: proxyDSN, routes: map[string]int{}, reasons: map[string]int{}, originErrors: map[string]int{}}
+	r.direct = r.connect(directDSN)
+	r.proxied = r.connect(proxyDSN)
 	if *genOut != "" {
 		f, err := os.Create(*genOut)
 		if err != nil {
@@ -282,7 +319,7 @@ func genError(err error) *gen.Error {
 func (r *genRunner) lastRoute() string {
 	if r.proxied.IsClosed() {
 		r.lostConns++
-		r.proxied = r.connect(appDSN(r.a, appUser, appPass))
+		r.proxied = r.connect(r.proxyDSN)
 		r.settings[1] = gen.Settings{}
 		return "connection lost"
 	}
@@ -318,11 +355,11 @@ func (r *genRunner) compare(q gen.Query, protocol, route string, o, p gen.Result
 	if v == gen.Same {
 		return
 	}
-	repro := fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.seed %d -gen.only %d", q.Seed, q.Index)
+	repro := fmt.Sprintf("go test ./integration -run '^%s$' -count=1 -args -gen.seed %d -gen.only %d", r.t.Name(), q.Seed, q.Index)
 	if q.Name != "" {
-		repro = fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.file %s (statement %q)", *genFile, q.Name)
+		repro = fmt.Sprintf("go test ./integration -run '^%s$' -count=1 -args -gen.file %s (statement %q)", r.t.Name(), *genFile, q.Name)
 	} else if q.Seed == 0 {
-		repro = fmt.Sprintf("go test ./integration -run 'TestGenerated$' -count=1 -args -gen.sql %q -gen.settings %q", q.SQL, q.Settings.String())
+		repro = fmt.Sprintf("go test ./integration -run '^%s$' -count=1 -args -gen.sql %q -gen.settings %q", r.t.Name(), q.SQL, q.Settings.String())
 	}
 	f := genFinding{Seed: q.Seed, Index: q.Index, Verdict: v.String(), Protocol: protocol, Route: route, Settings: q.Settings.String(),
 		SQL: q.SQL, Detail: detail, Origin: o.String(), Pgaccel: p.String(), Repro: repro}

@@ -102,9 +102,12 @@ func (b *builder) statement() (string, bool) {
 	var body string
 	var names []string
 	distinctOn := false
-	if b.r.chance(0.14) {
+	switch x := b.r.r.Float64(); {
+	case x < 0.06:
+		body, names = b.pointRead(types)
+	case x < 0.20:
 		body, names, types = b.setOperation(types)
-	} else {
+	default:
 		s := b.selectCore(nil, types, coreOpts{top: true, distinctOn: orderable && b.r.chance(0.07)})
 		body, names, distinctOn = s.sql, s.names, s.distinctOn
 	}
@@ -127,6 +130,39 @@ func (b *builder) statement() (string, bool) {
 		}
 	}
 	return with + body, ordered
+}
+
+// pointRead writes a read of one table by its primary key (WHERE id = k,
+// or IN a few keys), the shape the planner's point-read rule and the
+// proxy's point index answer.
+func (b *builder) pointRead(types []Type) (string, []string) {
+	b.feat("point read")
+	tb := &Tables[pickW(b.r, weighted[int]{{0, 6}, {1, 3}, {2, 1}})]
+	alias, from := tb.Name, tb.Name // unaliased: the table's name qualifies
+	if b.r.chance(0.7) {
+		alias = b.alias(strings.TrimPrefix(tb.Name, "gen_"))
+		from = tb.Name + " AS " + alias
+	}
+	lv := &level{rels: []rel{{alias: alias, base: tb, key: key, cols: tableCols(tb)}}}
+	c := ectx{lv: lv, depth: b.r.intn(2), noNull: true}
+	targets := make([]string, len(types))
+	names := make([]string, len(types))
+	for i, t := range types {
+		targets[i], names[i] = b.target(lv, b.expr(c, t), t)
+	}
+	ref := alias + "." + key
+	if b.r.chance(0.4) {
+		ref = key
+	}
+	keyOf := func() string { return pick(b.r, []string{"1", "2", "3", "5", "7", "16", "30", "31", "0", "-1"}) }
+	where := ref + " = " + keyOf()
+	if b.r.chance(0.3) {
+		where = fmt.Sprintf("%s IN (%s, %s, %s)", ref, keyOf(), keyOf(), keyOf())
+	}
+	if b.r.chance(0.2) {
+		where += " AND " + b.expr(ectx{lv: lv, depth: 1}, Bool)
+	}
+	return "SELECT " + strings.Join(targets, ", ") + " FROM " + from + " WHERE " + where, names
 }
 
 // outputShape is the list of a statement's output types.

@@ -186,3 +186,31 @@ SELECT 'x  '::bpchar || v FROM gen_w;
 -- name: F48 binary array header: the has-nulls flag of a slice
 -- extended
 SELECT id, c_int4arr[2:2] AS s FROM gen_t ORDER BY 1;
+
+-- name: F49 degrees overflow
+SELECT degrees(c_float8) FROM gen_t;
+
+-- name: F49b radians underflow
+SELECT radians(c_float8) FROM gen_t;
+
+-- name: F53 chr(0)
+SELECT chr(0) FROM gen_w;
+
+-- name: F14e char(n) LIKE with trailing spaces
+SELECT id FROM gen_t WHERE c_char LIKE '%  ' ORDER BY 1;
+
+-- name: F42b row equality with NULLs
+SELECT count(*) FROM gen_t WHERE (c_num0, c_date) = (c_num0, c_date);
+
+-- name: F14f text = bpchar
+SELECT count(*) FROM gen_t WHERE c_text = c_text::bpchar;
+
+-- name: F06d timestamptz - timestamptz over historic offsets
+-- settings: TimeZone=America/Los_Angeles
+SELECT '1919-07-01 00:00:00+00'::timestamptz - '1900-01-01 00:00:00+00'::timestamptz FROM gen_w;
+
+-- name: F55 NULLIF of varchars (planner.Describe says varchar(10); the run's summary counts it)
+SELECT NULLIF(c_varchar, grp::varchar) AS o2 FROM gen_t ORDER BY 1;
+
+-- name: F56 decode(text, format) is another function in DuckDB
+SELECT length(decode('3q2+7w==', 'base64')) AS n, length(decode('deadbeef', 'hex')) AS m FROM gen_w;
