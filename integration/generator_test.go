@@ -108,7 +108,12 @@ func runGenerated(t *testing.T, a *app.App, directDSN, proxyDSN string, defaultN
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.run(gen.Query{SQL: *genSQL, Settings: settings, Extended: *genExtended, Ordered: strings.Contains(strings.ToUpper(*genSQL), "ORDER BY")})
+		qs, err := gen.ReadStatements(*genSQL + ";\n")
+		if err != nil || len(qs) != 1 {
+			t.Fatalf("-gen.sql: want one statement: %v", err)
+		}
+		qs[0].Settings, qs[0].Extended, qs[0].Name = settings, *genExtended, ""
+		r.run(qs[0])
 	default:
 		for _, seed := range seeds {
 			g := gen.Generator{Seed: seed}

@@ -54,27 +54,15 @@ func (b *builder) expr(c ectx, t Type) string {
 	)
 	ws := weighted[prod]{{pLeaf, 30}, {pConst, 7}, {pFn, 45}, {pCond, 8}}
 	if c.agg && !c.inAgg {
-		ws = append(ws, struct {
-			v prod
-			w int
-		}{pAgg, 30})
+		ws.add(pAgg, 30)
 	}
 	if c.win && !c.inAgg {
-		ws = append(ws, struct {
-			v prod
-			w int
-		}{pWin, 10})
+		ws.add(pWin, 10)
 	}
 	if c.sub > 0 {
-		ws = append(ws, struct {
-			v prod
-			w int
-		}{pSub, 5})
+		ws.add(pSub, 5)
 		if t == Bool {
-			ws = append(ws, struct {
-				v prod
-				w int
-			}{pPred, 12})
+			ws.add(pPred, 12)
 		}
 	}
 	switch pickW(b.r, ws) {
@@ -334,10 +322,7 @@ func (b *builder) aggregate(c ectx, t Type) (string, bool) {
 	var ws weighted[Agg]
 	for _, a := range aggregates {
 		if a.Ret == t {
-			ws = append(ws, struct {
-				v Agg
-				w int
-			}{a, a.weight()})
+			ws.add(a, a.weight())
 		}
 	}
 	if len(ws) == 0 {
@@ -465,10 +450,7 @@ func (b *builder) window(c ectx, t Type) (string, bool) {
 		var ws weighted[Agg]
 		for _, a := range aggregates {
 			if a.Ret == t && !a.WithinGroup {
-				ws = append(ws, struct {
-					v Agg
-					w int
-				}{a, a.weight()})
+				ws.add(a, a.weight())
 			}
 		}
 		if len(ws) == 0 {

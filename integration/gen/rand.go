@@ -29,6 +29,14 @@ type weighted[T any] []struct {
 	w int
 }
 
+// add appends v with weight w.
+func (ws *weighted[T]) add(v T, w int) {
+	*ws = append(*ws, struct {
+		v T
+		w int
+	}{v, w})
+}
+
 // pickW is one of ws, chosen by weight.
 func pickW[T any](r *rng, ws weighted[T]) T {
 	total := 0

@@ -77,7 +77,7 @@ func (t Type) isNumber() bool { return t.isInt() || t.isFloat() || t == Numeric 
 // isString: text, varchar and char(n).
 func (t Type) isString() bool { return t == Text || t == Varchar || t == Bpchar }
 
-// isArray reports whether t is an array type, and its element type.
+// elem is an array type's element type (ok=false for other types).
 func (t Type) elem() (Type, bool) {
 	switch t {
 	case Int4Arr:
@@ -111,8 +111,8 @@ func arrayOf(t Type) (Type, bool) {
 // GROUP BY, UNION, min/max work). json has none.
 func (t Type) orderable() bool { return t != JSON }
 
-// rank orders the numeric types by Postgres's implicit casts: a value of a
-// lower rank is cast implicitly to a higher one.
+// numberRank orders the numeric types by Postgres's implicit casts: a
+// value of a lower rank is cast implicitly to a higher one.
 func numberRank(t Type) int {
 	switch t {
 	case Int2:

@@ -214,3 +214,9 @@ SELECT NULLIF(c_varchar, grp::varchar) AS o2 FROM gen_t ORDER BY 1;
 
 -- name: F56 decode(text, format) is another function in DuckDB
 SELECT length(decode('3q2+7w==', 'base64')) AS n, length(decode('deadbeef', 'hex')) AS m FROM gen_w;
+
+-- name: F58 narrowing casts inside comparisons do not overflow
+SELECT id FROM gen_w WHERE n::int4 > 0 ORDER BY 1;
+
+-- name: F51 int4 arithmetic of length() does not overflow (DuckDB's length is a bigint)
+SELECT sum(length(c_text) - c_int4) FROM gen_t;
