@@ -340,8 +340,15 @@ func (r *genRunner) lastRoute() string {
 // count tallies a statement's route and the origin's error.
 func (r *genRunner) count(route string, o gen.Result) {
 	kind, rest, _ := strings.Cut(route, ":")
-	kind = strings.TrimSuffix(kind, " (cache hit)")
+	if i := strings.Index(kind, " ("); i >= 0 {
+		kind = kind[:i] // accelerated (cache hit), (point index)
+	}
 	r.routes[kind]++
+	switch kind {
+	case "accelerated", "fallback", "origin":
+	default:
+		r.reasons["other route: "+route]++
+	}
 	if rest != "" {
 		words := strings.Fields(rest)
 		if len(words) > 4 {
@@ -414,12 +421,18 @@ func (r *genRunner) summary(d time.Duration) {
 		}
 		return b.String()
 	}
+	other := 0
+	for k, n := range r.routes {
+		if k != "accelerated" && k != "fallback" && k != "origin" {
+			other += n
+		}
+	}
 	r.t.Logf("generated statements: %d (%d also extended with binary results) in %s, %.1f statements/s\n"+
-		"routes (simple protocol): accelerated %d, fallback %d, origin %d; errors at the origin %d\n"+
+		"routes (simple protocol): accelerated %d, fallback %d, origin %d, other %d; errors at the origin %d\n"+
 		"differences: %d; ties (equal values printed differently): %d; pgaccel connections lost: %d\n"+
 		"why not accelerated:%s\norigin errors by SQLSTATE:%s",
 		r.queries, r.extended, d.Round(time.Second), float64(r.queries)/d.Seconds(),
-		r.routes["accelerated"], r.routes["fallback"], r.routes["origin"], r.errs,
+		r.routes["accelerated"], r.routes["fallback"], r.routes["origin"], other, r.errs,
 		r.diffs, r.ties, r.lostConns, sorted(r.reasons), sorted(r.originErrors))
 	if r.queries == 0 {
 		r.t.Error("no statement ran")
