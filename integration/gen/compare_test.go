@@ -107,6 +107,15 @@ func TestParseInterval_EveryStyle(t *testing.T) {
 			t.Errorf("parseInterval(%q) = %q, %v; want %q", s, got, ok, want)
 		}
 	}
+	// sql_standard: a leading minus alone applies to every field.
+	neg, _ := parseInterval("-3 days -04:00:00")
+	if got, ok := parseInterval("-3 4:00:00"); !ok || got != neg {
+		t.Errorf(`parseInterval("-3 4:00:00") = %q, %v; want %q`, got, ok, neg)
+	}
+	mixed, _ := parseInterval("-3 days +04:00:00")
+	if got, ok := parseInterval("-3 +4:00:00"); !ok || got != mixed {
+		t.Errorf(`parseInterval("-3 +4:00:00") = %q, %v; want %q`, got, ok, mixed)
+	}
 	for _, s := range []string{"00:00:00", "0", "P0D", "@ 0"} {
 		if got, ok := parseInterval(s); !ok || got != "iv:0" {
 			t.Errorf("parseInterval(%q) = %q, %v; want zero", s, got, ok)

@@ -191,29 +191,14 @@ func parseInterval(s string) (string, bool) {
 	var months, days, us int64
 	sqlStandard := len(fields) > 0 && (ivYM.MatchString(fields[0]) || ivSQLFirst.MatchString(fields[0]) &&
 		(len(fields) == 1 || ivTime.MatchString(fields[1])))
+	if sqlStandard {
+		return parseSQLStandard(fields)
+	}
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		if m := ivTime.FindStringSubmatch(f); m != nil {
 			us += timeMicros(m)
 			continue
-		}
-		if sqlStandard {
-			if m := ivYM.FindStringSubmatch(f); m != nil {
-				y, _ := strconv.ParseInt(m[2], 10, 64)
-				mo, _ := strconv.ParseInt(m[3], 10, 64)
-				t := 12*y + mo
-				if m[1] == "-" {
-					t = -t
-				}
-				months += t
-				continue
-			}
-			if ivSQLFirst.MatchString(f) {
-				d, _ := strconv.ParseInt(f, 10, 64)
-				days += d
-				continue
-			}
-			return "", false
 		}
 		if i+1 >= len(fields) {
 			return "", false
@@ -234,6 +219,43 @@ func parseInterval(s string) (string, bool) {
 			months += n
 		case strings.HasPrefix(m[2], "day"):
 			days += n
+		default:
+			return "", false
+		}
+	}
+	return intervalKey(months, days, us), true
+}
+
+// parseSQLStandard reads the sql_standard style: [+-]y-m [+-]d
+// [+-]h:mm:ss, where a leading minus with no other sign written applies
+// to every field ("-3 4:00:00" is minus 3 days 4 hours).
+func parseSQLStandard(fields []string) (string, bool) {
+	allNegative := strings.HasPrefix(fields[0], "-")
+	for _, f := range fields[1:] {
+		if strings.HasPrefix(f, "-") || strings.HasPrefix(f, "+") {
+			allNegative = false
+		}
+	}
+	var months, days, us int64
+	for i, f := range fields {
+		if allNegative && i > 0 {
+			f = "-" + f
+		}
+		switch {
+		case ivTime.MatchString(f):
+			us += timeMicros(ivTime.FindStringSubmatch(f))
+		case ivYM.MatchString(f):
+			m := ivYM.FindStringSubmatch(f)
+			y, _ := strconv.ParseInt(m[2], 10, 64)
+			mo, _ := strconv.ParseInt(m[3], 10, 64)
+			t := 12*y + mo
+			if m[1] == "-" {
+				t = -t
+			}
+			months += t
+		case ivSQLFirst.MatchString(f):
+			d, _ := strconv.ParseInt(f, 10, 64)
+			days += d
 		default:
 			return "", false
 		}

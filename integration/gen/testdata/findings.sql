@@ -220,3 +220,7 @@ SELECT id FROM gen_w WHERE n::int4 > 0 ORDER BY 1;
 
 -- name: F51 int4 arithmetic of length() does not overflow (DuckDB's length is a bigint)
 SELECT sum(length(c_text) - c_int4) FROM gen_t;
+
+-- name: F59 interval literals under IntervalStyle sql_standard
+-- settings: TimeZone=UTC; IntervalStyle=sql_standard
+SELECT '-3 days 04:00:00'::interval AS i, c_ts + '-3 days 04:00:00'::interval AS x FROM gen_t WHERE id = 1;
