@@ -58,6 +58,13 @@ func startAppTop(t testing.TB, top, datasets string, wait bool) *app.App {
 // runtime (indented YAML lines) besides data_dir.
 func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *app.App {
 	t.Helper()
+	return startAppOrigin(t, origin.SuperDSN(), top, runtime, datasets, wait)
+}
+
+// startAppOrigin is startAppRuntime with the origin DSN given (another
+// database of the harness's server).
+func startAppOrigin(t testing.TB, originDSN, top, runtime, datasets string, wait bool) *app.App {
+	t.Helper()
 	if top == "" {
 		top = "admin:\n  listen: 127.0.0.1:0\n"
 	}
@@ -65,7 +72,7 @@ func startAppRuntime(t testing.TB, top, runtime, datasets string, wait bool) *ap
 		runtime += testVerify
 	}
 	cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\n%sruntime:\n  data_dir: %q\n%sdatasets:\n%s",
-		origin.SuperDSN(), top, t.TempDir(), runtime, datasets)
+		originDSN, top, t.TempDir(), runtime, datasets)
 	a := startAppText(t, cfgText)
 	t.Cleanup(func() { checkVerified(t, a) })
 	t.Cleanup(func() {

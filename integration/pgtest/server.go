@@ -119,6 +119,11 @@ func (s *Server) DSN(user, password string) string {
 	return connString(s.Host, s.Port, user, password, s.Database)
 }
 
+// DatabaseDSN is DSN for another database of the server.
+func (s *Server) DatabaseDSN(database, user, password string) string {
+	return connString(s.Host, s.Port, user, password, database)
+}
+
 // SuperDSN is DSN for SuperUser and SuperPassword.
 func (s *Server) SuperDSN() string {
 	return s.DSN(s.SuperUser, s.SuperPassword)
