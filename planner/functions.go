@@ -166,6 +166,11 @@ func checkFuncCall(fc *pg_query.FuncCall) verdict {
 			return v
 		}
 	}
+	if unknownFunc(name) && (len(names) == 1 || names[0] == "pg_catalog") {
+		// Not known to answer as Postgres does (allowlist.go).
+		v.flag = flagUnsupported
+		return v
+	}
 	if len(names) == 2 {
 		switch {
 		case names[0] != "pg_catalog":
