@@ -41,6 +41,9 @@ func TestAccel_TimestamptzArithmeticAcrossZones(t *testing.T) {
 		"SELECT id, a + interval '1 month', a + interval '30 days' FROM dst_vals WHERE id < 8 ORDER BY id",
 		"SELECT id, iv + interval '1 day', iv + interval '24 hours' FROM dst_vals ORDER BY id",
 		"SELECT id, a + iv FROM dst_vals WHERE id < 8 ORDER BY id",
+		"SELECT id, a - iv FROM dst_vals WHERE id < 8 ORDER BY id",
+		"SELECT id, a - interval '1 day 12 hours', a + interval '1 day 1 hour' FROM dst_vals WHERE id < 8 ORDER BY id",
+		"SELECT id, a - interval '1.5 days' FROM dst_vals WHERE id < 8 ORDER BY id",
 		"SELECT id, age(b, a) FROM dst_vals WHERE id < 8 ORDER BY id",
 		"SELECT id, date_trunc('week', a), extract(hour FROM a), a::date FROM dst_vals WHERE id < 8 ORDER BY id",
 	}

@@ -75,6 +75,23 @@ var edgeQueries = []struct{ class, sql string }{
 	// clause, not the items beside it (DuckDB's implicit LATERAL).
 	{"a FROM subquery naming an outer column", "SELECT id, (SELECT r FROM (SELECT id AS i2) x, (SELECT i2 AS r) y) FROM edge_vals ORDER BY id"},
 	{"a FROM subquery of its own table", "SELECT s.i2, count(*) FROM (SELECT i2 FROM edge_vals) s, edge_other o WHERE o.id = s.i2 GROUP BY 1 ORDER BY 1"},
+	// Functions DuckDB answers otherwise at their edges.
+	{"make_date of year 0 and negative years", "SELECT id, make_date(i2, 1, 1) FROM edge_vals WHERE id IN (1, 2) ORDER BY id"},
+	{"make_date of a month 13", "SELECT make_date(2024, 13, 1) FROM edge_vals"},
+	{"make_time(24, 0, 0)", "SELECT make_time(24, 0, 0), make_time(i2 + 24, 0, 0) FROM edge_vals WHERE id = 1"},
+	{"chr(0)", "SELECT id, chr(i4) FROM edge_vals WHERE id IN (1, 5) ORDER BY id"},
+	{"string_agg with a NULL delimiter", "SELECT string_agg(txt, NULL ORDER BY id), string_agg(txt, CASE WHEN id > 2 THEN ',' END ORDER BY id) FROM edge_vals"},
+	{"date_trunc to the century", "SELECT id, date_trunc('century', d), date_trunc('millennium', d) FROM edge_vals ORDER BY id"},
+	{"extract of an hour of a date", "SELECT id, extract(hour FROM d) FROM edge_vals ORDER BY id"},
+	{"concat of non-text values", "SELECT id, concat(i4, f8, iv, d), concat_ws('/', f8, txt) FROM edge_vals ORDER BY id"},
+	{"radians underflow", "SELECT id, radians(f8 * 1e-20) FROM edge_vals ORDER BY id"},
+	{"a bytea hex literal", "SELECT '\xdeadbeef'::bytea, octet_length('\xdeadbeef'::bytea) FROM edge_vals WHERE id = 1"},
+	{"a BC date literal", "SELECT '0044-03-15 BC'::date FROM edge_vals WHERE id = 1"},
+	{"a FULL JOIN on an inequality", "SELECT count(*) FROM edge_vals e FULL JOIN edge_other o ON e.id < o.id"},
+	{"length() arithmetic overflows as integer", "SELECT sum(length(txt) - i4) FROM edge_vals"},
+	{"a narrowing cast in a comparison", "SELECT id FROM edge_vals WHERE i8::int4 > 0 ORDER BY id"},
+	{"timestamp(0) and time(1) casts", "SELECT id, d::timestamp(0) FROM edge_vals ORDER BY id"},
+	{"DuckDB's own functions", "SELECT list_value(i4) FROM edge_vals WHERE id = 1"},
 	// Subscripts below 1.
 	{"a negative subscript", "SELECT id, arr[-1], arr[0], arr[i2] FROM edge_vals ORDER BY id"},
 	{"a slice to -1", "SELECT id, arr[1:-1], arr[-1:2], arr[i2:3] FROM edge_vals ORDER BY id"},

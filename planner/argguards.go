@@ -32,7 +32,21 @@ const maxPadLength = 10 << 20
 // as Postgres checks them, or "".
 func checkArgs(m any) string {
 	switch n := m.(type) {
+	case *pg_query.JoinExpr:
+		if n.Jointype == pg_query.JoinType_JOIN_FULL && n.Quals != nil && !equalityConjuncts(n.Quals) {
+			// Postgres runs a FULL JOIN by merge or hash only: on anything
+			// but equalities it raises 0A000; DuckDB answers.
+			return "a FULL JOIN on a condition other than equalities (Postgres refuses it)"
+		}
+	case *pg_query.A_Const:
+		if s, ok := n.Val.(*pg_query.A_Const_Sval); ok && bcLiteral(s.Sval.Sval) {
+			// '0044-03-15 BC': DuckDB reads it as 44 AD.
+			return "a date or time literal of a year BC"
+		}
 	case *pg_query.FuncCall:
+		if why := checkTimeArgs(n); why != "" {
+			return why
+		}
 		switch funcName(n) {
 		case "nth_value":
 			if len(n.Args) != 2 || !positiveIntConst(n.Args[1]) {
@@ -135,6 +149,19 @@ func guardArgs(f *pg_query.FuncCall) {
 			f.Args[i] = guardValue(f.Args[i], cond, msg)
 		}
 	}
+	// inRange guards an argument that must be within [lo, hi]; a constant
+	// is judged here.
+	inRange := func(i int, lo, hi int64, msg string) {
+		if i >= len(f.Args) {
+			return
+		}
+		if c, ok := constInt(f.Args[i]); ok && c >= lo && c <= hi {
+			return // a constant in range
+		}
+		// (A bare error() as an argument DuckDB folds to NULL: the CASE
+		// form raises.)
+		arg(i, func(n *pg_query.Node) *pg_query.Node { return outside(n, lo, hi) }, msg)
+	}
 	switch name := funcName(f); {
 	case name == "mod" && len(f.Args) == 2:
 		arg(1, isZero, "division by zero")
@@ -146,11 +173,77 @@ func guardArgs(f *pg_query.FuncCall) {
 		arg(1, func(n *pg_query.Node) *pg_query.Node {
 			return binOp(">", binOp("*", fnCall("length", copyNode(f.Args[0])), n), intNode(maxPadLength))
 		}, "requested length too large")
+	case name == "make_date" && len(f.Args) == 3:
+		// Postgres's year -44 is 44 BC, DuckDB's 45 BC; year 0 and fields
+		// out of range are errors.
+		inRange(0, 1, 1<<31-1, "date field value out of range")
+		inRange(1, 1, 12, "date field value out of range")
+		inRange(2, 1, 31, "date field value out of range")
+	case name == "make_time" && len(f.Args) == 3:
+		// make_time(24, 0, 0) is 24:00:00 in Postgres, 00:00:00 in DuckDB.
+		inRange(0, 0, 23, "time field value out of range")
+		inRange(1, 0, 59, "time field value out of range")
+		if _, ok := constInt(f.Args[2]); ok {
+			inRange(2, 0, 59, "time field value out of range")
+		} else {
+			arg(2, func(n *pg_query.Node) *pg_query.Node {
+				return or(binOp("<", n, intNode(0)), binOp(">=", copyNode(n), intNode(60)))
+			}, "time field value out of range")
+		}
+	case name == "chr" && len(f.Args) == 1:
+		inRange(0, 1, 1114111, "requested character not valid")
+	case name == "string_agg" && len(f.Args) == 2 && !isStringConst(f.Args[1]):
+		// A NULL delimiter is none in Postgres; DuckDB's answer is NULL.
+		f.Args[1] = &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{
+			Args: []*pg_query.Node{f.Args[1], pg_query.MakeAConstStrNode("", -1)}, Location: -1}}}
 	case (name == "right" || name == "left") && len(f.Args) == 2:
 		// |n| of the smallest integer overflows in Postgres.
 		arg(1, func(n *pg_query.Node) *pg_query.Node { return binOp("=", n, intNode(-2147483648)) }, "integer out of range")
 	}
 }
+
+// outside is n < lo OR n > hi.
+func outside(n *pg_query.Node, lo, hi int64) *pg_query.Node {
+	return or(binOp("<", n, intNode(lo)), binOp(">", copyNode(n), intNode(hi)))
+}
+
+// equalityConjuncts reports whether n is an equality or an AND of them.
+func equalityConjuncts(n *pg_query.Node) bool {
+	if b := n.GetBoolExpr(); b != nil {
+		if b.Boolop != pg_query.BoolExprType_AND_EXPR {
+			return false
+		}
+		for _, arg := range b.Args {
+			if !equalityConjuncts(arg) {
+				return false
+			}
+		}
+		return true
+	}
+	e := n.GetAExpr()
+	return e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && divisionOp(e) == "=" && e.Lexpr != nil && e.Rexpr != nil
+}
+
+// bcLiteral reports whether s may be a date or time literal of a year BC
+// ("0044-03-15 BC", "44 BC"): a digit, then BC as a word.
+func bcLiteral(s string) bool {
+	low := strings.ToLower(s)
+	for i := strings.Index(low, "bc"); i >= 0; {
+		before := strings.TrimRight(low[:i], " ")
+		after := low[i+2:]
+		if len(before) > 0 && before[len(before)-1] >= '0' && before[len(before)-1] <= '9' && (after == "" || !isLetter(after[0])) {
+			return true
+		}
+		j := strings.Index(low[i+2:], "bc")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // guardValue returns CASE WHEN cond(v) THEN error(msg) ELSE v END.
 func guardValue(v *pg_query.Node, cond func(*pg_query.Node) *pg_query.Node, msg string) *pg_query.Node {
@@ -195,4 +288,61 @@ func guardSubscript(ix *pg_query.A_Indices) {
 	}
 	ix.Lidx = below1(ix.Lidx, pg_query.MakeAConstIntNode(1, -1))
 	ix.Uidx = below1(ix.Uidx, pg_query.MakeAConstIntNode(0, -1))
+}
+
+// int4Results are functions whose result is an integer in Postgres and a
+// bigint in DuckDB: the rewrite casts them to INTEGER, so that arithmetic
+// of them overflows where Postgres's does (length(x) - c_int4).
+var int4Results = map[string]bool{
+	"length": true, "char_length": true, "character_length": true, "octet_length": true, "strpos": true,
+	"array_length": true, "cardinality": true, "array_position": true, "ntile": true,
+}
+
+// guardNarrowing makes a cast of a wider number to smallint or integer
+// fail in DuckDB where Postgres's fails: DuckDB's optimizer drops such a
+// cast inside a comparison (n::int4 > 0 of a bigint n beyond integer never
+// overflows there).
+func guardNarrowing(wrapper *pg_query.Node, tc *pg_query.TypeCast, a *analysis, r resolution) {
+	if wrapper == nil || wrapper.GetTypeCast() != tc || tc.Arg == nil || tc.Arg.GetAConst() != nil {
+		return
+	}
+	lo, hi := int64(-2147483648), int64(2147483647)
+	switch {
+	case castTarget(tc, map[string]bool{"int2": true, "smallint": true}):
+		lo, hi = -32768, 32767
+	case castTarget(tc, map[string]bool{"int4": true, "int": true, "integer": true}):
+	default:
+		return
+	}
+	switch k := a.kindOf(r, tc.Arg, 0); {
+	case k == kindInt8 || k == kindFloat8 || k == kindInt4 && hi == 32767:
+	case a.numericValue(r, tc.Arg):
+	default:
+		return
+	}
+	cast := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: tc}}
+	x := copyNode(tc.Arg)
+	// A double rounds first: Postgres's rint, then the range check.
+	if a.kindOf(r, tc.Arg, 0) == kindFloat8 {
+		x = fnCall("round", x)
+	}
+	guard(wrapper, cast, []check{{outside(x, lo, hi), "integer out of range"}})
+}
+
+// guardedValue is the value a guard of ours (guardValue, guardDivisor)
+// wraps, or n itself: CASE WHEN ... THEN error(...) [...] ELSE v END is v.
+func guardedValue(n *pg_query.Node) *pg_query.Node {
+	for {
+		c := n.GetCaseExpr()
+		if c == nil || c.Arg != nil || c.Defresult == nil || len(c.Args) == 0 {
+			return n
+		}
+		for _, w := range c.Args {
+			fc := w.GetCaseWhen().GetResult().GetFuncCall()
+			if fc == nil || funcName(fc) != "error" {
+				return n
+			}
+		}
+		n = c.Defresult
+	}
 }

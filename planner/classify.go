@@ -152,7 +152,15 @@ type analysis struct {
 	// for tstzHazard; intervalConsts the texts of interval constants
 	// (tstz.go).
 	subtractions   [][2]*pg_query.Node
+	additions      [][2]*pg_query.Node // the operands of binary + (copies)
 	intervalConsts []string
+	// timeCalls are EXTRACTs and date_parts of time fields (timeguards.go).
+	timeCalls []timeCall
+	// concatArgs are the arguments of concat and concat_ws (copies),
+	// which DuckDB prints its own way unless they are text.
+	concatArgs []*pg_query.Node
+	// percentileArgs are the values percentile_cont interpolates.
+	percentileArgs []*pg_query.Node
 	// verifiable and ordered: see Decision.
 	verifiable, ordered bool
 	// mergeCols: columns merged by those constructs; numeric ones merge

@@ -84,6 +84,7 @@ const (
 // interval, or the difference of two timestamp (or two timestamptz)
 // columns, an interval; else 0.
 func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
+	n = guardedValue(n)
 	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
 		for _, oid := range []uint32{oidTimestamp, oidTimestamptz, oidInterval} {
 			rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oid }, expr: func(*pg_query.Node) bool { return false }}

@@ -123,6 +123,8 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 			checks = powerChecks(c, x, n.Args[1], v)
 		case "degrees":
 			checks = []check{{and(isInf(c(v)), not(isInf(c(x)))), "value out of range: overflow"}}
+		case "radians":
+			checks = []check{{and(isZero(c(v)), notZero(c(x))), "value out of range: underflow"}}
 		default:
 			return
 		}

@@ -212,6 +212,10 @@ func checkTypeName(t *pg_query.TypeName) uint8 {
 		// interval year, interval day to minute, interval(2): Postgres
 		// truncates the value to the fields, DuckDB keeps it whole.
 		return flagUnsupported
+	case len(t.Typmods) > 0 && (last == "timestamp" || last == "timestamptz" || last == "time" || last == "timetz"):
+		// timestamp(0): Postgres rounds the fraction (and keeps infinity),
+		// DuckDB ignores the precision or refuses it.
+		return flagUnsupported
 	case last == "bpchar" || last == "char" || last == "character":
 		// char(n): Postgres pads, and ignores trailing blanks in length,
 		// comparison and concatenation; DuckDB has no such type.

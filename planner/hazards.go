@@ -27,6 +27,17 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	case merges && a.numericLiteral:
 		return ReasonNumericScale, "CASE, COALESCE or a set operation merging numeric values whose display scales may differ"
 	}
+	if why := a.timeCallHazard(r); why != "" {
+		return ReasonUnsupported, why
+	}
+	if why := a.concatHazard(r); why != "" {
+		return ReasonUnsupported, why
+	}
+	for _, x := range a.percentileArgs {
+		if k := a.kindOf(r, x, 0); k != kindInt4 && k != kindInt8 && !a.numericValue(r, x) {
+			return ReasonUnsupported, "percentile_cont of a value that may be a double precision (Postgres interpolates infinities to NaN)"
+		}
+	}
 	if why := a.tstzHazard(r); why != "" {
 		return ReasonUnsupported, why
 	}

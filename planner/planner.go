@@ -180,6 +180,16 @@ type Decision struct {
 	// origin's; Ordered: its top level has an ORDER BY (the rows then
 	// compare in order, ties aside).
 	Verifiable, Ordered bool
+	// SignedIntervals: an interval literal of the statement has a minus
+	// sign, which Postgres reads otherwise under IntervalStyle
+	// sql_standard (a leading sign applies to every field); the proxy
+	// sends it to the origin in such a session.
+	SignedIntervals bool
+	// ZoneSensitive: a timestamptz plus or minus an interval of calendar
+	// fields and time (tstz.go), which DuckDB computes otherwise in a zone
+	// with daylight-saving or offset changes; the proxy sends it to the
+	// origin unless the session's TimeZone is UTC.
+	ZoneSensitive bool
 
 	writes bool
 }
@@ -510,6 +520,12 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		}
 	}
 	d.Verifiable, d.Ordered = a.verifiable, a.ordered
+	d.ZoneSensitive = a.zoneSensitive(r)
+	for _, c := range a.intervalConsts {
+		if strings.Contains(c, "-") {
+			d.SignedIntervals = true
+		}
+	}
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.Datasets = r.datasetNames()

@@ -91,6 +91,8 @@ type analyzer struct {
 	// LIMIT below the top: the answer may differ between engines for tied
 	// rows (Decision.Verifiable).
 	tieDependent bool
+	// byteaConsts are string literals cast to bytea (rewriteByteaLiteral).
+	byteaConsts map[*pg_query.A_Const]bool
 	// targetStars are the * and t.* items of select lists (any other is
 	// a whole-row reference).
 	targetStars map[*pg_query.ColumnRef]bool
@@ -231,6 +233,19 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		z.noteFloatAggregate(n)
 		z.noteValueFunction(n)
 		z.noteExtract(n)
+		z.noteTimeCall(n)
+		switch funcName(n) {
+		case "concat", "concat_ws":
+			for _, arg := range n.Args {
+				z.a.concatArgs = append(z.a.concatArgs, copyNode(arg))
+			}
+		case "percentile_cont":
+			for _, sb := range n.AggOrder {
+				if x := sb.GetSortBy().GetNode(); x != nil {
+					z.a.percentileArgs = append(z.a.percentileArgs, copyNode(x))
+				}
+			}
+		}
 		if funcName(n) == "array_length" && !literalInt(n.Args, 1, 1) {
 			z.flag(flagUnsupported) // dimensions other than 1: no DuckDB namesake
 		}
@@ -260,6 +275,11 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		z.flags |= checkTypeName(n)
 	case *pg_query.A_Const:
 		z.flags |= checkConst(n)
+		if s, ok := n.Val.(*pg_query.A_Const_Sval); ok && strings.HasPrefix(s.Sval.Sval, `\x`) && !z.byteaConsts[n] {
+			// A bytea in hex, taken as a bytea: DuckDB reads \xde as one
+			// escaped byte and the rest as characters.
+			z.flagWhy(flagUnsupported, "a string literal in bytea's hex format, not cast to bytea")
+		}
 	case *pg_query.A_Expr:
 		if isDivision(n) {
 			// Copies: the rewrite changes the analysed tree in place.
@@ -269,10 +289,26 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		if isSubtraction(n) {
 			z.a.subtractions = append(z.a.subtractions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})
 		}
+		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP && n.Lexpr != nil && n.Rexpr != nil && divisionOp(n) == "+" {
+			z.a.additions = append(z.a.additions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})
+		}
 		z.flags |= checkOperator(n)
 		z.checkConcat(n)
 		z.noteArithmetic(n)
 	case *pg_query.TypeCast:
+		if castTarget(n, map[string]bool{"bytea": true}) {
+			if c := n.Arg.GetAConst(); c != nil {
+				if s, ok := c.Val.(*pg_query.A_Const_Sval); ok {
+					if !byteaLiteralOK(s.Sval.Sval) {
+						z.flagWhy(flagUnsupported, "a bytea literal DuckDB reads otherwise (escapes or non-ASCII bytes)")
+					}
+					if z.byteaConsts == nil {
+						z.byteaConsts = map[*pg_query.A_Const]bool{}
+					}
+					z.byteaConsts[c] = true
+				}
+			}
+		}
 		if text, ok := intervalConst(n); ok {
 			z.a.intervalConsts = append(z.a.intervalConsts, text)
 		}
@@ -660,4 +696,45 @@ func hasDistinctOn(sel *pg_query.SelectStmt) bool {
 		}
 	}
 	return false
+}
+
+// byteaLiteralOK reports whether DuckDB reads the bytea literal s as
+// Postgres does once rewritten (rewriteByteaLiteral): hex format of whole
+// bytes, or printable ASCII without a backslash.
+func byteaLiteralOK(s string) bool {
+	if strings.HasPrefix(s, `\x`) {
+		h := s[2:]
+		if len(h)%2 != 0 {
+			return false
+		}
+		for i := 0; i < len(h); i++ {
+			c := h[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' || s[i] < 32 || s[i] > 126 {
+			return false
+		}
+	}
+	return true
+}
+
+// rewriteByteaLiteral writes '\x...'::bytea as DuckDB's from_hex('...').
+func rewriteByteaLiteral(wrapper *pg_query.Node, tc *pg_query.TypeCast) {
+	if wrapper == nil || !castTarget(tc, map[string]bool{"bytea": true}) {
+		return
+	}
+	c := tc.Arg.GetAConst()
+	if c == nil {
+		return
+	}
+	s, ok := c.Val.(*pg_query.A_Const_Sval)
+	if !ok || !strings.HasPrefix(s.Sval.Sval, `\x`) {
+		return
+	}
+	wrapper.Node = fnCall("from_hex", pg_query.MakeAConstStrNode(s.Sval.Sval[2:], -1)).Node
 }

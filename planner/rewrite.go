@@ -153,7 +153,21 @@ type collector struct {
 	anys      []likeSite // x op ANY(array)
 	contains  []likeSite // @>, <@
 	indices   []*pg_query.A_Indices
+	castSites []likeCast // casts and their wrappers
+	intCalls  []likeCall // calls of int4 results DuckDB makes bigint
 	subtracts []likeSite // binary - (tstz.go)
+}
+
+// likeCall is a call and the Node that holds it.
+type likeCall struct {
+	node *pg_query.Node
+	call *pg_query.FuncCall
+}
+
+// likeCast is a cast and the Node that holds it (nil: held directly).
+type likeCast struct {
+	node *pg_query.Node
+	cast *pg_query.TypeCast
 }
 
 // likeSite is a LIKE expression and the Node that holds it.
@@ -193,6 +207,9 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.sorts = append(c.sorts, n)
 	case *pg_query.FuncCall:
 		c.funcs = append(c.funcs, n)
+		if int4Results[funcName(n)] && w.node() != nil {
+			c.intCalls = append(c.intCalls, likeCall{w.node(), n})
+		}
 	case *pg_query.TypeName:
 		c.types = append(c.types, n)
 	case *pg_query.ResTarget:
@@ -205,6 +222,7 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.selects = append(c.selects, n)
 	case *pg_query.TypeCast:
 		c.casts = append(c.casts, n)
+		c.castSites = append(c.castSites, likeCast{w.node(), n})
 	case *pg_query.A_Indices:
 		c.indices = append(c.indices, n)
 	}
@@ -297,6 +315,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	for _, ix := range c.indices {
 		guardSubscript(ix)
 	}
+	for _, cs := range c.castSites {
+		rewriteByteaLiteral(cs.node, cs.cast)
+	}
 	if len(a.exactAvg) > 0 {
 		rewriteAvg(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
 	}
@@ -332,6 +353,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			continue
 		}
 		if yearField(f) != "" {
+			guardInfinite(f, a, r)
 			rewriteYear(f)
 			continue
 		}
@@ -343,12 +365,21 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewriteToChar(f)
 		rewriteByArgType(f, a, r)
 		rewriteSubstr(f)
+		guardInfinite(f, a, r)
 		guardArgs(f)
 	}
 	for _, t := range c.types {
 		if len(t.Names) == 2 && isPgCatalog(t.Names[0]) && !deparserNamesType(t.Names[1]) {
 			t.Names = t.Names[1:]
 		}
+	}
+	for _, ic := range c.intCalls {
+		if ic.node.GetFuncCall() == ic.call {
+			ic.node.Node = castTo(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: ic.call}}, "int4").Node
+		}
+	}
+	for _, cs := range c.castSites {
+		guardNarrowing(cs.node, cs.cast, a, r)
 	}
 	guardFloats(tree.Stmts[0].Stmt, a, r)
 	// Identifiers that are keywords in DuckDB but not reserved in Postgres

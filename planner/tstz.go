@@ -49,6 +49,7 @@ func (a *analysis) tstzOf(r resolution, n *pg_query.Node, depth int) tstzVerdict
 	if depth >= maxAliasDepth {
 		return tstzMaybe
 	}
+	n = guardedValue(n)
 	join := func(ns ...*pg_query.Node) tstzVerdict {
 		out := tstzNo
 		for _, x := range ns {
@@ -427,4 +428,34 @@ func intervalConst(tc *pg_query.TypeCast) (string, bool) {
 		return "", false
 	}
 	return s.Sval.Sval, true
+}
+
+// zoneSensitive reports whether the statement adds to or subtracts from a
+// timestamptz an interval of both calendar fields (months, days) and time,
+// or one the planner cannot read: Postgres adds the months and days on
+// the session zone's calendar and then the time as elapsed time, DuckDB
+// the whole interval on the calendar, so across a daylight-saving change
+// the two differ by the change. In a zone without changes (UTC) they do
+// not: the proxy sends such statements to the origin only in other zones
+// (Decision.ZoneSensitive).
+func (a *analysis) zoneSensitive(r resolution) bool {
+	for _, ops := range [][][2]*pg_query.Node{a.additions, a.subtractions} {
+		for _, pair := range ops {
+			for i := range 2 {
+				x, iv := pair[i], pair[1-i]
+				if a.tstzOf(r, x, 0) != tstzYes || a.tstzOf(r, iv, 0) == tstzYes {
+					continue
+				}
+				if tc := iv.GetTypeCast(); tc != nil {
+					if text, ok := intervalConst(tc); ok {
+						if f, ok := parseInterval(text); ok && (f.micros == 0 || f.months == 0 && f.days == 0) {
+							continue
+						}
+					}
+				}
+				return true
+			}
+		}
+	}
+	return false
 }

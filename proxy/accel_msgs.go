@@ -855,6 +855,16 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 	return true
 }
 
+// fixedZone reports whether a TimeZone setting has no daylight-saving or
+// offset changes (UTC and its spellings).
+func fixedZone(tz string) bool {
+	switch strings.ToUpper(tz) {
+	case "UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "ZULU", "UCT", "ETC/UCT", "UNIVERSAL", "ETC/UNIVERSAL", "GMT0", "ETC/GMT0", "GREENWICH":
+		return true
+	}
+	return false
+}
+
 // planFresh plans sql; when only a write earlier in a pipeline stands in
 // the way, it waits for the origin's answers (the transaction may have
 // ended since) and plans again.
@@ -989,6 +999,10 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 	if ok {
 		if s = ss.settings(); s == nil {
 			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "a session setting the encoder cannot honour exactly (DateStyle, IntervalStyle, client_encoding, ...)", false
+		} else if d.ZoneSensitive && !fixedZone(ss.state.Param("TimeZone")) {
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "a timestamptz plus or minus an interval of days and time, which DuckDB computes otherwise across a daylight-saving change of the session's TimeZone", false
+		} else if d.SignedIntervals && strings.EqualFold(ss.state.Param("IntervalStyle"), "sql_standard") {
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "an interval literal with a minus sign under IntervalStyle sql_standard, which reads it otherwise", false
 		} else if d.PrintsText && !s.PrintsAsDefaults() {
 			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "session_setting", "values printed as text under a DateStyle, IntervalStyle, extra_float_digits or bytea_output other than the defaults, which the acceleration's text function does not follow", false
 		}
