@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,13 @@ const maxPadLength = 10 << 20
 // as Postgres checks them, or "".
 func checkArgs(m any) string {
 	switch n := m.(type) {
+	case *pg_query.SubLink:
+		if sel := n.Subselect.GetSelectStmt(); n.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK && sel != nil &&
+			(len(sel.GroupClause) > 0 || sel.HavingClause != nil) && !plainTargets(sel) {
+			// Postgres evaluates the select list of a grouped EXISTS
+			// subquery (and raises its errors); DuckDB never does.
+			return "EXISTS over a grouped subquery whose select list computes values (Postgres evaluates them)"
+		}
 	case *pg_query.JoinExpr:
 		if n.Jointype == pg_query.JoinType_JOIN_FULL && n.Quals != nil && !equalityConjuncts(n.Quals) {
 			// Postgres runs a FULL JOIN by merge or hash only: on anything
@@ -45,6 +53,9 @@ func checkArgs(m any) string {
 		}
 	case *pg_query.FuncCall:
 		if why := checkTimeArgs(n); why != "" {
+			return why
+		}
+		if why := constArgRaises(n); why != "" {
 			return why
 		}
 		switch funcName(n) {
@@ -65,6 +76,9 @@ func checkArgs(m any) string {
 	case *pg_query.WindowDef:
 		return checkFrame(n)
 	case *pg_query.A_Expr:
+		if constRaises(n) {
+			return "integer arithmetic of constants that Postgres refuses while it plans the statement (overflow or division by zero)"
+		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP && n.Lexpr != nil && n.Rexpr != nil {
 			switch divisionOp(n) {
 			case "<<", ">>":
@@ -345,4 +359,170 @@ func guardedValue(n *pg_query.Node) *pg_query.Node {
 		}
 		n = c.Defresult
 	}
+}
+
+// Constant expressions. Postgres evaluates an expression of constants
+// while it plans the statement (eval_const_expressions), so its error
+// comes whatever the rows: SELECT 1 / 0 FROM t WHERE false fails there.
+// DuckDB evaluates such an expression per row, or in a wider type
+// ((-2147483648) * (-2147483648) does not overflow there). constRaises
+// finds the integer arithmetic of constants that raises in Postgres; the
+// statement goes to the origin, which reports it. (The argument checks of
+// checkArgs judge constant arguments the same way.)
+
+// constRaises reports whether e, arithmetic of integer constants, raises
+// in Postgres (overflow of its integer type, division by zero).
+func constRaises(e *pg_query.A_Expr) bool {
+	_, _, raises := constIntValue(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: e}}, 0)
+	return raises
+}
+
+// constIntValue evaluates integer arithmetic of constants as Postgres does:
+// the value, whether it is an int8 (else an int4), and whether the
+// evaluation raises. ok is false when n is not such an expression.
+func constIntValue(n *pg_query.Node, depth int) (v int64, wide bool, raises bool) {
+	v, wide, raises, _ = constInt64(n, depth)
+	return v, wide, raises
+}
+
+func constInt64(n *pg_query.Node, depth int) (v int64, wide, raises, ok bool) {
+	if n == nil || depth > 32 {
+		return 0, false, false, false
+	}
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		switch c := x.AConst.Val.(type) {
+		case *pg_query.A_Const_Ival:
+			return int64(c.Ival.Ival), false, false, true
+		case *pg_query.A_Const_Fval:
+			i, err := strconv.ParseInt(c.Fval.Fval, 10, 64)
+			if err != nil {
+				return 0, false, false, false // a numeric
+			}
+			return i, true, false, true
+		}
+	case *pg_query.Node_TypeCast:
+		switch {
+		case castTarget(x.TypeCast, map[string]bool{"int8": true, "bigint": true}):
+			v, _, raises, ok := constInt64(x.TypeCast.Arg, depth+1)
+			return v, true, raises, ok
+		case castTarget(x.TypeCast, map[string]bool{"int4": true, "int": true, "integer": true}):
+			v, _, raises, ok := constInt64(x.TypeCast.Arg, depth+1)
+			if ok && (v < -2147483648 || v > 2147483647) {
+				raises = true
+			}
+			return v, false, raises, ok
+		}
+	case *pg_query.Node_AExpr:
+		e := x.AExpr
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			return 0, false, false, false
+		}
+		op := divisionOp(e)
+		if e.Lexpr == nil { // unary
+			r, w, rr, ok := constInt64(e.Rexpr, depth+1)
+			if !ok || op != "-" {
+				return 0, false, false, false
+			}
+			if rr {
+				return 0, w, true, true
+			}
+			if w && r == -9223372036854775808 || !w && r == -2147483648 {
+				return 0, w, true, true
+			}
+			return -r, w, false, true
+		}
+		l, lw, lr, lok := constInt64(e.Lexpr, depth+1)
+		r, rw, rr, rok := constInt64(e.Rexpr, depth+1)
+		if !lok || !rok {
+			return 0, false, false, false
+		}
+		wide := lw || rw
+		if lr || rr {
+			return 0, wide, true, true
+		}
+		lo, hi := int64(-2147483648), int64(2147483647)
+		if wide {
+			lo, hi = -9223372036854775808, 9223372036854775807
+		}
+		var res *big.Int
+		bl, br := big.NewInt(l), big.NewInt(r)
+		switch op {
+		case "+":
+			res = new(big.Int).Add(bl, br)
+		case "-":
+			res = new(big.Int).Sub(bl, br)
+		case "*":
+			res = new(big.Int).Mul(bl, br)
+		case "/", "%":
+			if r == 0 {
+				return 0, wide, true, true
+			}
+			if op == "/" {
+				res = new(big.Int).Quo(bl, br)
+			} else {
+				res = new(big.Int).Rem(bl, br)
+			}
+		default:
+			return 0, false, false, false
+		}
+		if res.Cmp(big.NewInt(lo)) < 0 || res.Cmp(big.NewInt(hi)) > 0 {
+			return 0, wide, true, true
+		}
+		return res.Int64(), wide, false, true
+	}
+	return 0, false, false, false
+}
+
+// constArgRaises returns why a call raises in Postgres for its constant
+// arguments alone (Postgres evaluates it while planning, whatever the
+// rows), or "".
+func constArgRaises(f *pg_query.FuncCall) string {
+	outOf := func(i int, lo, hi int64) bool {
+		if i >= len(f.Args) {
+			return false
+		}
+		c, ok := constInt(f.Args[i])
+		return ok && (c < lo || c > hi)
+	}
+	allConst := true
+	for _, a := range f.Args {
+		if _, ok := constInt(a); !ok && !isStringConst(a) {
+			allConst = false
+		}
+	}
+	if !allConst {
+		return ""
+	}
+	raises := false
+	switch name := funcName(f); {
+	case name == "make_date" && len(f.Args) == 3:
+		raises = outOf(0, 1, 1<<31-1) || outOf(1, 1, 12) || outOf(2, 1, 31)
+	case name == "make_time" && len(f.Args) == 3:
+		raises = outOf(0, 0, 23) || outOf(1, 0, 59) || outOf(2, 0, 59)
+	case name == "chr" && len(f.Args) == 1:
+		raises = outOf(0, 1, 1114111)
+	case name == "mod" && len(f.Args) == 2:
+		c, ok := constInt(f.Args[1])
+		raises = ok && c == 0
+	case name == "split_part" && len(f.Args) == 3:
+		c, ok := constInt(f.Args[2])
+		raises = ok && c == 0
+	}
+	if raises {
+		return "a call of " + funcName(f) + " whose constant arguments Postgres refuses while it plans the statement (or answers otherwise)"
+	}
+	return ""
+}
+
+// plainTargets reports whether sel's select list is constants, columns
+// and stars only.
+func plainTargets(sel *pg_query.SelectStmt) bool {
+	for _, t := range sel.TargetList {
+		v := t.GetResTarget().GetVal()
+		if v.GetAConst() == nil && v.GetColumnRef() == nil {
+			return false
+		}
+	}
+	return true
 }

@@ -270,9 +270,16 @@ func (ol *originLogin) readInfo(timeout time.Duration) (sessionInfo, error) {
 // for the answer (Postgres's error as *originError), so that the proxy can
 // work meanwhile.
 func (ss *session) startDescribeSQL(sql string) (func() (*pgproto3.RowDescription, error), error) {
+	// The portal's description, as a simple Query's answer has it: Bind
+	// plans the statement, and the plan's columns are what Postgres
+	// describes then (COALESCE(NULL::varchar, v) keeps v's typmod once
+	// the planner has dropped the NULL; the statement's description says
+	// -1). An error of the plan (a constant expression that fails) comes
+	// here too, and the origin answers the statement.
 	c, err := ss.sendPrivate(requestDescribe,
 		privateMsg{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
-		privateMsg{msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true},
+		privateMsg{msg: &pgproto3.Bind{}, kind: pkBind, hasKind: true},
+		privateMsg{msg: &pgproto3.Describe{ObjectType: 'P'}, kind: pkDescribePortal, hasKind: true},
 		privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
 	)
 	if err != nil {
