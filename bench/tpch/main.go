@@ -27,6 +27,8 @@ type options struct {
 	queries       string
 	timeout       time.Duration
 	out           string
+	// verify is runtime.verify's sample_rate ("": off).
+	verify string
 	// generateChild makes this process loadTPCH's generator (hidden).
 	generateChild bool
 }
@@ -63,6 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.refreshTLS, "refresh-tls", true, "also time the refreshes over a TLS origin link (sslmode=require), by a second pgaccel holding only lineitem")
 	fs.StringVar(&o.queries, "queries", "all", "comma-separated queries to run, e.g. 1,3,6 (all: Q1 to Q22)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
+	fs.StringVar(&o.verify, "verify", "", "turn shadow verification (runtime.verify) on with this sample_rate, e.g. 1% (off when empty)")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
 	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
 	if err := fs.Parse(args); err != nil {
@@ -127,7 +130,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	defer os.RemoveAll(dataDir)
 	logs := &logCapture{console: zerolog.ConsoleWriter{Out: stderr}}
 	rep.rssBeforeStart = readStatus("VmRSS")
-	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs)
+	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs, opts.verify)
 	if a != nil {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -178,6 +181,11 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	}
 	rep.loadAvgs = append(rep.loadAvgs, [2]string{"end", benchutil.LoadAvg()})
 	rep.finished = time.Now()
+	if opts.verify != "" {
+		v, _ := benchutil.MetricSums(a.Metrics, "pgaccel_verify_total", "result")
+		progress("shadow verification (sample_rate %s): %v", opts.verify, v)
+		rep.verify = v
+	}
 
 	md := rep.markdown()
 	fmt.Fprint(stdout, md)

@@ -74,6 +74,8 @@ func collectMachineInfo(ctx context.Context, origin *pgtest.Server, a *app.App) 
 
 // report is the Markdown the benchmark prints.
 type report struct {
+	// verify: pgaccel_verify_total by result, with -verify.
+	verify map[string]float64
 	command   string
 	opts      options
 	machine   machineInfo
@@ -103,6 +105,10 @@ func (r report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Command: `%s`%s  \n", r.command, built)
 	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
+	if r.verify != nil {
+		fmt.Fprintf(&b, "Shadow verification on (runtime.verify sample_rate %s): equal %v, differed %v, skipped %v  \n",
+			r.opts.verify, r.verify["equal"], r.verify["differed"], r.verify["skipped"])
+	}
 	fmt.Fprintf(&b, "Date: %s (finished %s)  \n", m.started.Format(time.RFC3339), r.finished.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s RAM, Linux %s; %s (%s); %s; Go %s  \n",
 		m.nproc, m.cpu, m.memTotal, m.kernel, m.postgres, m.pgSettings, m.duckdb, m.goVersion)
