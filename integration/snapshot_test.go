@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/integration/s3test"
+	"github.com/pgaccel/pgaccel/integration/tcprelay"
 	"github.com/pgaccel/pgaccel/snapshot"
 )
 
@@ -323,6 +326,121 @@ func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
 			t.Fatalf("the changes replica serves %d rows up to %d, want the origin's 101 up to 102", n, max)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A writer stopped while its metadata write is in flight keeps the
+// snapshot (issue 50). TestSnapshots_ChangesPublishOnInterval once saw the
+// new snapshot in the metadata (the server had applied the write), stopped
+// the writer before the answer reached it, and the stop cancelled the
+// write: the writer took it for failed and deleted the object the metadata
+// named, and the replica started next could not load it. Here the tcprelay
+// holds that answer until the stop is under way (the writer's change
+// stream has stopped): the stop waits for the publish instead of
+// cancelling it, the publish finds its snapshot in the metadata, and a
+// replica loads it.
+func TestSnapshots_StopDuringAPublishKeepsTheSnapshot(t *testing.T) {
+	srv, store := s3Fleet(t, "stopfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_stop;
+		CREATE TABLE snap_stop (id int PRIMARY KEY, v text);
+		INSERT INTO snap_stop SELECT g, 'r' || g FROM generate_series(1, 100) g;
+		GRANT SELECT ON snap_stop TO `+appUser)
+	u, err := url.Parse(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay, err := tcprelay.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = relay.Close() })
+	writer := startAppText(t, fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://stopfleet/snaps/",
+		s3Params("http://"+relay.Addr(), srv.Region), "snap_stop",
+		"      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n      snapshots: create_only\n      snapshots_trigger_threshold: 1s\n"))
+	t.Cleanup(func() {
+		relay.Release()
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = writer.Shutdown(c) // once: a later call waits for the first
+	})
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := writer.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	s1 := currentSnapshot(t, store, "snap_stop", "")
+	rs, ok := writer.Runner.Replication("snap_stop")
+	if !ok || rs.Slot == "" {
+		t.Fatalf("no replication status: %+v", rs)
+	}
+
+	// The next publish's metadata write goes through; its answer is held.
+	relay.HoldResponseTo([]byte("PUT /stopfleet/snaps/metadata.json"))
+	mustExec(t, "INSERT INTO snap_stop VALUES (101, 'new')")
+	s2 := currentSnapshot(t, store, "snap_stop", s1.ID)
+	select {
+	case <-relay.Stalled():
+	case <-time.After(time.Minute):
+		t.Fatal("the metadata write's answer was never held")
+	}
+
+	// The writer is stopped meanwhile; its change stream stops at once.
+	stopped := make(chan error, 1)
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		stopped <- writer.Shutdown(c)
+	}()
+	oc, err := pgx.Connect(ctx, origin.SuperDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close(context.Background())
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var active bool
+		if err := oc.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", rs.Slot).Scan(&active); err != nil {
+			t.Fatal(err)
+		}
+		if !active {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer's change stream did not stop")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// It cannot end while the answer is held, unless it cancelled the
+	// publish (it did: then it ended at once). Half a second to see it
+	// end: a stop that waits passes whatever the machine's load.
+	select {
+	case err := <-stopped:
+		t.Fatalf("the stop did not wait for the publish in flight (%v)", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	// The answer is lost: the publish finds out from the metadata.
+	relay.Release()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := writer.Registry.State("snap_stop"); st.SnapshotPublished.ID != s2.ID {
+		t.Fatalf("the writer published %q, the metadata names %s", st.SnapshotPublished.ID, s2.ID)
+	}
+	if got := metricSums(t, writer.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["create"]; got != 0 {
+		t.Fatalf("failed publishes: %v", got)
+	}
+
+	// The origin moves on; a replica serves the snapshot's rows.
+	mustExec(t, "INSERT INTO snap_stop VALUES (102, 'late')")
+	replica := startFleetApp(t, srv, "stopfleet", "snap_stop", "      mode: file\n      snapshots: bootstrap_only\n")
+	if st, _ := replica.Registry.State("snap_stop"); st.SnapshotServed.ID != s2.ID {
+		t.Fatalf("the replica serves snapshot %q, want %s (%s)", st.SnapshotServed.ID, s2.ID, st.Error)
+	}
+	c := connect(t, appDSN(replica, appUser, appPass))
+	var n, max int64
+	if err := c.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_stop").Scan(&n, &max); err != nil || n != 101 || max != 101 {
+		t.Fatalf("replica: %v, count %d, max %d; want the snapshot's 101 rows up to 101", err, n, max)
 	}
 }
 

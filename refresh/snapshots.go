@@ -169,7 +169,7 @@ func (r *Runner) publishSnapshot(t *task) {
 	}
 	t.snapMu.Unlock()
 	r.mu.Lock()
-	if r.runCtx == nil || r.closing {
+	if r.publishCtx == nil || r.closing {
 		r.mu.Unlock()
 		return // not started, or closing
 	}
@@ -181,7 +181,7 @@ func (r *Runner) publishSnapshot(t *task) {
 		defer t.snapMu.Unlock()
 		log := r.log.With().Str("dataset", ds.Name).Str("location", r.snaps.String()).Logger()
 		start := time.Now()
-		s, err := snapshot.Create(r.runCtx, r.eng, r.snaps, ds.Name)
+		s, err := snapshot.Create(r.publishCtx, r.eng, r.snaps, ds.Name)
 		switch {
 		case errors.Is(err, snapshot.ErrUnchanged):
 			log.Debug().Str("snapshot", s.ID).Msg("no snapshot made: nothing changed since the current one")
