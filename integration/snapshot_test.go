@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -441,6 +442,162 @@ func TestSnapshots_StopDuringAPublishKeepsTheSnapshot(t *testing.T) {
 	var n, max int64
 	if err := c.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_stop").Scan(&n, &max); err != nil || n != 101 || max != 101 {
 		t.Fatalf("replica: %v, count %d, max %d; want the snapshot's 101 rows up to 101", err, n, max)
+	}
+}
+
+// A current snapshot whose object is missing (the state issue 50 left a
+// location in) is said so clearly by every reader, and counted
+// (reason not_found): a follower (refresh_mode: snapshot) waits, tries
+// again at each poll, and loads it once the object is back; with
+// bootstrap_on_failure_behavior: fallback it serves the newest snapshot
+// before it meanwhile, at start and when it already served an older one;
+// a replica that refreshes itself loads from the source.
+func TestSnapshots_CurrentObjectMissing(t *testing.T) {
+	srv, store := s3Fleet(t, "missfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_miss;
+		CREATE TABLE snap_miss (id int PRIMARY KEY, v text);
+		INSERT INTO snap_miss SELECT g, 'r' || g FROM generate_series(1, 200) g;
+		GRANT SELECT ON snap_miss TO `+appUser)
+	start := func(behavior, acc string) *app.App {
+		t.Helper()
+		cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://missfleet/snaps/",
+			"  bootstrap_on_failure_behavior: "+behavior+"\n"+s3Params(srv.Endpoint, srv.Region), "snap_miss", acc)
+		a := startAppText(t, cfg)
+		t.Cleanup(func() {
+			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = a.Shutdown(c)
+		})
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = a.WaitReady(c) // loaded, or its first load failed
+		return a
+	}
+	const follow = "      mode: file\n      snapshots: enabled\n      refresh_mode: snapshot\n      refresh_check_interval: "
+	count := func(a *app.App) (n int64) {
+		t.Helper()
+		c := connect(t, appDSN(a, appUser, appPass))
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM snap_miss").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// status is the dataset's /v1/datasets entry.
+	status := func(a *app.App) admin.DatasetStatus {
+		t.Helper()
+		code, body := adminGet(t, a.AdminAddr(), "/v1/datasets?status=true", "")
+		var list []admin.DatasetStatus
+		if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list) != 1 {
+			t.Fatalf("/v1/datasets: %d %v %s", code, err, body)
+		}
+		return list[0]
+	}
+	writer := start("warn", "      mode: file\n      primary_key: id\n      snapshots: create_only\n")
+	s1 := currentSnapshot(t, store, "snap_miss", "")
+	// A follower that polls only when asked serves s1.
+	early := start("fallback", follow+"1h\n")
+	if n := count(early); n != 200 {
+		t.Fatalf("the early follower serves %d rows, want s1's 200", n)
+	}
+	publish := func(from, to int, not string) snapshot.Snapshot {
+		t.Helper()
+		mustExec(t, fmt.Sprintf("INSERT INTO snap_miss SELECT g, 'r' || g FROM generate_series(%d, %d) g", from, to))
+		if err := writer.Runner.Refresh(ctx, "snap_miss"); err != nil {
+			t.Fatal(err)
+		}
+		return currentSnapshot(t, store, "snap_miss", not)
+	}
+	s2 := publish(201, 250, s1.ID)
+	s3 := publish(251, 275, s2.ID)
+	// The object of the current snapshot goes (a copy is kept to put it
+	// back).
+	saved := filepath.Join(t.TempDir(), "s3.duckdb")
+	if _, _, err := store.GetFile(ctx, s3.Object, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(ctx, s3.Object); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, "INSERT INTO snap_miss VALUES (276, 'unpublished')")
+
+	missing := func(a *app.App, what string) {
+		t.Helper()
+		st := status(a)
+		if st.Snapshots == nil || !strings.Contains(st.Snapshots.Error, "object not found") || !strings.Contains(st.Snapshots.Error, s3.Object) ||
+			!strings.Contains(st.Snapshots.Error, what) {
+			t.Fatalf("the status does not say that the current snapshot's object is missing (%q): %+v", what, st.Snapshots)
+		}
+		if got := metricSums(t, a.Metrics, "dataset_acceleration_snapshot_failures_total", "reason")["not_found"]; got < 1 {
+			t.Fatalf("missing objects counted: %v", got)
+		}
+	}
+	serves := func(a *app.App, s snapshot.Snapshot, rows int64) {
+		t.Helper()
+		if st := status(a); st.Snapshots == nil || st.Snapshots.Served == nil || st.Snapshots.Served.ID != s.ID {
+			t.Fatalf("serves %+v, want %s", st.Snapshots, s.ID)
+		}
+		if n := count(a); n != rows {
+			t.Fatalf("serves %d rows, want %d", n, rows)
+		}
+	}
+
+	// fallback, serving s1: the poll loads s2, the newest that loads.
+	if err := early.Runner.Refresh(ctx, "snap_miss"); err == nil || !strings.Contains(err.Error(), "object not found") {
+		t.Fatalf("the poll with the current object missing: %v", err)
+	}
+	serves(early, s2, 250)
+	missing(early, "serving snapshot "+s2.ID+" meanwhile")
+
+	// warn: a follower started now serves nothing, says why, and polls
+	// again.
+	follower := start("warn", follow+"1s\n")
+	missing(follower, "next poll")
+	if st := status(follower); st.Status != "Error" || !strings.Contains(st.Error, "object not found") {
+		t.Fatalf("follower status %q, error %q", st.Status, st.Error)
+	}
+	before := metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["load"]
+	deadline := time.Now().Add(30 * time.Second)
+	for metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["load"] < before+2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower does not try again at its polls")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// fallback: a follower started now starts from s2.
+	fallback := start("fallback", follow+"1s\n")
+	serves(fallback, s2, 250)
+	missing(fallback, "serving snapshot "+s2.ID+" meanwhile")
+
+	// A replica that refreshes itself loads from the source.
+	replica := start("warn", "      mode: file\n      primary_key: id\n      snapshots: bootstrap_only\n")
+	if n := count(replica); n != 276 {
+		t.Fatalf("the replica serves %d rows, want the source's 276", n)
+	}
+	missing(replica, "loads from its source")
+
+	// The object is back: the followers load it at their next poll, and
+	// their status is clear again.
+	if _, _, err := store.PutFile(ctx, s3.Object, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := early.Runner.Refresh(ctx, "snap_miss"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*app.App{early, follower, fallback} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st := status(a)
+			if st.Snapshots != nil && st.Snapshots.Served != nil && st.Snapshots.Served.ID == s3.ID && st.Snapshots.Error == "" && st.Error == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a follower did not load the snapshot once its object was back: %+v %+v", st, st.Snapshots)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		serves(a, s3, 275)
 	}
 }
 

@@ -819,7 +819,11 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	}
 	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot && r.snaps != nil {
 		if err := r.followSnapshot(ctx, t); err != nil {
-			r.metrics.snapshotFailed(ds.Name, "load", snapshotReason(err))
+			then := "tried again at the next poll"
+			if st, _ := r.reg.State(ds.Name); st.Loaded && st.SnapshotServed.ID != "" {
+				then = "serving snapshot " + st.SnapshotServed.ID + " meanwhile; " + then
+			}
+			r.snapshotFailed(ds.Name, "load", err, then)
 			r.failed(t, err)
 			return err
 		}

@@ -349,7 +349,7 @@ func Fetch(ctx context.Context, st Store, s Snapshot, dst string) error {
 	defer os.Remove(tmp)
 	size, sum, err := st.GetFile(ctx, s.Object, tmp)
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w (the metadata names it for snapshot %s, but %s does not have it)", err, s.ID, st)
+		return fmt.Errorf("%w (the metadata names it, but %s does not have it)", err, st)
 	}
 	if err != nil {
 		return err
