@@ -266,6 +266,11 @@ func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
 // snapshot is made only when changes were applied since the last; a replica
 // starts from the newest.
 func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
+	// The writer's slot and the changes replica's, at the end (after the
+	// instances stop: cleanups run last to first); the origin has room
+	// for 10 only, and each run makes two new ones (new instance ids).
+	dropCDCSlots(t, "snap_cdc")
+	t.Cleanup(func() { dropCDCSlots(t, "snap_cdc") })
 	srv, store := s3Fleet(t, "cdcfleet")
 	ctx := ctxT(t)
 	mustExec(t, `DROP TABLE IF EXISTS snap_cdc;
@@ -341,6 +346,8 @@ func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
 // cancelling it, the publish finds its snapshot in the metadata, and a
 // replica loads it.
 func TestSnapshots_StopDuringAPublishKeepsTheSnapshot(t *testing.T) {
+	dropCDCSlots(t, "snap_stop")
+	t.Cleanup(func() { dropCDCSlots(t, "snap_stop") })
 	srv, store := s3Fleet(t, "stopfleet")
 	ctx := ctxT(t)
 	mustExec(t, `DROP TABLE IF EXISTS snap_stop;
