@@ -244,6 +244,9 @@ type PointIndexStatus struct {
 type SnapshotsStatus struct {
 	Served    *SnapshotRef `json:"served,omitempty"`
 	Published *SnapshotRef `json:"published,omitempty"`
+	// Error is the last failed snapshot operation (bootstrap, load,
+	// create) and its cause, until one succeeds.
+	Error string `json:"error,omitempty"`
 }
 
 // SnapshotRef is one acceleration snapshot: its id, when it was created
@@ -333,8 +336,8 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 						Reconnects: rs.Reconnects, Rebuilds: rs.Rebuilds,
 						RetainedBytes: rs.RetainedBytes, SafeWALBytes: rs.SafeWALBytes, MaxSlotWALKeepSize: rs.MaxSlotWALKeepSize}
 				}
-				if served, published := snapshotRef(st.SnapshotServed), snapshotRef(st.SnapshotPublished); served != nil || published != nil {
-					j.Snapshots = &SnapshotsStatus{Served: served, Published: published}
+				if served, published := snapshotRef(st.SnapshotServed), snapshotRef(st.SnapshotPublished); served != nil || published != nil || st.SnapshotError != "" {
+					j.Snapshots = &SnapshotsStatus{Served: served, Published: published, Error: st.SnapshotError}
 				}
 				if cs, ok := s.reg.CachingStatus(name); ok {
 					j.Cache = &CacheStatus{Entries: cs.Entries, Hits: cs.Hits, Misses: cs.Misses, OldestAgeSeconds: cs.OldestAge.Seconds()}

@@ -128,6 +128,9 @@ type DatasetState struct {
 	// serves (bootstrapped, or followed with refresh_mode: snapshot), and
 	// SnapshotPublished the last one it published; zero for none.
 	SnapshotServed, SnapshotPublished SnapshotInfo
+	// SnapshotError is the last failed snapshot operation of the dataset
+	// (bootstrap, load, create) and its cause, "" once one succeeds.
+	SnapshotError string
 }
 
 // SnapshotInfo names an acceleration snapshot in a dataset's state.

@@ -167,6 +167,8 @@ func dumpResults(res []*pgconn.Result) string {
 // A change batch of a refresh_mode: changes dataset drops the entries
 // that read it: a repeated statement sees each change as DuckDB does.
 func TestResultsCache_ChangeBatchesInvalidate(t *testing.T) {
+	dropCDCSlots(t, "rc_cdc")
+	t.Cleanup(func() { dropCDCSlots(t, "rc_cdc") }) // after the instance stops
 	mustExec(t, `DROP TABLE IF EXISTS rc_cdc;
 		CREATE TABLE rc_cdc (id int PRIMARY KEY, v text);
 		INSERT INTO rc_cdc SELECT g, 'v' || g FROM generate_series(1, 50) g;

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/integration/s3test"
+	"github.com/pgaccel/pgaccel/integration/tcprelay"
 	"github.com/pgaccel/pgaccel/snapshot"
 )
 
@@ -262,6 +266,11 @@ func TestSnapshots_WriterPublishesReplicaBootstraps(t *testing.T) {
 // snapshot is made only when changes were applied since the last; a replica
 // starts from the newest.
 func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
+	// The writer's slot and the changes replica's, at the end (after the
+	// instances stop: cleanups run last to first); the origin has room
+	// for 10 only, and each run makes two new ones (new instance ids).
+	dropCDCSlots(t, "snap_cdc")
+	t.Cleanup(func() { dropCDCSlots(t, "snap_cdc") })
 	srv, store := s3Fleet(t, "cdcfleet")
 	ctx := ctxT(t)
 	mustExec(t, `DROP TABLE IF EXISTS snap_cdc;
@@ -323,6 +332,279 @@ func TestSnapshots_ChangesPublishOnInterval(t *testing.T) {
 			t.Fatalf("the changes replica serves %d rows up to %d, want the origin's 101 up to 102", n, max)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A writer stopped while its metadata write is in flight keeps the
+// snapshot (issue 50). TestSnapshots_ChangesPublishOnInterval once saw the
+// new snapshot in the metadata (the server had applied the write), stopped
+// the writer before the answer reached it, and the stop cancelled the
+// write: the writer took it for failed and deleted the object the metadata
+// named, and the replica started next could not load it. Here the tcprelay
+// holds that answer until the stop is under way (the writer's change
+// stream has stopped): the stop waits for the publish instead of
+// cancelling it, the publish finds its snapshot in the metadata, and a
+// replica loads it.
+func TestSnapshots_StopDuringAPublishKeepsTheSnapshot(t *testing.T) {
+	dropCDCSlots(t, "snap_stop")
+	t.Cleanup(func() { dropCDCSlots(t, "snap_stop") })
+	srv, store := s3Fleet(t, "stopfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_stop;
+		CREATE TABLE snap_stop (id int PRIMARY KEY, v text);
+		INSERT INTO snap_stop SELECT g, 'r' || g FROM generate_series(1, 100) g;
+		GRANT SELECT ON snap_stop TO `+appUser)
+	u, err := url.Parse(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay, err := tcprelay.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = relay.Close() })
+	writer := startAppText(t, fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://stopfleet/snaps/",
+		s3Params("http://"+relay.Addr(), srv.Region), "snap_stop",
+		"      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n      snapshots: create_only\n      snapshots_trigger_threshold: 1s\n"))
+	t.Cleanup(func() {
+		relay.Release()
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = writer.Shutdown(c) // once: a later call waits for the first
+	})
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := writer.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	s1 := currentSnapshot(t, store, "snap_stop", "")
+	rs, ok := writer.Runner.Replication("snap_stop")
+	if !ok || rs.Slot == "" {
+		t.Fatalf("no replication status: %+v", rs)
+	}
+
+	// The next publish's metadata write goes through; its answer is held.
+	relay.HoldResponseTo([]byte("PUT /stopfleet/snaps/metadata.json"))
+	mustExec(t, "INSERT INTO snap_stop VALUES (101, 'new')")
+	s2 := currentSnapshot(t, store, "snap_stop", s1.ID)
+	select {
+	case <-relay.Stalled():
+	case <-time.After(time.Minute):
+		t.Fatal("the metadata write's answer was never held")
+	}
+
+	// The writer is stopped meanwhile; its change stream stops at once.
+	stopped := make(chan error, 1)
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		stopped <- writer.Shutdown(c)
+	}()
+	oc, err := pgx.Connect(ctx, origin.SuperDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close(context.Background())
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var active bool
+		if err := oc.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", rs.Slot).Scan(&active); err != nil {
+			t.Fatal(err)
+		}
+		if !active {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer's change stream did not stop")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// It cannot end while the answer is held, unless it cancelled the
+	// publish (it did: then it ended at once). Half a second to see it
+	// end: a stop that waits passes whatever the machine's load.
+	select {
+	case err := <-stopped:
+		t.Fatalf("the stop did not wait for the publish in flight (%v)", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	// The answer is lost: the publish finds out from the metadata.
+	relay.Release()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := writer.Registry.State("snap_stop"); st.SnapshotPublished.ID != s2.ID {
+		t.Fatalf("the writer published %q, the metadata names %s", st.SnapshotPublished.ID, s2.ID)
+	}
+	if got := metricSums(t, writer.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["create"]; got != 0 {
+		t.Fatalf("failed publishes: %v", got)
+	}
+
+	// The origin moves on; a replica serves the snapshot's rows.
+	mustExec(t, "INSERT INTO snap_stop VALUES (102, 'late')")
+	replica := startFleetApp(t, srv, "stopfleet", "snap_stop", "      mode: file\n      snapshots: bootstrap_only\n")
+	if st, _ := replica.Registry.State("snap_stop"); st.SnapshotServed.ID != s2.ID {
+		t.Fatalf("the replica serves snapshot %q, want %s (%s)", st.SnapshotServed.ID, s2.ID, st.Error)
+	}
+	c := connect(t, appDSN(replica, appUser, appPass))
+	var n, max int64
+	if err := c.QueryRow(ctx, "SELECT count(*), max(id) FROM snap_stop").Scan(&n, &max); err != nil || n != 101 || max != 101 {
+		t.Fatalf("replica: %v, count %d, max %d; want the snapshot's 101 rows up to 101", err, n, max)
+	}
+}
+
+// A current snapshot whose object is missing (the state issue 50 left a
+// location in) is said so clearly by every reader, and counted
+// (reason not_found): a follower (refresh_mode: snapshot) waits, tries
+// again at each poll, and loads it once the object is back; with
+// bootstrap_on_failure_behavior: fallback it serves the newest snapshot
+// before it meanwhile, at start and when it already served an older one;
+// a replica that refreshes itself loads from the source.
+func TestSnapshots_CurrentObjectMissing(t *testing.T) {
+	srv, store := s3Fleet(t, "missfleet")
+	ctx := ctxT(t)
+	mustExec(t, `DROP TABLE IF EXISTS snap_miss;
+		CREATE TABLE snap_miss (id int PRIMARY KEY, v text);
+		INSERT INTO snap_miss SELECT g, 'r' || g FROM generate_series(1, 200) g;
+		GRANT SELECT ON snap_miss TO `+appUser)
+	start := func(behavior, acc string) *app.App {
+		t.Helper()
+		cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://missfleet/snaps/",
+			"  bootstrap_on_failure_behavior: "+behavior+"\n"+s3Params(srv.Endpoint, srv.Region), "snap_miss", acc)
+		a := startAppText(t, cfg)
+		t.Cleanup(func() {
+			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = a.Shutdown(c)
+		})
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = a.WaitReady(c) // loaded, or its first load failed
+		return a
+	}
+	const follow = "      mode: file\n      snapshots: enabled\n      refresh_mode: snapshot\n      refresh_check_interval: "
+	count := func(a *app.App) (n int64) {
+		t.Helper()
+		c := connect(t, appDSN(a, appUser, appPass))
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM snap_miss").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// status is the dataset's /v1/datasets entry.
+	status := func(a *app.App) admin.DatasetStatus {
+		t.Helper()
+		code, body := adminGet(t, a.AdminAddr(), "/v1/datasets?status=true", "")
+		var list []admin.DatasetStatus
+		if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list) != 1 {
+			t.Fatalf("/v1/datasets: %d %v %s", code, err, body)
+		}
+		return list[0]
+	}
+	writer := start("warn", "      mode: file\n      primary_key: id\n      snapshots: create_only\n")
+	s1 := currentSnapshot(t, store, "snap_miss", "")
+	// A follower that polls only when asked serves s1.
+	early := start("fallback", follow+"1h\n")
+	if n := count(early); n != 200 {
+		t.Fatalf("the early follower serves %d rows, want s1's 200", n)
+	}
+	publish := func(from, to int, not string) snapshot.Snapshot {
+		t.Helper()
+		mustExec(t, fmt.Sprintf("INSERT INTO snap_miss SELECT g, 'r' || g FROM generate_series(%d, %d) g", from, to))
+		if err := writer.Runner.Refresh(ctx, "snap_miss"); err != nil {
+			t.Fatal(err)
+		}
+		return currentSnapshot(t, store, "snap_miss", not)
+	}
+	s2 := publish(201, 250, s1.ID)
+	s3 := publish(251, 275, s2.ID)
+	// The object of the current snapshot goes (a copy is kept to put it
+	// back).
+	saved := filepath.Join(t.TempDir(), "s3.duckdb")
+	if _, _, err := store.GetFile(ctx, s3.Object, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(ctx, s3.Object); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, "INSERT INTO snap_miss VALUES (276, 'unpublished')")
+
+	missing := func(a *app.App, what string) {
+		t.Helper()
+		st := status(a)
+		if st.Snapshots == nil || !strings.Contains(st.Snapshots.Error, "object not found") || !strings.Contains(st.Snapshots.Error, s3.Object) ||
+			!strings.Contains(st.Snapshots.Error, what) {
+			t.Fatalf("the status does not say that the current snapshot's object is missing (%q): %+v", what, st.Snapshots)
+		}
+		if got := metricSums(t, a.Metrics, "dataset_acceleration_snapshot_failures_total", "reason")["not_found"]; got < 1 {
+			t.Fatalf("missing objects counted: %v", got)
+		}
+	}
+	serves := func(a *app.App, s snapshot.Snapshot, rows int64) {
+		t.Helper()
+		if st := status(a); st.Snapshots == nil || st.Snapshots.Served == nil || st.Snapshots.Served.ID != s.ID {
+			t.Fatalf("serves %+v, want %s", st.Snapshots, s.ID)
+		}
+		if n := count(a); n != rows {
+			t.Fatalf("serves %d rows, want %d", n, rows)
+		}
+	}
+
+	// fallback, serving s1: the poll loads s2, the newest that loads.
+	if err := early.Runner.Refresh(ctx, "snap_miss"); err == nil || !strings.Contains(err.Error(), "object not found") {
+		t.Fatalf("the poll with the current object missing: %v", err)
+	}
+	serves(early, s2, 250)
+	missing(early, "serving snapshot "+s2.ID+" meanwhile")
+
+	// warn: a follower started now serves nothing, says why, and polls
+	// again.
+	follower := start("warn", follow+"1s\n")
+	missing(follower, "next poll")
+	if st := status(follower); st.Status != "Error" || !strings.Contains(st.Error, "object not found") {
+		t.Fatalf("follower status %q, error %q", st.Status, st.Error)
+	}
+	before := metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["load"]
+	deadline := time.Now().Add(30 * time.Second)
+	for metricSums(t, follower.Metrics, "dataset_acceleration_snapshot_failures_total", "operation")["load"] < before+2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower does not try again at its polls")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// fallback: a follower started now starts from s2.
+	fallback := start("fallback", follow+"1s\n")
+	serves(fallback, s2, 250)
+	missing(fallback, "serving snapshot "+s2.ID+" meanwhile")
+
+	// A replica that refreshes itself loads from the source.
+	replica := start("warn", "      mode: file\n      primary_key: id\n      snapshots: bootstrap_only\n")
+	if n := count(replica); n != 276 {
+		t.Fatalf("the replica serves %d rows, want the source's 276", n)
+	}
+	missing(replica, "loads from its source")
+
+	// The object is back: the followers load it at their next poll, and
+	// their status is clear again.
+	if _, _, err := store.PutFile(ctx, s3.Object, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := early.Runner.Refresh(ctx, "snap_miss"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*app.App{early, follower, fallback} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st := status(a)
+			if st.Snapshots != nil && st.Snapshots.Served != nil && st.Snapshots.Served.ID == s3.ID && st.Snapshots.Error == "" && st.Error == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a follower did not load the snapshot once its object was back: %+v %+v", st, st.Snapshots)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		serves(a, s3, 275)
 	}
 }
 

@@ -89,7 +89,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"dataset", "operation"}),
 		snapFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dataset_acceleration_snapshot_failures_total",
-			Help: "Failed snapshot operations (create, bootstrap, load) by reason: schema (the snapshot does not fit the config or the served columns), checksum (size or SHA-256 differ from the metadata), not_found (an object the metadata lists is missing), conflict (metadata writers kept colliding), store (any other error of the location), other.",
+			Help: "Failed snapshot operations (create, bootstrap, load) by reason: schema (the snapshot does not fit the config or the served columns), checksum (size or SHA-256 differ from the metadata), not_found (an object the metadata lists is missing), conflict (metadata writers kept colliding), unknown_outcome (a metadata write got no answer and reading the metadata again could not tell whether it was applied: its object is kept), store (any other error of the location), other.",
 		}, []string{"dataset", "operation", "reason"}),
 		snapCreated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "dataset_acceleration_snapshot_created_unix_time_ms",

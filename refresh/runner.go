@@ -76,9 +76,11 @@ type Runner struct {
 	cancel  context.CancelFunc
 	started bool
 	closing bool
-	// runCtx is Start's context, cancelled by Close.
-	runCtx context.Context
-	wg     sync.WaitGroup
+	// publishCtx is the context of snapshot publishes: Start's, which
+	// Close cancels only when its own context ends (see Close).
+	publishCtx    context.Context
+	cancelPublish context.CancelFunc
+	wg            sync.WaitGroup
 
 	// repMu guards replication: the stream status of each changes
 	// dataset.
@@ -232,8 +234,8 @@ func (r *Runner) Start(ctx context.Context) {
 		return
 	}
 	r.started = true
+	r.publishCtx, r.cancelPublish = context.WithCancel(ctx)
 	ctx, r.cancel = context.WithCancel(ctx)
-	r.runCtx = ctx
 	if r.mayOwnSlots() {
 		r.wg.Add(1)
 		go func() {
@@ -269,14 +271,21 @@ func (r *Runner) Start(ctx context.Context) {
 }
 
 // Close stops the goroutines, cancelling refreshes in progress, and waits
-// for them until ctx is done.
+// for them until ctx is done. A snapshot being published is not cancelled
+// until then: cut short, its metadata write could be applied by the store
+// while its outcome is unknown here; let finish, it is a current snapshot
+// that the replicas started next find whole.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	if r.cancel != nil {
 		r.cancel()
 	}
+	cancelPublish := r.cancelPublish
 	r.mu.Unlock()
+	if cancelPublish == nil {
+		cancelPublish = func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()
@@ -284,8 +293,10 @@ func (r *Runner) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		cancelPublish()
 		return nil
 	case <-ctx.Done():
+		cancelPublish()
 		return fmt.Errorf("stop refresh runner: %w", ctx.Err())
 	}
 }
@@ -808,7 +819,11 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 	}
 	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot && r.snaps != nil {
 		if err := r.followSnapshot(ctx, t); err != nil {
-			r.metrics.snapshotFailed(ds.Name, "load", snapshotReason(err))
+			then := "tried again at the next poll"
+			if st, _ := r.reg.State(ds.Name); st.Loaded && st.SnapshotServed.ID != "" {
+				then = "serving snapshot " + st.SnapshotServed.ID + " meanwhile; " + then
+			}
+			r.snapshotFailed(ds.Name, "load", err, then)
 			r.failed(t, err)
 			return err
 		}

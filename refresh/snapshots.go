@@ -41,9 +41,11 @@ func createsSnapshots(ds *catalog.Dataset) bool {
 }
 
 // bootstrap puts the current snapshot in place for t's dataset before it
-// is attached (see above). A failure is logged and the dataset loads from
-// its source, after the retries or the older snapshots its
-// bootstrap_on_failure_behavior asks for.
+// is attached (see above). A failure is logged, counted and shown in the
+// dataset's status (snapshots.error), and the dataset loads from its source
+// (a refresh_mode: snapshot dataset tries again at its next poll), after
+// the retries or the older snapshots its bootstrap_on_failure_behavior
+// asks for.
 func (r *Runner) bootstrap(ctx context.Context, t *task) {
 	ds := t.dataset()
 	if r.snaps == nil || !bootstraps(ds) {
@@ -55,17 +57,30 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 	if behavior == catalog.SnapshotFailureRetry {
 		tries += bootstrapRetries
 	}
+	next := "the dataset loads from its source"
+	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot {
+		next = "the dataset tries again at its next poll"
+	}
 	backoff := bootstrapBackoff
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		s, ok, err := snapshot.Bootstrap(ctx, r.eng, r.snaps, ds.Name, func(s snapshot.Snapshot) error { return fitsConfig(ds, s) },
 			behavior == catalog.SnapshotFailureFallback)
 		switch {
-		case err == nil && ok:
+		case ok:
 			t.snapID = s.ID
 			r.served(ds.Name, s)
 			r.metrics.snapshotDone(ds.Name, "bootstrap", "download", s.Size, time.Since(start))
-			log.Info().Str("snapshot", s.ID).Int64("bytes", s.Size).Time("last_refresh", s.LastRefresh).
+			ev := log.Info()
+			if err != nil {
+				// An older one, the current one having failed.
+				r.snapshotFailed(ds.Name, "bootstrap", err,
+					fmt.Sprintf("serving the older snapshot %s (bootstrap_on_failure_behavior: fallback)", s.ID))
+				ev = log.Warn().AnErr("current_failed", err)
+			} else {
+				r.snapshotSucceeded(ds.Name)
+			}
+			ev.Str("snapshot", s.ID).Int64("bytes", s.Size).Time("last_refresh", s.LastRefresh).
 				Dur("duration", time.Since(start)).Msg("bootstrapped the acceleration from a snapshot")
 			return
 		case err == nil:
@@ -81,11 +96,27 @@ func (r *Runner) bootstrap(ctx context.Context, t *task) {
 			}
 			backoff *= 2
 		default:
-			r.metrics.snapshotFailed(ds.Name, "bootstrap", snapshotReason(err))
-			log.Warn().Err(err).Msg("bootstrap from a snapshot failed; the dataset loads from its source")
+			r.snapshotFailed(ds.Name, "bootstrap", err, next)
+			log.Warn().Err(err).Msg("bootstrap from a snapshot failed; " + next)
 			return
 		}
 	}
+}
+
+// snapshotFailed counts a failed snapshot operation of the dataset and
+// shows it in its status (snapshots.error), with what follows from it.
+func (r *Runner) snapshotFailed(name, operation string, err error, then string) {
+	r.metrics.snapshotFailed(name, operation, snapshotReason(err))
+	msg := operation + ": " + r.sc.text(err)
+	if then != "" {
+		msg += "; " + then
+	}
+	r.reg.Update(name, func(st *catalog.DatasetState) { st.SnapshotError = msg })
+}
+
+// snapshotSucceeded clears the status's snapshot failure.
+func (r *Runner) snapshotSucceeded(name string) {
+	r.reg.Update(name, func(st *catalog.DatasetState) { st.SnapshotError = "" })
 }
 
 // errSnapshotSchema marks a snapshot refused for its schema.
@@ -102,6 +133,8 @@ func snapshotReason(err error) string {
 		return "not_found"
 	case errors.Is(err, snapshot.ErrConflict):
 		return "conflict"
+	case errors.Is(err, snapshot.ErrOutcomeUnknown):
+		return "unknown_outcome"
 	case errors.Is(err, snapshot.ErrStore):
 		return "store"
 	}
@@ -169,7 +202,7 @@ func (r *Runner) publishSnapshot(t *task) {
 	}
 	t.snapMu.Unlock()
 	r.mu.Lock()
-	if r.runCtx == nil || r.closing {
+	if r.publishCtx == nil || r.closing {
 		r.mu.Unlock()
 		return // not started, or closing
 	}
@@ -181,17 +214,18 @@ func (r *Runner) publishSnapshot(t *task) {
 		defer t.snapMu.Unlock()
 		log := r.log.With().Str("dataset", ds.Name).Str("location", r.snaps.String()).Logger()
 		start := time.Now()
-		s, err := snapshot.Create(r.runCtx, r.eng, r.snaps, ds.Name)
+		s, err := snapshot.Create(r.publishCtx, r.eng, r.snaps, ds.Name)
 		switch {
 		case errors.Is(err, snapshot.ErrUnchanged):
 			log.Debug().Str("snapshot", s.ID).Msg("no snapshot made: nothing changed since the current one")
 		case err != nil:
-			r.metrics.snapshotFailed(ds.Name, "create", snapshotReason(err))
+			r.snapshotFailed(ds.Name, "create", err, "")
 			log.Warn().Err(err).Msg("creating a snapshot failed")
 		default:
 			r.metrics.snapshotDone(ds.Name, "create", "upload", s.Size, time.Since(start))
 			r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 				st.SnapshotPublished = catalog.SnapshotInfo{ID: s.ID, Created: s.Created, Bytes: s.Size}
+				st.SnapshotError = ""
 			})
 			log.Info().Str("snapshot", s.ID).Str("object", s.Object).Int64("bytes", s.Size).
 				Dur("duration", time.Since(start)).Msg("published a snapshot")
@@ -205,7 +239,11 @@ func (r *Runner) publishSnapshot(t *task) {
 // and when the current snapshot is strictly newer than the one served, it
 // checks it against the config and the schema served, downloads it and
 // swaps it in while queries go on from the previous one. The one metadata
-// read serves the comparison, the check and the download.
+// read serves the comparison, the check and the download. A current
+// snapshot that cannot be loaded (refused, its object missing or corrupt)
+// is an error of the poll, and the next poll tries again; with
+// bootstrap_on_failure_behavior: fallback, the newest older snapshot that
+// loads is swapped in meanwhile if it is newer than the one served.
 func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Str("location", r.snaps.String()).Logger()
@@ -233,6 +271,7 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 		if st.SnapshotServed.ID != cur.ID {
 			r.served(ds.Name, cur)
 		}
+		r.snapshotSucceeded(ds.Name)
 		return nil
 	case st.Loaded && cur.LastRefresh.Before(st.LastRefresh):
 		log.Warn().Str("current", cur.ID).Str("loaded", t.snapID).
@@ -249,28 +288,57 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 		}
 		return err
 	}
-	if err := fitsConfig(ds, cur); err != nil {
-		return refuse(fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err))
-	}
-	if st.Loaded {
-		if err := sameSchema(st.Columns, cur); err != nil {
-			return refuse(fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, cur.ID, err))
+	// usable checks a snapshot against the config and the columns served.
+	usable := func(s snapshot.Snapshot) error {
+		err := fitsConfig(ds, s)
+		if err == nil && st.Loaded {
+			err = sameSchema(st.Columns, s)
 		}
+		if err != nil {
+			return fmt.Errorf("refresh dataset %s: snapshot %s is not loaded: %w", ds.Name, s.ID, err)
+		}
+		return nil
 	}
 	path, err := r.eng.FilePath(ds.Name)
 	if err != nil {
 		return err
 	}
-	incoming := filepath.Join(filepath.Dir(path), accelerator.SnapshotDir, ds.Name+"_"+cur.ID+".incoming")
-	defer os.Remove(incoming)
+	// fetch downloads s beside the dataset's file.
+	fetch := func(s snapshot.Snapshot) (string, error) {
+		incoming := filepath.Join(filepath.Dir(path), accelerator.SnapshotDir, ds.Name+"_"+s.ID+".incoming")
+		if err := snapshot.Fetch(ctx, r.snaps, s, incoming); err != nil {
+			os.Remove(incoming)
+			return "", fmt.Errorf("refresh dataset %s: download snapshot %s: %w", ds.Name, s.ID, err)
+		}
+		return incoming, nil
+	}
 	start := time.Now()
-	if err := snapshot.Fetch(ctx, r.snaps, cur, incoming); err != nil {
-		err = fmt.Errorf("refresh dataset %s: download snapshot %s: %w", ds.Name, cur.ID, err)
-		if errors.Is(err, snapshot.ErrCorrupt) {
+	load, incoming, err := cur, "", usable(cur)
+	if err == nil {
+		incoming, err = fetch(cur)
+	}
+	curErr := err
+	if err != nil && r.cfg.Snapshots != nil && r.cfg.Snapshots.BootstrapOnFailureBehavior == catalog.SnapshotFailureFallback {
+		// The newest older snapshot that loads, if it is newer than the
+		// one served.
+		list := m.Datasets[ds.Name].Snapshots
+		for i := len(list) - 1; i >= 0 && err != nil && ctx.Err() == nil; i-- {
+			s := list[i]
+			if s.ID >= cur.ID || s.ID == t.snapID || st.Loaded && !s.LastRefresh.After(st.LastRefresh) || usable(s) != nil {
+				continue
+			}
+			if in, ferr := fetch(s); ferr == nil {
+				load, incoming, err = s, in, nil
+			}
+		}
+	}
+	if err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, errSnapshotSchema) {
 			return refuse(err)
 		}
 		return err
 	}
+	defer os.Remove(incoming)
 	info, err := r.eng.ReplaceFrom(ctx, ds.Name, incoming)
 	if err != nil {
 		return fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
@@ -281,13 +349,23 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	f.subset, serr = ds.SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
 	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f, "")
-	t.snapID, t.snapETag = cur.ID, etag
+	t.snapID = load.ID
+	r.served(ds.Name, load)
+	r.metrics.snapshotDone(ds.Name, "load", "download", load.Size, time.Since(start))
+	t.markReady()
+	if load.ID != cur.ID {
+		// No ETag kept: the next poll reads the metadata in full and
+		// tries the current one again.
+		t.snapETag = ""
+		log.Warn().Err(curErr).Str("current", cur.ID).Str("snapshot", load.ID).Int64("rows", info.Rows).
+			Msg("the current snapshot cannot be loaded; loaded the newest older one (bootstrap_on_failure_behavior: fallback)")
+		return curErr
+	}
+	t.snapETag = etag
 	t.setErr(nil)
-	r.served(ds.Name, cur)
-	r.metrics.snapshotDone(ds.Name, "load", "download", cur.Size, time.Since(start))
+	r.snapshotSucceeded(ds.Name)
 	log.Info().Str("snapshot", cur.ID).Int64("bytes", cur.Size).Int64("rows", info.Rows).
 		Time("last_refresh", info.LastRefresh).Dur("duration", time.Since(start)).Msg("loaded a newer snapshot")
-	t.markReady()
 	return nil
 }
 

@@ -15,6 +15,7 @@ func TestSnapshotReason(t *testing.T) {
 		fmt.Errorf("download: %w", snapshot.ErrCorrupt):                                               "checksum",
 		fmt.Errorf("download: %w", snapshot.ErrNotFound):                                              "not_found",
 		fmt.Errorf("metadata: %w", snapshot.ErrConflict):                                              "conflict",
+		fmt.Errorf("write metadata.json: %w: %w", snapshot.ErrStore, snapshot.ErrOutcomeUnknown):      "unknown_outcome",
 		fmt.Errorf("read metadata.json: %w: %w", snapshot.ErrStore, errors.New("connection refused")): "store",
 		errors.New("attach the incoming file: disk full"):                                             "other",
 	} {

@@ -67,7 +67,8 @@ func unchanged(cur Snapshot, info *accelerator.TableInfo) bool {
 // that fails (the check, or its download) gives way to the ones before it,
 // newest first (bootstrap_on_failure_behavior: fallback). ok is false when
 // there was a file already or the location holds no snapshot of the
-// dataset; err is the first failure when none could be used.
+// dataset; err is the first failure when none could be used, and, with ok,
+// why the current one was passed over for the older s.
 func Bootstrap(ctx context.Context, e *accelerator.Engine, st Store, dataset string, check func(Snapshot) error, older bool) (s Snapshot, ok bool, err error) {
 	dst, err := e.FilePath(dataset)
 	if err != nil {
@@ -105,7 +106,7 @@ func Bootstrap(ctx context.Context, e *accelerator.Engine, st Store, dataset str
 			err = Fetch(ctx, st, s, dst)
 		}
 		if err == nil {
-			return s, true, nil
+			return s, true, first
 		}
 		if first == nil {
 			first = fmt.Errorf("snapshot %s of %s: %w", s.ID, dataset, err)

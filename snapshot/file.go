@@ -114,12 +114,21 @@ func (f *fileStore) writeMeta(data []byte, ifMatch string) (string, error) {
 		os.Remove(tmp)
 		return "", err
 	}
+	// From the rename on, a failure may leave the new metadata in place
+	// (a network file system may apply a rename it reports failed; a
+	// failed directory sync follows one that was applied).
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
-		return "", err
+		return "", unknownOutcome(err)
 	}
-	return contentTag(data), syncDir(f.dir)
+	if err := dirSync(f.dir); err != nil {
+		return "", unknownOutcome(err)
+	}
+	return contentTag(data), nil
 }
+
+// dirSync is syncDir; tests make it fail.
+var dirSync = syncDir
 
 func (f *fileStore) delete(key string) error {
 	p, err := f.path(key)

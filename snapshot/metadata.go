@@ -105,8 +105,11 @@ func (m *Metadata) Current(dataset string) (Snapshot, bool) {
 // Publish uploads the file at path as a new snapshot of s.Dataset (s
 // gives its schema and source position; the rest is filled in) and then
 // makes it the dataset's current one in the metadata, by a conditional
-// write retried on conflicts. An empty file is refused; a failed upload
-// or metadata write leaves the metadata as it was.
+// write retried on conflicts. An empty file is refused. A failed upload or
+// metadata write leaves the metadata as it was, and the object is deleted;
+// but when the metadata write's outcome stays unknown (ErrOutcomeUnknown:
+// Update could not find out), the metadata may name the snapshot, and its
+// object is kept.
 func Publish(ctx context.Context, st Store, path string, s Snapshot) (Snapshot, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -123,78 +126,200 @@ func Publish(ctx context.Context, st Store, path string, s Snapshot) (Snapshot, 
 		return Snapshot{}, err
 	}
 	if size != fi.Size() {
-		_ = st.Delete(context.WithoutCancel(ctx), s.Object)
+		deleteObjects(ctx, st, s.Object)
 		return Snapshot{}, fmt.Errorf("snapshot of %s: the file changed during the upload (%d bytes, then %d)", s.Dataset, fi.Size(), size)
 	}
 	s.Size, s.SHA256 = size, sum
-	var dropped []Snapshot
+	// dropped: the snapshots any attempt dropped from the list; last: the
+	// metadata as the last attempt saw or wrote it.
+	var dropped []string
+	var last *Metadata
 	err = Update(ctx, st, func(m *Metadata) error {
-		dropped = nil
+		last = m
 		ds := m.Datasets[s.Dataset]
 		if ds == nil {
 			ds = &Snapshots{}
 			m.Datasets[s.Dataset] = ds
+		}
+		if m.names(s.Dataset, s.Object) {
+			return ErrApplied // an attempt whose outcome was unknown was applied
 		}
 		if cur, ok := m.Current(s.Dataset); ok && cur.ID >= s.ID {
 			return fmt.Errorf("snapshot of %s: the current one (%s) is newer", s.Dataset, cur.ID)
 		}
 		ds.Snapshots = append(ds.Snapshots, s)
 		if n := len(ds.Snapshots); n > keepSnapshots {
-			dropped = slices.Clone(ds.Snapshots[:n-keepSnapshots])
+			for _, d := range ds.Snapshots[:n-keepSnapshots] {
+				if !slices.Contains(dropped, d.Object) {
+					dropped = append(dropped, d.Object)
+				}
+			}
 			ds.Snapshots = slices.Delete(ds.Snapshots, 0, n-keepSnapshots)
 		}
 		ds.Current = s.ID
 		return nil
 	})
+	if errors.Is(err, ErrOutcomeUnknown) {
+		// The metadata may name the snapshot, now or once the write
+		// lands: its object stays, and so do the ones the write drops
+		// (at worst, objects no metadata names: storage, nothing more).
+		return Snapshot{}, fmt.Errorf("snapshot %s of %s: the metadata may name it; its object %s is kept: %w", s.ID, s.Dataset, s.Object, err)
+	}
 	if err != nil {
-		_ = st.Delete(context.WithoutCancel(ctx), s.Object)
+		// No metadata names the object, nor can come to.
+		deleteObjects(ctx, st, s.Object)
 		return Snapshot{}, err
 	}
-	// Best effort: an object left behind costs storage only, and the next
-	// publish does not see it again.
-	for _, d := range dropped {
-		_ = st.Delete(context.WithoutCancel(ctx), d.Object)
+	// The objects of the snapshots the applied write dropped, that no
+	// metadata names since: best effort (one left behind costs storage
+	// only, and the next publish does not see it again).
+	var gone []string
+	for _, o := range dropped {
+		if !last.names(s.Dataset, o) {
+			gone = append(gone, o)
+		}
 	}
+	deleteObjects(ctx, st, gone...)
 	return s, nil
+}
+
+// names reports whether m lists a snapshot of dataset whose object is
+// key.
+func (m *Metadata) names(dataset, key string) bool {
+	ds := m.Datasets[dataset]
+	return ds != nil && slices.ContainsFunc(ds.Snapshots, func(s Snapshot) bool { return s.Object == key })
+}
+
+// deleteObjects deletes the objects keys, best effort, within
+// resolveTimeout even when ctx has ended.
+func deleteObjects(ctx context.Context, st Store, keys ...string) {
+	if len(keys) == 0 {
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	for _, k := range keys {
+		_ = st.Delete(dctx, k)
+	}
 }
 
 // maxConflicts bounds the retries of a conditional metadata write.
 const maxConflicts = 20
 
+// maxUnknown bounds the writes Update retries after one whose outcome is
+// unknown.
+const maxUnknown = 3
+
+// resolveTimeout bounds what Update and Publish still do once their
+// context has ended: reading the metadata to settle a write's unknown
+// outcome, deleting an object no metadata names.
+var resolveTimeout = 15 * time.Second
+
+// ErrApplied is what a change given to Update returns when the metadata
+// already holds its update: an earlier attempt, whose outcome was unknown,
+// was applied. Update then returns nil.
+var ErrApplied = errors.New("snapshot metadata: the update is there already")
+
 // Update reads the metadata, lets change modify it, and writes it back
 // if no other writer changed it meanwhile; on a conflict it reads again
 // and retries (with a short random backoff), up to maxConflicts times.
+//
+// A write whose outcome is unknown (ErrOutcomeUnknown) is not taken for
+// failed: Update reads again, and change, given the metadata, returns
+// ErrApplied if its update is there (Update returns nil); else it is
+// applied again, by a write conditional on the ETag just read, which also
+// rules out the unknown one landing later. When Update gives up (ctx
+// ended, or maxUnknown such writes in a row) it reads the metadata once
+// more (within resolveTimeout, ctx or not): its error is ErrOutcomeUnknown
+// only when that read cannot rule out that one of them was or will be
+// applied.
 func Update(ctx context.Context, st Store, change func(*Metadata) error) error {
-	for attempt := 0; ; attempt++ {
+	var u unsettled
+	conflicts := 0
+	for {
+		if len(u.ifMatch) > 0 && (ctx.Err() != nil || len(u.ifMatch) > maxUnknown) {
+			return u.settle(ctx, st, change, u.err)
+		}
 		data, etag, err := st.ReadMeta(ctx, "")
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
+			return u.settle(ctx, st, change, err)
 		}
 		m, err := decode(data)
 		if err != nil {
-			return err
+			return u.settle(ctx, st, change, err)
 		}
-		if err := change(m); err != nil {
-			return err
+		if err := change(m); errors.Is(err, ErrApplied) {
+			return nil
+		} else if err != nil {
+			return u.settle(ctx, st, change, err)
 		}
 		m.Version = metadataVersion
 		out, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
-			return err
+			return u.settle(ctx, st, change, err)
 		}
-		if _, err = st.WriteMeta(ctx, out, etag); !errors.Is(err, ErrConflict) {
-			return err
+		_, err = st.WriteMeta(ctx, out, etag)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrOutcomeUnknown):
+			u.ifMatch, u.err = append(u.ifMatch, etag), err
+			continue // read again at once: what happened?
+		case !errors.Is(err, ErrConflict):
+			return u.settle(ctx, st, change, err)
 		}
-		if attempt >= maxConflicts {
-			return fmt.Errorf("snapshot metadata at %s: %d conflicting writers in a row: %w", st, attempt+1, err)
+		if conflicts++; conflicts > maxConflicts {
+			return u.settle(ctx, st, change, fmt.Errorf("snapshot metadata at %s: %d conflicting writers in a row: %w", st, conflicts, err))
 		}
-		d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(attempt, 5)))
+		d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(conflicts-1, 5)))
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return u.settle(ctx, st, change, ctx.Err())
 		case <-time.After(d):
 		}
 	}
+}
+
+// unsettled are an Update's writes whose outcome is unknown.
+type unsettled struct {
+	ifMatch []string // the ETag each was conditional on ("": none)
+	err     error    // the last one's error
+}
+
+// settle is Update's end with err: with no write of unknown outcome, err;
+// else the metadata is read again (within resolveTimeout once ctx has
+// ended): nil when change finds its update there (ErrApplied), err when
+// none of the writes can be applied any more (the metadata has moved on
+// from the ETag each was conditional on; err then is no longer
+// ErrOutcomeUnknown), else the last one's error, ErrOutcomeUnknown.
+func (u *unsettled) settle(ctx context.Context, st Store, change func(*Metadata) error, err error) error {
+	if len(u.ifMatch) == 0 {
+		return err
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+		defer cancel()
+	}
+	data, etag, rerr := st.ReadMeta(ctx, "")
+	if rerr != nil && !errors.Is(rerr, ErrNotFound) {
+		return fmt.Errorf("%w (reading the metadata again to find out failed too: %v)", u.err, rerr)
+	}
+	exists := rerr == nil
+	if m, derr := decode(data); derr == nil && errors.Is(change(m), ErrApplied) {
+		return nil
+	}
+	for _, t := range u.ifMatch {
+		// A write conditional on t can still be applied while the
+		// metadata has ETag t (or, for none, while there is none).
+		if t == etag && (t != "" || !exists) {
+			return u.err
+		}
+	}
+	if errors.Is(err, ErrOutcomeUnknown) {
+		return fmt.Errorf("%w: the metadata write was not applied (the metadata has moved on without it): %v", ErrStore, err)
+	}
+	return err
 }
 
 // Read returns the metadata and its ETag; with ifNoneMatch set,
@@ -223,6 +348,9 @@ func Fetch(ctx context.Context, st Store, s Snapshot, dst string) error {
 	tmp := fmt.Sprintf("%s.download-%d", dst, time.Now().UnixNano())
 	defer os.Remove(tmp)
 	size, sum, err := st.GetFile(ctx, s.Object, tmp)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w (the metadata names it, but %s does not have it)", err, st)
+	}
 	if err != nil {
 		return err
 	}

@@ -243,18 +243,26 @@ func (s *s3Store) WriteMeta(ctx context.Context, data []byte, ifMatch string) (s
 	switch status(err) {
 	case 0:
 		if out == nil {
-			return "", storeErr("write", k, errors.New("no response"))
+			return "", storeErr("write", k, unknownOutcome(errors.New("no response")))
 		}
 		return aws.ToString(out.ETag), nil
 	case http.StatusPreconditionFailed, http.StatusConflict:
 		// 409: a concurrent conditional write is in progress (AWS).
 		return "", ErrConflict
 	}
+	if st := status(err); st < 0 || st >= 500 {
+		// No answer (timed out, cancelled, the connection lost: the
+		// request may have reached the server), or a server error: the
+		// server may have applied it.
+		return "", storeErr("write", k, unknownOutcome(err))
+	}
 	return "", storeErr("write", k, err)
 }
 
 func (s *s3Store) Delete(ctx context.Context, key string) error {
 	k := s.loc.key(key)
+	ctx, cancel := context.WithTimeout(ctx, stallTimeout)
+	defer cancel()
 	if _, err := s.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.loc.Bucket, Key: &k}); err != nil && status(err) != http.StatusNotFound {
 		return storeErr("delete", k, err)
 	}

@@ -14,6 +14,13 @@
 // If-None-Match: * when there is none yet), retried on a conflict, so two
 // writers never lose each other's update and a reader never sees a
 // snapshot before its object is whole.
+//
+// A write that fails may still have been applied: a request that timed
+// out, was cancelled or lost its connection after it was sent has an
+// unknown outcome, in any object store and on a network file system.
+// Nothing is undone on such an outcome until the metadata, read again,
+// says what happened (Update): an object is deleted only when no metadata
+// names it, or can come to name it.
 package snapshot
 
 import (
@@ -40,6 +47,12 @@ var (
 	// ErrStore: any other failure of the location (its server, its file
 	// system, the network on the way), as Stores report them (storeErr).
 	ErrStore = errors.New("snapshot store")
+	// ErrOutcomeUnknown marks a failed write (with ErrStore) that the
+	// store may nevertheless have applied: the request was sent and no
+	// answer came (a timeout, a cancellation, a lost connection) or the
+	// answer was a server error; on a file system, the rename or the
+	// directory sync after it failed.
+	ErrOutcomeUnknown = errors.New("the write may have been applied")
 )
 
 // storeErr is err of a Store's op on key: the errors above as they are,
@@ -49,6 +62,11 @@ func storeErr(op, key string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s %s: %w: %w", op, key, ErrStore, err)
+}
+
+// unknownOutcome marks err, a write's failure, ErrOutcomeUnknown.
+func unknownOutcome(err error) error {
+	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 }
 
 // Store is where snapshots are kept: immutable objects, and the one
@@ -67,10 +85,10 @@ type Store interface {
 	ReadMeta(ctx context.Context, ifNoneMatch string) (data []byte, etag string, err error)
 	// WriteMeta replaces the metadata object if its ETag is still
 	// ifMatch, or creates it if ifMatch is "" and there is none; else
-	// ErrConflict. It returns the new ETag.
+	// ErrConflict. It returns the new ETag. A failure after which the
+	// write may still have been applied is ErrOutcomeUnknown.
 	WriteMeta(ctx context.Context, data []byte, ifMatch string) (etag string, err error)
-	// Delete removes the object key (a snapshot the metadata never
-	// listed).
+	// Delete removes the object key (a snapshot no metadata names).
 	Delete(ctx context.Context, key string) error
 	// String names the location, for logs (no credentials).
 	String() string
