@@ -211,8 +211,25 @@ func (a *analysis) dateTyped(r resolution, n *pg_query.Node) bool {
 // literal nor a text column (DuckDB prints booleans, floats, intervals
 // and numerics its own way).
 func (a *analysis) concatHazard(r resolution) string {
+	// A column prints in concat as its type's output function prints it:
+	// as DuckDB prints it for the types of textCastSafe but boolean (t in
+	// Postgres, true in DuckDB).
+	concatCol := nameRule{
+		col: func(c catalog.ColumnInfo) bool { return textCastSafeColumn(c) && c.TypeOID != 16 },
+		expr: func(n *pg_query.Node) bool {
+			if c := n.GetAConst(); c != nil {
+				_, isFloat := c.Val.(*pg_query.A_Const_Fval)
+				_, isBool := c.Val.(*pg_query.A_Const_Boolval)
+				return !isFloat && !isBool
+			}
+			return a.textValue(r, n, 0)
+		},
+	}
 	for _, arg := range a.concatArgs {
-		if !a.textValue(r, arg, 0) {
+		if cr := arg.GetColumnRef(); cr != nil && lastField(cr) != "" && a.safeName(r, lastField(cr), concatCol, 0) {
+			continue
+		}
+		if !concatCol.expr(arg) {
 			return "concat or concat_ws of a value that is not known to be text (DuckDB prints other types its own way)"
 		}
 	}

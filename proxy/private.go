@@ -276,12 +276,21 @@ func (ss *session) startDescribeSQL(sql string) (func() (*pgproto3.RowDescriptio
 	// the planner has dropped the NULL; the statement's description says
 	// -1). An error of the plan (a constant expression that fails) comes
 	// here too, and the origin answers the statement.
-	c, err := ss.sendPrivate(requestDescribe,
-		privateMsg{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
-		privateMsg{msg: &pgproto3.Bind{}, kind: pkBind, hasKind: true},
-		privateMsg{msg: &pgproto3.Describe{ObjectType: 'P'}, kind: pkDescribePortal, hasKind: true},
-		privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
-	)
+	//
+	// Inside a transaction block the statement is described instead (as
+	// before): an error of our Bind there (a planning error, a cancel or
+	// statement_timeout while DuckDB answers) would fail the client's
+	// transaction with an error the client never sees as its own.
+	msgs := []privateMsg{
+		{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
+		{msg: &pgproto3.Bind{}, kind: pkBind, hasKind: true},
+		{msg: &pgproto3.Describe{ObjectType: 'P'}, kind: pkDescribePortal, hasKind: true},
+		{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
+	}
+	if ss.state.TxStatus() != 'I' {
+		msgs = []privateMsg{msgs[0], {msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true}, msgs[3]}
+	}
+	c, err := ss.sendPrivate(requestDescribe, msgs...)
 	if err != nil {
 		return nil, err
 	}
