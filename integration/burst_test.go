@@ -43,9 +43,11 @@ func TestSessions_BurstOfNewReadersNeedsFewBackends(t *testing.T) {
 	const most = 5
 	burst := func(round string) {
 		before := opened()
+		began := time.Now()
 		pgxBurst(t, dsn, n)
 		if got := opened() - before; got > most {
-			t.Errorf("%s: %d new sessions that only read opened %v origin connections, want at most %d", round, n, got, most)
+			t.Errorf("%s: %d new sessions that only read opened %v origin connections in %v, want at most %d (%v)", round, n, got,
+				time.Since(began).Round(time.Millisecond), most, metricSums(t, a.Metrics, "pgaccel_origin_links_total", "event"))
 		}
 	}
 	burst("cold")

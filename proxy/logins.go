@@ -312,13 +312,15 @@ func (f *keyFlights) finish(key string) {
 }
 
 // await waits for the flight whose channel is wait, at most flightMax, or
-// until done is closed.
-func await(wait <-chan struct{}, done <-chan struct{}) {
+// until done is closed; it reports whether the flight ended.
+func await(wait <-chan struct{}, done <-chan struct{}) bool {
 	timer := time.NewTimer(flightMax)
 	defer timer.Stop()
 	select {
 	case <-wait:
+		return true
 	case <-timer.C:
 	case <-done:
 	}
+	return false
 }

@@ -141,7 +141,9 @@ func (ss *session) proxyLogin() error {
 			leader = true
 			defer ss.srv.flights.finish(ss.loginKey)
 		} else {
-			await(wait, ctx.Done())
+			if !await(wait, ctx.Done()) {
+				ss.log.Debug().Msg("the first login of the same role and settings did not end in time; this one logs in at the origin")
+			}
 			if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
 				return ss.startWithout(ls)
 			}
