@@ -75,7 +75,7 @@ func collectMachineInfo(ctx context.Context, origin *pgtest.Server, a *app.App) 
 // report is the Markdown the benchmark prints.
 type report struct {
 	// verify: pgaccel_verify_total by result, with -verify.
-	verify map[string]float64
+	verify    map[string]float64
 	command   string
 	opts      options
 	machine   machineInfo
