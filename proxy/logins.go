@@ -297,9 +297,22 @@ func (f *keyFlights) join(key string) (wait <-chan struct{}, leader bool) {
 	if f.flights == nil {
 		f.flights = map[string]*keyFlight{}
 	}
+	if len(f.flights) >= maxFlights {
+		// Flights whose first session never finished them (an extended-
+		// protocol leader whose statement went elsewhere): gone once over.
+		for k, fl := range f.flights {
+			if time.Since(fl.started) >= flightMax {
+				delete(f.flights, k)
+				close(fl.done)
+			}
+		}
+	}
 	f.flights[key] = &keyFlight{done: make(chan struct{}), started: time.Now()}
 	return nil, true
 }
+
+// maxFlights is how many flights are kept before the ones over are swept.
+const maxFlights = 1024
 
 // finish ends key's flight, if one is in the air.
 func (f *keyFlights) finish(key string) {
