@@ -1,0 +1,124 @@
+package planner
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// typedPlanner plans over public.typed, a dataset with columns of the
+// types the type rules track: id int4, j jsonb, js json, c char(5), vc
+// varchar(10), t text, f4 real, f8 double precision, i8 bigint, arr
+// int4[], narr numeric(8,2)[].
+func typedPlanner(t *testing.T) *Planner {
+	t.Helper()
+	cfg, err := catalog.Parse([]byte(`
+origin:
+  dsn: postgres://app@localhost/shop
+datasets:
+  - from: postgres:public.typed
+`), "typed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := catalog.NewRegistry(cfg)
+	col := func(name string, oid uint32, mod int32) catalog.ColumnInfo {
+		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeMod: mod, Accelerated: true, BinaryCollation: true, ASCIICase: true}
+	}
+	cols := []catalog.ColumnInfo{
+		col("id", 23, -1), col("j", 3802, -1), col("js", 114, -1), col("c", 1042, 9), col("vc", 1043, 14),
+		col("t", 25, -1), col("f4", 700, -1), col("f8", 701, -1), col("i8", 20, -1), col("arr", 1007, -1),
+		col("narr", 1231, 8<<16|2+4),
+	}
+	if !reg.Update("typed", func(s *catalog.DatasetState) {
+		s.Status, s.Loaded, s.Columns, s.SubsetReady = catalog.StatusReady, true, cols, true
+	}) {
+		t.Fatal("no dataset typed")
+	}
+	res := newFakeResolver()
+	res.schemas["public"]["typed"] = true
+	return New(reg, res, Options{NoFastPath: true})
+}
+
+type typeRuleCase struct {
+	sql   string
+	route Route
+	want  []string // in the DuckDB statement
+}
+
+func checkTypeRules(t *testing.T, cases []typeRuleCase) {
+	t.Helper()
+	p := typedPlanner(t)
+	for _, tc := range cases {
+		d := p.Plan(context.Background(), tc.sql, defaultSession())
+		if d.Route != tc.route {
+			t.Errorf("%s: route %v (%s: %s), want %v", tc.sql, d.Route, d.Reason, d.Detail, tc.route)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(d.SQL, w) {
+				t.Errorf("%s:\n got %s\nwant it to contain %s", tc.sql, d.SQL, w)
+			}
+		}
+	}
+}
+
+// TestPlan_JSONBOrderingAndEquality: jsonb is held as its text, so what
+// orders or compares jsonb (or json, which Postgres neither orders nor
+// compares) goes to the origin, and so do jsonb || jsonb and casts of
+// documents to other types; text out of them (->>) is ordered as text.
+func TestPlan_JSONBOrderingAndEquality(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT id, j FROM typed ORDER BY 2, 1", RouteOrigin, nil},
+		{"SELECT id, j FROM typed ORDER BY j DESC", RouteOrigin, nil},
+		{"SELECT id, j AS doc FROM typed ORDER BY doc", RouteOrigin, nil},
+		{"SELECT id, j -> 'a' AS x FROM typed ORDER BY x", RouteOrigin, nil},
+		{"SELECT a.id FROM typed a, typed b WHERE a.j < b.j", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE j BETWEEN '1' AND '2'", RouteOrigin, nil},
+		{"SELECT id, row_number() OVER (ORDER BY j) FROM typed", RouteOrigin, nil},
+		{"SELECT max(j), min(js) FROM typed", RouteOrigin, nil},
+		{"SELECT greatest(j, '{}') FROM typed", RouteOrigin, nil},
+		{"SELECT array_agg(id ORDER BY j) FROM typed", RouteOrigin, nil},
+		{"SELECT j, count(*) FROM typed GROUP BY 1", RouteOrigin, nil},
+		{"SELECT DISTINCT j FROM typed", RouteOrigin, nil},
+		{"SELECT count(DISTINCT j) FROM typed", RouteOrigin, nil},
+		{"SELECT j FROM typed UNION SELECT j FROM typed", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE j = '{\"a\":1}'", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE j IN ('1', '2')", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE js = js", RouteOrigin, nil},
+		{"SELECT a.id FROM typed a JOIN typed b USING (j)", RouteOrigin, nil},
+		{"SELECT a.id FROM typed a NATURAL JOIN typed b", RouteOrigin, nil},
+		{"SELECT id, sum(id) OVER (PARTITION BY j -> 'k') FROM typed", RouteOrigin, nil},
+		{"SELECT x FROM (SELECT j AS x FROM typed) s ORDER BY x", RouteOrigin, nil},
+		{"SELECT id, j || j FROM typed", RouteOrigin, nil},
+		{"SELECT id, j || '{\"b\": 2}' FROM typed", RouteOrigin, nil},
+		{"SELECT (j -> 0)::int4, (j -> 'a')::bool FROM typed", RouteOrigin, nil},
+		// Text out of documents, containment and text casts stay.
+		{"SELECT id, j ->> 'a' AS x FROM typed ORDER BY x, id", RouteAccelerate, nil},
+		{"SELECT id, j ->> 'a' AS j FROM typed ORDER BY j", RouteAccelerate, nil},
+		{"SELECT j #>> '{a,b}', count(*) FROM typed GROUP BY 1 ORDER BY 1", RouteAccelerate, nil},
+		{"SELECT (j ->> 'n')::int4 FROM typed ORDER BY 1", RouteAccelerate, nil},
+		{"SELECT id, j, js, j::text FROM typed ORDER BY id", RouteAccelerate, nil},
+		{"SELECT id, t || j FROM typed", RouteAccelerate, nil},
+		{"SELECT id FROM typed WHERE j @> '{\"a\": 1}' ORDER BY id", RouteAccelerate, nil},
+		{"SELECT min(id), max(id) FROM typed WHERE j IS NOT NULL", RouteAccelerate, nil},
+		{"SELECT * FROM typed ORDER BY 1", RouteAccelerate, nil},
+		{"SELECT * FROM typed ORDER BY 2", RouteOrigin, nil},
+		{"WITH typed AS (SELECT j AS id FROM public.typed) SELECT * FROM typed ORDER BY 1", RouteOrigin, nil},
+	})
+}
+
+// TestPlan_JSONBScalarElements: -> and ->> of a jsonb document call the
+// jsonb forms, which take a scalar as a one-element array; json's keep
+// json's; a document that may be either, with an integer key, goes to the
+// origin.
+func TestPlan_JSONBScalarElements(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT id, j -> -1, j ->> 0 FROM typed", RouteAccelerate, []string{"pgaccel_jsonb_get(j, -1)", "pgaccel_jsonb_get_text(j, 0)"}},
+		{"SELECT id, j -> 'b' -> 1 FROM typed", RouteAccelerate, []string{"pgaccel_jsonb_get(pgaccel_jsonb_get(j, 'b'), 1)"}},
+		{"SELECT id, js -> 0 FROM typed", RouteAccelerate, []string{"pgaccel_json_get(js, 0)"}},
+		{"SELECT coalesce(j, js) -> 0 FROM typed", RouteOrigin, nil},
+	})
+}
