@@ -46,6 +46,14 @@ var edgeTypeQueries = []struct{ class, sql string }{
 	{"-> of a jsonb scalar", "SELECT id, j -> 0, j -> -1, j ->> 0, j -> 1, j -> 'a' -> 1 -> 'c' FROM edge_types ORDER BY id"},
 	{"jsonb cast to integer", "SELECT id, (j -> 0)::int4 FROM edge_types WHERE id = 1 ORDER BY id"},
 	{"jsonb cast to boolean", "SELECT id, (j -> 0)::bool FROM edge_types WHERE id = 4 ORDER BY id"},
+	// char(n): trailing spaces insignificant in comparisons, significant
+	// in LIKE and in printing functions.
+	{"char(n) = literal with spaces", "SELECT id FROM edge_types WHERE c = 'a  ' ORDER BY id"},
+	{"char(n) = varchar", "SELECT id FROM edge_types WHERE c = vc ORDER BY id"},
+	{"varchar = char(n)", "SELECT id FROM edge_types WHERE 'a  '::varchar = c ORDER BY id"},
+	{"char(n) < literal", "SELECT id FROM edge_types WHERE c < 'a ' ORDER BY id"},
+	{"char(n) LIKE", "SELECT id, c LIKE 'a', c LIKE 'a%', c LIKE '%  ', c NOT LIKE 'a %', c ILIKE 'A%' FROM edge_types ORDER BY id"},
+	{"concat of char(n)", "SELECT id, concat(c, '|'), concat_ws(',', c, vc) FROM edge_types ORDER BY id"},
 }
 
 // TestAccel_EdgeTypeClasses: each of edgeTypeQueries is answered byte for

@@ -14,10 +14,18 @@ import (
 //     take a scalar as a one-element array as Postgres does for jsonb
 //     (pgaccel_json_get(_text) are json's, for which a scalar has no
 //     elements);
+//   - LIKE and ILIKE of a char(n) column match rpad(column, n): Postgres
+//     matches the value with its padding;
 
 // typeRewrites are the sites prepareTypeRewrites found.
 type typeRewrites struct {
 	jsonbGets []*pg_query.Node // holders of -> and ->> of jsonb documents
+	pads      []padSite
+}
+
+type padSite struct {
+	col *pg_query.Node // the column reference matched by LIKE
+	n   int32
 }
 
 // typeRewriter is the visitor of prepareTypeRewrites.
@@ -46,6 +54,13 @@ func (v *typeRewriter) enter(m proto.Message, w *walker) {
 		if s := v.t.typesOf(e.Lexpr); s&tJSONAny == tJSONB && holder != nil {
 			v.out.jsonbGets = append(v.out.jsonbGets, holder)
 		}
+	case e.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE ||
+		e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*"):
+		if e.Lexpr != nil && v.t.typesOf(e.Lexpr)&tBpchar != 0 {
+			if n, ok := v.t.paddedColumn(e.Lexpr); ok {
+				v.out.pads = append(v.out.pads, padSite{col: e.Lexpr, n: n})
+			}
+		}
 	}
 }
 
@@ -60,6 +75,11 @@ func (tr *typeRewrites) apply() error {
 				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_get_text")}
 			}
 		}
+	}
+	for _, p := range tr.pads {
+		inner := &pg_query.Node{Node: p.col.Node}
+		p.col.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("rpad")},
+			[]*pg_query.Node{inner, pg_query.MakeAConstIntNode(int64(p.n), -1), pg_query.MakeAConstStrNode(" ", -1)}, -1).Node
 	}
 	return nil
 }

@@ -122,3 +122,25 @@ func TestPlan_JSONBScalarElements(t *testing.T) {
 		{"SELECT coalesce(j, js) -> 0 FROM typed", RouteOrigin, nil},
 	})
 }
+
+// TestPlan_CharNSemantics: char(n) is held without its trailing spaces;
+// what would see them (literals and varchars compared with it, LIKE,
+// printing functions) goes to the origin or is padded.
+func TestPlan_CharNSemantics(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT id FROM typed WHERE c = 'a  '", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c < 'a '", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c IN ('a', 'b ')", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c = ANY(ARRAY['a', 'b '])", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE 'a  '::varchar = c", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c = vc", RouteOrigin, nil},
+		{"SELECT a.id FROM typed a JOIN typed b ON a.c = b.vc", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c IN (SELECT vc FROM typed)", RouteOrigin, nil},
+		{"SELECT id, concat(c, 'x'), concat_ws(',', c) FROM typed", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE coalesce(c, 'x') LIKE 'a%'", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE c = 'a' OR c = t", RouteAccelerate, nil},
+		{"SELECT id FROM typed WHERE c LIKE '%  ' AND c NOT LIKE 'a %'", RouteAccelerate, []string{"rpad(c, 5, ' ') LIKE '%  '", "rpad(c, 5, ' ') NOT LIKE 'a %'"}},
+		{"SELECT id FROM typed WHERE c ILIKE 'A%'", RouteAccelerate, []string{"rpad(c, 5, ' ')"}},
+		{"SELECT id, c, c || 'x', length(c) FROM typed ORDER BY c", RouteAccelerate, nil},
+	})
+}

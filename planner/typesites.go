@@ -12,6 +12,7 @@ import (
 // typerewrite.go makes the rewrites that keep such statements exact:
 //
 //   - jsonrules.go: jsonb and json, held as their text;
+//   - charrules.go: char(n), held without its trailing spaces;
 
 // typeSites are what the analysis saw that the type rules judge once the
 // datasets are resolved (copies: the rewrite changes the tree).
@@ -23,6 +24,8 @@ type typeSites struct {
 	pairs    []typePair                  // values compared with each other
 	concats  [][2]*pg_query.Node         // operands of ||
 	casts    []*pg_query.Node            // values cast to a type other than text, json and jsonb
+	likes    []*pg_query.Node            // the strings LIKE and ILIKE match
+	printed  []*pg_query.Node            // arguments printed with their type's output function
 	jsonGets [][2]*pg_query.Node         // document and key of -> and ->>
 	// starOrdered and starEqual: ORDER BY and GROUP BY positions of
 	// SELECT * FROM one relation.
@@ -99,6 +102,10 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 		switch {
 		case orderingFuncs[name]:
 			ts.noteOrdered(n.Args...)
+		case printingFuncs[name]:
+			for _, arg := range n.Args {
+				ts.printed = append(ts.printed, copyNode(arg))
+			}
 		}
 		if n.AggDistinct {
 			ts.noteEqual(n.Args...)
@@ -322,6 +329,8 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 			ts.concats = append(ts.concats, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
 		case op == "->" || op == "->>":
 			ts.jsonGets = append(ts.jsonGets, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
+		case op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*":
+			ts.likes = append(ts.likes, copyNode(e.Lexpr))
 		}
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		ts.notePair(e.Lexpr, e.Rexpr, true, orderingOps[op])
@@ -340,6 +349,8 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 				ts.notePair(e.Lexpr, item, false, true)
 			}
 		}
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		ts.likes = append(ts.likes, copyNode(e.Lexpr))
 	}
 }
 
@@ -353,6 +364,11 @@ func (a *analysis) typeHazard(r resolution) (reason, detail string) {
 	}
 	if present&tJSONAny != 0 {
 		if why := t.jsonHazard(); why != "" {
+			return ReasonUnsupported, why
+		}
+	}
+	if present&tBpchar != 0 {
+		if why := t.bpcharHazard(); why != "" {
 			return ReasonUnsupported, why
 		}
 	}
