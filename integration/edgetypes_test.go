@@ -54,6 +54,13 @@ var edgeTypeQueries = []struct{ class, sql string }{
 	{"char(n) < literal", "SELECT id FROM edge_types WHERE c < 'a ' ORDER BY id"},
 	{"char(n) LIKE", "SELECT id, c LIKE 'a', c LIKE 'a%', c LIKE '%  ', c NOT LIKE 'a %', c ILIKE 'A%' FROM edge_types ORDER BY id"},
 	{"concat of char(n)", "SELECT id, concat(c, '|'), concat_ws(',', c, vc) FROM edge_types ORDER BY id"},
+	// real beside integers and decimals: double precision in Postgres.
+	{"bigint minus a real literal", "SELECT id, i8 - '2.5'::float4 FROM edge_types ORDER BY id"},
+	{"real times a bigint", "SELECT id, '-3.4e38'::float4 * i8 FROM edge_types ORDER BY id"},
+	{"coalesce of a real times a bigint", "SELECT id, coalesce(f4, 0) * i8 FROM edge_types ORDER BY id"},
+	{"real compared with a decimal", "SELECT id FROM edge_types WHERE f4 = 0.1 ORDER BY id"},
+	{"real compared with a bigint", "SELECT id, f4 = i8, f4 < i8 FROM edge_types ORDER BY id"},
+	{"real compared with exact literals", "SELECT id, f4 = 2.5, f4 > 16777216, f4 < 1e10 FROM edge_types ORDER BY id"},
 }
 
 // TestAccel_EdgeTypeClasses: each of edgeTypeQueries is answered byte for

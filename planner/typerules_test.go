@@ -144,3 +144,26 @@ func TestPlan_CharNSemantics(t *testing.T) {
 		{"SELECT id, c, c || 'x', length(c) FROM typed ORDER BY c", RouteAccelerate, nil},
 	})
 }
+
+// TestPlan_RealMixedWithOtherNumbers: Postgres computes a real mixed with
+// other numbers in double precision, DuckDB in single precision: such
+// arithmetic and comparisons go to the origin, wherever the real comes
+// from.
+func TestPlan_RealMixedWithOtherNumbers(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT 1000000000000::int8 - '2.5'::float4 FROM typed", RouteOrigin, nil},
+		{"SELECT '-3.4e38'::real * i8 FROM typed", RouteOrigin, nil},
+		{"SELECT coalesce(f4, 0) * i8 FROM typed", RouteOrigin, nil},
+		{"SELECT CASE WHEN id > 2 THEN f4 END + i8 FROM typed", RouteOrigin, nil},
+		{"SELECT greatest(f4, 1) + id, abs(f4) * 2 FROM typed", RouteOrigin, nil},
+		{"SELECT (SELECT max(f4) FROM typed) * 3 FROM typed", RouteOrigin, nil},
+		{"SELECT lag(f4) OVER (ORDER BY id) * 3 FROM typed", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE f4 = 0.1", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE f4 > 16777217", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE f4 < i8", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE f4 BETWEEN 0.1 AND 3", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE f4 = 2.5 OR f4 < 16777216 OR f4 > '0.1' OR f4 < f8 OR f4 = f4", RouteAccelerate, nil},
+		{"SELECT id, f4, f8 * 2 FROM typed ORDER BY f4", RouteAccelerate, nil},
+		{"SELECT id, -'2.5'::real, @ '-1.5'::float4 FROM typed", RouteAccelerate, nil},
+	})
+}

@@ -13,6 +13,7 @@ import (
 //
 //   - jsonrules.go: jsonb and json, held as their text;
 //   - charrules.go: char(n), held without its trailing spaces;
+//   - realrules.go: real, which DuckDB computes with in single precision;
 
 // typeSites are what the analysis saw that the type rules judge once the
 // datasets are resolved (copies: the rewrite changes the tree).
@@ -22,6 +23,7 @@ type typeSites struct {
 	ordered  []*pg_query.Node            // values ordered or range-compared
 	equal    []*pg_query.Node            // values compared for equality, grouped or made distinct
 	pairs    []typePair                  // values compared with each other
+	arith    []*pg_query.Node            // operands of arithmetic
 	concats  [][2]*pg_query.Node         // operands of ||
 	casts    []*pg_query.Node            // values cast to a type other than text, json and jsonb
 	likes    []*pg_query.Node            // the strings LIKE and ILIKE match
@@ -331,6 +333,14 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 			ts.jsonGets = append(ts.jsonGets, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
 		case op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*":
 			ts.likes = append(ts.likes, copyNode(e.Lexpr))
+		case e.Lexpr == nil && (op == "-" || op == "+" || op == "@"):
+			// A sign changed or dropped: exact in both engines.
+		case arithmeticOps[op] || e.Lexpr == nil:
+			for _, x := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
+				if x != nil {
+					ts.arith = append(ts.arith, copyNode(x))
+				}
+			}
 		}
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		ts.notePair(e.Lexpr, e.Rexpr, true, orderingOps[op])
@@ -354,6 +364,9 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 	}
 }
 
+// arithmeticOps are the binary operators of numbers.
+var arithmeticOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true, "^": true}
+
 // typeHazard returns the reason a statement must go to the origin by the
 // type rules, and which rule it is, or "".
 func (a *analysis) typeHazard(r resolution) (reason, detail string) {
@@ -369,6 +382,11 @@ func (a *analysis) typeHazard(r resolution) (reason, detail string) {
 	}
 	if present&tBpchar != 0 {
 		if why := t.bpcharHazard(); why != "" {
+			return ReasonUnsupported, why
+		}
+	}
+	if present&tFloat4 != 0 {
+		if why := t.realHazard(); why != "" {
 			return ReasonUnsupported, why
 		}
 	}
