@@ -87,6 +87,12 @@ func (t *typer) jsonHazard() string {
 			return "-> or ->> with a key that may be an integer, of a document that may be json or jsonb (jsonb takes a scalar as a one-element array, json does not)"
 		}
 	}
+	for _, c := range ts.contains {
+		s := t.typesOf(c[0])
+		if s&tJSON != 0 || s&tJSONB != 0 && s&^tJSONAny != 0 {
+			return "@> or <@ of a value that may be jsonb, json or an array"
+		}
+	}
 	return ""
 }
 

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"errors"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -14,13 +16,25 @@ import (
 //     take a scalar as a one-element array as Postgres does for jsonb
 //     (pgaccel_json_get(_text) are json's, for which a scalar has no
 //     elements);
+//   - x @> y and y <@ x: of jsonb x, pgaccel_jsonb_contains(x, y) (a jsonb
+//     column's is rewritten already: rewriteJSONBContains); of arrays,
+//     pgaccel_array_contains(x, y), which never matches a NULL element of
+//     y, as Postgres does (DuckDB's list containment matches NULL with
+//     NULL, or ignores it);
 //   - LIKE and ILIKE of a char(n) column match rpad(column, n): Postgres
 //     matches the value with its padding;
 
 // typeRewrites are the sites prepareTypeRewrites found.
 type typeRewrites struct {
 	jsonbGets []*pg_query.Node // holders of -> and ->> of jsonb documents
+	contains  []containSite
 	pads      []padSite
+}
+
+type containSite struct {
+	holder *pg_query.Node
+	expr   *pg_query.A_Expr
+	jsonb  bool // else arrays
 }
 
 type padSite struct {
@@ -54,6 +68,18 @@ func (v *typeRewriter) enter(m proto.Message, w *walker) {
 		if s := v.t.typesOf(e.Lexpr); s&tJSONAny == tJSONB && holder != nil {
 			v.out.jsonbGets = append(v.out.jsonbGets, holder)
 		}
+	case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "@>" || op == "<@") && e.Lexpr != nil && e.Rexpr != nil:
+		container := e.Lexpr
+		if op == "<@" {
+			container = e.Rexpr
+		}
+		s := v.t.typesOf(container)
+		switch {
+		case s&tJSONAny == 0:
+			v.out.contains = append(v.out.contains, containSite{holder: holder, expr: e})
+		case s == tJSONB:
+			v.out.contains = append(v.out.contains, containSite{holder: holder, expr: e, jsonb: true})
+		}
 	case e.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE ||
 		e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*"):
 		if e.Lexpr != nil && v.t.typesOf(e.Lexpr)&tBpchar != 0 {
@@ -63,6 +89,10 @@ func (v *typeRewriter) enter(m proto.Message, w *walker) {
 		}
 	}
 }
+
+// errTypeRewrite: a site of the type rules' rewrites is not where the
+// rewrite can replace it (the statement goes to the origin).
+var errTypeRewrite = errors.New("rewrite: a comparison of rows or arrays without a node to replace")
 
 // apply makes the rewrites, after the other rewrites of the tree.
 func (tr *typeRewrites) apply() error {
@@ -75,6 +105,24 @@ func (tr *typeRewrites) apply() error {
 				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_get_text")}
 			}
 		}
+	}
+	for _, c := range tr.contains {
+		if c.holder == nil {
+			return errTypeRewrite
+		}
+		if c.holder.GetAExpr() != c.expr {
+			continue // rewritten already (a jsonb column's)
+		}
+		container, contained := c.expr.Lexpr, c.expr.Rexpr
+		if operatorName(c.expr) == "<@" {
+			container, contained = contained, container
+		}
+		fn := "pgaccel_array_contains"
+		if c.jsonb {
+			fn = "pgaccel_jsonb_contains"
+		}
+		c.holder.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)},
+			[]*pg_query.Node{container, contained}, -1).Node
 	}
 	for _, p := range tr.pads {
 		inner := &pg_query.Node{Node: p.col.Node}

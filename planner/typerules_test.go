@@ -167,3 +167,15 @@ func TestPlan_RealMixedWithOtherNumbers(t *testing.T) {
 		{"SELECT id, -'2.5'::real, @ '-1.5'::float4 FROM typed", RouteAccelerate, nil},
 	})
 }
+
+// TestPlan_ArrayContainmentWithNulls: @> and <@ of arrays call
+// pgaccel_array_contains, for which a NULL element matches nothing.
+func TestPlan_ArrayContainmentWithNulls(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT id, arr <@ arr FROM typed", RouteAccelerate, []string{"pgaccel_array_contains(arr, arr)"}},
+		{"SELECT id FROM typed WHERE arr @> ARRAY[1, 2]", RouteAccelerate, []string{"pgaccel_array_contains(arr, ARRAY[1, 2])"}},
+		{"SELECT id FROM typed WHERE '{1}' <@ arr", RouteAccelerate, []string{"pgaccel_array_contains(arr, '{1}')"}},
+		{"SELECT id FROM typed WHERE j -> 'a' @> '1'", RouteAccelerate, []string{"pgaccel_jsonb_contains(pgaccel_jsonb_get(j, 'a'), '1')"}},
+		{"SELECT id FROM typed WHERE arr && ARRAY[1]", RouteAccelerate, []string{"arr && ARRAY[1]"}},
+	})
+}

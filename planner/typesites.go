@@ -29,6 +29,7 @@ type typeSites struct {
 	likes    []*pg_query.Node            // the strings LIKE and ILIKE match
 	printed  []*pg_query.Node            // arguments printed with their type's output function
 	jsonGets [][2]*pg_query.Node         // document and key of -> and ->>
+	contains [][2]*pg_query.Node         // container and contained of @> and <@
 	// starOrdered and starEqual: ORDER BY and GROUP BY positions of
 	// SELECT * FROM one relation.
 	starOrdered, starEqual []starColumn
@@ -331,6 +332,10 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 			ts.concats = append(ts.concats, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
 		case op == "->" || op == "->>":
 			ts.jsonGets = append(ts.jsonGets, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
+		case op == "@>":
+			ts.contains = append(ts.contains, [2]*pg_query.Node{copyNode(e.Lexpr), copyNode(e.Rexpr)})
+		case op == "<@":
+			ts.contains = append(ts.contains, [2]*pg_query.Node{copyNode(e.Rexpr), copyNode(e.Lexpr)})
 		case op == "~~" || op == "!~~" || op == "~~*" || op == "!~~*":
 			ts.likes = append(ts.likes, copyNode(e.Lexpr))
 		case e.Lexpr == nil && (op == "-" || op == "+" || op == "@"):
