@@ -64,6 +64,11 @@ var edgeTypeQueries = []struct{ class, sql string }{
 	// Array containment never matches a NULL element.
 	{"array containment with NULLs", "SELECT id, arr <@ arr, arr @> arr, arr @> ARRAY[1], ARRAY[NULL::int] <@ arr, arr && arr FROM edge_types ORDER BY id"},
 	{"array containment of literals", "SELECT id, arr @> '{1}', '{1}' <@ arr, arr @> '{NULL}' FROM edge_types ORDER BY id"},
+	// Row comparisons with NULLs.
+	{"row < with NULLs", "SELECT id FROM edge_types WHERE (id, t) < (i8, '42'::text) ORDER BY id"},
+	{"row comparisons", "SELECT id, (id, t) <= (3, 'x'), (t, d) > ('x', '2024-01-01'), (i8, t) = (i8, t), (i8, t) <> (3, 'x') FROM edge_types ORDER BY id"},
+	{"row IN and IS DISTINCT FROM", "SELECT id, (id, t) IN ((1, 'x'), (2, NULL)), (id, t) NOT IN ((1, 'x')), (t, d) IS DISTINCT FROM ('x', '2024-01-01') FROM edge_types ORDER BY id"},
+	{"row equality count", "SELECT count(*) FROM edge_types WHERE (t, d) = (t, d)"},
 }
 
 // TestAccel_EdgeTypeClasses: each of edgeTypeQueries is answered byte for

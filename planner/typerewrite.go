@@ -23,12 +23,18 @@ import (
 //     NULL, or ignores it);
 //   - LIKE and ILIKE of a char(n) column match rpad(column, n): Postgres
 //     matches the value with its padding;
+//   - row comparisons are spelled out field by field, with Postgres's
+//     semantics (make_row_comparison_op): (a, b) = (c, d) is a = c AND
+//     b = d, <> an OR of <>, and (a, b) < (c, d) is a < c OR (a = c AND
+//     b < d), NULL where a deciding pair is; IN of rows an OR of such
+//     equalities, IS DISTINCT FROM an OR of the fields'.
 
 // typeRewrites are the sites prepareTypeRewrites found.
 type typeRewrites struct {
 	jsonbGets []*pg_query.Node // holders of -> and ->> of jsonb documents
 	contains  []containSite
 	pads      []padSite
+	rows      []rowSite
 }
 
 type containSite struct {
@@ -40,6 +46,11 @@ type containSite struct {
 type padSite struct {
 	col *pg_query.Node // the column reference matched by LIKE
 	n   int32
+}
+
+type rowSite struct {
+	holder *pg_query.Node
+	expr   *pg_query.A_Expr
 }
 
 // typeRewriter is the visitor of prepareTypeRewrites.
@@ -62,6 +73,10 @@ func (v *typeRewriter) enter(m proto.Message, w *walker) {
 		return
 	}
 	holder := w.node()
+	if _, ok := rowComparison(e); ok {
+		v.out.rows = append(v.out.rows, rowSite{holder: holder, expr: e})
+		return
+	}
 	op := operatorName(e)
 	switch {
 	case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "->" || op == "->>") && e.Lexpr != nil && e.Rexpr != nil:
@@ -128,6 +143,18 @@ func (tr *typeRewrites) apply() error {
 		inner := &pg_query.Node{Node: p.col.Node}
 		p.col.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("rpad")},
 			[]*pg_query.Node{inner, pg_query.MakeAConstIntNode(int64(p.n), -1), pg_query.MakeAConstStrNode(" ", -1)}, -1).Node
+	}
+	// Innermost first: an outer comparison copies its fields.
+	for i := len(tr.rows) - 1; i >= 0; i-- {
+		rs := tr.rows[i]
+		if rs.holder == nil || rs.holder.GetAExpr() != rs.expr {
+			return errTypeRewrite
+		}
+		out, ok := rowComparison(rs.expr)
+		if !ok {
+			return errTypeRewrite
+		}
+		rs.holder.Node = out.Node
 	}
 	return nil
 }

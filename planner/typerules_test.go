@@ -179,3 +179,25 @@ func TestPlan_ArrayContainmentWithNulls(t *testing.T) {
 		{"SELECT id FROM typed WHERE arr && ARRAY[1]", RouteAccelerate, []string{"arr && ARRAY[1]"}},
 	})
 }
+
+// TestPlan_RowComparisons: row comparisons are spelled out field by field
+// with SQL's NULL semantics; the others go to the origin.
+func TestPlan_RowComparisons(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT id FROM typed WHERE (id, t) < (i8, '42'::text)", RouteAccelerate,
+			[]string{"WHERE id < i8 OR (id = i8 AND t < '42'::text)"}},
+		{"SELECT id FROM typed WHERE (id, t, i8) >= (1, 'a', 2)", RouteAccelerate,
+			[]string{"WHERE id > 1 OR (id = 1 AND (t > 'a' OR (t = 'a' AND i8 >= 2)))"}},
+		{"SELECT count(*) FROM typed WHERE (id, t) = (i8, t)", RouteAccelerate, []string{"WHERE id = i8 AND t = t"}},
+		{"SELECT count(*) FROM typed WHERE ROW(id, t) <> ROW(i8, t)", RouteAccelerate, []string{"WHERE id <> i8 OR t <> t"}},
+		{"SELECT id FROM typed WHERE (id, t) IN ((1, 'a'), (2, 'b'))", RouteAccelerate,
+			[]string{"WHERE (id = 1 AND t = 'a') OR (id = 2 AND t = 'b')"}},
+		{"SELECT id FROM typed WHERE (id, t) IS DISTINCT FROM (1, 'a')", RouteAccelerate,
+			[]string{"WHERE id IS DISTINCT FROM 1 OR t IS DISTINCT FROM 'a'"}},
+		{"SELECT id FROM typed WHERE ((id, t) = (1, 'a'), i8) = (true, 2)", RouteAccelerate,
+			[]string{"WHERE (id = 1 AND t = 'a') = true AND i8 = 2"}},
+		{"SELECT id FROM typed WHERE (id, t) IN (SELECT id, t FROM typed)", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE (id, t) = (SELECT id, t FROM typed LIMIT 1)", RouteOrigin, nil},
+		{"SELECT id FROM typed WHERE ((id, t), i8) = ((1, 'a'), 2)", RouteOrigin, nil},
+	})
+}

@@ -14,6 +14,7 @@ import (
 //   - jsonrules.go: jsonb and json, held as their text;
 //   - charrules.go: char(n), held without its trailing spaces;
 //   - realrules.go: real, which DuckDB computes with in single precision;
+//   - rowcompare.go: rows, which DuckDB compares as structs.
 
 // typeSites are what the analysis saw that the type rules judge once the
 // datasets are resolved (copies: the rewrite changes the tree).
@@ -30,6 +31,8 @@ type typeSites struct {
 	printed  []*pg_query.Node            // arguments printed with their type's output function
 	jsonGets [][2]*pg_query.Node         // document and key of -> and ->>
 	contains [][2]*pg_query.Node         // container and contained of @> and <@
+	// rowCmp describes a row comparison the rewrite does not spell out.
+	rowCmp string
 	// starOrdered and starEqual: ORDER BY and GROUP BY positions of
 	// SELECT * FROM one relation.
 	starOrdered, starEqual []starColumn
@@ -304,6 +307,10 @@ func (ts *typeSites) noteSubLink(sl *pg_query.SubLink) {
 	default:
 		return
 	}
+	if sl.Testexpr.GetRowExpr() != nil || sl.SubLinkType == pg_query.SubLinkType_ROWCOMPARE_SUBLINK {
+		ts.rowCmp = "a row compared with a subquery's rows"
+		return
+	}
 	sel := sl.Subselect.GetSelectStmt()
 	for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
 		sel = sel.Larg
@@ -321,6 +328,9 @@ func (ts *typeSites) noteSubLink(sl *pg_query.SubLink) {
 // noteExpr records an operator expression's operands.
 func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 	op := operatorName(e)
+	if ts.noteRows(e, op) {
+		return
+	}
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		switch {
@@ -375,6 +385,9 @@ var arithmeticOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, 
 // typeHazard returns the reason a statement must go to the origin by the
 // type rules, and which rule it is, or "".
 func (a *analysis) typeHazard(r resolution) (reason, detail string) {
+	if a.types.rowCmp != "" {
+		return ReasonUnsupported, a.types.rowCmp + ": Postgres compares rows field by field with SQL's NULL semantics"
+	}
 	t := newTyper(a, r)
 	present := t.unknown & tTracked
 	if present == 0 {
