@@ -61,6 +61,8 @@ var edgeTypeQueries = []struct{ class, sql string }{
 	{"real compared with a decimal", "SELECT id FROM edge_types WHERE f4 = 0.1 ORDER BY id"},
 	{"real compared with a bigint", "SELECT id, f4 = i8, f4 < i8 FROM edge_types ORDER BY id"},
 	{"real compared with exact literals", "SELECT id, f4 = 2.5, f4 > 16777216, f4 < 1e10 FROM edge_types ORDER BY id"},
+	// Numeric arrays: each element keeps its scale.
+	{"array_append of a numeric array", "SELECT id, array_append(narr, 1.5), array_prepend(2, narr) FROM edge_types ORDER BY id"},
 	// Array containment never matches a NULL element.
 	{"array containment with NULLs", "SELECT id, arr <@ arr, arr @> arr, arr @> ARRAY[1], ARRAY[NULL::int] <@ arr, arr && arr FROM edge_types ORDER BY id"},
 	{"array containment of literals", "SELECT id, arr @> '{1}', '{1}' <@ arr, arr @> '{NULL}' FROM edge_types ORDER BY id"},

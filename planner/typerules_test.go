@@ -201,3 +201,16 @@ func TestPlan_RowComparisons(t *testing.T) {
 		{"SELECT id FROM typed WHERE ((id, t), i8) = ((1, 'a'), 2)", RouteOrigin, nil},
 	})
 }
+
+// TestPlan_NumericArrayScales: an array built of numeric arrays and
+// values holds each element's scale at the origin, one scale in DuckDB.
+func TestPlan_NumericArrayScales(t *testing.T) {
+	checkTypeRules(t, []typeRuleCase{
+		{"SELECT array_append(narr, 1.5) FROM typed", RouteOrigin, nil},
+		{"SELECT array_prepend(1.5, narr) FROM typed", RouteOrigin, nil},
+		{"SELECT array_cat(narr, narr) FROM typed", RouteOrigin, nil},
+		{"SELECT array_append(arr, 1), narr FROM typed", RouteAccelerate, nil},
+		{"SELECT array_append(arr[1:2], 7), array_cat(arr, arr) FROM typed", RouteAccelerate, nil},
+		{"SELECT array_append(narr[1:2], 7) FROM typed", RouteOrigin, nil},
+	})
+}
