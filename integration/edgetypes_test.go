@@ -71,6 +71,9 @@ var edgeTypeQueries = []struct{ class, sql string }{
 	{"row comparisons", "SELECT id, (id, t) <= (3, 'x'), (t, d) > ('x', '2024-01-01'), (i8, t) = (i8, t), (i8, t) <> (3, 'x') FROM edge_types ORDER BY id"},
 	{"row IN and IS DISTINCT FROM", "SELECT id, (id, t) IN ((1, 'x'), (2, NULL)), (id, t) NOT IN ((1, 'x')), (t, d) IS DISTINCT FROM ('x', '2024-01-01') FROM edge_types ORDER BY id"},
 	{"row equality count", "SELECT count(*) FROM edge_types WHERE (t, d) = (t, d)"},
+	// Slices keep their source's NULL flag in binary (array_send).
+	{"array slices", "SELECT id, arr[2:2], arr[1:1], arr[:1] FROM edge_types WHERE cardinality(arr) > 0 ORDER BY id"},
+	{"trim_array", "SELECT id, trim_array(arr, 1) FROM edge_types WHERE cardinality(arr) > 0 ORDER BY id"},
 }
 
 // TestAccel_EdgeTypeClasses: each of edgeTypeQueries is answered byte for

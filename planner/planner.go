@@ -180,6 +180,12 @@ type Decision struct {
 	// origin's; Ordered: its top level has an ORDER BY (the rows then
 	// compare in order, ties aside).
 	Verifiable, Ordered bool
+	// BinaryArraysInexact: the statement slices arrays (a[i:j],
+	// trim_array), whose result Postgres sends in binary with the NULL
+	// flag of the array it came from, which the acceleration does not
+	// know: an Execute asking for an array column in binary goes to the
+	// origin (text is the same).
+	BinaryArraysInexact bool
 
 	writes bool
 }
@@ -510,6 +516,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		}
 	}
 	d.Verifiable, d.Ordered = a.verifiable, a.ordered
+	d.BinaryArraysInexact = a.types.slices
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.Datasets = r.datasetNames()

@@ -214,3 +214,19 @@ func TestPlan_NumericArrayScales(t *testing.T) {
 		{"SELECT array_append(narr[1:2], 7) FROM typed", RouteOrigin, nil},
 	})
 }
+
+// TestPlan_SlicesMarkBinaryArrays: a statement slicing arrays says so
+// (Decision.BinaryArraysInexact); one subscripting them does not.
+func TestPlan_SlicesMarkBinaryArrays(t *testing.T) {
+	p := typedPlanner(t)
+	for sql, want := range map[string]bool{
+		"SELECT arr[1:2] FROM typed":           true,
+		"SELECT trim_array(arr, 1) FROM typed": true,
+		"SELECT arr[1], arr FROM typed":        false,
+	} {
+		d := p.Plan(context.Background(), sql, defaultSession())
+		if d.Route != RouteAccelerate || d.BinaryArraysInexact != want {
+			t.Errorf("%s: route %v (%s), BinaryArraysInexact %v, want accelerated and %v", sql, d.Route, d.Detail, d.BinaryArraysInexact, want)
+		}
+	}
+}

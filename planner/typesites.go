@@ -33,6 +33,9 @@ type typeSites struct {
 	contains [][2]*pg_query.Node         // container and contained of @> and <@
 	// rowCmp describes a row comparison the rewrite does not spell out.
 	rowCmp string
+	// slices: an array slice or trim_array, whose result keeps its
+	// source's NULL bitmap at the origin (Decision.BinaryArraysInexact).
+	slices bool
 	// starOrdered and starEqual: ORDER BY and GROUP BY positions of
 	// SELECT * FROM one relation.
 	starOrdered, starEqual []starColumn
@@ -99,6 +102,10 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 		}
 	case *pg_query.SubLink:
 		ts.noteSubLink(n)
+	case *pg_query.A_Indices:
+		if n.IsSlice {
+			ts.slices = true
+		}
 	case *pg_query.TypeCast:
 		if n.TypeName != nil && !castTarget(n, textAndJSONTypeNames) {
 			ts.casts = append(ts.casts, copyNode(n.Arg))
@@ -112,6 +119,8 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 			for _, arg := range n.Args {
 				ts.printed = append(ts.printed, copyNode(arg))
 			}
+		case name == "trim_array":
+			ts.slices = true
 		}
 		if n.AggDistinct {
 			ts.noteEqual(n.Args...)
