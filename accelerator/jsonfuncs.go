@@ -25,17 +25,23 @@ import (
 //
 //	pgaccel_json_get(doc, key text | index bigint)       -> VARCHAR  (doc -> key)
 //	pgaccel_json_get_text(doc, key text | index bigint)  -> VARCHAR  (doc ->> key)
+//	pgaccel_jsonb_get(doc, key text | index bigint)      -> VARCHAR  (jsonb -> key)
+//	pgaccel_jsonb_get_text(doc, key text | index bigint) -> VARCHAR  (jsonb ->> key)
 //	pgaccel_json_path(doc, path text)                    -> VARCHAR  (doc #> path)
 //	pgaccel_json_path_text(doc, path text)               -> VARCHAR  (doc #>> path)
 //	pgaccel_jsonb_exists(doc, key text)                  -> BOOLEAN  (doc ? key)
 //
-// path is the text of a Postgres text[] ('{a,0,b}'). A field named twice
+// The jsonb forms take a scalar document as a one-element array, as
+// Postgres keeps a jsonb scalar (doc -> 0 and doc -> -1 are the scalar);
+// json's has no elements. path is the text of a Postgres text[] ('{a,0,b}'). A field named twice
 // in a json object: Postgres returns the last one, as here. A string
 // holding \u0000 or a lone surrogate, which Postgres refuses to turn into
 // text, is an error here too (the statement falls back to the origin).
 const (
 	JSONGetFunction      = "pgaccel_json_get"
 	JSONGetTextFunction  = "pgaccel_json_get_text"
+	JSONBGetFunction     = "pgaccel_jsonb_get"
+	JSONBGetTextFunction = "pgaccel_jsonb_get_text"
 	JSONPathFunction     = "pgaccel_json_path"
 	JSONPathTextFunction = "pgaccel_json_path_text"
 	JSONBExistsFunction  = "pgaccel_jsonb_exists"
@@ -51,15 +57,18 @@ func registerJSONFunctions(conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
-	get := func(text bool) []duckdb.ScalarFunc {
+	get := func(text, jsonb bool) []duckdb.ScalarFunc {
+		row := func(v []driver.Value) (any, error) { return jsonGetRow(v, text, jsonb) }
 		return []duckdb.ScalarFunc{
-			scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) { return jsonGetRow(v, text) }},
-			scalarUDF{[]duckdb.TypeInfo{varchar, bigint}, varchar, func(v []driver.Value) (any, error) { return jsonGetRow(v, text) }},
+			scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, row},
+			scalarUDF{[]duckdb.TypeInfo{varchar, bigint}, varchar, row},
 		}
 	}
 	sets := map[string][]duckdb.ScalarFunc{
-		JSONGetFunction:     get(false),
-		JSONGetTextFunction: get(true),
+		JSONGetFunction:      get(false, false),
+		JSONGetTextFunction:  get(true, false),
+		JSONBGetFunction:     get(false, true),
+		JSONBGetTextFunction: get(true, true),
 		JSONPathFunction: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
 			return jsonPathRow(v, false)
 		}}},
@@ -85,10 +94,20 @@ func registerJSONFunctions(conn *sql.Conn) error {
 	return nil
 }
 
-func jsonGetRow(v []driver.Value, text bool) (any, error) {
+// jsonGetRow is doc -> key (doc ->> key when text) of a json document, or
+// of a jsonb one, whose scalar is a one-element array.
+func jsonGetRow(v []driver.Value, text, jsonb bool) (any, error) {
 	doc, ok := v[0].(string)
 	if !ok {
 		return nil, nil
+	}
+	if i, ok := v[1].(int64); ok && jsonb {
+		if raw := bytes.TrimSpace([]byte(doc)); len(raw) > 0 && raw[0] != '{' && raw[0] != '[' {
+			if i == 0 || i == -1 {
+				return jsonResult(raw, text)
+			}
+			return nil, nil
+		}
 	}
 	raw, found, err := jsonStep([]byte(doc), v[1])
 	if err != nil || !found {

@@ -12,14 +12,23 @@ func TestJSONFunctions_TextAsItStands(t *testing.T) {
 		got  func() (any, error)
 		want any
 	}{
-		{"-> object keeps Postgres's text", func() (any, error) { return jsonGetRow([]driver.Value{doc, "b"}, false) }, `[1, 2, {"c": "x\u00e9"}]`},
-		{"->> string unescaped", func() (any, error) { return jsonGetRow([]driver.Value{doc, "s"}, true) }, `q"`},
-		{"->> null is NULL", func() (any, error) { return jsonGetRow([]driver.Value{doc, "n"}, true) }, nil},
-		{"-> null is json null", func() (any, error) { return jsonGetRow([]driver.Value{doc, "n"}, false) }, "null"},
-		{"the last of a repeated field", func() (any, error) { return jsonGetRow([]driver.Value{doc, "a"}, true) }, "2"},
-		{"missing field", func() (any, error) { return jsonGetRow([]driver.Value{doc, "z"}, true) }, nil},
-		{"array index from the end", func() (any, error) { return jsonGetRow([]driver.Value{`[1, "two", 3]`, int64(-2)}, true) }, "two"},
-		{"index out of range", func() (any, error) { return jsonGetRow([]driver.Value{`[1]`, int64(3)}, true) }, nil},
+		{"-> object keeps Postgres's text", func() (any, error) { return jsonGetRow([]driver.Value{doc, "b"}, false, false) }, `[1, 2, {"c": "x\u00e9"}]`},
+		{"->> string unescaped", func() (any, error) { return jsonGetRow([]driver.Value{doc, "s"}, true, false) }, `q"`},
+		{"->> null is NULL", func() (any, error) { return jsonGetRow([]driver.Value{doc, "n"}, true, false) }, nil},
+		{"-> null is json null", func() (any, error) { return jsonGetRow([]driver.Value{doc, "n"}, false, false) }, "null"},
+		{"the last of a repeated field", func() (any, error) { return jsonGetRow([]driver.Value{doc, "a"}, true, false) }, "2"},
+		{"missing field", func() (any, error) { return jsonGetRow([]driver.Value{doc, "z"}, true, false) }, nil},
+		{"array index from the end", func() (any, error) { return jsonGetRow([]driver.Value{`[1, "two", 3]`, int64(-2)}, true, false) }, "two"},
+		{"index out of range", func() (any, error) { return jsonGetRow([]driver.Value{`[1]`, int64(3)}, true, false) }, nil},
+		// A jsonb scalar is a one-element array; a json one has no elements.
+		{"jsonb scalar -> 0", func() (any, error) { return jsonGetRow([]driver.Value{`"s"`, int64(0)}, false, true) }, `"s"`},
+		{"jsonb scalar ->> -1", func() (any, error) { return jsonGetRow([]driver.Value{`"s"`, int64(-1)}, true, true) }, "s"},
+		{"jsonb null -> -1", func() (any, error) { return jsonGetRow([]driver.Value{`null`, int64(-1)}, false, true) }, "null"},
+		{"jsonb scalar -> 1", func() (any, error) { return jsonGetRow([]driver.Value{`1.50`, int64(1)}, false, true) }, nil},
+		{"jsonb scalar -> -2", func() (any, error) { return jsonGetRow([]driver.Value{`1.50`, int64(-2)}, false, true) }, nil},
+		{"jsonb scalar -> key", func() (any, error) { return jsonGetRow([]driver.Value{`"s"`, "s"}, false, true) }, nil},
+		{"jsonb array -> -1", func() (any, error) { return jsonGetRow([]driver.Value{`[1, 2]`, int64(-1)}, false, true) }, "2"},
+		{"json scalar -> 0", func() (any, error) { return jsonGetRow([]driver.Value{`"s"`, int64(0)}, false, false) }, nil},
 		{"#>> path", func() (any, error) { return jsonPathRow([]driver.Value{doc, "{b,2,c}"}, true) }, "xé"},
 		{"#>> path through a non-index", func() (any, error) { return jsonPathRow([]driver.Value{doc, "{b,x}"}, true) }, nil},
 		{"? key", func() (any, error) { return jsonExistsRow([]driver.Value{doc, "b"}) }, true},
@@ -38,7 +47,7 @@ func TestJSONFunctions_TextAsItStands(t *testing.T) {
 			t.Errorf("%s: got %#v, %v; want %#v", tt.name, got, err, tt.want)
 		}
 	}
-	if _, err := jsonGetRow([]driver.Value{`{"a": "\u0000"}`, "a"}, true); err == nil {
+	if _, err := jsonGetRow([]driver.Value{`{"a": "\u0000"}`, "a"}, true, false); err == nil {
 		t.Error(`->> of "\u0000": no error (Postgres refuses it)`)
 	}
 	if _, err := parseTextArray(`{a,NULL}`); err == nil {

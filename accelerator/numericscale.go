@@ -54,6 +54,9 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 	if err := registerPGFunctions(conn); err != nil {
 		return err
 	}
+	if err := registerArrayFunctions(conn); err != nil {
+		return err
+	}
 	return registerJSONFunctions(conn)
 }
 

@@ -204,6 +204,8 @@ type analysis struct {
 	arithCols map[string]struct{}
 	// divisions: the operands of every / and % (divkinds.go).
 	divisions []division
+	// types: what the type rules judge (typesites.go).
+	types typeSites
 
 	rewrites rewriteCache
 	// fallbacks holds the origin forms of the statement for

@@ -80,6 +80,9 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	if f := a.untypedExtract(r); f != "" {
 		return ReasonUnsupported, "EXTRACT or date_part of the field " + f + " of a value not known to be a timestamp column (DuckDB counts it in whole units)"
 	}
+	if reason, why := a.typeHazard(r); reason != "" {
+		return reason, why
+	}
 	if n := a.realArithmetic(r); n != "" {
 		return ReasonUnsupported, "arithmetic on " + n + ", which may be a real (float4): DuckDB computes it in single precision"
 	}

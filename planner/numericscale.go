@@ -95,6 +95,19 @@ func (z *analyzer) noteMerging(m any) {
 			z.merging([]*pg_query.Node{n.Args[0], n.Args[2]}, outside)
 			z.a.valueDefaults = append(z.a.valueDefaults, [2]*pg_query.Node{copyNode(n.Args[0]), copyNode(n.Args[2])})
 		}
+		if arrayMergingFuncs[funcName(n)] {
+			// One array of the elements of both: a DuckDB list has one
+			// scale, each Postgres numeric element its own. A slice or
+			// subscript of a column holds the column's elements.
+			args := make([]*pg_query.Node, len(n.Args))
+			for i, arg := range n.Args {
+				args[i] = arg
+				if ind := arg.GetAIndirection(); ind != nil && ind.Arg.GetColumnRef() != nil && onlySubscripts(ind) {
+					args[i] = ind.Arg
+				}
+			}
+			z.merging(args, outside)
+		}
 	case *pg_query.A_ArrayExpr:
 		// ARRAY[a, b]: the elements' common type.
 		z.merging(n.Elements, outside)
@@ -103,6 +116,21 @@ func (z *analyzer) noteMerging(m any) {
 			z.a.numericLiteral = true
 		}
 	}
+}
+
+// arrayMergingFuncs build an array of the elements of their arguments
+// (array_append(arr, x) of arr's and x).
+var arrayMergingFuncs = map[string]bool{"array_append": true, "array_prepend": true, "array_cat": true, "array_replace": true}
+
+// onlySubscripts reports whether every indirection of ind is a subscript
+// or slice (no field selection).
+func onlySubscripts(ind *pg_query.A_Indirection) bool {
+	for _, i := range ind.Indirection {
+		if i.GetAIndices() == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // commonTypeHazard returns the first lag or lead default whose common

@@ -190,6 +190,12 @@ type Decision struct {
 	// with daylight-saving or offset changes; the proxy sends it to the
 	// origin unless the session's TimeZone is UTC.
 	ZoneSensitive bool
+	// BinaryArraysInexact: the statement slices arrays (a[i:j],
+	// trim_array), whose result Postgres sends in binary with the NULL
+	// flag of the array it came from, which the acceleration does not
+	// know: an Execute asking for an array column in binary goes to the
+	// origin (text is the same).
+	BinaryArraysInexact bool
 
 	writes bool
 }
@@ -526,6 +532,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 			d.SignedIntervals = true
 		}
 	}
+	d.BinaryArraysInexact = a.types.slices
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.Datasets = r.datasetNames()

@@ -126,6 +126,7 @@ func (z *analyzer) enter(m proto.Message, w *walker) {
 func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	z.noteOrdering(m)
 	z.noteMerging(m)
+	z.noteTypeSites(m, w)
 	if why := checkArgs(m); why != "" {
 		z.flagWhy(flagUnsupported, why)
 	}

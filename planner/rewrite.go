@@ -245,6 +245,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	var c collector
 	walk(tree.Stmts[0].Stmt, &c)
+	typed := prepareTypeRewrites(tree.Stmts[0].Stmt, a, r)
 
 	targets := make([]*pg_query.RangeVar, len(refs))
 	for i, ref := range refs {
@@ -382,6 +383,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		guardNarrowing(cs.node, cs.cast, a, r)
 	}
 	guardFloats(tree.Stmts[0].Stmt, a, r)
+	if err := typed.apply(); err != nil {
+		return "", err
+	}
 	// Identifiers that are keywords in DuckDB but not reserved in Postgres
 	// come out of the deparser unquoted; quote them. A statement that
 	// already contains the marker text is left as it is (DuckDB may then

@@ -595,6 +595,13 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		rows = rd
 	}
 	ss.publish(p.stmt, d)
+	if d.BinaryArraysInexact && binaryArrays(rows, p.resultFormats) {
+		// array_send writes the NULL flag of the array a slice came
+		// from, which the acceleration does not know.
+		d.Route, d.Reason, d.Detail = planner.RouteOrigin, "binary_array", "an array slice in binary results: Postgres sends the NULL flag of the array it came from"
+		ss.countOrigin(d)
+		return false
+	}
 	if d.Caching {
 		if ss.executeCaching(p, m, oids, rows, d, start) {
 			return true
@@ -671,6 +678,17 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 	}
 	p.active = r
 	return ss.continueLocal(p, m, true) // startLocal armed the run
+}
+
+// binaryArrays reports whether a result of description rd in formats has
+// an array column in binary.
+func binaryArrays(rd *pgproto3.RowDescription, formats []int16) bool {
+	for i, f := range rd.Fields {
+		if formatAt(formats, i) == 1 && encode.IsArray(f.DataTypeOID) {
+			return true
+		}
+	}
+	return false
 }
 
 // duckArgs decodes p's parameters (of types oids) for DuckDB and puts

@@ -100,3 +100,6 @@ var types = map[uint32]typeInfo{
 	2951: {"uuid[]", kindUUID, OIDUUID},
 	3807: {"jsonb[]", kindJSONB, OIDJSONB},
 }
+
+// IsArray reports whether oid is an array type the encoder encodes.
+func IsArray(oid uint32) bool { return types[oid].elem != 0 }
