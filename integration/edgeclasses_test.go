@@ -78,6 +78,10 @@ var edgeQueries = []struct{ class, sql string }{
 	// Subscripts below 1.
 	{"a negative subscript", "SELECT id, arr[-1], arr[0], arr[i2] FROM edge_vals ORDER BY id"},
 	{"a slice to -1", "SELECT id, arr[1:-1], arr[-1:2], arr[i2:3] FROM edge_vals ORDER BY id"},
+	// Sorting by the value of an exact avg, not by its text.
+	{"ORDER BY an exact avg", "SELECT id, avg(i4) AS a FROM edge_vals GROUP BY id ORDER BY 2, 1"},
+	{"ORDER BY an exact avg by name", "SELECT id, avg(i4) FROM edge_vals GROUP BY id ORDER BY avg DESC"},
+	{"DISTINCT ON an exact avg", "SELECT DISTINCT ON (2) id % 2, avg(i4) FROM edge_vals GROUP BY id ORDER BY 2, 1"},
 }
 
 // TestAccel_EdgeClasses: each of edgeQueries is answered byte for byte as

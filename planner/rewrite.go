@@ -397,6 +397,8 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			return "", err
 		}
 	}
+	// Last, cloning the rewritten outputs (avgsort.go).
+	sortAvgsByValue(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
 	out, err := pg_query.Deparse(tree)
 	if err != nil {
 		return "", fmt.Errorf("rewrite: deparse: %w", err)
