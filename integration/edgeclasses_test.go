@@ -21,10 +21,18 @@ INSERT INTO edge_vals VALUES
  (5, 2, 3, 4, 2.5, 0.25, 'tie', '36 hours', '{1,2,3,4}', '2024-03-10');
 CREATE TABLE edge_other (id int PRIMARY KEY, v int);
 INSERT INTO edge_other VALUES (1, 10), (5, 50);
-GRANT SELECT ON edge_vals, edge_other TO app;`
+DROP TABLE IF EXISTS edge_signs;
+CREATE TABLE edge_signs (id int PRIMARY KEY, f float8, fa float8[], iv interval);
+INSERT INTO edge_signs VALUES
+ (1, '-0', '{-0,1}', '1 mon -1 day'), (2, '-0', '{-0}', '29 days'), (3, 1.5, '{1.5,-0}', '1 mon'),
+ (4, NULL, NULL, NULL), (5, '-0', '{}', '30 days'), (6, 2.5, '{2.5}', '-3 days 04:00:00'),
+ (7, -1, '{-1}', '1 day -1 hour'), (8, '-0', '{-0,-0}', '23:00:00'), (9, 1e300, '{1e300}', '1 mon -4 days 04:00:00'),
+ (10, -2.5, '{-2.5,-0}', '27 days 04:00:00');
+GRANT SELECT ON edge_vals, edge_other, edge_signs TO app;`
 
 const edgeDatasets = `  - from: postgres:public.edge_vals
   - from: postgres:public.edge_other
+  - from: postgres:public.edge_signs
 `
 
 // edgeQueries are reads on which Postgres raises an error, or types a
@@ -82,6 +90,23 @@ var edgeQueries = []struct{ class, sql string }{
 	{"ORDER BY an exact avg", "SELECT id, avg(i4) AS a FROM edge_vals GROUP BY id ORDER BY 2, 1"},
 	{"ORDER BY an exact avg by name", "SELECT id, avg(i4) FROM edge_vals GROUP BY id ORDER BY avg DESC"},
 	{"DISTINCT ON an exact avg", "SELECT DISTINCT ON (2) id % 2, avg(i4) FROM edge_vals GROUP BY id ORDER BY 2, 1"},
+	// -0 keeps its sign where DuckDB sorts by it (edge_signs holds -0
+	// and no 0).
+	{"-0 sorted", "SELECT id, f FROM edge_signs ORDER BY 2, 1"},
+	{"-0 sorted by name", "SELECT id, f AS x FROM edge_signs ORDER BY x DESC, id"},
+	{"-0 of an expression sorted", "SELECT id, f8 * '-0'::float8 AS z FROM edge_vals ORDER BY 2, 1"},
+	{"a -0 constant sorted", "SELECT id, '-0'::float4 AS z FROM edge_vals ORDER BY 1, 2"},
+	{"-0 in a sorted array", "SELECT id, fa FROM edge_signs ORDER BY 2, 1"},
+	{"-0 kept by DISTINCT ON", "SELECT DISTINCT ON (1) f FROM edge_signs ORDER BY 1 DESC"},
+	{"-0 kept by DISTINCT", "SELECT DISTINCT f FROM edge_signs ORDER BY 1"},
+	{"-0 of a group sorted", "SELECT f, count(*) FROM edge_signs GROUP BY f ORDER BY 1"},
+	{"-0 of min sorted", "SELECT id % 2 AS g, min(f) AS m FROM edge_signs WHERE f <= 0 GROUP BY 1 ORDER BY m, g"},
+	{"-0 through a window's order", "SELECT id, f, lag(f) OVER (ORDER BY f, id) FROM edge_signs ORDER BY id"},
+	{"-0 through a window's partition", "SELECT id, f, sum(id) OVER (PARTITION BY f ORDER BY id) FROM edge_signs ORDER BY id"},
+	{"-0 in an aggregate's order", "SELECT array_agg(f ORDER BY f, id) FROM edge_signs"},
+	{"-0 in a sorted subquery", "SELECT id, f FROM (SELECT id, f FROM edge_signs ORDER BY f, id LIMIT 4) s ORDER BY id"},
+	{"-0 in a sorted set operation", "SELECT f FROM edge_signs UNION ALL SELECT f FROM edge_signs WHERE id < 3 ORDER BY 1"},
+	{"-0 and 0 constants", "SELECT id, f8 * '-0'::float8, f8 * 0 FROM edge_vals ORDER BY id"},
 }
 
 // TestAccel_EdgeClasses: each of edgeQueries is answered byte for byte as

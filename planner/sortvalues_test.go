@@ -102,3 +102,28 @@ func TestPlan_ExactAvgSortsByValue(t *testing.T) {
 		{sql: "SELECT DISTINCT avg(i2) FROM vals GROUP BY n", route: RouteOrigin},
 	})
 }
+
+// TestPlan_FloatSortsKeepNegativeZero: every sort key that may hold a
+// float sorts by a copy DuckDB does not return its values from (F13).
+func TestPlan_FloatSortsKeepNegativeZero(t *testing.T) {
+	const sh = "CASE WHEN"
+	checkSortCases(t, []sortCase{
+		{sql: "SELECT id, '-0'::float4 AS z FROM vals ORDER BY 1, 2", route: RouteAccelerate, want: []string{"ORDER BY 1 NULLS LAST, CASE WHEN '-0'::float4 IS NULL THEN NULL ELSE '-0'::float4 END NULLS LAST"}},
+		{sql: "SELECT fa FROM vals ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY CASE WHEN fa IS NULL THEN NULL ELSE fa END"}},
+		{sql: "SELECT f AS x FROM vals ORDER BY x DESC", route: RouteAccelerate, want: []string{"ORDER BY CASE WHEN f IS NULL THEN NULL ELSE f END DESC"}},
+		{sql: "SELECT DISTINCT ON (1) f FROM vals ORDER BY 1 DESC", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+		{sql: "SELECT id, lag(f) OVER (ORDER BY f, id) FROM vals", route: RouteAccelerate, want: []string{"OVER (ORDER BY " + sh}},
+		{sql: "SELECT id, sum(id) OVER (PARTITION BY r ORDER BY id) FROM vals", route: RouteAccelerate, want: []string{"PARTITION BY " + sh}},
+		{sql: "SELECT array_agg(f ORDER BY f) FROM vals", route: RouteAccelerate, want: []string{"array_agg(f ORDER BY " + sh}},
+		{sql: "SELECT txt, min(f) AS m FROM vals GROUP BY txt ORDER BY m, txt", route: RouteAccelerate, want: []string{"ORDER BY CASE WHEN min(f) IS NULL THEN NULL ELSE min(f) END"}},
+		{sql: "SELECT x.f FROM (SELECT f FROM vals ORDER BY f LIMIT 3) x", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+		{sql: "SELECT f FROM vals UNION ALL SELECT f FROM other ORDER BY 1", route: RouteAccelerate,
+			want: []string{"SELECT * FROM (SELECT f FROM ds_vals.main.vals vals UNION ALL SELECT f FROM ds_other.main.other other) pgaccel_setop(c1) ORDER BY CASE WHEN pgaccel_setop.c1 IS NULL"}},
+		{sql: "SELECT id, txt FROM vals UNION SELECT id, txt FROM other ORDER BY 1", route: RouteAccelerate, notWant: []string{sh}},
+		{sql: "SELECT id, txt, d FROM vals ORDER BY id, 2, d", route: RouteAccelerate, notWant: []string{sh}},
+		{sql: "SELECT id, f FROM vals ORDER BY id", route: RouteAccelerate, notWant: []string{sh}},
+		{sql: "SELECT * FROM vals ORDER BY 3", route: RouteOrigin},
+		{sql: "SELECT f * '-0'::float8, f * 0 FROM vals", route: RouteOrigin},
+		{sql: "SELECT f * '-0'::float8 FROM vals ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+	})
+}

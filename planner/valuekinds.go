@@ -1,0 +1,539 @@
+package planner
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Value kinds. Some types have values that are equal but not the same:
+// a double precision -0 equals 0 but prints "-0", an interval '1 mon'
+// equals '30 days'. DuckDB sorts, compares and deduplicates such values
+// otherwise than Postgres (negzero.go, intervalorder.go, correlated.go),
+// so the rewrite must know which expressions may hold them. kindsOf
+// answers with the set of kinds an expression's value may be of, from the
+// datasets' column types, casts, constants, operators and the functions
+// it knows; anything else may be of any kind. It never says a value
+// cannot be of a kind that it may be of.
+
+// kindSet is a set of kinds.
+type kindSet uint16
+
+const (
+	// ksOther: a type whose equal values are the same value, ordered
+	// alike in both engines (integers, numerics, text, booleans, json,
+	// uuid, bytea, arrays of those, ...).
+	ksOther       kindSet = 1 << iota
+	ksFloat               // float4, float8
+	ksFloatArr            // arrays of them
+	ksInterval            // interval
+	ksIntervalArr         // arrays of intervals
+	ksTemporal            // timestamp, timestamptz, time, timetz
+	ksDate                // date
+	// ksUnknown is a string literal, whose type is what it meets.
+	ksUnknown
+
+	ksAll       = ksOther | ksFloat | ksFloatArr | ksInterval | ksIntervalArr | ksTemporal | ksDate
+	ksFloats    = ksFloat | ksFloatArr
+	ksIntervals = ksInterval | ksIntervalArr
+)
+
+// has reports whether k may be of a kind of bits.
+func (k kindSet) has(bits kindSet) bool { return k&bits != 0 }
+
+// only reports whether every kind k may be of is in bits (string
+// literals taking their type from bits), and k is not empty.
+func (k kindSet) only(bits kindSet) bool {
+	k &^= ksUnknown
+	return k != 0 && k&^bits == 0
+}
+
+// arrayOf is the kinds of an array of elements of kinds k.
+func (k kindSet) arrayOf() kindSet {
+	out := kindSet(0)
+	if k.has(ksFloats) {
+		out |= ksFloatArr
+	}
+	if k.has(ksIntervals) {
+		out |= ksIntervalArr
+	}
+	if k.has(ksOther | ksTemporal | ksDate | ksUnknown) {
+		out |= ksOther
+	}
+	return out
+}
+
+// elementOf is the kinds of an element (or a slice) of an array of kinds k.
+func (k kindSet) elementOf() kindSet {
+	out := kindSet(0)
+	if k.has(ksFloatArr) {
+		out |= ksFloat | ksFloatArr
+	}
+	if k.has(ksIntervalArr) {
+		out |= ksInterval | ksIntervalArr
+	}
+	if k.has(ksOther) {
+		out |= ksOther | ksTemporal | ksDate
+	}
+	if k.has(ksFloat | ksInterval | ksTemporal | ksDate) {
+		out |= ksAll // not an array: a field selection of a composite
+	}
+	return out
+}
+
+// oidKinds is the kind of a column of type oid.
+func oidKinds(oid uint32) kindSet {
+	switch oid {
+	case oidFloat4, oidFloat8:
+		return ksFloat
+	case 1021, 1022: // float4[], float8[]
+		return ksFloatArr
+	case oidInterval:
+		return ksInterval
+	case 1187: // interval[]
+		return ksIntervalArr
+	case oidTimestamp, oidTimestamptz, oidTime, oidTimetz:
+		return ksTemporal
+	case oidDate:
+		return ksDate
+	}
+	return ksOther
+}
+
+// typeNameKinds is the kind of a value cast to tn; ksAll for a type the
+// planner does not know.
+func typeNameKinds(tn *pg_query.TypeName) kindSet {
+	if tn == nil {
+		return ksAll
+	}
+	parts, ok := stringsOf(tn.Names)
+	if !ok || len(parts) == 0 {
+		return ksAll
+	}
+	var k kindSet
+	switch strings.ToLower(parts[len(parts)-1]) {
+	case "float4", "float8", "real", "float", "double precision":
+		k = ksFloat
+	case "interval":
+		k = ksInterval
+	case "timestamp", "timestamptz", "time", "timetz":
+		k = ksTemporal
+	case "date":
+		k = ksDate
+	case "int2", "int4", "int8", "int", "integer", "smallint", "bigint", "numeric", "decimal", "text", "varchar",
+		"bpchar", "char", "bool", "boolean", "json", "jsonb", "uuid", "bytea", "name", "bit", "varbit", "money", "oid":
+		k = ksOther
+	default:
+		return ksAll
+	}
+	if len(tn.ArrayBounds) > 0 {
+		return k.arrayOf()
+	}
+	return k
+}
+
+// Functions whose result's kind the planner knows: otherFuncs return
+// ksOther, floatFuncs a double precision, intervalFuncs an interval,
+// temporalFuncs and dateFuncs a timestamp (or time) and a date, whatever
+// their arguments.
+var (
+	otherFuncs = map[string]bool{
+		"count": true, "row_number": true, "rank": true, "dense_rank": true, "ntile": true,
+		"length": true, "char_length": true, "character_length": true, "octet_length": true, "bit_length": true,
+		"strpos": true, "position": true, "array_length": true, "cardinality": true, "array_position": true,
+		"array_positions": true, "array_to_string": true, "string_to_array": true, "array_ndims": true, "array_dims": true,
+		"bool_and": true, "bool_or": true, "every": true, "isfinite": true, "starts_with": true, "extract": true,
+		"jsonb_array_length": true, "json_array_length": true, "to_json": true, "to_jsonb": true, "jsonb_typeof": true,
+		"json_typeof": true, "jsonb_build_object": true, "json_build_object": true, "jsonb_build_array": true,
+		"json_build_array": true, "jsonb_agg": true, "json_agg": true, "jsonb_object_agg": true, "json_object_agg": true,
+		"to_number": true, "num_nonnulls": true, "num_nulls": true, "width_bucket": true, "gcd": true, "lcm": true,
+		"factorial": true, "scale": true, "min_scale": true, "trim_scale": true, "div": true, "ascii": true,
+		"like_escape": true, "similar_to_escape": true, "grouping": true, "regexp_like": true, "regexp_count": true,
+		"regexp_instr": true, "regexp_substr": true, "regexp_match": true, "regexp_matches": true,
+		"regexp_split_to_array": true, "to_hex": true, "to_ascii": true, "bit_count": true, "get_bit": true,
+		"get_byte": true, "sha224": true, "sha256": true, "sha384": true, "sha512": true, "decode": true,
+		// The accelerator's functions the rewrite calls.
+		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true,
+		numericRoundFunction: true, numericInFunction: true, numericInScaleFunction: true,
+		float8NumericTextFunction: true, numericStddevFunction: true, numericSortKeyFunction: true,
+		"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get": true, "pgaccel_json_get_text": true,
+		"pgaccel_json_path": true, "pgaccel_json_path_text": true, "pgaccel_json_typeof": true,
+		"pgaccel_json_array_length": true, "pgaccel_jsonb_contains": true, "pgaccel_jsonb_exists": true,
+		"pgaccel_interval_epoch_us": true,
+	}
+	floatFuncs = map[string]bool{
+		"pi": true, "sin": true, "cos": true, "tan": true, "cot": true, "asin": true, "acos": true, "atan": true,
+		"atan2": true, "sind": true, "cosd": true, "tand": true, "cotd": true, "asind": true, "acosd": true,
+		"atand": true, "atan2d": true, "sinh": true, "cosh": true, "tanh": true, "asinh": true, "acosh": true,
+		"atanh": true, "degrees": true, "radians": true, "date_part": true, "percent_rank": true, "cume_dist": true,
+		"corr": true, "covar_pop": true, "covar_samp": true, "regr_avgx": true, "regr_avgy": true, "regr_count": true,
+		"regr_intercept": true, "regr_r2": true, "regr_slope": true, "regr_sxx": true, "regr_sxy": true, "regr_syy": true,
+		"float8": true, "float4": true, "random": true, "pgaccel_interval_epoch": true, "erf": true, "erfc": true,
+	}
+	// numericOrFloatFuncs return double precision for double precision
+	// (or integer) arguments and numeric for numeric ones.
+	numericOrFloatFuncs = map[string]bool{
+		"sqrt": true, "cbrt": true, "exp": true, "ln": true, "log": true, "log10": true, "power": true, "pow": true,
+		"stddev": true, "stddev_samp": true, "stddev_pop": true, "variance": true, "var_samp": true, "var_pop": true,
+	}
+	// sameKindFuncs return a value of their (first) argument's kind.
+	sameKindFuncs = map[string]bool{
+		"min": true, "max": true, "first_value": true, "last_value": true, "nth_value": true, "any_value": true,
+		"abs": true, "round": true, "trunc": true, "ceil": true, "ceiling": true, "floor": true, "sign": true,
+		"sum": true, "avg": true, "justify_hours": true, "justify_days": true, "justify_interval": true,
+		"pgaccel_justify_hours": true, "pgaccel_justify_days": true, "pgaccel_justify_interval": true,
+	}
+	intervalFuncs = map[string]bool{"age": true, "make_interval": true, tstzDiffFunction: true}
+	temporalFuncs = map[string]bool{
+		"make_timestamp": true, "make_timestamptz": true, "to_timestamp": true, "make_time": true, "date_bin": true,
+		"timezone": true, "now": true, "clock_timestamp": true, "statement_timestamp": true, "transaction_timestamp": true,
+	}
+	dateFuncs = map[string]bool{"make_date": true, "to_date": true, "date": true}
+)
+
+// kindSetOf returns the kinds n's value may be of, in the statement a
+// resolved as r. unquote, when not nil, maps a column name the rewrite
+// protected (identQuoter) back to its own.
+func (a *analysis) kindSetOf(r resolution, n *pg_query.Node, unquote func(string) string) kindSet {
+	k := kindScope{a: a, r: r, unquote: unquote}
+	out := k.of(n, 0)
+	if out == ksUnknown {
+		return ksOther // a string literal alone is text
+	}
+	return out
+}
+
+type kindScope struct {
+	a       *analysis
+	r       resolution
+	unquote func(string) string
+}
+
+func (k kindScope) name(s string) string {
+	if k.unquote != nil {
+		return k.unquote(s)
+	}
+	return s
+}
+
+// column returns the kinds of the column reference cr: of the dataset
+// column its qualifier names, or of every column and output column of
+// its name.
+func (k kindScope) column(cr *pg_query.ColumnRef, depth int) kindSet {
+	if len(cr.Fields) == 0 || lastField(cr) == "" {
+		return ksAll // * or t.*
+	}
+	name := k.name(lastField(cr))
+	if len(cr.Fields) >= 2 {
+		qual := k.name(cr.Fields[len(cr.Fields)-2].GetString_().GetSval())
+		for i, rel := range k.a.rels {
+			if rel.refName() != qual || rel.colAliases || i >= len(k.r.relDS) || k.r.relDS[i] >= len(k.r.datasets) {
+				continue
+			}
+			for _, c := range k.r.datasets[k.r.relDS[i]].state.Columns {
+				if c.Name == name {
+					return oidKinds(c.TypeOID)
+				}
+			}
+		}
+	}
+	out, found := kindSet(0), false
+	for _, d := range k.r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name {
+				out |= oidKinds(c.TypeOID)
+				found = true
+			}
+		}
+	}
+	for _, def := range k.a.aliasDefs[name] {
+		if dc := def.GetColumnRef(); dc != nil && lastField(dc) == name {
+			continue // a column under its own name: counted above
+		}
+		found = true
+		if depth >= maxAliasDepth {
+			return ksAll
+		}
+		out |= k.of(def, depth+1)
+	}
+	if !found {
+		return ksAll // an outer column, a whole row, or a name not known
+	}
+	return out
+}
+
+// join is the union of the kinds of ns, string literals among other
+// kinds taking theirs.
+func (k kindScope) join(depth int, ns ...*pg_query.Node) kindSet {
+	out := kindSet(0)
+	for _, n := range ns {
+		out |= k.of(n, depth+1)
+	}
+	if out != ksUnknown {
+		out &^= ksUnknown
+	}
+	return out
+}
+
+func (k kindScope) of(n *pg_query.Node, depth int) kindSet {
+	if n == nil {
+		return 0
+	}
+	if depth > 64 {
+		return ksAll
+	}
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		return k.column(v.ColumnRef, depth)
+	case *pg_query.Node_AConst:
+		switch v.AConst.Val.(type) {
+		case nil:
+			return 0 // NULL
+		case *pg_query.A_Const_Sval:
+			return ksUnknown
+		}
+		return ksOther
+	case *pg_query.Node_TypeCast:
+		return typeNameKinds(v.TypeCast.TypeName)
+	case *pg_query.Node_CollateClause:
+		return k.of(v.CollateClause.Arg, depth+1)
+	case *pg_query.Node_ParamRef:
+		return ksAll
+	case *pg_query.Node_FuncCall:
+		return k.call(v.FuncCall, depth)
+	case *pg_query.Node_AExpr:
+		return k.expr(v.AExpr, depth)
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest, *pg_query.Node_GroupingFunc:
+		return ksOther
+	case *pg_query.Node_CaseExpr:
+		ns := []*pg_query.Node{v.CaseExpr.Defresult}
+		for _, w := range v.CaseExpr.Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				ns = append(ns, cw.Result)
+			}
+		}
+		return k.join(depth, ns...)
+	case *pg_query.Node_CoalesceExpr:
+		return k.join(depth, v.CoalesceExpr.Args...)
+	case *pg_query.Node_MinMaxExpr:
+		return k.join(depth, v.MinMaxExpr.Args...)
+	case *pg_query.Node_AArrayExpr:
+		return k.join(depth, v.AArrayExpr.Elements...).arrayOf()
+	case *pg_query.Node_RowExpr:
+		return k.join(depth, v.RowExpr.Args...)
+	case *pg_query.Node_AIndirection:
+		base := k.of(v.AIndirection.Arg, depth+1)
+		for _, ind := range v.AIndirection.Indirection {
+			if ind.GetAIndices() == nil {
+				return ksAll // a field of a composite
+			}
+			base = base.elementOf()
+		}
+		return base
+	case *pg_query.Node_SubLink:
+		sl := v.SubLink
+		switch sl.SubLinkType {
+		case pg_query.SubLinkType_EXPR_SUBLINK, pg_query.SubLinkType_ARRAY_SUBLINK:
+			sel := sl.Subselect.GetSelectStmt()
+			for sel != nil && sel.Larg != nil {
+				sel = sel.Larg
+			}
+			if sel == nil || len(sel.TargetList) == 0 {
+				return ksAll
+			}
+			out := k.of(sel.TargetList[0].GetResTarget().GetVal(), depth+1)
+			if out == ksUnknown {
+				out = ksOther
+			}
+			if sl.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+				return out.arrayOf()
+			}
+			return out
+		}
+		return ksOther // EXISTS, IN, ANY, ALL
+	}
+	return ksAll
+}
+
+// call is the kinds of a function's result.
+func (k kindScope) call(fc *pg_query.FuncCall, depth int) kindSet {
+	name := funcName(fc)
+	args := fc.Args
+	if fc.AggWithinGroup && len(fc.AggOrder) > 0 {
+		// mode() and percentile_disc(f) WITHIN GROUP (ORDER BY x): x's.
+		args = []*pg_query.Node{fc.AggOrder[0].GetSortBy().GetNode()}
+	}
+	argKinds := func() kindSet { return k.join(depth, args...) }
+	switch {
+	case name == "error":
+		return 0 // never returns
+	case otherFuncs[name] || collatedTextFuncs[name]:
+		return ksOther
+	case floatFuncs[name]:
+		return ksFloat
+	case intervalFuncs[name]:
+		return ksInterval
+	case temporalFuncs[name]:
+		return ksTemporal
+	case dateFuncs[name]:
+		return ksDate
+	case numericOrFloatFuncs[name]:
+		if a := argKinds(); a.only(ksOther) {
+			return ksOther | ksFloat // integer arguments make a double precision
+		} else if a.only(ksFloat) {
+			return ksFloat
+		}
+		return ksOther | ksFloat
+	case sameKindFuncs[name], name == "lag", name == "lead", name == "mode", name == "percentile_disc":
+		if len(args) == 0 {
+			return ksAll
+		}
+		if name == "lag" || name == "lead" {
+			ns := []*pg_query.Node{args[0]}
+			if len(args) > 2 {
+				ns = append(ns, args[2])
+			}
+			return k.join(depth, ns...)
+		}
+		if name == "percentile_disc" && len(fc.Args) > 0 && fc.Args[0].GetAArrayExpr() != nil {
+			return k.join(depth, args[0]).arrayOf()
+		}
+		return k.join(depth, args[0])
+	case name == "percentile_cont":
+		if len(args) > 0 && k.join(depth, args[0]).only(ksIntervals) {
+			return ksInterval | ksIntervalArr
+		}
+		return ksFloat | ksFloatArr | ksIntervals
+	case name == "coalesce" || name == "greatest" || name == "least" || name == "nullif":
+		if name == "nullif" && len(args) > 0 {
+			return k.join(depth, args[0])
+		}
+		return k.join(depth, args...)
+	case name == "date_trunc":
+		if len(args) >= 2 {
+			a := k.join(depth, args[1])
+			out := a & (ksInterval | ksTemporal)
+			if a.has(ksDate | ksUnknown) {
+				out |= ksTemporal
+			}
+			if a.has(^(ksInterval | ksTemporal | ksDate | ksUnknown)) {
+				out |= ksAll
+			}
+			return out
+		}
+		return ksAll
+	case name == "array_agg":
+		return argKinds().arrayOf() | argKinds()&ksFloatArr | argKinds()&ksIntervalArr
+	case name == "unnest":
+		return argKinds().elementOf()
+	case name == "array_append" || name == "array_prepend" || name == "array_cat" || name == "array_remove" ||
+		name == "array_replace" || name == "trim_array" || name == "array_fill":
+		a := argKinds()
+		return a&(ksFloatArr|ksIntervalArr|ksOther) | (a & (ksFloat | ksInterval | ksTemporal | ksDate)).arrayOf()
+	}
+	// A function the planner does not know: of any kind, but an interval
+	// only if an argument may be one.
+	out := ksAll &^ ksIntervals
+	if argKinds().has(ksIntervals) {
+		out |= ksIntervals
+	}
+	return out
+}
+
+// expr is the kinds of an operator's result.
+func (k kindScope) expr(e *pg_query.A_Expr, depth int) kindSet {
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return k.join(depth, e.Lexpr)
+	default:
+		return ksOther // comparisons, IN, BETWEEN, LIKE, IS DISTINCT FROM
+	}
+	op := divisionOp(e)
+	switch op {
+	case "=", "<>", "!=", "<", ">", "<=", ">=", "~~", "!~~", "~~*", "!~~*", "~", "~*", "!~", "!~*", "@>", "<@", "&&", "?", "?|", "?&", "@@",
+		"->", "->>", "#>", "#>>", "&", "|", "#", "<<", ">>", "!":
+		return ksOther
+	case "|/", "||/":
+		return ksFloat
+	case "||":
+		a := k.join(depth, e.Lexpr, e.Rexpr)
+		return ksOther | a&(ksFloatArr|ksIntervalArr) | (a & (ksFloat | ksInterval)).arrayOf()
+	case "+", "-", "*", "/", "%", "^", "@":
+	default:
+		return ksAll
+	}
+	if e.Lexpr == nil { // unary
+		return k.join(depth, e.Rexpr)
+	}
+	l, r := k.of(e.Lexpr, depth+1), k.of(e.Rexpr, depth+1)
+	switch {
+	case l == ksUnknown && r == ksUnknown:
+		l, r = ksOther, ksOther
+	case l == ksUnknown:
+		l = r
+	case r == ksUnknown:
+		r = l
+	}
+	l &^= ksUnknown
+	r &^= ksUnknown
+	out := kindSet(0)
+	for lb := ksOther; lb <= ksDate; lb <<= 1 {
+		if !l.has(lb) {
+			continue
+		}
+		for rb := ksOther; rb <= ksDate; rb <<= 1 {
+			if r.has(rb) {
+				out |= arithKind(op, lb, rb)
+			}
+		}
+	}
+	return out
+}
+
+// arithKind is the kind of lb op rb for one kind of each operand (0 when
+// Postgres has no such operator).
+func arithKind(op string, lb, rb kindSet) kindSet {
+	pair := func(x, y kindSet) bool { return lb == x && rb == y }
+	switch op {
+	case "+":
+		switch {
+		case pair(ksInterval, ksInterval):
+			return ksInterval
+		case pair(ksTemporal, ksInterval), pair(ksInterval, ksTemporal), pair(ksDate, ksInterval), pair(ksInterval, ksDate),
+			pair(ksDate, ksTemporal), pair(ksTemporal, ksDate):
+			return ksTemporal
+		case pair(ksDate, ksOther), pair(ksOther, ksDate):
+			return ksDate
+		}
+	case "-":
+		switch {
+		case pair(ksInterval, ksInterval), pair(ksTemporal, ksTemporal), pair(ksTemporal, ksDate), pair(ksDate, ksTemporal):
+			return ksInterval
+		case pair(ksTemporal, ksInterval), pair(ksDate, ksInterval):
+			return ksTemporal
+		case pair(ksDate, ksDate):
+			return ksOther
+		case pair(ksDate, ksOther):
+			return ksDate
+		}
+	case "*":
+		if pair(ksInterval, ksOther) || pair(ksOther, ksInterval) || pair(ksInterval, ksFloat) || pair(ksFloat, ksInterval) {
+			return ksInterval
+		}
+	case "/":
+		if pair(ksInterval, ksOther) || pair(ksInterval, ksFloat) {
+			return ksInterval
+		}
+	}
+	switch {
+	case pair(ksOther, ksOther):
+		if op == "^" {
+			return ksOther | ksFloat // integers make a double precision
+		}
+		return ksOther
+	case pair(ksFloat, ksFloat), pair(ksFloat, ksOther), pair(ksOther, ksFloat):
+		return ksFloat
+	}
+	return ksAll &^ ksIntervals // Postgres refuses it; kept conservative
+}
