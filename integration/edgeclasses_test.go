@@ -106,6 +106,24 @@ var edgeQueries = []struct{ class, sql string }{
 	{"-0 in an aggregate's order", "SELECT array_agg(f ORDER BY f, id) FROM edge_signs"},
 	{"-0 in a sorted subquery", "SELECT id, f FROM (SELECT id, f FROM edge_signs ORDER BY f, id LIMIT 4) s ORDER BY id"},
 	{"-0 in a sorted set operation", "SELECT f FROM edge_signs UNION ALL SELECT f FROM edge_signs WHERE id < 3 ORDER BY 1"},
+	// Intervals order and compare by their span, months × 30 days + days
+	// + time, also when their fields have mixed signs.
+	{"intervals of mixed signs sorted", "SELECT id, iv FROM edge_signs ORDER BY iv, id"},
+	{"intervals sorted by an expression", "SELECT id, '-3 days 04:00:00'::interval + iv AS x FROM edge_signs ORDER BY 2, 1"},
+	{"intervals compared", "SELECT a.id, b.id FROM edge_signs a, edge_signs b WHERE a.iv < b.iv ORDER BY 1, 2"},
+	{"intervals joined on =", "SELECT a.id, b.id FROM edge_signs a JOIN edge_signs b ON a.iv = b.iv WHERE a.id < b.id ORDER BY 1, 2"},
+	{"intervals between", "SELECT id FROM edge_signs WHERE iv BETWEEN '26 days' AND '28 days' ORDER BY id"},
+	{"intervals in a list", "SELECT id FROM edge_signs WHERE iv IN ('29 days', '23:00:00') ORDER BY id"},
+	{"min and max of intervals", "SELECT min(iv), max(iv) FROM edge_signs WHERE id IN (6, 9, 10)"},
+	{"max of intervals over a window", "SELECT id, max(iv) OVER (ORDER BY id) FROM edge_signs WHERE id IN (6, 7, 9, 10) ORDER BY id"},
+	{"NULLIF of intervals", "SELECT id, NULLIF(iv, '29 days') FROM edge_signs ORDER BY id"},
+	{"CASE of intervals", "SELECT id, CASE iv WHEN '23:00:00' THEN 'x' END FROM edge_signs ORDER BY id"},
+	{"DISTINCT ON intervals", "SELECT DISTINCT ON (iv) id FROM edge_signs ORDER BY iv, id"},
+	{"intervals grouped", "SELECT count(*) FROM edge_signs GROUP BY iv ORDER BY 1"},
+	{"distinct intervals", "SELECT count(*) FROM (SELECT DISTINCT iv FROM edge_signs) s"},
+	{"an aggregate ordered by intervals", "SELECT string_agg(id::text, ',' ORDER BY iv, id) FROM edge_signs"},
+	{"a window partitioned by intervals", "SELECT id, count(*) OVER (PARTITION BY iv) FROM edge_signs ORDER BY id"},
+	{"intervals of a sorted set operation", "SELECT iv FROM edge_signs WHERE id IN (6, 10) UNION ALL SELECT iv FROM edge_signs WHERE id = 9 ORDER BY 1"},
 	{"-0 and 0 constants", "SELECT id, f8 * '-0'::float8, f8 * 0 FROM edge_vals ORDER BY id"},
 }
 

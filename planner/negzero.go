@@ -23,7 +23,7 @@ import (
 // very column; a sort by another expression of the same order keeps the
 // column's own values. So every sort key that may hold a double
 // precision or a real (or an array of them), and is not known to hold
-// none (kindSetOf), becomes
+// none (kindsIn), becomes
 //
 //	CASE WHEN x IS NULL THEN NULL ELSE x END
 //
@@ -45,7 +45,7 @@ import (
 func shieldFloatSorts(root *pg_query.Node, a *analysis, r resolution, unquote func(string) string) error {
 	var c sortSites
 	walk(root, &c)
-	kinds := func(n *pg_query.Node) kindSet { return a.kindSetOf(r, n, unquote) }
+	kinds := a.kindsIn(root, r, unquote)
 	done := map[*pg_query.SortBy]bool{}
 	for _, sel := range c.selects {
 		if len(sel.SortClause) == 0 {
@@ -57,7 +57,13 @@ func shieldFloatSorts(root *pg_query.Node, a *analysis, r resolution, unquote fu
 			}
 		}
 		if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
-			if err := shieldSetOpSort(sel, kinds); err != nil {
+			err := sortSetOp(sel, kinds, func(n *pg_query.Node, k kindSet) (*pg_query.Node, error) {
+				if k.has(ksFloats) {
+					return shield(n), nil
+				}
+				return nil, nil
+			})
+			if err != nil {
 				return err
 			}
 			continue
@@ -251,14 +257,16 @@ func figureColname(n *pg_query.Node, unquote func(string) string) string {
 // setOpAlias names a set operation the rewrite sorts as a subquery.
 const setOpAlias = "pgaccel_setop"
 
-// shieldSetOpSort shields the ORDER BY items of the set operation sel
-// that name a column that may hold floats: sel becomes
+// sortSetOp sorts the set operation sel by keyFor's keys of the columns
+// its ORDER BY items name: when keyFor has one (not nil) for any, sel
+// becomes
 //
 //	SELECT * FROM (<the set operation>) AS pgaccel_setop(c1, ..., cn)
-//	ORDER BY <items, c_k shielded> LIMIT ...
+//	ORDER BY <items: keyFor(pgaccel_setop.c_k) or pgaccel_setop.c_k> LIMIT ...
 //
-// with the same WITH clause.
-func shieldSetOpSort(sel *pg_query.SelectStmt, kinds func(*pg_query.Node) kindSet) error {
+// with the same WITH clause. keyFor is given the column and its kinds
+// over the branches.
+func sortSetOp(sel *pg_query.SelectStmt, kinds func(*pg_query.Node) kindSet, keyFor func(*pg_query.Node, kindSet) (*pg_query.Node, error)) error {
 	left := sel
 	for left.Larg != nil {
 		left = left.Larg
@@ -297,58 +305,34 @@ func shieldSetOpSort(sel *pg_query.SelectStmt, kinds func(*pg_query.Node) kindSe
 		}
 		return found
 	}
-	// colKinds is the union of the kinds of column i over the branches.
-	var colKinds func(s *pg_query.SelectStmt, i int) kindSet
-	colKinds = func(s *pg_query.SelectStmt, i int) kindSet {
-		if s == nil {
-			return 0
-		}
-		if s.Larg != nil || s.Rarg != nil {
-			return colKinds(s.Larg, i) | colKinds(s.Rarg, i)
-		}
-		if len(s.ValuesLists) > 0 {
-			out := kindSet(0)
-			for _, row := range s.ValuesLists {
-				if l := row.GetList(); l != nil && i < len(l.Items) {
-					out |= kinds(l.Items[i])
-				} else {
-					return ksAll
-				}
-			}
-			return out
-		}
-		if i >= len(s.TargetList) || isStarTarget(s.TargetList[i].GetResTarget()) {
-			return ksAll
-		}
-		for _, t := range s.TargetList[:i] {
-			if isStarTarget(t.GetResTarget()) {
-				return ksAll
-			}
-		}
-		return kinds(s.TargetList[i].GetResTarget().GetVal())
+	ref := func(i int) *pg_query.Node {
+		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(setOpAlias), pg_query.MakeStrNode("c" + strconv.Itoa(i+1))}, -1)
 	}
-	var shielded []int
+	keys := make([]*pg_query.Node, len(sel.SortClause))
+	any := false
 	for k, item := range sel.SortClause {
 		sb := item.GetSortBy()
 		if sb == nil {
 			continue
 		}
 		i := column(sb.Node)
-		if i < 0 {
-			if width < 0 || sb.Node.GetAConst() == nil && sb.Node.GetColumnRef() == nil {
-				return refuse("an ORDER BY of a set operation the planner cannot resolve, whose columns may be floats (DuckDB would return -0 as 0)")
+		if i < 0 || width < 0 {
+			key, err := keyFor(sb.Node, ksAll)
+			if err != nil || key != nil {
+				return refuse("an ORDER BY of a set operation the planner cannot resolve, of columns that may be floats or intervals")
 			}
 			continue
 		}
-		if colKinds(sel, i).has(ksFloats) {
-			shielded = append(shielded, k)
+		key, err := keyFor(ref(i), setOpColumn(sel, i, kinds))
+		if err != nil {
+			return err
+		}
+		if key != nil {
+			keys[k], any = key, true
 		}
 	}
-	if len(shielded) == 0 {
+	if !any {
 		return nil
-	}
-	if width < 0 {
-		return refuse("an ORDER BY of a set operation of a * whose columns may be floats (DuckDB would return -0 as 0)")
 	}
 	inner := &pg_query.SelectStmt{Op: sel.Op, All: sel.All, Larg: sel.Larg, Rarg: sel.Rarg,
 		LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
@@ -361,20 +345,50 @@ func shieldSetOpSort(sel *pg_query.SelectStmt, kinds func(*pg_query.Node) kindSe
 	sel.TargetList = []*pg_query.Node{star}
 	sel.FromClause = []*pg_query.Node{{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
 		Subquery: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}, Alias: alias}}}}
-	for _, item := range sel.SortClause {
+	for k, item := range sel.SortClause {
 		sb := item.GetSortBy()
-		if sb == nil {
-			continue
+		switch {
+		case sb == nil:
+		case keys[k] != nil:
+			sb.Node = keys[k]
+		default:
+			if i := column(sb.Node); i >= 0 {
+				sb.Node = ref(i)
+			}
 		}
-		if i := column(sb.Node); i >= 0 {
-			sb.Node = pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(setOpAlias), pg_query.MakeStrNode("c" + strconv.Itoa(i+1))}, -1)
-		}
-	}
-	for _, k := range shielded {
-		sb := sel.SortClause[k].GetSortBy()
-		sb.Node = shield(sb.Node)
 	}
 	return nil
+}
+
+// setOpColumn is the union of the kinds of column i (from 0) over the
+// branches of the set operation s.
+func setOpColumn(s *pg_query.SelectStmt, i int, kinds func(*pg_query.Node) kindSet) kindSet {
+	if s == nil {
+		return 0
+	}
+	if s.Larg != nil || s.Rarg != nil {
+		return setOpColumn(s.Larg, i, kinds) | setOpColumn(s.Rarg, i, kinds)
+	}
+	if len(s.ValuesLists) > 0 {
+		out := kindSet(0)
+		for _, row := range s.ValuesLists {
+			l := row.GetList()
+			if l == nil || i >= len(l.Items) {
+				return ksAll
+			}
+			out |= kinds(l.Items[i])
+		}
+		return out
+	}
+	if i >= len(s.TargetList) {
+		return ksAll
+	}
+	for _, t := range s.TargetList[:i+1] {
+		if isStarTarget(t.GetResTarget()) {
+			return ksAll
+		}
+	}
+	return kinds(s.TargetList[i].GetResTarget().GetVal())
 }
 
 // mayHoldFloats reports whether a dataset the statement reads has a

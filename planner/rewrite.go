@@ -402,8 +402,12 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			return "", err
 		}
 	}
-	// Last, cloning the rewritten outputs (avgsort.go, negzero.go).
+	// Last, cloning the rewritten outputs (avgsort.go, intervalorder.go,
+	// negzero.go).
 	sortAvgsByValue(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
+	if err := orderIntervals(tree.Stmts[0].Stmt, a, r, q.unquoteFunc()); err != nil {
+		return "", err
+	}
 	if err := shieldFloatSorts(tree.Stmts[0].Stmt, a, r, q.unquoteFunc()); err != nil {
 		return "", err
 	}

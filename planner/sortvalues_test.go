@@ -127,3 +127,54 @@ func TestPlan_FloatSortsKeepNegativeZero(t *testing.T) {
 		{sql: "SELECT f * '-0'::float8 FROM vals ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
 	})
 }
+
+// TestPlan_IntervalsCompareBySpan: intervals order and compare by
+// Postgres's span (pgaccel_interval_key), min and max return the interval
+// of the least or greatest span, and what DuckDB would compare by its own
+// equality goes to the origin (F28).
+func TestPlan_IntervalsCompareBySpan(t *testing.T) {
+	const key = "pgaccel_interval_key("
+	checkSortCases(t, []sortCase{
+		{sql: "SELECT id, iv FROM vals ORDER BY iv, id", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_interval_key(iv) NULLS LAST, id"}},
+		{sql: "SELECT '-3 days 04:00:00'::interval + iv AS x FROM vals ORDER BY 1", route: RouteAccelerate,
+			want: []string{"ORDER BY pgaccel_interval_key('-3 days 04:00:00'::interval + iv)"}},
+		{sql: "SELECT id, ts - ts AS d FROM vals ORDER BY d DESC", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_interval_key(ts - ts) DESC"}},
+		{sql: "SELECT id FROM vals WHERE iv < '27 days 04:00:00'", route: RouteAccelerate,
+			want: []string{"pgaccel_interval_key(iv) < pgaccel_interval_key('27 days 04:00:00'::interval)"}},
+		{sql: "SELECT id FROM vals WHERE iv BETWEEN interval '1 day' AND interval '2 days'", route: RouteAccelerate,
+			want: []string{"pgaccel_interval_key(iv) BETWEEN pgaccel_interval_key('1 day'::interval) AND pgaccel_interval_key('2 days'::interval)"}},
+		{sql: "SELECT id FROM vals WHERE iv IN ('1 day', '2 days')", route: RouteAccelerate,
+			want: []string{"pgaccel_interval_key(iv) IN (pgaccel_interval_key('1 day'::interval), pgaccel_interval_key('2 days'::interval))"}},
+		{sql: "SELECT id FROM vals WHERE txt = $1 AND iv > $2", route: RouteAccelerate,
+			want: []string{"txt = $1 AND pgaccel_interval_key(iv) > pgaccel_interval_key($2::interval)"}},
+		{sql: "SELECT a.id FROM vals a JOIN other b ON a.iv = b.iv", route: RouteAccelerate, want: []string{"ON pgaccel_interval_key(a.iv) = pgaccel_interval_key(b.iv)"}},
+		{sql: "SELECT min(iv), max(iv) FILTER (WHERE id > 1) FROM vals", route: RouteAccelerate,
+			want: []string{"arg_min(iv, pgaccel_interval_key(iv))", "arg_max(iv, pgaccel_interval_key(iv)) FILTER (WHERE id > 1)"}},
+		{sql: "SELECT id, max(iv) OVER (PARTITION BY iv ORDER BY iv) FROM vals", route: RouteAccelerate,
+			want: []string{"arg_max(iv, pgaccel_interval_key(iv)) OVER (PARTITION BY pgaccel_interval_key(iv) ORDER BY pgaccel_interval_key(iv)"}},
+		{sql: "SELECT NULLIF(iv, '1 mon') FROM vals", route: RouteAccelerate,
+			want: []string{"CASE WHEN pgaccel_interval_key(iv) = pgaccel_interval_key('1 mon'::interval) THEN NULL ELSE iv END"}},
+		{sql: "SELECT CASE iv WHEN '1 mon' THEN 1 END FROM vals", route: RouteAccelerate,
+			want: []string{"CASE pgaccel_interval_key(iv) WHEN pgaccel_interval_key('1 mon'::interval) THEN 1 END"}},
+		{sql: "SELECT DISTINCT ON (iv) id FROM vals ORDER BY iv, id", route: RouteAccelerate, want: []string{"DISTINCT ON (pgaccel_interval_key(iv))"}},
+		{sql: "SELECT array_agg(id ORDER BY iv) FROM vals", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_interval_key(iv)"}},
+		{sql: "SELECT iv FROM vals UNION ALL SELECT iv FROM other ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_interval_key(pgaccel_setop.c1)"}},
+		{sql: "SELECT id, txt FROM vals WHERE id > 1 ORDER BY txt", route: RouteAccelerate, notWant: []string{key}},
+		{sql: "SELECT iv, count(*) FROM vals GROUP BY iv", route: RouteOrigin},
+		{sql: "SELECT count(*) FROM vals GROUP BY ROLLUP (ts - ts)", route: RouteOrigin},
+		{sql: "SELECT DISTINCT iv FROM vals", route: RouteOrigin},
+		{sql: "SELECT iv FROM vals UNION SELECT iv FROM other", route: RouteOrigin},
+		{sql: "SELECT greatest(iv, interval '1 day') FROM vals", route: RouteOrigin},
+		{sql: "SELECT count(DISTINCT iv) FROM vals", route: RouteOrigin},
+		{sql: "SELECT id FROM vals a JOIN other b USING (iv)", route: RouteOrigin},
+		{sql: "SELECT id FROM vals WHERE iv IN (SELECT iv FROM other UNION SELECT '1 day')", route: RouteAccelerate,
+			want: []string{"pgaccel_interval_key(iv) IN (SELECT pgaccel_interval_key(iv) FROM ds_other.main.other other UNION SELECT pgaccel_interval_key('1 day'::interval))"}},
+		{sql: "SELECT id FROM vals WHERE iv IN (SELECT id FROM other)", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals WHERE (iv, id) IN (SELECT iv, id FROM other)", route: RouteOrigin},
+		{sql: "SELECT DISTINCT interval '1 day', id FROM vals", route: RouteAccelerate},
+		{sql: "SELECT sum(DISTINCT interval '1 day') FROM vals GROUP BY id, interval '2 days'", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals WHERE iva @> ARRAY[iv]", route: RouteOrigin},
+		{sql: "SELECT id FROM vals ORDER BY iva", route: RouteOrigin},
+		{sql: "SELECT mode() WITHIN GROUP (ORDER BY iv) FROM vals", route: RouteOrigin},
+	})
+}

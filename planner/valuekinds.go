@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // Value kinds. Some types have values that are equal but not the same:
@@ -152,14 +153,16 @@ var (
 		"regexp_instr": true, "regexp_substr": true, "regexp_match": true, "regexp_matches": true,
 		"regexp_split_to_array": true, "to_hex": true, "to_ascii": true, "bit_count": true, "get_bit": true,
 		"get_byte": true, "sha224": true, "sha256": true, "sha384": true, "sha512": true, "decode": true,
-		// The accelerator's functions the rewrite calls.
+		// DuckDB's and the accelerator's functions the rewrite calls.
+		"typeof": true, "epoch_us": true, "epoch_ms": true, "isnan": true, "isinf": true, "translate": true,
+		"current_setting":  true,
 		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true,
 		numericRoundFunction: true, numericInFunction: true, numericInScaleFunction: true,
 		float8NumericTextFunction: true, numericStddevFunction: true, numericSortKeyFunction: true,
 		"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get": true, "pgaccel_json_get_text": true,
 		"pgaccel_json_path": true, "pgaccel_json_path_text": true, "pgaccel_json_typeof": true,
 		"pgaccel_json_array_length": true, "pgaccel_jsonb_contains": true, "pgaccel_jsonb_exists": true,
-		"pgaccel_interval_epoch_us": true,
+		"pgaccel_interval_epoch_us": true, intervalKeyFunction: true,
 	}
 	floatFuncs = map[string]bool{
 		"pi": true, "sin": true, "cos": true, "tan": true, "cot": true, "asin": true, "acos": true, "atan": true,
@@ -180,7 +183,7 @@ var (
 	sameKindFuncs = map[string]bool{
 		"min": true, "max": true, "first_value": true, "last_value": true, "nth_value": true, "any_value": true,
 		"abs": true, "round": true, "trunc": true, "ceil": true, "ceiling": true, "floor": true, "sign": true,
-		"sum": true, "avg": true, "justify_hours": true, "justify_days": true, "justify_interval": true,
+		"sum": true, "avg": true, "generate_series": true, "round_even": true, "arg_min": true, "arg_max": true, "justify_hours": true, "justify_days": true, "justify_interval": true,
 		"pgaccel_justify_hours": true, "pgaccel_justify_days": true, "pgaccel_justify_interval": true,
 	}
 	intervalFuncs = map[string]bool{"age": true, "make_interval": true, tstzDiffFunction: true}
@@ -191,22 +194,112 @@ var (
 	dateFuncs = map[string]bool{"make_date": true, "to_date": true, "date": true}
 )
 
-// kindSetOf returns the kinds n's value may be of, in the statement a
-// resolved as r. unquote, when not nil, maps a column name the rewrite
-// protected (identQuoter) back to its own.
-func (a *analysis) kindSetOf(r resolution, n *pg_query.Node, unquote func(string) string) kindSet {
-	k := kindScope{a: a, r: r, unquote: unquote}
-	out := k.of(n, 0)
-	if out == ksUnknown {
-		return ksOther // a string literal alone is text
+// kindsIn returns the kinds function of the expressions of the
+// (rewritten) statement root, resolved as r: the kinds their values may
+// be of. unquote maps a column name the rewrite protected (identQuoter)
+// back to its own. Names are followed to the datasets' columns, to the
+// output columns of that name (analysis.aliasDefs), and to the columns
+// FROM items declare in column alias lists (FROM generate_series(...)
+// g(n), (SELECT ...) s(a, b), WITH r(n) AS (...)).
+func (a *analysis) kindsIn(root proto.Message, r resolution, unquote func(string) string) func(*pg_query.Node) kindSet {
+	d := declaredNames{names: map[string][]*pg_query.Node{}, unquote: unquote}
+	walk(root, &d)
+	k := kindScope{a: a, r: r, unquote: unquote, declared: d.names, visiting: map[string]bool{}}
+	return func(n *pg_query.Node) kindSet {
+		out := k.of(n, 0)
+		if out == ksUnknown {
+			return ksOther // a string literal alone is text
+		}
+		return out
 	}
-	return out
 }
 
 type kindScope struct {
-	a       *analysis
-	r       resolution
+	a        *analysis
+	r        resolution
+	unquote  func(string) string
+	declared map[string][]*pg_query.Node // a nil definition: of any kind
+	// visiting are the names being followed: an output column defined
+	// by its own name (min(user_id) AS user_id) adds nothing to the
+	// columns of that name.
+	visiting map[string]bool
+}
+
+// declaredNames collects the columns FROM items and WITH queries declare
+// in column alias lists, with the expressions that define them.
+type declaredNames struct {
+	names   map[string][]*pg_query.Node
 	unquote func(string) string
+}
+
+func (d *declaredNames) add(name string, def *pg_query.Node) {
+	name = d.unquote(name)
+	d.names[name] = append(d.names[name], def)
+}
+
+func (d *declaredNames) enter(m proto.Message, _ *walker) {
+	switch n := m.(type) {
+	case *pg_query.RangeFunction:
+		var fn *pg_query.Node
+		if len(n.Functions) == 1 {
+			if l := n.Functions[0].GetList(); l != nil && len(l.Items) > 0 && l.Items[0].GetFuncCall() != nil {
+				fn = l.Items[0]
+			}
+		}
+		if n.Alias == nil {
+			return
+		}
+		if len(n.Alias.Colnames) == 0 {
+			d.add(n.Alias.Aliasname, fn) // a one-column function's column takes the alias
+			return
+		}
+		for i, c := range n.Alias.Colnames {
+			def := fn
+			switch {
+			case n.Ordinality && i == len(n.Alias.Colnames)-1:
+				def = pg_query.MakeAConstIntNode(1, -1)
+			case i > 0:
+				def = nil
+			}
+			d.add(c.GetString_().GetSval(), def)
+		}
+	case *pg_query.RangeSubselect:
+		if n.Alias != nil {
+			for i, c := range n.Alias.Colnames {
+				d.add(c.GetString_().GetSval(), outputAt(n.Subquery.GetSelectStmt(), i))
+			}
+		}
+	case *pg_query.CommonTableExpr:
+		for i, c := range n.Aliascolnames {
+			d.add(c.GetString_().GetSval(), outputAt(n.Ctequery.GetSelectStmt(), i))
+		}
+	}
+}
+
+// outputAt is the expression of output column i of sel (of its first
+// branch), or nil.
+func outputAt(sel *pg_query.SelectStmt, i int) *pg_query.Node {
+	for sel != nil && sel.Larg != nil {
+		sel = sel.Larg
+	}
+	if sel == nil {
+		return nil
+	}
+	if len(sel.ValuesLists) > 0 {
+		if l := sel.ValuesLists[0].GetList(); l != nil && i < len(l.Items) {
+			return l.Items[i]
+		}
+		return nil
+	}
+	if i >= len(sel.TargetList) {
+		return nil
+	}
+	for _, t := range sel.TargetList[:i+1] {
+		if isStarTarget(t.GetResTarget()) {
+			return nil
+		}
+	}
+	return sel.TargetList[i].GetResTarget().GetVal()
 }
 
 func (k kindScope) name(s string) string {
@@ -246,6 +339,11 @@ func (k kindScope) column(cr *pg_query.ColumnRef, depth int) kindSet {
 			}
 		}
 	}
+	if k.visiting[name] {
+		return out
+	}
+	k.visiting[name] = true
+	defer delete(k.visiting, name)
 	for _, def := range k.a.aliasDefs[name] {
 		if dc := def.GetColumnRef(); dc != nil && lastField(dc) == name {
 			continue // a column under its own name: counted above
@@ -253,6 +351,16 @@ func (k kindScope) column(cr *pg_query.ColumnRef, depth int) kindSet {
 		found = true
 		if depth >= maxAliasDepth {
 			return ksAll
+		}
+		out |= k.of(def, depth+1)
+	}
+	for _, def := range k.declared[name] {
+		found = true
+		if def == nil || depth >= maxAliasDepth {
+			return ksAll
+		}
+		if dc := def.GetColumnRef(); dc != nil && k.name(lastField(dc)) == name && len(dc.Fields) == 1 {
+			continue
 		}
 		out |= k.of(def, depth+1)
 	}
@@ -369,6 +477,8 @@ func (k kindScope) call(fc *pg_query.FuncCall, depth int) kindSet {
 		return 0 // never returns
 	case otherFuncs[name] || collatedTextFuncs[name]:
 		return ksOther
+	case strings.HasPrefix(name, "pgaccel_") && !sameKindFuncs[name] && !intervalFuncs[name] && !floatFuncs[name]:
+		return ksOther // the accelerator's: text, numerics, json, booleans
 	case floatFuncs[name]:
 		return ksFloat
 	case intervalFuncs[name]:
@@ -404,6 +514,8 @@ func (k kindScope) call(fc *pg_query.FuncCall, depth int) kindSet {
 			return ksInterval | ksIntervalArr
 		}
 		return ksFloat | ksFloatArr | ksIntervals
+	case name == "if" && len(args) == 3: // DuckDB's if(condition, a, b)
+		return k.join(depth, args[1], args[2])
 	case name == "coalesce" || name == "greatest" || name == "least" || name == "nullif":
 		if name == "nullif" && len(args) > 0 {
 			return k.join(depth, args[0])
@@ -459,9 +571,16 @@ func (k kindScope) expr(e *pg_query.A_Expr, depth int) kindSet {
 	case "||":
 		a := k.join(depth, e.Lexpr, e.Rexpr)
 		return ksOther | a&(ksFloatArr|ksIntervalArr) | (a & (ksFloat | ksInterval)).arrayOf()
+	case "#-", "@?":
+		return ksOther
 	case "+", "-", "*", "/", "%", "^", "@":
 	default:
-		return ksAll
+		// An operator the planner does not know: an interval only if
+		// an operand may be one.
+		if k.join(depth, e.Lexpr, e.Rexpr).has(ksIntervals) {
+			return ksAll
+		}
+		return ksAll &^ ksIntervals
 	}
 	if e.Lexpr == nil { // unary
 		return k.join(depth, e.Rexpr)
