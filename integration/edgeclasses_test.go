@@ -124,6 +124,11 @@ var edgeQueries = []struct{ class, sql string }{
 	{"an aggregate ordered by intervals", "SELECT string_agg(id::text, ',' ORDER BY iv, id) FROM edge_signs"},
 	{"a window partitioned by intervals", "SELECT id, count(*) OVER (PARTITION BY iv) FROM edge_signs ORDER BY id"},
 	{"intervals of a sorted set operation", "SELECT iv FROM edge_signs WHERE id IN (6, 10) UNION ALL SELECT iv FROM edge_signs WHERE id = 9 ORDER BY 1"},
+	// A correlated subquery sees each row's own value, not an equal one.
+	{"an interval of a correlated subquery", "SELECT id, (SELECT t.iv) FROM edge_signs t ORDER BY id"},
+	{"a float of a correlated subquery", "SELECT s.id, (SELECT s.z) FROM (SELECT id, f * (CASE WHEN id % 2 = 0 THEN -1 ELSE 1 END) AS z FROM edge_signs) s ORDER BY s.id"},
+	{"an interval of a LATERAL subquery", "SELECT t.id, x.v FROM edge_signs t, LATERAL (SELECT t.iv AS v) x ORDER BY t.id"},
+	{"intervals compared in a correlated subquery", "SELECT id, (SELECT count(*) FROM edge_signs u WHERE u.iv = t.iv) FROM edge_signs t ORDER BY id"},
 	{"-0 and 0 constants", "SELECT id, f8 * '-0'::float8, f8 * 0 FROM edge_vals ORDER BY id"},
 }
 

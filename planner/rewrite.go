@@ -235,6 +235,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	var c collector
 	walk(tree.Stmts[0].Stmt, &c)
+	if why := correlatedHazard(tree.Stmts[0].Stmt, a, r, c.rangeVars); why != "" {
+		return "", refuse(why)
+	}
 
 	targets := make([]*pg_query.RangeVar, len(refs))
 	for i, ref := range refs {

@@ -178,3 +178,27 @@ func TestPlan_IntervalsCompareBySpan(t *testing.T) {
 		{sql: "SELECT mode() WITHIN GROUP (ORDER BY iv) FROM vals", route: RouteOrigin},
 	})
 }
+
+// TestPlan_CorrelatedFloatsAndIntervals: a subquery that reads an outer
+// float or interval otherwise than comparing it goes to the origin
+// (DuckDB runs it once per distinct outer value, F15).
+func TestPlan_CorrelatedFloatsAndIntervals(t *testing.T) {
+	checkSortCases(t, []sortCase{
+		{sql: "SELECT id, (SELECT t.iv) FROM vals t", route: RouteOrigin},
+		{sql: "SELECT id, (SELECT t.f) FROM vals t", route: RouteOrigin},
+		{sql: "SELECT id, (SELECT 1 / f FROM other o WHERE o.id = t.id) FROM vals t", route: RouteAccelerate},
+		{sql: "SELECT id, (SELECT 1 / t.f FROM other o WHERE o.id = t.id) FROM vals t", route: RouteOrigin},
+		{sql: "SELECT id, (SELECT count(*) FROM other o WHERE o.iv = t.iv) FROM vals t", route: RouteAccelerate,
+			want: []string{"pgaccel_interval_key(o.iv) = pgaccel_interval_key(t.iv)"}},
+		{sql: "SELECT id, (SELECT count(*) FROM other o WHERE o.f BETWEEN t.f AND t.r AND t.iv IS NOT NULL) FROM vals t", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals t WHERE EXISTS (SELECT 1 FROM other o WHERE o.f < t.f)", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals t WHERE EXISTS (SELECT 1 FROM other o WHERE o.f < t.f * 2)", route: RouteOrigin},
+		{sql: "SELECT t.id, x.v FROM vals t, LATERAL (SELECT t.iv AS v) x", route: RouteOrigin},
+		{sql: "SELECT t.id, u FROM vals t, unnest(t.fa) AS x(u)", route: RouteOrigin},
+		{sql: "SELECT t.id, u FROM vals t, unnest(ARRAY[t.id]) AS x(u)", route: RouteAccelerate},
+		{sql: "SELECT id, (SELECT t.txt || o.txt FROM vals o WHERE o.id = t.id) FROM vals t", route: RouteAccelerate},
+		{sql: "SELECT id, (SELECT max(f) FROM other WHERE other.id = vals.id) FROM vals", route: RouteAccelerate},
+		{sql: "SELECT id, (SELECT x FROM (SELECT t.f AS x) s) FROM vals t", route: RouteOrigin},
+		{sql: "SELECT s.x FROM (SELECT f AS x FROM vals) s WHERE s.x > (SELECT min(f) FROM other)", route: RouteAccelerate},
+	})
+}
