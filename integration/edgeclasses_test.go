@@ -106,6 +106,10 @@ var edgeQueries = []struct{ class, sql string }{
 	{"-0 in an aggregate's order", "SELECT array_agg(f ORDER BY f, id) FROM edge_signs"},
 	{"-0 in a sorted subquery", "SELECT id, f FROM (SELECT id, f FROM edge_signs ORDER BY f, id LIMIT 4) s ORDER BY id"},
 	{"-0 in a sorted set operation", "SELECT f FROM edge_signs UNION ALL SELECT f FROM edge_signs WHERE id < 3 ORDER BY 1"},
+	{"-0 of GREATEST and LEAST", "SELECT id, GREATEST(f::float4, -1::float4), LEAST(f::float4, 1::float4, NULL) FROM edge_signs WHERE id <> 9 ORDER BY id"},
+	{"-0 of INTERSECT ALL", "SELECT f FROM edge_signs INTERSECT ALL SELECT f FROM edge_signs ORDER BY 1"},
+	{"-0 of min of arrays", "SELECT id % 2, min(fa), max(fa) FROM edge_signs GROUP BY 1 ORDER BY 1"},
+	{"-0 of DISTINCT ON's arrays", "SELECT DISTINCT ON (id % 2) id % 2, fa FROM edge_signs ORDER BY id % 2, id"},
 	// Intervals order and compare by their span, months × 30 days + days
 	// + time, also when their fields have mixed signs.
 	{"intervals of mixed signs sorted", "SELECT id, iv FROM edge_signs ORDER BY iv, id"},

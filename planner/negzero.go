@@ -97,7 +97,144 @@ func shieldFloatSorts(root *pg_query.Node, a *analysis, r resolution, unquote fu
 			}
 		}
 	}
+	return floatExtremes(root, a.mayHoldFloatArrays(r), kinds)
+}
+
+// DuckDB computes some results from normalized keys too, which no copy of
+// a key avoids: GREATEST and LEAST of reals (float4), INTERSECT ALL and EXCEPT
+// ALL (numbered over their columns), min, max and the other aggregates
+// that keep one of their values when the values are nested (a float
+// array: min(fa) is {0,1} for {-0,1}), and SELECT DISTINCT ON's other
+// columns when nested. GREATEST and LEAST of up to four values become
+// CASE expressions (the first of equal values kept, as in Postgres); the
+// rest goes to the origin.
+
+// nestedValueAggs are the aggregates DuckDB keeps a nested value of by
+// its sort key.
+var nestedValueAggs = map[string]bool{
+	"min": true, "max": true, "any_value": true, "mode": true, "arg_min": true, "arg_max": true,
+	"first": true, "last": true, "percentile_disc": true,
+}
+
+// floatExtremes rewrites or refuses those of the rewritten statement root.
+func floatExtremes(root *pg_query.Node, floatArrays bool, kinds func(*pg_query.Node) kindSet) error {
+	var c extremeSites
+	walk(root, &c)
+	for _, sel := range c.selects {
+		if (sel.Op == pg_query.SetOperation_SETOP_INTERSECT || sel.Op == pg_query.SetOperation_SETOP_EXCEPT) && sel.All {
+			for i := 0; ; i++ {
+				k, ok := setOpColumnKinds(sel, i, kinds)
+				if !ok {
+					break
+				}
+				if k.has(ksFloats) {
+					return refuse("INTERSECT ALL or EXCEPT ALL of values that may be floats (DuckDB numbers rows by their normalized values, where -0 is 0)")
+				}
+			}
+		}
+		if hasDistinctOn(sel) && (c.nested || floatArrays) {
+			for _, t := range sel.TargetList {
+				if v := t.GetResTarget().GetVal(); v != nil && kinds(v).has(ksFloatArr) {
+					return refuse("SELECT DISTINCT ON with " + exprText(v) + ", which may be an array of floats (DuckDB keeps it by its normalized value, where -0 is 0)")
+				}
+			}
+		}
+	}
+	for _, fc := range c.calls {
+		if !c.nested && !floatArrays || !nestedValueAggs[funcName(fc)] {
+			continue
+		}
+		args := fc.Args
+		if fc.AggWithinGroup {
+			args = nil
+			for _, o := range fc.AggOrder {
+				args = append(args, o.GetSortBy().GetNode())
+			}
+		}
+		if len(args) > 0 && kinds(args[0]).has(ksFloatArr) {
+			return refuse(funcName(fc) + " of " + exprText(args[0]) + ", which may be an array of floats (DuckDB keeps it by its normalized value, where -0 is 0)")
+		}
+	}
+	// Innermost first: a copy holds its operands' rewrites.
+	for i := len(c.minMax) - 1; i >= 0; i-- {
+		node := c.minMax[i]
+		mm := node.GetMinMaxExpr()
+		k := kindSet(0)
+		for _, x := range mm.Args {
+			k |= kinds(x)
+		}
+		switch {
+		case !k.has(ksFloats):
+			continue
+		case k.has(ksFloatArr) || len(mm.Args) > 4:
+			return refuse("GREATEST or LEAST of values that may be floats or arrays of them (DuckDB returns -0 as 0)")
+		}
+		op := ">"
+		if mm.Op == pg_query.MinMaxOp_IS_LEAST {
+			op = "<"
+		}
+		r := mm.Args[0]
+		for _, b := range mm.Args[1:] {
+			r = extremeCase(r, b, op)
+		}
+		node.Node = r.Node
+	}
 	return nil
+}
+
+// extremeCase is GREATEST(r, b) (op ">") or LEAST(r, b) (op "<") as
+// Postgres computes it: NULLs skipped, the first of equal values kept.
+func extremeCase(r, b *pg_query.Node, op string) *pg_query.Node {
+	isNull := func(n *pg_query.Node) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+			Arg: copyNode(n), Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}}
+	}
+	when := func(cond, result *pg_query.Node) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: cond, Result: result, Location: -1}}}
+	}
+	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+		Args: []*pg_query.Node{
+			when(isNull(b), copyNode(r)),
+			when(isNull(r), copyNode(b)),
+			when(binOp(op, copyNode(b), copyNode(r)), copyNode(b)),
+		},
+		Defresult: copyNode(r), Location: -1}}}
+}
+
+// extremeSites are the SELECTs, function calls and GREATEST/LEAST nodes
+// of a tree, and whether it builds nested values (arrays, rows) that may
+// hold floats though no column is an array of them.
+type extremeSites struct {
+	selects []*pg_query.SelectStmt
+	calls   []*pg_query.FuncCall
+	minMax  []*pg_query.Node
+	nested  bool
+}
+
+func (s *extremeSites) enter(m proto.Message, w *walker) {
+	switch n := m.(type) {
+	case *pg_query.A_ArrayExpr, *pg_query.RowExpr:
+		s.nested = true
+	case *pg_query.SubLink:
+		if n.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+			s.nested = true
+		}
+	case *pg_query.TypeName:
+		if len(n.ArrayBounds) > 0 {
+			s.nested = true
+		}
+	case *pg_query.SelectStmt:
+		s.selects = append(s.selects, n)
+	case *pg_query.FuncCall:
+		s.calls = append(s.calls, n)
+		if name := funcName(n); strings.HasPrefix(name, "array") || strings.HasPrefix(name, "list") || name == "string_to_array" {
+			s.nested = true
+		}
+	case *pg_query.MinMaxExpr:
+		if w.node() != nil {
+			s.minMax = append(s.minMax, w.node())
+		}
+	}
 }
 
 // sortSites are the SELECTs, sort items and window definitions of a tree.
@@ -389,6 +526,19 @@ func setOpColumn(s *pg_query.SelectStmt, i int, kinds func(*pg_query.Node) kindS
 		}
 	}
 	return kinds(s.TargetList[i].GetResTarget().GetVal())
+}
+
+// mayHoldFloatArrays reports whether a dataset the statement reads has a
+// column of arrays of floats.
+func (a *analysis) mayHoldFloatArrays(r resolution) bool {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if oidKinds(c.TypeOID).has(ksFloatArr) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mayHoldFloats reports whether a dataset the statement reads has a

@@ -125,6 +125,17 @@ func TestPlan_FloatSortsKeepNegativeZero(t *testing.T) {
 		{sql: "SELECT * FROM vals ORDER BY 3", route: RouteOrigin},
 		{sql: "SELECT f * '-0'::float8, f * 0 FROM vals", route: RouteOrigin},
 		{sql: "SELECT f * '-0'::float8 FROM vals ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+		// DuckDB's normalized values that no copy of a sort key avoids.
+		{sql: "SELECT GREATEST(f, -1), LEAST(f, r, 1) FROM vals", route: RouteAccelerate,
+			want: []string{"CASE WHEN -1 IS NULL THEN f WHEN f IS NULL THEN -1 WHEN -1 > f THEN -1 ELSE f END"}, notWant: []string{"GREATEST", "LEAST"}},
+		{sql: "SELECT GREATEST(id, 2) FROM vals", route: RouteAccelerate, want: []string{"GREATEST(id, 2)"}},
+		{sql: "SELECT f FROM vals INTERSECT ALL SELECT f FROM other", route: RouteOrigin},
+		{sql: "SELECT id FROM vals EXCEPT ALL SELECT id FROM other", route: RouteAccelerate},
+		{sql: "SELECT id % 2, min(fa) FROM vals GROUP BY 1", route: RouteOrigin},
+		{sql: "SELECT min(ARRAY[f]) FROM vals", route: RouteOrigin},
+		{sql: "SELECT min(f), max(txt) FROM vals", route: RouteAccelerate},
+		{sql: "SELECT DISTINCT ON (id % 2) id % 2, fa FROM vals ORDER BY id % 2, id", route: RouteOrigin},
+		{sql: "SELECT DISTINCT ON (id % 2) id % 2, f FROM vals ORDER BY id % 2, id", route: RouteAccelerate},
 	})
 }
 

@@ -365,6 +365,9 @@ func (k kindScope) column(cr *pg_query.ColumnRef, depth int) kindSet {
 		out |= k.of(def, depth+1)
 	}
 	if !found {
+		if strings.HasPrefix(name, hiddenColumn("")) {
+			return ksOther // a scale the rewrite computes (scaletrack.go)
+		}
 		return ksAll // an outer column, a whole row, or a name not known
 	}
 	return out
@@ -428,7 +431,7 @@ func (k kindScope) of(n *pg_query.Node, depth int) kindSet {
 	case *pg_query.Node_AArrayExpr:
 		return k.join(depth, v.AArrayExpr.Elements...).arrayOf()
 	case *pg_query.Node_RowExpr:
-		return k.join(depth, v.RowExpr.Args...)
+		return k.join(depth, v.RowExpr.Args...).arrayOf() // nested, as an array
 	case *pg_query.Node_AIndirection:
 		base := k.of(v.AIndirection.Arg, depth+1)
 		for _, ind := range v.AIndirection.Indirection {
