@@ -2,7 +2,6 @@ package planner
 
 import (
 	"strings"
-	"sync"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -59,33 +58,6 @@ const intervalWhy = " of values that may be intervals (DuckDB compares intervals
 // interval.
 func intervalRefusal(what string, n *pg_query.Node) error {
 	return refuse(what + " " + exprText(n) + ", which may be an interval (DuckDB compares intervals whose fields have mixed signs otherwise than Postgres)")
-}
-
-var deparseVersion = sync.OnceValue(func() int32 {
-	tree, err := pg_query.Parse("SELECT 1")
-	if err != nil {
-		return 0
-	}
-	return tree.Version
-})
-
-// exprText is n as SQL, for a refusal's detail (at most 120 bytes).
-func exprText(n *pg_query.Node) string {
-	if n == nil {
-		return "a value"
-	}
-	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(copyNode(n), -1)},
-		LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg_query.SetOperation_SETOP_NONE}
-	out, err := pg_query.Deparse(&pg_query.ParseResult{Version: deparseVersion(),
-		Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
-	if err != nil {
-		return "a value"
-	}
-	out = strings.TrimPrefix(out, "SELECT ")
-	if len(out) > 120 {
-		out = out[:117] + "..."
-	}
-	return out
 }
 
 // orderIntervals rewrites the rewritten statement root as above, or
@@ -623,29 +595,4 @@ func nullIfCase(l, r *pg_query.Node) *pg_query.Node {
 		Expr: binOp("=", intervalKey(copyNode(l)), intervalKey(r)), Result: null, Location: -1}}}
 	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
 		Args: []*pg_query.Node{when}, Defresult: l, Location: -1}}}
-}
-
-// setOpColumnKinds is the kinds of column i of the set operation sel,
-// over its branches; ok is false past its last column (or when a * makes
-// it unknown: then ksAll for the first).
-func setOpColumnKinds(sel *pg_query.SelectStmt, i int, kinds func(*pg_query.Node) kindSet) (kindSet, bool) {
-	left := sel
-	for left.Larg != nil {
-		left = left.Larg
-	}
-	width := len(left.TargetList)
-	if len(left.ValuesLists) > 0 {
-		if l := left.ValuesLists[0].GetList(); l != nil {
-			width = len(l.Items)
-		}
-	}
-	for _, t := range left.TargetList {
-		if isStarTarget(t.GetResTarget()) {
-			return ksAll, i == 0
-		}
-	}
-	if i >= width {
-		return 0, false
-	}
-	return setOpColumn(sel, i, kinds), true
 }
