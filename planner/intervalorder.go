@@ -119,7 +119,7 @@ func intervalSortKey(n *pg_query.Node, kinds func(*pg_query.Node) kindSet) (*pg_
 	case !k.has(ksIntervals):
 		return n, nil
 	case k.only(ksInterval):
-		return intervalKey(n), nil
+		return intervalKey(copyNode(n)), nil // n may be an output column's
 	}
 	return nil, intervalRefusal("ordering or partitioning by", n)
 }

@@ -159,6 +159,9 @@ func floatExtremes(root *pg_query.Node, floatArrays bool, kinds func(*pg_query.N
 	for i := len(c.minMax) - 1; i >= 0; i-- {
 		node := c.minMax[i]
 		mm := node.GetMinMaxExpr()
+		if mm == nil {
+			continue
+		}
 		k := kindSet(0)
 		for _, x := range mm.Args {
 			k |= kinds(x)

@@ -213,3 +213,14 @@ func TestPlan_CorrelatedFloatsAndIntervals(t *testing.T) {
 		{sql: "SELECT s.x FROM (SELECT f AS x FROM vals) s WHERE s.x > (SELECT min(f) FROM other)", route: RouteAccelerate},
 	})
 }
+
+// TestPlan_SortKeysOfSharedOutputs: an output column sorted by position
+// and holding what the rewrites change (GREATEST of floats, an interval
+// key) is rewritten once in each place.
+func TestPlan_SortKeysOfSharedOutputs(t *testing.T) {
+	checkSortCases(t, []sortCase{
+		{sql: "SELECT DISTINCT ON (1) iv + make_interval(0, 0, 0, 0, 0, 0, GREATEST(f, 1)) FROM vals ORDER BY 1", route: RouteAccelerate,
+			want: []string{"DISTINCT ON (pgaccel_interval_key(iv + make_interval(0, 0, 0, 0, 0, 0, CASE WHEN"}, notWant: []string{"GREATEST"}},
+		{sql: "SELECT GREATEST(f, r) AS g FROM vals ORDER BY g, 1", route: RouteAccelerate, notWant: []string{"GREATEST"}},
+	})
+}
