@@ -110,6 +110,8 @@ var edgeQueries = []struct{ class, sql string }{
 	{"-0 of INTERSECT ALL", "SELECT f FROM edge_signs INTERSECT ALL SELECT f FROM edge_signs ORDER BY 1"},
 	{"-0 of min of arrays", "SELECT id % 2, min(fa), max(fa) FROM edge_signs GROUP BY 1 ORDER BY 1"},
 	{"-0 of DISTINCT ON's arrays", "SELECT DISTINCT ON (id % 2) id % 2, fa FROM edge_signs ORDER BY id % 2, id"},
+	{"-0 of a subquery's array", "SELECT id, (SELECT fa FROM edge_signs WHERE id = 1) FROM edge_other ORDER BY id"},
+	{"-0 of ARRAY(subquery)", "SELECT id, ARRAY(SELECT f FROM edge_signs ORDER BY id) FROM edge_other ORDER BY id"},
 	// Intervals order and compare by their span, months × 30 days + days
 	// + time, also when their fields have mixed signs.
 	{"intervals of mixed signs sorted", "SELECT id, iv FROM edge_signs ORDER BY iv, id"},

@@ -104,8 +104,9 @@ func shieldFloatSorts(root *pg_query.Node, a *analysis, r resolution, unquote fu
 // a key avoids: GREATEST and LEAST of reals (float4), INTERSECT ALL and EXCEPT
 // ALL (numbered over their columns), min, max and the other aggregates
 // that keep one of their values when the values are nested (a float
-// array: min(fa) is {0,1} for {-0,1}), and SELECT DISTINCT ON's other
-// columns when nested. GREATEST and LEAST of up to four values become
+// array: min(fa) is {0,1} for {-0,1}), SELECT DISTINCT ON's other
+// columns when nested, and a subquery's nested value (a scalar subquery
+// returning an array, ARRAY(SELECT f ...)). GREATEST and LEAST of up to four values become
 // CASE expressions (the first of equal values kept, as in Postgres); the
 // rest goes to the origin.
 
@@ -153,6 +154,15 @@ func floatExtremes(root *pg_query.Node, floatArrays bool, kinds func(*pg_query.N
 		}
 		if len(args) > 0 && kinds(args[0]).has(ksFloatArr) {
 			return refuse(funcName(fc) + " of " + exprText(args[0]) + ", which may be an array of floats (DuckDB keeps it by its normalized value, where -0 is 0)")
+		}
+	}
+	for _, sl := range c.sublinks {
+		out := outputAt(sl.Subselect.GetSelectStmt(), 0)
+		switch {
+		case out == nil:
+		case sl.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK && kinds(out).has(ksFloats),
+			sl.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK && (c.nested || floatArrays) && kinds(out).has(ksFloatArr):
+			return refuse("a subquery's " + exprText(out) + ", which may be an array of floats or make one (DuckDB keeps a subquery's nested value by its normalized value, where -0 is 0)")
 		}
 	}
 	// Innermost first: a copy holds its operands' rewrites.
@@ -208,10 +218,11 @@ func extremeCase(r, b *pg_query.Node, op string) *pg_query.Node {
 // of a tree, and whether it builds nested values (arrays, rows) that may
 // hold floats though no column is an array of them.
 type extremeSites struct {
-	selects []*pg_query.SelectStmt
-	calls   []*pg_query.FuncCall
-	minMax  []*pg_query.Node
-	nested  bool
+	selects  []*pg_query.SelectStmt
+	calls    []*pg_query.FuncCall
+	minMax   []*pg_query.Node
+	sublinks []*pg_query.SubLink
+	nested   bool
 }
 
 func (s *extremeSites) enter(m proto.Message, w *walker) {
@@ -222,6 +233,7 @@ func (s *extremeSites) enter(m proto.Message, w *walker) {
 		if n.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
 			s.nested = true
 		}
+		s.sublinks = append(s.sublinks, n)
 	case *pg_query.TypeName:
 		if len(n.ArrayBounds) > 0 {
 			s.nested = true

@@ -136,6 +136,9 @@ func TestPlan_FloatSortsKeepNegativeZero(t *testing.T) {
 		{sql: "SELECT min(f), max(txt) FROM vals", route: RouteAccelerate},
 		{sql: "SELECT DISTINCT ON (id % 2) id % 2, fa FROM vals ORDER BY id % 2, id", route: RouteOrigin},
 		{sql: "SELECT DISTINCT ON (id % 2) id % 2, f FROM vals ORDER BY id % 2, id", route: RouteAccelerate},
+		{sql: "SELECT id, (SELECT fa FROM other LIMIT 1) FROM vals", route: RouteOrigin},
+		{sql: "SELECT id, ARRAY(SELECT f FROM other ORDER BY id) FROM vals", route: RouteOrigin},
+		{sql: "SELECT id, (SELECT f FROM other ORDER BY id LIMIT 1), ARRAY(SELECT id FROM other) FROM vals", route: RouteAccelerate},
 	})
 }
 
