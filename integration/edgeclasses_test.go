@@ -21,10 +21,18 @@ INSERT INTO edge_vals VALUES
  (5, 2, 3, 4, 2.5, 0.25, 'tie', '36 hours', '{1,2,3,4}', '2024-03-10');
 CREATE TABLE edge_other (id int PRIMARY KEY, v int);
 INSERT INTO edge_other VALUES (1, 10), (5, 50);
-GRANT SELECT ON edge_vals, edge_other TO app;`
+DROP TABLE IF EXISTS edge_signs;
+CREATE TABLE edge_signs (id int PRIMARY KEY, f float8, fa float8[], iv interval);
+INSERT INTO edge_signs VALUES
+ (1, '-0', '{-0,1}', '1 mon -1 day'), (2, '-0', '{-0}', '29 days'), (3, 1.5, '{1.5,-0}', '1 mon'),
+ (4, NULL, NULL, NULL), (5, '-0', '{}', '30 days'), (6, 2.5, '{2.5}', '-3 days 04:00:00'),
+ (7, -1, '{-1}', '1 day -1 hour'), (8, '-0', '{-0,-0}', '23:00:00'), (9, 1e300, '{1e300}', '1 mon -4 days 04:00:00'),
+ (10, -2.5, '{-2.5,-0}', '27 days 04:00:00');
+GRANT SELECT ON edge_vals, edge_other, edge_signs TO app;`
 
 const edgeDatasets = `  - from: postgres:public.edge_vals
   - from: postgres:public.edge_other
+  - from: postgres:public.edge_signs
 `
 
 // edgeQueries are reads on which Postgres raises an error, or types a
@@ -95,6 +103,56 @@ var edgeQueries = []struct{ class, sql string }{
 	// Subscripts below 1.
 	{"a negative subscript", "SELECT id, arr[-1], arr[0], arr[i2] FROM edge_vals ORDER BY id"},
 	{"a slice to -1", "SELECT id, arr[1:-1], arr[-1:2], arr[i2:3] FROM edge_vals ORDER BY id"},
+	// Sorting by the value of an exact avg, not by its text.
+	{"ORDER BY an exact avg", "SELECT id, avg(i4) AS a FROM edge_vals GROUP BY id ORDER BY 2, 1"},
+	{"ORDER BY an exact avg by name", "SELECT id, avg(i4) FROM edge_vals GROUP BY id ORDER BY avg DESC"},
+	{"DISTINCT ON an exact avg", "SELECT DISTINCT ON (2) id % 2, avg(i4) FROM edge_vals GROUP BY id ORDER BY 2, 1"},
+	// -0 keeps its sign where DuckDB sorts by it (edge_signs holds -0
+	// and no 0).
+	{"-0 sorted", "SELECT id, f FROM edge_signs ORDER BY 2, 1"},
+	{"-0 sorted by name", "SELECT id, f AS x FROM edge_signs ORDER BY x DESC, id"},
+	{"-0 of an expression sorted", "SELECT id, f8 * '-0'::float8 AS z FROM edge_vals ORDER BY 2, 1"},
+	{"a -0 constant sorted", "SELECT id, '-0'::float4 AS z FROM edge_vals ORDER BY 1, 2"},
+	{"-0 in a sorted array", "SELECT id, fa FROM edge_signs ORDER BY 2, 1"},
+	{"-0 kept by DISTINCT ON", "SELECT DISTINCT ON (1) f FROM edge_signs ORDER BY 1 DESC"},
+	{"-0 kept by DISTINCT", "SELECT DISTINCT f FROM edge_signs ORDER BY 1"},
+	{"-0 of a group sorted", "SELECT f, count(*) FROM edge_signs GROUP BY f ORDER BY 1"},
+	{"-0 of min sorted", "SELECT id % 2 AS g, min(f) AS m FROM edge_signs WHERE f <= 0 GROUP BY 1 ORDER BY m, g"},
+	{"-0 through a window's order", "SELECT id, f, lag(f) OVER (ORDER BY f, id) FROM edge_signs ORDER BY id"},
+	{"-0 through a window's partition", "SELECT id, f, sum(id) OVER (PARTITION BY f ORDER BY id) FROM edge_signs ORDER BY id"},
+	{"-0 in an aggregate's order", "SELECT array_agg(f ORDER BY f, id) FROM edge_signs"},
+	{"-0 in a sorted subquery", "SELECT id, f FROM (SELECT id, f FROM edge_signs ORDER BY f, id LIMIT 4) s ORDER BY id"},
+	{"-0 in a sorted set operation", "SELECT f FROM edge_signs UNION ALL SELECT f FROM edge_signs WHERE id < 3 ORDER BY 1"},
+	{"-0 of GREATEST and LEAST", "SELECT id, GREATEST(f::float4, -1::float4), LEAST(f::float4, 1::float4, NULL) FROM edge_signs WHERE id <> 9 ORDER BY id"},
+	{"-0 of INTERSECT ALL", "SELECT f FROM edge_signs INTERSECT ALL SELECT f FROM edge_signs ORDER BY 1"},
+	{"-0 of min of arrays", "SELECT id % 2, min(fa), max(fa) FROM edge_signs GROUP BY 1 ORDER BY 1"},
+	{"-0 of DISTINCT ON's arrays", "SELECT DISTINCT ON (id % 2) id % 2, fa FROM edge_signs ORDER BY id % 2, id"},
+	{"-0 of a subquery's array", "SELECT id, (SELECT fa FROM edge_signs WHERE id = 1) FROM edge_other ORDER BY id"},
+	{"-0 of ARRAY(subquery)", "SELECT id, ARRAY(SELECT f FROM edge_signs ORDER BY id) FROM edge_other ORDER BY id"},
+	// Intervals order and compare by their span, months × 30 days + days
+	// + time, also when their fields have mixed signs.
+	{"intervals of mixed signs sorted", "SELECT id, iv FROM edge_signs ORDER BY iv, id"},
+	{"intervals sorted by an expression", "SELECT id, '-3 days 04:00:00'::interval + iv AS x FROM edge_signs ORDER BY 2, 1"},
+	{"intervals compared", "SELECT a.id, b.id FROM edge_signs a, edge_signs b WHERE a.iv < b.iv ORDER BY 1, 2"},
+	{"intervals joined on =", "SELECT a.id, b.id FROM edge_signs a JOIN edge_signs b ON a.iv = b.iv WHERE a.id < b.id ORDER BY 1, 2"},
+	{"intervals between", "SELECT id FROM edge_signs WHERE iv BETWEEN '26 days' AND '28 days' ORDER BY id"},
+	{"intervals in a list", "SELECT id FROM edge_signs WHERE iv IN ('29 days', '23:00:00') ORDER BY id"},
+	{"min and max of intervals", "SELECT min(iv), max(iv) FROM edge_signs WHERE id IN (6, 9, 10)"},
+	{"max of intervals over a window", "SELECT id, max(iv) OVER (ORDER BY id) FROM edge_signs WHERE id IN (6, 7, 9, 10) ORDER BY id"},
+	{"NULLIF of intervals", "SELECT id, NULLIF(iv, '29 days') FROM edge_signs ORDER BY id"},
+	{"CASE of intervals", "SELECT id, CASE iv WHEN '23:00:00' THEN 'x' END FROM edge_signs ORDER BY id"},
+	{"DISTINCT ON intervals", "SELECT DISTINCT ON (iv) id FROM edge_signs ORDER BY iv, id"},
+	{"intervals grouped", "SELECT count(*) FROM edge_signs GROUP BY iv ORDER BY 1"},
+	{"distinct intervals", "SELECT count(*) FROM (SELECT DISTINCT iv FROM edge_signs) s"},
+	{"an aggregate ordered by intervals", "SELECT string_agg(id::text, ',' ORDER BY iv, id) FROM edge_signs"},
+	{"a window partitioned by intervals", "SELECT id, count(*) OVER (PARTITION BY iv) FROM edge_signs ORDER BY id"},
+	{"intervals of a sorted set operation", "SELECT iv FROM edge_signs WHERE id IN (6, 10) UNION ALL SELECT iv FROM edge_signs WHERE id = 9 ORDER BY 1"},
+	// A correlated subquery sees each row's own value, not an equal one.
+	{"an interval of a correlated subquery", "SELECT id, (SELECT t.iv) FROM edge_signs t ORDER BY id"},
+	{"a float of a correlated subquery", "SELECT s.id, (SELECT s.z) FROM (SELECT id, f * (CASE WHEN id % 2 = 0 THEN -1 ELSE 1 END) AS z FROM edge_signs) s ORDER BY s.id"},
+	{"an interval of a LATERAL subquery", "SELECT t.id, x.v FROM edge_signs t, LATERAL (SELECT t.iv AS v) x ORDER BY t.id"},
+	{"intervals compared in a correlated subquery", "SELECT id, (SELECT count(*) FROM edge_signs u WHERE u.iv = t.iv) FROM edge_signs t ORDER BY id"},
+	{"-0 and 0 constants", "SELECT id, f8 * '-0'::float8, f8 * 0 FROM edge_vals ORDER BY id"},
 }
 
 // TestAccel_EdgeClasses: each of edgeQueries is answered byte for byte as

@@ -314,6 +314,9 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	if why := intervalCollision(a.intervalConsts); why != "" {
 		z.flagWhy(flagUnsupported, why)
 	}
+	if why := floatZeroCollision(sel); why != "" {
+		z.flagWhy(flagUnsupported, why)
+	}
 	a.ordered = len(sel.SortClause) > 0
 	a.verifiable = sel.LimitCount == nil && sel.LimitOffset == nil && !z.tieDependent && !hasDistinctOn(sel)
 	a.exactAvg = exactAvgPositions(sel)

@@ -13,9 +13,10 @@ import (
 //
 // whose text the proxy encodes as a numeric (Decision.NumericText lists
 // those columns); over a window, sum and count take the same window. Any
-// other avg (inside an expression, HAVING, ORDER BY, DISTINCT or FILTER)
-// would compute in floating point and compare
-// or combine inexactly: such statements go to the origin. An avg of a
+// other avg (inside an expression, HAVING, ORDER BY, DISTINCT or FILTER),
+// and any avg of a SELECT DISTINCT, would compute in floating point and compare
+// or combine inexactly: such statements go to the origin. ORDER BY and
+// DISTINCT ON an exact avg output sort by its value (avgsort.go). An avg of a
 // float column is left alone here: valueHazard sends it to the origin.
 
 // numericAvgFunction is accelerator.NumericAvgFunction (planner does not
@@ -27,6 +28,10 @@ const numericAvgFunction = "pgaccel_numeric_avg"
 // operation, or a * that expands to several columns).
 func exactAvgPositions(sel *pg_query.SelectStmt) []int {
 	if sel == nil || (sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED) {
+		return nil
+	}
+	if len(sel.DistinctClause) > 0 && !hasDistinctOn(sel) {
+		// SELECT DISTINCT would compare the texts (avgsort.go).
 		return nil
 	}
 	var pos []int

@@ -520,6 +520,10 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 			d.Reason, d.Detail = ReasonUnsupported, "the rewrite for DuckDB failed: "+err.Error()
 			return d, true
 		}
+		if out.refused != "" {
+			d.Reason, d.Detail = ReasonUnsupported, out.refused
+			return d, true
+		}
 		d.SQL, d.PrintsText = out.sql, out.printsText
 		if p.testRewrite != nil {
 			d.SQL = p.testRewrite(d.SQL)

@@ -50,10 +50,12 @@ type rewriteEntry struct {
 }
 
 // rewritten is a statement rewritten for DuckDB, and whether it prints
-// values with textFunction (Decision.PrintsText).
+// values with textFunction (Decision.PrintsText); or why the rewrite
+// refused it (refused, see refusal).
 type rewritten struct {
 	sql        string
 	printsText bool
+	refused    string
 }
 
 func (c *rewriteCache) get(key string) (rewritten, bool) {
@@ -125,6 +127,12 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 	}
 	wrapped := textWrapped(a, r)
 	sql, err := rewriteTree(a, r, refs, tree, wrapped)
+	var ref *refusal
+	if errors.As(err, &ref) {
+		out := rewritten{refused: ref.why}
+		a.rewrites.put(key.String(), out)
+		return out, nil
+	}
 	if err != nil {
 		return rewritten{}, err
 	}
@@ -245,6 +253,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	var c collector
 	walk(tree.Stmts[0].Stmt, &c)
+	if why := correlatedHazard(tree.Stmts[0].Stmt, a, r, c.rangeVars); why != "" {
+		return "", refuse(why)
+	}
 	typed := prepareTypeRewrites(tree.Stmts[0].Stmt, a, r)
 
 	targets := make([]*pg_query.RangeVar, len(refs))
@@ -284,9 +295,6 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			sel = a.pass.inner(sel)
 		}
 		numericCasts(sel, a.trackedTargets(), sc.floats)
-	}
-	for _, sel := range c.selects {
-		sortFloatsByValue(sel, r)
 	}
 	// Innermost first: an operand may be another operator's call.
 	for i := len(c.jsonOps) - 1; i >= 0; i-- {
@@ -432,6 +440,15 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			return "", err
 		}
 	}
+	// Last, cloning the rewritten outputs (avgsort.go, intervalorder.go,
+	// negzero.go).
+	sortAvgsByValue(tree.Stmts[0].Stmt.GetSelectStmt(), a.exactAvg)
+	if err := orderIntervals(tree.Stmts[0].Stmt, a, r, q.unquoteFunc()); err != nil {
+		return "", err
+	}
+	if err := shieldFloatSorts(tree.Stmts[0].Stmt, a, r, q.unquoteFunc()); err != nil {
+		return "", err
+	}
 	out, err := pg_query.Deparse(tree)
 	if err != nil {
 		return "", fmt.Errorf("rewrite: deparse: %w", err)
@@ -516,46 +533,6 @@ func tableRefVar(ref string) (*pg_query.RangeVar, error) {
 	}
 	return rv, nil
 }
-
-// sortFloatsByValue makes ORDER BY a float column (by name, output name or
-// position) sort by column + 0: DuckDB returns the values of a column it
-// sorts by from its sort keys, where -0 has become 0; Postgres, which
-// orders -0 and 0 as equal, returns -0. The sum sorts the same.
-func sortFloatsByValue(sel *pg_query.SelectStmt, r resolution) {
-	if len(sel.DistinctClause) > 0 || len(sel.TargetList) == 0 {
-		return
-	}
-	for _, item := range sel.SortClause {
-		sb := item.GetSortBy()
-		if sb == nil {
-			continue
-		}
-		expr := sb.Node
-		if c := expr.GetAConst(); c != nil {
-			iv, ok := c.Val.(*pg_query.A_Const_Ival)
-			if !ok || iv.Ival.Ival < 1 || int(iv.Ival.Ival) > len(sel.TargetList) {
-				continue
-			}
-			expr = sel.TargetList[iv.Ival.Ival-1].GetResTarget().GetVal()
-		} else if cr := expr.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
-			for _, t := range sel.TargetList {
-				if rt := t.GetResTarget(); rt != nil && rt.Name != "" && rt.Name == lastField(cr) {
-					expr = rt.Val
-					break
-				}
-			}
-		}
-		cr := expr.GetColumnRef()
-		if cr == nil || !columnsAre(r, lastField(cr), isFloat) {
-			continue
-		}
-		sb.Node = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")},
-			proto.Clone(expr).(*pg_query.Node), pg_query.MakeAConstIntNode(0, -1), -1)
-	}
-}
-
-// isFloat: a float4 or float8 column.
-func isFloat(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat4 || c.TypeOID == oidFloat8 }
 
 // columnsFingerprint hashes what the rewrites read of a dataset's
 // columns: names, types, type modifiers and the collation and case facts.
