@@ -153,6 +153,23 @@ var edgeQueries = []struct{ class, sql string }{
 	{"an interval of a LATERAL subquery", "SELECT t.id, x.v FROM edge_signs t, LATERAL (SELECT t.iv AS v) x ORDER BY t.id"},
 	{"intervals compared in a correlated subquery", "SELECT id, (SELECT count(*) FROM edge_signs u WHERE u.iv = t.iv) FROM edge_signs t ORDER BY id"},
 	{"-0 and 0 constants", "SELECT id, f8 * '-0'::float8, f8 * 0 FROM edge_vals ORDER BY id"},
+	// Postgres computes exp, ln, log, sqrt, power and ^ of a numeric in
+	// numeric (exactly, to its own scale); DuckDB in double precision.
+	{"sqrt, ln, log and ^ of numerics", "SELECT id, sqrt(abs(n)), ln(abs(n) + 1), log(abs(n) + 1), n ^ 2, power(abs(n), 0.5) FROM edge_vals ORDER BY id"},
+	{"exp of a numeric", "SELECT id, exp(n / 1e10) FROM edge_vals WHERE id <> 3 ORDER BY id"},
+	// A double precision with a numeric is double precision arithmetic,
+	// with its overflow error.
+	{"float times numeric overflows", "SELECT id, f8 * n FROM edge_vals ORDER BY id"},
+	{"float plus numeric", "SELECT id, f8 + n, n - f8 FROM edge_vals WHERE id <> 3 ORDER BY id"},
+	// array_to_string prints each element as the element type's output.
+	{"array_to_string of floats", "SELECT id, array_to_string(fa, ',') FROM edge_signs ORDER BY id"},
+	{"array_to_string of integers", "SELECT id, array_to_string(arr, '|', '?') FROM edge_vals ORDER BY id"},
+	// A row IS NULL when every field is, IS NOT NULL when none is.
+	{"ROW(...) IS NULL", "SELECT id, ROW(i2, txt) IS NULL, ROW(arr, d) IS NULL, ROW(arr, d) IS NOT NULL, (i2, arr) IS NOT NULL FROM edge_vals ORDER BY id"},
+	// split_part with an empty delimiter keeps the whole string.
+	{"split_part with an empty delimiter", "SELECT id, split_part(txt, '', 1), split_part(txt, substr(txt, 1, 0), 2) FROM edge_vals ORDER BY id"},
+	// EXISTS over an aggregate evaluates its select list in Postgres.
+	{"EXISTS over an aggregate that raises", "SELECT id FROM edge_vals WHERE EXISTS (SELECT sum(1 / (v - 10)) FROM edge_other) ORDER BY id"},
 }
 
 // TestAccel_EdgeClasses: each of edgeQueries is answered byte for byte as

@@ -35,7 +35,7 @@ func checkArgs(m any) string {
 	switch n := m.(type) {
 	case *pg_query.SubLink:
 		if sel := n.Subselect.GetSelectStmt(); n.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK && sel != nil &&
-			(len(sel.GroupClause) > 0 || sel.HavingClause != nil) && !plainTargets(sel) {
+			(len(sel.GroupClause) > 0 || sel.HavingClause != nil || aggregateTargets(sel)) && !plainTargets(sel) {
 			// Postgres evaluates the select list of a grouped EXISTS
 			// subquery (and raises its errors); DuckDB never does.
 			return "EXISTS over a grouped subquery whose select list computes values (Postgres evaluates them)"
@@ -57,6 +57,11 @@ func checkArgs(m any) string {
 		}
 		if why := constArgRaises(n); why != "" {
 			return why
+		}
+		if funcName(n) == "split_part" && len(n.Args) == 3 {
+			if d, ok := constString(n.Args[1]); ok && d == "" {
+				return "split_part with an empty delimiter (Postgres keeps the whole string, DuckDB splits it into characters)"
+			}
 		}
 		switch funcName(n) {
 		case "nth_value":
@@ -181,6 +186,11 @@ func guardArgs(f *pg_query.FuncCall) {
 		arg(1, isZero, "division by zero")
 	case name == "split_part" && len(f.Args) == 3:
 		arg(2, isZero, "field position must not be zero")
+		if !isStringConst(f.Args[1]) {
+			// An empty delimiter: Postgres keeps the whole string as one
+			// field, DuckDB splits it into characters.
+			arg(1, func(n *pg_query.Node) *pg_query.Node { return binOp("=", n, pg_query.MakeAConstStrNode("", -1)) }, "an empty delimiter (Postgres splits otherwise)")
+		}
 	case (name == "lpad" || name == "rpad") && len(f.Args) >= 2:
 		arg(1, func(n *pg_query.Node) *pg_query.Node { return binOp(">", n, intNode(maxPadLength)) }, "requested length too large")
 	case name == "repeat" && len(f.Args) == 2:
@@ -507,7 +517,8 @@ func constArgRaises(f *pg_query.FuncCall) string {
 		raises = ok && c == 0
 	case name == "split_part" && len(f.Args) == 3:
 		c, ok := constInt(f.Args[2])
-		raises = ok && c == 0
+		d, dok := constString(f.Args[1])
+		raises = ok && c == 0 || dok && d == ""
 	}
 	if raises {
 		return "a call of " + funcName(f) + " whose constant arguments Postgres refuses while it plans the statement (or answers otherwise)"
@@ -525,4 +536,49 @@ func plainTargets(sel *pg_query.SelectStmt) bool {
 		}
 	}
 	return true
+}
+
+// rewriteRowNullTest spells ROW(a, b) IS [NOT] NULL out field by field:
+// in Postgres a row IS NULL when every field is NULL and IS NOT NULL when
+// none is; DuckDB tests the struct itself, which is never NULL. A field
+// that is itself a row is refused (Postgres looks into it).
+func rewriteRowNullTest(holder *pg_query.Node, t *pg_query.NullTest) error {
+	row := t.Arg.GetRowExpr()
+	if holder.GetNullTest() != t || row == nil || len(row.Args) == 0 {
+		return refuse("a NULL test of a row")
+	}
+	var tests []*pg_query.Node
+	for _, f := range row.Args {
+		if f.GetRowExpr() != nil || f.GetColumnRef() != nil && lastField(f.GetColumnRef()) == "" {
+			return refuse("a NULL test of a row holding a row")
+		}
+		tests = append(tests, &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+			Arg: f, Nulltesttype: t.Nulltesttype, Location: -1}}})
+	}
+	if len(tests) == 1 {
+		holder.Node = tests[0].Node
+		return nil
+	}
+	holder.Node = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, tests, -1).Node
+	return nil
+}
+
+// aggregateTargets reports whether sel's select list calls an aggregate.
+func aggregateTargets(sel *pg_query.SelectStmt) bool {
+	found := false
+	for _, t := range sel.TargetList {
+		walk(t, visitFunc(func(m proto.Message, _ *walker) {
+			if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over == nil && (fc.AggStar || aggregateNames[funcName(fc)]) {
+				found = true
+			}
+		}))
+	}
+	return found
+}
+
+// aggregateNames are the aggregates of the allowlist.
+var aggregateNames = map[string]bool{
+	"count": true, "sum": true, "avg": true, "min": true, "max": true, "bool_and": true, "bool_or": true,
+	"every": true, "string_agg": true, "array_agg": true, "stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"variance": true, "var_samp": true, "var_pop": true, "percentile_cont": true, "percentile_disc": true, "mode": true,
 }

@@ -159,6 +159,13 @@ type analysis struct {
 	// concatArgs are the arguments of concat and concat_ws (copies),
 	// which DuckDB prints its own way unless they are text.
 	concatArgs []*pg_query.Node
+	// mathCalls are the arguments of exp, ln, log, log10, sqrt, power and
+	// ^ (copies): Postgres computes them in numeric when an argument is a
+	// numeric, DuckDB always in double precision.
+	mathCalls [][]*pg_query.Node
+	// distinctOn are the DISTINCT ON keys (copies); arrayToString the
+	// arrays array_to_string prints (copies).
+	distinctOn, arrayToString []*pg_query.Node
 	// percentileArgs are the values percentile_cont interpolates.
 	percentileArgs []*pg_query.Node
 	// verifiable and ordered: see Decision.

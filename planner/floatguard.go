@@ -74,7 +74,7 @@ func (g *floatGuard) enter(m proto.Message, w *walker) {
 			guard(wrapper, v, []check{{or(isInf(c(l)), isInf(c(r))), "cannot subtract infinite dates"}})
 			return
 		}
-		if g.kind(wrapper) != kindFloat8 {
+		if g.kind(wrapper) != kindFloat8 && !g.floatWithNumeric(n.Lexpr, n.Rexpr) {
 			return
 		}
 		l, r, v := n.Lexpr, n.Rexpr, &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: n}}
@@ -158,6 +158,24 @@ func (g *floatGuard) realArgs(args ...*pg_query.Node) bool {
 		}
 	}
 	return true
+}
+
+// floatWithNumeric reports whether l op r is a double precision operation
+// of a double precision and a numeric (Postgres casts the numeric to
+// double precision; the planner's kinds call the pair unknown).
+func (g *floatGuard) floatWithNumeric(l, r *pg_query.Node) bool {
+	numeric := func(n *pg_query.Node) bool {
+		if tc := n.GetTypeCast(); tc != nil && castTarget(tc, numericTypeNames) {
+			return true
+		}
+		if g.kind(n) == kindNumLit || g.a.numericValue(g.r, n) {
+			return true
+		}
+		_, ok := g.a.numericScaleOf(g.r, n, 0)
+		return ok
+	}
+	lf, rf := g.kind(l) == kindFloat8, g.kind(r) == kindFloat8
+	return lf && numeric(r) || rf && numeric(l)
 }
 
 // powerChecks are Postgres's errors of power(x, y) (dpow) for the value v.

@@ -1,5 +1,10 @@
 package planner
 
+import (
+	"github.com/pgaccel/pgaccel/catalog"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
 // valueHazard checks, in one pass over the referenced datasets' columns,
 // the rules under which DuckDB would compute or print a value differently
 // from Postgres without an error (see floatagg.go, textout.go,
@@ -32,6 +37,29 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	}
 	if why := a.concatHazard(r); why != "" {
 		return ReasonUnsupported, why
+	}
+	for _, x := range a.arrayToString {
+		cr := x.GetColumnRef()
+		if cr == nil || lastField(cr) == "" || !columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool {
+			switch c.TypeOID {
+			case 1009, 1015, 1005, 1007, 1016: // text, varchar and integer arrays print alike
+				return true
+			}
+			return false
+		}) {
+			return ReasonUnsupported, "array_to_string of an array that is not known to be of text or integers (DuckDB prints other elements its own way)"
+		}
+	}
+	for _, x := range a.distinctOn {
+		if a.tieKey(r, x) {
+			return ReasonUnsupported, "DISTINCT ON a value that may be a float or an interval: of equal values printed otherwise (-0 and 0, '1 mon' and '30 days'), which row each engine keeps differs"
+		}
+	}
+	for _, args := range a.mathCalls {
+		g := &floatGuard{a: a, r: r}
+		if !g.realArgs(args...) {
+			return ReasonUnsupported, "exp, ln, log, sqrt, power or ^ of a value that may be a numeric (Postgres computes it in numeric, DuckDB in double precision)"
+		}
 	}
 	for _, x := range a.percentileArgs {
 		if k := a.kindOf(r, x, 0); k != kindInt4 && k != kindInt8 && !a.numericValue(r, x) {
@@ -131,3 +159,40 @@ const (
 	oidInt4         = 23
 	oidInt8         = 20
 )
+
+// tieKey reports whether n may hold values that compare equal but print
+// otherwise: floats (-0 and 0) and intervals, or arrays of them.
+func (a *analysis) tieKey(r resolution, n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		return castTarget(tc, floatTypeNames) || castTarget(tc, map[string]bool{"interval": true}) || tc.TypeName == nil
+	}
+	if c := n.GetAConst(); c != nil {
+		return false
+	}
+	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
+		found, all := columnsNamed(r, lastField(cr), func(c catalog.ColumnInfo) bool {
+			switch c.TypeOID {
+			case oidFloat4, oidFloat8, oidInterval, 1021, 1022, 1187: // and their arrays
+				return false
+			}
+			return true
+		})
+		if found {
+			return !all
+		}
+		for _, def := range a.aliasDefs[lastField(cr)] {
+			if d := def.GetColumnRef(); d != nil && lastField(d) == lastField(cr) {
+				continue
+			}
+			if a.tieKey(r, def) {
+				return true
+			}
+		}
+		return len(a.aliasDefs[lastField(cr)]) == 0
+	}
+	switch a.kindOf(r, n, 0) {
+	case kindInt4, kindInt8, kindNumLit:
+		return false
+	}
+	return a.timeType(r, n) != oidTimestamp && a.timeType(r, n) != oidTimestamptz
+}

@@ -29,7 +29,7 @@ var (
 		"regexp_split_to_array": true, "to_hex": true, "to_ascii": true, "bit_count": true, "get_bit": true,
 		"get_byte": true, "sha224": true, "sha256": true, "sha384": true, "sha512": true, "decode": true,
 		// DuckDB's and the accelerator's functions the rewrite calls.
-		"typeof": true, "epoch_us": true, "epoch_ms": true, "isnan": true, "isinf": true, "translate": true,
+		"typeof": true, "len": true, "list_count": true, "list_contains": true, "strlen": true, "epoch_us": true, "epoch_ms": true, "isnan": true, "isinf": true, "translate": true,
 		"current_setting":  true,
 		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true,
 		numericRoundFunction: true, numericInFunction: true, numericInScaleFunction: true,

@@ -132,6 +132,22 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 	}
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
+		if hasDistinctOn(n) && len(n.SortClause) <= len(n.DistinctClause) {
+			// No ORDER BY key beyond DISTINCT ON's: which row of a group
+			// of equal keys is kept is the engine's choice.
+			for _, d := range n.DistinctClause {
+				if d.GetNode() == nil {
+					continue
+				}
+				if k, ok := constInt(d); ok && k >= 1 && int(k) <= len(n.TargetList) {
+					// DISTINCT ON (1): the first output column.
+					if v := n.TargetList[k-1].GetResTarget().GetVal(); v != nil {
+						d = v
+					}
+				}
+				z.a.distinctOn = append(z.a.distinctOn, copyNode(d))
+			}
+		}
 		if n.LimitCount != nil || n.LimitOffset != nil || hasDistinctOn(n) {
 			z.tieDependent = true // in a subquery too: which rows it keeps
 		}
@@ -240,6 +256,16 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 			for _, arg := range n.Args {
 				z.a.concatArgs = append(z.a.concatArgs, copyNode(arg))
 			}
+		case "array_to_string":
+			if len(n.Args) > 0 {
+				z.a.arrayToString = append(z.a.arrayToString, copyNode(n.Args[0]))
+			}
+		case "exp", "ln", "log", "log10", "sqrt", "power", "pow":
+			var args []*pg_query.Node
+			for _, arg := range n.Args {
+				args = append(args, copyNode(arg))
+			}
+			z.a.mathCalls = append(z.a.mathCalls, args)
 		case "percentile_cont":
 			for _, sb := range n.AggOrder {
 				if x := sb.GetSortBy().GetNode(); x != nil {
@@ -289,6 +315,9 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		}
 		if isSubtraction(n) {
 			z.a.subtractions = append(z.a.subtractions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})
+		}
+		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP && n.Lexpr != nil && n.Rexpr != nil && divisionOp(n) == "^" {
+			z.a.mathCalls = append(z.a.mathCalls, []*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})
 		}
 		if n.Kind == pg_query.A_Expr_Kind_AEXPR_OP && n.Lexpr != nil && n.Rexpr != nil && divisionOp(n) == "+" {
 			z.a.additions = append(z.a.additions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})

@@ -163,7 +163,14 @@ type collector struct {
 	indices   []*pg_query.A_Indices
 	castSites []likeCast // casts and their wrappers
 	intCalls  []likeCall // calls of int4 results DuckDB makes bigint
+	rowNulls  []likeNull // ROW(...) IS [NOT] NULL
 	subtracts []likeSite // binary - (tstz.go)
+}
+
+// likeNull is a NULL test and the Node that holds it.
+type likeNull struct {
+	node *pg_query.Node
+	test *pg_query.NullTest
 }
 
 // likeCall is a call and the Node that holds it.
@@ -233,6 +240,10 @@ func (c *collector) enter(m proto.Message, w *walker) {
 		c.castSites = append(c.castSites, likeCast{w.node(), n})
 	case *pg_query.A_Indices:
 		c.indices = append(c.indices, n)
+	case *pg_query.NullTest:
+		if n.Arg.GetRowExpr() != nil && w.node() != nil {
+			c.rowNulls = append(c.rowNulls, likeNull{w.node(), n})
+		}
 	}
 	if e, ok := m.(*pg_query.A_Expr); ok && isConcat(e) {
 		c.concats = append(c.concats, e)
@@ -323,6 +334,11 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	for _, ix := range c.indices {
 		guardSubscript(ix)
+	}
+	for _, rn := range c.rowNulls {
+		if err := rewriteRowNullTest(rn.node, rn.test); err != nil {
+			return "", err
+		}
 	}
 	for _, cs := range c.castSites {
 		rewriteByteaLiteral(cs.node, cs.cast)

@@ -111,7 +111,10 @@ func TestPlan_FloatSortsKeepNegativeZero(t *testing.T) {
 		{sql: "SELECT id, '-0'::float4 AS z FROM vals ORDER BY 1, 2", route: RouteAccelerate, want: []string{"ORDER BY 1 NULLS LAST, CASE WHEN '-0'::float4 IS NULL THEN NULL ELSE '-0'::float4 END NULLS LAST"}},
 		{sql: "SELECT fa FROM vals ORDER BY 1", route: RouteAccelerate, want: []string{"ORDER BY CASE WHEN fa IS NULL THEN NULL ELSE fa END"}},
 		{sql: "SELECT f AS x FROM vals ORDER BY x DESC", route: RouteAccelerate, want: []string{"ORDER BY CASE WHEN f IS NULL THEN NULL ELSE f END DESC"}},
-		{sql: "SELECT DISTINCT ON (1) f FROM vals ORDER BY 1 DESC", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+		{sql: "SELECT DISTINCT ON (1) f, id FROM vals ORDER BY 1 DESC, 2", route: RouteAccelerate, want: []string{"ORDER BY " + sh}},
+		// Without a key past DISTINCT ON's, which of -0 and 0 is kept
+		// is each engine's own.
+		{sql: "SELECT DISTINCT ON (1) f FROM vals ORDER BY 1 DESC", route: RouteOrigin},
 		{sql: "SELECT id, lag(f) OVER (ORDER BY f, id) FROM vals", route: RouteAccelerate, want: []string{"OVER (ORDER BY " + sh}},
 		{sql: "SELECT id, sum(id) OVER (PARTITION BY r ORDER BY id) FROM vals", route: RouteAccelerate, want: []string{"PARTITION BY " + sh}},
 		{sql: "SELECT array_agg(f ORDER BY f) FROM vals", route: RouteAccelerate, want: []string{"array_agg(f ORDER BY " + sh}},
@@ -161,6 +164,10 @@ func TestPlan_IntervalsCompareBySpan(t *testing.T) {
 			want: []string{"pgaccel_interval_key(iv) IN (pgaccel_interval_key('1 day'::interval), pgaccel_interval_key('2 days'::interval))"}},
 		{sql: "SELECT id FROM vals WHERE txt = $1 AND iv > $2", route: RouteAccelerate,
 			want: []string{"txt = $1 AND pgaccel_interval_key(iv) > pgaccel_interval_key($2::interval)"}},
+		// = ANY of a parameter, an array whose type is not known yet: its
+		// rewrite's len() and list_count() are integers (the statement
+		// is planned before the Bind, at a Parse during an outage).
+		{sql: "SELECT id, txt FROM vals WHERE id = ANY($1) OR txt = ANY($2) ORDER BY id", route: RouteAccelerate, want: []string{"list_count($2) < len($2)"}},
 		{sql: "SELECT a.id FROM vals a JOIN other b ON a.iv = b.iv", route: RouteAccelerate, want: []string{"ON pgaccel_interval_key(a.iv) = pgaccel_interval_key(b.iv)"}},
 		{sql: "SELECT min(iv), max(iv) FILTER (WHERE id > 1) FROM vals", route: RouteAccelerate,
 			want: []string{"arg_min(iv, pgaccel_interval_key(iv))", "arg_max(iv, pgaccel_interval_key(iv)) FILTER (WHERE id > 1)"}},
@@ -222,8 +229,31 @@ func TestPlan_CorrelatedFloatsAndIntervals(t *testing.T) {
 // key) is rewritten once in each place.
 func TestPlan_SortKeysOfSharedOutputs(t *testing.T) {
 	checkSortCases(t, []sortCase{
-		{sql: "SELECT DISTINCT ON (1) iv * GREATEST(f, 1) FROM vals ORDER BY 1", route: RouteAccelerate,
+		{sql: "SELECT DISTINCT ON (1) iv * GREATEST(f, 1), id FROM vals ORDER BY 1, 2", route: RouteAccelerate,
 			want: []string{"DISTINCT ON (pgaccel_interval_key(iv * CASE WHEN"}, notWant: []string{"GREATEST"}},
 		{sql: "SELECT GREATEST(f, r) AS g FROM vals ORDER BY g, 1", route: RouteAccelerate, notWant: []string{"GREATEST"}},
+	})
+}
+
+// TestPlan_ValueHazardsOfMathAndArrays: exp, ln, log, sqrt, power and ^
+// of a numeric (Postgres computes them in numeric), array_to_string of
+// arrays other than text or integers, ROW(...) IS NULL (field by field)
+// and split_part with an empty delimiter (the whole string).
+func TestPlan_ValueHazardsOfMathAndArrays(t *testing.T) {
+	checkSortCases(t, []sortCase{
+		{sql: "SELECT sqrt(n) FROM vals", route: RouteOrigin},
+		{sql: "SELECT ln(n + 1), exp(n) FROM vals", route: RouteOrigin},
+		{sql: "SELECT n ^ 2 FROM vals", route: RouteOrigin},
+		{sql: "SELECT power(i2, 0.5) FROM vals", route: RouteOrigin},
+		{sql: "SELECT sqrt(f), ln(f), f ^ 2, power(i2, 2) FROM vals", route: RouteAccelerate},
+		{sql: "SELECT array_to_string(fa, ',') FROM vals", route: RouteOrigin},
+		{sql: "SELECT array_to_string(iva, ',') FROM vals", route: RouteOrigin},
+		{sql: "SELECT ROW(id, txt) IS NULL, (n, d) IS NOT NULL FROM vals", route: RouteAccelerate,
+			want: []string{"id IS NULL AND txt IS NULL", "n IS NOT NULL AND d IS NOT NULL"}},
+		{sql: "SELECT ROW(ROW(id), txt) IS NULL FROM vals", route: RouteOrigin},
+		{sql: "SELECT split_part(txt, '', 1) FROM vals", route: RouteOrigin},
+		{sql: "SELECT split_part(txt, txt, 1) FROM vals", route: RouteAccelerate, want: []string{"an empty delimiter"}},
+		{sql: "SELECT id FROM vals WHERE EXISTS (SELECT sum(1 / id) FROM other)", route: RouteOrigin},
+		{sql: "SELECT id FROM vals WHERE EXISTS (SELECT 1 FROM other WHERE other.id = vals.id)", route: RouteAccelerate},
 	})
 }
