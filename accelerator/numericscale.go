@@ -46,6 +46,7 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		IntervalEpochUSFunction:   {[]duckdb.TypeInfo{interval}, hugeint, intervalEpochUSRow},
 		IntervalEpochFunction:     {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
 		NumericInScaleFunction:    {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
+		CollationKeyFunction:      {[]duckdb.TypeInfo{varchar, varchar}, mustTypeInfo(duckdb.TYPE_BLOB), collationKeyRow},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)

@@ -404,6 +404,10 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 	if !accelerated {
 		why = "type " + c.TypeName + " has no DuckDB type that holds its values exactly"
 	}
+	locale, note := c.CollationLocale, c.CollationNote
+	if locale != "" && (c.CollationVersion != LibcVersion() || LocaleAvailable(locale) != nil) {
+		locale, note = "", "its collation's order was established for glibc "+c.CollationVersion+" and this process runs on glibc "+LibcVersion()+" (or lacks the locale); the next load establishes it again"
+	}
 	return catalog.ColumnInfo{
 		NotAccelerated: why,
 		Name:           c.Name,
@@ -413,6 +417,8 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		Accelerated:    accelerated,
 
 		BinaryCollation: c.BinaryCollation,
+		CollationLocale: locale,
+		CollationNote:   note,
 		ASCIICase:       c.ASCIICase,
 		Unique:          c.Unique,
 		KeyPart:         c.KeyPart,

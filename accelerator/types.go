@@ -47,6 +47,17 @@ type ColumnSpec struct {
 	ElemOID uint32 `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
+	// CollationLocale is, for a column of a linguistic libc collation
+	// whose order this process reproduces (CollationKey; established by
+	// refresh against the origin), that collation's locale; empty
+	// otherwise, with CollationNote saying why for a collation it does
+	// not reproduce.
+	CollationLocale string `json:",omitempty"`
+	CollationNote   string `json:",omitempty"`
+	// CollationVersion is the C library version CollationLocale was
+	// established for: an acceleration kept on disk and opened by a
+	// process on another version orders at the origin again.
+	CollationVersion string `json:",omitempty"`
 	// ASCIICase: the origin maps the column's case under the C or POSIX
 	// LC_CTYPE (ASCII letters only).
 	ASCIICase bool `json:",omitempty"`

@@ -55,6 +55,13 @@ type ColumnInfo struct {
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.
 	BinaryCollation bool
+	// CollationLocale: the column's collation is not bytewise, and its
+	// order is the libc locale's of this name, which the acceleration
+	// reproduces (accelerator.CollationKey): the planner orders and
+	// range-compares its values by their keys. Empty otherwise;
+	// CollationNote says why for a collation that is not reproduced.
+	CollationLocale string
+	CollationNote   string
 	// ASCIICase is true when the origin maps the column's case (upper,
 	// lower, ILIKE) under the C or POSIX LC_CTYPE: ASCII letters only.
 	ASCIICase bool

@@ -62,8 +62,8 @@ func isStringConst(n *pg_query.Node) bool {
 // text of the database's default collation, when that collation is not
 // bytewise.
 func (a *analysis) defaultCollationHazard(r resolution, s *Session) string {
-	if s.TextBytewise {
-		return ""
+	if s.TextBytewise || s.DefaultCollationLocale != "" {
+		return "" // collorder.go keys or refuses each ordering
 	}
 	for _, n := range a.orderedExprs {
 		if a.defaultText(r, n, 0) {

@@ -98,9 +98,15 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 			if c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray {
 				hasNumeric = true
 			}
-			if a.ordering && !c.BinaryCollation && collatable(c.TypeOID) {
+			if a.ordering && !c.BinaryCollation && c.CollationLocale == "" && collatable(c.TypeOID) {
+				// A collation the acceleration reproduces is keyed where
+				// it orders (collorder.go).
 				if _, ok := a.cols.names[c.Name]; ok || a.cols.star || a.cols.natural {
-					return ReasonCollation, "ordering or comparing the column " + c.Name + of + ", whose collation is not bytewise"
+					why := "whose collation is not bytewise"
+					if c.CollationNote != "" {
+						why += ", and pgaccel does not reproduce its order: " + c.CollationNote
+					}
+					return ReasonCollation, "ordering or comparing the column " + c.Name + of + ", " + why
 				}
 			}
 		}

@@ -64,6 +64,8 @@ func memoKey(sql string, s *Session) string {
 		flags |= 4
 	}
 	b.WriteByte(flags)
+	b.WriteString(s.DefaultCollationLocale)
+	b.WriteByte(0)
 	b.WriteString(s.User)
 	b.WriteByte(0)
 	for _, sp := range s.SearchPath {

@@ -86,6 +86,11 @@ type Session struct {
 	// text by its bytes (C or POSIX): text of no column's collation
 	// (defcollation.go) may then be ordered by DuckDB.
 	TextBytewise bool
+	// DefaultCollationLocale is, when the database's default collation is
+	// not bytewise, the libc locale the acceleration orders its text by
+	// (established against the origin: catalog.Registry.CollationLocale);
+	// empty when it does not (such text is then ordered at the origin).
+	DefaultCollationLocale string
 }
 
 // TableID names an origin table.
@@ -475,6 +480,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		return toOrigin(d)
 	}
 	r.scale = planScales(a, r)
+	r.defaultColl = defaultCollClass(s)
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
 		return toOrigin(d)
@@ -522,6 +528,9 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		}
 		if out.refused != "" {
 			d.Reason, d.Detail = ReasonUnsupported, out.refused
+			if out.reason != "" {
+				d.Reason = out.reason
+			}
 			return d, true
 		}
 		d.SQL, d.PrintsText = out.sql, out.printsText

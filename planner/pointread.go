@@ -627,7 +627,7 @@ func pointLookup(a *analysis, r resolution, pins map[string]pointPin) *PointLook
 		case oidText, oidVarchar:
 			// Equality of text compares bytes under a deterministic
 			// collation; the acceleration's only knows the binary ones.
-			if !c.BinaryCollation {
+			if !c.BinaryCollation && c.CollationLocale == "" {
 				return nil
 			}
 			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {

@@ -484,6 +484,10 @@ type resolution struct {
 	// detail says which relation made resolve return its reason.
 	detail string
 	scale  scalePlan // set by Plan once resolved
+	// defaultColl is the class of the database's default collation
+	// (collorder.go), set by Plan from the session: "" bytewise, "L" +
+	// the locale the acceleration orders it by, "X" + why not.
+	defaultColl string
 }
 
 type usedDataset struct {

@@ -56,6 +56,9 @@ type rewritten struct {
 	sql        string
 	printsText bool
 	refused    string
+	// reason is the refusal's Decision reason (ReasonUnsupported when
+	// empty).
+	reason string
 }
 
 func (c *rewriteCache) get(key string) (rewritten, bool) {
@@ -122,6 +125,9 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			}
 		}
 	}
+	// Text ordering depends on the default collation (collorder.go).
+	key.WriteString(r.defaultColl)
+	key.WriteByte(4)
 	if out, ok := a.rewrites.get(key.String()); ok {
 		return out, nil
 	}
@@ -129,7 +135,7 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 	sql, err := rewriteTree(a, r, refs, tree, wrapped)
 	var ref *refusal
 	if errors.As(err, &ref) {
-		out := rewritten{refused: ref.why}
+		out := rewritten{refused: ref.why, reason: ref.reason}
 		a.rewrites.put(key.String(), out)
 		return out, nil
 	}
@@ -465,6 +471,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	if err := shieldFloatSorts(tree.Stmts[0].Stmt, a, r, q.unquoteFunc()); err != nil {
 		return "", err
 	}
+	if err := orderCollations(tree.Stmts[0].Stmt, a, r, r.defaultColl, q.unquoteFunc()); err != nil {
+		return "", err
+	}
 	out, err := pg_query.Deparse(tree)
 	if err != nil {
 		return "", fmt.Errorf("rewrite: deparse: %w", err)
@@ -569,6 +578,7 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		if c.ASCIICase {
 			buf[8] |= 4
 		}
+		h.Write([]byte(c.CollationLocale))
 		buf[9] = 0xff // between columns
 		h.Write(buf[:])
 	}

@@ -298,7 +298,10 @@ func setOpColumn(s *pg_query.SelectStmt, i int, kinds func(*pg_query.Node) kindS
 // refusal is a rewrite's verdict that DuckDB cannot answer the statement
 // as Postgres would: it goes to the origin (Decision.Reason unsupported,
 // Detail the why).
-type refusal struct{ why string }
+type refusal struct {
+	why    string
+	reason string // the Decision's reason; ReasonUnsupported when empty
+}
 
 func (e *refusal) Error() string { return e.why }
 

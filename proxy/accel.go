@@ -514,8 +514,25 @@ func (ss *session) planSession() *planner.Session {
 		TempTables: ss.info.tempTables,
 		OriginDown: ss.link == linkStandIn,
 
-		TextBytewise: ss.info.textBytewise,
+		TextBytewise:           ss.info.textBytewise,
+		DefaultCollationLocale: defaultCollationLocale(ss.info),
 	}
+}
+
+// defaultCollationLocale is the locale by which the acceleration orders
+// text of the session's database's default collation, when that
+// collation is not bytewise and its order was established against the
+// origin (refresh, for the datasets' columns of that collation).
+func defaultCollationLocale(info sessionInfo) string {
+	if info.textBytewise || info.defaultCollation == "" {
+		return ""
+	}
+	provider, rest, _ := strings.Cut(info.defaultCollation, "|")
+	locale, version, _ := strings.Cut(rest, "|")
+	if accelerator.EstablishedCollation(provider, locale, version) {
+		return locale
+	}
+	return ""
 }
 
 // noteOrigin records what a statement sent to the origin may have changed:

@@ -49,6 +49,7 @@ type loginInfo struct {
 	CacheOff         bool          `json:"cache_off"`
 	Locale           string        `json:"locale,omitempty"`
 	TextBytewise     bool          `json:"text_bytewise,omitempty"`
+	DefaultCollation string        `json:"default_collation,omitempty"`
 }
 
 // loginCacheMax bounds the keys kept.
@@ -91,7 +92,7 @@ func (c *loginCache) putParams(key string, params map[string]string) {
 func (c *loginCache) putInfo(key string, info sessionInfo) {
 	li := loginInfo{Valid: true, User: info.user, SearchPath: slices.Clone(info.searchPath), ExtraFloatDigits: info.extraFloatDigits,
 		ByteaOutput: info.byteaOutput, StatementTimeout: info.statementTimeout, RouteDetail: info.routeDetail,
-		CacheOff: info.cacheOff, Locale: info.locale, TextBytewise: info.textBytewise}
+		CacheOff: info.cacheOff, Locale: info.locale, TextBytewise: info.textBytewise, DefaultCollation: info.defaultCollation}
 	c.mu.Lock()
 	ls := c.entries[key]
 	if ls == nil {
@@ -109,14 +110,15 @@ func (c *loginCache) putInfo(key string, info sessionInfo) {
 func (li loginInfo) equal(o loginInfo) bool {
 	return li.Valid == o.Valid && li.User == o.User && slices.Equal(li.SearchPath, o.SearchPath) &&
 		li.ExtraFloatDigits == o.ExtraFloatDigits && li.ByteaOutput == o.ByteaOutput &&
-		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff && li.Locale == o.Locale && li.TextBytewise == o.TextBytewise
+		li.StatementTimeout == o.StatementTimeout && li.RouteDetail == o.RouteDetail && li.CacheOff == o.CacheOff && li.Locale == o.Locale && li.TextBytewise == o.TextBytewise &&
+		li.DefaultCollation == o.DefaultCollation
 }
 
 // sessionInfo returns the info in the session's form.
 func (li loginInfo) sessionInfo() sessionInfo {
 	return sessionInfo{valid: li.Valid, user: li.User, searchPath: slices.Clone(li.SearchPath), tempTables: map[string]bool{},
 		extraFloatDigits: li.ExtraFloatDigits, byteaOutput: li.ByteaOutput, statementTimeout: li.StatementTimeout, routeDetail: li.RouteDetail,
-		cacheOff: li.CacheOff, locale: li.Locale, textBytewise: li.TextBytewise}
+		cacheOff: li.CacheOff, locale: li.Locale, textBytewise: li.TextBytewise, defaultCollation: li.DefaultCollation}
 }
 
 // save writes the cache to its path, best effort (the next change writes

@@ -128,6 +128,9 @@ type sessionInfo struct {
 	// its bytes (C or POSIX, libc provider); text of no column's
 	// collation is then ordered by the acceleration (planner.Session).
 	textBytewise bool
+	// defaultCollation is the database's default collation as
+	// provider|locale|version (accelerator.EstablishedCollation).
+	defaultCollation string
 }
 
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
@@ -136,7 +139,8 @@ const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
 	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
 	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations')), ` +
-	`coalesce((SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), false)`
+	`coalesce((SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), false), ` +
+	`coalesce((SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), '')`
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -202,7 +206,7 @@ func (ss *session) readInfo() error {
 
 // parseSessionInfo reads the row of sessionInfoSQL.
 func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
-	if row == nil || len(row.Values) != 10 {
+	if row == nil || len(row.Values) != 11 {
 		return sessionInfo{}, errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -215,6 +219,7 @@ func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
 		cacheOff:         cacheSettingOff(string(row.Values[7])),
 		locale:           string(row.Values[8]),
 		textBytewise:     string(row.Values[9]) == "t",
+		defaultCollation: string(row.Values[10]),
 	}
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return sessionInfo{}, fmt.Errorf("read session info: search path: %w", err)

@@ -29,6 +29,8 @@ type options struct {
 	out           string
 	// verify is runtime.verify's sample_rate ("": off).
 	verify string
+	// noCache turns the results cache off (runtime.results_cache).
+	noCache bool
 	// generateChild makes this process loadTPCH's generator (hidden).
 	generateChild bool
 }
@@ -65,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.refreshTLS, "refresh-tls", true, "also time the refreshes over a TLS origin link (sslmode=require), by a second pgaccel holding only lineitem")
 	fs.StringVar(&o.queries, "queries", "all", "comma-separated queries to run, e.g. 1,3,6 (all: Q1 to Q22)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
+	fs.BoolVar(&o.noCache, "no-results-cache", false, "turn the results cache off, so that every pgaccel run executes on DuckDB")
 	fs.StringVar(&o.verify, "verify", "", "turn shadow verification (runtime.verify) on with this sample_rate, e.g. 1% (off when empty)")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
 	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
@@ -130,7 +133,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	defer os.RemoveAll(dataDir)
 	logs := &logCapture{console: zerolog.ConsoleWriter{Out: stderr}}
 	rep.rssBeforeStart = readStatus("VmRSS")
-	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs, opts.verify)
+	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs, opts.verify, opts.noCache)
 	if a != nil {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -106,7 +106,7 @@ func measureTLSRefresh(ctx context.Context, origin *pgtest.Server, dataDir strin
 			lineitem = append(lineitem, t)
 		}
 	}
-	a, _, err := startPgaccel(ctx, tlsDSN(origin), lineitem, dir, logs, "")
+	a, _, err := startPgaccel(ctx, tlsDSN(origin), lineitem, dir, logs, "", false)
 	if a != nil {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

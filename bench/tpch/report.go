@@ -105,6 +105,9 @@ func (r report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Command: `%s`%s  \n", r.command, built)
 	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
+	if r.opts.noCache {
+		fmt.Fprintf(&b, "Results cache off (runtime.results_cache.enabled: false): every pgaccel run executes on DuckDB  \n")
+	}
 	if r.verify != nil {
 		fmt.Fprintf(&b, "Shadow verification on (runtime.verify sample_rate %s): equal %v, differed %v, skipped %v  \n",
 			r.opts.verify, r.verify["equal"], r.verify["differed"], r.verify["skipped"])

@@ -107,13 +107,16 @@ func (c *logCapture) take() []string {
 // startPgaccel starts pgaccel in-process with the TPC-H tables ts (all of
 // them when nil) as memory-mode datasets of the origin at dsn, and waits
 // until all have loaded.
-func startPgaccel(ctx context.Context, dsn string, ts []tpchdata.Table, dataDir string, logs *logCapture, verify string) (*app.App, time.Duration, error) {
+func startPgaccel(ctx context.Context, dsn string, ts []tpchdata.Table, dataDir string, logs *logCapture, verify string, noCache bool) (*app.App, time.Duration, error) {
 	if ts == nil {
 		ts = tpchdata.Tables
 	}
 	runtime := ""
 	if verify != "" {
 		runtime = fmt.Sprintf("  verify:\n    enabled: true\n    sample_rate: %q\n", verify)
+	}
+	if noCache {
+		runtime += "  results_cache:\n    enabled: false\n"
 	}
 	cfg, err := tpchdata.Config(dsn, dataDir, runtime, ts, "      mode: memory\n")
 	if err != nil {

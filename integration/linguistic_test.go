@@ -1,0 +1,163 @@
+package integration
+
+import (
+	"context"
+
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/accelerator"
+)
+
+// linguisticSetup is a table of words that order otherwise under
+// en_US.UTF-8 than by their bytes: case, accents, punctuation, spaces,
+// digits, and letters of other scripts; a column in the C collation, a
+// jsonb of the same words, an array of them, and a column of a collation
+// whose recorded version is not this C library's.
+const linguisticSetup = `
+CREATE COLLATION stale_de (provider = libc, locale = 'de_DE.UTF-8', version = '1.0');
+CREATE TABLE words (id int PRIMARY KEY, w text, v varchar(20), c text COLLATE "C", doc jsonb, n int, tags text[],
+  s text COLLATE stale_de);
+INSERT INTO words
+SELECT i, w, left(w, 20), w, jsonb_build_object('w', w), i % 4, ARRAY[w, upper(w)], w
+FROM unnest(ARRAY['apple', 'Apple', 'APPLE', 'banana', 'Banana', 'cherry', 'éclair', 'eclair', 'Éclair', 'zebra',
+  'Zebra', 'co-op', 'coop', 'co op', 'côte', 'cote', 'coté', 'straße', 'strasse', '10', '9', '1', 'a b', 'ab', 'a-b',
+  'Ωmega', 'омега', '中文', '', ' leading', 'résumé', 'resume', 'Resume', 'naïve', 'naive', 'x-ray', 'xray', 'O''Brien',
+  'obrien', 'item 10', 'item 2', 'item-1']) WITH ORDINALITY u(w, i);
+INSERT INTO words VALUES (100, NULL, NULL, NULL, NULL, 1, NULL, NULL);
+GRANT SELECT ON words TO app;`
+
+// TestCollation_LinguisticOrderIsKeyed: in a database whose default
+// collation is libc's en_US.UTF-8, text ordering and range comparisons
+// (ORDER BY, windows, aggregates' ORDER BY, <, BETWEEN, min/max, DISTINCT
+// ON, text of a jsonb and of casts) are answered from the acceleration by
+// the locale's keys, byte for byte as the origin answers them; what the
+// rewrite cannot key goes to the origin, and so does ordering by a
+// collation whose recorded version is not this C library's, with the
+// reason in the route and in the dataset's status.
+func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
+	requireLocales(t, "en_US.UTF-8", "de_DE.UTF-8")
+	dsn := otherDatabase(t, "pgaccel_enus", "LOCALE 'en_US.UTF-8'", linguisticSetup)
+	a := startAppOn(t, dsn(origin.SuperUser, origin.SuperPassword), "  - from: postgres:public.words\n")
+	proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/pgaccel_enus?", 1)
+
+	st, ok := a.Registry.State("words")
+	if !ok {
+		t.Fatal("no dataset words")
+	}
+	for _, c := range st.Columns {
+		switch c.Name {
+		case "w", "v", "tags":
+			if c.CollationLocale != "en_US.UTF-8" {
+				t.Errorf("column %s: collation locale %q (%s), want en_US.UTF-8", c.Name, c.CollationLocale, c.CollationNote)
+			}
+		case "s":
+			if c.CollationLocale != "" || !strings.Contains(c.CollationNote, "glibc 1.0") {
+				t.Errorf("column s: collation locale %q, note %q; want none, for its version 1.0", c.CollationLocale, c.CollationNote)
+			}
+		}
+	}
+	for _, q := range []struct {
+		sql   string
+		route string
+	}{
+		{"SELECT id, w FROM words ORDER BY w, id", acc},
+		{"SELECT id, w FROM words ORDER BY w DESC NULLS LAST, id", acc},
+		{"SELECT id, w AS x FROM words ORDER BY x, id", acc},
+		{"SELECT id, v FROM words ORDER BY 2, 1", acc},
+		{"SELECT id FROM words ORDER BY lower(w), id", org}, // lower under en_US's LC_CTYPE: the origin's
+		{"SELECT id FROM words ORDER BY w || 'x', id", acc},
+		{"SELECT id FROM words ORDER BY substr(w, 2), id", acc},
+		{"SELECT id FROM words ORDER BY doc->>'w', id", acc},
+		{"SELECT id FROM words ORDER BY n::text || w, id", acc},
+		{"SELECT id FROM words WHERE w > 'b' ORDER BY id", acc},
+		{"SELECT id FROM words WHERE w <= 'Coop' ORDER BY id", acc},
+		{"SELECT id FROM words WHERE w BETWEEN 'a' AND 'd' ORDER BY id", acc},
+		{"SELECT id FROM words WHERE v NOT BETWEEN 'B' AND 'e' ORDER BY id", acc},
+		{"SELECT id FROM words WHERE doc->>'w' < 'cote' ORDER BY id", acc},
+		{"SELECT min(w), max(w), min(v), max(doc->>'w') FROM words", acc},
+		{"SELECT n, min(w), max(w) FILTER (WHERE id > 3) FROM words GROUP BY n ORDER BY n", acc},
+		{"SELECT id, max(w) OVER (PARTITION BY n ORDER BY id) FROM words ORDER BY id", acc},
+		{"SELECT id, row_number() OVER (ORDER BY w, id), rank() OVER (PARTITION BY n ORDER BY w DESC) FROM words ORDER BY id", acc},
+		{"SELECT n, string_agg(w, ',' ORDER BY w, id) FROM words GROUP BY n ORDER BY n", acc},
+		{"SELECT DISTINCT ON (n) n, w FROM words ORDER BY n, w, id", acc},
+		{"SELECT w, count(*) FROM words GROUP BY w ORDER BY w", acc},
+		{"SELECT x.w FROM (SELECT w FROM words ORDER BY w LIMIT 5) x ORDER BY x.w DESC", acc},
+		{"SELECT id FROM words WHERE w = 'apple' OR w IN ('Zebra', 'coop') ORDER BY id", acc},
+		{"SELECT a.id, b.id FROM words a JOIN words b ON a.w < b.w AND b.id < 5 WHERE a.id < 5 ORDER BY 1, 2", acc},
+		{"SELECT id FROM words WHERE w > (SELECT min(w) FROM words WHERE n = 2) ORDER BY id", acc},
+		// The C collation's column is ordered by its bytes.
+		{"SELECT id, c FROM words ORDER BY c, id", acc},
+		{"SELECT max(c) FROM words", acc},
+		// What is not keyed goes to the origin.
+		{"SELECT id, greatest(w, 'm') FROM words ORDER BY id", org},
+		{"SELECT id FROM words ORDER BY tags, id", org},
+		{"SELECT w FROM words WHERE n = 1 UNION ALL SELECT v FROM words WHERE n = 2 ORDER BY 1", org},
+		{"SELECT mode() WITHIN GROUP (ORDER BY w) FROM words", org},
+		{"SELECT id FROM words WHERE w < ANY (SELECT w FROM words WHERE n = 3) ORDER BY id", org},
+		// A collation whose version is not this C library's: the origin's.
+		{"SELECT id FROM words ORDER BY s, id", org},
+		{"SELECT max(s) FROM words", org},
+		// Parameters beside a keyed text.
+	} {
+		t.Run(q.sql, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, dsn(appUser, appPass), proxyDSN, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+				ctx := ctxT(t)
+				simple(ctx, c, tr, q.sql)
+				extended(ctx, c, tr, q.sql, nil, []int16{1})
+			})
+			after := routeCounts(t, a)
+			if got := after[q.route] - before[q.route]; got != 2 {
+				t.Errorf("want both runs %s, got %v (%s)", q.route, map[string]float64{acc: after[acc] - before[acc], org: after[org] - before[org], fbk: after[fbk] - before[fbk]},
+					routeText(t, proxyDSN, q.sql))
+			}
+		})
+	}
+	t.Run("parameters", func(t *testing.T) {
+		sql := "SELECT id FROM words WHERE w >= $1 AND v < $2 ORDER BY w, id"
+		before := routeCounts(t, a)
+		differentialDSN(t, dsn(appUser, appPass), proxyDSN, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+			extended(ctxT(t), c, tr, sql, [][]byte{[]byte("B"), []byte("d")}, nil)
+		})
+		if got := routeCounts(t, a)[acc] - before[acc]; got != 1 {
+			t.Errorf("accelerated %v times, want 1", got)
+		}
+	})
+	// The route says why a statement ordering by the stale collation
+	// went to the origin.
+	if route := routeText(t, proxyDSN, "SELECT id FROM words ORDER BY s, id"); !strings.Contains(route, "collation") || !strings.Contains(route, "glibc 1.0") {
+		t.Errorf("last route %q, want the collation's reason", route)
+	}
+}
+
+// routeText runs sql through a new connection to dsn and returns what
+// SHOW pgaccel.last_route says of it.
+func routeText(t *testing.T, dsn, sql string) string {
+	t.Helper()
+	c, err := pgx.Connect(ctxT(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctxT(t), sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return "error: " + err.Error()
+	}
+	var route string
+	if err := c.QueryRow(ctxT(t), "SHOW pgaccel.last_route", pgx.QueryExecModeSimpleProtocol).Scan(&route); err != nil {
+		t.Fatal(err)
+	}
+	return route
+}
+
+// requireLocales fails the test, with the command that installs them,
+// when this machine lacks a libc locale the test's origin needs.
+func requireLocales(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if err := accelerator.LocaleAvailable(name); err != nil {
+			t.Fatalf("%v (as root: apt-get install locales && localedef -i %s -f UTF-8 %s; .ci/run does it)", err, strings.SplitN(name, ".", 2)[0], name)
+		}
+	}
+}

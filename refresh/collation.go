@@ -1,0 +1,214 @@
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/accelerator"
+)
+
+// Linguistic collations. A text column whose origin collation is not
+// bytewise is ordered by the acceleration only when this process orders
+// its values exactly as the origin does (accelerator.CollationKey). That
+// is established once per collation and process, against the origin:
+//
+//   - the provider is libc (an ICU collation is not reproduced here) and
+//     the collation is deterministic;
+//   - the locale's codeset is UTF-8 (the acceleration holds UTF-8);
+//   - this process can load the locale;
+//   - the origin's recorded collversion, the version of the C library
+//     its locale data comes from, is this process's C library's version;
+//   - a probe of strings chosen to separate locales (every printable
+//     ASCII character, Latin-1 and other letters, digits, punctuation and
+//     spaces, alone and between letters) ordered at the origin under the
+//     collation is ordered the same by the keys.
+//
+// A collation that passes gets ColumnSpec.CollationLocale; one that does
+// not, a CollationNote saying why (the column is then ordered at the
+// origin, as before). Verdicts are kept for the life of the process by
+// provider, locale and version.
+
+// collationFacts is what columnsSQL says of a column's collation when it
+// is not bytewise: provider|locale|version|qualified name|deterministic.
+type collationFacts struct {
+	provider, locale, version, name string
+	deterministic                   bool
+}
+
+func parseCollationFacts(s string) (collationFacts, bool) {
+	parts := strings.Split(s, "|")
+	if len(parts) != 5 {
+		return collationFacts{}, false
+	}
+	return collationFacts{provider: parts[0], locale: parts[1], version: parts[2], name: parts[3], deterministic: parts[4] == "t"}, true
+}
+
+// collationVerdict is the outcome of verifying one collation: the locale
+// the keys use, or why the collation is not reproduced.
+type collationVerdict struct {
+	locale, note string
+}
+
+var collationVerdicts struct {
+	sync.Mutex
+	m map[string]collationVerdict
+}
+
+// verifyCollation returns the verdict on f's collation, verifying it
+// against the origin (conn) the first time. An error is a failure to ask
+// the origin (not kept: the next load asks again).
+func verifyCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
+	key := f.provider + "|" + f.locale + "|" + f.version + "|" + strconv.FormatBool(f.deterministic)
+	collationVerdicts.Lock()
+	v, ok := collationVerdicts.m[key]
+	collationVerdicts.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := judgeCollation(ctx, conn, f)
+	if err != nil {
+		return collationVerdict{}, err
+	}
+	if f.deterministic {
+		accelerator.RecordCollation(f.provider, f.locale, f.version, v.locale != "")
+	}
+	collationVerdicts.Lock()
+	if collationVerdicts.m == nil {
+		collationVerdicts.m = map[string]collationVerdict{}
+	}
+	collationVerdicts.m[key] = v
+	collationVerdicts.Unlock()
+	return v, nil
+}
+
+func judgeCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
+	no := func(format string, args ...any) (collationVerdict, error) {
+		return collationVerdict{note: fmt.Sprintf(format, args...)}, nil
+	}
+	switch {
+	case f.provider == "i":
+		return no("its collation %s is ICU's, whose order pgaccel does not reproduce (only libc collations)", f.name)
+	case f.provider != "c":
+		return no("its collation %s has provider %q, whose order pgaccel does not reproduce", f.name, f.provider)
+	case !f.deterministic:
+		return no("its collation %s is nondeterministic", f.name)
+	case !utf8Locale(f.locale):
+		return no("its collation's locale %s is not a UTF-8 one", f.locale)
+	}
+	if err := accelerator.LocaleAvailable(f.locale); err != nil {
+		return no("its collation's %v", err)
+	}
+	if here := accelerator.LibcVersion(); f.version != here {
+		if f.version == "" {
+			return no("the origin records no version of its collation %s (locale %s), so pgaccel cannot establish that its C library's locale data (glibc %s) orders as the origin's", f.name, f.locale, here)
+		}
+		return no("its collation %s (locale %s) comes from glibc %s at the origin and pgaccel runs on glibc %s, whose locale data may order otherwise", f.name, f.locale, f.version, here)
+	}
+	probe := collationProbe()
+	var lit strings.Builder
+	lit.WriteByte('{')
+	for i, s := range probe {
+		if i > 0 {
+			lit.WriteByte(',')
+		}
+		lit.WriteByte('"')
+		lit.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
+		lit.WriteByte('"')
+	}
+	lit.WriteByte('}')
+	sql := "SELECT string_agg(i::text, ',' ORDER BY s COLLATE " + f.name + ", i) FROM unnest($1::text[]) WITH ORDINALITY u(s, i)"
+	res := conn.ExecParams(ctx, sql, [][]byte{[]byte(lit.String())}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return collationVerdict{}, fmt.Errorf("probe the order of collation %s: %w", f.name, res.Err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return collationVerdict{}, errors.New("probe the order of collation " + f.name + ": no answer")
+	}
+	var origin []string
+	for _, i := range strings.Split(string(res.Rows[0][0]), ",") {
+		n, err := strconv.Atoi(i)
+		if err != nil || n < 1 || n > len(probe) {
+			return collationVerdict{}, fmt.Errorf("probe the order of collation %s: answer %q", f.name, i)
+		}
+		origin = append(origin, probe[n-1])
+	}
+	keys := make(map[string][]byte, len(probe))
+	for _, s := range probe {
+		k, err := accelerator.CollationKey(f.locale, s)
+		if err != nil {
+			return no("its collation's keys: %v", err)
+		}
+		keys[s] = k
+	}
+	local := slices.Clone(probe)
+	slices.SortStableFunc(local, func(a, b string) int { return strings.Compare(string(keys[a]), string(keys[b])) })
+	for i := range origin {
+		if origin[i] != local[i] {
+			return no("its collation %s (locale %s) orders %q before %q at the origin, and pgaccel's copy of the locale the other way", f.name, f.locale, origin[i], local[i])
+		}
+	}
+	return collationVerdict{locale: f.locale}, nil
+}
+
+// utf8Locale reports whether a libc locale name's codeset is UTF-8.
+func utf8Locale(name string) bool {
+	_, codeset, ok := strings.Cut(name, ".")
+	if !ok {
+		return false
+	}
+	codeset, _, _ = strings.Cut(codeset, "@")
+	codeset = strings.ToLower(strings.ReplaceAll(codeset, "-", ""))
+	return codeset == "utf8"
+}
+
+// collationProbe returns the probe strings: distinct, valid UTF-8, no NUL.
+func collationProbe() []string {
+	var chars []rune
+	for r := rune(0x20); r < 0x7f; r++ {
+		chars = append(chars, r)
+	}
+	for r := rune(0xa0); r <= 0xff; r++ {
+		chars = append(chars, r)
+	}
+	chars = append(chars, []rune("ĀāĂăĄąĆćČčĎďĐđĒēĘęĚěĞğĲĳŁłŃńŇňŒœŘřŚśŞşŠšŢţŤťŮůŰűŸŹźŻżŽžƒǍǎȘșȚțΑαΒβΓγΔδΩωάέЀЁАаБбВвЯяЖжЩщЪъЬьЮюאבגابت中文日本語한국어ก\u0301\u0308\u200b\u00ad–—‘’“”…€™№ﬁﬂ👍😀\t")...)
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		if !seen[s] && utf8.ValidString(s) {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	add("")
+	for _, c := range chars {
+		s := string(c)
+		add(s)
+		add("a" + s)
+		add(s + "a")
+		add("A" + s + "b")
+		add("b" + s + "a")
+	}
+	for _, w := range []string{
+		"a", "A", "b", "B", "ab", "Ab", "aB", "AB", "a b", "a-b", "a_b", "a.b", "ab ", " ab", "abc", "abd", "ABC",
+		"co-op", "coop", "co op", "cote", "côte", "coté", "côté", "Cote", "Côte", "resume", "résumé", "Resume",
+		"Résumé", "strasse", "straße", "Straße", "STRASSE", "ss", "ß", "æ", "ae", "Æ", "AE", "ø", "o", "Ø", "å",
+		"aa", "Å", "AA", "ö", "oe", "ü", "ue", "ñ", "n", "nz", "ñz", "1", "2", "10", "9", "01", "1.5", "1,5", "-1",
+		"+1", "1e5", "a1", "a10", "a2", "A1", "item 1", "item 10", "item 2", "item-1", "item_1", "Zebra", "zebra",
+		"Apple", "apple", "éclair", "eclair", "Eclair", "Éclair", "naïve", "naive", "x-ray", "xray", "X-ray",
+		"O'Brien", "OBrien", "o'brien", "Mc Donald", "McDonald", "mcdonald", "hello world", "hello, world",
+		"hello-world", "helloworld", "Hello World", "\ta", " a", "a\t", "lljama", "llama", "Llama", "chico", "cica",
+		"ćao", "čao", "cao", "dz", "dž", "Dž", "DŽ", "ij", "ĳ", "IJ", "Ĳ", "ﬁle", "file", "œuf", "oeuf",
+		"Ωmega", "omega", "Ωμέγα", "ωμέγα", "ЯБЛОКО", "яблоко", "Ёж", "ёж", "еж", "中", "文", "中文", "日本",
+		"a\u0301", "á", "e\u0308", "ë", "a\u200bb", "a\u00adb", "😀a", "a😀", "👍", "—", "–", "-", "−",
+	} {
+		add(w)
+	}
+	return out
+}
