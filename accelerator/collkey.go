@@ -7,8 +7,33 @@ package accelerator
 #include <string.h>
 #include <gnu/libc-version.h>
 
+#include <wctype.h>
+
 static locale_t pgaccel_newlocale(const char *name) {
 	return newlocale(LC_COLLATE_MASK, name, (locale_t)0);
+}
+
+static locale_t pgaccel_newctype(const char *name) {
+	return newlocale(LC_CTYPE_MASK, name, (locale_t)0);
+}
+
+// pgaccel_case maps the n code points of s in place, as Postgres's
+// str_toupper, str_tolower and str_initcap do under a libc locale
+// (towupper_l, towlower_l; initcap lowers a letter after an alphanumeric
+// one, iswalnum_l, and uppers the others).
+static void pgaccel_case(unsigned int *s, int n, int how, locale_t loc) {
+	int wasalnum = 0;
+	for (int i = 0; i < n; i++) {
+		wint_t c = (wint_t)s[i];
+		switch (how) {
+		case 0: s[i] = (unsigned int)towupper_l(c, loc); break;
+		case 1: s[i] = (unsigned int)towlower_l(c, loc); break;
+		default:
+			if (wasalnum) s[i] = (unsigned int)towlower_l(c, loc);
+			else s[i] = (unsigned int)towupper_l(c, loc);
+			wasalnum = iswalnum_l((wint_t)s[i], loc) != 0;
+		}
+	}
 }
 
 // pgaccel_strxfrm writes the collation key of s (NUL-terminated) into
@@ -157,4 +182,81 @@ func RecordCollation(provider, locale, version string, ok bool) {
 func EstablishedCollation(provider, locale, version string) bool {
 	ok, _ := establishedCollations.Load(provider + "|" + locale + "|" + version)
 	return ok == true
+}
+
+// Case mapping under a libc LC_CTYPE. In a UTF-8 database Postgres maps
+// upper, lower and initcap code point by code point with the C library's
+// towupper_l and towlower_l in the collation's LC_CTYPE (initcap: a letter
+// after an alphanumeric one, by iswalnum_l, is lowered, any other
+// uppered), and ILIKE compares the lowered text and pattern. These are
+// the same calls, so the answers are the origin's when the C library's
+// locale data is (refresh establishes it per LC_CTYPE, as for collations).
+const (
+	UpperFunction   = "pgaccel_upper"
+	LowerFunction   = "pgaccel_lower"
+	InitcapFunction = "pgaccel_initcap"
+)
+
+var ctypes struct {
+	sync.Mutex
+	m map[string]C.locale_t
+}
+
+func ctypeLocale(name string) (C.locale_t, error) {
+	ctypes.Lock()
+	defer ctypes.Unlock()
+	if loc, ok := ctypes.m[name]; ok {
+		return loc, nil
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		return nil, fmt.Errorf("locale %q is not a locale name", name)
+	}
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	loc := C.pgaccel_newctype(cs)
+	if loc == nil {
+		return nil, fmt.Errorf("locale %s is not installed on this machine", name)
+	}
+	if ctypes.m == nil {
+		ctypes.m = map[string]C.locale_t{}
+	}
+	ctypes.m[name] = loc
+	return loc, nil
+}
+
+// MapCase returns s upper-cased (how 0), lower-cased (1) or initcapped (2)
+// under the libc LC_CTYPE locale.
+func MapCase(locale, s string, how int) (string, error) {
+	loc, err := ctypeLocale(locale)
+	if err != nil {
+		return "", err
+	}
+	if s == "" {
+		return s, nil
+	}
+	cps := make([]C.uint, 0, len(s))
+	for _, r := range s {
+		cps = append(cps, C.uint(r))
+	}
+	C.pgaccel_case(&cps[0], C.int(len(cps)), C.int(how), loc)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, c := range cps {
+		b.WriteRune(rune(c))
+	}
+	return b.String(), nil
+}
+
+func caseRow(how int) func(values []driver.Value) (any, error) {
+	return func(values []driver.Value) (any, error) {
+		s, ok := values[0].(string)
+		if !ok {
+			return nil, nil // NULL
+		}
+		name, ok := values[1].(string)
+		if !ok {
+			return nil, errors.New("case mapping: no locale")
+		}
+		return MapCase(name, s, how)
+	}
 }

@@ -52,3 +52,26 @@ func TestCollationKey(t *testing.T) {
 		t.Errorf("no libc version")
 	}
 }
+
+// TestMapCase: upper, lower and initcap under en_US.UTF-8 map every code
+// point the C library maps, one code point to one (ß stays ß), as
+// Postgres's str_toupper and kin do there.
+func TestMapCase(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		how  int
+		want string
+	}{
+		{"straße éclair ǆ ω", 0, "STRAßE ÉCLAIR Ǆ Ω"},
+		{"ÉCLAIR Ω İ", 1, "éclair ω i"},
+		{"hello wORLD o'brien x-ray 1st", 2, "Hello World O'Brien X-Ray 1st"},
+	} {
+		got, err := MapCase("en_US.UTF-8", c.in, c.how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%q (%d): %q, want %q", c.in, c.how, got, c.want)
+		}
+	}
+}

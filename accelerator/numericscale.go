@@ -47,6 +47,9 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		IntervalEpochFunction:     {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
 		NumericInScaleFunction:    {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
 		CollationKeyFunction:      {[]duckdb.TypeInfo{varchar, varchar}, mustTypeInfo(duckdb.TYPE_BLOB), collationKeyRow},
+		UpperFunction:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(0)},
+		LowerFunction:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(1)},
+		InitcapFunction:           {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(2)},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)

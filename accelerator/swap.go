@@ -405,8 +405,15 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		why = "type " + c.TypeName + " has no DuckDB type that holds its values exactly"
 	}
 	locale, note := c.CollationLocale, c.CollationNote
-	if locale != "" && (c.CollationVersion != LibcVersion() || LocaleAvailable(locale) != nil) {
-		locale, note = "", "its collation's order was established for glibc "+c.CollationVersion+" and this process runs on glibc "+LibcVersion()+" (or lacks the locale); the next load establishes it again"
+	caseLocale, caseNote := c.CaseLocale, c.CaseNote
+	if (locale != "" || caseLocale != "") && (c.CollationVersion != LibcVersion() || locale != "" && LocaleAvailable(locale) != nil) {
+		stale := "its collation was established for glibc " + c.CollationVersion + " and this process runs on glibc " + LibcVersion() + " (or lacks the locale); the next load establishes it again"
+		if locale != "" {
+			locale, note = "", stale
+		}
+		if caseLocale != "" {
+			caseLocale, caseNote = "", stale
+		}
 	}
 	return catalog.ColumnInfo{
 		NotAccelerated: why,
@@ -419,6 +426,8 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		BinaryCollation: c.BinaryCollation,
 		CollationLocale: locale,
 		CollationNote:   note,
+		CaseLocale:      caseLocale,
+		CaseNote:        caseNote,
 		ASCIICase:       c.ASCIICase,
 		Unique:          c.Unique,
 		KeyPart:         c.KeyPart,

@@ -58,6 +58,11 @@ type ColumnSpec struct {
 	// established for: an acceleration kept on disk and opened by a
 	// process on another version orders at the origin again.
 	CollationVersion string `json:",omitempty"`
+	// CaseLocale is, for a collatable column whose LC_CTYPE is not C or
+	// POSIX, the libc locale whose case mapping (MapCase) this process
+	// established as the origin's; CaseNote says why not otherwise.
+	CaseLocale string `json:",omitempty"`
+	CaseNote   string `json:",omitempty"`
 	// ASCIICase: the origin maps the column's case under the C or POSIX
 	// LC_CTYPE (ASCII letters only).
 	ASCIICase bool `json:",omitempty"`

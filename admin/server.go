@@ -182,6 +182,10 @@ type DatasetStatus struct {
 	// ColumnsNotAccelerated are the columns the acceleration leaves out,
 	// with why: statements that read them go to the origin.
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
+	// Collations are the accelerated text columns whose collation is not
+	// bytewise: ordered by pgaccel under the locale, or at the origin,
+	// with why.
+	Collations []ColumnCollation `json:"collations,omitempty"`
 	// Notes say what the status alone does not: a Ready dataset that
 	// holds nothing, because none of its columns can be accelerated; an
 	// append dataset that may hold rows the source no longer has.
@@ -296,6 +300,15 @@ type ColumnNotAccelerated struct {
 	Reason string `json:"reason"`
 }
 
+// ColumnCollation is how a text column of a linguistic collation is
+// ordered: by pgaccel's keys under Locale, or at the origin (OrderedAtOrigin
+// says why).
+type ColumnCollation struct {
+	Name            string `json:"name"`
+	Locale          string `json:"locale,omitempty"`
+	OrderedAtOrigin string `json:"ordered_at_origin,omitempty"`
+}
+
 // RefreshProgress is a running refresh's progress in DatasetStatus.
 type RefreshProgress struct {
 	RowsLoaded    int64  `json:"rows_loaded"`
@@ -364,6 +377,14 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				for _, c := range st.Columns {
 					if !c.Accelerated {
 						j.ColumnsNotAccelerated = append(j.ColumnsNotAccelerated, ColumnNotAccelerated{Name: c.Name, Type: c.TypeName, Reason: c.NotAccelerated})
+						continue
+					}
+					if c.CollationLocale != "" || c.CollationNote != "" {
+						cc := ColumnCollation{Name: c.Name, Locale: c.CollationLocale}
+						if c.CollationLocale == "" {
+							cc.OrderedAtOrigin = c.CollationNote
+						}
+						j.Collations = append(j.Collations, cc)
 					}
 				}
 				j.Notes = notes(d, st)

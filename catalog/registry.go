@@ -62,6 +62,12 @@ type ColumnInfo struct {
 	// CollationNote says why for a collation that is not reproduced.
 	CollationLocale string
 	CollationNote   string
+	// CaseLocale: the column's LC_CTYPE is not C or POSIX, and its case
+	// mapping (upper, lower, initcap, ILIKE) is the libc locale's of this
+	// name, which the acceleration reproduces (accelerator.MapCase).
+	// CaseNote says why not otherwise.
+	CaseLocale string
+	CaseNote   string
 	// ASCIICase is true when the origin maps the column's case (upper,
 	// lower, ILIKE) under the C or POSIX LC_CTYPE: ASCII letters only.
 	ASCIICase bool

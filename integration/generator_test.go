@@ -85,6 +85,33 @@ func TestGenerated_ICUDatabase(t *testing.T) {
 	runGenerated(t, a, origin.DatabaseDSN(genICUDatabase, appUser, appPass), proxy, 300, seeds)
 }
 
+// TestGenerated_LinguisticDatabase: the same in a database whose default
+// collation is libc's en_US.UTF-8, where the acceleration orders text by
+// the locale's keys (collation keys, planner/collorder.go).
+func TestGenerated_LinguisticDatabase(t *testing.T) {
+	requireLocales(t, "en_US.UTF-8")
+	const db = "pgaccel_gen_enus"
+	mustExec(t, "DROP DATABASE IF EXISTS "+db)
+	mustExec(t, "CREATE DATABASE "+db+" TEMPLATE template0 LOCALE 'en_US.UTF-8'")
+	super := origin.DatabaseDSN(db, origin.SuperUser, origin.SuperPassword)
+	ctx := ctxT(t)
+	conn, err := pgconn.Connect(ctx, super)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, gen.SchemaSQL(appUser)).ReadAll(); err != nil {
+		t.Fatalf("create the gen_* tables in %s: %v", db, err)
+	}
+	conn.Close(ctx)
+	a := startAppOrigin(t, super, "", "  point_reads: acceleration\n", gen.DatasetsYAML(), true)
+	proxy := "postgres://" + appUser + ":" + appPass + "@" + a.Addr() + "/" + db + "?sslmode=disable"
+	seeds := genSeedList()
+	if *genSeed == 0 {
+		seeds = seeds[:1]
+	}
+	runGenerated(t, a, origin.DatabaseDSN(db, appUser, appPass), proxy, 500, seeds)
+}
+
 // runGenerated runs the statements the flags ask for (or defaultN of each
 // of seeds) on directDSN and proxyDSN (through a) and compares them.
 func runGenerated(t *testing.T, a *app.App, directDSN, proxyDSN string, defaultN int, seeds []uint64) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/integration/corpora"
 )
 
 // linguisticSetup is a table of words that order otherwise under
@@ -49,8 +50,9 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 	for _, c := range st.Columns {
 		switch c.Name {
 		case "w", "v", "tags":
-			if c.CollationLocale != "en_US.UTF-8" {
-				t.Errorf("column %s: collation locale %q (%s), want en_US.UTF-8", c.Name, c.CollationLocale, c.CollationNote)
+			if c.CollationLocale != "en_US.UTF-8" || c.CaseLocale != "en_US.UTF-8" {
+				t.Errorf("column %s: collation locale %q (%s), case locale %q (%s), want en_US.UTF-8", c.Name, c.CollationLocale, c.CollationNote,
+					c.CaseLocale, c.CaseNote)
 			}
 		case "s":
 			if c.CollationLocale != "" || !strings.Contains(c.CollationNote, "glibc 1.0") {
@@ -66,7 +68,12 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 		{"SELECT id, w FROM words ORDER BY w DESC NULLS LAST, id", acc},
 		{"SELECT id, w AS x FROM words ORDER BY x, id", acc},
 		{"SELECT id, v FROM words ORDER BY 2, 1", acc},
-		{"SELECT id FROM words ORDER BY lower(w), id", org}, // lower under en_US's LC_CTYPE: the origin's
+		{"SELECT id FROM words ORDER BY lower(w), id", acc},
+		// Case mapping under en_US.UTF-8's LC_CTYPE.
+		{"SELECT id, upper(w), lower(v), initcap(w || ' x-y o''b') FROM words ORDER BY id", acc},
+		{"SELECT id FROM words WHERE w ILIKE 'É%' OR v NOT ILIKE '%E%' ORDER BY id", acc},
+		{"SELECT id, upper(c), lower(c) FROM words ORDER BY id", acc},
+		{"SELECT id, upper(w), upper(c) FROM words ORDER BY id", org}, // two LC_CTYPEs in one statement
 		{"SELECT id FROM words ORDER BY w || 'x', id", acc},
 		{"SELECT id FROM words ORDER BY substr(w, 2), id", acc},
 		{"SELECT id FROM words ORDER BY doc->>'w', id", acc},
@@ -95,6 +102,7 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 		{"SELECT id FROM words ORDER BY tags, id", org},
 		{"SELECT w FROM words WHERE n = 1 UNION ALL SELECT v FROM words WHERE n = 2 ORDER BY 1", org},
 		{"SELECT mode() WITHIN GROUP (ORDER BY w) FROM words", org},
+		{"SELECT string_agg(DISTINCT w, ',') FROM words", org},
 		{"SELECT id FROM words WHERE w < ANY (SELECT w FROM words WHERE n = 3) ORDER BY id", org},
 		// A collation whose version is not this C library's: the origin's.
 		{"SELECT id FROM words ORDER BY s, id", org},
@@ -159,5 +167,52 @@ func requireLocales(t *testing.T, names ...string) {
 		if err := accelerator.LocaleAvailable(name); err != nil {
 			t.Fatalf("%v (as root: apt-get install locales && localedef -i %s -f UTF-8 %s; .ci/run does it)", err, strings.SplitN(name, ".", 2)[0], name)
 		}
+	}
+}
+
+// TestCoverage_LinguisticDatabase runs the coverage corpus (BI tools'
+// and dashboards' SQL) in a database whose default collation is
+// en_US.UTF-8, directly and through pgaccel: every answer byte for byte
+// the origin's, and the accelerated share within 3 points of the C
+// database's (coverage_routes.txt, which TestCoverage_DifferentialCorpus
+// checks).
+func TestCoverage_LinguisticDatabase(t *testing.T) {
+	requireLocales(t, "en_US.UTF-8")
+	qs, err := corpora.Coverage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := otherDatabase(t, "pgaccel_cov_enus", "LOCALE 'en_US.UTF-8'", corpora.CoverageSchema)
+	var ds strings.Builder
+	for _, name := range corpora.CoverageDatasets {
+		ds.WriteString("  - from: postgres:public." + name + "\n")
+	}
+	// As TestCoverage_DifferentialCorpus: point reads accelerated.
+	a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", ds.String(), true)
+	proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/pgaccel_cov_enus?", 1)
+	accelC, accelHere := 0, 0
+	var notHere []string
+	for _, q := range qs {
+		if q.Route == acc {
+			accelC++
+		}
+		t.Run(q.Name, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, dsn(appUser, appPass), proxyDSN, corpusSession(q))
+			after := routeCounts(t, a)
+			if after[acc]-before[acc] > 0 && after[fbk] == before[fbk] {
+				accelHere++
+			} else if q.Route == acc {
+				notHere = append(notHere, q.Name+": "+routeText(t, proxyDSN, corpora.Inline(q.SQL, q.Args)))
+			}
+		})
+	}
+	share := func(n int) float64 { return 100 * float64(n) / float64(len(qs)) }
+	t.Logf("accelerated: %d of %d (%.1f %%) in en_US.UTF-8, %d (%.1f %%) in C", accelHere, len(qs), share(accelHere), accelC, share(accelC))
+	for _, n := range notHere {
+		t.Logf("accelerated in C, not in en_US.UTF-8: %s", n)
+	}
+	if share(accelC)-share(accelHere) > 3 {
+		t.Errorf("accelerated share %.1f %% in en_US.UTF-8, more than 3 points below the C database's %.1f %%", share(accelHere), share(accelC))
 	}
 }

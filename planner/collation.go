@@ -71,9 +71,62 @@ var caseRule = nameRule{
 		case oidInt2, oidInt4, oidInt8, 2950:
 			return true
 		}
-		return c.ASCIICase
+		return c.ASCIICase || c.CaseLocale != ""
 	},
 	expr: func(*pg_query.Node) bool { return false },
+}
+
+// caseMode is how the statement's case mappings are rewritten: "" ASCII
+// letters only (every case-mapped column's LC_CTYPE is C or POSIX), or
+// the libc locale every case-mapped column's LC_CTYPE is and the
+// acceleration reproduces (accelerator.MapCase). ok is false when the
+// columns' LC_CTYPEs differ.
+func (a *analysis) caseMode(r resolution) (locale string, ok bool) {
+	modes := map[string]bool{}
+	var visit func(name string, depth int)
+	visit = func(name string, depth int) {
+		if depth > maxAliasDepth {
+			modes["?"] = true
+			return
+		}
+		found := false
+		for _, d := range r.datasets {
+			for _, c := range d.state.Columns {
+				if c.Name != name {
+					continue
+				}
+				found = true
+				switch {
+				case !collatable(c.TypeOID):
+				case c.ASCIICase:
+					modes[""] = true
+				case c.CaseLocale != "":
+					modes[c.CaseLocale] = true
+				default:
+					modes["?"] = true
+				}
+			}
+		}
+		for _, def := range a.aliasDefs[name] {
+			u := &caseUse{}
+			walk(def, u)
+			for _, n := range u.cols {
+				if n != name || !found {
+					visit(n, depth+1)
+				}
+			}
+		}
+	}
+	for name := range a.caseCols {
+		visit(name, 0)
+	}
+	if modes["?"] || len(modes) > 1 {
+		return "", len(modes) == 0
+	}
+	for m := range modes {
+		return m, true
+	}
+	return "", true
 }
 
 // asciiCase maps the case of n's ASCII letters only: upper or lower.
@@ -87,9 +140,17 @@ func asciiCase(n *pg_query.Node, upper bool) *pg_query.Node {
 }
 
 // rewriteCase rewrites upper(x) and lower(x) to asciiCase, and initcap(x)
-// to the accelerator's ASCII initcap.
-func rewriteCase(fc *pg_query.FuncCall) {
+// to the accelerator's ASCII initcap; under a libc locale (caseMode) to
+// the accelerator's mappings in it.
+func rewriteCase(fc *pg_query.FuncCall, locale string) {
 	name := funcName(fc)
+	if locale != "" {
+		if (name == "upper" || name == "lower" || name == "initcap") && len(fc.Args) == 1 && fc.Over == nil {
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_" + name)}
+			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(locale, -1))
+		}
+		return
+	}
 	if name == "initcap" && len(fc.Args) == 1 {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_initcap_ascii")}
 		return
@@ -107,9 +168,16 @@ func rewriteCase(fc *pg_query.FuncCall) {
 
 // rewriteILike turns x ILIKE p into lower(x) LIKE lower(p), both lowered
 // by asciiCase (the pattern's escapes are no letters' business).
-func rewriteILike(e *pg_query.A_Expr) {
+func rewriteILike(e *pg_query.A_Expr, locale string) {
 	if e.Kind != pg_query.A_Expr_Kind_AEXPR_ILIKE {
 		return
+	}
+	lower := func(n *pg_query.Node) *pg_query.Node { return asciiCase(n, false) }
+	if locale != "" {
+		lower = func(n *pg_query.Node) *pg_query.Node {
+			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("pgaccel_lower")},
+				[]*pg_query.Node{n, pg_query.MakeAConstStrNode(locale, -1)}, -1)
+		}
 	}
 	op := "~~"
 	if names, _ := stringsOf(e.Name); len(names) > 0 && names[len(names)-1] == "!~~*" {
@@ -117,12 +185,12 @@ func rewriteILike(e *pg_query.A_Expr) {
 	}
 	e.Kind = pg_query.A_Expr_Kind_AEXPR_LIKE
 	e.Name = []*pg_query.Node{pg_query.MakeStrNode(op)}
-	e.Lexpr = asciiCase(e.Lexpr, false)
+	e.Lexpr = lower(e.Lexpr)
 	if fc := e.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
-		fc.Args[0] = asciiCase(fc.Args[0], false)
+		fc.Args[0] = lower(fc.Args[0])
 		return
 	}
-	e.Rexpr = asciiCase(e.Rexpr, false)
+	e.Rexpr = lower(e.Rexpr)
 }
 
 // orderingOps are the operators whose result depends on the collation.
@@ -190,4 +258,17 @@ func collatable(oid uint32) bool {
 		return true
 	}
 	return false
+}
+
+// caseNoteOf is why the acceleration does not map the case of the
+// datasets' column name, when refresh said.
+func caseNoteOf(r resolution, name string) string {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name && c.CaseNote != "" {
+				return ": " + c.CaseNote
+			}
+		}
+	}
+	return ""
 }

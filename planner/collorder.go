@@ -63,6 +63,12 @@ type collScope struct {
 	a   *analysis
 	r   resolution
 	def string // the default collation's coll
+	// visiting are the names whose alias definitions are being followed:
+	// min(user_id) AS user_id refers to the column, not to itself.
+	visiting map[string]bool
+	// funcCols are the columns of functions in FROM (unnest(a) WITH
+	// ORDINALITY AS x(elem, ord), generate_series(...) AS s(d)).
+	funcCols map[string][]collClass
 }
 
 // collationClass is the class of a column of the datasets.
@@ -98,6 +104,9 @@ func (k *collScope) of(n *pg_query.Node, depth int) collClass {
 		}
 		var out []collClass
 		found := false
+		if cs, ok := k.funcCols[name]; ok {
+			out, found = append(out, cs...), true
+		}
 		for _, d := range k.r.datasets {
 			for _, c := range d.state.Columns {
 				if c.Name != name {
@@ -114,11 +123,20 @@ func (k *collScope) of(n *pg_query.Node, depth int) collClass {
 				}
 			}
 		}
-		for _, def := range k.a.aliasDefs[name] {
-			if cr := def.GetColumnRef(); cr != nil && lastField(cr) == name {
-				continue
+		if !k.visiting[name] {
+			if k.visiting == nil {
+				k.visiting = map[string]bool{}
 			}
-			out = append(out, k.of(def, depth+1))
+			k.visiting[name] = true
+			for _, def := range k.a.aliasDefs[name] {
+				if cr := def.GetColumnRef(); cr != nil && lastField(cr) == name {
+					continue
+				}
+				out = append(out, k.of(def, depth+1))
+			}
+			delete(k.visiting, name)
+		} else if !found {
+			return unknown
 		}
 		if !found && len(k.a.aliasDefs[name]) == 0 {
 			if strings.HasPrefix(name, "pgaccel_") || name == "_pgaccel_key" {
@@ -250,12 +268,17 @@ func (k *collScope) of(n *pg_query.Node, depth int) collClass {
 var collTextFuncs = map[string]bool{
 	"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get_text": true, "pgaccel_json_path_text": true,
 	"pgaccel_json_typeof": true, "translate": true, "strftime": true, "pgaccel_to_char": true,
+	"pgaccel_upper": true, "pgaccel_lower": true, "pgaccel_initcap": true,
 }
 
 // call is the class of a function's result.
 func (k *collScope) call(fc *pg_query.FuncCall, depth int) collClass {
 	name := funcName(fc)
 	switch {
+	case name == "error":
+		return collClass{kind: collAdopt} // never returns
+	case name == "if" && len(fc.Args) == 3: // DuckDB's if(condition, a, b)
+		return k.combine(collNotText, fc.Args[1:], depth)
 	case name == "arg_min" || name == "arg_max":
 		if len(fc.Args) > 0 {
 			return k.of(fc.Args[0], depth+1)
@@ -392,11 +415,12 @@ func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string,
 	}
 	var s collSites
 	walk(root, &s)
+	k.noteFuncCols(s.rangeFuncs)
 	// judge returns the key of n, or n when it needs none.
 	judge := func(what string, n *pg_query.Node) (*pg_query.Node, error) {
 		c := k.of(n, 0)
 		switch {
-		case c.kind == collNotText || c.kind == collAdopt || c.kind == collText && c.coll == "":
+		case c.kind == collNotText || c.kind == collAdopt || (c.kind == collText || c.kind == collArray) && c.coll == "":
 			return n, nil
 		case c.kind == collText && strings.HasPrefix(c.coll, "L"):
 			return collKey(copyNode(n), c.coll), nil
@@ -590,6 +614,13 @@ func (k *collScope) rewriteSite(node *pg_query.Node) error {
 	case *pg_query.Node_FuncCall:
 		fc := v.FuncCall
 		name := funcName(fc)
+		if fc.AggDistinct && orderSensitiveAggs[name] && len(fc.AggOrder) == 0 && len(fc.Args) > 0 {
+			// Postgres sorts the input of a DISTINCT aggregate, under its
+			// collation: string_agg(DISTINCT w, ',') lists w in that order.
+			if c := k.of(fc.Args[0], 0); c.linguistic() || c.kind == collUnknown {
+				return collationRefusal(name+"(DISTINCT ...) of", fc.Args[0], c)
+			}
+		}
 		if name != "min" && name != "max" || len(fc.Args) != 1 || fc.AggWithinGroup {
 			return nil
 		}
@@ -618,11 +649,14 @@ type collSites struct {
 	sortSites
 	nodes       []*pg_query.Node
 	withinGroup []*pg_query.FuncCall
+	rangeFuncs  []*pg_query.RangeFunction
 }
 
 func (s *collSites) enter(m proto.Message, w *walker) {
 	s.sortSites.enter(m, w)
 	switch n := m.(type) {
+	case *pg_query.RangeFunction:
+		s.rangeFuncs = append(s.rangeFuncs, n)
 	case *pg_query.A_Expr, *pg_query.MinMaxExpr, *pg_query.SubLink:
 		if w.node() != nil {
 			s.nodes = append(s.nodes, w.node())
@@ -646,4 +680,58 @@ func defaultCollClass(s *Session) string {
 		return "L" + s.DefaultCollationLocale
 	}
 	return "Xthe database's default collation is not bytewise, and pgaccel has not established that it orders as the origin"
+}
+
+// noteFuncCols records the classes of the columns functions in FROM
+// name: generate_series's values are numbers or times, unnest's the
+// elements of its array, an ordinality a bigint; anything else may be
+// text.
+func (k *collScope) noteFuncCols(rfs []*pg_query.RangeFunction) {
+	for _, rf := range rfs {
+		if rf.Alias == nil || len(rf.Alias.Colnames) == 0 {
+			continue
+		}
+		var classes []collClass
+		for _, item := range rf.Functions {
+			l := item.GetList()
+			if l == nil || len(l.Items) == 0 {
+				continue
+			}
+			fc := l.Items[0].GetFuncCall()
+			switch {
+			case fc == nil:
+				classes = append(classes, collClass{kind: collUnknown})
+			case funcName(fc) == "generate_series":
+				classes = append(classes, collClass{})
+			case funcName(fc) == "unnest":
+				for _, arg := range fc.Args {
+					c := k.of(arg, 1)
+					switch c.kind {
+					case collArray:
+						c.kind = collText
+					case collNotText:
+					default:
+						c = collClass{kind: collUnknown}
+					}
+					classes = append(classes, c)
+				}
+			default:
+				classes = append(classes, collClass{kind: collUnknown})
+			}
+		}
+		if rf.Ordinality {
+			classes = append(classes, collClass{})
+		}
+		if k.funcCols == nil {
+			k.funcCols = map[string][]collClass{}
+		}
+		for i, n := range rf.Alias.Colnames {
+			name := n.GetString_().GetSval()
+			c := collClass{kind: collUnknown}
+			if i < len(classes) && len(classes) == len(rf.Alias.Colnames) {
+				c = classes[i]
+			}
+			k.funcCols[name] = append(k.funcCols[name], c)
+		}
+	}
 }

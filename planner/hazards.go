@@ -132,7 +132,10 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 		return ReasonUnsupported, "|| with " + n + ", which is not known to be text (Postgres formats other types its own way)"
 	}
 	if n := a.firstUnsafe(r, a.caseCols, caseRule); n != "" {
-		return ReasonUnsupported, "upper, lower or ILIKE of " + n + ", whose case the origin maps under an LC_CTYPE other than C (or that is not known)"
+		return ReasonUnsupported, "upper, lower or ILIKE of " + n + ", whose case the origin maps under an LC_CTYPE other than C that pgaccel does not reproduce (or that is not known)" + caseNoteOf(r, n)
+	}
+	if _, ok := a.caseMode(r); !ok {
+		return ReasonUnsupported, "upper, lower or ILIKE of columns whose case the origin maps under different LC_CTYPEs"
 	}
 	if hasNumeric || a.numericLiteral {
 		if n := a.firstUnsafe(r, mergeCols, mergeRule); n != "" {

@@ -481,6 +481,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	}
 	r.scale = planScales(a, r)
 	r.defaultColl = defaultCollClass(s)
+	r.caseLocale, _ = a.caseMode(r)
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
 		return toOrigin(d)

@@ -488,6 +488,9 @@ type resolution struct {
 	// (collorder.go), set by Plan from the session: "" bytewise, "L" +
 	// the locale the acceleration orders it by, "X" + why not.
 	defaultColl string
+	// caseLocale is the locale the statement's case mappings follow, ""
+	// for ASCII letters only (analysis.caseMode), set by Plan.
+	caseLocale string
 }
 
 type usedDataset struct {

@@ -125,8 +125,11 @@ func (p *Planner) rewrite(a *analysis, r resolution, tree *pg_query.ParseResult)
 			}
 		}
 	}
-	// Text ordering depends on the default collation (collorder.go).
+	// Text ordering depends on the default collation (collorder.go),
+	// case mapping on the columns' LC_CTYPE.
 	key.WriteString(r.defaultColl)
+	key.WriteByte(4)
+	key.WriteString(r.caseLocale)
 	key.WriteByte(4)
 	if out, ok := a.rewrites.get(key.String()); ok {
 		return out, nil
@@ -359,7 +362,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		rewritePredicateAvg(c.funcs[i])
 	}
 	for _, l := range c.likes {
-		rewriteILike(l.expr)
+		rewriteILike(l.expr, r.caseLocale)
 	}
 	for _, l := range c.likes {
 		if err := escapeLike(l); err != nil {
@@ -392,7 +395,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			f.Funcname = f.Funcname[1:]
 		}
 		rewriteTimeLiteral(f)
-		rewriteCase(f)
+		rewriteCase(f, r.caseLocale)
 		rewriteToChar(f)
 		rewriteByArgType(f, a, r)
 		rewriteSubstr(f)
@@ -579,6 +582,8 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 			buf[8] |= 4
 		}
 		h.Write([]byte(c.CollationLocale))
+		h.Write([]byte{0})
+		h.Write([]byte(c.CaseLocale))
 		buf[9] = 0xff // between columns
 		h.Write(buf[:])
 	}

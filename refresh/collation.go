@@ -40,14 +40,16 @@ import (
 type collationFacts struct {
 	provider, locale, version, name string
 	deterministic                   bool
+	ctype                           string // its LC_CTYPE
 }
 
 func parseCollationFacts(s string) (collationFacts, bool) {
 	parts := strings.Split(s, "|")
-	if len(parts) != 5 {
+	if len(parts) != 6 {
 		return collationFacts{}, false
 	}
-	return collationFacts{provider: parts[0], locale: parts[1], version: parts[2], name: parts[3], deterministic: parts[4] == "t"}, true
+	return collationFacts{provider: parts[0], locale: parts[1], version: parts[2], name: parts[3], deterministic: parts[4] == "t",
+		ctype: parts[5]}, true
 }
 
 // collationVerdict is the outcome of verifying one collation: the locale
@@ -211,4 +213,91 @@ func collationProbe() []string {
 		add(w)
 	}
 	return out
+}
+
+// verifyCtype returns the verdict on the LC_CTYPE of f's collation: the
+// locale whose case mapping (accelerator.MapCase) is the origin's upper,
+// lower and initcap, or why not. Established as collations are: libc, a
+// UTF-8 locale installed here, the origin's glibc (its collversion; the
+// same release's locale data defines LC_CTYPE), and a probe of the same
+// strings mapped alike at the origin.
+func verifyCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
+	key := "ctype|" + f.provider + "|" + f.ctype + "|" + f.version
+	collationVerdicts.Lock()
+	v, ok := collationVerdicts.m[key]
+	collationVerdicts.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := judgeCtype(ctx, conn, f)
+	if err != nil {
+		return collationVerdict{}, err
+	}
+	collationVerdicts.Lock()
+	if collationVerdicts.m == nil {
+		collationVerdicts.m = map[string]collationVerdict{}
+	}
+	collationVerdicts.m[key] = v
+	collationVerdicts.Unlock()
+	return v, nil
+}
+
+func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
+	no := func(format string, args ...any) (collationVerdict, error) {
+		return collationVerdict{note: fmt.Sprintf(format, args...)}, nil
+	}
+	switch {
+	case f.provider != "c":
+		return no("its case is mapped by collation %s of provider %q, which pgaccel does not reproduce (only libc's)", f.name, f.provider)
+	case !utf8Locale(f.ctype):
+		return no("its LC_CTYPE %s is not a UTF-8 locale", f.ctype)
+	}
+	if _, err := accelerator.MapCase(f.ctype, "a", 0); err != nil {
+		return no("its LC_CTYPE's %v", err)
+	}
+	// Postgres records no version of an LC_CTYPE; the collation's, when
+	// there is one, is its glibc's. Without one (LC_COLLATE C), the probe
+	// alone decides.
+	if here := accelerator.LibcVersion(); f.version != "" && f.version != here {
+		return no("its LC_CTYPE %s comes from glibc %s at the origin and pgaccel runs on glibc %s", f.ctype, f.version, here)
+	}
+	probe := collationProbe()
+	var lit strings.Builder
+	lit.WriteByte('{')
+	for i, s := range probe {
+		if i > 0 {
+			lit.WriteByte(',')
+		}
+		lit.WriteByte('"')
+		lit.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
+		lit.WriteByte('"')
+	}
+	lit.WriteByte('}')
+	sql := "SELECT string_agg(upper(s COLLATE " + f.name + ") || chr(1) || lower(s COLLATE " + f.name + ") || chr(1) || initcap(s COLLATE " + f.name +
+		"), chr(2) ORDER BY i) FROM unnest($1::text[]) WITH ORDINALITY u(s, i)"
+	res := conn.ExecParams(ctx, sql, [][]byte{[]byte(lit.String())}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return collationVerdict{}, fmt.Errorf("probe the case mapping of collation %s: %w", f.name, res.Err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return collationVerdict{}, errors.New("probe the case mapping of collation " + f.name + ": no answer")
+	}
+	got := strings.Split(string(res.Rows[0][0]), "\x02")
+	if len(got) != len(probe) {
+		return collationVerdict{}, fmt.Errorf("probe the case mapping of collation %s: %d answers for %d strings", f.name, len(got), len(probe))
+	}
+	for i, s := range probe {
+		var local []string
+		for how := 0; how < 3; how++ {
+			m, err := accelerator.MapCase(f.ctype, s, how)
+			if err != nil {
+				return no("its LC_CTYPE's %v", err)
+			}
+			local = append(local, m)
+		}
+		if want := strings.Join(local, "\x01"); got[i] != want {
+			return no("its LC_CTYPE %s maps the case of %q to %q at the origin and to %q here", f.ctype, s, got[i], want)
+		}
+	}
+	return collationVerdict{locale: f.ctype}, nil
 }

@@ -81,11 +81,11 @@ SELECT a.attname,
        a.attrelid, a.attnum, bt.typlen,
        CASE WHEN a.attcollation = 0 THEN NULL
             ELSE (SELECT CASE WHEN co.collprovider = 'd'
-                              THEN (SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') || '|pg_catalog."default"|t'
+                              THEN (SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') || '|pg_catalog."default"|t|' || d.datctype
                                     FROM pg_catalog.pg_database d WHERE d.datname = current_database())
                               ELSE co.collprovider::text || '|' || coalesce(co.collcollate, '') || '|' || coalesce(co.collversion, '') || '|' ||
                                    quote_ident(cn.nspname) || '.' || quote_ident(co.collname) || '|' ||
-                                   CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END END
+                                   CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END || '|' || coalesce(co.collctype, '') END
                   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
                   WHERE co.oid = a.attcollation) END
 FROM pg_catalog.pg_attribute a
@@ -127,19 +127,33 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part, ASCIICase: string(r[8]) == "t",
 			RelOID: uint32(rel), AttNum: int16(attnum), TypLen: int16(typlen),
 		})
-		if c := &cols[len(cols)-1]; !c.BinaryCollation && r[12] != nil {
+		if c := &cols[len(cols)-1]; (!c.BinaryCollation || !c.ASCIICase) && r[12] != nil {
 			f, ok := parseCollationFacts(string(r[12]))
 			if !ok {
 				c.CollationNote = "its collation could not be read"
 				continue
 			}
-			v, err := verifyCollation(ctx, conn, f)
-			if err != nil {
-				return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+			if !c.BinaryCollation {
+				v, err := verifyCollation(ctx, conn, f)
+				if err != nil {
+					return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+				}
+				c.CollationLocale, c.CollationNote = v.locale, v.note
+				if v.locale != "" {
+					c.CollationVersion = f.version
+				}
 			}
-			c.CollationLocale, c.CollationNote = v.locale, v.note
-			if v.locale != "" {
-				c.CollationVersion = f.version
+			if !c.ASCIICase {
+				v, err := verifyCtype(ctx, conn, f)
+				if err != nil {
+					return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+				}
+				c.CaseLocale, c.CaseNote = v.locale, v.note
+				if v.locale != "" {
+					// The glibc it was established on (the probe's, when
+					// the origin records no version).
+					c.CollationVersion = accelerator.LibcVersion()
+				}
 			}
 		}
 	}
