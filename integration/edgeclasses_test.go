@@ -169,6 +169,8 @@ var edgeQueries = []struct{ class, sql string }{
 	// split_part with an empty delimiter keeps the whole string.
 	{"split_part with an empty delimiter", "SELECT id, split_part(txt, '', 1), split_part(txt, substr(txt, 1, 0), 2) FROM edge_vals ORDER BY id"},
 	// EXISTS over an aggregate evaluates its select list in Postgres.
+	{"infinite dates subtracted through COALESCE and CASE", "SELECT id, COALESCE(d, 'infinity'::date) - COALESCE(d, '2000-01-01'::date) FROM edge_vals ORDER BY id"},
+	{"infinite dates subtracted through CASE", "SELECT id, CASE WHEN d IS NULL THEN '-infinity'::date ELSE d END - '2000-01-01'::date FROM edge_vals ORDER BY id"},
 	{"EXISTS over an aggregate that raises", "SELECT id FROM edge_vals WHERE EXISTS (SELECT sum(1 / (v - 10)) FROM edge_other) ORDER BY id"},
 }
 

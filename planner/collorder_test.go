@@ -114,3 +114,24 @@ func TestPlan_LinguisticOrderIsKeyed(t *testing.T) {
 		t.Errorf("default collation not established: %v %s: %s", d.Route, d.Reason, d.Detail)
 	}
 }
+
+// TestPlan_RewriteReadsBack: a statement whose rewritten text would not
+// parse back to the tree it was printed from (pg_query's deparser drops
+// the parentheses of (a IS NOT DISTINCT FROM b) NOT IN (...)) goes to the
+// origin; the common forms read back and are accelerated.
+func TestPlan_RewriteReadsBack(t *testing.T) {
+	p := New(testRegistry(t), newFakeResolver(), Options{})
+	for _, c := range []struct {
+		sql   string
+		route Route
+	}{
+		{"SELECT id FROM orders WHERE (id IS NOT DISTINCT FROM customer_id) NOT IN (true, false)", RouteOrigin},
+		{"SELECT id FROM orders WHERE (id IS DISTINCT FROM customer_id) = (status = 'x')", RouteAccelerate},
+		{"SELECT weight::text, 'w=' || weight, CAST(id AS int8) + 1 FROM orders WHERE status IN ('a', 'b') AND NOT (id > 3 OR id < 1)", RouteAccelerate},
+	} {
+		d := p.Plan(context.Background(), c.sql, defaultSession())
+		if d.Route != c.route {
+			t.Errorf("%s: %v (%s: %s), want %v\n  SQL %s", c.sql, d.Route, d.Reason, d.Detail, c.route, d.SQL)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The rewrite turns a Postgres read into the DuckDB statement:
@@ -481,7 +482,43 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	if err != nil {
 		return "", fmt.Errorf("rewrite: deparse: %w", err)
 	}
+	if !readsBack(tree, out) {
+		if readsBackHook != nil {
+			readsBackHook(tree, out)
+		}
+		return "", refuse("the rewritten statement does not read back as the tree it was printed from (the deparser dropped parentheses a nesting of operators needs)")
+	}
 	return q.restore(out), nil
+}
+
+// readsBack reports whether out, the deparsed text of tree, parses to
+// tree again (locations aside). pg_query's deparser leaves out
+// parentheses that some nestings of operators need: (a IS NOT DISTINCT
+// FROM b) NOT IN (...) comes out as a IS NOT DISTINCT FROM b NOT IN (...),
+// which both Postgres and DuckDB read as a IS NOT DISTINCT FROM (b NOT IN
+// (...)). A text that does not read back is not run.
+func readsBack(tree *pg_query.ParseResult, out string) bool {
+	back, err := pg_query.Parse(out)
+	if err != nil || len(back.Stmts) != len(tree.Stmts) {
+		return false
+	}
+	for i := range tree.Stmts {
+		a, b := proto.Clone(tree.Stmts[i].Stmt).(*pg_query.Node), proto.Clone(back.Stmts[i].Stmt).(*pg_query.Node)
+		for _, n := range []*pg_query.Node{a, b} {
+			clearPrintDetails(n.ProtoReflect())
+			walk(n, visitFunc(func(m proto.Message, _ *walker) {
+				// -2147483648 is an integer in the tree and reads back
+				// as a numeric literal: compare numbers by their text.
+				if c, ok := m.(*pg_query.A_Const); ok && c.GetIval() != nil {
+					c.Val = &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: strconv.FormatInt(int64(c.GetIval().Ival), 10)}}
+				}
+			}))
+		}
+		if !proto.Equal(a, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // explicitNulls writes Postgres' default NULL order into s.
@@ -588,4 +625,35 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		h.Write(buf[:])
 	}
 	return h.Sum64()
+}
+
+// readsBackHook, when set (tests), sees a text that did not read back.
+var readsBackHook func(*pg_query.ParseResult, string)
+
+// clearPrintDetails clears what the deparser may print otherwise than the
+// tree holds it without changing the statement: locations, how a call was
+// written (funcformat), and type names (int4 printed as int reads back
+// as pg_catalog.int4). Operators, their nesting and operands stay.
+func clearPrintDetails(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "location" || fd.Name() == "funcformat":
+			m.Clear(fd)
+		case fd.Kind() == protoreflect.MessageKind && fd.Message().Name() == "TypeName":
+			if fd.IsList() {
+				m.Clear(fd)
+			} else {
+				m.Clear(fd)
+				m.Set(fd, protoreflect.ValueOfMessage(m.NewField(fd).Message()))
+			}
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				clearPrintDetails(l.Get(i).Message())
+			}
+		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
+			clearPrintDetails(v.Message())
+		}
+		return true
+	})
 }

@@ -34,6 +34,9 @@ type options struct {
 	file     string
 	schema   string
 	datasets string
+	// locale: the corpora run in a database created with this LOCALE
+	// (e.g. en_US.UTF-8) instead of the harness's C one.
+	locale string
 }
 
 func main() {
@@ -49,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.only, "corpus", "", "run only this corpus (accel, coverage, tpch)")
 	fs.StringVar(&o.file, "file", "", "run instead the corpus in this `file` (coverage.sql's block format), over -schema's tables")
 	fs.StringVar(&o.schema, "schema", "", "with -file: the SQL `file` that creates the corpus's tables at the origin")
+	fs.StringVar(&o.locale, "locale", "", "run in a database created with this `LOCALE` (e.g. en_US.UTF-8; libc) instead of the C one")
 	fs.StringVar(&o.datasets, "datasets", "", "with -file: the comma-separated `tables` (in public) to accelerate")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -127,9 +131,27 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 		return err
 	}
 	defer origin.Stop()
+	db := origin.Database
+	exec := origin.Exec
+	if o.locale != "" {
+		db = "pgaccel_coverage_locale"
+		if err := origin.Exec(ctx, "CREATE DATABASE "+db+" TEMPLATE template0 LOCALE '"+strings.ReplaceAll(o.locale, "'", "''")+"'"); err != nil {
+			return fmt.Errorf("a database in locale %s: %w", o.locale, err)
+		}
+		super, err := pgconn.Connect(ctx, origin.DatabaseDSN(db, origin.SuperUser, origin.SuperPassword))
+		if err != nil {
+			return err
+		}
+		defer super.Close(context.Background())
+		exec = func(ctx context.Context, sql string) error {
+			_, err := super.Exec(ctx, sql).ReadAll()
+			return err
+		}
+		progress("corpora in database %s, LOCALE %s", db, o.locale)
+	}
 	var datasets []string
 	for _, c := range cs {
-		if err := origin.Exec(ctx, c.schema); err != nil {
+		if err := exec(ctx, c.schema); err != nil {
 			return fmt.Errorf("schema of corpus %s: %w", c.name, err)
 		}
 		datasets = append(datasets, c.tables...)
@@ -139,7 +161,7 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 		return err
 	}
 	defer os.RemoveAll(dataDir)
-	a, err := startPgaccel(ctx, origin.SuperDSN(), datasets, dataDir)
+	a, err := startPgaccel(ctx, origin.DatabaseDSN(db, origin.SuperUser, origin.SuperPassword), datasets, dataDir)
 	if err != nil {
 		return err
 	}
@@ -149,12 +171,12 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 		_ = a.Shutdown(sctx)
 	}()
 	const user, pass = "app", "app-pass"
-	direct, err := pgconn.Connect(ctx, origin.DSN(user, pass))
+	direct, err := pgconn.Connect(ctx, origin.DatabaseDSN(db, user, pass))
 	if err != nil {
 		return fmt.Errorf("connect to the origin: %w", err)
 	}
 	defer direct.Close(context.Background())
-	proxied, err := pgconn.Connect(ctx, "postgres://"+user+":"+pass+"@"+a.Addr()+"/"+origin.Database+"?sslmode=disable")
+	proxied, err := pgconn.Connect(ctx, "postgres://"+user+":"+pass+"@"+a.Addr()+"/"+db+"?sslmode=disable")
 	if err != nil {
 		return fmt.Errorf("connect to pgaccel: %w", err)
 	}

@@ -224,3 +224,9 @@ SELECT sum(length(c_text) - c_int4) FROM gen_t;
 -- name: F59 interval literals under IntervalStyle sql_standard
 -- settings: TimeZone=UTC; IntervalStyle=sql_standard
 SELECT '-3 days 04:00:00'::interval AS i, c_ts + '-3 days 04:00:00'::interval AS x FROM gen_t WHERE id = 1;
+
+-- name: F60 the deparser drops the parentheses of (a IS NOT DISTINCT FROM b) NOT IN (...)
+SELECT DISTINCT (SELECT 1.5) FROM gen_t AS t1 WHERE ((c_num38 IS NOT DISTINCT FROM t1.c_num38) NOT IN (isfinite(t1.c_tstz), CASE c_tstz WHEN t1.c_tstz THEN t1.c_bool ELSE t1.c_bool END)) GROUP BY id;
+
+-- name: F61 infinite dates subtracted through COALESCE
+SELECT (COALESCE(t1.c_date, t1.c_date, c_date) - c_date) FROM gen_t AS t1 ORDER BY 1 ASC NULLS LAST LIMIT 1;
