@@ -82,17 +82,24 @@ const CollationKeyFunction = "pgaccel_collkey"
 // Postgres records it in a libc collation's collversion ("2.36").
 func LibcVersion() string { return C.GoString(C.gnu_get_libc_version()) }
 
-var locales struct {
+// localeCache keeps the C locales of one category, loaded once for the
+// life of the process (a handful of collations).
+type localeCache struct {
 	sync.Mutex
-	m map[string]C.locale_t
+	m    map[string]C.locale_t
+	load func(*C.char) C.locale_t
 }
 
-// collLocale returns the C locale named name (loaded once, kept for the
-// life of the process: a handful of collations).
-func collLocale(name string) (C.locale_t, error) {
-	locales.Lock()
-	defer locales.Unlock()
-	if loc, ok := locales.m[name]; ok {
+var (
+	locales = &localeCache{load: func(n *C.char) C.locale_t { return C.pgaccel_newlocale(n) }}
+	ctypes  = &localeCache{load: func(n *C.char) C.locale_t { return C.pgaccel_newctype(n) }}
+)
+
+// get returns the locale named name.
+func (lc *localeCache) get(name string) (C.locale_t, error) {
+	lc.Lock()
+	defer lc.Unlock()
+	if loc, ok := lc.m[name]; ok {
 		return loc, nil
 	}
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
@@ -100,17 +107,20 @@ func collLocale(name string) (C.locale_t, error) {
 	}
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
-	loc := C.pgaccel_newlocale(cs)
+	loc := lc.load(cs)
 	if loc == nil {
 		return nil, fmt.Errorf("locale %s is not installed on this machine (install it: localedef -i %s -f UTF-8 %s, or the locales package's locale-gen)",
 			name, strings.SplitN(name, ".", 2)[0], name)
 	}
-	if locales.m == nil {
-		locales.m = map[string]C.locale_t{}
+	if lc.m == nil {
+		lc.m = map[string]C.locale_t{}
 	}
-	locales.m[name] = loc
+	lc.m[name] = loc
 	return loc, nil
 }
+
+// collLocale returns the LC_COLLATE locale named name.
+func collLocale(name string) (C.locale_t, error) { return locales.get(name) }
 
 // LocaleAvailable reports whether this process can order text under the
 // libc locale name, an error saying why not otherwise.
@@ -197,37 +207,10 @@ const (
 	InitcapFunction = "pgaccel_initcap"
 )
 
-var ctypes struct {
-	sync.Mutex
-	m map[string]C.locale_t
-}
-
-func ctypeLocale(name string) (C.locale_t, error) {
-	ctypes.Lock()
-	defer ctypes.Unlock()
-	if loc, ok := ctypes.m[name]; ok {
-		return loc, nil
-	}
-	if name == "" || strings.IndexByte(name, 0) >= 0 {
-		return nil, fmt.Errorf("locale %q is not a locale name", name)
-	}
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	loc := C.pgaccel_newctype(cs)
-	if loc == nil {
-		return nil, fmt.Errorf("locale %s is not installed on this machine", name)
-	}
-	if ctypes.m == nil {
-		ctypes.m = map[string]C.locale_t{}
-	}
-	ctypes.m[name] = loc
-	return loc, nil
-}
-
 // MapCase returns s upper-cased (how 0), lower-cased (1) or initcapped (2)
 // under the libc LC_CTYPE locale.
 func MapCase(locale, s string, how int) (string, error) {
-	loc, err := ctypeLocale(locale)
+	loc, err := ctypes.get(locale)
 	if err != nil {
 		return "", err
 	}

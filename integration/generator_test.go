@@ -64,25 +64,7 @@ const genICUDatabase = "pgaccel_gen_icu"
 // planner's collation rules decide: 300 statements of the fixed seed, or
 // what the flags say.
 func TestGenerated_ICUDatabase(t *testing.T) {
-	mustExec(t, "DROP DATABASE IF EXISTS "+genICUDatabase)
-	mustExec(t, "CREATE DATABASE "+genICUDatabase+" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'")
-	super := origin.DatabaseDSN(genICUDatabase, origin.SuperUser, origin.SuperPassword)
-	ctx := ctxT(t)
-	conn, err := pgconn.Connect(ctx, super)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, gen.SchemaSQL(appUser)).ReadAll(); err != nil {
-		t.Fatalf("create the gen_* tables in %s: %v", genICUDatabase, err)
-	}
-	conn.Close(ctx)
-	a := startAppOrigin(t, super, "", "  point_reads: acceleration\n", gen.DatasetsYAML(), true)
-	proxy := "postgres://" + appUser + ":" + appPass + "@" + a.Addr() + "/" + genICUDatabase + "?sslmode=disable"
-	seeds := genSeedList()
-	if *genSeed == 0 {
-		seeds = seeds[:1]
-	}
-	runGenerated(t, a, origin.DatabaseDSN(genICUDatabase, appUser, appPass), proxy, 300, seeds)
+	generatedInDatabase(t, genICUDatabase, "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'", 300)
 }
 
 // TestGenerated_LinguisticDatabase: the same in a database whose default
@@ -90,9 +72,15 @@ func TestGenerated_ICUDatabase(t *testing.T) {
 // the locale's keys (collation keys, planner/collorder.go).
 func TestGenerated_LinguisticDatabase(t *testing.T) {
 	requireLocales(t, "en_US.UTF-8")
-	const db = "pgaccel_gen_enus"
+	generatedInDatabase(t, "pgaccel_gen_enus", "LOCALE 'en_US.UTF-8'", 500)
+}
+
+// generatedInDatabase runs the generator's statements (n of the first
+// seed unless the flags say otherwise) in database db, created (again)
+// with the CREATE DATABASE options given and the gen_* tables.
+func generatedInDatabase(t *testing.T, db, options string, n int) {
 	mustExec(t, "DROP DATABASE IF EXISTS "+db)
-	mustExec(t, "CREATE DATABASE "+db+" TEMPLATE template0 LOCALE 'en_US.UTF-8'")
+	mustExec(t, "CREATE DATABASE "+db+" TEMPLATE template0 "+options)
 	super := origin.DatabaseDSN(db, origin.SuperUser, origin.SuperPassword)
 	ctx := ctxT(t)
 	conn, err := pgconn.Connect(ctx, super)
@@ -109,7 +97,7 @@ func TestGenerated_LinguisticDatabase(t *testing.T) {
 	if *genSeed == 0 {
 		seeds = seeds[:1]
 	}
-	runGenerated(t, a, origin.DatabaseDSN(db, appUser, appPass), proxy, 500, seeds)
+	runGenerated(t, a, origin.DatabaseDSN(db, appUser, appPass), proxy, n, seeds)
 }
 
 // runGenerated runs the statements the flags ask for (or defaultN of each

@@ -68,18 +68,27 @@ var collationVerdicts struct {
 // the origin (not kept: the next load asks again).
 func verifyCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
 	key := f.provider + "|" + f.locale + "|" + f.version + "|" + strconv.FormatBool(f.deterministic)
+	return cachedVerdict(key, func() (collationVerdict, error) {
+		v, err := judgeCollation(ctx, conn, f)
+		if err == nil && f.deterministic {
+			accelerator.RecordCollation(f.provider, f.locale, f.version, v.locale != "")
+		}
+		return v, err
+	})
+}
+
+// cachedVerdict returns the verdict kept under key, or judge's, kept
+// unless it is an error (the origin could not be asked).
+func cachedVerdict(key string, judge func() (collationVerdict, error)) (collationVerdict, error) {
 	collationVerdicts.Lock()
 	v, ok := collationVerdicts.m[key]
 	collationVerdicts.Unlock()
 	if ok {
 		return v, nil
 	}
-	v, err := judgeCollation(ctx, conn, f)
+	v, err := judge()
 	if err != nil {
 		return collationVerdict{}, err
-	}
-	if f.deterministic {
-		accelerator.RecordCollation(f.provider, f.locale, f.version, v.locale != "")
 	}
 	collationVerdicts.Lock()
 	if collationVerdicts.m == nil {
@@ -114,19 +123,8 @@ func judgeCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) 
 		return no("its collation %s (locale %s) comes from glibc %s at the origin and pgaccel runs on glibc %s, whose locale data may order otherwise", f.name, f.locale, f.version, here)
 	}
 	probe := collationProbe()
-	var lit strings.Builder
-	lit.WriteByte('{')
-	for i, s := range probe {
-		if i > 0 {
-			lit.WriteByte(',')
-		}
-		lit.WriteByte('"')
-		lit.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
-		lit.WriteByte('"')
-	}
-	lit.WriteByte('}')
 	sql := "SELECT string_agg(i::text, ',' ORDER BY s COLLATE " + f.name + ", i) FROM unnest($1::text[]) WITH ORDINALITY u(s, i)"
-	res := conn.ExecParams(ctx, sql, [][]byte{[]byte(lit.String())}, nil, nil, nil).Read()
+	res := conn.ExecParams(ctx, sql, [][]byte{textArray(probe)}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return collationVerdict{}, fmt.Errorf("probe the order of collation %s: %w", f.name, res.Err)
 	}
@@ -222,24 +220,9 @@ func collationProbe() []string {
 // same release's locale data defines LC_CTYPE), and a probe of the same
 // strings mapped alike at the origin.
 func verifyCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
-	key := "ctype|" + f.provider + "|" + f.ctype + "|" + f.version
-	collationVerdicts.Lock()
-	v, ok := collationVerdicts.m[key]
-	collationVerdicts.Unlock()
-	if ok {
-		return v, nil
-	}
-	v, err := judgeCtype(ctx, conn, f)
-	if err != nil {
-		return collationVerdict{}, err
-	}
-	collationVerdicts.Lock()
-	if collationVerdicts.m == nil {
-		collationVerdicts.m = map[string]collationVerdict{}
-	}
-	collationVerdicts.m[key] = v
-	collationVerdicts.Unlock()
-	return v, nil
+	return cachedVerdict("ctype|"+f.provider+"|"+f.ctype+"|"+f.version, func() (collationVerdict, error) {
+		return judgeCtype(ctx, conn, f)
+	})
 }
 
 func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (collationVerdict, error) {
@@ -262,20 +245,9 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 		return no("its LC_CTYPE %s comes from glibc %s at the origin and pgaccel runs on glibc %s", f.ctype, f.version, here)
 	}
 	probe := collationProbe()
-	var lit strings.Builder
-	lit.WriteByte('{')
-	for i, s := range probe {
-		if i > 0 {
-			lit.WriteByte(',')
-		}
-		lit.WriteByte('"')
-		lit.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
-		lit.WriteByte('"')
-	}
-	lit.WriteByte('}')
 	sql := "SELECT string_agg(upper(s COLLATE " + f.name + ") || chr(1) || lower(s COLLATE " + f.name + ") || chr(1) || initcap(s COLLATE " + f.name +
 		"), chr(2) ORDER BY i) FROM unnest($1::text[]) WITH ORDINALITY u(s, i)"
-	res := conn.ExecParams(ctx, sql, [][]byte{[]byte(lit.String())}, nil, nil, nil).Read()
+	res := conn.ExecParams(ctx, sql, [][]byte{textArray(probe)}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return collationVerdict{}, fmt.Errorf("probe the case mapping of collation %s: %w", f.name, res.Err)
 	}
@@ -300,4 +272,21 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 		}
 	}
 	return collationVerdict{locale: f.ctype}, nil
+}
+
+// textArray is the text[] literal of ss.
+func textArray(ss []string) []byte {
+	var lit strings.Builder
+	lit.WriteByte('{')
+	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	for i, s := range ss {
+		if i > 0 {
+			lit.WriteByte(',')
+		}
+		lit.WriteByte('"')
+		lit.WriteString(esc.Replace(s))
+		lit.WriteByte('"')
+	}
+	lit.WriteByte('}')
+	return []byte(lit.String())
 }
