@@ -14,8 +14,14 @@ RUN CGO_ENABLED=1 go build -trimpath -ldflags "-X main.version=${VERSION}" -o /o
 FROM debian:bookworm-slim
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="pgaccel" org.opencontainers.image.version="${VERSION}"
+# Locales: pgaccel orders text of a linguistic libc collation (en_US.UTF-8, ...)
+# by the C library's own locale data, when it is the origin's glibc release
+# (bookworm's 2.36, as the official postgres:*-bookworm images). LOCALES names
+# the ones generated; add yours.
+ARG LOCALES="en_US de_DE fr_FR es_ES en_GB"
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates \
+ && apt-get install -y --no-install-recommends ca-certificates locales \
+ && for l in ${LOCALES}; do localedef -i "$l" -f UTF-8 "$l.UTF-8"; done \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home /var/lib/pgaccel --create-home pgaccel
 COPY --from=build /out/pgaccel /usr/local/bin/pgaccel
