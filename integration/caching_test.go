@@ -346,3 +346,33 @@ func TestCaching_CoalescedMissesAndOutage(t *testing.T) {
 		return err == nil && route() == "origin (caching: miss, kept)"
 	})
 }
+
+// TestCaching_JoinWithAcceleratedDatasetSaysSo: a read joining a caching
+// dataset with one the acceleration holds is answered by the origin as a
+// whole (and kept), and SHOW pgaccel.last_route says so, on the miss and
+// on the hit.
+func TestCaching_JoinWithAcceleratedDatasetSaysSo(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS cache_join_c, cache_join_a;
+		CREATE TABLE cache_join_c (id int PRIMARY KEY, v text);
+		CREATE TABLE cache_join_a (id int PRIMARY KEY, w text);
+		INSERT INTO cache_join_c SELECT g, 'c' || g FROM generate_series(1, 20) g;
+		INSERT INTO cache_join_a SELECT g, 'a' || g FROM generate_series(1, 20) g;
+		GRANT SELECT ON cache_join_c, cache_join_a TO `+appUser)
+	a := startApp(t, `  - from: postgres:public.cache_join_c
+    acceleration:
+      refresh_mode: caching
+      refresh_check_interval: 1m
+  - from: postgres:public.cache_join_a
+`)
+	pcx := connect(t, appDSN(a, appUser, appPass))
+	const sql = "SELECT c.v, a.w FROM cache_join_c c JOIN cache_join_a a USING (id) WHERE id < 4 ORDER BY id"
+	for _, want := range []string{"origin (caching: miss, kept)", "cached (caching: fresh)"} {
+		if _, err := pcx.PgConn().Exec(ctxT(t), sql).ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		r := lastRoute(t, pcx, true)
+		if !strings.HasPrefix(r, want) || !strings.Contains(r, "joins caching dataset cache_join_c with accelerated cache_join_a") {
+			t.Errorf("last route %q, want %s and why the acceleration is not read", r, want)
+		}
+	}
+}

@@ -72,7 +72,27 @@ func (p *Planner) cachingDecision(ctx context.Context, a *analysis, s *Session, 
 		}
 	}
 	d.Route, d.Reason, d.Detail, d.Caching = RouteAccelerate, "", "", true
+	d.Detail = mixedCachingDetail(r)
 	return d, true
+}
+
+// mixedCachingDetail says, for a read that joins a caching dataset with
+// datasets the acceleration holds, that the origin answers all of it (no
+// part of it is read from the acceleration); "" otherwise.
+func mixedCachingDetail(r resolution) string {
+	var caching, held []string
+	for _, u := range r.datasets {
+		if u.ds.Acceleration.RefreshMode == catalog.RefreshCaching {
+			caching = append(caching, u.ds.Name)
+		} else {
+			held = append(held, u.ds.Name)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return "the read joins caching dataset " + strings.Join(caching, ", ") + " with accelerated " + strings.Join(held, ", ") +
+		": the origin answers the whole read (through the cache), none of it is read from the acceleration"
 }
 
 // volatileSQL says whether a function of one of the names $1 is VOLATILE

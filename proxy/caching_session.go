@@ -219,7 +219,7 @@ func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest,
 	}
 	ss.srv.metrics.count(ss.stripe, routeOrigin, d.Datasets, "caching_miss")
 	ss.srv.metrics.observe(ss.stripe, routeOrigin, start)
-	ss.lastRoute = routeNote{route: route}
+	ss.lastRoute = routeNote{route: route, detail: d.Detail}
 	if err := ss.finish(tail...); err != nil {
 		ss.close()
 	}

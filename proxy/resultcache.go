@@ -311,6 +311,9 @@ func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start tim
 	ss.srv.metrics.count(ss.stripe, routeAccelerated, d.Datasets, "")
 	ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
 	ss.lastRoute = routeNote{route: route}
+	if d.Caching {
+		ss.lastRoute.detail = d.Detail // a caching read joined with accelerated datasets
+	}
 	tail := []pgproto3.BackendMessage{selectTag(n)}
 	if ready {
 		tail = append(tail, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
