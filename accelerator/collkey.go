@@ -178,20 +178,22 @@ func collationKeyRow(values []driver.Value) (any, error) {
 	return collationKey(loc, s, nil)
 }
 
-var establishedCollations sync.Map // provider|locale|version -> bool
+var establishedCollations sync.Map // provider|locale|version -> locale
 
-// RecordCollation records whether the origin's collation of provider,
-// locale and version (as pg_collation or pg_database records them) was
+// RecordCollation records that the origin's collation of provider, locale
+// and version (as pg_collation or pg_database records them) was
 // established to order as this process's keys under locale (refresh).
-func RecordCollation(provider, locale, version string, ok bool) {
-	establishedCollations.Store(provider+"|"+locale+"|"+version, ok)
+func RecordCollation(provider, locale, version string) {
+	establishedCollations.Store(provider+"|"+locale+"|"+version, locale)
 }
 
-// EstablishedCollation reports whether RecordCollation recorded that
-// collation as established.
-func EstablishedCollation(provider, locale, version string) bool {
-	ok, _ := establishedCollations.Load(provider + "|" + locale + "|" + version)
-	return ok == true
+// EstablishedCollation returns the locale of the collation key
+// provider|locale|version when RecordCollation recorded it, "" otherwise.
+// One map lookup: the proxy asks it for every statement it plans.
+func EstablishedCollation(key string) string {
+	locale, _ := establishedCollations.Load(key)
+	s, _ := locale.(string)
+	return s
 }
 
 // Case mapping under a libc LC_CTYPE. In a UTF-8 database Postgres maps

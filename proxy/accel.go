@@ -527,12 +527,7 @@ func defaultCollationLocale(info sessionInfo) string {
 	if info.textBytewise || info.defaultCollation == "" {
 		return ""
 	}
-	provider, rest, _ := strings.Cut(info.defaultCollation, "|")
-	locale, version, _ := strings.Cut(rest, "|")
-	if accelerator.EstablishedCollation(provider, locale, version) {
-		return locale
-	}
-	return ""
+	return accelerator.EstablishedCollation(info.defaultCollation) // provider|locale|version
 }
 
 // noteOrigin records what a statement sent to the origin may have changed:

@@ -70,8 +70,8 @@ func verifyCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts)
 	key := f.provider + "|" + f.locale + "|" + f.version + "|" + strconv.FormatBool(f.deterministic)
 	return cachedVerdict(key, func() (collationVerdict, error) {
 		v, err := judgeCollation(ctx, conn, f)
-		if err == nil && f.deterministic {
-			accelerator.RecordCollation(f.provider, f.locale, f.version, v.locale != "")
+		if err == nil && f.deterministic && v.locale != "" {
+			accelerator.RecordCollation(f.provider, f.locale, f.version)
 		}
 		return v, err
 	})
