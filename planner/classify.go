@@ -145,9 +145,6 @@ type analysis struct {
 	// fromScopes are the subqueries in FROM whose names must be columns
 	// of their own tables (scoping.go).
 	fromScopes []fromScope
-	// orderedExprs are the expressions whose order the statement depends
-	// on (copies), for defaultCollationHazard.
-	orderedExprs []*pg_query.Node
 	// subtractions are the operands of the binary - operators (copies),
 	// for tstzHazard; intervalConsts the texts of interval constants
 	// (tstz.go).

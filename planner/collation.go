@@ -199,34 +199,23 @@ var orderingOps = map[string]bool{"<": true, ">": true, "<=": true, ">=": true}
 // orderingFuncs are functions whose result depends on the collation.
 var orderingFuncs = map[string]bool{"min": true, "max": true, "greatest": true, "least": true}
 
-// noteOrdering records that the statement orders or range-compares values.
+// noteOrdering records that the statement orders or range-compares values
+// (the column rule of hazards.go: a collation the acceleration does not
+// reproduce; collorder.go keys or refuses each ordering of the others),
+// and the columns whose case it maps.
 func (z *analyzer) noteOrdering(m any) {
 	switch n := m.(type) {
-	case *pg_query.SortBy:
+	case *pg_query.SortBy, *pg_query.MinMaxExpr:
 		z.a.ordering = true
-		z.noteOrderedExprs(n.Node)
-	case *pg_query.SelectStmt:
-		// ORDER BY 2: the second output column is ordered.
-		for _, sb := range n.SortClause {
-			if k, ok := constInt(sb.GetSortBy().GetNode()); ok && k >= 1 && int(k) <= len(n.TargetList) {
-				z.noteOrderedExprs(n.TargetList[k-1].GetResTarget().GetVal())
-			}
-		}
 	case *pg_query.A_Expr:
 		switch n.Kind {
 		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 			z.a.ordering = true
-			ops := []*pg_query.Node{n.Lexpr}
-			if l := n.Rexpr.GetList(); l != nil {
-				ops = append(ops, l.Items...)
-			}
-			z.orderedOperands(ops...)
 		case pg_query.A_Expr_Kind_AEXPR_OP, pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 			if len(n.Name) == 1 {
 				if s, ok := n.Name[0].GetNode().(*pg_query.Node_String_); ok && orderingOps[s.String_.Sval] {
 					z.a.ordering = true
-					z.orderedOperands(n.Lexpr, n.Rexpr)
 				}
 			}
 		case pg_query.A_Expr_Kind_AEXPR_ILIKE:
@@ -243,11 +232,7 @@ func (z *analyzer) noteOrdering(m any) {
 		}
 		if orderingFuncs[funcName(n)] {
 			z.a.ordering = true
-			z.noteOrderedExprs(n.Args...)
 		}
-	case *pg_query.MinMaxExpr:
-		z.a.ordering = true
-		z.noteOrderedExprs(n.Args...)
 	}
 }
 

@@ -488,14 +488,7 @@ func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string,
 // anyLinguisticColumn reports whether a dataset the statement reads has a
 // text column (or array of text) whose order is not bytewise.
 func (k *collScope) anyLinguisticColumn() bool {
-	for _, d := range k.r.datasets {
-		for _, c := range d.state.Columns {
-			if collatable(c.TypeOID) && !c.BinaryCollation {
-				return true
-			}
-		}
-	}
-	return false
+	return k.r.anyColumn(func(c catalog.ColumnInfo) bool { return collatable(c.TypeOID) && !c.BinaryCollation })
 }
 
 // setOpSort refuses an ORDER BY of a set operation whose column may be
@@ -516,23 +509,7 @@ func (k *collScope) setOpSort(sel *pg_query.SelectStmt, sb *pg_query.SortBy) err
 		arms = append(arms, s)
 	}
 	collect(sel)
-	i := -1
-	if c := sb.Node.GetAConst(); c != nil {
-		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
-			i = int(iv.Ival.Ival) - 1
-		}
-	} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
-		for j, t := range left.TargetList {
-			rt := t.GetResTarget()
-			name := rt.GetName()
-			if name == "" && rt != nil {
-				name = figureColname(rt.Val, func(s string) string { return s })
-			}
-			if name == lastField(cr) {
-				i = j
-			}
-		}
-	}
+	i := setOpOutput(left, sb.Node)
 	var cs []collClass
 	for _, arm := range arms {
 		if i < 0 || i >= len(arm.TargetList) || isStarTarget(arm.TargetList[i].GetResTarget()) {

@@ -48,12 +48,7 @@ func TestPlan_LinguisticOrderIsKeyed(t *testing.T) {
 	p := New(wordsRegistry(t), valsResolver(), Options{})
 	session := &Session{User: "app", SearchPath: []string{"public"}, DefaultCollationLocale: "en_US.UTF-8"}
 	const key = "pgaccel_collkey("
-	for _, c := range []struct {
-		sql     string
-		route   Route
-		want    []string
-		notWant []string
-	}{
+	checkPlanCases(t, p, session, []sortCase{
 		{sql: "SELECT id, w FROM vals ORDER BY w, id", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_collkey(w, 'en_US.UTF-8')"}},
 		{sql: "SELECT id, w AS x FROM vals ORDER BY x DESC", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_collkey(w, 'en_US.UTF-8') DESC"}},
 		{sql: "SELECT id, v FROM vals ORDER BY 2", route: RouteAccelerate, want: []string{"ORDER BY pgaccel_collkey(v, 'en_US.UTF-8')"}},
@@ -86,23 +81,7 @@ func TestPlan_LinguisticOrderIsKeyed(t *testing.T) {
 		{sql: "SELECT id FROM vals ORDER BY s", route: RouteOrigin},
 		{sql: "SELECT upper(s) FROM vals", route: RouteOrigin},
 		{sql: "SELECT upper(w), upper(c) FROM vals", route: RouteOrigin},
-	} {
-		d := p.Plan(context.Background(), c.sql, session)
-		if d.Route != c.route {
-			t.Errorf("%s: route %v (%s: %s), want %v\n  SQL %s", c.sql, d.Route, d.Reason, d.Detail, c.route, d.SQL)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(d.SQL, w) {
-				t.Errorf("%s:\n  SQL %s\n  lacks %s", c.sql, d.SQL, w)
-			}
-		}
-		for _, w := range c.notWant {
-			if strings.Contains(d.SQL, w) {
-				t.Errorf("%s:\n  SQL %s\n  holds %s", c.sql, d.SQL, w)
-			}
-		}
-	}
+	})
 	// The reason names the collation.
 	d := p.Plan(context.Background(), "SELECT id FROM vals ORDER BY s", session)
 	if d.Reason != ReasonCollation || !strings.Contains(d.Detail, "glibc 1.0") {

@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -279,14 +280,7 @@ func eachJoin(from []*pg_query.Node, f func(*pg_query.JoinExpr)) {
 // mayHoldIntervals reports whether a dataset the statement reads has an
 // interval column (or an array of intervals).
 func (a *analysis) mayHoldIntervals(r resolution) bool {
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if oidKinds(c.TypeOID).has(ksIntervals) {
-				return true
-			}
-		}
-	}
-	return false
+	return r.anyColumn(func(c catalog.ColumnInfo) bool { return oidKinds(c.TypeOID).has(ksIntervals) })
 }
 
 // intervalSites are the nodes of a tree where intervals may be compared,

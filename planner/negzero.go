@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -268,27 +269,13 @@ func shield(x *pg_query.Node) *pg_query.Node {
 // mayHoldFloatArrays reports whether a dataset the statement reads has a
 // column of arrays of floats.
 func (a *analysis) mayHoldFloatArrays(r resolution) bool {
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if oidKinds(c.TypeOID).has(ksFloatArr) {
-				return true
-			}
-		}
-	}
-	return false
+	return r.anyColumn(func(c catalog.ColumnInfo) bool { return oidKinds(c.TypeOID).has(ksFloatArr) })
 }
 
 // mayHoldFloats reports whether a dataset the statement reads has a
 // float column (or an array of floats).
 func (a *analysis) mayHoldFloats(r resolution) bool {
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if oidKinds(c.TypeOID).has(ksFloats) {
-				return true
-			}
-		}
-	}
-	return false
+	return r.anyColumn(func(c catalog.ColumnInfo) bool { return oidKinds(c.TypeOID).has(ksFloats) })
 }
 
 // floatZeroCollision returns why the statement's constants could be taken

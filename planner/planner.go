@@ -84,7 +84,7 @@ type Session struct {
 	PointOnly bool
 	// TextBytewise is true when the database's default collation compares
 	// text by its bytes (C or POSIX): text of no column's collation
-	// (defcollation.go) may then be ordered by DuckDB.
+	// (collorder.go) may then be ordered by DuckDB.
 	TextBytewise bool
 	// DefaultCollationLocale is, when the database's default collation is
 	// not bytewise, the libc locale the acceleration orders its text by
@@ -484,10 +484,6 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	r.caseLocale, _ = a.caseMode(r)
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
-		return toOrigin(d)
-	}
-	if detail := a.defaultCollationHazard(r, s); detail != "" {
-		d.Reason, d.Detail = ReasonCollation, detail
 		return toOrigin(d)
 	}
 	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) && subsetAnswers(r.datasets[0]) {

@@ -498,6 +498,17 @@ type usedDataset struct {
 	state catalog.DatasetState
 }
 
+// anyColumn reports whether a column of a dataset the statement reads
+// is ok.
+func (r resolution) anyColumn(ok func(catalog.ColumnInfo) bool) bool {
+	for _, d := range r.datasets {
+		if slices.ContainsFunc(d.state.Columns, ok) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *resolution) datasetNames() []string {
 	out := make([]string, len(r.datasets))
 	for i, d := range r.datasets {

@@ -161,6 +161,37 @@ func figureColname(n *pg_query.Node, unquote func(string) string) string {
 // setOpAlias names a set operation the rewrite sorts as a subquery.
 const setOpAlias = "pgaccel_setop"
 
+// setOpOutput returns the position (from 0) of the output column an ORDER
+// BY item of a set operation names (by position or by a name only one
+// output of its leftmost arm, left, has), or -1.
+func setOpOutput(left *pg_query.SelectStmt, n *pg_query.Node) int {
+	if c := n.GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok && iv.Ival.Ival >= 1 && int(iv.Ival.Ival) <= len(left.TargetList) {
+			return int(iv.Ival.Ival) - 1
+		}
+		return -1
+	}
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
+		return -1
+	}
+	found := -1
+	for i, t := range left.TargetList {
+		rt := t.GetResTarget()
+		name := rt.GetName()
+		if name == "" && rt != nil {
+			name = figureColname(rt.Val, func(s string) string { return s })
+		}
+		if name == lastField(cr) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
 // sortSetOp sorts the set operation sel by keyFor's keys of the columns
 // its ORDER BY items name: when keyFor has one (not nil) for any, sel
 // becomes
@@ -181,34 +212,7 @@ func sortSetOp(sel *pg_query.SelectStmt, kinds func(*pg_query.Node) kindSet, key
 			width = -1
 		}
 	}
-	// column returns the position (from 0) an item names, or -1.
-	column := func(n *pg_query.Node) int {
-		if c := n.GetAConst(); c != nil {
-			if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok && iv.Ival.Ival >= 1 && int(iv.Ival.Ival) <= len(left.TargetList) {
-				return int(iv.Ival.Ival) - 1
-			}
-			return -1
-		}
-		cr := n.GetColumnRef()
-		if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
-			return -1
-		}
-		found := -1
-		for i, t := range left.TargetList {
-			rt := t.GetResTarget()
-			name := rt.GetName()
-			if name == "" && rt != nil {
-				name = figureColname(rt.Val, func(s string) string { return s })
-			}
-			if name == lastField(cr) {
-				if found >= 0 {
-					return -1
-				}
-				found = i
-			}
-		}
-		return found
-	}
+	column := func(n *pg_query.Node) int { return setOpOutput(left, n) }
 	ref := func(i int) *pg_query.Node {
 		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(setOpAlias), pg_query.MakeStrNode("c" + strconv.Itoa(i+1))}, -1)
 	}

@@ -67,9 +67,15 @@ type sortCase struct {
 
 func checkSortCases(t *testing.T, cases []sortCase) {
 	t.Helper()
-	p := New(valsRegistry(t), valsResolver(), Options{})
+	checkPlanCases(t, New(valsRegistry(t), valsResolver(), Options{}), defaultSession(), cases)
+}
+
+// checkPlanCases plans each case with p for session s and checks its route
+// and rewritten SQL.
+func checkPlanCases(t *testing.T, p *Planner, s *Session, cases []sortCase) {
+	t.Helper()
 	for _, c := range cases {
-		d := p.Plan(context.Background(), c.sql, defaultSession())
+		d := p.Plan(context.Background(), c.sql, s)
 		if d.Route != c.route {
 			t.Errorf("%s: route %v (%s: %s), want %v\n  SQL %s", c.sql, d.Route, d.Reason, d.Detail, c.route, d.SQL)
 			continue
