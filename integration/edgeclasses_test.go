@@ -2,9 +2,11 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/app"
 )
 
 // edgeSchema is a table of edge values (zeros, -1, the extremes of each
@@ -168,27 +170,67 @@ var edgeQueries = []struct{ class, sql string }{
 	{"ROW(...) IS NULL", "SELECT id, ROW(i2, txt) IS NULL, ROW(arr, d) IS NULL, ROW(arr, d) IS NOT NULL, (i2, arr) IS NOT NULL FROM edge_vals ORDER BY id"},
 	// split_part with an empty delimiter keeps the whole string.
 	{"split_part with an empty delimiter", "SELECT id, split_part(txt, '', 1), split_part(txt, substr(txt, 1, 0), 2) FROM edge_vals ORDER BY id"},
-	// EXISTS over an aggregate evaluates its select list in Postgres.
+	// Infinite dates subtracted through the expressions that pass a date on.
 	{"infinite dates subtracted through COALESCE and CASE", "SELECT id, COALESCE(d, 'infinity'::date) - COALESCE(d, '2000-01-01'::date) FROM edge_vals ORDER BY id"},
+	{"infinite timestamps subtracted through COALESCE", "SELECT id, COALESCE(d::timestamp, 'infinity'::timestamp) - COALESCE(d::timestamp, '2000-01-01'::timestamp) FROM edge_vals ORDER BY id"},
+	{"infinite timestamptz subtracted through COALESCE", "SELECT id, COALESCE(d::timestamptz, '-infinity'::timestamptz) - COALESCE(d::timestamptz, '2000-01-01'::timestamptz) FROM edge_vals ORDER BY id"},
+	{"age of an infinite timestamp through COALESCE", "SELECT id, age(COALESCE(d::timestamp, 'infinity'::timestamp), '2000-01-01'::timestamp) FROM edge_vals ORDER BY id"},
 	{"infinite dates subtracted through CASE", "SELECT id, CASE WHEN d IS NULL THEN '-infinity'::date ELSE d END - '2000-01-01'::date FROM edge_vals ORDER BY id"},
+	// EXISTS over an aggregate evaluates its select list in Postgres.
 	{"EXISTS over an aggregate that raises", "SELECT id FROM edge_vals WHERE EXISTS (SELECT sum(1 / (v - 10)) FROM edge_other) ORDER BY id"},
 }
 
 // TestAccel_EdgeClasses: each of edgeQueries is answered byte for byte as
 // the origin answers it, in the simple protocol and the extended one with
-// text and binary results.
+// text and binary results, in the C database under UTC and in an
+// en_US.UTF-8 one under Australia/Sydney.
 func TestAccel_EdgeClasses(t *testing.T) {
-	mustExec(t, edgeSchema)
-	a := startApp(t, edgeDatasets)
-	for _, q := range edgeQueries {
-		t.Run(q.class, func(t *testing.T) {
-			differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), func(t *testing.T, c *pgx.Conn, tr *transcript) {
-				ctx := ctxT(t)
-				simple(ctx, c, tr, q.sql)
-				extended(ctx, c, tr, q.sql, nil, nil)
-				extended(ctx, c, tr, q.sql, nil, []int16{1})
+	runEdgeClasses(t, "edge", edgeSchema, edgeDatasets, edgeQueries)
+}
+
+// runEdgeClasses runs queries (over the tables schema creates, accelerated
+// as datasets says) directly and through pgaccel, compared byte for byte:
+// in the harness's C database, with the session in UTC, and in a database
+// named after prefix whose default collation and LC_CTYPE are
+// en_US.UTF-8, with the session in Australia/Sydney (daylight saving time
+// in the southern hemisphere).
+func runEdgeClasses(t *testing.T, prefix, schema, datasets string, queries []struct{ class, sql string }) {
+	run := func(t *testing.T, a *app.App, direct, proxied, zone string) {
+		// The premise: the sessions run in that zone.
+		c, err := pgx.Connect(ctxT(t), proxied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = c.QueryRow(ctxT(t), "SHOW TimeZone").Scan(&got)
+		c.Close(ctxT(t))
+		if err != nil || got != zone {
+			t.Fatalf("the session's TimeZone is %q (%v), want %s", got, err, zone)
+		}
+		for _, q := range queries {
+			t.Run(q.class, func(t *testing.T) {
+				differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+					ctx := ctxT(t)
+					simple(ctx, c, tr, q.sql)
+					extended(ctx, c, tr, q.sql, nil, nil)
+					extended(ctx, c, tr, q.sql, nil, []int16{1})
+				})
 			})
-		})
+		}
+		t.Logf("routes: %v", fmt.Sprint(routeCounts(t, a)))
 	}
-	t.Logf("routes: %v", fmt.Sprint(routeCounts(t, a)))
+	t.Run("C, UTC", func(t *testing.T) {
+		mustExec(t, schema)
+		a := startApp(t, datasets)
+		run(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC", "UTC")
+	})
+	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
+		requireLocales(t, "en_US.UTF-8")
+		db := "pgaccel_" + prefix + "_enus"
+		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", schema)
+		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", datasets, true)
+		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
+		const zone = "&timezone=Australia%2FSydney"
+		run(t, a, dsn(appUser, appPass)+zone, proxied+zone, "Australia/Sydney")
+	})
 }

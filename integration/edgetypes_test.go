@@ -1,11 +1,6 @@
 package integration
 
-import (
-	"fmt"
-	"testing"
-
-	"github.com/jackc/pgx/v5"
-)
+import "testing"
 
 // edgeTypesSchema holds values of the types whose semantics the
 // acceleration does not share (issue 44): jsonb scalars, documents with
@@ -77,20 +72,8 @@ var edgeTypeQueries = []struct{ class, sql string }{
 }
 
 // TestAccel_EdgeTypeClasses: each of edgeTypeQueries is answered byte for
-// byte as the origin answers it, in the simple protocol and the extended
-// one with text and binary results.
+// byte as the origin answers it (runEdgeClasses: both protocols, C and
+// en_US.UTF-8 databases, UTC and Australia/Sydney).
 func TestAccel_EdgeTypeClasses(t *testing.T) {
-	mustExec(t, edgeTypesSchema)
-	a := startApp(t, edgeTypesDatasets)
-	for _, q := range edgeTypeQueries {
-		t.Run(q.class, func(t *testing.T) {
-			differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), func(t *testing.T, c *pgx.Conn, tr *transcript) {
-				ctx := ctxT(t)
-				simple(ctx, c, tr, q.sql)
-				extended(ctx, c, tr, q.sql, nil, nil)
-				extended(ctx, c, tr, q.sql, nil, []int16{1})
-			})
-		})
-	}
-	t.Logf("routes: %v", fmt.Sprint(routeCounts(t, a)))
+	runEdgeClasses(t, "edgetypes", edgeTypesSchema, edgeTypesDatasets, edgeTypeQueries)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/integration/corpora"
 )
 
@@ -60,10 +61,7 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []struct {
-		sql   string
-		route string
-	}{
+	checkRouteCases(t, a, dsn(appUser, appPass), proxyDSN, []routeCase{
 		{"SELECT id, w FROM words ORDER BY w, id", acc},
 		{"SELECT id, w FROM words ORDER BY w DESC NULLS LAST, id", acc},
 		{"SELECT id, w AS x FROM words ORDER BY x, id", acc},
@@ -107,22 +105,7 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 		// A collation whose version is not this C library's: the origin's.
 		{"SELECT id FROM words ORDER BY s, id", org},
 		{"SELECT max(s) FROM words", org},
-		// Parameters beside a keyed text.
-	} {
-		t.Run(q.sql, func(t *testing.T) {
-			before := routeCounts(t, a)
-			differentialDSN(t, dsn(appUser, appPass), proxyDSN, func(t *testing.T, c *pgx.Conn, tr *transcript) {
-				ctx := ctxT(t)
-				simple(ctx, c, tr, q.sql)
-				extended(ctx, c, tr, q.sql, nil, []int16{1})
-			})
-			after := routeCounts(t, a)
-			if got := after[q.route] - before[q.route]; got != 2 {
-				t.Errorf("want both runs %s, got %v (%s)", q.route, map[string]float64{acc: after[acc] - before[acc], org: after[org] - before[org], fbk: after[fbk] - before[fbk]},
-					routeText(t, proxyDSN, q.sql))
-			}
-		})
-	}
+	})
 	t.Run("parameters", func(t *testing.T) {
 		sql := "SELECT id FROM words WHERE w >= $1 AND v < $2 ORDER BY w, id"
 		before := routeCounts(t, a)
@@ -214,5 +197,32 @@ func TestCoverage_LinguisticDatabase(t *testing.T) {
 	}
 	if share(accelC)-share(accelHere) > 3 {
 		t.Errorf("accelerated share %.1f %% in en_US.UTF-8, more than 3 points below the C database's %.1f %%", share(accelHere), share(accelC))
+	}
+}
+
+// routeCase is a read and the route both its runs must take.
+type routeCase struct{ sql, route string }
+
+// checkRouteCases runs each case directly (directDSN) and through a
+// (proxyDSN), in the simple protocol and the extended one with binary
+// results, compares the answers byte for byte and checks that both runs
+// took the case's route (saying, when not, what SHOW pgaccel.last_route
+// says of it).
+func checkRouteCases(t *testing.T, a *app.App, directDSN, proxyDSN string, cases []routeCase) {
+	t.Helper()
+	for _, q := range cases {
+		t.Run(q.sql, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, directDSN, proxyDSN, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+				ctx := ctxT(t)
+				simple(ctx, c, tr, q.sql)
+				extended(ctx, c, tr, q.sql, nil, []int16{1})
+			})
+			after := routeCounts(t, a)
+			if got := after[q.route] - before[q.route]; got != 2 {
+				t.Errorf("want both runs %s, got %v (%s)", q.route, map[string]float64{acc: after[acc] - before[acc], org: after[org] - before[org], fbk: after[fbk] - before[fbk]},
+					routeText(t, proxyDSN, q.sql))
+			}
+		})
 	}
 }

@@ -85,6 +85,18 @@ const (
 // columns, an interval; else 0.
 func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 	n = guardedValue(n)
+	if vs, ok := passedValues(n); ok {
+		// COALESCE(a, b), CASE ... THEN a ELSE b END: a's and b's type.
+		t := uint32(0)
+		for i, v := range vs {
+			vt := a.timeType(r, v)
+			if i > 0 && vt != t {
+				return 0
+			}
+			t = vt
+		}
+		return t
+	}
 	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
 		for _, oid := range []uint32{oidTimestamp, oidTimestamptz, oidInterval} {
 			rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oid }, expr: func(*pg_query.Node) bool { return false }}
@@ -104,6 +116,56 @@ func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 		}
 	}
 	return 0
+}
+
+// passedValues returns the values n passes on as its own, when it is one
+// of the forms that return one of their operands — COALESCE, GREATEST,
+// LEAST, NULLIF's first operand, CASE's results, min and max — without
+// NULL constants (which take the others' type); ok is false for any other
+// form, or when every value is a NULL constant. The rules that ask what
+// type a value is see through these by it.
+func passedValues(n *pg_query.Node) (vs []*pg_query.Node, ok bool) {
+	var all []*pg_query.Node
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_CoalesceExpr:
+		all = v.CoalesceExpr.Args
+	case *pg_query.Node_MinMaxExpr:
+		all = v.MinMaxExpr.Args
+	case *pg_query.Node_AExpr:
+		if v.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return nil, false
+		}
+		all = []*pg_query.Node{v.AExpr.Lexpr}
+	case *pg_query.Node_CaseExpr:
+		for _, w := range v.CaseExpr.Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				all = append(all, cw.Result)
+			}
+		}
+		all = append(all, v.CaseExpr.Defresult)
+	case *pg_query.Node_FuncCall:
+		switch funcName(v.FuncCall) {
+		case "min", "max", "coalesce", "greatest", "least", "nullif":
+			all = v.FuncCall.Args
+			if funcName(v.FuncCall) == "nullif" && len(all) > 0 {
+				all = all[:1]
+			}
+		default:
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	for _, x := range all {
+		if x == nil {
+			continue
+		}
+		if c := x.GetAConst(); c != nil && c.Isnull {
+			continue
+		}
+		vs = append(vs, x)
+	}
+	return vs, len(vs) > 0
 }
 
 // extractable reports whether the rewrite computes site's field exactly.

@@ -234,43 +234,14 @@ func (g *floatGuard) dateValue(n *pg_query.Node) bool {
 	if tc := n.GetTypeCast(); tc != nil {
 		return castTarget(tc, dateTypeNames)
 	}
-	// A value that is one of dates: COALESCE, GREATEST, LEAST, NULLIF,
-	// CASE, min and max of them.
-	some := func(ns []*pg_query.Node) bool {
-		seen := false
-		for _, x := range ns {
-			if c := x.GetAConst(); c != nil && c.Isnull {
-				continue
-			}
-			if !g.dateValue(x) {
+	if vs, ok := passedValues(n); ok {
+		// COALESCE, CASE, GREATEST, ... of dates.
+		for _, v := range vs {
+			if !g.dateValue(v) {
 				return false
 			}
-			seen = true
 		}
-		return seen
-	}
-	switch v := n.GetNode().(type) {
-	case *pg_query.Node_CoalesceExpr:
-		return some(v.CoalesceExpr.Args)
-	case *pg_query.Node_MinMaxExpr:
-		return some(v.MinMaxExpr.Args)
-	case *pg_query.Node_AExpr:
-		return v.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF && g.dateValue(v.AExpr.Lexpr)
-	case *pg_query.Node_CaseExpr:
-		rs := []*pg_query.Node{v.CaseExpr.Defresult}
-		if v.CaseExpr.Defresult == nil {
-			rs = nil
-		}
-		for _, w := range v.CaseExpr.Args {
-			if cw := w.GetCaseWhen(); cw != nil {
-				rs = append(rs, cw.Result)
-			}
-		}
-		return some(rs)
-	case *pg_query.Node_FuncCall:
-		if name := funcName(v.FuncCall); (name == "min" || name == "max" || name == "coalesce") && len(v.FuncCall.Args) > 0 {
-			return some(v.FuncCall.Args)
-		}
+		return true
 	}
 	cr := n.GetColumnRef()
 	if cr == nil || lastField(cr) == "" {

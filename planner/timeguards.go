@@ -197,6 +197,14 @@ func guardInfinite(f *pg_query.FuncCall, a *analysis, r resolution) {
 // timestamp(tz).
 func (a *analysis) dateTyped(r resolution, n *pg_query.Node) bool {
 	n = guardedValue(n)
+	if vs, ok := passedValues(n); ok {
+		for _, v := range vs {
+			if !a.dateTyped(r, v) {
+				return false
+			}
+		}
+		return true
+	}
 	if tc := n.GetTypeCast(); tc != nil {
 		return castTarget(tc, map[string]bool{"date": true, "timestamp": true, "timestamptz": true})
 	}
