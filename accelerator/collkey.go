@@ -129,6 +129,13 @@ func LocaleAvailable(name string) error {
 	return err
 }
 
+// CaseLocaleAvailable reports whether this process can map case under the
+// libc locale name (its LC_CTYPE), an error saying why not otherwise.
+func CaseLocaleAvailable(name string) error {
+	_, err := ctypes.get(name)
+	return err
+}
+
 // CollationKey returns s's key under the libc locale (see above). s must
 // hold no NUL byte (Postgres text cannot).
 func CollationKey(locale, s string) ([]byte, error) {

@@ -406,7 +406,8 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 	}
 	locale, note := c.CollationLocale, c.CollationNote
 	caseLocale, caseNote := c.CaseLocale, c.CaseNote
-	if (locale != "" || caseLocale != "") && (c.CollationVersion != LibcVersion() || locale != "" && LocaleAvailable(locale) != nil) {
+	if (locale != "" || caseLocale != "") && (c.CollationVersion != LibcVersion() || locale != "" && LocaleAvailable(locale) != nil ||
+		caseLocale != "" && CaseLocaleAvailable(caseLocale) != nil) {
 		stale := "its collation was established for glibc " + c.CollationVersion + " and this process runs on glibc " + LibcVersion() + " (or lacks the locale); the next load establishes it again"
 		if locale != "" {
 			locale, note = "", stale

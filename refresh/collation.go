@@ -52,6 +52,40 @@ func parseCollationFacts(s string) (collationFacts, bool) {
 		ctype: parts[5]}, true
 }
 
+// establishCollation sets what c's collation (facts: columnsSQL's) lets
+// the acceleration do: order it (CollationLocale, when it is not
+// bytewise) and map its case (CaseLocale, when its LC_CTYPE is not C), or
+// why not (the notes). An error is a failure to ask the origin.
+func establishCollation(ctx context.Context, conn *pgconn.PgConn, c *accelerator.ColumnSpec, facts string) error {
+	f, ok := parseCollationFacts(facts)
+	if !ok {
+		c.CollationNote = "its collation could not be read"
+		return nil
+	}
+	for _, e := range []struct {
+		needed       bool
+		verify       func(context.Context, *pgconn.PgConn, collationFacts) (collationVerdict, error)
+		locale, note *string
+	}{
+		{!c.BinaryCollation, verifyCollation, &c.CollationLocale, &c.CollationNote},
+		{!c.ASCIICase, verifyCtype, &c.CaseLocale, &c.CaseNote},
+	} {
+		if !e.needed {
+			continue
+		}
+		v, err := e.verify(ctx, conn, f)
+		if err != nil {
+			return err
+		}
+		*e.locale, *e.note = v.locale, v.note
+	}
+	if c.CollationLocale != "" || c.CaseLocale != "" {
+		// Both are established only on the origin's glibc release.
+		c.CollationVersion = accelerator.LibcVersion()
+	}
+	return nil
+}
+
 // collationVerdict is the outcome of verifying one collation: the locale
 // the keys use, or why the collation is not reproduced.
 type collationVerdict struct {
@@ -235,7 +269,7 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 	case !utf8Locale(f.ctype):
 		return no("its LC_CTYPE %s is not a UTF-8 locale", f.ctype)
 	}
-	if _, err := accelerator.MapCase(f.ctype, "a", 0); err != nil {
+	if err := accelerator.CaseLocaleAvailable(f.ctype); err != nil {
 		return no("its LC_CTYPE's %v", err)
 	}
 	// Postgres records no version of an LC_CTYPE; the collation's, when

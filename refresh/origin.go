@@ -128,32 +128,8 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 			RelOID: uint32(rel), AttNum: int16(attnum), TypLen: int16(typlen),
 		})
 		if c := &cols[len(cols)-1]; (!c.BinaryCollation || !c.ASCIICase) && r[12] != nil {
-			f, ok := parseCollationFacts(string(r[12]))
-			if !ok {
-				c.CollationNote = "its collation could not be read"
-				continue
-			}
-			if !c.BinaryCollation {
-				v, err := verifyCollation(ctx, conn, f)
-				if err != nil {
-					return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
-				}
-				c.CollationLocale, c.CollationNote = v.locale, v.note
-				if v.locale != "" {
-					c.CollationVersion = f.version
-				}
-			}
-			if !c.ASCIICase {
-				v, err := verifyCtype(ctx, conn, f)
-				if err != nil {
-					return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
-				}
-				c.CaseLocale, c.CaseNote = v.locale, v.note
-				if v.locale != "" {
-					// The glibc it was established on (the probe's, when
-					// the origin records no version).
-					c.CollationVersion = accelerator.LibcVersion()
-				}
+			if err := establishCollation(ctx, conn, c, string(r[12])); err != nil {
+				return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 			}
 		}
 	}
