@@ -38,7 +38,7 @@ func correlatedHazard(tree *pg_query.Node, a *analysis, r resolution, rangeVars 
 			rangeDS[rangeVars[rel.ordinal]] = r.relDS[i]
 		}
 	}
-	c := correlation{a: a, r: r, rangeDS: rangeDS, kinds: a.kindsIn(tree, r, func(s string) string { return s })}
+	c := correlation{a: a, r: r, rangeDS: rangeDS, kinds: a.kindsIn(tree, r, noUnquote)}
 	c.selectStmt(sel, nil, nil)
 	return c.why
 }
@@ -213,7 +213,7 @@ func addOutputs(level *scopeLevel, sel *pg_query.SelectStmt) {
 		case rt.Name != "":
 			level.cols[rt.Name] = true
 		default:
-			level.cols[figureColname(rt.Val, func(s string) string { return s })] = true
+			level.cols[figureColname(rt.Val, noUnquote)] = true
 		}
 	}
 }

@@ -111,7 +111,7 @@ func passThroughScales(sel *pg_query.SelectStmt) (*passScale, map[proto.Message]
 		}
 		name := rt.Name
 		if name == "" {
-			name = outputName(rt.Val)
+			name = figureColname(rt.Val, noUnquote)
 		}
 		names[name] = append(names[name], i)
 	}

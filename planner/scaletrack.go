@@ -1713,7 +1713,7 @@ func refersTo(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
 		return false
 	}
 	name := lastField(cr)
-	return rt.Name == name || rt.Name == "" && outputName(rt.Val) == name
+	return rt.Name == name || rt.Name == "" && figureColname(rt.Val, noUnquote) == name
 }
 
 // scaledText is numericScaleFunction(CAST(n AS text), scale of n).
@@ -1734,23 +1734,6 @@ func isZeroGuard(c *pg_query.CaseExpr) bool {
 	}
 	fc := cw.Result.GetFuncCall()
 	return fc != nil && funcName(fc) == "error"
-}
-
-// outputName is the column name Postgres gives an unnamed output
-// expression: a column's name, a function's name, "case", "coalesce", or
-// "?column?" (what GROUP BY and ORDER BY may refer to).
-func outputName(n *pg_query.Node) string {
-	switch v := n.GetNode().(type) {
-	case *pg_query.Node_ColumnRef:
-		return lastField(v.ColumnRef)
-	case *pg_query.Node_FuncCall:
-		return funcName(v.FuncCall)
-	case *pg_query.Node_CaseExpr:
-		return "case"
-	case *pg_query.Node_CoalesceExpr:
-		return "coalesce"
-	}
-	return "?column?"
 }
 
 // sameExpr reports whether two expressions are the same but for where

@@ -95,6 +95,10 @@ func isStarTarget(rt *pg_query.ResTarget) bool {
 	return cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil
 }
 
+// noUnquote is figureColname's unquote for names the quoter has not
+// touched.
+func noUnquote(s string) string { return s }
+
 // figureColname is the name Postgres gives an unnamed output expression
 // (FigureColname), "?column?" when it has none of its own.
 func figureColname(n *pg_query.Node, unquote func(string) string) string {
@@ -180,7 +184,7 @@ func setOpOutput(left *pg_query.SelectStmt, n *pg_query.Node) int {
 		rt := t.GetResTarget()
 		name := rt.GetName()
 		if name == "" && rt != nil {
-			name = figureColname(rt.Val, func(s string) string { return s })
+			name = figureColname(rt.Val, noUnquote)
 		}
 		if name == lastField(cr) {
 			if found >= 0 {
