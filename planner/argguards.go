@@ -568,7 +568,7 @@ func aggregateTargets(sel *pg_query.SelectStmt) bool {
 	found := false
 	for _, t := range sel.TargetList {
 		walk(t, visitFunc(func(m proto.Message, _ *walker) {
-			if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over == nil && (fc.AggStar || aggregateNames[funcName(fc)]) {
+			if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over == nil && (fc.AggStar || isAggregate(funcName(fc))) {
 				found = true
 			}
 		}))
@@ -576,9 +576,8 @@ func aggregateTargets(sel *pg_query.SelectStmt) bool {
 	return found
 }
 
-// aggregateNames are the aggregates of the allowlist.
-var aggregateNames = map[string]bool{
-	"count": true, "sum": true, "avg": true, "min": true, "max": true, "bool_and": true, "bool_or": true,
-	"every": true, "string_agg": true, "array_agg": true, "stddev": true, "stddev_samp": true, "stddev_pop": true,
-	"variance": true, "var_samp": true, "var_pop": true, "percentile_cont": true, "percentile_disc": true, "mode": true,
+// isAggregate reports whether name is an aggregate the planner knows
+// (Describe's, the order-sensitive ones, and the ordered-set ones).
+func isAggregate(name string) bool {
+	return aggregates[name] || orderSensitiveAggs[name] || name == "percentile_cont" || name == "percentile_disc"
 }

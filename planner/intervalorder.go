@@ -261,7 +261,7 @@ func (c *constantCheck) enter(m proto.Message, _ *walker) {
 	case *pg_query.ColumnRef, *pg_query.ParamRef, *pg_query.SubLink, *pg_query.SQLValueFunction, *pg_query.GroupingFunc:
 		c.ok = false
 	case *pg_query.FuncCall:
-		if v.Over != nil || v.AggStar || aggregates[funcName(v)] || orderSensitiveAggs[funcName(v)] || deniedFuncs[funcName(v)] != 0 {
+		if v.Over != nil || v.AggStar || isAggregate(funcName(v)) || deniedFuncs[funcName(v)] != 0 {
 			c.ok = false
 		}
 	}

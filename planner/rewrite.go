@@ -503,17 +503,11 @@ func readsBack(tree *pg_query.ParseResult, out string) bool {
 		return false
 	}
 	for i := range tree.Stmts {
-		a, b := proto.Clone(tree.Stmts[i].Stmt).(*pg_query.Node), proto.Clone(back.Stmts[i].Stmt).(*pg_query.Node)
-		for _, n := range []*pg_query.Node{a, b} {
-			clearPrintDetails(n.ProtoReflect())
-			walk(n, visitFunc(func(m proto.Message, _ *walker) {
-				// -2147483648 is an integer in the tree and reads back
-				// as a numeric literal: compare numbers by their text.
-				if c, ok := m.(*pg_query.A_Const); ok && c.GetIval() != nil {
-					c.Val = &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: strconv.FormatInt(int64(c.GetIval().Ival), 10)}}
-				}
-			}))
-		}
+		// Both trees are cleared in place: back is this call's own, and
+		// tree has been deparsed (the rewrite works on a parse of its own).
+		a, b := tree.Stmts[i].Stmt, back.Stmts[i].Stmt
+		clearPrintDetails(a.ProtoReflect())
+		clearPrintDetails(b.ProtoReflect())
 		if !proto.Equal(a, b) {
 			return false
 		}
@@ -632,9 +626,19 @@ var readsBackHook func(*pg_query.ParseResult, string)
 
 // clearPrintDetails clears what the deparser may print otherwise than the
 // tree holds it without changing the statement: locations, how a call was
-// written (funcformat), and type names (int4 printed as int reads back
-// as pg_catalog.int4). Operators, their nesting and operands stay.
+// written (funcformat), type names (int4 printed as int reads back as
+// pg_catalog.int4) and integer constants' form. Operators, their nesting
+// and operands stay.
 func clearPrintDetails(m protoreflect.Message) {
+	if c, ok := m.Interface().(*pg_query.A_Const); ok {
+		// -2147483648 is an integer in the tree and reads back as a
+		// numeric literal: numbers compare by their text.
+		if iv := c.GetIval(); iv != nil {
+			c.Val = &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: strconv.FormatInt(int64(iv.Ival), 10)}}
+		}
+		c.Location = 0
+		return
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.Name() == "location" || fd.Name() == "funcformat":
