@@ -200,6 +200,36 @@ func TestCoverage_LinguisticDatabase(t *testing.T) {
 	}
 }
 
+// TestCollation_OtherLocalesAreKeyed: the same keys and case mappings in
+// a database whose LC_COLLATE is Swedish (å, ä and ö after z, v and w
+// apart) and whose LC_CTYPE is Turkish (upper('i') is İ, lower('I') is ı):
+// established by the probes and answered byte for byte as the origin
+// answers.
+func TestCollation_OtherLocalesAreKeyed(t *testing.T) {
+	requireLocales(t, "sv_SE.UTF-8", "tr_TR.UTF-8")
+	dsn := otherDatabase(t, "pgaccel_sv_tr", "LC_COLLATE 'sv_SE.UTF-8' LC_CTYPE 'tr_TR.UTF-8'", `
+		CREATE TABLE words (id int PRIMARY KEY, w text);
+		INSERT INTO words SELECT i, w FROM unnest(ARRAY['zebra', 'åsna', 'ärta', 'öl', 'Öl', 'apa', 'vin', 'wok', 'Wien',
+		  'istanbul', 'Istanbul', 'İzmir', 'ılık', 'IŞIK', 'ışık', 'yoğurt', 'aa', 'ab']) WITH ORDINALITY u(w, i);
+		GRANT SELECT ON words TO app;`)
+	a := startAppOn(t, dsn(origin.SuperUser, origin.SuperPassword), "  - from: postgres:public.words\n")
+	proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/pgaccel_sv_tr?", 1)
+	st, _ := a.Registry.State("words")
+	for _, c := range st.Columns {
+		if c.Name == "w" && (c.CollationLocale != "sv_SE.UTF-8" || c.CaseLocale != "tr_TR.UTF-8") {
+			t.Fatalf("column w: collation %q (%s), case %q (%s)", c.CollationLocale, c.CollationNote, c.CaseLocale, c.CaseNote)
+		}
+	}
+	checkRouteCases(t, a, dsn(appUser, appPass), proxyDSN, []routeCase{
+		{"SELECT id, w FROM words ORDER BY w, id", acc},
+		{"SELECT id FROM words WHERE w > 'v' ORDER BY id", acc},
+		{"SELECT min(w), max(w) FROM words", acc},
+		{"SELECT id, upper(w), lower(w), initcap(w) FROM words ORDER BY id", acc},
+		{"SELECT id FROM words WHERE w ILIKE 'i%' ORDER BY id", acc},
+		{"SELECT id, w FROM words ORDER BY upper(w), id", acc},
+	})
+}
+
 // routeCase is a read and the route both its runs must take.
 type routeCase struct{ sql, route string }
 
