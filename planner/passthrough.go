@@ -111,7 +111,7 @@ func passThroughScales(sel *pg_query.SelectStmt) (*passScale, map[proto.Message]
 		}
 		name := rt.Name
 		if name == "" {
-			name = figureColname(rt.Val, noUnquote)
+			name = outputName(rt.Val)
 		}
 		names[name] = append(names[name], i)
 	}

@@ -1713,7 +1713,7 @@ func refersTo(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
 		return false
 	}
 	name := lastField(cr)
-	return rt.Name == name || rt.Name == "" && figureColname(rt.Val, noUnquote) == name
+	return rt.Name == name || rt.Name == "" && outputName(rt.Val) == name
 }
 
 // scaledText is numericScaleFunction(CAST(n AS text), scale of n).
@@ -1734,6 +1734,29 @@ func isZeroGuard(c *pg_query.CaseExpr) bool {
 	}
 	fc := cw.Result.GetFuncCall()
 	return fc != nil && funcName(fc) == "error"
+}
+
+// outputName is a narrow form of figureColname (Postgres's
+// FigureColname): a column's name, a function's name, "case",
+// "coalesce", or "?column?". Scale tracking matches GROUP BY and ORDER BY
+// names against it; with FigureColname's full naming, GROUP BY b would
+// match an output b::numeric, which Postgres reads as the input column b
+// (GROUP BY prefers input columns), and such statements would be
+// refused. Resolving GROUP BY to input columns first and ORDER BY to
+// output names first, as Postgres does, would let both use
+// figureColname; until then the narrow naming stays as it was.
+func outputName(n *pg_query.Node) string {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		return lastField(v.ColumnRef)
+	case *pg_query.Node_FuncCall:
+		return funcName(v.FuncCall)
+	case *pg_query.Node_CaseExpr:
+		return "case"
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce"
+	}
+	return "?column?"
 }
 
 // sameExpr reports whether two expressions are the same but for where
