@@ -428,6 +428,22 @@ func (a *Applier) AddColumn(ctx context.Context, c ColumnSpec) error {
 	return nil
 }
 
+// SetEnumLabels records that the enum of column name now has labels (in
+// their sort order), which keep every label it had (ALTER TYPE ... ADD
+// VALUE): the next Commit writes them to the checkpoint. It reports whether
+// the column is an enum column of the applier.
+func (a *Applier) SetEnumLabels(name string, labels []string) bool {
+	for i := range a.specs {
+		if a.specs[i].Name == name && len(a.specs[i].EnumLabels) > 0 {
+			a.specs[i].EnumLabels = slices.Clone(labels)
+			a.columns[i].EnumLabels = slices.Clone(labels)
+			a.changed = true
+			return true
+		}
+	}
+	return false
+}
+
 // Commit writes the checkpoint (repl's position, at as the last refresh,
 // the row count and columns) and commits what Apply applied since the last
 // Commit; with nothing applied it only moves the position.

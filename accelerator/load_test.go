@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func TestLoad_UnstorableValuesLeaveTheColumnOut(t *testing.T) {
 		t.Fatalf("stored: %v %v", info, err)
 	}
 	for i, c := range info.Columns {
-		if c != st.Columns[i] {
+		if !reflect.DeepEqual(c, st.Columns[i]) {
 			t.Errorf("stored column %+v, loaded %+v", c, st.Columns[i])
 		}
 	}

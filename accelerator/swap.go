@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -171,15 +172,51 @@ func (e *Engine) canMerge(ctx context.Context, conn *sql.Conn, name string, spec
 	if err != nil || info == nil {
 		return nil, false, err
 	}
-	if len(info.Specs) != len(specs) {
+	if !SpecsMergeable(info.Specs, specs) {
 		return nil, false, nil
 	}
-	for i, c := range specs {
-		if info.Specs[i] != c {
-			return nil, false, nil
+	return info.Columns, true, nil
+}
+
+// SpecsMergeable reports whether rows loaded as columns now can join rows
+// stored as columns was (mergeable, column by column).
+func SpecsMergeable(was, now []ColumnSpec) bool {
+	if len(was) != len(now) {
+		return false
+	}
+	for i := range was {
+		if !mergeable(was[i], now[i]) {
+			return false
 		}
 	}
-	return info.Columns, true, nil
+	return true
+}
+
+// mergeable reports whether rows loaded as column now can join rows
+// stored as column was: the same column, whose enum (if it is one) lost
+// no label (ALTER TYPE ... ADD VALUE leaves the stored labels valid; a
+// renamed label leaves stored rows holding the old name).
+func mergeable(was, now ColumnSpec) bool {
+	wl, nl := was.EnumLabels, now.EnumLabels
+	was.EnumLabels, now.EnumLabels = nil, nil
+	if !reflect.DeepEqual(was, now) || (len(wl) == 0) != (len(nl) == 0) {
+		return false
+	}
+	return EnumLabelsKept(wl, nl)
+}
+
+// EnumLabelsKept reports whether every label of was is still in now.
+func EnumLabelsKept(was, now []string) bool {
+	have := make(map[string]bool, len(now))
+	for _, l := range now {
+		have[l] = true
+	}
+	for _, l := range was {
+		if !have[l] {
+			return false
+		}
+	}
+	return true
 }
 
 // merge adds the load table's rows to the dataset's table, deletes the rows
@@ -435,5 +472,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		RelOID:          c.RelOID,
 		AttNum:          c.AttNum,
 		TypLen:          c.TypLen,
+		EnumLabels:      c.EnumLabels,
 	}
 }

@@ -45,6 +45,11 @@ type ColumnSpec struct {
 	// ElemOID is the element type of a one-dimensional array column
 	// (pg_type.typelem of an array type), 0 for every other column.
 	ElemOID uint32 `json:",omitempty"`
+	// EnumLabels are, for a column of an enum type (or a domain over
+	// one), the enum's labels in their sort order (pg_enum.enumsortorder).
+	// The acceleration holds each value as its label; the planner orders
+	// by the label's position here.
+	EnumLabels []string `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
 	// CollationLocale is, for a column of a linguistic libc collation
@@ -141,6 +146,7 @@ type colType struct {
 //	timestamp / timestamptz       TIMESTAMP / TIMESTAMPTZ  µs, ±infinity kept
 //	interval                      INTERVAL         months, days, µs kept apart
 //	uuid                          UUID
+//	enum                          VARCHAR          the label; ordered by EnumLabels
 //	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
 //	the above                                      lower bounds other than 1
 //	                                               leave the column out
@@ -161,6 +167,10 @@ func resolveType(c ColumnSpec) (colType, bool) {
 			return colType{}, false
 		}
 		return colType{kind: kindNone, duck: elem.duck + "[]", elem: &elem, elemOID: c.ElemOID}, true
+	}
+	if len(c.EnumLabels) > 0 {
+		// An enum travels as its label, in binary COPY as in text.
+		return colType{kind: kindText, duck: "VARCHAR"}, true
 	}
 	return scalarType(c.TypeOID, c.TypeMod)
 }

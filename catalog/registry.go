@@ -51,6 +51,10 @@ type ColumnInfo struct {
 	// cannot hold (e.g. "row 5 holds numeric NaN, which DECIMAL(12,2)
 	// cannot hold").
 	NotAccelerated string
+	// EnumLabels are, for a column of an enum type (or a domain over
+	// one), the labels in the enum's sort order; the acceleration holds
+	// each value as its label.
+	EnumLabels []string
 	// BinaryCollation is true when the column's values compare and sort
 	// by their bytes at the origin (not collatable, or the C/POSIX
 	// collation), as they do in DuckDB.

@@ -49,13 +49,14 @@ const (
 	collText                    // text of coll
 	collAdopt                   // a string literal or parameter: its partner's
 	collArray                   // an array of text of coll
+	collEnum                    // an enum of the type of coll ("E" + oid; enums.go)
 	collUnknown                 // may be text of any collation
 )
 
 // linguistic reports whether c is text (or an array of it) whose order
 // is not bytewise.
 func (c collClass) linguistic() bool {
-	return (c.kind == collText || c.kind == collArray) && c.coll != ""
+	return (c.kind == collText || c.kind == collArray) && c.coll != "" || c.kind == collEnum
 }
 
 // collScope classifies the values of one rewritten statement.
@@ -114,6 +115,8 @@ func (k *collScope) of(n *pg_query.Node, depth int) collClass {
 				}
 				found = true
 				switch {
+				case len(c.EnumLabels) > 0:
+					out = append(out, columnEnum(c))
 				case collatable(c.TypeOID) && collTextArrays[c.TypeOID]:
 					out = append(out, collClass{kind: collArray, coll: columnColl(c)})
 				case collatable(c.TypeOID):
@@ -328,7 +331,7 @@ func (k *collScope) call(fc *pg_query.FuncCall, depth int) collClass {
 		strings.HasPrefix(name, "pgaccel_numeric") || strings.HasPrefix(name, "pgaccel_interval") ||
 			strings.HasPrefix(name, "pgaccel_tstz") || strings.HasPrefix(name, "pgaccel_float8") ||
 			strings.HasPrefix(name, "epoch"),
-		name == "len" || name == "list_count" || name == "list_contains" || name == "strlen" || name == "isnan" ||
+		name == "len" || name == "list_count" || name == "list_contains" || name == "list_position" || name == "strlen" || name == "isnan" ||
 			name == "isinf" || name == "typeof" || name == "generate_series" || name == "max_by" || name == "min_by":
 		return collClass{}
 	}
@@ -351,6 +354,9 @@ func (k *collScope) combine(kind collKind, ns []*pg_query.Node, depth int) collC
 		c := k.of(n, depth+1)
 		if kind == collText && c.kind == collNotText {
 			continue // substr(x, 2): the text is x's
+		}
+		if kind == collText && c.kind == collEnum {
+			c = collClass{kind: collText, coll: k.def} // status || '!': the label's text
 		}
 		cs = append(cs, c)
 	}
@@ -392,6 +398,9 @@ func sameClass(cs []collClass) collClass {
 // collationWhy is the refusal of an ordering of n of class c.
 func collationRefusal(what string, n *pg_query.Node, c collClass) error {
 	why := "its collation is not bytewise"
+	if c.kind == collEnum {
+		why = "an enum, which the acceleration orders only where it keys it"
+	}
 	if strings.HasPrefix(c.coll, "X") {
 		why = c.coll[1:]
 	}
@@ -410,8 +419,8 @@ func collKey(n *pg_query.Node, coll string) *pg_query.Node {
 // def is the default collation's coll.
 func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string, unquote func(string) string) error {
 	k := &collScope{a: a, r: r, def: def}
-	if def == "" && !k.anyLinguisticColumn() {
-		return nil // every text is ordered by its bytes
+	if def == "" && !k.anyLinguisticColumn() && !k.anyEnumColumn() {
+		return nil // every text is ordered by its bytes, and no enum is read
 	}
 	var s collSites
 	walk(root, &s)
@@ -424,11 +433,19 @@ func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string,
 			return n, nil
 		case c.kind == collText && strings.HasPrefix(c.coll, "L"):
 			return collKey(copyNode(n), c.coll), nil
+		case c.kind == collEnum:
+			return k.enumKey(copyNode(n), c.coll), nil
 		}
 		return nil, collationRefusal(what, n, c)
 	}
+	if err := k.enumSetOps(s.selects); err != nil {
+		return err
+	}
 	// Operators and functions, innermost first.
 	for i := len(s.nodes) - 1; i >= 0; i-- {
+		if err := k.enumSite(s.nodes[i]); err != nil {
+			return err
+		}
 		if err := k.rewriteSite(s.nodes[i]); err != nil {
 			return err
 		}
@@ -539,6 +556,10 @@ func (k *collScope) rewriteSite(node *pg_query.Node) error {
 			if !c.linguistic() && c.kind != collUnknown {
 				return nil
 			}
+			if c.kind == collEnum {
+				e.Lexpr, e.Rexpr = k.enumKey(e.Lexpr, c.coll), k.enumKey(e.Rexpr, c.coll)
+				return nil
+			}
 			if c.kind != collText || !strings.HasPrefix(c.coll, "L") {
 				return collationRefusal("comparing "+exprText(e.Lexpr)+" with", e.Rexpr, c)
 			}
@@ -564,12 +585,16 @@ func (k *collScope) rewriteSite(node *pg_query.Node) error {
 			if !c.linguistic() && c.kind != collUnknown {
 				return nil
 			}
-			if c.kind != collText || !strings.HasPrefix(c.coll, "L") {
+			key := func(n *pg_query.Node) *pg_query.Node { return collKey(n, c.coll) }
+			switch {
+			case c.kind == collEnum:
+				key = func(n *pg_query.Node) *pg_query.Node { return k.enumKey(n, c.coll) }
+			case c.kind != collText || !strings.HasPrefix(c.coll, "L"):
 				return collationRefusal("BETWEEN of", e.Lexpr, c)
 			}
-			e.Lexpr = collKey(e.Lexpr, c.coll)
+			e.Lexpr = key(e.Lexpr)
 			for i, item := range l.Items {
-				l.Items[i] = collKey(item, c.coll)
+				l.Items[i] = key(item)
 			}
 		}
 	case *pg_query.Node_MinMaxExpr:
@@ -605,7 +630,7 @@ func (k *collScope) rewriteSite(node *pg_query.Node) error {
 		if !c.linguistic() && c.kind != collUnknown {
 			return nil
 		}
-		if c.kind != collText || !strings.HasPrefix(c.coll, "L") || fc.AggDistinct {
+		if c.kind != collEnum && (c.kind != collText || !strings.HasPrefix(c.coll, "L")) || fc.AggDistinct {
 			return collationRefusal(name+" of", fc.Args[0], c)
 		}
 		fn := "arg_min"
@@ -613,7 +638,11 @@ func (k *collScope) rewriteSite(node *pg_query.Node) error {
 			fn = "arg_max"
 		}
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(fn)}
-		fc.Args = append(fc.Args, collKey(copyNode(fc.Args[0]), c.coll))
+		if c.kind == collEnum {
+			fc.Args = append(fc.Args, k.enumKey(copyNode(fc.Args[0]), c.coll))
+		} else {
+			fc.Args = append(fc.Args, collKey(copyNode(fc.Args[0]), c.coll))
+		}
 	}
 	return nil
 }
@@ -634,7 +663,7 @@ func (s *collSites) enter(m proto.Message, w *walker) {
 	switch n := m.(type) {
 	case *pg_query.RangeFunction:
 		s.rangeFuncs = append(s.rangeFuncs, n)
-	case *pg_query.A_Expr, *pg_query.MinMaxExpr, *pg_query.SubLink:
+	case *pg_query.A_Expr, *pg_query.MinMaxExpr, *pg_query.SubLink, *pg_query.TypeCast, *pg_query.CaseExpr, *pg_query.CoalesceExpr:
 		if w.node() != nil {
 			s.nodes = append(s.nodes, w.node())
 		}

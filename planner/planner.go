@@ -128,6 +128,12 @@ type Decision struct {
 	// statement returns as the exact text of a Postgres numeric (an avg
 	// rewritten to pgaccel_numeric_avg); the caller encodes them as numeric.
 	NumericText []int
+	// EnumTypes are the type OIDs of the enums of the datasets the
+	// statement reads: the acceleration holds their values as their
+	// labels, which the caller encodes as text (Postgres's enum_send and
+	// enum_out both give the label), and a parameter of such a type is
+	// decoded as text.
+	EnumTypes []uint32
 	// PrintsText is true when the rewritten statement prints values with
 	// the accelerator's text function (pgaccel_text: dates, times,
 	// intervals, floats and bytea cast to text or concatenated), which
@@ -546,6 +552,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	d.FallbackSQL = fallback
 	d.Route = RouteAccelerate
 	d.Datasets = r.datasetNames()
+	d.EnumTypes = r.enumTypes()
 	d.NumericText = a.exactAvg
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)

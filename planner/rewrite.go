@@ -615,6 +615,10 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		h.Write([]byte(c.CollationLocale))
 		h.Write([]byte{0})
 		h.Write([]byte(c.CaseLocale))
+		for _, l := range c.EnumLabels { // the enum's order (enums.go)
+			h.Write([]byte{1})
+			h.Write([]byte(l))
+		}
 		buf[9] = 0xff // between columns
 		h.Write(buf[:])
 	}

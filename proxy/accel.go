@@ -709,13 +709,17 @@ func queryCanceled() *pgproto3.ErrorResponse {
 
 // columnsFor builds the encoder's target columns from the origin's row
 // description and the client's result formats.
-func columnsFor(rd *pgproto3.RowDescription, formats []int16) ([]encode.Column, error) {
+func columnsFor(rd *pgproto3.RowDescription, formats []int16, enums []uint32) ([]encode.Column, error) {
 	if len(formats) > 1 && len(formats) != len(rd.Fields) {
 		return nil, errors.New("result format count does not match the columns")
 	}
 	cols := make([]encode.Column, len(rd.Fields))
 	for i, f := range rd.Fields {
-		cols[i] = encode.Column{TypeOID: f.DataTypeOID, TypeMod: f.TypeModifier, Format: formatAt(formats, i)}
+		oid := f.DataTypeOID
+		if slices.Contains(enums, oid) {
+			oid = encode.OIDText // an enum: its label, in text as in binary (enum_out, enum_send)
+		}
+		cols[i] = encode.Column{TypeOID: oid, TypeMod: f.TypeModifier, Format: formatAt(formats, i)}
 	}
 	return cols, nil
 }
@@ -753,7 +757,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, errOriginDescribe
 	}
-	cols, err := columnsFor(rd, formats)
+	cols, err := columnsFor(rd, formats, d.EnumTypes)
 	if err != nil {
 		rows.Close()
 		cancel()

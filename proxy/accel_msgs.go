@@ -704,12 +704,16 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 			placeholders[i] = "$" + strconv.Itoa(i+1)
 			continue
 		}
-		val, err := encode.DecodeParam(oids[i], formatAt(p.paramFormats, i), v, s)
+		oid := oids[i]
+		if slices.Contains(d.EnumTypes, oid) {
+			oid = encode.OIDText // an enum's label (enum_recv takes its text)
+		}
+		val, err := encode.DecodeParam(oid, formatAt(p.paramFormats, i), v, s)
 		if err != nil {
 			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
 			return nil, false
 		}
-		arg, ph, err := encode.BindArg(oids[i], val)
+		arg, ph, err := encode.BindArg(oid, val)
 		if err != nil {
 			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "parameter_type", Detail: "parameter $" + strconv.Itoa(i+1) + ": " + err.Error(), Kind: d.Kind})
 			return nil, false

@@ -2,9 +2,12 @@ package refresh
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -574,6 +577,9 @@ func (st *streamState) tick(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
+		if err := st.followEnums(ctx); err != nil {
+			return err
+		}
 	}
 	if now.Sub(st.lastStatus) >= changesStatusEvery || !st.ready && now.Sub(st.lastStatus) >= changesPollReady {
 		return st.sendStatus(!st.ready)
@@ -791,6 +797,82 @@ func (st *streamState) idle(ctx context.Context, end pglogrepl.LSN) error {
 	if !st.ready && end >= st.readyAt {
 		st.becomeReady()
 	}
+	return nil
+}
+
+// followEnums reads the labels of the enums of the acceleration's columns:
+// the change stream says nothing of ALTER TYPE. A label added (ADD VALUE)
+// joins the column's labels, so that the planner orders by it; a label gone
+// (RENAME VALUE) leaves stored rows holding a name the origin no longer
+// has, and the dataset is rebuilt. Until this runs, a row holding a label
+// the acceleration does not know is answered by the origin wherever it is
+// ordered (planner: the key of an unknown label fails).
+func (st *streamState) followEnums(ctx context.Context) error {
+	specs := st.app.Specs()
+	var oids []string
+	for _, sp := range specs {
+		if len(sp.EnumLabels) > 0 {
+			oids = append(oids, strconv.FormatUint(uint64(sp.TypeOID), 10))
+		}
+	}
+	if len(oids) == 0 {
+		return nil
+	}
+	res := st.conn.ExecParams(ctx, `SELECT t.oid, (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text
+		FROM pg_catalog.pg_enum e WHERE e.enumtypid = t.oid)
+		FROM pg_catalog.pg_type t WHERE t.oid = ANY($1::oid[])`,
+		[][]byte{[]byte("{" + strings.Join(oids, ",") + "}")}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return fmt.Errorf("read the labels of the acceleration's enums: %w", res.Err)
+	}
+	now := map[uint32][]string{}
+	for _, r := range res.Rows {
+		oid, err := strconv.ParseUint(string(r[0]), 10, 32)
+		var labels []string
+		if err == nil && r[1] != nil {
+			err = json.Unmarshal(r[1], &labels)
+		}
+		if err != nil {
+			return fmt.Errorf("read the labels of the acceleration's enums: %w", err)
+		}
+		now[uint32(oid)] = labels
+	}
+	var changed []catalog.ColumnInfo
+	for _, sp := range specs {
+		if len(sp.EnumLabels) == 0 {
+			continue
+		}
+		labels := now[sp.TypeOID]
+		if !accelerator.EnumLabelsKept(sp.EnumLabels, labels) {
+			return &errRebuild{why: fmt.Sprintf("the enum type of column %s lost or renamed a label", sp.Name)}
+		}
+		if slices.Equal(sp.EnumLabels, labels) {
+			continue
+		}
+		st.app.SetEnumLabels(sp.Name, labels)
+		changed = append(changed, catalog.ColumnInfo{Name: sp.Name, EnumLabels: labels})
+		st.s.log.Info().Str("column", sp.Name).Int("labels", len(labels)).Msg("the enum of a column gained labels; the acceleration orders by them")
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if !st.inTx && st.pendingEnd == 0 && st.b.empty() && !st.open {
+		// Nothing in flight: the checkpoint takes the labels at the
+		// position already applied (else the next flush writes them).
+		if _, err := st.app.Commit(ctx, st.s.replication(st.s.applied), time.Now()); err != nil {
+			return err
+		}
+	}
+	st.s.r.reg.Update(st.s.t.dataset().Name, func(ds *catalog.DatasetState) {
+		for _, c := range changed {
+			for i := range ds.Columns {
+				if ds.Columns[i].Name == c.Name {
+					ds.Columns[i].EnumLabels = c.EnumLabels
+				}
+			}
+		}
+		ds.Generation++
+	})
 	return nil
 }
 

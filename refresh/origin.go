@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -53,7 +54,8 @@ func connectOriginWith(ctx context.Context, dsn string, params map[string]string
 // a unique index, its position in the primary key (0: none), and whether
 // its case maps under the C or POSIX LC_CTYPE, then the table's oid, the
 // column's attnum and its (base) type's typlen, as a RowDescription gives
-// them.
+// them. Then the collation's facts (collationFacts) and, for an enum
+// (or a domain over one), its labels in their sort order as a JSON array.
 const columnsSQL = `
 SELECT a.attname,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid),
@@ -87,7 +89,9 @@ SELECT a.attname,
                                    quote_ident(cn.nspname) || '.' || quote_ident(co.collname) || '|' ||
                                    CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END || '|' || coalesce(co.collctype, '') END
                   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
-                  WHERE co.oid = a.attcollation) END
+                  WHERE co.oid = a.attcollation) END,
+       CASE WHEN bt.typtype = 'e' THEN (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text
+                                        FROM pg_catalog.pg_enum e WHERE e.enumtypid = bt.oid) END
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -127,6 +131,12 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 			BinaryCollation: string(r[5]) == "t", Unique: string(r[6]) == "t", KeyPart: part, ASCIICase: string(r[8]) == "t",
 			RelOID: uint32(rel), AttNum: int16(attnum), TypLen: int16(typlen),
 		})
+		if r[13] != nil {
+			c := &cols[len(cols)-1]
+			if err := json.Unmarshal(r[13], &c.EnumLabels); err != nil || len(c.EnumLabels) == 0 {
+				return nil, fmt.Errorf("read the labels of enum column %s of %s.%s: %v", c.Name, schema, table, err)
+			}
+		}
 		if c := &cols[len(cols)-1]; (!c.BinaryCollation || !c.ASCIICase) && r[12] != nil {
 			if err := establishCollation(ctx, conn, c, string(r[12])); err != nil {
 				return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)

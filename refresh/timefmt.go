@@ -140,7 +140,7 @@ func appendBounds(ctx context.Context, eng *accelerator.Engine, ds *catalog.Data
 			ds.TimeColumn, tcSpec.TypeName, errConfig)
 	}
 	info, err := eng.Stored(ctx, ds.Name)
-	if err != nil || info == nil || !slices.Equal(info.Specs, cols) {
+	if err != nil || info == nil || !accelerator.SpecsMergeable(info.Specs, cols) {
 		return appendPlan{}, err
 	}
 	table := eng.TableRef(ds.Name)

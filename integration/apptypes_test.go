@@ -1,0 +1,176 @@
+package integration
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgaccel/pgaccel/integration/pgtest"
+)
+
+// The types of application schemas (issue 45): enums, and domains over
+// them, accelerated and ordered as Postgres orders them.
+
+// enumSchema is an enum whose sort order is not its labels' byte order
+// nor their creation order ('meh' added before 'ok'), a domain over it,
+// and a table of both.
+func enumSchema(t *testing.T, exec func(t testing.TB, sql string), table string) {
+	t.Helper()
+	exec(t, `DROP TABLE IF EXISTS `+table+`; DROP DOMAIN IF EXISTS `+table+`_mood_d; DROP TYPE IF EXISTS `+table+`_mood;
+		CREATE TYPE `+table+`_mood AS ENUM ('sad', 'ok', 'happy')`)
+	// ADD VALUE's label cannot be used in the transaction that adds it.
+	exec(t, `ALTER TYPE `+table+`_mood ADD VALUE 'meh' BEFORE 'ok'`)
+	exec(t, `CREATE DOMAIN `+table+`_mood_d AS `+table+`_mood;
+		CREATE TABLE `+table+` (id int PRIMARY KEY, status `+table+`_mood, st2 `+table+`_mood_d, amount numeric(12,2), name text);
+		INSERT INTO `+table+` VALUES (1, 'happy', 'sad', 10.50, 'a'), (2, 'sad', 'ok', 3.25, 'b'), (3, 'meh', 'happy', NULL, 'c'),
+		  (4, NULL, NULL, 7, 'd'), (5, 'ok', 'meh', 1.00, 'e'), (6, 'happy', 'ok', 2.5, 'f');
+		GRANT SELECT ON `+table+` TO app;`)
+}
+
+func execSuper(t testing.TB, sql string) { mustExec(t, sql) }
+
+// TestAppTypes_EnumsAreAcceleratedInTheirOrder: an enum column (and a
+// domain over it) is held, ordered by the enum's sort order in ORDER BY,
+// comparisons, BETWEEN, min/max and windows, answered byte for byte as
+// the origin answers in both protocols; what Postgres refuses of an enum
+// (a label it does not have, LIKE, text functions) goes to the origin,
+// which says so.
+func TestAppTypes_EnumsAreAcceleratedInTheirOrder(t *testing.T) {
+	enumSchema(t, execSuper, "app_enum")
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS app_enum; DROP DOMAIN IF EXISTS app_enum_mood_d; DROP TYPE IF EXISTS app_enum_mood")
+	})
+	a := startApp(t, "  - from: postgres:public.app_enum\n")
+	st, ok := a.Registry.State("app_enum")
+	if !ok {
+		t.Fatal("no dataset app_enum")
+	}
+	for _, c := range st.Columns {
+		if (c.Name == "status" || c.Name == "st2") && (!c.Accelerated || !slices.Equal(c.EnumLabels, []string{"sad", "meh", "ok", "happy"})) {
+			t.Errorf("column %s: accelerated %v (%s), labels %v; want accelerated, sad meh ok happy", c.Name, c.Accelerated, c.NotAccelerated, c.EnumLabels)
+		}
+	}
+	direct, proxied := origin.DSN(appUser, appPass), appDSN(a, appUser, appPass)
+	checkRouteCases(t, a, direct, proxied, []routeCase{
+		{"SELECT id, status FROM app_enum ORDER BY status, id", acc},
+		{"SELECT id, status, st2 FROM app_enum ORDER BY status DESC NULLS LAST, st2, id", acc},
+		{"SELECT id FROM app_enum WHERE status > 'meh' ORDER BY id", acc},
+		{"SELECT id FROM app_enum WHERE status <= 'ok' AND st2::text = 'meh' ORDER BY id", acc},
+		{"SELECT id FROM app_enum WHERE status BETWEEN 'meh' AND 'ok' ORDER BY id", acc},
+		{"SELECT min(status), max(status) FROM app_enum", acc},
+		{"SELECT status, count(*), sum(amount) FROM app_enum GROUP BY status ORDER BY status", acc},
+		{"SELECT id, rank() OVER (ORDER BY status), max(status) OVER (ORDER BY id) FROM app_enum ORDER BY id", acc},
+		{"SELECT id, status::text, status || '!' FROM app_enum ORDER BY 2, 1", acc},
+		{"SELECT id FROM app_enum WHERE status = 'ok' OR status IN ('sad', 'meh') ORDER BY id", acc},
+		{"SELECT DISTINCT status FROM app_enum ORDER BY 1", acc},
+		{"SELECT id, coalesce(status, 'ok') FROM app_enum ORDER BY 2, 1", acc},
+		{"SELECT id, CASE WHEN id > 3 THEN status ELSE 'sad' END AS s FROM app_enum ORDER BY s, id", acc},
+		{"SELECT DISTINCT ON (status) status, id FROM app_enum ORDER BY status, id DESC", acc},
+		// Valid, but not keyed: the origin's.
+		{"SELECT id, greatest(status, 'ok') FROM app_enum ORDER BY id", org},
+		{"SELECT enum_first(status) FROM app_enum LIMIT 1", org},
+	})
+	// Postgres refuses these (a domain over an enum has none of anyenum's
+	// operators, nor min/max); the answer is the origin's error.
+	for _, sql := range []string{
+		"SELECT id FROM app_enum WHERE status = 'nope'",
+		"SELECT id FROM app_enum WHERE status < 'nope'",
+		"SELECT upper(status) FROM app_enum",
+		"SELECT id FROM app_enum WHERE status LIKE 'h%'",
+		"SELECT id FROM app_enum WHERE status = name",
+		"SELECT id FROM app_enum WHERE st2 < status ORDER BY id",
+		"SELECT id FROM app_enum WHERE st2 = 'ok' ORDER BY id",
+		"SELECT min(st2) FROM app_enum",
+	} {
+		t.Run(sql, func(t *testing.T) {
+			differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+				simple(ctxT(t), c, tr, sql)
+				extended(ctxT(t), c, tr, sql, nil, []int16{1})
+			})
+		})
+	}
+	t.Run("parameters", func(t *testing.T) {
+		sql := "SELECT id, status FROM app_enum WHERE status >= $1 ORDER BY status, id"
+		before := routeCounts(t, a)
+		differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+			extended(ctxT(t), c, tr, sql, [][]byte{[]byte("meh")}, nil)
+			extended(ctxT(t), c, tr, sql, [][]byte{[]byte("meh")}, []int16{1})
+			extended(ctxT(t), c, tr, sql, [][]byte{[]byte("nope")}, nil)
+		})
+		if got := routeCounts(t, a)[acc] - before[acc]; got != 2 {
+			t.Errorf("accelerated %v times, want 2 (the label it lacks goes to the origin)", got)
+		}
+	})
+	if route := routeText(t, proxied, "SELECT id, greatest(status, 'ok') FROM app_enum"); !strings.Contains(route, "an enum") {
+		t.Errorf("last route %q, want the reason", route)
+	}
+}
+
+// TestAppTypes_EnumAddValueUnderChanges: under refresh_mode: changes, a
+// label added with ALTER TYPE ... ADD VALUE (which the change stream does
+// not carry) is answered exactly throughout: rows holding it before the
+// acceleration read the new labels are ordered at the origin, and once it
+// has, in the acceleration, in the enum's new order.
+func TestAppTypes_EnumAddValueUnderChanges(t *testing.T) {
+	const table = "cdc_enum"
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table) })
+	enumSchema(t, execSuper, table)
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS cdc_enum; DROP DOMAIN IF EXISTS cdc_enum_mood_d; DROP TYPE IF EXISTS cdc_enum_mood")
+	})
+	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	ctx := ctxT(t)
+	ordered := []string{
+		"SELECT id, status FROM cdc_enum ORDER BY status, id",
+		"SELECT max(status), min(status) FROM cdc_enum",
+		"SELECT status, count(*) FROM cdc_enum GROUP BY status ORDER BY 1",
+	}
+	for _, sql := range ordered {
+		if diff, accelerated, err := v.compare(ctx, sql, false, 0); err != nil || diff != "" || !accelerated {
+			t.Fatalf("before ADD VALUE: %s: accelerated %v, %v\n%s", sql, accelerated, err, diff)
+		}
+	}
+	mustExec(t, "ALTER TYPE cdc_enum_mood ADD VALUE 'ecstatic' AFTER 'happy'")
+	mustExec(t, "ALTER TYPE cdc_enum_mood ADD VALUE 'awful' BEFORE 'sad'")
+	mustExec(t, "INSERT INTO cdc_enum VALUES (7, 'ecstatic', 'awful', 1, 'g'), (8, 'awful', 'ecstatic', 2, 'h'); UPDATE cdc_enum SET status = 'awful' WHERE id = 2")
+	// Once applied, and until the labels are read (every 10 s): exact,
+	// wherever answered.
+	pgtest.WaitFor(t, "the rows applied", func() bool {
+		st, _ := a.Registry.State(table)
+		return st.Rows == 8 && lagZero(a, table)()
+	})
+	for _, sql := range ordered {
+		for _, ext := range []bool{false, true} {
+			if diff, _, err := v.compare(ctx, sql, ext, 0); err != nil || diff != "" {
+				t.Fatalf("right after ADD VALUE: %s: %v\n%s", sql, err, diff)
+			}
+		}
+	}
+	want := []string{"awful", "sad", "meh", "ok", "happy", "ecstatic"}
+	pgtest.WaitFor(t, "the new labels in the acceleration", func() bool {
+		st, _ := a.Registry.State(table)
+		for _, c := range st.Columns {
+			if c.Name == "status" {
+				return slices.Equal(c.EnumLabels, want) && lagZero(a, table)()
+			}
+		}
+		return false
+	})
+	for _, sql := range append(ordered, "SELECT id FROM cdc_enum WHERE status > 'happy' OR status < 'sad' ORDER BY id") {
+		for _, ext := range []bool{false, true} {
+			if diff, accelerated, err := v.compare(ctx, sql, ext, 0); err != nil || diff != "" || !accelerated {
+				t.Errorf("after the labels were read: %s (extended %v): accelerated %v (%s), %v\n%s", sql, ext, accelerated,
+					routeText(t, appDSN(a, appUser, appPass), sql), err, diff)
+			}
+		}
+	}
+	// A renamed label leaves stored rows holding a name the origin no
+	// longer has: the dataset is rebuilt, and answers as the origin again.
+	mustExec(t, "ALTER TYPE cdc_enum_mood RENAME VALUE 'meh' TO 'so-so'")
+	v.fresh = true
+	v.waitEqual(t, table, "after RENAME VALUE", replicationOf(a, table), lagZero(a, table))
+}

@@ -1,0 +1,349 @@
+package planner
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/pgaccel/pgaccel/catalog"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Enums. The acceleration holds an enum value as its label (VARCHAR);
+// Postgres orders enum values by their position in the type
+// (pg_enum.enumsortorder), which catalog.ColumnInfo.EnumLabels lists. The
+// collation pass (collorder.go) treats an enum column as a value of its own
+// class, collEnum, and orders it by its key, the label's position:
+//
+//	list_position(list_value('sad', 'ok', 'happy'), x)
+//
+// guarded so that a label the acceleration does not know (the change stream
+// brought one before its labels were read again) fails the statement, which
+// then goes to the origin. ORDER BY, window and aggregate ORDER BY, < <= >
+// >=, BETWEEN and min/max are keyed as for linguistic text; what the
+// collation pass refuses for such text (GREATEST/LEAST, ANY/ALL orderings,
+// WITHIN GROUP, ORDER BY of a set operation, DISTINCT aggregates) it
+// refuses for enums.
+//
+// Postgres also refuses much that DuckDB would answer for the label's
+// text; so that an error is not answered as a value, the pass sends to the
+// origin:
+//
+//   - a string literal an enum adopts (compared, listed in IN, a CASE or
+//     COALESCE arm beside an enum) that is not one of its labels (Postgres:
+//     invalid input value for enum); a parameter there is checked when
+//     DuckDB runs the statement;
+//   - an enum compared with a value that is not of its type (a text
+//     column, another enum);
+//   - an enum given to a function other than those taking any type
+//     (enumArgFuncs), to LIKE and its kin, to arithmetic;
+//   - a cast of an enum to anything but text or varchar.
+//
+// Equality needs no key: labels are unique within a type.
+
+// enumArgFuncs take an enum value as Postgres does (any type), with the
+// same answer for its label.
+var enumArgFuncs = map[string]bool{
+	"count": true, "min": true, "max": true, "arg_min": true, "arg_max": true,
+	"first_value": true, "last_value": true, "lag": true, "lead": true, "nth_value": true,
+	"concat": true, "concat_ws": true, "format": true, "num_nulls": true, "num_nonnulls": true,
+}
+
+// enumColl is the class string of the enum type oid.
+func enumColl(oid uint32) string { return "E" + strconv.FormatUint(uint64(oid), 10) }
+
+// columnEnum is the class of an enum column.
+func columnEnum(c catalog.ColumnInfo) collClass {
+	return collClass{kind: collEnum, coll: enumColl(c.TypeOID)}
+}
+
+// enumLabels are the labels of the enum of class coll, as the datasets of
+// the statement hold them (nil when none does).
+func (k *collScope) enumLabels(coll string) []string {
+	for _, d := range k.r.datasets {
+		for _, c := range d.state.Columns {
+			if len(c.EnumLabels) > 0 && enumColl(c.TypeOID) == coll {
+				return c.EnumLabels
+			}
+		}
+	}
+	return nil
+}
+
+// anyEnumColumn reports whether a dataset the statement reads has an enum
+// column.
+func (k *collScope) anyEnumColumn() bool {
+	return k.r.anyColumn(func(c catalog.ColumnInfo) bool { return len(c.EnumLabels) > 0 })
+}
+
+// enumKey is the key of n, an enum of class coll: its label's position.
+func (k *collScope) enumKey(n *pg_query.Node, coll string) *pg_query.Node {
+	labels := k.enumLabels(coll)
+	list := make([]*pg_query.Node, len(labels))
+	for i, l := range labels {
+		list[i] = pg_query.MakeAConstStrNode(l, -1)
+	}
+	pos := fnCall("list_position", fnCall("list_value", list...), n)
+	return guardValue(pos, func(p *pg_query.Node) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
+			Boolop: pg_query.BoolExprType_AND_EXPR,
+			Args: []*pg_query.Node{notNull(n), {Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+				Arg: p, Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}}},
+			Location: -1}}}
+	}, "pgaccel: an enum label the acceleration does not know")
+}
+
+// checkLabels sends the statement to the origin when a string literal
+// among ns, adopting the enum of class c, is not one of its labels, and
+// makes DuckDB check a parameter there.
+func (k *collScope) checkLabels(c collClass, ns ...*pg_query.Node) error {
+	labels := k.enumLabels(c.coll)
+	for _, n := range ns {
+		if n == nil {
+			continue
+		}
+		switch {
+		case n.GetAConst() != nil:
+			ac := n.GetAConst()
+			sv, ok := ac.Val.(*pg_query.A_Const_Sval)
+			if ac.Isnull || !ok {
+				continue
+			}
+			if !containsString(labels, sv.Sval.Sval) {
+				return &refusal{why: "'" + sv.Sval.Sval + "' is not a label of the enum it is compared with (Postgres: invalid input value for enum)", reason: ReasonUnsupported}
+			}
+		case n.GetParamRef() != nil:
+			list := make([]*pg_query.Node, len(labels))
+			for i, l := range labels {
+				list[i] = pg_query.MakeAConstStrNode(l, -1)
+			}
+			*n = *guardValue(copyNode(n), func(p *pg_query.Node) *pg_query.Node {
+				return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
+					Boolop: pg_query.BoolExprType_AND_EXPR,
+					Args: []*pg_query.Node{notNull(p), {Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
+						Boolop: pg_query.BoolExprType_NOT_EXPR,
+						Args:   []*pg_query.Node{fnCall("list_contains", fnCall("list_value", list...), copyNode(p))}, Location: -1}}}},
+					Location: -1}}}
+			}, "invalid input value for enum")
+		}
+	}
+	return nil
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// enumRefusal refuses a use of an enum value Postgres does not answer as
+// DuckDB would answer for its label.
+func enumRefusal(what string, n *pg_query.Node) error {
+	return &refusal{why: what + " " + exprText(n) + ", an enum: Postgres does not take it as its label's text", reason: ReasonUnsupported}
+}
+
+// enumSite judges one site for its enum values (before rewriteSite keys
+// it): literals adopting an enum, and the uses Postgres refuses.
+func (k *collScope) enumSite(node *pg_query.Node) error {
+	switch v := node.GetNode().(type) {
+	case *pg_query.Node_AExpr:
+		e := v.AExpr
+		op := divisionOp(e)
+		switch e.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_OP, pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+			l, r := collClass{}, k.of(e.Rexpr, 0)
+			if e.Lexpr != nil {
+				l = k.of(e.Lexpr, 0)
+			}
+			if l.kind != collEnum && r.kind != collEnum {
+				return nil
+			}
+			if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && op == "||" {
+				return nil // anynonarray || text: the label's text
+			}
+			if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && !comparisonOps[op] {
+				return enumRefusal("operator "+op+" of", e.Rexpr)
+			}
+			c := sameClass([]collClass{l, r})
+			if c.kind != collEnum {
+				return enumRefusal("comparing a value of another type with", e.Lexpr)
+			}
+			return k.checkLabels(c, e.Lexpr, e.Rexpr)
+		case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+			l := k.of(e.Lexpr, 0)
+			items := []*pg_query.Node{e.Rexpr}
+			if list := e.Rexpr.GetList(); list != nil {
+				items = list.Items
+			} else if ae := e.Rexpr.GetAArrayExpr(); ae != nil {
+				items = ae.Elements
+			}
+			cs := []collClass{l}
+			anyEnum := l.kind == collEnum
+			for _, it := range items {
+				c := k.of(it, 0)
+				anyEnum = anyEnum || c.kind == collEnum
+				cs = append(cs, c)
+			}
+			if !anyEnum {
+				return nil
+			}
+			c := sameClass(cs)
+			if c.kind != collEnum || e.Kind != pg_query.A_Expr_Kind_AEXPR_IN && e.Rexpr.GetAArrayExpr() == nil {
+				return enumRefusal("comparing with", e.Lexpr)
+			}
+			return k.checkLabels(c, append([]*pg_query.Node{e.Lexpr}, items...)...)
+		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+			l := e.Rexpr.GetList()
+			if l == nil {
+				return nil
+			}
+			cs := []collClass{k.of(e.Lexpr, 0)}
+			anyEnum := cs[0].kind == collEnum
+			for _, it := range l.Items {
+				c := k.of(it, 0)
+				anyEnum = anyEnum || c.kind == collEnum
+				cs = append(cs, c)
+			}
+			if anyEnum && sameClass(cs).kind != collEnum {
+				return enumRefusal("BETWEEN of", e.Lexpr)
+			}
+		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+			c := sameClass([]collClass{k.of(e.Lexpr, 0), k.of(e.Rexpr, 0)})
+			if c.kind == collEnum {
+				return k.checkLabels(c, e.Lexpr, e.Rexpr)
+			}
+			if k.of(e.Lexpr, 0).kind == collEnum || k.of(e.Rexpr, 0).kind == collEnum {
+				return enumRefusal("NULLIF of", e.Lexpr)
+			}
+		default:
+			for _, n := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
+				if n != nil && k.of(n, 0).kind == collEnum {
+					return enumRefusal("LIKE or SIMILAR TO of", n)
+				}
+			}
+		}
+	case *pg_query.Node_FuncCall:
+		fc := v.FuncCall
+		name := funcName(fc)
+		if enumArgFuncs[name] {
+			return nil
+		}
+		for _, arg := range fc.Args {
+			c := k.of(arg, 0)
+			if c.kind == collEnum || c.kind == collUnknown && (collatedTextFuncs[name] || collTextFuncs[name]) && k.anyEnumColumn() {
+				return enumRefusal("function "+name+" of", arg)
+			}
+		}
+	case *pg_query.Node_TypeCast:
+		tc := v.TypeCast
+		if k.of(tc.Arg, 0).kind != collEnum {
+			return nil
+		}
+		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 ||
+			!castTarget(tc, map[string]bool{"text": true, "varchar": true, "character varying": true}) {
+			return enumRefusal("a cast of", tc.Arg)
+		}
+	case *pg_query.Node_CaseExpr:
+		ce := v.CaseExpr
+		var rs []*pg_query.Node
+		for _, w := range ce.Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				rs = append(rs, cw.Result)
+			}
+		}
+		rs = append(rs, ce.Defresult)
+		if c := k.combine(collNotText, rs, 0); c.kind == collEnum {
+			if err := k.checkLabels(c, rs...); err != nil {
+				return err
+			}
+		}
+		if ce.Arg != nil {
+			ws := []*pg_query.Node{ce.Arg}
+			for _, w := range ce.Args {
+				if cw := w.GetCaseWhen(); cw != nil {
+					ws = append(ws, cw.Expr)
+				}
+			}
+			if c := k.combine(collNotText, ws, 0); c.kind == collEnum {
+				return k.checkLabels(c, ws...)
+			}
+		}
+	case *pg_query.Node_CoalesceExpr:
+		if c := k.combine(collNotText, v.CoalesceExpr.Args, 0); c.kind == collEnum {
+			return k.checkLabels(c, v.CoalesceExpr.Args...)
+		}
+	}
+	return nil
+}
+
+// enumSetOps checks the arms of the set operations of sels: an output
+// column that is an enum in one arm must be of it (or a label of it) in
+// every arm.
+func (k *collScope) enumSetOps(sels []*pg_query.SelectStmt) error {
+	for _, sel := range sels {
+		if sel.Op == pg_query.SetOperation_SETOP_NONE || sel.Op == pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			continue
+		}
+		var arms []*pg_query.SelectStmt
+		var collect func(s *pg_query.SelectStmt)
+		collect = func(s *pg_query.SelectStmt) {
+			if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+				collect(s.Larg)
+				collect(s.Rarg)
+				return
+			}
+			arms = append(arms, s)
+		}
+		collect(sel)
+		width := -1
+		for _, arm := range arms {
+			if width < 0 || len(arm.TargetList) < width {
+				width = len(arm.TargetList)
+			}
+		}
+		for i := 0; i < width; i++ {
+			var cs []collClass
+			var vals []*pg_query.Node
+			anyEnum := false
+			for _, arm := range arms {
+				rt := arm.TargetList[i].GetResTarget()
+				if rt == nil || isStarTarget(rt) {
+					if k.anyEnumColumn() {
+						return refuseCollation("a set operation whose columns may be enums the planner cannot follow")
+					}
+					continue
+				}
+				c := k.of(rt.Val, 0)
+				anyEnum = anyEnum || c.kind == collEnum
+				cs, vals = append(cs, c), append(vals, rt.Val)
+			}
+			if !anyEnum {
+				continue
+			}
+			c := sameClass(cs)
+			if c.kind != collEnum {
+				return enumRefusal("a set operation's column beside a value of another type:", vals[0])
+			}
+			if err := k.checkLabels(c, vals...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enumTypes are the enum type OIDs of the columns of the datasets of r.
+func (r resolution) enumTypes() []uint32 {
+	var out []uint32
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if len(c.EnumLabels) > 0 && !slices.Contains(out, c.TypeOID) {
+				out = append(out, c.TypeOID)
+			}
+		}
+	}
+	return out
+}
