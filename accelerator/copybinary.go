@@ -231,6 +231,22 @@ var pow10 = func() (p [19]uint64) {
 	return p
 }()
 
+// heldScale checks that the numeric in b, of a column without a declared
+// scale held at scale (colType.uniform), has that display scale: Postgres
+// prints each value with its own, the acceleration all with the column's.
+func heldScale(b []byte, scale int) error {
+	if len(b) < 8 {
+		return nil // decodeNumeric says what is wrong
+	}
+	if sign := binary.BigEndian.Uint16(b[4:]); sign != numericPos && sign != numericNeg {
+		return nil // NaN, ±Infinity: decodeNumeric says so
+	}
+	if ds := int(binary.BigEndian.Uint16(b[6:])); ds != scale {
+		return unstorable("numeric of scale %d beside values of scale %d (the column declares no scale; the acceleration holds its values at one)", ds, scale)
+	}
+	return nil
+}
+
 // decodeNumeric returns the numeric in b as an unscaled integer at the given
 // scale: 12.34 at scale 3 is 12340. Small values come back in small (big is
 // nil); values beyond int64 come back in big. A value with more fractional

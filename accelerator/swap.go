@@ -473,5 +473,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		AttNum:          c.AttNum,
 		TypLen:          c.TypLen,
 		EnumLabels:      c.EnumLabels,
+		HeldScale:       c.HeldScale,
 	}
 }

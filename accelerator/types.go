@@ -50,6 +50,12 @@ type ColumnSpec struct {
 	// The acceleration holds each value as its label; the planner orders
 	// by the label's position here.
 	EnumLabels []string `json:",omitempty"`
+	// HeldScale is, for a numeric column without a declared scale, the
+	// display scale its values share (refresh reads one value's scale):
+	// the acceleration holds it as DECIMAL(38, HeldScale), and a value of
+	// another scale (or NaN, ±Infinity) leaves the column out. nil for
+	// every other column.
+	HeldScale *int `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
 	// CollationLocale is, for a column of a linguistic libc collation
@@ -124,6 +130,10 @@ type colType struct {
 	scale     uint8  // numeric
 	elem      *colType
 	elemOID   uint32 // the element OID the array's binary header must carry
+	// uniform: a numeric without a declared scale, held at the one
+	// scale its values share (ColumnSpec.HeldScale); a value of another
+	// display scale cannot be held.
+	uniform bool
 }
 
 // DuckDBType maps a Postgres column to the DuckDB type that keeps its values
@@ -135,7 +145,10 @@ type colType struct {
 //	int2 / int4 / int8            SMALLINT / INTEGER / BIGINT
 //	float4 / float8               FLOAT / DOUBLE   NaN, ±Infinity, -0 kept
 //	numeric(p,s), p <= 38         DECIMAL(p,s)     NaN/±Infinity leave the column out
-//	numeric, numeric(p>38)        -                not accelerated
+//	numeric (no typmod)           DECIMAL(38,s)    when its values share the display
+//	                                               scale s (HeldScale); a value of
+//	                                               another leaves the column out
+//	numeric(p>38)                 -                not accelerated
 //	text, varchar(n), name        VARCHAR
 //	char(n), bpchar               VARCHAR          trailing spaces removed
 //	json                          VARCHAR          the exact text
@@ -171,6 +184,10 @@ func resolveType(c ColumnSpec) (colType, bool) {
 	if len(c.EnumLabels) > 0 {
 		// An enum travels as its label, in binary COPY as in text.
 		return colType{kind: kindText, duck: "VARCHAR"}, true
+	}
+	if c.TypeOID == oidNumeric && c.TypeMod < 4 && c.HeldScale != nil && *c.HeldScale >= 0 && *c.HeldScale < maxDecimalWidth {
+		s := *c.HeldScale
+		return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", maxDecimalWidth, s), precision: maxDecimalWidth, scale: uint8(s), uniform: true}, true
 	}
 	return scalarType(c.TypeOID, c.TypeMod)
 }

@@ -63,6 +63,11 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 	case kindNumeric:
 		scale, wide := int(t.scale), t.precision > 18
 		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
+			if t.uniform {
+				if err := heldScale(b, scale); err != nil {
+					return err
+				}
+			}
 			small, bigv, err := decodeNumeric(b, scale)
 			if err != nil {
 				return err
@@ -194,6 +199,11 @@ func valueFor(t colType, asciiOnly bool) (func([]byte) (any, error), error) {
 	case kindNumeric:
 		scale, wide := int(t.scale), t.precision > 18
 		return box(func(b []byte) (any, error) {
+			if t.uniform {
+				if err := heldScale(b, scale); err != nil {
+					return nil, err
+				}
+			}
 			small, bigv, err := decodeNumeric(b, scale)
 			switch {
 			case err != nil:

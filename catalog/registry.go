@@ -51,6 +51,10 @@ type ColumnInfo struct {
 	// cannot hold (e.g. "row 5 holds numeric NaN, which DECIMAL(12,2)
 	// cannot hold").
 	NotAccelerated string
+	// HeldScale is, for a numeric column without a declared scale, the
+	// display scale every value it holds has (the acceleration holds it
+	// as DECIMAL(38, HeldScale)); nil otherwise.
+	HeldScale *int
 	// EnumLabels are, for a column of an enum type (or a domain over
 	// one), the labels in the enum's sort order; the acceleration holds
 	// each value as its label.

@@ -174,3 +174,55 @@ func TestAppTypes_EnumAddValueUnderChanges(t *testing.T) {
 	v.fresh = true
 	v.waitEqual(t, table, "after RENAME VALUE", replicationOf(a, table), lagZero(a, table))
 }
+
+// TestAppTypes_UnconstrainedNumeric: a numeric column without a declared
+// scale whose values share one display scale is accelerated (revenue by an
+// enum status answered from the acceleration, byte for byte); one whose
+// values have different scales, or hold NaN or Infinity, is left out with
+// the reason, and its statements go to the origin.
+func TestAppTypes_UnconstrainedNumeric(t *testing.T) {
+	enumSchema(t, execSuper, "app_num_st")
+	mustExec(t, `DROP TABLE IF EXISTS app_num;
+		CREATE TABLE app_num (id int PRIMARY KEY, status app_num_st_mood, amt numeric, mixed numeric, special numeric, big numeric);
+		INSERT INTO app_num VALUES
+		  (1, 'happy', 10.50, 1.5, 'NaN', 12345678901234567890123456789012.123456),
+		  (2, 'sad', 3.25, 2, 1.00, -1.000000),
+		  (3, 'meh', NULL, 3.125, 'Infinity', NULL),
+		  (4, 'happy', 7.00, NULL, 2.50, 0.000000),
+		  (5, NULL, -0.01, 0.1, '-Infinity', 99.999999),
+		  (6, 'ok', 0.00, 7, 3.00, 5.500000);
+		GRANT SELECT ON app_num TO app;`)
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS app_num; DROP TABLE IF EXISTS app_num_st; DROP DOMAIN IF EXISTS app_num_st_mood_d; DROP TYPE IF EXISTS app_num_st_mood")
+	})
+	a := startApp(t, "  - from: postgres:public.app_num\n")
+	st, _ := a.Registry.State("app_num")
+	for _, c := range st.Columns {
+		switch c.Name {
+		case "amt", "big":
+			if !c.Accelerated || c.HeldScale == nil {
+				t.Errorf("column %s: accelerated %v (%s), held scale %v; want accelerated", c.Name, c.Accelerated, c.NotAccelerated, c.HeldScale)
+			}
+		case "mixed":
+			if c.Accelerated || !strings.Contains(c.NotAccelerated, "scale") {
+				t.Errorf("column mixed: accelerated %v (%s); want left out for its scales", c.Accelerated, c.NotAccelerated)
+			}
+		case "special":
+			if c.Accelerated || !strings.Contains(c.NotAccelerated, "NaN") {
+				t.Errorf("column special: accelerated %v (%s); want left out for its NaN", c.Accelerated, c.NotAccelerated)
+			}
+		}
+	}
+	direct, proxied := origin.DSN(appUser, appPass), appDSN(a, appUser, appPass)
+	checkRouteCases(t, a, direct, proxied, []routeCase{
+		{"SELECT id, amt, big FROM app_num ORDER BY id", acc},
+		{"SELECT status, sum(amt), count(*) FROM app_num GROUP BY status ORDER BY status", acc},
+		{"SELECT sum(amt), avg(amt), min(amt), max(big), sum(big) FROM app_num", acc},
+		{"SELECT id, amt * 2, amt + 1, amt - big, amt * amt FROM app_num ORDER BY id", acc},
+		{"SELECT id, amt::text, big::text FROM app_num WHERE amt > 1 ORDER BY amt DESC", acc},
+		{"SELECT amt, count(*) FROM app_num GROUP BY amt ORDER BY amt NULLS FIRST", acc},
+		{"SELECT id, coalesce(amt, 0) FROM app_num ORDER BY id", acc},
+		{"SELECT id, mixed FROM app_num ORDER BY id", org},
+		{"SELECT sum(special) FROM app_num", org},
+	})
+}

@@ -71,3 +71,17 @@ func TestPlan_EnumsOrderByTheirLabels(t *testing.T) {
 		{sql: "SELECT id FROM vals, other WHERE st = st2", route: RouteOrigin},
 	})
 }
+
+// TestPlan_OrderByNamesAnOutputColumn: ORDER BY a name that Postgres
+// resolves to an unnamed output column (amt::text is named "amt") sorts
+// by that output, not by the input column of that name.
+func TestPlan_OrderByNamesAnOutputColumn(t *testing.T) {
+	p := New(enumRegistry(t), valsResolver(), Options{})
+	session := &Session{User: "app", SearchPath: []string{"public"}, TextBytewise: true}
+	checkPlanCases(t, p, session, []sortCase{
+		{sql: "SELECT n::text FROM vals ORDER BY n DESC", route: RouteAccelerate, want: []string{"ORDER BY 1 DESC"}},
+		{sql: "SELECT id, n::text, w FROM vals ORDER BY n, id", route: RouteAccelerate, want: []string{"ORDER BY 2 NULLS LAST, id"}},
+		{sql: "SELECT id, n FROM vals ORDER BY n", route: RouteAccelerate, want: []string{"ORDER BY n"}},
+		{sql: "SELECT n + 1 AS n FROM vals ORDER BY n", route: RouteAccelerate, want: []string{"ORDER BY 1"}},
+	})
+}

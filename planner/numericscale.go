@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"strings"
@@ -192,10 +193,11 @@ func (a *analysis) numericScaleOf(r resolution, n *pg_query.Node, depth int) (in
 					continue
 				}
 				found = true
-				if c.TypeOID != oidNumeric || c.TypeMod < 4 {
+				cs, ok := numericColumnScale(c)
+				if !ok {
 					return 0, false
 				}
-				if cs := int((c.TypeMod - 4) & 0xffff); scale < 0 || cs < scale {
+				if scale < 0 || cs < scale {
 					scale = cs
 				}
 			}
@@ -458,4 +460,20 @@ func (mm mergeMarker) enter(m proto.Message, w *walker) {
 			mm.out[m] = true // round(x, k) and trunc(x, k) set a scale no one prints
 		}
 	}
+}
+
+// numericColumnScale is the scale every value of a numeric column prints
+// with: its declared scale, or for one without, the scale the acceleration
+// holds its values at (catalog.ColumnInfo.HeldScale: all its values have
+// it). ok is false for other columns.
+func numericColumnScale(c catalog.ColumnInfo) (int, bool) {
+	switch {
+	case c.TypeOID != oidNumeric:
+		return 0, false
+	case c.TypeMod >= 4:
+		return int((c.TypeMod - 4) & 0xffff), true
+	case c.HeldScale != nil:
+		return *c.HeldScale, true
+	}
+	return 0, false
 }

@@ -308,6 +308,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			rv.Alias = &pg_query.Alias{Aliasname: rel.name}
 		}
 	}
+	sortsByOutputName(c.selects)
 	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
 		// Before the rewrites below change how a text cast to numeric
 		// is written (scaletrack.go).
@@ -615,6 +616,9 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		h.Write([]byte(c.CollationLocale))
 		h.Write([]byte{0})
 		h.Write([]byte(c.CaseLocale))
+		if c.HeldScale != nil {
+			h.Write([]byte{2, byte(*c.HeldScale)})
+		}
 		for _, l := range c.EnumLabels { // the enum's order (enums.go)
 			h.Write([]byte{1})
 			h.Write([]byte(l))
@@ -664,4 +668,53 @@ func clearPrintDetails(m protoreflect.Message) {
 		}
 		return true
 	})
+}
+
+// sortsByOutputName makes an ORDER BY name that names an output column
+// name it by its position. Postgres resolves an ORDER BY name to an output
+// column first, by the name it gives an unnamed one (FigureColname: the
+// column of amt::text is "amt"), and only then to an input column; DuckDB
+// names that output "CAST(amt AS VARCHAR)", and would sort
+// SELECT amt::text FROM t ORDER BY amt by the number, where Postgres sorts
+// by the text. A name two outputs have (Postgres: ambiguous) is left, as is
+// an ORDER BY after * (the positions are not known here) and of a set
+// operation (its outputs are the only names).
+func sortsByOutputName(sels []*pg_query.SelectStmt) {
+	for _, sel := range sels {
+		if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			continue
+		}
+		for _, item := range sel.SortClause {
+			sb := item.GetSortBy()
+			cr := sb.GetNode().GetColumnRef()
+			if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
+				continue
+			}
+			name, pos, ambiguous := lastField(cr), -1, false
+			for i, t := range sel.TargetList {
+				rt := t.GetResTarget()
+				if rt == nil || rt.Val == nil || isStarTarget(rt) {
+					pos, ambiguous = -1, true // positions after * are not known
+					break
+				}
+				out := rt.Name
+				if out == "" {
+					out = figureColname(rt.Val, noUnquote)
+				}
+				if out != name {
+					continue
+				}
+				if pos >= 0 && !sameExpr(sel.TargetList[pos].GetResTarget().Val, rt.Val) {
+					ambiguous = true
+				}
+				if pos < 0 {
+					pos = i
+				}
+			}
+			if pos < 0 || ambiguous || sameExpr(sel.TargetList[pos].GetResTarget().Val, sb.Node) {
+				continue
+			}
+			sb.Node = pg_query.MakeAConstIntNode(int64(pos+1), -1)
+		}
+	}
 }

@@ -1501,10 +1501,11 @@ func datasetColumnScale(r resolution, name string) (scale int, numeric, ok bool)
 			s, n := 0, false
 			switch c.TypeOID {
 			case oidNumeric:
-				if c.TypeMod < 4 {
+				cs, held := numericColumnScale(c)
+				if !held {
 					return 0, false, false
 				}
-				s, n = int((c.TypeMod-4)&0xffff), true
+				s, n = cs, true
 			case oidInt2, oidInt4, oidInt8:
 			default:
 				return 0, false, false

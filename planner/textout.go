@@ -43,7 +43,10 @@ var textCastSafe = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true, 2
 // a numeric with a declared scale, whose every value Postgres prints with
 // that scale, as DuckDB prints its DECIMAL.
 func textCastSafeColumn(c catalog.ColumnInfo) bool {
-	return textCastSafe[c.TypeOID] || c.TypeOID == oidNumeric && c.TypeMod >= 4 || len(c.EnumLabels) > 0 // an enum prints its label
+	if _, ok := numericColumnScale(c); ok {
+		return true
+	}
+	return textCastSafe[c.TypeOID] || len(c.EnumLabels) > 0 // an enum prints its label
 }
 
 // textResultFuncs are functions whose result is text that DuckDB and

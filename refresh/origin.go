@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/accelerator"
@@ -143,6 +144,11 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 			}
 		}
 	}
+	for i := range cols {
+		if err := establishHeldScale(ctx, conn, schema, table, &cols[i]); err != nil {
+			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+		}
+	}
 	// Key: the primary key is one column.
 	keyCols := 0
 	for _, c := range cols {
@@ -154,6 +160,29 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		cols[i].Key = keyCols == 1 && cols[i].KeyPart == 1
 	}
 	return cols, nil
+}
+
+// establishHeldScale sets the scale a numeric column without a declared
+// scale is held at: the display scale of one of its values (Postgres keeps
+// each value's own). The load checks every value against it: a column
+// whose values do not share it is left out, saying so. A column without a
+// finite value is left out (nothing to take the scale from).
+func establishHeldScale(ctx context.Context, conn *pgconn.PgConn, schema, table string, c *accelerator.ColumnSpec) error {
+	if c.TypeOID != 1700 || c.TypeMod >= 4 || c.ElemOID != 0 {
+		return nil
+	}
+	col := pgx.Identifier{c.Name}.Sanitize()
+	res := conn.ExecParams(ctx, "SELECT scale("+col+") FROM "+pgx.Identifier{schema, table}.Sanitize()+
+		" WHERE scale("+col+") IS NOT NULL LIMIT 1", nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return fmt.Errorf("read the scale of numeric column %s: %w", c.Name, res.Err)
+	}
+	if len(res.Rows) == 1 {
+		if s, err := strconv.Atoi(string(res.Rows[0][0])); err == nil {
+			c.HeldScale = &s
+		}
+	}
+	return nil
 }
 
 // scrubber removes a password from error text.
