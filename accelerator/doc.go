@@ -52,7 +52,12 @@
 //	int2, int4, int8           SMALLINT, INTEGER, BIGINT
 //	float4, float8             FLOAT, DOUBLE     IEEE bits: NaN, ±Infinity, -0
 //	numeric(p,s), p <= 38      DECIMAL(p,s)      NaN/±Infinity: the column is left out (*)
-//	numeric, numeric(p>38,s)   not accelerated   DECIMAL is at most 38 digits
+//	numeric (no typmod)        DECIMAL(38,s)     s: the display scale its values share
+//	                                             (HeldScale); another scale, NaN, ±Infinity:
+//	                                             the column is left out (*)
+//	numeric(p>38,s)            not accelerated   DECIMAL is at most 38 digits
+//	enum                       VARCHAR           the label; the planner orders by
+//	                                             ColumnSpec.EnumLabels (planner/enums.go)
 //	text, varchar(n), name     VARCHAR
 //	char(n), bpchar            VARCHAR           trailing spaces removed (Postgres ignores
 //	                                             them in comparisons; the encoder pads)
@@ -69,7 +74,7 @@
 //	                                             and elements the element type cannot
 //	                                             hold: the column is left out (*)
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
-//	                                             enums, composites, ...)
+//	                                             inet, arrays of enums, composites, ...)
 //
 // Domains are loaded as their base type. Not accelerated columns are left
 // out of the table and reported with catalog.ColumnInfo.Accelerated=false

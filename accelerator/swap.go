@@ -434,12 +434,33 @@ func ColumnInfos(cols []ColumnSpec) []catalog.ColumnInfo {
 	return out
 }
 
+// leftOutWhy says why a column of c's type is not held.
+func leftOutWhy(c ColumnSpec) string {
+	switch {
+	case c.TypeOID == oidNumeric && c.TypeMod < 4:
+		return "numeric without a declared scale and no value to take the scale from (the acceleration holds such a column at the one display scale its values share)"
+	case c.TypeOID == oidNumeric:
+		return "type " + c.TypeName + " is wider than 38 digits or has a scale outside 0..precision, which DuckDB's DECIMAL cannot hold"
+	case c.ElemOID != 0:
+		return "type " + c.TypeName + ": arrays of this element type are not held by the acceleration"
+	}
+	switch c.TypeOID {
+	case 869, 650, 829, 774: // inet, cidr, macaddr, macaddr8
+		return "type " + c.TypeName + " is not held: DuckDB's inet type lives in an extension pgaccel does not load, and its text and ordering differ from Postgres's"
+	case 1266:
+		return "type " + c.TypeName + " (time with time zone) is not held by the acceleration"
+	case 790:
+		return "type money prints by lc_monetary; the acceleration does not hold it"
+	}
+	return "type " + c.TypeName + " is not held by the acceleration (README: Types and values)"
+}
+
 // columnInfo is the registry's view of a column, accelerated or left out
 // for its type.
 func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 	why := ""
 	if !accelerated {
-		why = "type " + c.TypeName + " has no DuckDB type that holds its values exactly"
+		why = leftOutWhy(c)
 	}
 	locale, note := c.CollationLocale, c.CollationNote
 	caseLocale, caseNote := c.CaseLocale, c.CaseNote
