@@ -95,6 +95,7 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 		return loadOutcome{completed: now, columns: accelerator.ColumnInfos(cols), filters: filters, nothing: true}, nil
 	}
 	if appendRows {
+		keepHeldScales(ctx, eng, ds.Name, cols)
 		b, err := appendBounds(ctx, eng, ds, all, cols)
 		if err != nil {
 			return loadOutcome{}, err
@@ -361,4 +362,25 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 		return nil
 	}
 	return pol.duckPredicates
+}
+
+// keepHeldScales gives the columns of an append load the scales the stored
+// rows of their numeric columns without a declared scale are held at
+// (ColumnSpec.HeldScale): the origin is asked for one value's scale at
+// every load, and a column whose values do not share one could answer
+// differently each time, which would make every append a full reload. New
+// rows of another scale then leave the column out, as at a full load.
+func keepHeldScales(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec) {
+	info, err := eng.Stored(ctx, name)
+	if err != nil || info == nil {
+		return
+	}
+	for i := range cols {
+		for _, sp := range info.Specs {
+			if sp.Name == cols[i].Name && sp.TypeOID == cols[i].TypeOID && sp.TypeMod == cols[i].TypeMod && sp.HeldScale != nil {
+				s := *sp.HeldScale
+				cols[i].HeldScale = &s
+			}
+		}
+	}
 }
