@@ -67,6 +67,8 @@ type collScope struct {
 	// visiting are the names whose alias definitions are being followed:
 	// min(user_id) AS user_id refers to the column, not to itself.
 	visiting map[string]bool
+	// hasEnums: a dataset the statement reads has an enum column.
+	hasEnums bool
 	// funcCols are the columns of functions in FROM (unnest(a) WITH
 	// ORDINALITY AS x(elem, ord), generate_series(...) AS s(d)).
 	funcCols map[string][]collClass
@@ -419,7 +421,8 @@ func collKey(n *pg_query.Node, coll string) *pg_query.Node {
 // def is the default collation's coll.
 func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string, unquote func(string) string) error {
 	k := &collScope{a: a, r: r, def: def}
-	if def == "" && !k.anyLinguisticColumn() && !k.anyEnumColumn() {
+	k.hasEnums = k.anyEnumColumn()
+	if def == "" && !k.anyLinguisticColumn() && !k.hasEnums {
 		return nil // every text is ordered by its bytes, and no enum is read
 	}
 	var s collSites
@@ -460,7 +463,7 @@ func orderCollations(root *pg_query.Node, a *analysis, r resolution, def string,
 				continue
 			}
 			done[sb] = true
-			if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			if isSetOp(sel) {
 				if err := k.setOpSort(sel, sb); err != nil {
 					return err
 				}
@@ -511,21 +514,8 @@ func (k *collScope) anyLinguisticColumn() bool {
 // setOpSort refuses an ORDER BY of a set operation whose column may be
 // text that does not order by its bytes.
 func (k *collScope) setOpSort(sel *pg_query.SelectStmt, sb *pg_query.SortBy) error {
-	left := sel
-	for left.Larg != nil {
-		left = left.Larg
-	}
-	var arms []*pg_query.SelectStmt
-	var collect func(s *pg_query.SelectStmt)
-	collect = func(s *pg_query.SelectStmt) {
-		if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
-			collect(s.Larg)
-			collect(s.Rarg)
-			return
-		}
-		arms = append(arms, s)
-	}
-	collect(sel)
+	arms := setOpArms(sel)
+	left := arms[0]
 	i := setOpOutput(left, sb.Node)
 	var cs []collClass
 	for _, arm := range arms {

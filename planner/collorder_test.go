@@ -14,30 +14,42 @@ import (
 // a collation not established, tags text[], n int, doc jsonb.
 func wordsRegistry(t *testing.T) *catalog.Registry {
 	t.Helper()
+	en := func(name string, oid uint32, typeName string) catalog.ColumnInfo {
+		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: -1, Accelerated: true,
+			CollationLocale: "en_US.UTF-8", CaseLocale: "en_US.UTF-8"}
+	}
+	stale := catalog.ColumnInfo{Name: "s", TypeOID: 25, TypeName: "text", TypeMod: -1, Accelerated: true,
+		CollationNote: "its collation comes from glibc 1.0 at the origin", CaseNote: "its LC_CTYPE comes from glibc 1.0"}
+	return valsWith(t, map[string][]catalog.ColumnInfo{
+		"vals": {plainColumn("id", 23, "integer"), en("w", 25, "text"), en("v", 1043, "character varying"),
+			plainColumn("c", 25, "text"), stale, en("tags", 1009, "text[]"), plainColumn("n", 23, "integer"), plainColumn("doc", 3802, "jsonb")},
+		"other": {plainColumn("id", 23, "integer"), en("w", 25, "text")},
+	})
+}
+
+// valsWith is a registry of valsConfig's datasets, each ready with the
+// columns given.
+func valsWith(t testing.TB, columns map[string][]catalog.ColumnInfo) *catalog.Registry {
+	t.Helper()
 	cfg, err := catalog.Parse([]byte(valsConfig), "test.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := catalog.NewRegistry(cfg)
-	en := func(name string, oid uint32, typeName string) catalog.ColumnInfo {
-		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: -1, Accelerated: true,
-			CollationLocale: "en_US.UTF-8", CaseLocale: "en_US.UTF-8"}
+	for name, cols := range columns {
+		if !reg.Update(name, func(s *catalog.DatasetState) {
+			s.Status, s.Loaded, s.SubsetReady = catalog.StatusReady, true, true
+			s.Columns = cols
+		}) {
+			t.Fatalf("no dataset %s", name)
+		}
 	}
-	plain := func(name string, oid uint32, typeName string) catalog.ColumnInfo {
-		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: -1, Accelerated: true, BinaryCollation: true, ASCIICase: true}
-	}
-	stale := catalog.ColumnInfo{Name: "s", TypeOID: 25, TypeName: "text", TypeMod: -1, Accelerated: true,
-		CollationNote: "its collation comes from glibc 1.0 at the origin", CaseNote: "its LC_CTYPE comes from glibc 1.0"}
-	reg.Update("vals", func(s *catalog.DatasetState) {
-		s.Status, s.Loaded, s.SubsetReady = catalog.StatusReady, true, true
-		s.Columns = []catalog.ColumnInfo{plain("id", 23, "integer"), en("w", 25, "text"), en("v", 1043, "character varying"),
-			plain("c", 25, "text"), stale, en("tags", 1009, "text[]"), plain("n", 23, "integer"), plain("doc", 3802, "jsonb")}
-	})
-	reg.Update("other", func(s *catalog.DatasetState) {
-		s.Status, s.Loaded, s.SubsetReady = catalog.StatusReady, true, true
-		s.Columns = []catalog.ColumnInfo{plain("id", 23, "integer"), en("w", 25, "text")}
-	})
 	return reg
+}
+
+// plainColumn is an accelerated column ordered and case-mapped bytewise.
+func plainColumn(name string, oid uint32, typeName string) catalog.ColumnInfo {
+	return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: -1, Accelerated: true, BinaryCollation: true, ASCIICase: true}
 }
 
 // TestPlan_LinguisticOrderIsKeyed: text of an established linguistic

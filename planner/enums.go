@@ -75,14 +75,19 @@ func (k *collScope) anyEnumColumn() bool {
 	return k.r.anyColumn(func(c catalog.ColumnInfo) bool { return len(c.EnumLabels) > 0 })
 }
 
-// enumKey is the key of n, an enum of class coll: its label's position.
-func (k *collScope) enumKey(n *pg_query.Node, coll string) *pg_query.Node {
+// labelList is list_value(<the labels of the enum of class coll>).
+func (k *collScope) labelList(coll string) *pg_query.Node {
 	labels := k.enumLabels(coll)
 	list := make([]*pg_query.Node, len(labels))
 	for i, l := range labels {
 		list[i] = pg_query.MakeAConstStrNode(l, -1)
 	}
-	pos := fnCall("list_position", fnCall("list_value", list...), n)
+	return fnCall("list_value", list...)
+}
+
+// enumKey is the key of n, an enum of class coll: its label's position.
+func (k *collScope) enumKey(n *pg_query.Node, coll string) *pg_query.Node {
+	pos := fnCall("list_position", k.labelList(coll), n)
 	return guardValue(pos, func(p *pg_query.Node) *pg_query.Node {
 		return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
 			Boolop: pg_query.BoolExprType_AND_EXPR,
@@ -108,34 +113,21 @@ func (k *collScope) checkLabels(c collClass, ns ...*pg_query.Node) error {
 			if ac.Isnull || !ok {
 				continue
 			}
-			if !containsString(labels, sv.Sval.Sval) {
+			if !slices.Contains(labels, sv.Sval.Sval) {
 				return &refusal{why: "'" + sv.Sval.Sval + "' is not a label of the enum it is compared with (Postgres: invalid input value for enum)", reason: ReasonUnsupported}
 			}
 		case n.GetParamRef() != nil:
-			list := make([]*pg_query.Node, len(labels))
-			for i, l := range labels {
-				list[i] = pg_query.MakeAConstStrNode(l, -1)
-			}
 			*n = *guardValue(copyNode(n), func(p *pg_query.Node) *pg_query.Node {
 				return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
 					Boolop: pg_query.BoolExprType_AND_EXPR,
 					Args: []*pg_query.Node{notNull(p), {Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
 						Boolop: pg_query.BoolExprType_NOT_EXPR,
-						Args:   []*pg_query.Node{fnCall("list_contains", fnCall("list_value", list...), copyNode(p))}, Location: -1}}}},
+						Args:   []*pg_query.Node{fnCall("list_contains", k.labelList(c.coll), copyNode(p))}, Location: -1}}}},
 					Location: -1}}}
 			}, "invalid input value for enum")
 		}
 	}
 	return nil
-}
-
-func containsString(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // enumRefusal refuses a use of an enum value Postgres does not answer as
@@ -147,6 +139,9 @@ func enumRefusal(what string, n *pg_query.Node) error {
 // enumSite judges one site for its enum values (before rewriteSite keys
 // it): literals adopting an enum, and the uses Postgres refuses.
 func (k *collScope) enumSite(node *pg_query.Node) error {
+	if !k.hasEnums {
+		return nil
+	}
 	switch v := node.GetNode().(type) {
 	case *pg_query.Node_AExpr:
 		e := v.AExpr
@@ -207,17 +202,23 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 				anyEnum = anyEnum || c.kind == collEnum
 				cs = append(cs, c)
 			}
-			if anyEnum && sameClass(cs).kind != collEnum {
+			if !anyEnum {
+				return nil
+			}
+			c := sameClass(cs)
+			if c.kind != collEnum {
 				return enumRefusal("BETWEEN of", e.Lexpr)
 			}
+			return k.checkLabels(c, append([]*pg_query.Node{e.Lexpr}, l.Items...)...)
 		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-			c := sameClass([]collClass{k.of(e.Lexpr, 0), k.of(e.Rexpr, 0)})
-			if c.kind == collEnum {
+			l, r := k.of(e.Lexpr, 0), k.of(e.Rexpr, 0)
+			if l.kind != collEnum && r.kind != collEnum {
+				return nil
+			}
+			if c := sameClass([]collClass{l, r}); c.kind == collEnum {
 				return k.checkLabels(c, e.Lexpr, e.Rexpr)
 			}
-			if k.of(e.Lexpr, 0).kind == collEnum || k.of(e.Rexpr, 0).kind == collEnum {
-				return enumRefusal("NULLIF of", e.Lexpr)
-			}
+			return enumRefusal("NULLIF of", e.Lexpr)
 		default:
 			for _, n := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
 				if n != nil && k.of(n, 0).kind == collEnum {
@@ -233,7 +234,7 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 		}
 		for _, arg := range fc.Args {
 			c := k.of(arg, 0)
-			if c.kind == collEnum || c.kind == collUnknown && (collatedTextFuncs[name] || collTextFuncs[name]) && k.anyEnumColumn() {
+			if c.kind == collEnum || c.kind == collUnknown && (collatedTextFuncs[name] || collTextFuncs[name]) && k.hasEnums {
 				return enumRefusal("function "+name+" of", arg)
 			}
 		}
@@ -283,42 +284,40 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 // column that is an enum in one arm must be of it (or a label of it) in
 // every arm.
 func (k *collScope) enumSetOps(sels []*pg_query.SelectStmt) error {
+	if !k.hasEnums {
+		return nil
+	}
 	for _, sel := range sels {
-		if sel.Op == pg_query.SetOperation_SETOP_NONE || sel.Op == pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+		if !isSetOp(sel) {
 			continue
 		}
-		var arms []*pg_query.SelectStmt
-		var collect func(s *pg_query.SelectStmt)
-		collect = func(s *pg_query.SelectStmt) {
-			if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
-				collect(s.Larg)
-				collect(s.Rarg)
-				return
+		// columns[i] are the values of output column i, arm by arm.
+		var columns [][]*pg_query.Node
+		add := func(i int, n *pg_query.Node) {
+			for len(columns) <= i {
+				columns = append(columns, nil)
 			}
-			arms = append(arms, s)
+			columns[i] = append(columns[i], n)
 		}
-		collect(sel)
-		width := -1
-		for _, arm := range arms {
-			if width < 0 || len(arm.TargetList) < width {
-				width = len(arm.TargetList)
-			}
-		}
-		for i := 0; i < width; i++ {
-			var cs []collClass
-			var vals []*pg_query.Node
-			anyEnum := false
-			for _, arm := range arms {
-				rt := arm.TargetList[i].GetResTarget()
-				if rt == nil || isStarTarget(rt) {
-					if k.anyEnumColumn() {
-						return refuseCollation("a set operation whose columns may be enums the planner cannot follow")
-					}
-					continue
+		for _, arm := range setOpArms(sel) {
+			for i, t := range arm.TargetList {
+				if rt := t.GetResTarget(); rt == nil || isStarTarget(rt) {
+					return refuseCollation("a set operation whose columns may be enums the planner cannot follow")
 				}
-				c := k.of(rt.Val, 0)
-				anyEnum = anyEnum || c.kind == collEnum
-				cs, vals = append(cs, c), append(vals, rt.Val)
+				add(i, t.GetResTarget().Val)
+			}
+			for _, row := range arm.ValuesLists {
+				for i, v := range row.GetList().GetItems() {
+					add(i, v)
+				}
+			}
+		}
+		for _, vals := range columns {
+			cs := make([]collClass, len(vals))
+			anyEnum := false
+			for j, v := range vals {
+				cs[j] = k.of(v, 0)
+				anyEnum = anyEnum || cs[j].kind == collEnum
 			}
 			if !anyEnum {
 				continue

@@ -10,29 +10,16 @@ import (
 // public.other with st2 of another enum, in a bytewise database.
 func enumRegistry(t *testing.T) *catalog.Registry {
 	t.Helper()
-	cfg, err := catalog.Parse([]byte(valsConfig), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := catalog.NewRegistry(cfg)
-	plain := func(name string, oid uint32, typeName string) catalog.ColumnInfo {
-		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: -1, Accelerated: true, BinaryCollation: true, ASCIICase: true}
-	}
 	enum := func(name string, oid uint32, labels ...string) catalog.ColumnInfo {
-		c := plain(name, oid, "mood")
+		c := plainColumn(name, oid, "mood")
 		c.EnumLabels = labels
 		return c
 	}
-	reg.Update("vals", func(s *catalog.DatasetState) {
-		s.Status, s.Loaded, s.SubsetReady = catalog.StatusReady, true, true
-		s.Columns = []catalog.ColumnInfo{plain("id", 23, "integer"), enum("st", 90001, "sad", "ok", "happy"),
-			plain("w", 25, "text"), plain("n", 23, "integer")}
+	return valsWith(t, map[string][]catalog.ColumnInfo{
+		"vals": {plainColumn("id", 23, "integer"), enum("st", 90001, "sad", "ok", "happy"),
+			plainColumn("w", 25, "text"), plainColumn("n", 23, "integer")},
+		"other": {plainColumn("id", 23, "integer"), enum("st2", 90002, "a", "b")},
 	})
-	reg.Update("other", func(s *catalog.DatasetState) {
-		s.Status, s.Loaded, s.SubsetReady = catalog.StatusReady, true, true
-		s.Columns = []catalog.ColumnInfo{plain("id", 23, "integer"), enum("st2", 90002, "a", "b")}
-	})
-	return reg
 }
 
 // TestPlan_EnumsOrderByTheirLabels: an enum is ordered and range-compared
@@ -67,6 +54,9 @@ func TestPlan_EnumsOrderByTheirLabels(t *testing.T) {
 		{sql: "SELECT st::int FROM vals", route: RouteOrigin},
 		{sql: "SELECT greatest(st, 'ok') FROM vals", route: RouteOrigin},
 		{sql: "SELECT st FROM vals UNION SELECT 'meh'", route: RouteOrigin},
+		{sql: "SELECT st FROM vals UNION VALUES ('meh')", route: RouteOrigin},
+		{sql: "SELECT st FROM vals UNION VALUES ('ok')", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals WHERE st BETWEEN 'sad' AND 'meh'", route: RouteOrigin},
 		{sql: "SELECT st FROM vals UNION ALL SELECT st FROM vals ORDER BY 1", route: RouteOrigin},
 		{sql: "SELECT id FROM vals, other WHERE st = st2", route: RouteOrigin},
 	})
@@ -83,5 +73,10 @@ func TestPlan_OrderByNamesAnOutputColumn(t *testing.T) {
 		{sql: "SELECT id, n::text, w FROM vals ORDER BY n, id", route: RouteAccelerate, want: []string{"ORDER BY 2 NULLS LAST, id"}},
 		{sql: "SELECT id, n FROM vals ORDER BY n", route: RouteAccelerate, want: []string{"ORDER BY n"}},
 		{sql: "SELECT n + 1 AS n FROM vals ORDER BY n", route: RouteAccelerate, want: []string{"ORDER BY 1"}},
+		{sql: "SELECT *, n::text FROM vals ORDER BY n", route: RouteAccelerate, want: []string{"ORDER BY n"}},
+		// DISTINCT ON reads names alike; a position there is a constant
+		// to DuckDB.
+		{sql: "SELECT DISTINCT ON (n) n::text FROM vals ORDER BY n", route: RouteOrigin},
+		{sql: "SELECT DISTINCT ON (n) n, w FROM vals ORDER BY n, w", route: RouteAccelerate},
 	})
 }

@@ -308,7 +308,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			rv.Alias = &pg_query.Alias{Aliasname: rel.name}
 		}
 	}
-	sortsByOutputName(c.selects)
+	if err := sortsByOutputName(c.selects); err != nil {
+		return "", err
+	}
 	if sc := r.scale; sc.ok && len(sc.pos) > 0 {
 		// Before the rewrites below change how a text cast to numeric
 		// is written (scaletrack.go).
@@ -672,49 +674,49 @@ func clearPrintDetails(m protoreflect.Message) {
 
 // sortsByOutputName makes an ORDER BY name that names an output column
 // name it by its position. Postgres resolves an ORDER BY name to an output
-// column first, by the name it gives an unnamed one (FigureColname: the
-// column of amt::text is "amt"), and only then to an input column; DuckDB
-// names that output "CAST(amt AS VARCHAR)", and would sort
-// SELECT amt::text FROM t ORDER BY amt by the number, where Postgres sorts
-// by the text. A name two outputs have (Postgres: ambiguous) is left, as is
-// an ORDER BY after * (the positions are not known here) and of a set
-// operation (its outputs are the only names).
-func sortsByOutputName(sels []*pg_query.SelectStmt) {
+// column first (namedOutput: the column of amt::text is "amt"), and only
+// then to an input column; DuckDB names that output "CAST(amt AS
+// VARCHAR)", and would sort SELECT amt::text FROM t ORDER BY amt by the
+// number, where Postgres sorts by the text. DISTINCT ON reads its names
+// alike; a position there is a constant to DuckDB, so such a DISTINCT ON
+// goes to the origin. A name two outputs have (Postgres: ambiguous) is
+// left, as is an ORDER BY after * (the positions are not known here) and
+// one of a set operation (its outputs are the only names).
+func sortsByOutputName(sels []*pg_query.SelectStmt) error {
+	// output is the position of the output column other than the bare
+	// column n that n names, or -1.
+	output := func(sel *pg_query.SelectStmt, n *pg_query.Node) int {
+		cr := n.GetColumnRef()
+		if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
+			return -1
+		}
+		pos, ambiguous := namedOutput(sel.TargetList, lastField(cr), noUnquote)
+		if pos < 0 || ambiguous || sameExpr(sel.TargetList[pos].GetResTarget().Val, n) {
+			return -1
+		}
+		for _, t := range sel.TargetList[:pos] {
+			if isStarTarget(t.GetResTarget()) {
+				return -1
+			}
+		}
+		return pos
+	}
 	for _, sel := range sels {
-		if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+		if isSetOp(sel) {
 			continue
 		}
+		for _, d := range sel.DistinctClause {
+			if output(sel, d) >= 0 {
+				return refuse("DISTINCT ON " + exprText(d) + ", which Postgres reads as the output column of that name")
+			}
+		}
 		for _, item := range sel.SortClause {
-			sb := item.GetSortBy()
-			cr := sb.GetNode().GetColumnRef()
-			if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
-				continue
-			}
-			name, pos, ambiguous := lastField(cr), -1, false
-			for i, t := range sel.TargetList {
-				rt := t.GetResTarget()
-				if rt == nil || rt.Val == nil || isStarTarget(rt) {
-					pos, ambiguous = -1, true // positions after * are not known
-					break
-				}
-				out := rt.Name
-				if out == "" {
-					out = figureColname(rt.Val, noUnquote)
-				}
-				if out != name {
-					continue
-				}
-				if pos >= 0 && !sameExpr(sel.TargetList[pos].GetResTarget().Val, rt.Val) {
-					ambiguous = true
-				}
-				if pos < 0 {
-					pos = i
+			if sb := item.GetSortBy(); sb != nil {
+				if pos := output(sel, sb.Node); pos >= 0 {
+					sb.Node = pg_query.MakeAConstIntNode(int64(pos+1), -1)
 				}
 			}
-			if pos < 0 || ambiguous || sameExpr(sel.TargetList[pos].GetResTarget().Val, sb.Node) {
-				continue
-			}
-			sb.Node = pg_query.MakeAConstIntNode(int64(pos+1), -1)
 		}
 	}
+	return nil
 }

@@ -62,9 +62,21 @@ func sortTarget(sel *pg_query.SelectStmt, n *pg_query.Node, unquote func(string)
 	if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
 		return n, true
 	}
-	name := unquote(lastField(cr))
-	var found *pg_query.Node
-	for _, t := range sel.TargetList {
+	pos, ambiguous := namedOutput(sel.TargetList, unquote(lastField(cr)), unquote)
+	if pos < 0 || ambiguous {
+		return n, true // an input column; or ambiguous: Postgres refuses it
+	}
+	return sel.TargetList[pos].GetResTarget().Val, true
+}
+
+// namedOutput is the position (from 0) of the first output column among
+// targets that a bare name in ORDER BY or DISTINCT ON names, as Postgres
+// reads it (findTargetlistEntrySQL92: an output column's name, or the one
+// FigureColname gives an unnamed one, before an input column's), or -1.
+// ambiguous: two outputs of different expressions have the name.
+func namedOutput(targets []*pg_query.Node, name string, unquote func(string) string) (pos int, ambiguous bool) {
+	pos = -1
+	for i, t := range targets {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil || isStarTarget(rt) {
 			continue
@@ -73,17 +85,34 @@ func sortTarget(sel *pg_query.SelectStmt, n *pg_query.Node, unquote func(string)
 		if out == "" {
 			out = figureColname(rt.Val, unquote)
 		}
-		if out == name {
-			if found != nil && !sameExpr(found, rt.Val) {
-				return n, true // ambiguous: Postgres refuses it
-			}
-			found = rt.Val
+		if out != name {
+			continue
+		}
+		if pos < 0 {
+			pos = i
+		} else if !sameExpr(targets[pos].GetResTarget().Val, rt.Val) {
+			ambiguous = true
 		}
 	}
-	if found == nil {
-		return n, true // an input column
+	return pos, ambiguous
+}
+
+// isSetOp reports whether sel is a set operation (UNION, INTERSECT,
+// EXCEPT) rather than a plain SELECT or VALUES.
+func isSetOp(sel *pg_query.SelectStmt) bool {
+	return sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED
+}
+
+// setOpArms are the plain SELECTs (and VALUES lists) whose rows the set
+// operation sel combines, left to right; sel itself when it is none.
+func setOpArms(sel *pg_query.SelectStmt) []*pg_query.SelectStmt {
+	if sel == nil {
+		return nil
 	}
-	return found, true
+	if isSetOp(sel) {
+		return append(setOpArms(sel.Larg), setOpArms(sel.Rarg)...)
+	}
+	return []*pg_query.SelectStmt{sel}
 }
 
 // isStarTarget reports whether rt is * or t.*.
@@ -179,21 +208,10 @@ func setOpOutput(left *pg_query.SelectStmt, n *pg_query.Node) int {
 	if cr == nil || len(cr.Fields) != 1 || lastField(cr) == "" {
 		return -1
 	}
-	found := -1
-	for i, t := range left.TargetList {
-		rt := t.GetResTarget()
-		name := rt.GetName()
-		if name == "" && rt != nil {
-			name = figureColname(rt.Val, noUnquote)
-		}
-		if name == lastField(cr) {
-			if found >= 0 {
-				return -1
-			}
-			found = i
-		}
+	if pos, ambiguous := namedOutput(left.TargetList, lastField(cr), noUnquote); !ambiguous {
+		return pos
 	}
-	return found
+	return -1
 }
 
 // sortSetOp sorts the set operation sel by keyFor's keys of the columns

@@ -25,29 +25,17 @@ datasets:
 // other(id int4, f float8, iv interval).
 func valsRegistry(t testing.TB) *catalog.Registry {
 	t.Helper()
-	cfg, err := catalog.Parse([]byte(valsConfig), "test.yaml")
-	if err != nil {
-		t.Fatalf("parse test config: %v", err)
-	}
-	reg := catalog.NewRegistry(cfg)
 	col := func(name string, oid uint32, typeName string, mod int32) catalog.ColumnInfo {
 		return catalog.ColumnInfo{Name: name, TypeOID: oid, TypeName: typeName, TypeMod: mod, Accelerated: true, BinaryCollation: true}
 	}
-	load := func(name string, cols ...catalog.ColumnInfo) {
-		if !reg.Update(name, func(s *catalog.DatasetState) {
-			s.Status, s.Loaded, s.Columns, s.SubsetReady = catalog.StatusReady, true, cols, true
-		}) {
-			t.Fatalf("no dataset %s", name)
-		}
-	}
-	load("vals",
-		col("id", 23, "integer", -1), col("i2", 21, "smallint", -1), col("f", 701, "double precision", -1),
-		col("r", 700, "real", -1), col("fa", 1022, "double precision[]", -1), col("iv", 1186, "interval", -1),
-		col("iva", 1187, "interval[]", -1), col("n", 1700, "numeric(12,2)", (12<<16|2)+4), col("txt", 25, "text", -1),
-		col("ts", 1114, "timestamp without time zone", -1), col("tz", 1184, "timestamp with time zone", -1),
-		col("d", 1082, "date", -1))
-	load("other", col("id", 23, "integer", -1), col("f", 701, "double precision", -1), col("iv", 1186, "interval", -1))
-	return reg
+	return valsWith(t, map[string][]catalog.ColumnInfo{
+		"vals": {col("id", 23, "integer", -1), col("i2", 21, "smallint", -1), col("f", 701, "double precision", -1),
+			col("r", 700, "real", -1), col("fa", 1022, "double precision[]", -1), col("iv", 1186, "interval", -1),
+			col("iva", 1187, "interval[]", -1), col("n", 1700, "numeric(12,2)", (12<<16|2)+4), col("txt", 25, "text", -1),
+			col("ts", 1114, "timestamp without time zone", -1), col("tz", 1184, "timestamp with time zone", -1),
+			col("d", 1082, "date", -1)},
+		"other": {col("id", 23, "integer", -1), col("f", 701, "double precision", -1), col("iv", 1186, "interval", -1)},
+	})
 }
 
 func valsResolver() *fakeResolver {

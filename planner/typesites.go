@@ -284,26 +284,16 @@ func (ts *typeSites) noteSelect(sel *pg_query.SelectStmt, w *walker) {
 	}
 	if setOp && (!sel.All || sel.Op != pg_query.SetOperation_SETOP_UNION) {
 		// Compared row by row: the arms' output columns.
-		var arms func(s *pg_query.SelectStmt)
-		arms = func(s *pg_query.SelectStmt) {
-			if s == nil {
-				return
-			}
-			if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
-				arms(s.Larg)
-				arms(s.Rarg)
-				return
-			}
-			for _, t := range s.TargetList {
+		for _, arm := range setOpArms(sel) {
+			for _, t := range arm.TargetList {
 				ts.noteEqual(t.GetResTarget().GetVal())
 			}
-			for _, l := range s.ValuesLists {
+			for _, l := range arm.ValuesLists {
 				if items := l.GetList(); items != nil {
 					ts.noteEqual(items.Items...)
 				}
 			}
 		}
-		arms(sel)
 	}
 }
 
