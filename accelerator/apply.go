@@ -430,18 +430,15 @@ func (a *Applier) AddColumn(ctx context.Context, c ColumnSpec) error {
 
 // SetEnumLabels records that the enum of column name now has labels (in
 // their sort order), which keep every label it had (ALTER TYPE ... ADD
-// VALUE): the next Commit writes them to the checkpoint. It reports whether
-// the column is an enum column of the applier.
-func (a *Applier) SetEnumLabels(name string, labels []string) bool {
+// VALUE): the next Commit writes them to the checkpoint.
+func (a *Applier) SetEnumLabels(name string, labels []string) {
 	for i := range a.specs {
 		if a.specs[i].Name == name && len(a.specs[i].EnumLabels) > 0 {
 			a.specs[i].EnumLabels = slices.Clone(labels)
 			a.columns[i].EnumLabels = slices.Clone(labels)
 			a.changed = true
-			return true
 		}
 	}
-	return false
 }
 
 // Commit writes the checkpoint (repl's position, at as the last refresh,

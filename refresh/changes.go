@@ -2,12 +2,10 @@ package refresh
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -426,6 +424,11 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 	if _, err := load.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '"+created.SnapshotName+"'").ReadAll(); err != nil {
 		return 0, fmt.Errorf("import the slot's snapshot: %w", err)
 	}
+	// In the slot's snapshot, the one the rows are copied in; before
+	// copyQuery, which selects NULL for a column not held.
+	if err := establishHeldScales(ctx, load, ds, all); err != nil {
+		return 0, err
+	}
 	cols, query, err := copyQuery(ds, all)
 	if err != nil {
 		return 0, err
@@ -818,24 +821,20 @@ func (st *streamState) followEnums(ctx context.Context) error {
 	if len(oids) == 0 {
 		return nil
 	}
-	res := st.conn.ExecParams(ctx, `SELECT t.oid, (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text
-		FROM pg_catalog.pg_enum e WHERE e.enumtypid = t.oid)
-		FROM pg_catalog.pg_type t WHERE t.oid = ANY($1::oid[])`,
-		[][]byte{[]byte("{" + strings.Join(oids, ",") + "}")}, nil, nil, nil).Read()
+	res := st.conn.ExecParams(ctx, `SELECT t.oid, `+enumLabelsOf+`t.oid) FROM pg_catalog.pg_type t WHERE t.oid = ANY($1::oid[])`,
+		[][]byte{textArray(oids)}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return fmt.Errorf("read the labels of the acceleration's enums: %w", res.Err)
 	}
 	now := map[uint32][]string{}
 	for _, r := range res.Rows {
 		oid, err := strconv.ParseUint(string(r[0]), 10, 32)
-		var labels []string
 		if err == nil && r[1] != nil {
-			err = json.Unmarshal(r[1], &labels)
+			now[uint32(oid)], err = parseEnumLabels(r[1])
 		}
 		if err != nil {
 			return fmt.Errorf("read the labels of the acceleration's enums: %w", err)
 		}
-		now[uint32(oid)] = labels
 	}
 	var changed []catalog.ColumnInfo
 	for _, sp := range specs {

@@ -85,6 +85,13 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if w != nil {
 		opts.Progress = &w.rows
 	}
+	// Before copyQuery, which selects NULL for a column not held.
+	if appendRows {
+		keepHeldScales(ctx, eng, ds.Name, all)
+	}
+	if err := establishHeldScales(ctx, conn, ds, all); err != nil {
+		return loadOutcome{}, err
+	}
 	cols, query, err := copyQuery(ds, all)
 	if err != nil {
 		return loadOutcome{}, err
@@ -95,7 +102,6 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 		return loadOutcome{completed: now, columns: accelerator.ColumnInfos(cols), filters: filters, nothing: true}, nil
 	}
 	if appendRows {
-		keepHeldScales(ctx, eng, ds.Name, cols)
 		b, err := appendBounds(ctx, eng, ds, all, cols)
 		if err != nil {
 			return loadOutcome{}, err
@@ -366,10 +372,11 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 
 // keepHeldScales gives the columns of an append load the scales the stored
 // rows of their numeric columns without a declared scale are held at
-// (ColumnSpec.HeldScale): the origin is asked for one value's scale at
-// every load, and a column whose values do not share one could answer
-// differently each time, which would make every append a full reload. New
-// rows of another scale then leave the column out, as at a full load.
+// (ColumnSpec.HeldScale), before establishHeldScales asks the origin for
+// the others: for a column whose values do not share one scale, the
+// origin's one value could differ from load to load, which would make
+// every append a full reload. New rows of another scale then leave the
+// column out, as at a full load.
 func keepHeldScales(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec) {
 	info, err := eng.Stored(ctx, name)
 	if err != nil || info == nil {

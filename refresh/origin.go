@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // This file reads the origin: its connection, the columns of a dataset's
@@ -91,8 +92,7 @@ SELECT a.attname,
                                    CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END || '|' || coalesce(co.collctype, '') END
                   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
                   WHERE co.oid = a.attcollation) END,
-       CASE WHEN bt.typtype = 'e' THEN (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text
-                                        FROM pg_catalog.pg_enum e WHERE e.enumtypid = bt.oid) END
+       CASE WHEN bt.typtype = 'e' THEN ` + enumLabelsOf + `bt.oid) END
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 JOIN pg_catalog.pg_type bt ON bt.oid = COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
@@ -101,6 +101,23 @@ WHERE a.attrelid = (SELECT c.oid FROM pg_catalog.pg_class c
                     WHERE n.nspname = $1 AND c.relname = $2)
   AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`
+
+// enumLabelsOf, followed by an enum's type OID and ")", is the SQL of its
+// labels in their sort order (pg_enum.enumsortorder), a JSON array
+// (parseEnumLabels reads it).
+const enumLabelsOf = `(SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)::text FROM pg_catalog.pg_enum e WHERE e.enumtypid = `
+
+// parseEnumLabels reads enumLabelsOf's array.
+func parseEnumLabels(b []byte) ([]string, error) {
+	var labels []string
+	if err := json.Unmarshal(b, &labels); err != nil {
+		return nil, err
+	}
+	if len(labels) == 0 {
+		return nil, errors.New("an enum without labels")
+	}
+	return labels, nil
+}
 
 // errTableNotFound is returned when the dataset's table does not exist (or
 // the refresh role cannot see it).
@@ -134,19 +151,15 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 		})
 		if r[13] != nil {
 			c := &cols[len(cols)-1]
-			if err := json.Unmarshal(r[13], &c.EnumLabels); err != nil || len(c.EnumLabels) == 0 {
-				return nil, fmt.Errorf("read the labels of enum column %s of %s.%s: %v", c.Name, schema, table, err)
+			var err error
+			if c.EnumLabels, err = parseEnumLabels(r[13]); err != nil {
+				return nil, fmt.Errorf("read the labels of enum column %s of %s.%s: %w", c.Name, schema, table, err)
 			}
 		}
 		if c := &cols[len(cols)-1]; (!c.BinaryCollation || !c.ASCIICase) && r[12] != nil {
 			if err := establishCollation(ctx, conn, c, string(r[12])); err != nil {
 				return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 			}
-		}
-	}
-	for i := range cols {
-		if err := establishHeldScale(ctx, conn, schema, table, &cols[i]); err != nil {
-			return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
 		}
 	}
 	// Key: the primary key is one column.
@@ -162,28 +175,41 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 	return cols, nil
 }
 
-// establishHeldScale sets the scale a numeric column without a declared
-// scale is held at: the display scale of one of its values (Postgres keeps
-// each value's own). The load checks every value against it: a column
-// whose values do not share it is left out, saying so. A column without a
-// finite value is left out (nothing to take the scale from).
-func establishHeldScale(ctx context.Context, conn *pgconn.PgConn, schema, table string, c *accelerator.ColumnSpec) error {
-	if c.TypeOID != 1700 || c.TypeMod >= 4 || c.ElemOID != 0 {
+// establishHeldScales sets the scale each numeric column of cols without
+// a declared scale (nor one already held: keepHeldScales) is held at: the
+// display scale of one of its values (Postgres keeps each value's own), in
+// one query on conn. The load checks every value against it: a column
+// whose values do not share it is left out, saying so, and so is one
+// without a finite value (nothing to take the scale from). It runs where
+// an acceleration's table is built, not where columns are only read
+// (pings, checks): a mostly NULL column costs the query a scan.
+func establishHeldScales(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dataset, cols []accelerator.ColumnSpec) error {
+	var which []int
+	var sel []string
+	for i, c := range cols {
+		if c.TypeOID == oidNumeric && c.TypeMod < 4 && c.ElemOID == 0 && c.HeldScale == nil {
+			col := pgx.Identifier{c.Name}.Sanitize()
+			which = append(which, i)
+			sel = append(sel, "(SELECT scale("+col+") FROM "+ds.QualifiedTable()+" WHERE scale("+col+") IS NOT NULL LIMIT 1)")
+		}
+	}
+	if len(sel) == 0 {
 		return nil
 	}
-	col := pgx.Identifier{c.Name}.Sanitize()
-	res := conn.ExecParams(ctx, "SELECT scale("+col+") FROM "+pgx.Identifier{schema, table}.Sanitize()+
-		" WHERE scale("+col+") IS NOT NULL LIMIT 1", nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return fmt.Errorf("read the scale of numeric column %s: %w", c.Name, res.Err)
+	res := conn.ExecParams(ctx, "SELECT "+strings.Join(sel, ", "), nil, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 {
+		return fmt.Errorf("read the scales of the numeric columns of %s: %v", ds.QualifiedTable(), res.Err)
 	}
-	if len(res.Rows) == 1 {
-		if s, err := strconv.Atoi(string(res.Rows[0][0])); err == nil {
-			c.HeldScale = &s
+	for j, i := range which {
+		if s, err := strconv.Atoi(string(res.Rows[0][j])); err == nil && res.Rows[0][j] != nil {
+			cols[i].HeldScale = &s
 		}
 	}
 	return nil
 }
+
+// oidNumeric is numeric's type OID.
+const oidNumeric = 1700
 
 // scrubber removes a password from error text.
 type scrubber struct{ secrets []string }
