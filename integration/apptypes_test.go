@@ -226,3 +226,47 @@ func TestAppTypes_UnconstrainedNumeric(t *testing.T) {
 		{"SELECT sum(special) FROM app_num", org},
 	})
 }
+
+// appTypesSchema holds an enum declared out of its labels' byte order
+// (and, in en_US.UTF-8, of their linguistic order: 'Zed' < 'apple'), a
+// domain over it, and numerics without a declared scale, one whose values
+// share a scale and one whose do not.
+const appTypesSchema = `DROP TABLE IF EXISTS app_types; DROP DOMAIN IF EXISTS app_types_mood_d; DROP TYPE IF EXISTS app_types_mood;
+CREATE TYPE app_types_mood AS ENUM ('sad', 'meh', 'ok', 'happy', 'Zed', 'apple');
+CREATE DOMAIN app_types_mood_d AS app_types_mood;
+CREATE TABLE app_types (id int PRIMARY KEY, status app_types_mood, st2 app_types_mood_d, amt numeric, mixed numeric, f float8, name text);
+INSERT INTO app_types VALUES
+ (1, 'happy', 'sad', 10.50, 1.5, 2.5, 'b'), (2, 'sad', 'ok', 3.25, 2, -0.0, 'B'), (3, 'meh', 'happy', NULL, 3.125, NULL, 'a'),
+ (4, NULL, NULL, 7.00, NULL, 10, 'é'), (5, 'Zed', 'apple', -0.01, 0.1, 1e-7, 'Zed'), (6, 'apple', 'Zed', 0.00, 7, 100, NULL),
+ (7, 'ok', 'meh', 2.50, 1.50, 3, 'apple');
+GRANT SELECT ON app_types TO app;`
+
+// appTypeQueries read enums and numerics without a declared scale, and
+// order by names Postgres reads as output columns, in every form the
+// planner rewrites; runEdgeClasses runs them in both locales and zones.
+var appTypeQueries = []struct{ class, sql string }{
+	{"ORDER BY an enum", "SELECT id, status FROM app_types ORDER BY status DESC, id"},
+	{"enum ranges", "SELECT id FROM app_types WHERE status > 'meh' AND status <= 'Zed' OR status BETWEEN 'apple' AND 'apple' ORDER BY id"},
+	{"min and max of an enum", "SELECT min(status), max(status), count(DISTINCT status) FROM app_types"},
+	{"enum windows", "SELECT id, rank() OVER (ORDER BY status NULLS FIRST), max(status) OVER (ORDER BY id) FROM app_types ORDER BY id"},
+	{"enum as text", "SELECT id, status::text, status || '!' FROM app_types ORDER BY 2, 3, 1"},
+	{"enum in a union", "SELECT status FROM app_types UNION SELECT 'ok' ORDER BY 1"},
+	{"enum in a union with VALUES", "SELECT status FROM app_types UNION VALUES ('ok')"},
+	{"enum coalesce and case", "SELECT id, coalesce(status, 'apple'), CASE WHEN id > 3 THEN status ELSE 'Zed' END FROM app_types ORDER BY 2, 3, 1"},
+	{"enum labels Postgres lacks", "SELECT id FROM app_types WHERE status IN ('ok', 'nope')"},
+	{"domain over an enum", "SELECT id, st2 FROM app_types WHERE st2::text <> 'ok' ORDER BY st2, id"},
+	{"revenue by status", "SELECT status, sum(amt), avg(amt), count(*) FROM app_types GROUP BY status ORDER BY status"},
+	{"numeric without a scale", "SELECT id, amt, amt * 2, amt + 1, amt::text AS t, coalesce(amt, 0) FROM app_types ORDER BY amt NULLS FIRST, id"},
+	{"numeric of mixed scales", "SELECT id, mixed, mixed + 1 FROM app_types ORDER BY id"},
+	// Postgres reads these names as the output columns.
+	{"ORDER BY the name of a cast", "SELECT id, amt::text, f::text FROM app_types ORDER BY amt DESC, f"},
+	{"ORDER BY an integer's text", "SELECT id::text FROM app_types ORDER BY id"},
+	{"DISTINCT ON the name of a cast", "SELECT DISTINCT ON (id) id::text FROM app_types ORDER BY id DESC"},
+}
+
+// TestAccel_AppTypeClasses: appTypeQueries answered byte for byte as the
+// origin answers them, in a C database under UTC and an en_US.UTF-8 one
+// under Australia/Sydney, in both protocols.
+func TestAccel_AppTypeClasses(t *testing.T) {
+	runEdgeClasses(t, "apptypes", appTypesSchema, "  - from: postgres:public.app_types\n", appTypeQueries)
+}

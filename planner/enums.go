@@ -3,6 +3,7 @@ package planner
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -232,10 +233,13 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 		if enumArgFuncs[name] {
 			return nil
 		}
+		own := strings.HasPrefix(name, "pgaccel_") // the rewrite's, given what it chose
 		for _, arg := range fc.Args {
-			c := k.of(arg, 0)
-			if c.kind == collEnum || c.kind == collUnknown && (collatedTextFuncs[name] || collTextFuncs[name]) && k.hasEnums {
+			switch c := k.of(arg, 0); {
+			case c.kind == collEnum:
 				return enumRefusal("function "+name+" of", arg)
+			case c.kind == collUnknown && !own && (collatedTextFuncs[name] || collTextFuncs[name]):
+				return &refusal{why: "function " + name + " of " + exprText(arg) + ", which may be an enum (Postgres takes no enum as text)"}
 			}
 		}
 	case *pg_query.Node_TypeCast:
