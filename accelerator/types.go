@@ -185,11 +185,18 @@ func resolveType(c ColumnSpec) (colType, bool) {
 		// An enum travels as its label, in binary COPY as in text.
 		return colType{kind: kindText, duck: "VARCHAR"}, true
 	}
-	if c.TypeOID == oidNumeric && c.TypeMod < 4 && c.HeldScale != nil && *c.HeldScale >= 0 && *c.HeldScale < maxDecimalWidth {
+	if NeedsHeldScale(c) && c.HeldScale != nil && *c.HeldScale >= 0 && *c.HeldScale < maxDecimalWidth {
 		s := *c.HeldScale
 		return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", maxDecimalWidth, s), precision: maxDecimalWidth, scale: uint8(s), uniform: true}, true
 	}
 	return scalarType(c.TypeOID, c.TypeMod)
+}
+
+// NeedsHeldScale reports whether c is a numeric column without a declared
+// scale: held only at the one display scale its values share
+// (ColumnSpec.HeldScale, which refresh reads from the origin).
+func NeedsHeldScale(c ColumnSpec) bool {
+	return c.TypeOID == oidNumeric && c.TypeMod < 4 && c.ElemOID == 0
 }
 
 // scalarType resolves a non-array type. typmod is the column's atttypmod

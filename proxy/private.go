@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -129,7 +130,8 @@ type sessionInfo struct {
 	// collation is then ordered by the acceleration (planner.Session).
 	textBytewise bool
 	// defaultCollation is the database's default collation as
-	// provider|locale|version (accelerator.EstablishedCollation).
+	// provider|locale|version (accelerator.EstablishedCollation), from
+	// which textBytewise follows.
 	defaultCollation string
 }
 
@@ -139,8 +141,15 @@ const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
 	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
 	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations')), ` +
-	`coalesce((SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), false), ` +
 	`coalesce((SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), '')`
+
+// bytewiseCollation reports whether a default collation, as
+// sessionInfoSQL gives it (provider|locale|version), compares text by its
+// bytes: the libc provider's C or POSIX.
+func bytewiseCollation(coll string) bool {
+	parts := strings.SplitN(coll, "|", 3)
+	return len(parts) == 3 && parts[0] == "c" && (parts[1] == "C" || parts[1] == "POSIX")
+}
 
 // infoStatement is the name of the session-info statement the proxy
 // prepares on each origin session it reads info from.
@@ -206,7 +215,7 @@ func (ss *session) readInfo() error {
 
 // parseSessionInfo reads the row of sessionInfoSQL.
 func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
-	if row == nil || len(row.Values) != 11 {
+	if row == nil || len(row.Values) != 10 {
 		return sessionInfo{}, errors.New("read session info: no row")
 	}
 	info := sessionInfo{
@@ -218,9 +227,9 @@ func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
 		routeDetail:      routeSettingDetail(string(row.Values[6])),
 		cacheOff:         cacheSettingOff(string(row.Values[7])),
 		locale:           string(row.Values[8]),
-		textBytewise:     string(row.Values[9]) == "t",
-		defaultCollation: string(row.Values[10]),
+		defaultCollation: string(row.Values[9]),
 	}
+	info.textBytewise = bytewiseCollation(info.defaultCollation)
 	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
 		return sessionInfo{}, fmt.Errorf("read session info: search path: %w", err)
 	}

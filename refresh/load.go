@@ -384,7 +384,7 @@ func keepHeldScales(ctx context.Context, eng *accelerator.Engine, name string, c
 	}
 	for i := range cols {
 		for _, sp := range info.Specs {
-			if sp.Name == cols[i].Name && sp.TypeOID == cols[i].TypeOID && sp.TypeMod == cols[i].TypeMod && sp.HeldScale != nil {
+			if sp.Name == cols[i].Name && accelerator.NeedsHeldScale(cols[i]) && accelerator.NeedsHeldScale(sp) && sp.HeldScale != nil {
 				s := *sp.HeldScale
 				cols[i].HeldScale = &s
 			}

@@ -187,7 +187,7 @@ func establishHeldScales(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 	var which []int
 	var sel []string
 	for i, c := range cols {
-		if c.TypeOID == oidNumeric && c.TypeMod < 4 && c.ElemOID == 0 && c.HeldScale == nil {
+		if accelerator.NeedsHeldScale(c) && c.HeldScale == nil {
 			col := pgx.Identifier{c.Name}.Sanitize()
 			which = append(which, i)
 			sel = append(sel, "(SELECT scale("+col+") FROM "+ds.QualifiedTable()+" WHERE scale("+col+") IS NOT NULL LIMIT 1)")
@@ -207,9 +207,6 @@ func establishHeldScales(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 	}
 	return nil
 }
-
-// oidNumeric is numeric's type OID.
-const oidNumeric = 1700
 
 // scrubber removes a password from error text.
 type scrubber struct{ secrets []string }
