@@ -143,86 +143,41 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 	if !k.hasEnums {
 		return nil
 	}
+	isEnum := func(n *pg_query.Node) bool { return n != nil && k.of(n, 0).kind == collEnum }
 	switch v := node.GetNode().(type) {
 	case *pg_query.Node_AExpr:
 		e := v.AExpr
-		op := divisionOp(e)
-		switch e.Kind {
+		switch op := divisionOp(e); e.Kind {
 		case pg_query.A_Expr_Kind_AEXPR_OP, pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-			l, r := collClass{}, k.of(e.Rexpr, 0)
-			if e.Lexpr != nil {
-				l = k.of(e.Lexpr, 0)
-			}
-			if l.kind != collEnum && r.kind != collEnum {
+			switch {
+			case !isEnum(e.Lexpr) && !isEnum(e.Rexpr):
 				return nil
-			}
-			if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && op == "||" {
+			case e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || op == "=" || op == "<>" || op == "!=" || orderingOps[op]:
+				return k.enumValues("comparing a value of another type with", e.Lexpr, e.Rexpr)
+			case op == "||":
 				return nil // anynonarray || text: the label's text
 			}
-			if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && !comparisonOps[op] {
-				return enumRefusal("operator "+op+" of", e.Rexpr)
-			}
-			c := sameClass([]collClass{l, r})
-			if c.kind != collEnum {
-				return enumRefusal("comparing a value of another type with", e.Lexpr)
-			}
-			return k.checkLabels(c, e.Lexpr, e.Rexpr)
+			return enumRefusal("operator "+op+" of", e.Rexpr)
 		case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
-			l := k.of(e.Lexpr, 0)
 			items := []*pg_query.Node{e.Rexpr}
 			if list := e.Rexpr.GetList(); list != nil {
 				items = list.Items
 			} else if ae := e.Rexpr.GetAArrayExpr(); ae != nil {
 				items = ae.Elements
+			} else if isEnum(e.Lexpr) {
+				return enumRefusal("comparing with an array", e.Lexpr) // = ANY($1): the elements are not seen
 			}
-			cs := []collClass{l}
-			anyEnum := l.kind == collEnum
-			for _, it := range items {
-				c := k.of(it, 0)
-				anyEnum = anyEnum || c.kind == collEnum
-				cs = append(cs, c)
-			}
-			if !anyEnum {
-				return nil
-			}
-			c := sameClass(cs)
-			if c.kind != collEnum || e.Kind != pg_query.A_Expr_Kind_AEXPR_IN && e.Rexpr.GetAArrayExpr() == nil {
-				return enumRefusal("comparing with", e.Lexpr)
-			}
-			return k.checkLabels(c, append([]*pg_query.Node{e.Lexpr}, items...)...)
+			return k.enumValues("comparing with", append([]*pg_query.Node{e.Lexpr}, items...)...)
 		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
-			l := e.Rexpr.GetList()
-			if l == nil {
-				return nil
+			if l := e.Rexpr.GetList(); l != nil {
+				return k.enumValues("BETWEEN of", append([]*pg_query.Node{e.Lexpr}, l.Items...)...)
 			}
-			cs := []collClass{k.of(e.Lexpr, 0)}
-			anyEnum := cs[0].kind == collEnum
-			for _, it := range l.Items {
-				c := k.of(it, 0)
-				anyEnum = anyEnum || c.kind == collEnum
-				cs = append(cs, c)
-			}
-			if !anyEnum {
-				return nil
-			}
-			c := sameClass(cs)
-			if c.kind != collEnum {
-				return enumRefusal("BETWEEN of", e.Lexpr)
-			}
-			return k.checkLabels(c, append([]*pg_query.Node{e.Lexpr}, l.Items...)...)
 		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-			l, r := k.of(e.Lexpr, 0), k.of(e.Rexpr, 0)
-			if l.kind != collEnum && r.kind != collEnum {
-				return nil
-			}
-			if c := sameClass([]collClass{l, r}); c.kind == collEnum {
-				return k.checkLabels(c, e.Lexpr, e.Rexpr)
-			}
-			return enumRefusal("NULLIF of", e.Lexpr)
+			return k.enumValues("NULLIF of", e.Lexpr, e.Rexpr)
 		default:
 			for _, n := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
-				if n != nil && k.of(n, 0).kind == collEnum {
+				if isEnum(n) {
 					return enumRefusal("LIKE or SIMILAR TO of", n)
 				}
 			}
@@ -244,44 +199,54 @@ func (k *collScope) enumSite(node *pg_query.Node) error {
 		}
 	case *pg_query.Node_TypeCast:
 		tc := v.TypeCast
-		if k.of(tc.Arg, 0).kind != collEnum {
-			return nil
-		}
-		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 ||
-			!castTarget(tc, map[string]bool{"text": true, "varchar": true, "character varying": true}) {
+		if isEnum(tc.Arg) && (tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 ||
+			!castTarget(tc, map[string]bool{"text": true, "varchar": true, "character varying": true})) {
 			return enumRefusal("a cast of", tc.Arg)
 		}
 	case *pg_query.Node_CaseExpr:
 		ce := v.CaseExpr
-		var rs []*pg_query.Node
+		results, tests := []*pg_query.Node{ce.Defresult}, []*pg_query.Node{ce.Arg}
 		for _, w := range ce.Args {
 			if cw := w.GetCaseWhen(); cw != nil {
-				rs = append(rs, cw.Result)
+				results, tests = append(results, cw.Result), append(tests, cw.Expr)
 			}
 		}
-		rs = append(rs, ce.Defresult)
-		if c := k.combine(collNotText, rs, 0); c.kind == collEnum {
-			if err := k.checkLabels(c, rs...); err != nil {
-				return err
-			}
+		if err := k.enumValues("a CASE result beside", results...); err != nil {
+			return err
 		}
 		if ce.Arg != nil {
-			ws := []*pg_query.Node{ce.Arg}
-			for _, w := range ce.Args {
-				if cw := w.GetCaseWhen(); cw != nil {
-					ws = append(ws, cw.Expr)
-				}
-			}
-			if c := k.combine(collNotText, ws, 0); c.kind == collEnum {
-				return k.checkLabels(c, ws...)
-			}
+			return k.enumValues("CASE of", tests...)
 		}
 	case *pg_query.Node_CoalesceExpr:
-		if c := k.combine(collNotText, v.CoalesceExpr.Args, 0); c.kind == collEnum {
-			return k.checkLabels(c, v.CoalesceExpr.Args...)
-		}
+		return k.enumValues("COALESCE of", v.CoalesceExpr.Args...)
 	}
 	return nil
+}
+
+// enumValues judges values that Postgres makes one type (compared,
+// listed, merged): when one is an enum, every other must be of its type or
+// a label of it (checkLabels), else the statement goes to the origin. what
+// names the site for the refusal. NULL literals take any type.
+func (k *collScope) enumValues(what string, ns ...*pg_query.Node) error {
+	var vals []*pg_query.Node
+	var cs []collClass
+	anyEnum := false
+	for _, n := range ns {
+		if n == nil || isNullConst(n) {
+			continue
+		}
+		c := k.of(n, 0)
+		anyEnum = anyEnum || c.kind == collEnum
+		vals, cs = append(vals, n), append(cs, c)
+	}
+	if !anyEnum {
+		return nil
+	}
+	c := sameClass(cs)
+	if c.kind != collEnum {
+		return enumRefusal(what, vals[0])
+	}
+	return k.checkLabels(c, vals...)
 }
 
 // enumSetOps checks the arms of the set operations of sels: an output
@@ -317,20 +282,7 @@ func (k *collScope) enumSetOps(sels []*pg_query.SelectStmt) error {
 			}
 		}
 		for _, vals := range columns {
-			cs := make([]collClass, len(vals))
-			anyEnum := false
-			for j, v := range vals {
-				cs[j] = k.of(v, 0)
-				anyEnum = anyEnum || cs[j].kind == collEnum
-			}
-			if !anyEnum {
-				continue
-			}
-			c := sameClass(cs)
-			if c.kind != collEnum {
-				return enumRefusal("a set operation's column beside a value of another type:", vals[0])
-			}
-			if err := k.checkLabels(c, vals...); err != nil {
+			if err := k.enumValues("a set operation's column beside a value of another type:", vals...); err != nil {
 				return err
 			}
 		}
