@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 
 	"strings"
 	"testing"
@@ -116,6 +117,15 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 			t.Errorf("accelerated %v times, want 1", got)
 		}
 	})
+	// Status says, column by column, how text is ordered: by pgaccel
+	// under the locale, or at the origin and why.
+	d := datasetStatus(t, a.AdminAddr(), "", "words")
+	colls, _ := json.Marshal(d["collations"])
+	for _, want := range []string{`{"locale":"en_US.UTF-8","name":"w"}`, `"name":"s","ordered_at_origin":"`, "glibc 1.0"} {
+		if !strings.Contains(string(colls), want) {
+			t.Errorf("status collations %s, want %s", colls, want)
+		}
+	}
 	// The route says why a statement ordering by the stale collation
 	// went to the origin.
 	if route := routeText(t, proxyDSN, "SELECT id FROM words ORDER BY s, id"); !strings.Contains(route, "collation") || !strings.Contains(route, "glibc 1.0") {
