@@ -234,11 +234,16 @@ func TestAppTypes_UnconstrainedNumeric(t *testing.T) {
 const appTypesSchema = `DROP TABLE IF EXISTS app_types; DROP DOMAIN IF EXISTS app_types_mood_d; DROP TYPE IF EXISTS app_types_mood;
 CREATE TYPE app_types_mood AS ENUM ('sad', 'meh', 'ok', 'happy', 'Zed', 'apple');
 CREATE DOMAIN app_types_mood_d AS app_types_mood;
-CREATE TABLE app_types (id int PRIMARY KEY, status app_types_mood, st2 app_types_mood_d, amt numeric, mixed numeric, f float8, name text);
+CREATE TABLE app_types (id int PRIMARY KEY, status app_types_mood, st2 app_types_mood_d, amt numeric, mixed numeric, f float8, name text,
+  special numeric, ip inet, grid int[]);
 INSERT INTO app_types VALUES
- (1, 'happy', 'sad', 10.50, 1.5, 2.5, 'b'), (2, 'sad', 'ok', 3.25, 2, -0.0, 'B'), (3, 'meh', 'happy', NULL, 3.125, NULL, 'a'),
- (4, NULL, NULL, 7.00, NULL, 10, 'é'), (5, 'Zed', 'apple', -0.01, 0.1, 1e-7, 'Zed'), (6, 'apple', 'Zed', 0.00, 7, 100, NULL),
- (7, 'ok', 'meh', 2.50, 1.50, 3, 'apple');
+ (1, 'happy', 'sad', 10.50, 1.5, 2.5, 'b', 'NaN', '10.1.2.3/8', '{{1,2},{3,4}}'),
+ (2, 'sad', 'ok', 3.25, 2, -0.0, 'B', 'Infinity', '::1', '{5,6}'),
+ (3, 'meh', 'happy', NULL, 3.125, NULL, 'a', '-Infinity', '192.168.0.1', NULL),
+ (4, NULL, NULL, 7.00, NULL, 10, 'é', 1.5, '10.0.0.0/8', '{}'),
+ (5, 'Zed', 'apple', -0.01, 0.1, 1e-7, 'Zed', 2, NULL, '{{7}}'),
+ (6, 'apple', 'Zed', 0.00, 7, 100, NULL, NULL, '10.1.2.3', '{8}'),
+ (7, 'ok', 'meh', 2.50, 1.50, 3, 'apple', 0, '2001:db8::/32', '{{1,NULL},{NULL,4}}');
 GRANT SELECT ON app_types TO app;`
 
 // appTypeQueries read enums and numerics without a declared scale, and
@@ -258,6 +263,11 @@ var appTypeQueries = []struct{ class, sql string }{
 	{"revenue by status", "SELECT status, sum(amt), avg(amt), count(*) FROM app_types GROUP BY status ORDER BY status"},
 	{"numeric without a scale", "SELECT id, amt, amt * 2, amt + 1, amt::text AS t, coalesce(amt, 0) FROM app_types ORDER BY amt NULLS FIRST, id"},
 	{"numeric of mixed scales", "SELECT id, mixed, mixed + 1 FROM app_types ORDER BY id"},
+	// Left out, and answered by the origin: NaN and ±Infinity in a
+	// numeric, inet, multi-dimensional arrays.
+	{"numeric NaN and Infinity", "SELECT id, special, special > 1 FROM app_types ORDER BY special, id"},
+	{"inet", "SELECT id, ip, masklen(ip), host(ip) FROM app_types WHERE ip << '10.0.0.0/8' OR family(ip) = 6 ORDER BY ip, id"},
+	{"two-dimensional arrays", "SELECT id, grid, grid[1][2], array_dims(grid) FROM app_types ORDER BY id"},
 	// Postgres reads these names as the output columns.
 	{"ORDER BY the name of a cast", "SELECT id, amt::text, f::text FROM app_types ORDER BY amt DESC, f"},
 	{"ORDER BY an integer's text", "SELECT id::text FROM app_types ORDER BY id"},

@@ -135,8 +135,8 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 	exec := origin.Exec
 	if o.locale != "" {
 		db = "pgaccel_coverage_locale"
-		if err := origin.Exec(ctx, "CREATE DATABASE "+db+" TEMPLATE template0 LOCALE '"+strings.ReplaceAll(o.locale, "'", "''")+"'"); err != nil {
-			return fmt.Errorf("a database in locale %s: %w", o.locale, err)
+		if err := benchutil.LocaleDatabase(ctx, origin, db, o.locale); err != nil {
+			return err
 		}
 		super, err := pgconn.Connect(ctx, origin.DatabaseDSN(db, origin.SuperUser, origin.SuperPassword))
 		if err != nil {

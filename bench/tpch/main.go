@@ -31,6 +31,9 @@ type options struct {
 	verify string
 	// noCache turns the results cache off (runtime.results_cache).
 	noCache bool
+	// locale: the data lives in a database created with this LOCALE
+	// ("": the harness's C database).
+	locale string
 	// generateChild makes this process loadTPCH's generator (hidden).
 	generateChild bool
 }
@@ -69,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
 	fs.BoolVar(&o.noCache, "no-results-cache", false, "turn the results cache off, so that every pgaccel run executes on DuckDB")
 	fs.StringVar(&o.verify, "verify", "", "turn shadow verification (runtime.verify) on with this sample_rate, e.g. 1% (off when empty)")
+	fs.StringVar(&o.locale, "locale", "", "load and query a database created with this `LOCALE` (e.g. en_US.UTF-8; libc) instead of the C one")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
 	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +125,14 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		}
 	}()
 
+	if opts.locale != "" {
+		const db = "pgaccel_tpch_locale"
+		if err := benchutil.LocaleDatabase(ctx, origin, db, opts.locale); err != nil {
+			return err
+		}
+		origin.Database = db // every DSN below, pgaccel's origin too
+		progress("data in database %s, LOCALE %s", db, opts.locale)
+	}
 	if rep.load, err = tpchdata.Load(ctx, origin, opts.sf, progress); err != nil {
 		return err
 	}

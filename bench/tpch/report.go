@@ -105,6 +105,9 @@ func (r report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Command: `%s`%s  \n", r.command, built)
 	fmt.Fprintf(&b, "pgaccel revision: %s  \n", m.revision)
+	if r.opts.locale != "" {
+		fmt.Fprintf(&b, "Origin database created with LOCALE %s (text ordered by pgaccel's collation keys)  \n", r.opts.locale)
+	}
 	if r.opts.noCache {
 		fmt.Fprintf(&b, "Results cache off (runtime.results_cache.enabled: false): every pgaccel run executes on DuckDB  \n")
 	}

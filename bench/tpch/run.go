@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
@@ -253,7 +254,20 @@ func drainDuckDB(ctx context.Context, a *app.App, sql string) error {
 // row as text, with the route the proxy counted; then opts.rounds rounds of
 // origin, pgaccel and bare DuckDB, the order rotating each round.
 func runQueries(ctx context.Context, a *app.App, c *clients, logs *logCapture, qs []query, opts options, progress func(string, ...any)) ([]*queryResult, error) {
-	sess := &planner.Session{User: pgtest.AppUser, SearchPath: []string{"public"}, TextBytewise: true} // the harness's origin is in the C locale
+	// The session the proxy would plan for: the database's default
+	// collation as refresh established it (the C locale's is bytewise).
+	sess := &planner.Session{User: pgtest.AppUser, SearchPath: []string{"public"}, TextBytewise: opts.locale == ""}
+	if opts.locale != "" {
+		if err := c.connect(ctx); err != nil {
+			return nil, err
+		}
+		var key string
+		if err := c.origin.QueryRow(ctx, `SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '')
+			FROM pg_catalog.pg_database d WHERE d.datname = current_database()`).Scan(&key); err != nil {
+			return nil, fmt.Errorf("read the default collation: %w", err)
+		}
+		sess.DefaultCollationLocale = accelerator.EstablishedCollation(key)
+	}
 	var out []*queryResult
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {

@@ -19,6 +19,19 @@ func Progress(w io.Writer) func(format string, a ...any) {
 	}
 }
 
+// LocaleDatabase creates database name on origin, owned by the harness's
+// application role, with the libc LOCALE locale (e.g. en_US.UTF-8): the
+// benchmarks' way to measure in a linguistic database rather than the
+// harness's C one.
+func LocaleDatabase(ctx context.Context, origin *pgtest.Server, name, locale string) error {
+	quote := func(s string) string { return strings.ReplaceAll(s, "'", "''") }
+	sql := fmt.Sprintf(`CREATE DATABASE %q OWNER %q TEMPLATE template0 LOCALE '%s'`, name, pgtest.AppUser, quote(locale))
+	if err := origin.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("a database in locale %s: %w", locale, err)
+	}
+	return nil
+}
+
 // StartOrigin starts a throwaway origin PostgreSQL (integration/pgtest),
 // giving it three minutes. The caller stops it.
 func StartOrigin(ctx context.Context) (*pgtest.Server, error) {
