@@ -139,6 +139,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	resolver := planner.NewOriginResolver(a.pool, a.Engine.TableRef, planner.ResolverOptions{MaxStale: cfg.Auth.MaxStale, Names: a.datasetTableNames})
 	a.Planner = planner.New(a.Registry, resolver, planner.Options{PointReadsToOrigin: cfg.Runtime.PointReads != catalog.PointReadsAcceleration,
 		TestRewrite: opts.TestRewrite})
+	clock := a.originClock(ctx)
 	privileges := planner.NewPrivileges(a.pool, planner.PrivilegesOptions{MaxStale: cfg.Auth.MaxStale, Tables: a.datasetTables})
 	proxyAuth, err := a.proxyAuth(cfg)
 	if err != nil {
@@ -178,6 +179,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Engine:     a.Engine,
 				Privileges: privileges,
 				Generation: a.generation,
+				Clock:      clock,
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
@@ -437,4 +439,42 @@ func (a *App) pointIndexes(ctx context.Context, maxBytes int64, log zerolog.Logg
 		Help: "Estimated memory of the point indexes held (runtime.point_index).",
 	}, func() float64 { return float64(pix.Bytes()) }))
 	return pix
+}
+
+// originClock measures the origin's clock against this process's
+// (planner.OriginClock) every minute, for the relative-time values of
+// accelerated statements, and exports the offset and its bound as
+// metrics. An offset over a second is logged: the hosts' clocks are not
+// kept in step, which pgaccel corrects for but the operator should know.
+func (a *App) originClock(ctx context.Context) *planner.OriginClock {
+	clock := planner.NewOriginClock(a.pool)
+	a.Metrics.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_origin_clock_offset_seconds",
+			Help: "The origin's clock minus pgaccel's, as last measured; now() and CURRENT_DATE of accelerated statements follow the origin's."},
+			func() float64 { return clock.Offset().Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_origin_clock_offset_bound_seconds",
+			Help: "Half the round trip of the best probe of the last measurement of the origin's clock: the offset's error bound (-1 before the first)."},
+			func() float64 {
+				if _, bound, _, ok := clock.Reading(); ok {
+					return bound.Seconds()
+				}
+				return -1
+			}),
+	)
+	warned := false
+	go clock.Run(ctx, planner.DefaultClockEvery, func(err error) {
+		if err != nil {
+			a.log.Debug().Err(err).Msg("origin clock: not measured (the last offset stays)")
+			return
+		}
+		off, bound, _, _ := clock.Reading()
+		if far := off > time.Second || off < -time.Second; far && !warned {
+			a.log.Warn().Dur("offset", off).Dur("bound", bound).
+				Msg("the origin's clock differs from pgaccel's by over a second; now() of accelerated statements follows the origin's")
+			warned = true
+		} else if !far {
+			warned = false
+		}
+	})
+	return clock
 }

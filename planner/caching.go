@@ -30,7 +30,7 @@ type VolatilityChecker interface {
 // from the acceleration may only be DuckDB's (syntax or exactness it
 // lacks), since the origin answers it. Sampling never is.
 func readThrough(a *analysis) bool {
-	if a.kind != KindSelect || a.writes || a.nondeterministic || len(a.rels) == 0 {
+	if a.kind != KindSelect || a.writes || a.nondeterministic || len(a.rels) == 0 || len(a.clocks) > 0 {
 		return false
 	}
 	return a.reason == "" || a.reason == ReasonUnsupported

@@ -99,6 +99,9 @@ type analysis struct {
 	holdCursor  bool // DECLARE ... WITH HOLD
 	fingerprint uint64
 	paramCount  int
+	// clocks are the relative-time values the statement reads, which
+	// the analysis sees as constants (clock.go).
+	clocks []Clock
 
 	// For reads that may be accelerated:
 	rels []relRef // relation references, CTE names excluded

@@ -201,6 +201,12 @@ type Decision struct {
 	// with daylight-saving or offset changes; the proxy sends it to the
 	// origin unless the session's TimeZone is UTC.
 	ZoneSensitive bool
+	// Clocks are the relative-time values (now(), CURRENT_DATE, ...) the
+	// rewritten statement takes as parameters $(ParamCount+1) on, in
+	// order (clock.go): the caller binds them for each execution
+	// (ClockValues). Such a statement is neither verified nor kept in a
+	// results cache, whose answers would be of another time.
+	Clocks []Clock
 	// BinaryArraysInexact: the statement slices arrays (a[i:j],
 	// trim_array), whose result Postgres sends in binary with the NULL
 	// flag of the array it came from, which the acceleration does not
@@ -541,7 +547,8 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 			d.SQL = p.testRewrite(d.SQL)
 		}
 	}
-	d.Verifiable, d.Ordered = a.verifiable, a.ordered
+	d.Verifiable, d.Ordered = a.verifiable && len(a.clocks) == 0, a.ordered
+	d.Clocks = a.clocks
 	d.ZoneSensitive = a.zoneSensitive(r)
 	for _, c := range a.intervalConsts {
 		if strings.Contains(c, "-") {
@@ -557,7 +564,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
-	if len(d.NumericText) == 0 && !d.PrintsText {
+	if len(d.NumericText) == 0 && !d.PrintsText && len(a.clocks) == 0 {
 		d.Point = pointLookup(a, r, pins)
 		if d.Point != nil && a.lookup.shape != "" && !cached {
 			p.lookupShapes.add(a.lookup.shape, a)
@@ -624,7 +631,12 @@ func analyze(sql string) (*analysis, *pg_query.ParseResult) {
 	case 0:
 		a.kind, a.reason = KindEmpty, ReasonEmpty
 	case 1:
+		a.clocks = standInClocks(tree.Stmts[0].Stmt)
 		classify(a, tree.Stmts[0].Stmt)
+		if len(a.clocks) > 0 {
+			// Not a point read: its values change with the clock.
+			a.lookup = nil
+		}
 		if a.lookup != nil {
 			a.lookup.bindLiterals(sql)
 		}

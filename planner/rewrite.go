@@ -268,6 +268,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		if tree, err = pg_query.Parse(a.sql); err != nil {
 			return "", fmt.Errorf("rewrite: parse: %w", err)
 		}
+		if len(tree.Stmts) == 1 && len(standInClocks(tree.Stmts[0].Stmt)) != len(a.clocks) {
+			return "", errRewrite
+		}
 	}
 	if len(tree.Stmts) != 1 {
 		return "", errRewrite
@@ -480,6 +483,9 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	}
 	if err := orderCollations(tree.Stmts[0].Stmt, a, r, r.defaultColl, q.unquoteFunc()); err != nil {
 		return "", err
+	}
+	if len(a.clocks) > 0 {
+		clockParams(tree.Stmts[0].Stmt, a.paramCount)
 	}
 	out, err := pg_query.Deparse(tree)
 	if err != nil {

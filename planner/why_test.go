@@ -17,7 +17,7 @@ func TestPlan_DetailSaysWhichRule(t *testing.T) {
 	for _, tc := range []struct{ sql, reason, detail string }{
 		{"SELECT upper(status) FROM orders", ReasonUnsupported, "upper, lower or ILIKE of status"},
 		{"SELECT w::text FROM (SELECT weight * 2 AS w FROM orders) s", ReasonUnsupported, "cast to text of w"},
-		{"SELECT now(), amount FROM orders", ReasonFunction, "function now"},
+		{"SELECT clock_timestamp(), amount FROM orders", ReasonFunction, "function clock_timestamp"},
 		{"SELECT status FROM orders WHERE status ILIKE 'x%'", ReasonUnsupported, "ILIKE"},
 		{"SELECT * FROM ONLY orders", ReasonUnsupported, "FROM ONLY orders"},
 		{"SELECT secret FROM events", ReasonColumnNotAccelerated, "column secret of dataset events is not accelerated: type tsvector"},

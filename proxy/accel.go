@@ -72,6 +72,10 @@ type Accel struct {
 	// Verify, when set, runs a sample of accelerated answers again at the
 	// origin and compares them (runtime.verify; verify.go).
 	Verify *Verifier
+	// Clock, when set, is the offset of the origin's clock from this
+	// process's, which the relative-time values of accelerated statements
+	// (now(), CURRENT_DATE) follow (clock.go).
+	Clock interface{ Offset() time.Duration }
 }
 
 // stmtInfo is what the session knows of a prepared statement.

@@ -141,8 +141,14 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	if ss.info.statementTimeout > 0 {
 		deadline = start.Add(ss.info.statementTimeout)
 	}
+	args, ok := ss.withClocks(&d, s)
+	if !ok {
+		d.Route, d.Reason, d.Detail = planner.RouteOrigin, "session_setting", "the relative-time values (now(), CURRENT_DATE) cannot be given for the session"
+		ss.countOrigin(d)
+		return false
+	}
 	defer ss.endRun()
-	r, err := ss.startLocal(d, deadline, describe, nil, nil, s, pre)
+	r, err := ss.startLocal(d, deadline, describe, nil, args, s, pre)
 	if errors.Is(err, errOriginDescribe) {
 		ss.countOrigin(d)
 		return false
@@ -720,6 +726,18 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 		}
 		args[i] = arg
 		placeholders[i] = strings.Replace(ph, "?", "$"+strconv.Itoa(i+1), 1)
+	}
+	if len(d.Clocks) > 0 {
+		var err error
+		if len(p.params) != d.ParamCount {
+			err = errors.New("the Bind has parameters the statement does not use")
+		} else {
+			args, placeholders, err = ss.bindClocks(d, args, placeholders, s)
+		}
+		if err != nil {
+			ss.countOrigin(planner.Decision{Datasets: d.Datasets, Reason: "session_setting", Detail: "relative time (now(), CURRENT_DATE): " + err.Error(), Kind: d.Kind})
+			return nil, false
+		}
 	}
 	if len(args) > 0 {
 		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {

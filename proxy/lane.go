@@ -325,7 +325,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		case 'E':
 			ss.answerCheck, ss.pendingDiscard = false, false
 			ss.countOriginStmt(op.st)
-			ss.arrived, ss.timeRoute = now, routeOrigin
+			ss.noteArrival(now)
 			items[i] = pendingItem{kind: pkExecute, started: now, route: routeOrigin}
 		case 'S':
 			items[i] = pendingItem{kind: pkSync, wrote: ss.segmentWrote}

@@ -137,7 +137,7 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	switch msg.(type) {
 	case *pgproto3.Query, *pgproto3.Execute:
 		// Timed to their completion when they go to the origin (forward).
-		ss.arrived, ss.timeRoute = time.Now(), routeOrigin
+		ss.noteArrival(time.Now())
 	}
 	dirty, changedInTx := ss.infoDirty, ss.changedInTx
 	handled, capture := ss.accelerate(msg)

@@ -283,7 +283,9 @@ const (
 // d), nor a statement whose empty answer goes to the origin
 // (on_zero_results: use_source).
 func cacheable(d planner.Decision) bool {
-	return !internal(&d) && d.Kind != planner.KindExplain && d.FallbackSQL == "" && len(d.Datasets) > 0
+	// A statement reading the clock (now(), CURRENT_DATE) answers for
+	// its time only.
+	return !internal(&d) && d.Kind != planner.KindExplain && d.FallbackSQL == "" && len(d.Datasets) > 0 && len(d.Clocks) == 0
 }
 
 // fromCache sends the answer rc keeps under key for d, if any, as the

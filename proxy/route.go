@@ -243,6 +243,9 @@ type quickEntry struct {
 func (ss *session) explainLocal(d planner.Decision, analyze bool) (planner.Decision, bool) {
 	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
 	defer cancel()
+	if s := ss.settings(); s == nil || !ss.clockLiterals(&d, s.TimeZone) {
+		return d, false
+	}
 	ss.runLocal(cancel, ss.localDeadline())
 	lines, err := ss.accel.Engine.Explain(ctx, ss.state.Param("TimeZone"), d.SQL, analyze)
 	ss.endRun()

@@ -224,6 +224,10 @@ type session struct {
 	// (origin; fallback when the acceleration handed it over).
 	arrived   time.Time
 	timeRoute string
+	// txStart is when the statement that began the session's current
+	// transaction arrived: now() of the accelerated statements in it
+	// (clock.go).
+	txStart time.Time
 	// lastRoute is how the last statement was routed, for SHOW
 	// pgaccel.last_route (route.go).
 	lastRoute routeNote

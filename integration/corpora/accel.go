@@ -316,8 +316,10 @@ var Accel = []Query{
 	{Name: "merged scales filtered outside", SQL: "SELECT id, v FROM (SELECT id, coalesce(CASE WHEN qty > 5 THEN amount END, 0) AS v FROM acc_orders) t WHERE v > 0 ORDER BY id LIMIT 20", Route: Accelerated},
 	{Name: "dbt chain passed through", SQL: "WITH source AS (SELECT * FROM acc_orders), renamed AS (SELECT id AS order_id, coalesce(amount, 0) AS amount, round(amount * 1.5, 1) AS boosted FROM source) SELECT * FROM renamed ORDER BY order_id LIMIT 30", Route: Accelerated},
 
+	{Name: "now() and current_date", SQL: "SELECT count(*), count(*) FILTER (WHERE created_at::date < current_date - 1) FROM acc_orders WHERE created_at < now()", Route: Accelerated},
+
 	// Left to the origin on purpose.
-	{Name: "now is session dependent", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < now()", Route: Origin},
+	{Name: "clock_timestamp changes while it runs", SQL: "SELECT count(*) FROM acc_orders WHERE created_at < clock_timestamp()", Route: Origin},
 	{Name: "catalog", SQL: "SELECT count(*) FROM pg_class WHERE relname = 'acc_orders'", Route: Origin},
 	{Name: "not accelerated", SQL: "SELECT * FROM acc_plain", Route: Origin},
 	{Name: "regclass", SQL: "SELECT 'acc_orders'::regclass::oid > 0", Route: Origin},
