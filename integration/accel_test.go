@@ -273,3 +273,34 @@ func checkDerivedDescriptions(t *testing.T, a *app.App) {
 	}
 	t.Logf("descriptions the planner worked out, checked against the origin's: %v", got)
 }
+
+// TestAccel_DifferentialCorpusLinguistic: the corpus in an en_US.UTF-8
+// database (issue 45: the databases people run), every statement answered
+// as the origin answers it and routed as in the C database: text ordered
+// under en_US is keyed (collorder.go), not sent to the origin.
+func TestAccel_DifferentialCorpusLinguistic(t *testing.T) {
+	requireLocales(t, "en_US.UTF-8")
+	const db = "pgaccel_accel_enus"
+	dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", accelSchema)
+	a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", accelDatasets, true)
+	proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
+	direct := dsn(appUser, appPass)
+	for _, q := range corpus {
+		t.Run(q.Name, func(t *testing.T) {
+			before := routeCounts(t, a)
+			differentialDSN(t, direct, proxied, corpusSession(q))
+			after := routeCounts(t, a)
+			delta := func(r string) float64 { return after[r] - before[r] }
+			switch q.Route {
+			case acc:
+				if delta(acc) != 4 || delta(fbk) != 0 {
+					t.Errorf("route: want 4 accelerated executions, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))
+				}
+			case org:
+				if delta(acc) != 0 || delta(fbk) != 0 {
+					t.Errorf("route: want origin, got accelerated=%v fallback=%v origin=%v", delta(acc), delta(fbk), delta(org))
+				}
+			}
+		})
+	}
+}
