@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/integration/pgtest"
@@ -373,6 +374,44 @@ func TestCaching_JoinWithAcceleratedDatasetSaysSo(t *testing.T) {
 		r := lastRoute(t, pcx, true)
 		if !strings.HasPrefix(r, want) || !strings.Contains(r, "joins caching dataset cache_join_c with accelerated cache_join_a") {
 			t.Errorf("last route %q, want %s and why the acceleration is not read", r, want)
+		}
+	}
+	// EXPLAIN says so too, in a notice above the origin's plan.
+	var notices []string
+	cfg, err := pgx.ParseConfig(appDSN(a, appUser, appPass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Message) }
+	ec, err := pgx.ConnectConfig(ctxT(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close(context.Background())
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		notices = nil
+		rows, err := ec.Query(ctxT(t), "EXPLAIN "+sql, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		if rows.Err() != nil || n == 0 || len(notices) != 1 || !strings.Contains(notices[0], "joins caching dataset cache_join_c with accelerated cache_join_a") {
+			t.Errorf("%v: EXPLAIN: %d plan lines (%v), notices %q; want the origin's plan and why it is the origin's", mode, n, rows.Err(), notices)
+		}
+	}
+	// A read of a caching dataset that reads the clock goes to the origin,
+	// not kept: a kept answer would be of another time.
+	const clocked = "SELECT count(*) FROM cache_join_c WHERE id < extract(day FROM now()) + 100"
+	for range 2 {
+		if _, err := pcx.PgConn().Exec(ctxT(t), clocked).ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		if r := lastRoute(t, pcx, true); !strings.HasPrefix(r, "origin: caching_volatile") {
+			t.Errorf("%s: last route %q, want the origin, uncached", clocked, r)
 		}
 	}
 }

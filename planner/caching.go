@@ -30,7 +30,7 @@ type VolatilityChecker interface {
 // from the acceleration may only be DuckDB's (syntax or exactness it
 // lacks), since the origin answers it. Sampling never is.
 func readThrough(a *analysis) bool {
-	if a.kind != KindSelect || a.writes || a.nondeterministic || len(a.rels) == 0 || len(a.clocks) > 0 {
+	if a.kind != KindSelect || a.writes || a.nondeterministic || len(a.rels) == 0 {
 		return false
 	}
 	return a.reason == "" || a.reason == ReasonUnsupported
@@ -53,6 +53,12 @@ func (p *Planner) cachingDecision(ctx context.Context, a *analysis, s *Session, 
 		return d, true
 	}
 	if d, refused := p.refusedSelect(ctx, s, r.tables, d); refused {
+		return d, true
+	}
+	if len(a.clocks) > 0 {
+		// The acceleration answers now() as of each statement; a kept
+		// answer would be of the time it was kept.
+		d.Reason, d.Detail = ReasonCachingVolatile, "the read uses now(), CURRENT_DATE or their kin: a kept answer would be of another time"
 		return d, true
 	}
 	if len(a.funcs) > 0 {

@@ -1027,7 +1027,11 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 		// settings apply, and EXPLAIN is its own.
 		switch {
 		case explain:
-			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "explain", "the read is of a refresh_mode: caching dataset, which the origin answers", false
+			detail := "the read is of a refresh_mode: caching dataset, which the origin answers"
+			if d.Detail != "" {
+				detail = d.Detail // a join with accelerated datasets says so
+			}
+			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "explain", detail, false
 		case ss.state.TxStatus() != 'I':
 			d.Route, d.Reason, d.Detail, ok = planner.RouteOrigin, "caching_transaction", "inside a transaction block, reads of refresh_mode: caching datasets go to the origin (its snapshot decides)", false
 		case ss.cachingCache() == nil:
@@ -1059,7 +1063,14 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 			// EXPLAIN's; why it went there is the read's.
 			e := ss.planFresh(ctx, sql, false)
 			e.Route, e.Reason, e.Detail = planner.RouteOrigin, d.Reason, d.Detail
+			reads := len(d.Datasets) > 0
 			d = e
+			ss.countOrigin(d)
+			ss.noteOrigin(sql, d)
+			if reads {
+				ss.explainNotice()
+			}
+			return d, nil, false
 		}
 		ss.countOrigin(d)
 		ss.noteOrigin(sql, d)

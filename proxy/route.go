@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgproto3"
+
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -82,6 +84,21 @@ func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) 
 	if !internal(d) {
 		ss.lastRoute = routeNote{route: route, reason: reason, detail: detail}
 	}
+}
+
+// explainNotice tells the client, ahead of the origin's plan, that an
+// EXPLAIN of a read of datasets went to the origin and why (the route
+// SHOW pgaccel.last_route shows): a NOTICE, which psql prints above the
+// plan and drivers pass to their notice handlers, so the plan itself
+// (whatever its FORMAT) stays the origin's.
+func (ss *session) explainNotice() {
+	n := &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
+		Message: "pgaccel: the origin explains this read: " + ss.lastRoute.String()}
+	buf, err := n.Encode(nil)
+	if err != nil {
+		return
+	}
+	_ = ss.writeOrdered(buf) // a failed write ends the session at the next read
 }
 
 // internal reports whether d is the proxy's answer about itself (SHOW
