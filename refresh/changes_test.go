@@ -268,8 +268,15 @@ func TestChanges_SchemaReplicaIdentityAndRetention(t *testing.T) {
 	if st, _ := h.run.Replication("cdc_s"); st.Rebuilds != 1 {
 		t.Errorf("an added column rebuilt the dataset: %+v", st)
 	}
-	if cols := h.state(t, "cdc_s").Columns; len(cols) != 3 || cols[2].Name != "note" || !cols[2].Accelerated {
-		t.Errorf("columns after the added one: %+v", cols)
+	// The registry learns the columns just after the commit that makes
+	// the rows visible (flush): wait for it.
+	colsDeadline := time.Now().Add(10 * time.Second)
+	for cols := h.state(t, "cdc_s").Columns; len(cols) != 3 || cols[2].Name != "note" || !cols[2].Accelerated; cols = h.state(t, "cdc_s").Columns {
+		if time.Now().After(colsDeadline) {
+			t.Errorf("columns after the added one: %+v", cols)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	// A retyped column: a rebuild.
 	originExec(t, `ALTER TABLE cdc_s ALTER COLUMN v TYPE varchar(10); INSERT INTO cdc_s VALUES (4, 'd', NULL)`)
