@@ -740,12 +740,7 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 		}
 	}
 	if len(args) > 0 {
-		sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
-			if n < 1 || n > len(placeholders) {
-				return "", false
-			}
-			return placeholders[n-1], true
-		})
+		sql, ok := placeParams(d.SQL, placeholders)
 		if !ok {
 			return nil, false
 		}

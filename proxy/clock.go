@@ -132,12 +132,7 @@ func (ss *session) withClocks(d *planner.Decision, s *encode.Settings) ([]any, b
 	if err != nil {
 		return nil, false
 	}
-	sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
-		if n < 1 || n > len(placeholders) {
-			return "", false
-		}
-		return placeholders[n-1], true
-	})
+	sql, ok := placeParams(d.SQL, placeholders)
 	if !ok {
 		return nil, false
 	}

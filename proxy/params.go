@@ -63,3 +63,14 @@ func substituteParams(sql string, repl func(n int) (string, bool)) (string, bool
 func isIdentChar(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
+
+// placeParams replaces each $n of sql with placeholders[n-1]; false when a
+// number has none.
+func placeParams(sql string, placeholders []string) (string, bool) {
+	return substituteParams(sql, func(n int) (string, bool) {
+		if n < 1 || n > len(placeholders) {
+			return "", false
+		}
+		return placeholders[n-1], true
+	})
+}
