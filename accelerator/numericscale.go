@@ -38,6 +38,7 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		})},
 		NumericScaleFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
 		NumericDivFunction:        {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
+		NumericFloorDivFunction:   {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericFloorDivRow},
 		NumericRoundFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
 		NumericSortKeyFunction:    {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
 		NumericInFunction:         {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
@@ -212,6 +213,51 @@ func NumericDiv(a, b string) (string, error) {
 		s = "-" + s
 	}
 	return s, nil
+}
+
+// NumericFloorDivFunction is a DuckDB scalar function that computes
+// Postgres's floor(a / b) of two decimals: numeric_div as
+// NumericDivFunction computes it (select_div_scale, rounded half away
+// from zero), then floor, printed as an integer.
+//
+//	pgaccel_numeric_floor_div(a VARCHAR, b VARCHAR) -> VARCHAR
+const NumericFloorDivFunction = "pgaccel_numeric_floor_div"
+
+func numericFloorDivRow(values []driver.Value) (any, error) {
+	a, ok1 := values[0].(string)
+	b, ok2 := values[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil // NULL
+	}
+	q, err := NumericDiv(a, b)
+	if err != nil {
+		return nil, err
+	}
+	return NumericFloor(q), nil
+}
+
+// NumericFloor is floor of decimal text a (as NumericDiv prints it),
+// printed as an integer.
+func NumericFloor(a string) string {
+	neg := strings.HasPrefix(a, "-")
+	intPart, frac, _ := strings.Cut(strings.TrimPrefix(a, "-"), ".")
+	intPart = strings.TrimLeft(intPart, "0")
+	if intPart == "" {
+		intPart = "0"
+	}
+	fractional := strings.Trim(frac, "0") != ""
+	if !neg {
+		return intPart
+	}
+	if fractional {
+		// -2.5 floors to -3.
+		u, _ := new(big.Int).SetString(intPart, 10)
+		intPart = u.Add(u, big.NewInt(1)).String()
+	}
+	if intPart == "0" {
+		return "0"
+	}
+	return "-" + intPart
 }
 
 // NumericRoundFunction is a DuckDB scalar function that rounds the exact

@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,4 +96,84 @@ func TestNumericDivAndScale_MatchPostgres(t *testing.T) {
 	if _, err := accelerator.NumericScale("1.25", 1); err == nil {
 		t.Error("NumericScale dropped a non-zero digit")
 	}
+}
+
+// TestNumericFloorDiv_MatchesPostgres: floor(a / N) as the acceleration
+// computes it (pgaccel_numeric_floor_div: floordiv.go) against Postgres's,
+// for random decimals and for values just below and above multiples of N
+// (where the quotient's rounding may reach the next integer), N from 1 to
+// a billion.
+func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var as, ns []string
+	for len(as) < 4000 {
+		n := []int64{1, 7, 60, 300, 3600, 86400, 604800, 2592000, 31536000, 1_000_000_000}[rng.IntN(10)]
+		if rng.IntN(3) == 0 {
+			n = 1 + rng.Int64N(1_000_000_000)
+		}
+		scale := rng.IntN(9)
+		k := rng.Int64N(3_000_000_000/n+2) - rng.Int64N(1_000_000_000/n+2)
+		// k*n, then a unit of the last decimal below or above it, or a
+		// random fraction.
+		unit := "0." + strings.Repeat("0", max(scale-1, 0)) + "1"
+		base := strconv.FormatInt(k*n, 10)
+		var a string
+		switch rng.IntN(3) {
+		case 0:
+			a = subDecimal(base, unit, scale)
+		case 1:
+			a = addDecimal(base, unit, scale)
+		default:
+			a = base
+			if scale > 0 {
+				a += "." + strconv.FormatInt(rng.Int64N(pow10i(scale)), 10)
+			}
+		}
+		as, ns = append(as, a), append(ns, strconv.FormatInt(n, 10))
+	}
+	c := connect(t, origin.SuperDSN())
+	rows, err := c.Query(ctxT(t), `SELECT floor(a::numeric / n::numeric)::text FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(a, n, i) ORDER BY i`, as, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	i, bad := 0, 0
+	for rows.Next() {
+		var want string
+		if err := rows.Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		q, err := accelerator.NumericDiv(as[i], ns[i])
+		if got := accelerator.NumericFloor(q); err != nil || got != want {
+			bad++
+			if bad <= 10 {
+				t.Errorf("floor(%s / %s) = %q (%v), Postgres %q", as[i], ns[i], got, err, want)
+			}
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil || i != len(as) {
+		t.Fatalf("%d rows: %v", i, err)
+	}
+}
+
+func pow10i(k int) int64 {
+	p := int64(1)
+	for range k {
+		p *= 10
+	}
+	return p
+}
+
+// addDecimal and subDecimal are base ± unit with scale decimals, exactly.
+func addDecimal(base, unit string, scale int) string { return decimalSum(base, unit, scale, 1) }
+func subDecimal(base, unit string, scale int) string { return decimalSum(base, unit, scale, -1) }
+
+func decimalSum(base, unit string, scale, sign int) string {
+	b, _ := new(big.Rat).SetString(base)
+	u, _ := new(big.Rat).SetString(unit)
+	if sign < 0 {
+		u.Neg(u)
+	}
+	return b.Add(b, u).FloatString(scale)
 }

@@ -44,6 +44,12 @@ var relTimeQueries = []routeCase{
 	{"SELECT id FROM rel_events WHERE at > transaction_timestamp() - interval '5 hours' AND at <= pg_catalog.now() ORDER BY id DESC LIMIT 3", acc},
 	{"SELECT CAST(at AS date) AS d, count(*) FROM rel_events WHERE at >= CAST(CAST(now() AS timestamp) + INTERVAL '-30 day' AS date) AND at < CAST(CAST(now() AS timestamp) AS date) GROUP BY 1 ORDER BY 1", acc},
 	{"SELECT count(*) FROM rel_events WHERE at::date > now()::date - 14", acc},
+	// Grafana's $__timeGroupAlias(at, '1h') and $__timeGroup(at, '1d'), and buckets of amounts: floor of an
+	// exact division (floordiv.go).
+	{`SELECT floor(extract(epoch from at)/3600)*3600 AS "time", count(*) FROM rel_events WHERE at BETWEEN now() - interval '12 hours' AND now() GROUP BY 1 ORDER BY 1`, acc},
+	{`SELECT floor(extract(epoch from local_at)/86400)*86400 AS "time", sum(amount) FROM rel_events WHERE at > now() - interval '10 days' GROUP BY 1 ORDER BY 1`, acc},
+	{"SELECT floor(amount / 10) * 10 AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
+	{"SELECT floor(-amount / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", org},
 	// What changes while the statement runs stays at the origin.
 	{"SELECT count(*) FROM rel_events WHERE at > clock_timestamp() - interval '7 days'", org},
 }

@@ -81,6 +81,7 @@ type analyzer struct {
 	bare       []string                    // one-part column references
 	fromSRF    map[*pg_query.FuncCall]bool // function calls that are FROM items
 	exempt     map[proto.Message]bool      // merges inside scale-tracked outputs
+	floored    map[*pg_query.A_Expr]bool   // divisions x / N under floor() (floordiv.go)
 	predAvg    map[*pg_query.FuncCall]bool // plain avg calls inside predicates
 	predRound  map[*pg_query.FuncCall]bool // round(x, k) and trunc(x, k) inside predicates
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
@@ -231,6 +232,12 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		if n.Over != nil || orderSensitiveAggs[funcName(n)] {
 			z.tieDependent = true
 		}
+		if e, _ := flooredDivision(n); e != nil {
+			if z.floored == nil {
+				z.floored = map[*pg_query.A_Expr]bool{}
+			}
+			z.floored[e] = true
+		}
 		if funcName(n) == "avg" && !(len(n.Args) == 1 && floatArg(n)) {
 			z.avgCalls++
 			if z.predAvg[n] {
@@ -311,7 +318,7 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		if isDivision(n) {
 			// Copies: the rewrite changes the analysed tree in place.
 			z.a.divisions = append(z.a.divisions, division{
-				l: proto.Clone(n.Lexpr).(*pg_query.Node), r: proto.Clone(n.Rexpr).(*pg_query.Node), tracked: z.exempt[n]})
+				l: proto.Clone(n.Lexpr).(*pg_query.Node), r: proto.Clone(n.Rexpr).(*pg_query.Node), tracked: z.exempt[n], floored: z.floored[n]})
 		}
 		if isSubtraction(n) {
 			z.a.subtractions = append(z.a.subtractions, [2]*pg_query.Node{copyNode(n.Lexpr), copyNode(n.Rexpr)})

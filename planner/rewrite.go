@@ -164,6 +164,8 @@ type collector struct {
 	aliases   []*pg_query.Alias
 	joins     []*pg_query.JoinExpr
 	divisions []*pg_query.A_Expr
+	// divisionNodes hold divisions (nil: held directly), for floordiv.go.
+	divisionNodes []*pg_query.Node
 	selects   []*pg_query.SelectStmt
 	casts     []*pg_query.TypeCast
 	concats   []*pg_query.A_Expr
@@ -206,6 +208,7 @@ func (c *collector) enter(m proto.Message, w *walker) {
 	case *pg_query.A_Expr:
 		if isDivision(n) {
 			c.divisions = append(c.divisions, n)
+			c.divisionNodes = append(c.divisionNodes, w.node())
 		}
 		if isSubtraction(n) && w.node() != nil {
 			c.subtracts = append(c.subtracts, likeSite{w.node(), n})
@@ -345,7 +348,16 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 			rewriteTstzSubtraction(site.node, site.expr, a, r)
 		}
 	}
-	for _, e := range c.divisions {
+	if len(c.divisions) != len(a.divisions) {
+		return "", errRewrite
+	}
+	for i, e := range c.divisions {
+		if a.divisions[i].floored && a.floorDividend(r, a.divisions[i].l) {
+			if err := rewriteFloorDivision(c.divisionNodes[i], e); err != nil {
+				return "", err
+			}
+			continue
+		}
 		guardDivisor(e)
 	}
 	for _, ix := range c.indices {
