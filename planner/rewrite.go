@@ -166,17 +166,17 @@ type collector struct {
 	divisions []*pg_query.A_Expr
 	// divisionNodes hold divisions (nil: held directly), for floordiv.go.
 	divisionNodes []*pg_query.Node
-	selects   []*pg_query.SelectStmt
-	casts     []*pg_query.TypeCast
-	concats   []*pg_query.A_Expr
-	jsonOps   []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
-	anys      []likeSite // x op ANY(array)
-	contains  []likeSite // @>, <@
-	indices   []*pg_query.A_Indices
-	castSites []likeCast // casts and their wrappers
-	intCalls  []likeCall // calls of int4 results DuckDB makes bigint
-	rowNulls  []likeNull // ROW(...) IS [NOT] NULL
-	subtracts []likeSite // binary - (tstz.go)
+	selects       []*pg_query.SelectStmt
+	casts         []*pg_query.TypeCast
+	concats       []*pg_query.A_Expr
+	jsonOps       []likeSite // ->, ->>, #>, #>>, ? (jsonfuncs.go)
+	anys          []likeSite // x op ANY(array)
+	contains      []likeSite // @>, <@
+	indices       []*pg_query.A_Indices
+	castSites     []likeCast // casts and their wrappers
+	intCalls      []likeCall // calls of int4 results DuckDB makes bigint
+	rowNulls      []likeNull // ROW(...) IS [NOT] NULL
+	subtracts     []likeSite // binary - (tstz.go)
 }
 
 // likeNull is a NULL test and the Node that holds it.
