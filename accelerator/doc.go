@@ -70,11 +70,13 @@
 //	                                             after 294246 AD: the column is left out (*)
 //	interval                   INTERVAL          months, days, µs kept apart
 //	uuid                       UUID
-//	T[] of any type above      T[] (LIST)        one dimension, lower bound 1; other arrays,
+//	inet, cidr                 VARCHAR           inet_out's text (inet.go); compared for
+//	                                             equality only (planner/inetrules.go)
+//	T[] of any type above but inet/cidr  T[] (LIST)        one dimension, lower bound 1; other arrays,
 //	                                             and elements the element type cannot
 //	                                             hold: the column is left out (*)
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
-//	                                             inet, arrays of enums, composites, ...)
+//	                                             macaddr, arrays of enums, inet[], composites, ...)
 //
 // Domains are loaded as their base type. Not accelerated columns are left
 // out of the table and reported with catalog.ColumnInfo.Accelerated=false

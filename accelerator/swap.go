@@ -445,8 +445,8 @@ func leftOutWhy(c ColumnSpec) string {
 		return "type " + c.TypeName + ": arrays of this element type are not held by the acceleration"
 	}
 	switch c.TypeOID {
-	case 869, 650, 829, 774: // inet, cidr, macaddr, macaddr8
-		return "type " + c.TypeName + " is not held: DuckDB's inet type lives in an extension pgaccel does not load, and its text and ordering differ from Postgres's"
+	case 829, 774: // macaddr, macaddr8
+		return "type " + c.TypeName + " is not held by the acceleration (inet and cidr are, as their text)"
 	case 1266:
 		return "type " + c.TypeName + " (time with time zone) is not held by the acceleration"
 	case 790:

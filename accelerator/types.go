@@ -119,6 +119,7 @@ const (
 	kindTimestamptz
 	kindInterval
 	kindUUID
+	kindInet // inet and cidr: their text (inet.go)
 )
 
 // colType is the resolved storage of one column: its kind, the DuckDB type
@@ -159,6 +160,7 @@ type colType struct {
 //	timestamp / timestamptz       TIMESTAMP / TIMESTAMPTZ  µs, ±infinity kept
 //	interval                      INTERVAL         months, days, µs kept apart
 //	uuid                          UUID
+//	inet / cidr                   VARCHAR          inet_out's text (inet.go)
 //	enum                          VARCHAR          the label; ordered by EnumLabels
 //	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
 //	the above                                      lower bounds other than 1
@@ -176,7 +178,7 @@ func DuckDBType(c ColumnSpec) (duckType string, ok bool) {
 func resolveType(c ColumnSpec) (colType, bool) {
 	if c.ElemOID != 0 {
 		elem, ok := scalarType(c.ElemOID, c.TypeMod)
-		if !ok {
+		if !ok || elem.kind == kindInet {
 			return colType{}, false
 		}
 		return colType{kind: kindNone, duck: elem.duck + "[]", elem: &elem, elemOID: c.ElemOID}, true
@@ -242,6 +244,8 @@ func scalarType(oid uint32, typmod int32) (colType, bool) {
 		return simple(kindInterval, "INTERVAL")
 	case oidUUID:
 		return simple(kindUUID, "UUID")
+	case oidInet, oidCidr:
+		return simple(kindInet, "VARCHAR")
 	}
 	return colType{}, false
 }
@@ -293,7 +297,7 @@ func stageType(t colType) (duckdb.TypeInfo, error) {
 		return duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
 	case kindNumeric:
 		return duckdb.NewDecimalInfo(t.precision, t.scale)
-	case kindText, kindBpchar, kindJSONB:
+	case kindText, kindBpchar, kindJSONB, kindInet:
 		return duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	case kindBytea:
 		return duckdb.NewTypeInfo(duckdb.TYPE_BLOB)

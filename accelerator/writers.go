@@ -136,6 +136,8 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 			}
 			return duckdb.SetChunkValue(ch, col, row, b)
 		}, nil
+	case kindInet:
+		return scalar(InetText), nil
 	}
 	return nil, fmt.Errorf("no decoder for %s", t.duck)
 }

@@ -29,10 +29,13 @@ const (
 	tBpchar
 	tVarchar
 	tFloat4
+	tInet // inet, held as its printed text (inetrules.go)
+	tCidr // cidr, likewise
 	tOther
 
 	tJSONAny = tJSONB | tJSON
-	tTracked = tJSONB | tJSON | tBpchar | tVarchar | tFloat4
+	tInetAny = tInet | tCidr
+	tTracked = tJSONB | tJSON | tBpchar | tVarchar | tFloat4 | tInet | tCidr
 )
 
 // columnTypes is the set of a dataset column's type (an array's: its
@@ -49,6 +52,10 @@ func columnTypes(c catalog.ColumnInfo) typeSet {
 		return tVarchar
 	case oidFloat4, 1021:
 		return tFloat4
+	case oidInet:
+		return tInet
+	case oidCidr:
+		return tCidr
 	}
 	return tOther
 }
@@ -73,6 +80,10 @@ func castTypeSet(t *pg_query.TypeName) typeSet {
 		return tVarchar
 	case "float4", "real":
 		return tFloat4
+	case "inet":
+		return tInet
+	case "cidr":
+		return tCidr
 	}
 	return tOther
 }

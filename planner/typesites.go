@@ -31,6 +31,8 @@ type typeSites struct {
 	printed  []*pg_query.Node            // arguments printed with their type's output function
 	jsonGets [][2]*pg_query.Node         // document and key of -> and ->>
 	contains [][2]*pg_query.Node         // container and contained of @> and <@
+	args     []*pg_query.Node            // arguments of function calls but count's (inetrules.go)
+	merged   []*pg_query.Node            // values CASE, COALESCE, NULLIF and set operations merge
 	// rowCmp describes a row comparison the rewrite does not spell out.
 	rowCmp string
 	// slices: an array slice or trim_array, whose result keeps its
@@ -73,6 +75,20 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 		}
 	case *pg_query.SelectStmt:
 		ts.noteSelect(n, w)
+		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			for _, arm := range []*pg_query.SelectStmt{n.Larg, n.Rarg} {
+				for _, t := range arm.GetTargetList() {
+					if v := t.GetResTarget().GetVal(); v != nil {
+						ts.merged = append(ts.merged, copyNode(v))
+					}
+				}
+				for _, row := range arm.GetValuesLists() {
+					for _, v := range row.GetList().GetItems() {
+						ts.merged = append(ts.merged, copyNode(v))
+					}
+				}
+			}
+		}
 	case *pg_query.SortBy:
 		if ts.named[n] {
 			delete(ts.named, n)
@@ -93,6 +109,14 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 	case *pg_query.MinMaxExpr:
 		ts.noteOrdered(n.Args...)
 	case *pg_query.CaseExpr:
+		for _, arm := range n.Args {
+			if cw := arm.GetCaseWhen(); cw != nil && cw.Result != nil {
+				ts.merged = append(ts.merged, copyNode(cw.Result))
+			}
+		}
+		if n.Defresult != nil {
+			ts.merged = append(ts.merged, copyNode(n.Defresult))
+		}
 		if n.Arg != nil {
 			for _, arm := range n.Args {
 				if cw := arm.GetCaseWhen(); cw != nil {
@@ -124,6 +148,15 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 		}
 		if n.AggDistinct {
 			ts.noteEqual(n.Args...)
+		}
+		if name != "count" {
+			for _, arg := range n.Args {
+				ts.args = append(ts.args, copyNode(arg))
+			}
+		}
+	case *pg_query.CoalesceExpr:
+		for _, arg := range n.Args {
+			ts.merged = append(ts.merged, copyNode(arg))
 		}
 	case *pg_query.A_Expr:
 		ts.noteExpr(n)
@@ -360,6 +393,9 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 		ts.notePair(e.Lexpr, e.Rexpr, true, orderingOps[op])
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		ts.notePair(e.Lexpr, e.Rexpr, false, false)
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF && e.Lexpr != nil {
+			ts.merged = append(ts.merged, copyNode(e.Lexpr))
+		}
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		if l := e.Rexpr.GetList(); l != nil {
 			for _, item := range l.Items {
@@ -404,6 +440,11 @@ func (a *analysis) typeHazard(r resolution) (reason, detail string) {
 	}
 	if present&tFloat4 != 0 {
 		if why := t.realHazard(); why != "" {
+			return ReasonUnsupported, why
+		}
+	}
+	if present&tInetAny != 0 {
+		if why := t.inetHazard(); why != "" {
 			return ReasonUnsupported, why
 		}
 	}

@@ -27,6 +27,7 @@ type column struct {
 	elemOID uint32 // array columns: the element type OID; else 0
 	scale   int    // numeric: decimals to print (from the typmod), -1 = the value's own
 	charLen int    // bpchar: length n from the typmod, -1 = none
+	cidr    bool   // inet's binary form says cidr
 	f       *format
 }
 
@@ -125,6 +126,8 @@ func (e *Encoder) appendScalar(dst []byte, c *column, v any) ([]byte, error) {
 		return appendTimestamp(dst, c, v)
 	case kindInterval:
 		return appendInterval(dst, c, v)
+	case kindInet:
+		return appendInet(dst, c, v)
 	}
 	return nil, fmt.Errorf("%w: no encoder for kind %d", ErrUnsupported, c.kind)
 }

@@ -19,6 +19,8 @@ const (
 	OIDTime        uint32 = 1083
 	OIDTimestamp   uint32 = 1114
 	OIDTimestamptz uint32 = 1184
+	OIDInet        uint32 = 869
+	OIDCidr        uint32 = 650
 	OIDInterval    uint32 = 1186
 	OIDNumeric     uint32 = 1700
 	OIDUUID        uint32 = 2950
@@ -47,6 +49,7 @@ const (
 	kindTimestamp
 	kindTimestamptz
 	kindInterval
+	kindInet // inet, cidr: held as inet_out's text (inet.go)
 )
 
 // typeInfo describes one supported Postgres type.
@@ -78,6 +81,8 @@ var types = map[uint32]typeInfo{
 	OIDNumeric:     {"numeric", kindNumeric, 0},
 	OIDUUID:        {"uuid", kindUUID, 0},
 	OIDJSONB:       {"jsonb", kindJSONB, 0},
+	OIDInet:        {"inet", kindInet, 0},
+	OIDCidr:        {"cidr", kindInet, 0},
 
 	1000: {"boolean[]", kindBool, OIDBool},
 	1001: {"bytea[]", kindBytea, OIDBytea},

@@ -172,7 +172,7 @@ func compatible(k kind, d duckType) error {
 		if d.kind == duckDouble || d.kind == duckFloat {
 			return fmt.Errorf("%w: a DuckDB floating-point value cannot be printed as the numeric Postgres would compute", ErrUnsupported)
 		}
-	case kindText, kindBpchar, kindJSONB:
+	case kindText, kindBpchar, kindJSONB, kindInet:
 		ok = d.kind == duckVarchar
 	case kindBytea:
 		ok = d.kind == duckBlob
@@ -231,6 +231,7 @@ func planColumn(c Column, duckName string, f *format) (column, error) {
 		elemOID: info.elem,
 		scale:   -1,
 		charLen: -1,
+		cidr:    c.TypeOID == OIDCidr,
 		f:       f,
 	}
 	switch info.kind {
