@@ -4,8 +4,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/accelerator"
 )
@@ -125,6 +128,35 @@ func TestAppTypes_InetIsAccelerated(t *testing.T) {
 		{"SELECT id FROM app_inet WHERE current_sign_in_ip << '10.0.0.0/8' ORDER BY id", org},
 		{"SELECT id, host(current_sign_in_ip), current_sign_in_ip::text FROM app_inet ORDER BY id", org},
 		{"SELECT max(last_sign_in_ip) FROM app_inet", org},
+	})
+	// Parameters: as an ORM binds them (text) and as pgx does (binary).
+	t.Run("parameters", func(t *testing.T) {
+		const sql = "SELECT id, email FROM app_inet WHERE current_sign_in_ip = $1 OR net = $2 ORDER BY id"
+		before := routeCounts(t, a)
+		differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), func(t *testing.T, c *pgx.Conn, tr *transcript) {
+			ctx := ctxT(t)
+			for _, args := range [][][]byte{{[]byte("10.0.0.1"), []byte("2001:db8::/32")}, {[]byte("::ffff:10.0.0.1"), []byte("10.0.0.0/8")},
+				{[]byte("192.168.1.5/24"), []byte("172.16.0.0/12")}, {[]byte("10.0.0.1/32"), []byte("::/0")}} {
+				extended(ctx, c, tr, sql, args, nil)
+			}
+			rows, err := c.Query(ctx, sql, netip.MustParseAddr("10.0.0.1"), netip.MustParsePrefix("10.0.0.0/8"))
+			if err != nil {
+				tr.err(err)
+				return
+			}
+			for rows.Next() {
+				var id int
+				var email string
+				if err := rows.Scan(&id, &email); err != nil {
+					tr.err(err)
+				}
+				tr.printf("pgx binary row %d %s", id, email)
+			}
+			rows.Close()
+		})
+		if got := routeCounts(t, a)[acc] - before[acc]; got != 5 {
+			t.Errorf("accelerated %v of 5 executions", got)
+		}
 	})
 }
 

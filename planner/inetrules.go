@@ -17,13 +17,14 @@ import (
 // acceleration answers a statement whose inet or cidr values are only
 // printed (SELECT *), tested for NULL, counted, grouped, made distinct, or
 // compared for equality (=, <>, IN, IS DISTINCT FROM, JOIN ... USING) with
-// a value of the same type or a literal written as Postgres prints it;
-// anything else (ordering, range comparison, min/max, functions and
+// a value of the same type, a literal written as Postgres prints it or a
+// parameter; anything else (ordering, range comparison, min/max, functions and
 // operators of them, casts, || and LIKE, merges in CASE, COALESCE, NULLIF
 // and set operations, comparisons of an inet with a cidr or with a literal
-// Postgres would print otherwise) goes to the origin. A parameter of type
-// inet or cidr is not decoded (proxy/encode), so such an Execute goes
-// there too.
+// Postgres would print otherwise) goes to the origin. A parameter compared
+// with an inet or cidr is decoded to its printed text
+// (proxy/encode/inet.go) when written plainly; an Execute with another
+// goes to the origin.
 
 // Postgres's OIDs of inet and cidr.
 const (
@@ -89,8 +90,16 @@ func (t *typer) inetComparable(l *pg_query.Node, ls typeSet, r *pg_query.Node, r
 		return true
 	}
 	lit := func(n *pg_query.Node, typ typeSet) bool {
+		if typ != tInet && typ != tCidr {
+			return false
+		}
+		if n.GetParamRef() != nil {
+			// Of the type Postgres infers from the other side; the proxy
+			// decodes it to its printed text (proxy/encode/inet.go).
+			return true
+		}
 		s, ok := stringConst(n)
-		return ok && (typ == tInet || typ == tCidr) && canonicalInet(s, typ == tCidr)
+		return ok && canonicalInet(s, typ == tCidr)
 	}
 	return lit(r, ls) || lit(l, rs)
 }

@@ -28,6 +28,7 @@ func TestPlan_InetIsComparedForEqualityOnly(t *testing.T) {
 		{sql: "SELECT id FROM vals WHERE net = '10.0.0.0/8'", route: RouteAccelerate},
 		{sql: "SELECT id FROM vals WHERE ip = ip2 OR ip IS DISTINCT FROM ip2", route: RouteAccelerate},
 		{sql: "SELECT v.id FROM vals v JOIN other o ON v.ip = o.ip", route: RouteAccelerate},
+		{sql: "SELECT id FROM vals WHERE ip = $1 OR net = $2", route: RouteAccelerate},
 		{sql: "SELECT count(*) FROM vals WHERE id > 3 AND length(txt) = 1", route: RouteAccelerate},
 		// To the origin.
 		{sql: "SELECT ip FROM vals ORDER BY ip", route: RouteOrigin},
@@ -40,6 +41,7 @@ func TestPlan_InetIsComparedForEqualityOnly(t *testing.T) {
 		{sql: "SELECT id FROM vals WHERE net = '10.0.0.1/8'", route: RouteOrigin},
 		{sql: "SELECT id FROM vals WHERE ip = net", route: RouteOrigin},
 		{sql: "SELECT id FROM vals WHERE ip = txt", route: RouteOrigin},
+		{sql: "SELECT id FROM vals WHERE ip < $1", route: RouteOrigin},
 		{sql: "SELECT ip::text FROM vals", route: RouteOrigin},
 		{sql: "SELECT host(ip) FROM vals", route: RouteOrigin},
 		{sql: "SELECT ip || 'x' FROM vals", route: RouteOrigin},

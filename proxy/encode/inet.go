@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/pgaccel/pgaccel/accelerator"
 )
 
 // appendInet appends an inet or cidr, which the acceleration holds as the
@@ -51,4 +53,70 @@ func inetSend(s string, cidr bool) ([]byte, error) {
 	}
 	raw := addr.As16()
 	return append(out, raw[16-size:]...), nil
+}
+
+// inetParamText is the printed form (accelerator.InetText) of an inet or
+// cidr parameter sent as text, which the acceleration compares with the
+// printed values it holds. Only the plain forms are decoded: an address
+// (IPv4 dotted, IPv6 as net/netip reads it, no zone) with an optional
+// /bits; a cidr needs its /bits and no bits set past them (Postgres's
+// cidr_in supplies a classful mask, or rejects such input). Anything
+// else goes to the origin.
+func inetParamText(s string, cidr bool) (any, error) {
+	addrText, bitsText, masked := strings.Cut(s, "/")
+	addr, err := netip.ParseAddr(addrText)
+	if err != nil || addr.Zone() != "" || cidr && !masked {
+		return nil, fmt.Errorf("%w: inet %q", errBadInput, s)
+	}
+	size := 16
+	if addr.Is4() {
+		size = 4
+	}
+	bits := size * 8
+	if masked {
+		n, err := strconv.Atoi(bitsText)
+		if err != nil || n < 0 || n > bits || strconv.Itoa(n) != bitsText {
+			return nil, fmt.Errorf("%w: inet %q", errBadInput, s)
+		}
+		bits = n
+	}
+	family := byte(2)
+	if size == 16 {
+		family = 3
+	}
+	b := []byte{family, byte(bits), 0, byte(size)}
+	raw := addr.As16()
+	return inetParamBinary(append(b, raw[16-size:]...), cidr)
+}
+
+// inetParamBinary is the printed form of an inet or cidr parameter sent
+// in inet_send's binary form; a cidr with bits set past its mask is
+// refused, as cidr_recv refuses it.
+func inetParamBinary(b []byte, cidr bool) (any, error) {
+	if len(b) >= 4 {
+		b = append([]byte(nil), b...)
+		b[2] = 0
+		if cidr {
+			b[2] = 1
+			if !hostBitsClear(b[4:], int(b[1])) {
+				return nil, fmt.Errorf("%w: cidr with bits set past its mask", errBadInput)
+			}
+		}
+	}
+	s, err := accelerator.InetText(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadInput, err)
+	}
+	return s, nil
+}
+
+// hostBitsClear reports whether addr has no bit set past the first bits.
+func hostBitsClear(addr []byte, bits int) bool {
+	for i, x := range addr {
+		keep := min(max(bits-8*i, 0), 8)
+		if x&^byte(0xff<<(8-keep)) != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -42,9 +42,7 @@ func DecodeParam(oid uint32, format int16, data []byte, s *Settings) (any, error
 		return nil, nil
 	}
 	info, ok := types[oid]
-	if !ok || info.kind == kindInet {
-		// inet and cidr: the acceleration compares their printed text,
-		// and a parameter's is not that (yet).
+	if !ok || info.kind == kindInet && info.elem != 0 {
 		return nil, fmt.Errorf("%w: parameter type OID %d is not decoded", ErrUnsupported, oid)
 	}
 	f := decodeCtx{}
@@ -154,6 +152,8 @@ func decodeBinary(oid uint32, k kind, b []byte) (any, error) {
 		return textValue(oid, string(b))
 	case kindBytea:
 		return append([]byte{}, b...), nil
+	case kindInet:
+		return inetParamBinary(b, oid == OIDCidr)
 	case kindUUID:
 		if err := need(16); err != nil {
 			return nil, err
@@ -359,6 +359,7 @@ var duckParamTypes = map[uint32]string{
 	OIDBpchar: "VARCHAR", OIDName: "VARCHAR", OIDJSON: "VARCHAR", OIDJSONB: "VARCHAR",
 	OIDBytea: "BLOB", OIDUUID: "UUID", OIDDate: "DATE", OIDTime: "TIME",
 	OIDTimestamp: "TIMESTAMP", OIDTimestamptz: "TIMESTAMPTZ", OIDInterval: "INTERVAL",
+	OIDInet: "VARCHAR", OIDCidr: "VARCHAR",
 }
 
 // BindArg adapts v, a value DecodeParam returned for a parameter of type
@@ -476,7 +477,7 @@ func checkGoType(k kind, v any) error {
 		_, ok = v.(float32)
 	case kindFloat8:
 		_, ok = v.(float64)
-	case kindText, kindBpchar, kindJSONB:
+	case kindText, kindBpchar, kindJSONB, kindInet:
 		_, ok = v.(string)
 	case kindBytea:
 		_, ok = v.([]byte)

@@ -236,3 +236,40 @@ func FuzzDecodeParam(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeParam_Inet: inet and cidr parameters, in text and binary,
+// become the text Postgres prints their values with; the forms Postgres
+// reads otherwise (a cidr without its mask, bits past the mask, zones,
+// leading zeros) are not decoded.
+func TestDecodeParam_Inet(t *testing.T) {
+	for _, c := range []struct {
+		oid  uint32
+		in   string
+		want string
+	}{
+		{OIDInet, "10.0.0.1", "10.0.0.1"}, {OIDInet, "10.0.0.1/32", "10.0.0.1"}, {OIDInet, "10.0.0.1/24", "10.0.0.1/24"},
+		{OIDInet, "2001:DB8:0:0:0:0:0:1", "2001:db8::1"}, {OIDInet, "::ffff:1.2.3.4", "::ffff:1.2.3.4"}, {OIDInet, "::1/128", "::1"},
+		{OIDCidr, "10.0.0.0/8", "10.0.0.0/8"}, {OIDCidr, "10.0.0.1/32", "10.0.0.1/32"}, {OIDCidr, "2001:db8::/32", "2001:db8::/32"},
+		{OIDInet, "010.0.0.1", ""}, {OIDInet, "fe80::1%eth0", ""}, {OIDCidr, "10.0.0.0", ""}, {OIDCidr, "10.0.0.1/8", ""},
+		{OIDInet, "10.0.0.1/33", ""}, {OIDInet, "10.0.0.1/08", ""}, {OIDInet, "x", ""},
+	} {
+		v, err := DecodeParam(c.oid, 0, []byte(c.in), nil)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("%d %q: decoded to %v, want refused", c.oid, c.in, v)
+			}
+			continue
+		}
+		if err != nil || v != c.want {
+			t.Errorf("%d %q: %v (%v), want %q", c.oid, c.in, v, err, c.want)
+		}
+		// The same value in inet_send's form.
+		bin, err := inetSend(c.want, c.oid == OIDCidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := DecodeParam(c.oid, 1, bin, nil); err != nil || v != c.want {
+			t.Errorf("%d %q binary: %v (%v)", c.oid, c.want, v, err)
+		}
+	}
+}

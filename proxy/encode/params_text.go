@@ -50,6 +50,8 @@ func decodeText(oid uint32, k kind, s string, f *decodeCtx) (any, error) {
 		return parseNumeric(s)
 	case kindText, kindBpchar:
 		return textValue(oid, s)
+	case kindInet:
+		return inetParamText(s, oid == OIDCidr)
 	case kindJSONB:
 		return canonicalJSONB(s)
 	case kindBytea:
