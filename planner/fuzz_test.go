@@ -28,6 +28,10 @@ func FuzzPlan(f *testing.F) {
 		"SELECT $1::int, $2 FROM orders WHERE id = ANY($3)",
 		"\x00", ";;;", "SELECT", "/* */ SELECT 1 -- x",
 		"SELECT amount FROM orders WHERE id = 1", "SELECT * FROM orders o WHERE o.id = '1' AND status = 'x'",
+		// Relative time (clock.go) and floored divisions (floordiv.go).
+		"SELECT now(), CURRENT_DATE, LOCALTIMESTAMP(2), statement_timestamp() FROM orders WHERE created_at > now() - interval '7 days'",
+		"SELECT (SELECT now() FROM orders LIMIT 1), * FROM orders, LATERAL (SELECT current_timestamp) t WHERE $1 = id",
+		"SELECT floor(extract(epoch from now())/3600)*3600, floor(amount / 10) FROM orders GROUP BY 1, 2",
 	} {
 		f.Add(s)
 	}

@@ -214,6 +214,16 @@ func FuzzDecodeParam(f *testing.F) {
 			f.Add(uint8(len(oids)-1), false, []byte(in))
 		}
 	}
+	// inet and cidr, in text and in inet_send's form.
+	for _, oid := range []uint32{OIDInet, OIDCidr} {
+		oids = append(oids, oid)
+		for _, in := range []string{"10.0.0.1", "10.0.0.0/8", "::ffff:1.2.3.4/120", "2001:db8::/32", "fe80::1%eth0", "1.2.3.4/33"} {
+			f.Add(uint8(len(oids)-1), false, []byte(in))
+		}
+		f.Add(uint8(len(oids)-1), true, []byte{2, 8, 1, 4, 10, 0, 0, 0})
+		f.Add(uint8(len(oids)-1), true, []byte{3, 128, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
+		f.Add(uint8(len(oids)-1), true, []byte{2, 200, 0, 4, 1})
+	}
 	st, err := LoadSettings(map[string]string{"TimeZone": "America/New_York", "DateStyle": "SQL, DMY"})
 	if err != nil {
 		f.Fatal(err)
