@@ -56,33 +56,7 @@ func TestNumericDivAndScale_MatchPostgres(t *testing.T) {
 		}
 		as, bs = append(as, a), append(bs, b)
 	}
-	c := connect(t, origin.SuperDSN())
-	rows, err := c.Query(ctxT(t), `SELECT (a::numeric / b::numeric)::text FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(a, b, n) ORDER BY n`, as, bs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	i, bad := 0, 0
-	for rows.Next() {
-		var want string
-		if err := rows.Scan(&want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := accelerator.NumericDiv(as[i], bs[i])
-		if err != nil || got != want {
-			bad++
-			if bad <= 10 {
-				t.Errorf("%s / %s = %q (%v), Postgres %q", as[i], bs[i], got, err, want)
-			}
-		}
-		i++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if i != len(as) || bad > 0 {
-		t.Errorf("%d of %d quotients differ", bad, i)
-	}
+	matchPostgres(t, "(a::numeric / b::numeric)::text", as, bs, accelerator.NumericDiv, "/")
 	// Scales: trailing zeros dropped or added, never other digits.
 	for _, tc := range []struct {
 		v     string
@@ -131,8 +105,18 @@ func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
 		}
 		as, ns = append(as, a), append(ns, strconv.FormatInt(n, 10))
 	}
+	matchPostgres(t, "floor(a::numeric / b::numeric)::text", as, ns, func(a, n string) (string, error) {
+		q, err := accelerator.NumericDiv(a, n)
+		return accelerator.NumericFloor(q), err
+	}, "floor /")
+}
+
+// matchPostgres checks compute(as[i], bs[i]) against Postgres's expr of
+// a = as[i], b = bs[i] (text), for every i.
+func matchPostgres(t *testing.T, expr string, as, bs []string, compute func(a, b string) (string, error), op string) {
+	t.Helper()
 	c := connect(t, origin.SuperDSN())
-	rows, err := c.Query(ctxT(t), `SELECT floor(a::numeric / n::numeric)::text FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(a, n, i) ORDER BY i`, as, ns)
+	rows, err := c.Query(ctxT(t), `SELECT `+expr+` FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(a, b, n) ORDER BY n`, as, bs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,17 +127,19 @@ func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
 		if err := rows.Scan(&want); err != nil {
 			t.Fatal(err)
 		}
-		q, err := accelerator.NumericDiv(as[i], ns[i])
-		if got := accelerator.NumericFloor(q); err != nil || got != want {
+		if got, err := compute(as[i], bs[i]); err != nil || got != want {
 			bad++
 			if bad <= 10 {
-				t.Errorf("floor(%s / %s) = %q (%v), Postgres %q", as[i], ns[i], got, err, want)
+				t.Errorf("%s %s %s = %q (%v), Postgres %q", as[i], op, bs[i], got, err, want)
 			}
 		}
 		i++
 	}
 	if err := rows.Err(); err != nil || i != len(as) {
-		t.Fatalf("%d rows: %v", i, err)
+		t.Fatalf("%d of %d rows: %v", i, len(as), err)
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d differ", bad, i)
 	}
 }
 
