@@ -44,6 +44,11 @@ var relTimeQueries = []routeCase{
 	{"SELECT id FROM rel_events WHERE at > transaction_timestamp() - interval '5 hours' AND at <= pg_catalog.now() ORDER BY id DESC LIMIT 3", acc},
 	{"SELECT CAST(at AS date) AS d, count(*) FROM rel_events WHERE at >= CAST(CAST(now() AS timestamp) + INTERVAL '-30 day' AS date) AND at < CAST(CAST(now() AS timestamp) AS date) GROUP BY 1 ORDER BY 1", acc},
 	{"SELECT count(*) FROM rel_events WHERE at::date > now()::date - 14", acc},
+	{"SELECT count(*) FROM rel_events WHERE local_at > now() AT TIME ZONE 'UTC' - interval '1 day'", acc},
+	{"SELECT count(*), date_part('year', now()), to_char(now(), 'YYYY') FROM rel_events WHERE at > date_trunc('day', now()) - interval '3 days'", acc},
+	{"SELECT count(*) FROM rel_events WHERE at BETWEEN current_date AND current_date + 1", acc},
+	{"SELECT count(*) FROM rel_events WHERE extract(year from at) = extract(year from now()) AND day > current_date - 7", acc},
+	{"SELECT id, now()::date - day AS days_ago FROM rel_events WHERE id < 50 ORDER BY id", acc},
 	// Grafana's $__timeGroupAlias(at, '1h') and $__timeGroup(at, '1d'), and buckets of amounts: floor of an
 	// exact division (floordiv.go).
 	{`SELECT floor(extract(epoch from at)/3600)*3600 AS "time", count(*) FROM rel_events WHERE at BETWEEN now() - interval '12 hours' AND now() GROUP BY 1 ORDER BY 1`, acc},
