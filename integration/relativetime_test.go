@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
 
 // Relative time (issue 45): now(), CURRENT_TIMESTAMP, CURRENT_DATE,
@@ -70,6 +71,16 @@ func TestRelativeTime_DashboardFilters(t *testing.T) {
 	run := func(t *testing.T, a *app.App, direct, proxied string) {
 		checkRouteCases(t, a, direct, proxied, relTimeQueries)
 		t.Run("values", func(t *testing.T) { checkClockValues(t, direct, proxied) })
+		// The origin's clock was measured (the harness's origin shares
+		// this host's clock: the offset is within its bound, which is
+		// the half round trip of a local query).
+		var offset, bound float64
+		pgtest.WaitFor(t, "the origin's clock measured", func() bool {
+			offset = metricSums(t, a.Metrics, "pgaccel_origin_clock_offset_seconds")[""]
+			bound = metricSums(t, a.Metrics, "pgaccel_origin_clock_offset_bound_seconds")[""]
+			return bound >= 0
+		})
+		t.Logf("origin clock offset %.1f µs, bound %.1f µs", offset*1e6, bound*1e6)
 	}
 	t.Run("C, UTC", func(t *testing.T) {
 		mustExec(t, relTimeSchema)
