@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // writeFunc decodes a non-NULL field into row of column col of a chunk.
@@ -137,7 +139,7 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 			return duckdb.SetChunkValue(ch, col, row, b)
 		}, nil
 	case kindInet:
-		return scalar(InetText), nil
+		return scalar(pgdef.InetText), nil
 	}
 	return nil, fmt.Errorf("no decoder for %s", t.duck)
 }

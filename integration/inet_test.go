@@ -10,11 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // TestInetText_MatchesPostgres: the acceleration's text of inet and cidr
-// values (accelerator.InetText, from inet_send's binary form, as the COPY
+// values (pgdef.InetText, from inet_send's binary form, as the COPY
 // and change streams carry them) is Postgres's own inet_out and cidr_out,
 // for random IPv4 and IPv6 addresses of every mask, with zero runs of
 // every length and place (ties, the embedded-IPv4 forms) among them.
@@ -74,7 +74,7 @@ func TestInetText_MatchesPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, err := accelerator.InetText(b); err != nil || got != v.want {
+			if got, err := pgdef.InetText(b); err != nil || got != v.want {
 				bad++
 				if bad <= 10 {
 					t.Errorf("%s: %q (%v), Postgres %q", v.bin, got, err, v.want)

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // appendInet appends an inet or cidr, which the acceleration holds as the
-// text Postgres prints (accelerator.InetText): as it is in text format,
+// text Postgres prints (pgdef.InetText): as it is in text format,
 // and in inet_send's binary form (family 2 or 3, bits, is_cidr, address
 // length, address) otherwise.
 func appendInet(dst []byte, c *column, v any) ([]byte, error) {
@@ -55,7 +55,7 @@ func inetSend(s string, cidr bool) ([]byte, error) {
 	return append(out, raw[16-size:]...), nil
 }
 
-// inetParamText is the printed form (accelerator.InetText) of an inet or
+// inetParamText is the printed form (pgdef.InetText) of an inet or
 // cidr parameter sent as text, which the acceleration compares with the
 // printed values it holds. Only the plain forms are decoded: an address
 // (IPv4 dotted, IPv6 as net/netip reads it, no zone) with an optional
@@ -103,7 +103,7 @@ func inetParamBinary(b []byte, cidr bool) (any, error) {
 			}
 		}
 	}
-	s, err := accelerator.InetText(b)
+	s, err := pgdef.InetText(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadInput, err)
 	}
