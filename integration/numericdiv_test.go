@@ -76,7 +76,7 @@ func TestNumericDivAndScale_MatchPostgres(t *testing.T) {
 // computes it (pgaccel_numeric_floor_div: floordiv.go) against Postgres's,
 // for random decimals and for values just below and above multiples of N
 // (where the quotient's rounding may reach the next integer), N from 1 to
-// a billion.
+// a billion and decimal N (bin widths such as 12.5).
 func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var as, ns []string
@@ -104,6 +104,18 @@ func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
 			}
 		}
 		as, ns = append(as, a), append(ns, strconv.FormatInt(n, 10))
+	}
+	// Decimal divisors (Metabase's bin widths), dividends around their
+	// multiples.
+	for len(as) < 5000 {
+		w := []string{"12.5", "0.25", "2.50", "0.001", "1.5", "100.0", "7.75"}[rng.IntN(7)]
+		scale := rng.IntN(5)
+		k := rng.Int64N(20000) - 10000
+		wr, _ := new(big.Rat).SetString(w)
+		base := new(big.Rat).Mul(wr, new(big.Rat).SetInt64(k)).FloatString(scale + 3)
+		unit := "0." + strings.Repeat("0", scale+2) + "1"
+		a := []string{subDecimal(base, unit, scale+3), addDecimal(base, unit, scale+3), base}[rng.IntN(3)]
+		as, ns = append(as, a), append(ns, w)
 	}
 	matchPostgres(t, "floor(a::numeric / b::numeric)::text", as, ns, func(a, n string) (string, error) {
 		q, err := accelerator.NumericDiv(a, n)

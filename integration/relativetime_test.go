@@ -50,12 +50,15 @@ var relTimeQueries = []routeCase{
 	{"SELECT count(*) FROM rel_events WHERE at BETWEEN current_date AND current_date + 1", acc},
 	{"SELECT count(*) FROM rel_events WHERE extract(year from at) = extract(year from now()) AND day > current_date - 7", acc},
 	{"SELECT id, now()::date - day AS days_ago FROM rel_events WHERE id < 50 ORDER BY id", acc},
-	// Grafana's $__timeGroupAlias(at, '1h') and $__timeGroup(at, '1d'), and buckets of amounts: floor of an
-	// exact division (floordiv.go).
+	// Grafana's $__timeGroupAlias(at, '1h') and $__timeGroup(at, '1d'), Metabase's bins, and buckets of
+	// amounts: floor of an exact division (floordiv.go).
 	{`SELECT floor(extract(epoch from at)/3600)*3600 AS "time", count(*) FROM rel_events WHERE at BETWEEN now() - interval '12 hours' AND now() GROUP BY 1 ORDER BY 1`, acc},
 	{`SELECT floor(extract(epoch from local_at)/86400)*86400 AS "time", sum(amount) FROM rel_events WHERE at > now() - interval '10 days' GROUP BY 1 ORDER BY 1`, acc},
 	{"SELECT floor(amount / 10) * 10 AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
-	{"SELECT floor(-amount / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", org},
+	{"SELECT floor(((amount - 0.0) / 12.5)) * 12.5 + 0.0 AS bin, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
+	{"SELECT floor((id - 1) / 2.5) * 2.5 AS bin, count(*) FROM rel_events WHERE id < 100 GROUP BY 1 ORDER BY 1", acc},
+	{"SELECT floor(-amount / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
+	{"SELECT floor(amount * 2 / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", org},
 	// What changes while the statement runs stays at the origin.
 	{"SELECT count(*) FROM rel_events WHERE at > clock_timestamp() - interval '7 days'", org},
 }

@@ -74,8 +74,14 @@ func TestPlan_FlooredDivision(t *testing.T) {
 		{sql: "SELECT floor(n / 10) * 10, count(*) FROM vals GROUP BY 1", route: RouteAccelerate, want: []string{call + `n::"varchar", '10')`}},
 		{sql: "SELECT pg_catalog.floor(n / 10) FROM vals", route: RouteAccelerate, want: []string{call}},
 		{sql: "SELECT floor(i2 / 10) FROM vals", route: RouteAccelerate, notWant: []string{call}},
+		// Metabase's bins.
+		{sql: "SELECT floor(((n - 0.0) / 12.5)) * 12.5 + 0.0 AS bin, count(*) FROM vals GROUP BY 1 ORDER BY 1", route: RouteAccelerate, want: []string{call, `'12.5')`}},
+		{sql: "SELECT floor((i2 + n - 1) / 10) FROM vals", route: RouteAccelerate, want: []string{call}},
+		{sql: "SELECT floor((i2 - 1) / 2.5) * 2.5 FROM vals", route: RouteAccelerate, want: []string{call, `'2.5')`}},
 		// To the division rules, which send numerics to the origin.
-		{sql: "SELECT floor(n / 2.5) FROM vals", route: RouteOrigin},
+		{sql: "SELECT floor(n / 2.5e1) FROM vals", route: RouteOrigin},
+		{sql: "SELECT floor((i2 - 1) / 10) FROM vals", route: RouteAccelerate, notWant: []string{call}},
+		{sql: "SELECT floor(n / -2.5) FROM vals", route: RouteOrigin},
 		{sql: "SELECT floor(n / id) FROM vals", route: RouteOrigin},
 		{sql: "SELECT floor(n * 2 / 10) FROM vals", route: RouteOrigin},
 		{sql: "SELECT floor(extract(epoch from d) / 10) FROM vals", route: RouteOrigin},

@@ -46,7 +46,7 @@ type division struct {
 // DuckDB's answer Postgres's; ok is false when there is none.
 func (a *analysis) untypedDivision(r resolution, withTracked bool) (division, bool) {
 	for _, d := range a.divisions {
-		if d.tracked && !withTracked || d.floored && a.floorDividend(r, d.l) {
+		if d.tracked && !withTracked || d.floored && a.floorDividend(r, d) {
 			continue
 		}
 		l, rk := a.kindOf(r, d.l, 0), a.kindOf(r, d.r, 0)

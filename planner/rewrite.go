@@ -352,7 +352,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		return "", errRewrite
 	}
 	for i, e := range c.divisions {
-		if a.divisions[i].floored && a.floorDividend(r, a.divisions[i].l) {
+		if a.divisions[i].floored && a.floorDividend(r, a.divisions[i]) {
 			if err := rewriteFloorDivision(c.divisionNodes[i], e); err != nil {
 				return "", err
 			}
