@@ -104,7 +104,9 @@ func (a *analysis) floorTerms(r resolution, n *pg_query.Node, depth int) (numeri
 		if plainColumn(v.ColumnRef, func(c catalog.ColumnInfo) bool { _, ok := numericColumnScale(c); return ok }) {
 			return true, true
 		}
-		return false, plainColumn(v.ColumnRef, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidInt2 || c.TypeOID == oidInt4 || c.TypeOID == oidInt8 })
+		return false, plainColumn(v.ColumnRef, func(c catalog.ColumnInfo) bool {
+			return c.TypeOID == oidInt2 || c.TypeOID == oidInt4 || c.TypeOID == oidInt8
+		})
 	case *pg_query.Node_AConst:
 		switch c := v.AConst.Val.(type) {
 		case *pg_query.A_Const_Ival:
