@@ -38,7 +38,7 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		})},
 		NumericScaleFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
 		NumericDivFunction:        {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
-		NumericFloorDivFunction:   {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericFloorDivRow},
+		NumericDivIntFunction:     {[]duckdb.TypeInfo{varchar, varchar, varchar}, varchar, numericDivIntRow},
 		NumericRoundFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
 		NumericSortKeyFunction:    {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
 		NumericInFunction:         {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
@@ -215,49 +215,60 @@ func NumericDiv(a, b string) (string, error) {
 	return s, nil
 }
 
-// NumericFloorDivFunction is a DuckDB scalar function that computes
-// Postgres's floor(a / b) of two decimals: numeric_div as
-// NumericDivFunction computes it (select_div_scale, rounded half away
-// from zero), then floor, printed as an integer.
+// NumericDivIntFunction is a DuckDB scalar function that computes
+// Postgres's floor(a / b), ceil(a / b), round(a / b) and trunc(a / b) of
+// two decimals: numeric_div as NumericDivFunction computes it
+// (select_div_scale, rounded half away from zero), then the function,
+// printed as an integer.
 //
-//	pgaccel_numeric_floor_div(a VARCHAR, b VARCHAR) -> VARCHAR
-const NumericFloorDivFunction = "pgaccel_numeric_floor_div"
+//	pgaccel_numeric_div_int(a VARCHAR, b VARCHAR, how VARCHAR) -> VARCHAR
+//
+// how is floor, ceil, round or trunc.
+const NumericDivIntFunction = "pgaccel_numeric_div_int"
 
-func numericFloorDivRow(values []driver.Value) (any, error) {
+func numericDivIntRow(values []driver.Value) (any, error) {
 	a, ok1 := values[0].(string)
 	b, ok2 := values[1].(string)
-	if !ok1 || !ok2 {
+	how, ok3 := values[2].(string)
+	if !ok1 || !ok2 || !ok3 {
 		return nil, nil // NULL
 	}
 	q, err := NumericDiv(a, b)
 	if err != nil {
 		return nil, err
 	}
-	return NumericFloor(q), nil
+	return NumericToInt(q, how)
 }
 
-// NumericFloor is floor of decimal text a (as NumericDiv prints it),
-// printed as an integer.
-func NumericFloor(a string) string {
+// NumericToInt is floor, ceil, round (half away from zero) or trunc of
+// decimal text a (as NumericDiv prints it), printed as an integer.
+func NumericToInt(a, how string) (string, error) {
 	neg := strings.HasPrefix(a, "-")
 	intPart, frac, _ := strings.Cut(strings.TrimPrefix(a, "-"), ".")
-	intPart = strings.TrimLeft(intPart, "0")
-	if intPart == "" {
-		intPart = "0"
+	u, ok := new(big.Int).SetString("0"+intPart, 10)
+	if !ok || strings.ContainsFunc(frac, notDigit) {
+		return "", fmt.Errorf("%s: not a decimal: %q", NumericDivIntFunction, a)
 	}
 	fractional := strings.Trim(frac, "0") != ""
-	if !neg {
-		return intPart
+	up := false // away from zero
+	switch how {
+	case "floor":
+		up = neg && fractional
+	case "ceil":
+		up = !neg && fractional
+	case "round":
+		up = len(frac) > 0 && frac[0] >= '5'
+	case "trunc":
+	default:
+		return "", fmt.Errorf("%s: %q", NumericDivIntFunction, how)
 	}
-	if fractional {
-		// -2.5 floors to -3.
-		u, _ := new(big.Int).SetString(intPart, 10)
-		intPart = u.Add(u, big.NewInt(1)).String()
+	if up {
+		u.Add(u, big.NewInt(1))
 	}
-	if intPart == "0" {
-		return "0"
+	if neg && u.Sign() != 0 {
+		return "-" + u.String(), nil
 	}
-	return "-" + intPart
+	return u.String(), nil
 }
 
 // NumericRoundFunction is a DuckDB scalar function that rounds the exact

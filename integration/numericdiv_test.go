@@ -72,8 +72,9 @@ func TestNumericDivAndScale_MatchPostgres(t *testing.T) {
 	}
 }
 
-// TestNumericFloorDiv_MatchesPostgres: floor(a / N) as the acceleration
-// computes it (pgaccel_numeric_floor_div: floordiv.go) against Postgres's,
+// TestNumericFloorDiv_MatchesPostgres: floor(a / N), ceil, round and trunc
+// as the acceleration computes them (pgaccel_numeric_div_int:
+// floordiv.go) against Postgres's,
 // for random decimals and for values just below and above multiples of N
 // (where the quotient's rounding may reach the next integer), N from 1 to
 // a billion and decimal N (bin widths such as 12.5).
@@ -117,10 +118,15 @@ func TestNumericFloorDiv_MatchesPostgres(t *testing.T) {
 		a := []string{subDecimal(base, unit, scale+3), addDecimal(base, unit, scale+3), base}[rng.IntN(3)]
 		as, ns = append(as, a), append(ns, w)
 	}
-	matchPostgres(t, "floor(a::numeric / b::numeric)::text", as, ns, func(a, n string) (string, error) {
-		q, err := accelerator.NumericDiv(a, n)
-		return accelerator.NumericFloor(q), err
-	}, "floor /")
+	for _, how := range []string{"floor", "ceil", "round", "trunc"} {
+		matchPostgres(t, how+"(a::numeric / b::numeric)::text", as, ns, func(a, n string) (string, error) {
+			q, err := accelerator.NumericDiv(a, n)
+			if err != nil {
+				return "", err
+			}
+			return accelerator.NumericToInt(q, how)
+		}, how+" /")
+	}
 }
 
 // matchPostgres checks compute(as[i], bs[i]) against Postgres's expr of

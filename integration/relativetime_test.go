@@ -58,6 +58,7 @@ var relTimeQueries = []routeCase{
 	{"SELECT floor(((amount - 0.0) / 12.5)) * 12.5 + 0.0 AS bin, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
 	{"SELECT floor((id - 1) / 2.5) * 2.5 AS bin, count(*) FROM rel_events WHERE id < 100 GROUP BY 1 ORDER BY 1", acc},
 	{"SELECT floor(-amount / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", acc},
+	{"SELECT round(extract(epoch from at) / 60) * 60 AS minute, ceil(amount / 3), trunc(-amount / 7) FROM rel_events WHERE id < 20 ORDER BY 1", acc},
 	{"SELECT floor(amount * 2 / 7) AS bucket, count(*) FROM rel_events GROUP BY 1 ORDER BY 1", org},
 	// What changes while the statement runs stays at the origin.
 	{"SELECT count(*) FROM rel_events WHERE at > clock_timestamp() - interval '7 days'", org},

@@ -36,9 +36,9 @@ const (
 type division struct {
 	l, r    *pg_query.Node
 	tracked bool
-	// floored: it is floor(l / N), N a positive integer constant
-	// (floordiv.go).
-	floored bool
+	// floored: it is floor(l / N) (or ceil, round, trunc: the function's
+	// name), N a positive constant (floordiv.go); "" otherwise.
+	floored string
 }
 
 // untypedDivision returns the first division among a's, the tracked ones
@@ -46,7 +46,7 @@ type division struct {
 // DuckDB's answer Postgres's; ok is false when there is none.
 func (a *analysis) untypedDivision(r resolution, withTracked bool) (division, bool) {
 	for _, d := range a.divisions {
-		if d.tracked && !withTracked || d.floored && a.floorDividend(r, d) {
+		if d.tracked && !withTracked || d.floored != "" && a.floorDividend(r, d) {
 			continue
 		}
 		l, rk := a.kindOf(r, d.l, 0), a.kindOf(r, d.r, 0)

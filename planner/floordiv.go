@@ -8,18 +8,18 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-// floor(x / N), N a positive integer or decimal constant, x a numeric of
-// a known display scale: Grafana's $__timeGroup (floor(extract(epoch from
-// t) / 3600) * 3600) and the bins of amounts (Metabase's
-// floor((amount - 0.0) / 12.5) * 12.5 + 0.0). Postgres divides the numerics
+// floor(x / N) (and ceil, round, trunc), N a positive integer or decimal
+// constant, x a numeric of a known display scale: Grafana's $__timeGroup
+// (floor(extract(epoch from t) / 3600) * 3600) and the bins of amounts
+// (Metabase's floor((amount - 0.0) / 12.5) * 12.5 + 0.0). Postgres divides the numerics
 // with the scale select_div_scale picks, rounding half away from zero,
 // and floors that: a value just below a multiple of N can land in the
 // next bucket, and DuckDB divides decimals in floating point. The rewrite
-// makes it the accelerator's pgaccel_numeric_floor_div of the two texts
-// (numeric_div as Postgres computes it, then floor), an integer, cast to
-// DECIMAL(38,0):
+// makes the division the accelerator's pgaccel_numeric_div_int of the two
+// texts (numeric_div as Postgres computes it, then the function), an
+// integer, cast to DECIMAL(38,0), which the function around it keeps:
 //
-//	CAST(pgaccel_numeric_floor_div(CAST(x AS varchar), 'N') AS decimal(38, 0))
+//	CAST(pgaccel_numeric_div_int(CAST(x AS varchar), 'N', 'floor') AS decimal(38, 0))
 //
 // x is a numeric column with a declared or held scale (DuckDB prints its
 // DECIMAL with that scale, Postgres's display scale), extract(epoch from a
@@ -28,14 +28,19 @@ import (
 // constants (floorDividend). Anything else stays a division the division
 // rules judge (divkinds.go).
 
-// numericFloorDivFunction is accelerator.NumericFloorDivFunction.
-const numericFloorDivFunction = "pgaccel_numeric_floor_div"
+// numericDivIntFunction is accelerator.NumericDivIntFunction.
+const numericDivIntFunction = "pgaccel_numeric_div_int"
 
-// flooredDivision returns the division of floor(x / N) and N's text; nil
-// when fc is not such a call. N is a positive integer or decimal
-// constant (Metabase's bins divide by 12.5).
+// integralFuncs are the functions of one numeric argument that make it an
+// integer, as NumericDivIntFunction names them.
+var integralFuncs = map[string]string{"floor": "floor", "ceil": "ceil", "ceiling": "ceil", "round": "round", "trunc": "trunc"}
+
+// flooredDivision returns the division of floor(x / N) (or ceil, round,
+// trunc) and the function; nil when fc is not such a call. N is a
+// positive integer or decimal constant (Metabase's bins divide by 12.5).
 func flooredDivision(fc *pg_query.FuncCall) (*pg_query.A_Expr, string) {
-	if funcName(fc) != "floor" || len(fc.Args) != 1 || fc.Over != nil || fc.AggFilter != nil || len(fc.Funcname) > 2 {
+	how := integralFuncs[funcName(fc)]
+	if how == "" || len(fc.Args) != 1 || fc.Over != nil || fc.AggFilter != nil || len(fc.Funcname) > 2 {
 		return nil, ""
 	}
 	if len(fc.Funcname) == 2 {
@@ -47,8 +52,8 @@ func flooredDivision(fc *pg_query.FuncCall) (*pg_query.A_Expr, string) {
 	if e == nil || !isDivision(e) || divisionOp(e) != "/" {
 		return nil, ""
 	}
-	if n, ok := positiveConst(e.Rexpr); ok {
-		return e, n
+	if _, ok := positiveConst(e.Rexpr); ok {
+		return e, how
 	}
 	return nil, ""
 }
@@ -148,13 +153,14 @@ func (a *analysis) floorTerms(r resolution, n *pg_query.Node, depth int) (numeri
 }
 
 // rewriteFloorDivision makes the division e, held by node, the exact
-// floored quotient (floor() around it keeps an integer as it is).
-func rewriteFloorDivision(node *pg_query.Node, e *pg_query.A_Expr) error {
+// quotient made an integer by how (the function around it keeps an
+// integer as it is).
+func rewriteFloorDivision(node *pg_query.Node, e *pg_query.A_Expr, how string) error {
 	n, ok := positiveConst(e.Rexpr)
-	if node == nil || !ok {
+	if node == nil || !ok || how == "" {
 		return errRewrite
 	}
-	q := fnCall(numericFloorDivFunction, castTo(e.Lexpr, "varchar"), pg_query.MakeAConstStrNode(n, -1))
+	q := fnCall(numericDivIntFunction, castTo(e.Lexpr, "varchar"), pg_query.MakeAConstStrNode(n, -1), pg_query.MakeAConstStrNode(how, -1))
 	node.Node = castTo(q, "decimal", 38, 0).Node
 	return nil
 }

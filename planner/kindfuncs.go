@@ -31,7 +31,7 @@ var (
 		// DuckDB's and the accelerator's functions the rewrite calls.
 		"typeof": true, "len": true, "list_count": true, "list_contains": true, "strlen": true, "epoch_us": true, "epoch_ms": true, "isnan": true, "isinf": true, "translate": true,
 		"current_setting":  true,
-		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true, numericFloorDivFunction: true,
+		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true, numericDivIntFunction: true,
 		numericRoundFunction: true, numericInFunction: true, numericInScaleFunction: true,
 		float8NumericTextFunction: true, numericStddevFunction: true, numericSortKeyFunction: true,
 		"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get": true, "pgaccel_json_get_text": true,

@@ -81,7 +81,7 @@ type analyzer struct {
 	bare       []string                    // one-part column references
 	fromSRF    map[*pg_query.FuncCall]bool // function calls that are FROM items
 	exempt     map[proto.Message]bool      // merges inside scale-tracked outputs
-	floored    map[*pg_query.A_Expr]bool   // divisions x / N under floor() (floordiv.go)
+	floored    map[*pg_query.A_Expr]string // divisions x / N under floor(), ceil(), round(), trunc() (floordiv.go)
 	predAvg    map[*pg_query.FuncCall]bool // plain avg calls inside predicates
 	predRound  map[*pg_query.FuncCall]bool // round(x, k) and trunc(x, k) inside predicates
 	// funcCalls numbers FuncCalls in walk order, as the rewrite's
@@ -232,11 +232,11 @@ func (z *analyzer) enterNode(m proto.Message, w *walker) {
 		if n.Over != nil || orderSensitiveAggs[funcName(n)] {
 			z.tieDependent = true
 		}
-		if e, _ := flooredDivision(n); e != nil {
+		if e, how := flooredDivision(n); e != nil {
 			if z.floored == nil {
-				z.floored = map[*pg_query.A_Expr]bool{}
+				z.floored = map[*pg_query.A_Expr]string{}
 			}
-			z.floored[e] = true
+			z.floored[e] = how
 		}
 		if funcName(n) == "avg" && !(len(n.Args) == 1 && floatArg(n)) {
 			z.avgCalls++

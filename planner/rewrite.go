@@ -352,8 +352,8 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 		return "", errRewrite
 	}
 	for i, e := range c.divisions {
-		if a.divisions[i].floored && a.floorDividend(r, a.divisions[i]) {
-			if err := rewriteFloorDivision(c.divisionNodes[i], e); err != nil {
+		if d := a.divisions[i]; d.floored != "" && a.floorDividend(r, d) {
+			if err := rewriteFloorDivision(c.divisionNodes[i], e, d.floored); err != nil {
 				return "", err
 			}
 			continue
