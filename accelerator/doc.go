@@ -70,11 +70,12 @@
 //	                                             after 294246 AD: the column is left out (*)
 //	interval                   INTERVAL          months, days, µs kept apart
 //	uuid                       UUID
-//	inet, cidr                 VARCHAR           inet_out's text (inet.go); compared for
-//	                                             equality only (planner/inetrules.go)
-//	T[] of any type above but inet/cidr  T[] (LIST)        one dimension, lower bound 1; other arrays,
-//	                                             and elements the element type cannot
-//	                                             hold: the column is left out (*)
+//	inet, cidr                 VARCHAR           inet_out's text (pgdef.InetText); compared
+//	                                             for equality only (planner/inetrules.go)
+//	T[] of any type above      T[] (LIST)        (but inet and cidr) one dimension, lower
+//	                                             bound 1; other arrays, and elements the
+//	                                             element type cannot hold: the column is
+//	                                             left out (*)
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
 //	                                             macaddr, arrays of enums, inet[], composites, ...)
 //

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Postgres type OIDs of the types an acceleration can hold (pg_type.dat).
@@ -119,7 +121,7 @@ const (
 	kindTimestamptz
 	kindInterval
 	kindUUID
-	kindInet // inet and cidr: their text (inet.go)
+	kindInet // inet and cidr: their printed text (pgdef.InetText)
 )
 
 // colType is the resolved storage of one column: its kind, the DuckDB type
@@ -160,7 +162,7 @@ type colType struct {
 //	timestamp / timestamptz       TIMESTAMP / TIMESTAMPTZ  µs, ±infinity kept
 //	interval                      INTERVAL         months, days, µs kept apart
 //	uuid                          UUID
-//	inet / cidr                   VARCHAR          inet_out's text (inet.go)
+//	inet / cidr                   VARCHAR          inet_out's text (pgdef.InetText)
 //	enum                          VARCHAR          the label; ordered by EnumLabels
 //	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
 //	the above                                      lower bounds other than 1
@@ -244,7 +246,9 @@ func scalarType(oid uint32, typmod int32) (colType, bool) {
 		return simple(kindInterval, "INTERVAL")
 	case oidUUID:
 		return simple(kindUUID, "UUID")
-	case oidInet, oidCidr:
+	case pgdef.OIDInet, pgdef.OIDCidr:
+		// The text Postgres prints them with (pgdef.InetText, from the
+		// binary COPY and change streams): equal values print alike.
 		return simple(kindInet, "VARCHAR")
 	}
 	return colType{}, false

@@ -26,12 +26,6 @@ import (
 // (proxy/encode/inet.go) when written plainly; an Execute with another
 // goes to the origin.
 
-// Postgres's OIDs of inet and cidr.
-const (
-	oidInet = 869
-	oidCidr = 650
-)
-
 // inetHazard returns why the statement uses an inet or cidr value as the
 // acceleration cannot, or "".
 func (t *typer) inetHazard() string {

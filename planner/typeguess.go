@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -52,9 +53,9 @@ func columnTypes(c catalog.ColumnInfo) typeSet {
 		return tVarchar
 	case oidFloat4, 1021:
 		return tFloat4
-	case oidInet:
+	case pgdef.OIDInet:
 		return tInet
-	case oidCidr:
+	case pgdef.OIDCidr:
 		return tCidr
 	}
 	return tOther

@@ -1,5 +1,7 @@
 package encode
 
+import "github.com/pgaccel/pgaccel/pgdef"
+
 // Postgres type OIDs (pg_type.oid) of the types this package encodes. They
 // are fixed in every Postgres release.
 const (
@@ -19,8 +21,8 @@ const (
 	OIDTime        uint32 = 1083
 	OIDTimestamp   uint32 = 1114
 	OIDTimestamptz uint32 = 1184
-	OIDInet        uint32 = 869
-	OIDCidr        uint32 = 650
+	OIDInet               = pgdef.OIDInet
+	OIDCidr               = pgdef.OIDCidr
 	OIDInterval    uint32 = 1186
 	OIDNumeric     uint32 = 1700
 	OIDUUID        uint32 = 2950
