@@ -96,20 +96,28 @@ func clockText(c planner.Clock, t time.Time, loc *time.Location) (string, uint32
 	return "", 0, errNoClock
 }
 
+// clockArg is the relative-time value c for this statement: its DuckDB
+// argument, the placeholder that casts it ("CAST(? AS TIMESTAMPTZ)",
+// encode.BindArg's) and its text.
+func (ss *session) clockArg(c planner.Clock, s *encode.Settings) (arg any, placeholder, text string, err error) {
+	text, oid, err := ss.clockValue(c, s.TimeZone)
+	if err != nil {
+		return nil, "", "", err
+	}
+	val, err := encode.DecodeParam(oid, 0, []byte(text), s)
+	if err != nil {
+		return nil, "", "", err
+	}
+	arg, placeholder, err = encode.BindArg(oid, val)
+	return arg, placeholder, text, err
+}
+
 // bindClocks appends the DuckDB arguments and placeholders of d's clock
 // values to those of the client's parameters ($n of the rewritten
 // statement is placeholders[n-1]).
 func (ss *session) bindClocks(d *planner.Decision, args []any, placeholders []string, s *encode.Settings) ([]any, []string, error) {
 	for _, c := range d.Clocks {
-		text, oid, err := ss.clockValue(c, s.TimeZone)
-		if err != nil {
-			return nil, nil, err
-		}
-		val, err := encode.DecodeParam(oid, 0, []byte(text), s)
-		if err != nil {
-			return nil, nil, err
-		}
-		arg, ph, err := encode.BindArg(oid, val)
+		arg, ph, _, err := ss.clockArg(c, s)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -142,17 +150,17 @@ func (ss *session) withClocks(d *planner.Decision, s *encode.Settings) ([]any, b
 
 // clockLiterals writes d's clock values into d.SQL as constants (EXPLAIN,
 // which DuckDB plans without parameters).
-func (ss *session) clockLiterals(d *planner.Decision, loc *time.Location) bool {
+func (ss *session) clockLiterals(d *planner.Decision, s *encode.Settings) bool {
 	if len(d.Clocks) == 0 {
 		return true
 	}
 	lits := make([]string, len(d.Clocks))
 	for i, c := range d.Clocks {
-		text, oid, err := ss.clockValue(c, loc)
+		_, ph, text, err := ss.clockArg(c, s)
 		if err != nil {
 			return false
 		}
-		lits[i] = "CAST(" + quoteLiteral(text) + " AS " + duckClockType[oid] + ")"
+		lits[i] = strings.Replace(ph, "?", quoteLiteral(text), 1)
 	}
 	sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
 		if i := n - d.ParamCount - 1; i >= 0 && i < len(lits) {
@@ -162,12 +170,4 @@ func (ss *session) clockLiterals(d *planner.Decision, loc *time.Location) bool {
 	})
 	d.SQL = sql
 	return ok
-}
-
-// duckClockType is DuckDB's name of each clock value's type.
-var duckClockType = map[uint32]string{
-	encode.OIDTimestamptz: "TIMESTAMPTZ",
-	encode.OIDTimestamp:   "TIMESTAMP",
-	encode.OIDDate:        "DATE",
-	encode.OIDTime:        "TIME",
 }

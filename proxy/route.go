@@ -260,7 +260,7 @@ type quickEntry struct {
 func (ss *session) explainLocal(d planner.Decision, analyze bool) (planner.Decision, bool) {
 	ctx, cancel := context.WithCancel(ss.srv.baseCtx)
 	defer cancel()
-	if s := ss.settings(); s == nil || !ss.clockLiterals(&d, s.TimeZone) {
+	if s := ss.settings(); s == nil || !ss.clockLiterals(&d, s) {
 		return d, false
 	}
 	ss.runLocal(cancel, ss.localDeadline())
