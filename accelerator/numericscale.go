@@ -240,9 +240,13 @@ func numericDivIntRow(values []driver.Value) (any, error) {
 	return NumericToInt(q, how)
 }
 
-// NumericToInt is floor, ceil, round (half away from zero) or trunc of
-// decimal text a (as NumericDiv prints it), printed as an integer.
+// NumericToInt is floor, ceil, round (half away from zero: NumericRound)
+// or trunc of decimal text a (as NumericDiv prints it), printed as an
+// integer.
 func NumericToInt(a, how string) (string, error) {
+	if how == "round" {
+		return NumericRound(a, 0)
+	}
 	neg := strings.HasPrefix(a, "-")
 	intPart, frac, _ := strings.Cut(strings.TrimPrefix(a, "-"), ".")
 	u, ok := new(big.Int).SetString("0"+intPart, 10)
@@ -256,8 +260,6 @@ func NumericToInt(a, how string) (string, error) {
 		up = neg && fractional
 	case "ceil":
 		up = !neg && fractional
-	case "round":
-		up = len(frac) > 0 && frac[0] >= '5'
 	case "trunc":
 	default:
 		return "", fmt.Errorf("%s: %q", NumericDivIntFunction, how)
