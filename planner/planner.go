@@ -631,7 +631,9 @@ func analyze(sql string) (*analysis, *pg_query.ParseResult) {
 	case 0:
 		a.kind, a.reason = KindEmpty, ReasonEmpty
 	case 1:
-		a.clocks = standInClocks(tree.Stmts[0].Stmt)
+		if mayReadClock(sql) {
+			a.clocks = standInClocks(tree.Stmts[0].Stmt)
+		}
 		classify(a, tree.Stmts[0].Stmt)
 		if len(a.clocks) > 0 {
 			// Not a point read: its values change with the clock.
