@@ -79,12 +79,12 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 			for _, arm := range []*pg_query.SelectStmt{n.Larg, n.Rarg} {
 				for _, t := range arm.GetTargetList() {
 					if v := t.GetResTarget().GetVal(); v != nil {
-						ts.merged = append(ts.merged, copyNode(v))
+						ts.noteTyped(&ts.merged, v)
 					}
 				}
 				for _, row := range arm.GetValuesLists() {
 					for _, v := range row.GetList().GetItems() {
-						ts.merged = append(ts.merged, copyNode(v))
+						ts.noteTyped(&ts.merged, v)
 					}
 				}
 			}
@@ -111,11 +111,11 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 	case *pg_query.CaseExpr:
 		for _, arm := range n.Args {
 			if cw := arm.GetCaseWhen(); cw != nil && cw.Result != nil {
-				ts.merged = append(ts.merged, copyNode(cw.Result))
+				ts.noteTyped(&ts.merged, cw.Result)
 			}
 		}
 		if n.Defresult != nil {
-			ts.merged = append(ts.merged, copyNode(n.Defresult))
+			ts.noteTyped(&ts.merged, n.Defresult)
 		}
 		if n.Arg != nil {
 			for _, arm := range n.Args {
@@ -151,15 +151,23 @@ func (z *analyzer) noteTypeSites(m proto.Message, w *walker) {
 		}
 		if name != "count" {
 			for _, arg := range n.Args {
-				ts.args = append(ts.args, copyNode(arg))
+				ts.noteTyped(&ts.args, arg)
 			}
 		}
 	case *pg_query.CoalesceExpr:
 		for _, arg := range n.Args {
-			ts.merged = append(ts.merged, copyNode(arg))
+			ts.noteTyped(&ts.merged, arg)
 		}
 	case *pg_query.A_Expr:
 		ts.noteExpr(n)
+	}
+}
+
+// noteTyped records n into sites unless it is a constant or a parameter,
+// whose type the rules take from their context (typesOf: tOther).
+func (ts *typeSites) noteTyped(sites *[]*pg_query.Node, n *pg_query.Node) {
+	if n != nil && n.GetAConst() == nil && n.GetParamRef() == nil {
+		*sites = append(*sites, copyNode(n))
 	}
 }
 
@@ -394,7 +402,7 @@ func (ts *typeSites) noteExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		ts.notePair(e.Lexpr, e.Rexpr, false, false)
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF && e.Lexpr != nil {
-			ts.merged = append(ts.merged, copyNode(e.Lexpr))
+			ts.noteTyped(&ts.merged, e.Lexpr)
 		}
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		if l := e.Rexpr.GetList(); l != nil {
