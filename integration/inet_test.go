@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 
@@ -104,16 +105,34 @@ const inetSchema = `DROP TABLE IF EXISTS app_inet;
 // them for equality are answered byte for byte as the origin answers them,
 // in text and binary, and the rest goes to the origin.
 func TestAppTypes_InetIsAccelerated(t *testing.T) {
-	mustExec(t, inetSchema)
-	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_inet") })
-	a := startApp(t, "  - from: postgres:public.app_inet\n")
+	const ds = "  - from: postgres:public.app_inet\n"
+	t.Run("C, UTC", func(t *testing.T) {
+		mustExec(t, inetSchema)
+		t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_inet") })
+		a := startApp(t, ds)
+		checkInet(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
+	})
+	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
+		requireLocales(t, "en_US.UTF-8")
+		const db = "pgaccel_inet_enus"
+		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", inetSchema)
+		t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
+		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", ds, true)
+		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
+		const zone = "&timezone=Australia%2FSydney"
+		checkInet(t, a, dsn(appUser, appPass)+zone, proxied+zone)
+	})
+}
+
+// checkInet checks the inet reads of app_inet through a against direct.
+func checkInet(t *testing.T, a *app.App, direct, proxied string) {
 	st, _ := a.Registry.State("app_inet")
 	for _, c := range st.Columns {
 		if !c.Accelerated {
 			t.Errorf("column %s (%s) not accelerated: %s", c.Name, c.TypeName, c.NotAccelerated)
 		}
 	}
-	checkRouteCases(t, a, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), []routeCase{
+	checkRouteCases(t, a, direct, proxied, []routeCase{
 		{"SELECT * FROM app_inet ORDER BY id", acc},
 		{"SELECT current_sign_in_ip, count(*), count(DISTINCT net), min(id) FROM app_inet GROUP BY 1 ORDER BY 4", acc},
 		{"SELECT id FROM app_inet WHERE current_sign_in_ip = '10.0.0.1' OR last_sign_in_ip IN ('10.0.0.1', '172.16.0.9/12') ORDER BY id", acc},
@@ -133,7 +152,7 @@ func TestAppTypes_InetIsAccelerated(t *testing.T) {
 	t.Run("parameters", func(t *testing.T) {
 		const sql = "SELECT id, email FROM app_inet WHERE current_sign_in_ip = $1 OR net = $2 ORDER BY id"
 		before := routeCounts(t, a)
-		differentialDSN(t, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), func(t *testing.T, c *pgx.Conn, tr *transcript) {
+		differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
 			ctx := ctxT(t)
 			for _, args := range [][][]byte{{[]byte("10.0.0.1"), []byte("2001:db8::/32")}, {[]byte("::ffff:10.0.0.1"), []byte("10.0.0.0/8")},
 				{[]byte("192.168.1.5/24"), []byte("172.16.0.0/12")}, {[]byte("10.0.0.1/32"), []byte("::/0")}} {
