@@ -109,11 +109,11 @@ func clockFuncOf(fc *pg_query.FuncCall) (Clock, bool) {
 	if len(fc.Args) > 0 || fc.Over != nil || fc.AggFilter != nil || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 {
 		return Clock{}, false
 	}
-	names, ok := stringsOf(fc.Funcname)
-	if !ok || len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0] != "pg_catalog" {
+	name, ok := builtinName(fc.Funcname)
+	if !ok {
 		return Clock{}, false
 	}
-	c, ok := clockFuncs[strings.ToLower(names[len(names)-1])]
+	c, ok := clockFuncs[strings.ToLower(name)]
 	return c, ok
 }
 

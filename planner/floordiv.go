@@ -39,14 +39,10 @@ var integralFuncs = map[string]string{"floor": "floor", "ceil": "ceil", "ceiling
 // trunc) and the function; nil when fc is not such a call. N is a
 // positive integer or decimal constant (Metabase's bins divide by 12.5).
 func flooredDivision(fc *pg_query.FuncCall) (*pg_query.A_Expr, string) {
-	how := integralFuncs[funcName(fc)]
-	if how == "" || len(fc.Args) != 1 || fc.Over != nil || fc.AggFilter != nil || len(fc.Funcname) > 2 {
+	name, ok := builtinName(fc.Funcname)
+	how := integralFuncs[strings.ToLower(name)]
+	if !ok || how == "" || len(fc.Args) != 1 || fc.Over != nil || fc.AggFilter != nil {
 		return nil, ""
-	}
-	if len(fc.Funcname) == 2 {
-		if s, ok := fc.Funcname[0].GetNode().(*pg_query.Node_String_); !ok || s.String_.Sval != "pg_catalog" {
-			return nil, ""
-		}
 	}
 	e := fc.Args[0].GetAExpr()
 	if e == nil || !isDivision(e) || divisionOp(e) != "/" {
