@@ -92,23 +92,10 @@ func (t *typer) inetComparable(l *pg_query.Node, ls typeSet, r *pg_query.Node, r
 			// decodes it to its printed text (proxy/encode/inet.go).
 			return true
 		}
-		s, ok := stringConst(n)
-		return ok && canonicalInet(s, typ == tCidr)
+		s, ok := constString(n)
+		return ok && isStringConst(n) && canonicalInet(s, typ == tCidr)
 	}
 	return lit(r, ls) || lit(l, rs)
-}
-
-// stringConst is the text of a string literal (not a typed one).
-func stringConst(n *pg_query.Node) (string, bool) {
-	c := n.GetAConst()
-	if c == nil {
-		return "", false
-	}
-	s, ok := c.Val.(*pg_query.A_Const_Sval)
-	if !ok || s.Sval == nil {
-		return "", false
-	}
-	return s.Sval.Sval, true
 }
 
 // canonicalInet reports whether s is an inet (cidr) literal Postgres
