@@ -28,12 +28,15 @@ func appendInet(dst []byte, c *column, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-// inetSend is inet_send's form of the printed inet or cidr s.
+// inetSend is inet_send's form of an inet or cidr written plainly: an
+// address (IPv4 dotted, IPv6 as net/netip reads it, no zone) with an
+// optional /bits in decimal. The acceleration's printed values are such.
 func inetSend(s string, cidr bool) ([]byte, error) {
+	bad := fmt.Errorf("%w: inet %q", errBadInput, s)
 	addrText, bitsText, masked := strings.Cut(s, "/")
 	addr, err := netip.ParseAddr(addrText)
 	if err != nil || addr.Zone() != "" {
-		return nil, fmt.Errorf("%w: inet %q", ErrUnsupported, s)
+		return nil, bad
 	}
 	family, size := byte(2), 4
 	if addr.Is6() {
@@ -42,8 +45,8 @@ func inetSend(s string, cidr bool) ([]byte, error) {
 	bits := size * 8
 	if masked {
 		n, err := strconv.Atoi(bitsText)
-		if err != nil || n < 0 || n > bits {
-			return nil, fmt.Errorf("%w: inet %q", ErrUnsupported, s)
+		if err != nil || n < 0 || n > bits || strconv.Itoa(n) != bitsText {
+			return nil, bad
 		}
 		bits = n
 	}
@@ -57,36 +60,19 @@ func inetSend(s string, cidr bool) ([]byte, error) {
 
 // inetParamText is the printed form (pgdef.InetText) of an inet or
 // cidr parameter sent as text, which the acceleration compares with the
-// printed values it holds. Only the plain forms are decoded: an address
-// (IPv4 dotted, IPv6 as net/netip reads it, no zone) with an optional
-// /bits; a cidr needs its /bits and no bits set past them (Postgres's
-// cidr_in supplies a classful mask, or rejects such input). Anything
-// else goes to the origin.
+// printed values it holds. Only inetSend's plain forms are decoded; a
+// cidr needs its /bits and no bits set past them (Postgres's cidr_in
+// supplies a classful mask, or rejects such input). Anything else goes to
+// the origin.
 func inetParamText(s string, cidr bool) (any, error) {
-	addrText, bitsText, masked := strings.Cut(s, "/")
-	addr, err := netip.ParseAddr(addrText)
-	if err != nil || addr.Zone() != "" || cidr && !masked {
-		return nil, fmt.Errorf("%w: inet %q", errBadInput, s)
+	if cidr && !strings.Contains(s, "/") {
+		return nil, fmt.Errorf("%w: cidr %q without its mask", errBadInput, s)
 	}
-	size := 16
-	if addr.Is4() {
-		size = 4
+	b, err := inetSend(s, cidr)
+	if err != nil {
+		return nil, err
 	}
-	bits := size * 8
-	if masked {
-		n, err := strconv.Atoi(bitsText)
-		if err != nil || n < 0 || n > bits || strconv.Itoa(n) != bitsText {
-			return nil, fmt.Errorf("%w: inet %q", errBadInput, s)
-		}
-		bits = n
-	}
-	family := byte(2)
-	if size == 16 {
-		family = 3
-	}
-	b := []byte{family, byte(bits), 0, byte(size)}
-	raw := addr.As16()
-	return inetParamBinary(append(b, raw[16-size:]...), cidr)
+	return inetParamBinary(b, cidr)
 }
 
 // inetParamBinary is the printed form of an inet or cidr parameter sent
