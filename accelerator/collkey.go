@@ -194,6 +194,12 @@ func RecordCollation(provider, locale, version string) {
 	establishedCollations.Store(provider+"|"+locale+"|"+version, locale)
 }
 
+// DefaultCollationKeySQL is the SQL of the session's database's default
+// collation as a key EstablishedCollation reads (provider|locale|version);
+// NULL when the database is not found.
+const DefaultCollationKeySQL = `(SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') ` +
+	`FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())`
+
 // EstablishedCollation returns the locale of the collation key
 // provider|locale|version when RecordCollation recorded it, "" otherwise.
 // One map lookup: the proxy asks it for every statement it plans.

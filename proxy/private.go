@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/accelerator"
 )
 
 var errSessionClosed = errors.New("session closed")
@@ -141,7 +143,7 @@ const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
 	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
 	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations')), ` +
-	`coalesce((SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()), '')`
+	`coalesce(` + accelerator.DefaultCollationKeySQL + `, '')`
 
 // bytewiseCollation reports whether a default collation, as
 // sessionInfoSQL gives it (provider|locale|version), compares text by its

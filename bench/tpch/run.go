@@ -262,8 +262,7 @@ func runQueries(ctx context.Context, a *app.App, c *clients, logs *logCapture, q
 			return nil, err
 		}
 		var key string
-		if err := c.origin.QueryRow(ctx, `SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '')
-			FROM pg_catalog.pg_database d WHERE d.datname = current_database()`).Scan(&key); err != nil {
+		if err := c.origin.QueryRow(ctx, "SELECT "+accelerator.DefaultCollationKeySQL).Scan(&key); err != nil {
 			return nil, fmt.Errorf("read the default collation: %w", err)
 		}
 		sess.DefaultCollationLocale = accelerator.EstablishedCollation(key)
