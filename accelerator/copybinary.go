@@ -309,7 +309,7 @@ func decodeNumeric(b []byte, scale int) (small int64, wide *big.Int, err error) 
 		overflow = overflow || c != 0
 	}
 	if overflow || hi>>63 != 0 {
-		return 0, nil, errors.New("numeric value does not fit DECIMAL(38)")
+		return 0, nil, unstorable("a numeric that does not fit DECIMAL(38)")
 	}
 	if hi == 0 && lo <= math.MaxInt64 {
 		v := int64(lo)

@@ -25,6 +25,11 @@ type LoadStats struct {
 	Columns []catalog.ColumnInfo
 	// Completed is when the swap committed; the checkpoint's last refresh.
 	Completed time.Time
+	// TextNumerics names the numeric columns left out for values their
+	// DECIMAL cannot hold (mixed display scales where none is declared,
+	// NaN, ±Infinity, more than 38 digits): a load with their
+	// ColumnSpec.NumericText set holds them as text.
+	TextNumerics []string
 }
 
 // Load replaces a dataset's table with the rows of a binary COPY stream.
@@ -198,6 +203,10 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 
 	src.markLeftOut()
+	stats.TextNumerics = src.textNumerics()
+	if err := valueScales(ctx, conn, loadRef, cols, stats.Columns); err != nil {
+		return stats, err
+	}
 	merge := false
 	if opts.Append != nil {
 		var current []catalog.ColumnInfo

@@ -44,6 +44,9 @@ func registerPGFunctions(conn *sql.Conn) error {
 	if _, err := conn.ExecContext(context.Background(), intervalKeyMacro); err != nil {
 		return fmt.Errorf("register %s: %w", IntervalKeyFunction, err)
 	}
+	if err := registerNumericTextMacros(conn); err != nil {
+		return err
+	}
 	varchar, interval := mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_INTERVAL)
 	for name, udf := range map[string]scalarUDF{
 		InitcapASCIIFunction: {[]duckdb.TypeInfo{varchar}, varchar, func(v []driver.Value) (any, error) {

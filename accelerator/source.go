@@ -31,8 +31,12 @@ type copySource struct {
 	// leftOut holds, per stream field, why the column is left out of the
 	// acceleration: the first value of it the load met that its DuckDB type
 	// cannot hold (unstorableError), with its row; nil while there is none.
-	leftOut    []atomic.Pointer[string]
-	maxThreads int
+	leftOut []atomic.Pointer[string]
+	// textNumeric marks, per stream field, a numeric column left out for
+	// a value its DECIMAL cannot hold: held as text (ColumnSpec.NumericText)
+	// it could be.
+	textNumeric []atomic.Bool
+	maxThreads  int
 
 	mu       sync.Mutex // guards everything below
 	tr       *tupleReader
@@ -79,11 +83,12 @@ type localState struct {
 // definitions.
 func newCopySource(ctx context.Context, cols []ColumnSpec, r io.Reader, maxThreads int, asciiOnly bool) (*copySource, []string, error) {
 	s := &copySource{
-		ctx:        ctx,
-		tr:         newTupleReader(r),
-		nfields:    len(cols),
-		maxThreads: max(maxThreads, 1),
-		leftOut:    make([]atomic.Pointer[string], len(cols)),
+		ctx:         ctx,
+		tr:          newTupleReader(r),
+		nfields:     len(cols),
+		maxThreads:  max(maxThreads, 1),
+		leftOut:     make([]atomic.Pointer[string], len(cols)),
+		textNumeric: make([]atomic.Bool, len(cols)),
 	}
 	var defs []string
 	for i, c := range cols {
@@ -213,6 +218,9 @@ func (s *copySource) decode(local *localState, ch duckdb.DataChunk) error {
 				end := off + spans[2*o.field+1]
 				err = o.write(ch, j, row, local.buf[off:end:end])
 				if err != nil && isUnstorable(err) {
+					if o.typ.kind == kindNumeric {
+						s.textNumeric[o.field].Store(true)
+					}
 					s.leaveOut(o.field, fmt.Sprintf("row %d holds %s", local.first+int64(row), err))
 					err = ch.SetValue(j, row, nil)
 				}
@@ -260,6 +268,18 @@ func (s *copySource) result() (rows, bytes int64, done bool, err error) {
 // the column go to the origin.
 func (s *copySource) leaveOut(field int, why string) {
 	s.leftOut[field].CompareAndSwap(nil, &why)
+}
+
+// textNumerics names the numeric columns left out for values their
+// DECIMAL cannot hold.
+func (s *copySource) textNumerics() []string {
+	var names []string
+	for i := range s.textNumeric {
+		if s.textNumeric[i].Load() {
+			names = append(names, s.columns[i].Name)
+		}
+	}
+	return names
 }
 
 // markLeftOut marks the columns leaveOut recorded as not accelerated.

@@ -474,6 +474,12 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 			caseLocale, caseNote = "", stale
 		}
 	}
+	// A numeric held as text has no one scale, whatever refresh measured.
+	numericText := accelerated && isNumericText(c)
+	heldScale := c.HeldScale
+	if numericText {
+		heldScale = nil
+	}
 	return catalog.ColumnInfo{
 		NotAccelerated: why,
 		Name:           c.Name,
@@ -494,6 +500,8 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		AttNum:          c.AttNum,
 		TypLen:          c.TypLen,
 		EnumLabels:      c.EnumLabels,
-		HeldScale:       c.HeldScale,
+		HeldScale:       heldScale,
+		NumericText:     numericText,
+		ValueScale:      c.ValueScale,
 	}
 }

@@ -58,6 +58,21 @@ type ColumnSpec struct {
 	// another scale (or NaN, ±Infinity) leaves the column out. nil for
 	// every other column.
 	HeldScale *int `json:",omitempty"`
+	// NumericText: a numeric column (of any typmod) held as numeric_out's
+	// text (VARCHAR), each value with its own display scale, NaN and
+	// ±Infinity included. Set for the columns a DECIMAL cannot hold:
+	// values of mixed display scales where none is declared, NaN or
+	// ±Infinity, more than 38 digits (refresh loads again with it when a
+	// load meets such a value: LoadStats.TextNumerics), and for types
+	// whose precision or scale DECIMAL has no room for.
+	NumericText bool `json:",omitempty"`
+	// ValueScale is, for a NumericText column, the greatest display scale
+	// of its values at the last load when every one of them is finite and
+	// fits DECIMAL(38, ValueScale); nil otherwise. The planner reads the
+	// values through a guard that fails on a value it cannot hold
+	// (NumericHeldFunction), so a later value beyond it (a change) sends
+	// the statement to the origin instead of rounding.
+	ValueScale *int `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
 	// CollationLocale is, for a column of a linguistic libc collation
@@ -122,6 +137,9 @@ const (
 	kindInterval
 	kindUUID
 	kindInet // inet and cidr: their printed text (pgdef.InetText)
+	// kindNumericText: a numeric held as numeric_out's text
+	// (pgdef.NumericText; ColumnSpec.NumericText).
+	kindNumericText
 )
 
 // colType is the resolved storage of one column: its kind, the DuckDB type
@@ -189,9 +207,22 @@ func resolveType(c ColumnSpec) (colType, bool) {
 		// An enum travels as its label, in binary COPY as in text.
 		return colType{kind: kindText, duck: "VARCHAR"}, true
 	}
-	if NeedsHeldScale(c) && c.HeldScale != nil && *c.HeldScale >= 0 && *c.HeldScale < maxDecimalWidth {
-		s := *c.HeldScale
-		return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", maxDecimalWidth, s), precision: maxDecimalWidth, scale: uint8(s), uniform: true}, true
+	if c.TypeOID == oidNumeric {
+		text := colType{kind: kindNumericText, duck: "VARCHAR"}
+		switch {
+		case c.NumericText:
+			return text, true
+		case NeedsHeldScale(c):
+			if c.HeldScale != nil && *c.HeldScale >= 0 && *c.HeldScale < maxDecimalWidth {
+				s := *c.HeldScale
+				return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", maxDecimalWidth, s), precision: maxDecimalWidth, scale: uint8(s), uniform: true}, true
+			}
+			return text, true // no finite value to take a scale from
+		}
+		if t, ok := scalarType(c.TypeOID, c.TypeMod); ok {
+			return t, true
+		}
+		return text, true // wider than DECIMAL, or a scale it has no room for
 	}
 	return scalarType(c.TypeOID, c.TypeMod)
 }
@@ -301,7 +332,7 @@ func stageType(t colType) (duckdb.TypeInfo, error) {
 		return duckdb.NewTypeInfo(duckdb.TYPE_DOUBLE)
 	case kindNumeric:
 		return duckdb.NewDecimalInfo(t.precision, t.scale)
-	case kindText, kindBpchar, kindJSONB, kindInet:
+	case kindText, kindBpchar, kindJSONB, kindInet, kindNumericText:
 		return duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	case kindBytea:
 		return duckdb.NewTypeInfo(duckdb.TYPE_BLOB)

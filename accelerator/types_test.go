@@ -21,10 +21,14 @@ func TestDuckDBType_MapsEachPostgresType(t *testing.T) {
 		{ColumnSpec{TypeOID: oidFloat8, TypeMod: -1}, "DOUBLE"},
 		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(12, 2)}, "DECIMAL(12,2)"},
 		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(38, 38)}, "DECIMAL(38,38)"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1}, ""},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(39, 2)}, ""},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(5, -2)}, ""}, // PG 15+ negative scale
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(2, 5)}, ""},  // scale above precision
+		// Numerics a DECIMAL cannot hold: numeric_out's text.
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1}, "VARCHAR"}, // no value to take a scale from
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1, HeldScale: ptr(2)}, "DECIMAL(38,2)"},
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1, HeldScale: ptr(2), NumericText: true}, "VARCHAR"},
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(12, 2), NumericText: true}, "VARCHAR"},
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(39, 2)}, "VARCHAR"},
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(5, -2)}, "VARCHAR"}, // PG 15+ negative scale
+		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(2, 5)}, "VARCHAR"},  // scale above precision
 		{ColumnSpec{TypeOID: oidText, TypeMod: -1}, "VARCHAR"},
 		{ColumnSpec{TypeOID: oidVarchar, TypeMod: 14}, "VARCHAR"},
 		{ColumnSpec{TypeOID: oidName, TypeMod: -1}, "VARCHAR"},
@@ -112,3 +116,5 @@ func TestDecodeNumeric_ScalesExactly(t *testing.T) {
 		t.Error("10^40 decoded without an error")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

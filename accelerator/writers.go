@@ -78,7 +78,7 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 				return duckdb.SetChunkValue(ch, col, row, small)
 			}
 			if !wide {
-				return fmt.Errorf("numeric value does not fit %s", t.duck)
+				return unstorable("a numeric that does not fit %s", t.duck)
 			}
 			return duckdb.SetChunkValue(ch, col, row, bigv)
 		}, nil
@@ -140,6 +140,8 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 		}, nil
 	case kindInet:
 		return scalar(pgdef.InetText), nil
+	case kindNumericText:
+		return scalar(pgdef.NumericText), nil
 	}
 	return nil, fmt.Errorf("no decoder for %s", t.duck)
 }

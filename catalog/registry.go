@@ -55,6 +55,12 @@ type ColumnInfo struct {
 	// display scale every value it holds has (the acceleration holds it
 	// as DECIMAL(38, HeldScale)); nil otherwise.
 	HeldScale *int
+	// NumericText: a numeric column held as numeric_out's text, each value
+	// with its own display scale (NaN and ±Infinity too); ValueScale is
+	// the scale its values are read at where only they matter (nil: they
+	// cannot be, so only the text is read). See accelerator.NumericHeldFunction.
+	NumericText bool
+	ValueScale  *int
 	// EnumLabels are, for a column of an enum type (or a domain over
 	// one), the labels in the enum's sort order; the acceleration holds
 	// each value as its label.

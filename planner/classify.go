@@ -123,6 +123,9 @@ type analysis struct {
 	intFloatCols map[string]struct{}
 	// Column names used as operands of ||: they must be text-like.
 	concatCols map[string]struct{}
+	// numText: how the statement uses its column names, for numerics
+	// held as text (numerictext.go).
+	numText *numericTextUse
 	// aliasDefs: the expressions of output columns by their names, for
 	// the names a rule meets that are no dataset's column (aliases.go).
 	aliasDefs map[string][]*pg_query.Node
@@ -313,6 +316,7 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	z.predAvg, z.predRound = predicateCalls(sel)
 	z.topTargets = outputTargets(sel, nil)
 	z.absorbed = absorbedMerges(sel)
+	a.numText = numericTextUses(sel)
 	walk(sel, z)
 	var why string
 	if a.fromScopes, why = analyzeScopes(sel); why != "" {

@@ -627,6 +627,9 @@ func (p *Planner) checkColumns(a *analysis, r resolution) (reason, detail string
 	if reason, detail := valueHazard(a, r); reason != "" {
 		return reason, detail
 	}
+	if why := a.numericTextHazard(r); why != "" {
+		return ReasonUnsupported, why
+	}
 	for _, name := range a.wholeRow {
 		if !anyDatasetHasColumn(r, name) {
 			// SELECT t FROM t: a whole-row value, a record at the origin.

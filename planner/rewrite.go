@@ -442,6 +442,7 @@ func rewriteTree(a *analysis, r resolution, refs []string, tree *pg_query.ParseR
 	// come out of the deparser unquoted; quote them. A statement that
 	// already contains the marker text is left as it is (DuckDB may then
 	// refuse it, and the statement falls back to the origin).
+	heldNumerics(tree.Stmts[0].Stmt, a, r)
 	var q identQuoter
 	if !strings.Contains(a.sql, quoteMarker) {
 		// A fresh walk: the rewrites above add column references of
@@ -638,6 +639,12 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		h.Write([]byte(c.CaseLocale))
 		if c.HeldScale != nil {
 			h.Write([]byte{2, byte(*c.HeldScale)})
+		}
+		if c.NumericText {
+			h.Write([]byte{3})
+			if c.ValueScale != nil {
+				h.Write([]byte{byte(*c.ValueScale)})
+			}
 		}
 		for _, l := range c.EnumLabels { // the enum's order (enums.go)
 			h.Write([]byte{1})

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/planner"
@@ -223,8 +221,6 @@ type localResult struct {
 	internal bool
 	// fingerprint of the statement, for the fallback memory.
 	fingerprint uint64
-	// textNumeric marks columns whose values are numeric text.
-	textNumeric []bool
 	// peeked is true when the first row was read ahead (by emptyResult)
 	// and not sent yet.
 	peeked bool
@@ -777,15 +773,11 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 	for i, c := range rcols {
 		duckTypes[i] = c.DuckType
 	}
-	// Columns the planner rewrote to the exact numeric text of an avg are
-	// numerics with a scale of their own, value by value.
-	var textNumeric []bool
-	for _, i := range d.NumericText {
-		if i < len(cols) && cols[i].TypeOID == oidNumeric && duckTypes[i] == "VARCHAR" {
-			if textNumeric == nil {
-				textNumeric = make([]bool, len(cols))
-			}
-			textNumeric[i] = true
+	// Numeric columns DuckDB returns as text (a numeric held as text, or
+	// one the planner computed exactly as text: Decision.NumericText) are
+	// encoded from their text, each value with its own display scale.
+	for i := range cols {
+		if cols[i].TypeOID == oidNumeric && duckTypes[i] == "VARCHAR" {
 			duckTypes[i] = "DECIMAL(38,0)"
 		}
 	}
@@ -795,7 +787,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 		cancel()
 		return nil, err
 	}
-	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, textNumeric: textNumeric, internal: internal(&d), point: pre != nil}, nil
+	return &localResult{rows: rows, ctx: ctx, enc: enc, cancel: cancel, started: time.Now(), datasets: d.Datasets, internal: internal(&d), point: pre != nil}, nil
 }
 
 // errOriginDescribe: the origin does not describe the statement (it refuses
@@ -879,14 +871,6 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 			return false, n, r.ctx.Err()
 		}
 		vals := r.rows.Values()
-		if r.textNumeric != nil {
-			if err := numericFromText(vals, r.textNumeric); err != nil {
-				if wroteAny {
-					return false, n, &errAfterOutput{err}
-				}
-				return false, n, err
-			}
-		}
 		start := len(buf)
 		buf = append(buf, 'D', 0, 0, 0, 0, byte(len(vals)>>8), byte(len(vals)))
 		for i, v := range vals {
@@ -1081,27 +1065,3 @@ func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
 }
 
 const oidNumeric = 1700
-
-// numericFromText turns the marked text values into decimals that keep
-// their own scale.
-func numericFromText(vals []any, marked []bool) error {
-	for i, v := range vals {
-		if i >= len(marked) || !marked[i] || v == nil {
-			continue
-		}
-		s, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("numeric text column %d is %T", i+1, v)
-		}
-		intPart, frac, _ := strings.Cut(s, ".")
-		if len(frac) > 255 {
-			return fmt.Errorf("numeric text column %d: scale %d too large", i+1, len(frac))
-		}
-		u, ok := new(big.Int).SetString(intPart+frac, 10)
-		if !ok {
-			return fmt.Errorf("numeric text column %d: %q is not a number", i+1, s)
-		}
-		vals[i] = duckdb.Decimal{Width: 38, Scale: uint8(len(frac)), Value: u}
-	}
-	return nil
-}

@@ -410,39 +410,53 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 		return 0, err
 	}
 	// The exported snapshot lives while replConn stays idle: the copy runs on
-	// a connection of its own.
-	load, err := connectOrigin(ctx, r.cfg.Origin.DSN)
-	if err != nil {
-		return 0, err
-	}
-	closeLoad := func() { load.Close(context.Background()) }
-	defer func() {
-		if closeLoad != nil {
-			closeLoad()
-		}
-	}()
-	if _, err := load.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '"+created.SnapshotName+"'").ReadAll(); err != nil {
-		return 0, fmt.Errorf("import the slot's snapshot: %w", err)
-	}
-	// In the slot's snapshot, the one the rows are copied in; before
-	// copyQuery, which selects NULL for a column not held.
-	if err := establishHeldScales(ctx, load, ds, all); err != nil {
-		return 0, err
-	}
-	cols, query, err := copyQuery(ds, all)
-	if err != nil {
-		return 0, err
-	}
+	// a connection of its own. A copy that meets numerics their DECIMAL
+	// cannot hold runs again in the same snapshot with them held as text.
 	w := &watch{schemaResolved: func() {}}
 	w.estimate.Store(estimateRows(ctx, conn, ds))
 	s.t.watch.Store(w)
 	defer s.t.watch.Store(nil)
-	pos := s.replication(at)
-	opts := accelerator.LoadOptions{Progress: &w.rows, Replication: &pos}
-	closeLoad = nil // copyInto takes the connection over
-	stopProgress := r.logProgress(s.log, w)
-	st, err := copyInto(ctx, r.eng, load, ds, cols, query, r.clock.Now(), opts)
-	stopProgress()
+	copySnapshot := func(asText map[string]bool) (loadOutcome, error) {
+		load, err := connectOrigin(ctx, r.cfg.Origin.DSN)
+		if err != nil {
+			return loadOutcome{}, err
+		}
+		closeLoad := func() { load.Close(context.Background()) }
+		defer func() {
+			if closeLoad != nil {
+				closeLoad()
+			}
+		}()
+		if _, err := load.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '"+created.SnapshotName+"'").ReadAll(); err != nil {
+			return loadOutcome{}, fmt.Errorf("import the slot's snapshot: %w", err)
+		}
+		cols := slices.Clone(all)
+		keepStoredTypes(ctx, r.eng, ds.Name, cols, false, asText)
+		// In the slot's snapshot, the one the rows are copied in; before
+		// copyQuery, which selects NULL for a column not held.
+		if err := establishHeldScales(ctx, load, ds, cols); err != nil {
+			return loadOutcome{}, err
+		}
+		cols, query, err := copyQuery(ds, cols)
+		if err != nil {
+			return loadOutcome{}, err
+		}
+		pos := s.replication(at)
+		w.rows.Store(0)
+		opts := accelerator.LoadOptions{Progress: &w.rows, Replication: &pos}
+		closeLoad = nil // copyInto takes the connection over
+		stopProgress := r.logProgress(s.log, w)
+		defer stopProgress()
+		return copyInto(ctx, r.eng, load, ds, cols, query, r.clock.Now(), opts)
+	}
+	st, err := copySnapshot(nil)
+	if err == nil && len(st.textNumerics) > 0 {
+		asText := map[string]bool{}
+		for _, name := range st.textNumerics {
+			asText[name] = true
+		}
+		st, err = copySnapshot(asText)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // loadOutcome is what one refresh did.
@@ -27,6 +28,9 @@ type loadOutcome struct {
 	// nothing: none of the columns read can be accelerated; nothing was
 	// loaded, and the stored acceleration, if any, is not served.
 	nothing bool
+	// textNumerics: numeric columns left out for values their DECIMAL
+	// cannot hold (accelerator.LoadStats.TextNumerics).
+	textNumerics []string
 }
 
 // readFilters are the Postgres predicates through which the proxy reads a
@@ -55,7 +59,27 @@ type readFilters struct {
 // cannot be accelerated are sent as NULLs, so that the stream still has
 // every selected column and the acceleration records them as not
 // accelerated. On failure the previous acceleration keeps serving.
+//
+// A full load that meets numeric values a column's DECIMAL cannot hold
+// (accelerator.LoadStats.TextNumerics) runs again at once with those
+// columns held as text (ColumnSpec.NumericText), and later loads keep them
+// so (keepStoredTypes). An append merge leaves such a column out until
+// the next full load.
 func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch) (loadOutcome, error) {
+	out, err := loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, nil)
+	if err != nil || appendRows || len(out.textNumerics) == 0 {
+		return out, err
+	}
+	asText := map[string]bool{}
+	for _, name := range out.textNumerics {
+		asText[name] = true
+	}
+	return loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, asText)
+}
+
+// loadDatasetAs is loadDataset with the numeric columns of asText held as
+// text.
+func loadDatasetAs(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch, asText map[string]bool) (loadOutcome, error) {
 	conn, err := connectOrigin(ctx, dsn)
 	if err != nil {
 		return loadOutcome{}, err
@@ -86,9 +110,7 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 		opts.Progress = &w.rows
 	}
 	// Before copyQuery, which selects NULL for a column not held.
-	if appendRows {
-		keepHeldScales(ctx, eng, ds.Name, all)
-	}
+	keepStoredTypes(ctx, eng, ds.Name, all, appendRows, asText)
 	if err := establishHeldScales(ctx, conn, ds, all); err != nil {
 		return loadOutcome{}, err
 	}
@@ -165,7 +187,7 @@ func copyInto(ctx context.Context, eng *accelerator.Engine, conn *pgconn.PgConn,
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns}, nil
+	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns, textNumerics: st.TextNumerics}, nil
 }
 
 // checkFallbackFilter makes sure that the filter an on_zero_results:
@@ -370,21 +392,35 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 	return pol.duckPredicates
 }
 
-// keepHeldScales gives the columns of an append load the scales the stored
-// rows of their numeric columns without a declared scale are held at
+// keepStoredTypes holds the numeric columns of asText, and those the
+// stored acceleration holds as text, as text (ColumnSpec.NumericText): a
+// column whose values once needed it is not loaded twice at every refresh.
+// For an append load (appendRows) it also gives the numeric columns
+// without a declared scale the scales the stored rows are held at
 // (ColumnSpec.HeldScale), before establishHeldScales asks the origin for
 // the others: for a column whose values do not share one scale, the
 // origin's one value could differ from load to load, which would make
 // every append a full reload. New rows of another scale then leave the
 // column out, as at a full load.
-func keepHeldScales(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec) {
+func keepStoredTypes(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec, appendRows bool, asText map[string]bool) {
+	for i := range cols {
+		if asText[cols[i].Name] && cols[i].TypeOID == pgdef.OIDNumeric && cols[i].ElemOID == 0 {
+			cols[i].NumericText = true
+		}
+	}
 	info, err := eng.Stored(ctx, name)
 	if err != nil || info == nil {
 		return
 	}
 	for i := range cols {
 		for _, sp := range info.Specs {
-			if sp.Name == cols[i].Name && accelerator.NeedsHeldScale(cols[i]) && accelerator.NeedsHeldScale(sp) && sp.HeldScale != nil {
+			if sp.Name != cols[i].Name || sp.TypeOID != cols[i].TypeOID || sp.ElemOID != cols[i].ElemOID {
+				continue
+			}
+			if sp.NumericText {
+				cols[i].NumericText = true
+			}
+			if appendRows && accelerator.NeedsHeldScale(cols[i]) && accelerator.NeedsHeldScale(sp) && sp.HeldScale != nil {
 				s := *sp.HeldScale
 				cols[i].HeldScale = &s
 			}

@@ -176,7 +176,7 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 }
 
 // establishHeldScales sets the scale each numeric column of cols without
-// a declared scale (nor one already held: keepHeldScales) is held at: the
+// a declared scale (nor one already held: keepStoredTypes) is held at: the
 // display scale of one of its values (Postgres keeps each value's own), in
 // one query on conn. The load checks every value against it: a column
 // whose values do not share it is left out, saying so, and so is one
@@ -187,7 +187,7 @@ func establishHeldScales(ctx context.Context, conn *pgconn.PgConn, ds *catalog.D
 	var which []int
 	var sel []string
 	for i, c := range cols {
-		if accelerator.NeedsHeldScale(c) && c.HeldScale == nil {
+		if accelerator.NeedsHeldScale(c) && c.HeldScale == nil && !c.NumericText {
 			col := pgx.Identifier{c.Name}.Sanitize()
 			which = append(which, i)
 			sel = append(sel, "(SELECT scale("+col+") FROM "+ds.QualifiedTable()+" WHERE scale("+col+") IS NOT NULL LIMIT 1)")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -57,6 +58,25 @@ func (e *Encoder) appendNumeric(dst []byte, c *column, v any) ([]byte, error) {
 		d.neg, d.digits = e.bigDigits(buf[:0], n)
 	case uint64:
 		d.digits = strconv.AppendUint(buf[:0], n, 10)
+	case string:
+		// numeric_out's text (a numeric held as text, or computed
+		// exactly as text): NaN and the infinities as they are.
+		if sign, special := numericSpecials[n]; special {
+			if c.binary {
+				dst = binary.BigEndian.AppendUint16(dst, 0) // ndigits
+				dst = binary.BigEndian.AppendUint16(dst, 0) // weight
+				dst = binary.BigEndian.AppendUint16(dst, sign)
+				// numeric_send's display scale of a special value is
+				// what NUMERIC_DSCALE reads from its short header: 0
+				// for NaN, 32 for the infinities.
+				return binary.BigEndian.AppendUint16(dst, (sign&0x1F80)>>7), nil
+			}
+			return append(dst, n...), nil
+		}
+		var ok bool
+		if d, ok = textDigits(n, buf[:0]); !ok {
+			return nil, fmt.Errorf("%w: %q is not a numeric's text", ErrUnsupported, n)
+		}
 	default:
 		x, ok := toInt64(v)
 		if !ok {
@@ -76,6 +96,39 @@ func (e *Encoder) appendNumeric(dst []byte, c *column, v any) ([]byte, error) {
 		return d.appendBinary(dst), nil
 	}
 	return d.appendText(dst), nil
+}
+
+// numericSpecials are the texts of numeric's special values and their sign
+// words in the binary form (numeric_send sends no digits for them).
+var numericSpecials = map[string]uint16{"NaN": 0xC000, "Infinity": 0xD000, "-Infinity": 0xF000}
+
+// textDigits reads a decimal as numeric_out prints it (an optional '-',
+// digits, and an optional '.' with digits after it).
+func textDigits(s string, buf []byte) (decimalDigits, bool) {
+	var d decimalDigits
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	if intPart == "" || hasDot && frac == "" || len(frac) > 0x3FFF {
+		return d, false
+	}
+	for _, part := range []string{intPart, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] < '0' || part[i] > '9' {
+				return d, false
+			}
+			if part[i] == '0' && len(buf) == 0 {
+				continue // a leading zero
+			}
+			buf = append(buf, part[i])
+		}
+	}
+	if len(buf) == 0 {
+		buf = append(buf, '0')
+	}
+	d.digits, d.scale = buf, len(frac)
+	return d, true
 }
 
 // intDigits returns the sign and the decimal digits of |x|, appended to buf.

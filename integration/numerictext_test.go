@@ -1,0 +1,219 @@
+package integration
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/pgdef"
+)
+
+// TestNumericText_MatchesPostgres: the acceleration's text of a numeric
+// held as text (pgdef.NumericText, from numeric_send's binary form, as the
+// COPY and change streams carry it) is Postgres's own numeric_out, for
+// random values of every display scale and size (beyond DECIMAL(38)),
+// zeros of every scale, negatives, NaN and the infinities.
+func TestNumericText_MatchesPostgres(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	texts := []string{"NaN", "Infinity", "-Infinity", "0", "0.0", "-0.000", "0.00000001", "-1e-20", "1e40", "123456789012345678901234567890123456789012.5"}
+	digits := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		return b.String()
+	}
+	for len(texts) < 4000 {
+		intPart := digits(rng.IntN(45))
+		if intPart == "" || rng.IntN(4) == 0 {
+			intPart = "0"
+		}
+		s := intPart
+		if sc := rng.IntN(30); sc > 0 {
+			s += "." + digits(sc)
+		}
+		if rng.IntN(3) == 0 {
+			s = "-" + s
+		}
+		if rng.IntN(8) == 0 {
+			s += fmt.Sprintf("e%d", rng.IntN(41)-20)
+		}
+		texts = append(texts, s)
+	}
+	c := connect(t, origin.SuperDSN())
+	rows, err := c.Query(ctxT(t), `SELECT concat(v), encode(numeric_send(v), 'hex')
+		FROM (SELECT t::numeric AS v, n FROM unnest($1::text[]) WITH ORDINALITY AS x(t, n)) s ORDER BY n`, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n, bad := 0, 0
+	for rows.Next() {
+		var want, bin string
+		if err := rows.Scan(&want, &bin); err != nil {
+			t.Fatal(err)
+		}
+		b, err := hex.DecodeString(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := pgdef.NumericText(b); err != nil || got != want {
+			bad++
+			if bad <= 10 {
+				t.Errorf("%s (%s): %q (%v), Postgres %q", texts[n], bin, got, err, want)
+			}
+		} else if dot := strings.IndexByte(want, '.'); dot >= 0 && pgdef.NumericTextScale(got) != len(want)-dot-1 {
+			t.Errorf("%s: scale %d", want, pgdef.NumericTextScale(got))
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil || n != len(texts) {
+		t.Fatalf("%d rows: %v", n, err)
+	}
+}
+
+// numericSchema is an orders table whose numerics a DECIMAL cannot hold:
+// amounts of mixed display scales (no declared scale), a ratio with NaN
+// and the infinities, a numeric(50,10) wider than DECIMAL (its values fit 38 digits), and a fee
+// numeric(10,2) holding NaN.
+const numericSchema = `DROP TABLE IF EXISTS app_numeric;
+	CREATE TABLE app_numeric (id int PRIMARY KEY, status text, amount numeric, ratio numeric, big numeric(50,10), fee numeric(10,2));
+	INSERT INTO app_numeric VALUES
+	  (1, 'paid', 12.5, 1.5, 1234567890123456789012345.0123456789, 1.50),
+	  (2, 'paid', 3.10, 'NaN', -1, 2),
+	  (3, 'open', 7, 'Infinity', 0, 'NaN'),
+	  (4, 'open', 7.00, '-Infinity', NULL, NULL),
+	  (5, 'void', 0.001, 0, 1e20, 0.10),
+	  (6, 'void', -4.20, NULL, 2.5, -3),
+	  (7, 'paid', NULL, 2, 3, 4),
+	  (8, 'open', 100, 0.000001, 4, 5);
+	GRANT SELECT ON app_numeric TO app;`
+
+// TestAppTypes_NumericText: numerics a DECIMAL cannot hold (mixed display
+// scales, NaN, ±Infinity, more than 38 digits) are held as their text and
+// accelerated where the text or only the value is read, in C/UTC and
+// en_US/Sydney, in both protocols, identical to the origin's answers;
+// what prints a scale the acceleration does not follow goes to the
+// origin.
+func TestAppTypes_NumericText(t *testing.T) {
+	const ds = "  - from: postgres:public.app_numeric\n"
+	t.Run("C, UTC", func(t *testing.T) {
+		mustExec(t, numericSchema)
+		t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_numeric") })
+		a := startApp(t, ds)
+		checkNumericText(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
+	})
+	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
+		requireLocales(t, "en_US.UTF-8")
+		const db = "pgaccel_numeric_enus"
+		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", numericSchema)
+		t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
+		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", ds, true)
+		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
+		const zone = "&timezone=Australia%2FSydney"
+		checkNumericText(t, a, dsn(appUser, appPass)+zone, proxied+zone)
+	})
+}
+
+func checkNumericText(t *testing.T, a *app.App, direct, proxied string) {
+	st, _ := a.Registry.State("app_numeric")
+	for _, c := range st.Columns {
+		if !c.Accelerated {
+			t.Errorf("column %s (%s) not accelerated: %s", c.Name, c.TypeName, c.NotAccelerated)
+		}
+		if want := c.Name == "amount" || c.Name == "ratio" || c.Name == "big" || c.Name == "fee"; c.NumericText != want {
+			t.Errorf("column %s: NumericText %v", c.Name, c.NumericText)
+		}
+		if c.Name == "amount" && (c.ValueScale == nil || *c.ValueScale != 3) {
+			t.Errorf("amount: ValueScale %v, want 3", c.ValueScale)
+		}
+		if (c.Name == "ratio" || c.Name == "fee") && c.ValueScale != nil {
+			t.Errorf("%s holds NaN, but ValueScale %v", c.Name, *c.ValueScale)
+		}
+	}
+	checkRouteCases(t, a, direct, proxied, []routeCase{
+		{"SELECT * FROM app_numeric ORDER BY id", acc},
+		{"SELECT id, amount, ratio, big, fee FROM app_numeric WHERE amount > 5 ORDER BY amount, id", acc},
+		{"SELECT id, amount FROM app_numeric WHERE amount = 7.00 ORDER BY id", acc},
+		{"SELECT id, amount FROM app_numeric WHERE amount BETWEEN 0 AND 10 ORDER BY amount DESC NULLS LAST, id", acc},
+		{"SELECT id, amount FROM app_numeric ORDER BY amount NULLS FIRST, id", acc},
+		{"SELECT count(*) FROM app_numeric WHERE amount IN (7, 12.5, 0.0010)", acc},
+		{"SELECT status, count(*), count(amount), count(ratio) FROM app_numeric GROUP BY status ORDER BY status", acc},
+		{"SELECT id FROM app_numeric WHERE amount IS NULL OR ratio IS NULL ORDER BY id", acc},
+		{"SELECT status FROM app_numeric GROUP BY status HAVING sum(amount) > 10 ORDER BY 1", acc},
+		{"SELECT id, big FROM app_numeric WHERE big > 1e19 OR big < 0 ORDER BY big", acc},
+		{"SELECT id, amount FROM app_numeric WHERE amount + 1 > 8 AND abs(amount) < 50 ORDER BY id", acc},
+		{"SELECT id, status, amount, row_number() OVER (PARTITION BY status ORDER BY amount DESC, id) FROM app_numeric ORDER BY id", acc},
+		{"SELECT id, amount FROM app_numeric WHERE amount > (SELECT min(amount) FROM app_numeric WHERE status = 'paid') ORDER BY id", acc},
+		{"SELECT id, floor(amount), ceil(amount), sign(amount) FROM app_numeric ORDER BY id", acc},
+		{"SELECT id, ratio FROM app_numeric WHERE id > 1 ORDER BY id LIMIT 3", acc},
+		// The scale of a value printed after arithmetic, a sum, a text
+		// cast, DISTINCT, a GROUP BY key; a NaN column read by value.
+		{"SELECT sum(amount) FROM app_numeric", org},
+		{"SELECT id, amount * 2 FROM app_numeric ORDER BY id", org},
+		{"SELECT id, amount::text FROM app_numeric ORDER BY id", org},
+		{"SELECT DISTINCT amount FROM app_numeric ORDER BY 1", org},
+		{"SELECT amount, count(*) FROM app_numeric GROUP BY amount ORDER BY 1", org},
+		{"SELECT id, amount AS a FROM app_numeric ORDER BY a, id", org},
+		{"SELECT id FROM app_numeric WHERE ratio > 1 ORDER BY id", org},
+		{"SELECT avg(amount) FROM app_numeric", org},
+		{"SELECT id, round(amount, 1) FROM app_numeric ORDER BY id", org},
+	})
+	t.Run("parameters", func(t *testing.T) {
+		const sql = "SELECT id, amount, ratio FROM app_numeric WHERE amount >= $1 ORDER BY id"
+		before := routeCounts(t, a)
+		differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
+			ctx := ctxT(t)
+			for _, arg := range []string{"7", "7.000", "3.1", "-10"} {
+				extended(ctx, c, tr, sql, [][]byte{[]byte(arg)}, nil)
+			}
+		})
+		if got := routeCounts(t, a)[acc] - before[acc]; got != 4 {
+			t.Errorf("accelerated %v of 4 executions", got)
+		}
+	})
+}
+
+// TestAppTypes_NumericTextUnderChanges: numerics held as text take the
+// change stream's values (binary pgoutput) as Postgres prints them, NaN and
+// the infinities included; a value with more decimals than the scale the
+// load measured is read by value through the guard, which sends the
+// statement to the origin rather than round it.
+func TestAppTypes_NumericTextUnderChanges(t *testing.T) {
+	const table = "cdc_numeric"
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table); mustExec(t, "DROP TABLE IF EXISTS cdc_numeric") })
+	mustExec(t, strings.ReplaceAll(numericSchema, "app_numeric", table))
+	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
+	st, _ := a.Registry.State(table)
+	for _, c := range st.Columns {
+		if c.Name == "amount" && (!c.Accelerated || !c.NumericText || c.ValueScale == nil || *c.ValueScale != 3) {
+			t.Fatalf("amount: %+v", c)
+		}
+	}
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	mustExec(t, `INSERT INTO cdc_numeric VALUES (9, 'paid', 8.12345, 'NaN', 1.5, 'NaN'), (10, 'open', -0.5, '-Infinity', NULL, 1);
+		UPDATE cdc_numeric SET amount = 12.50000, ratio = 'Infinity' WHERE id = 1; DELETE FROM cdc_numeric WHERE id = 2`)
+	v.waitEqual(t, table, "after the changes", replicationOf(a, table), lagZero(a, table))
+	ctx := ctxT(t)
+	for _, q := range []struct {
+		sql         string
+		accelerated bool
+	}{
+		{"SELECT id, amount, ratio, fee FROM cdc_numeric WHERE id > 0 ORDER BY id", true},
+		{"SELECT id, amount FROM cdc_numeric WHERE status = 'open' ORDER BY id", true},
+		// 8.12345 has more decimals than the 3 the load measured.
+		{"SELECT id, amount FROM cdc_numeric WHERE amount > 8 ORDER BY id", false},
+	} {
+		for _, format := range []int16{0, 1} {
+			if diff, accelerated, err := v.compare(ctx, q.sql, true, format); err != nil || diff != "" || accelerated != q.accelerated {
+				t.Errorf("%s (format %d): accelerated %v, want %v, %v\n%s", q.sql, format, accelerated, q.accelerated, err, diff)
+			}
+		}
+	}
+}
