@@ -308,7 +308,9 @@ func classifySelect(a *analysis, sel *pg_query.SelectStmt) {
 	a.kind = KindSelect
 	z := newAnalyzer(a)
 	a.scaleTargets, z.exempt, a.scaleSubs = scaleCandidates(sel)
-	if len(a.scaleTargets) == 0 {
+	if !slices.ContainsFunc(a.scaleTargets, func(st scaleTarget) bool { return !st.plain }) {
+		// Plain targets (numerics held as text) count only where
+		// nothing else is tracked.
 		if p, exempt := passThroughScales(sel); p != nil {
 			a.pass, z.exempt = p, exempt
 		}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/pgaccel/pgaccel/catalog"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -54,14 +56,33 @@ type numericTextUse struct {
 	// print or compare them (a * that is not the outermost SELECT's own
 	// output, NATURAL JOIN, a whole-row or t.* value).
 	wide bool
+	// printedIn holds, per column name, where its scale may be printed:
+	// the positions of the outermost SELECT's outputs (whose scale the
+	// scale tracking may follow, scaletrack.go), -1 elsewhere.
+	printedIn map[string][]int
+	target    int // the output being recorded, or -1
 }
 
-// numericHeldFunction is accelerator.NumericHeldFunction.
-const numericHeldFunction = "pgaccel_numeric_held"
+// numericHeldFunction and numericTextScaleFunction are accelerator's.
+const (
+	numericHeldFunction      = "pgaccel_numeric_held"
+	numericTextScaleFunction = "pgaccel_numeric_text_scale"
+)
+
+// heldText is the text of a numeric held as text that tc reads by value
+// (heldNumerics' CAST(pgaccel_numeric_held(column, s) AS DECIMAL(38, s))),
+// or nil.
+func heldText(tc *pg_query.TypeCast) *pg_query.Node {
+	fc := tc.Arg.GetFuncCall()
+	if fc == nil || funcName(fc) != numericHeldFunction || len(fc.Args) != 2 {
+		return nil
+	}
+	return fc.Args[0]
+}
 
 // numericTextUses records how sel uses its column names.
 func numericTextUses(sel *pg_query.SelectStmt) *numericTextUse {
-	u := &numericTextUse{raw: map[int32]bool{}, use: map[string]uint8{}}
+	u := &numericTextUse{raw: map[int32]bool{}, use: map[string]uint8{}, printedIn: map[string][]int{}, target: -1}
 	u.selectStmt(sel, true, usePrinted)
 	return u
 }
@@ -72,6 +93,9 @@ func (u *numericTextUse) selectStmt(sel *pg_query.SelectStmt, outer bool, output
 	if sel == nil {
 		return
 	}
+	saved := u.target
+	u.target = -1
+	defer func() { u.target = saved }()
 	if sel.WithClause != nil {
 		for _, c := range sel.WithClause.Ctes {
 			if cte := c.GetCommonTableExpr(); cte != nil {
@@ -96,7 +120,7 @@ func (u *numericTextUse) selectStmt(sel *pg_query.SelectStmt, outer bool, output
 	distinct := len(sel.DistinctClause) > 0
 	plainDistinct := len(sel.DistinctClause) == 1 && sel.DistinctClause[0].GetNode() == nil
 	asIs := outer && !distinct && len(sel.GroupClause) == 0 && sel.HavingClause == nil
-	for _, t := range sel.TargetList {
+	for i, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil {
 			u.generic(t)
@@ -113,8 +137,14 @@ func (u *numericTextUse) selectStmt(sel *pg_query.SelectStmt, outer bool, output
 				u.asIs(cr)
 				continue
 			}
+			u.expr(rt.Val, outputs) // a key of GROUP BY or DISTINCT: not tracked
+			continue
+		}
+		if outer {
+			u.target = i
 		}
 		u.expr(rt.Val, outputs)
+		u.target = -1
 	}
 	for _, f := range sel.FromClause {
 		u.fromItem(f)
@@ -233,6 +263,9 @@ func (u *numericTextUse) mark(cr *pg_query.ColumnRef, way uint8) {
 	}
 	if name := lastField(cr); name != "" {
 		u.use[name] |= way
+		if way == usePrinted {
+			u.printedIn[name] = append(u.printedIn[name], u.target)
+		}
 	}
 }
 
@@ -468,7 +501,7 @@ func (a *analysis) numericTextHazard(r resolution) string {
 				return "column " + name + " holds numerics as text, and the statement names an output " + name + " too"
 			}
 		}
-		if way&usePrinted != 0 {
+		if way&usePrinted != 0 && !tracked(a, r, u.printedIn[name]) {
 			return "column " + name + " holds numerics of mixed display scales (or NaN, Infinity), as text: the statement prints or compares a value of it whose display scale the acceleration does not follow (only the column as it is, comparisons, sorting and grouping by value are accelerated)"
 		}
 		if way&useValue != 0 && c.ValueScale == nil {
@@ -476,6 +509,20 @@ func (a *analysis) numericTextHazard(r resolution) string {
 		}
 	}
 	return ""
+}
+
+// tracked reports whether every output of the positions printed is one
+// whose scale the scale tracking follows for r.
+func tracked(a *analysis, r resolution, printed []int) bool {
+	if a.pass != nil || !r.scale.ok || len(printed) == 0 {
+		return false
+	}
+	for _, p := range printed {
+		if p < 0 || !slices.Contains(r.scale.pos, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // numericTextNames are the accelerated numeric-text columns of r's

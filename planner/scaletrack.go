@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
@@ -116,6 +118,9 @@ type scaleTarget struct {
 	// stddev: it is (or rounds, with rounds) stddev or variance of a
 	// numeric or integer, the kind of numericStddevFunction.
 	stddev string
+	// plain: it merges nothing; it is tracked only where one of its
+	// columns is a numeric held as text (planScalesOf).
+	plain bool
 }
 
 // stddevKinds maps Postgres's stddev and variance aggregates to the kinds
@@ -296,7 +301,16 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 			}
 			st.divides = true
 			merges[e] = true
-		} else if !trackable(val, &st, merges, false) || len(merges) == 0 && !readsHidden(st.cols, subs) {
+		} else if !trackable(val, &st, merges, false) {
+			continue
+		} else if len(merges) == 0 && !readsHidden(st.cols, subs) {
+			// Nothing merges values of other scales: tracked only if a
+			// column is a numeric held as text, whose every value has
+			// a scale of its own (plain).
+			if val.GetColumnRef() == nil && len(st.cols) > 0 {
+				st.plain = true
+				out = append(out, st)
+			}
 			continue
 		}
 		for m := range merges {
@@ -614,6 +628,11 @@ func hiddenColumn(name string) string { return "pgaccel_scale_" + name }
 // hiddenScaleOf is colScale's value for a name whose scale is a hidden
 // column (scaleExpr then reads that column).
 const hiddenScaleOf = -1
+
+// textScaleOf is colScale's value for a numeric held as text, whose scale
+// is its text's, row by row (numerictext.go): scaleExpr reads it from the
+// text inside the value's guard.
+const textScaleOf = -2
 
 // namesCTE reports whether a FROM item (a table or join of tables) names
 // one of ctes.
@@ -1178,6 +1197,9 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 	switch v := n.GetNode().(type) {
 	case *pg_query.Node_ColumnRef:
 		s, ok := colScale[lastField(v.ColumnRef)]
+		if ok && s == textScaleOf {
+			return fnCall(numericTextScaleFunction, proto.Clone(n).(*pg_query.Node)), true
+		}
 		if ok && s == hiddenScaleOf {
 			// The subquery's column of its scale, as the name is qualified.
 			cr := proto.Clone(v.ColumnRef).(*pg_query.ColumnRef)
@@ -1286,6 +1308,10 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 			Location:  -1,
 		}}}, true
 	case *pg_query.Node_TypeCast:
+		if text := heldText(v.TypeCast); text != nil {
+			// A numeric held as text, read by value: its text's scale.
+			return fnCall(numericTextScaleFunction, proto.Clone(text).(*pg_query.Node)), true
+		}
 		s, ok := castScale(v.TypeCast)
 		return intConst(s), ok
 	case *pg_query.Node_FuncCall:
@@ -1405,7 +1431,12 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 	numeric := map[string]bool{}
 	var floats map[string]bool
 	var hidden map[string]hiddenPlan
+	var plain []scaleTarget
 	for _, st := range targets {
+		if st.plain {
+			plain = append(plain, st)
+			continue
+		}
 		cols := st.cols
 		for _, name := range st.castCols {
 			if scaleSubs[name] == nil && columnsAre(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat8 }) {
@@ -1450,10 +1481,10 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 				case star && mixed:
 					return scalePlan{} // a table's column, or the *'s?
 				case star, mixed:
-					s, isNum, found = datasetColumnScale(r, name)
+					s, isNum, found = datasetColumnScaleOrText(r, name)
 				}
 			} else {
-				s, isNum, found = datasetColumnScale(r, name)
+				s, isNum, found = datasetColumnScaleOrText(r, name)
 			}
 			if !found {
 				return scalePlan{}
@@ -1463,6 +1494,9 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 	}
 	var pos []int
 	for _, st := range targets {
+		if st.plain {
+			continue
+		}
 		involved := st.decimal
 		for _, c := range st.cols {
 			involved = involved || numeric[c]
@@ -1479,7 +1513,50 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 			pos = append(pos, st.pos)
 		}
 	}
+	pos = append(pos, plainTextTargets(plain, scaleSubs, r, colScale)...)
+	slices.Sort(pos)
 	return scalePlan{pos: pos, colScale: colScale, floats: floats, hidden: hidden, ok: true}
+}
+
+// plainTextTargets returns the positions of the plain targets (they merge
+// nothing) that read a numeric held as text, whose every column's scale
+// is known, adding those scales to colScale. The others are left as they
+// are: their values print as DuckDB holds them.
+func plainTextTargets(plain []scaleTarget, scaleSubs map[string]*staticScale, r resolution, colScale map[string]int) []int {
+	if scaleSubs != nil {
+		return nil // subqueries' columns: not followed here
+	}
+	var pos []int
+	for _, st := range plain {
+		if len(st.castCols) > 0 {
+			continue
+		}
+		scales := map[string]int{}
+		text, known := false, true
+		for _, name := range st.cols {
+			s, _, found := datasetColumnScaleOrText(r, name)
+			if !found {
+				known = false
+				break
+			}
+			scales[name] = s
+			text = text || s == textScaleOf
+		}
+		if !known || !text {
+			continue
+		}
+		for name, s := range scales {
+			if prev, ok := colScale[name]; ok && prev != s {
+				known = false
+			}
+		}
+		if !known {
+			continue
+		}
+		maps.Copy(colScale, scales)
+		pos = append(pos, st.pos)
+	}
+	return pos
 }
 
 // hiddenPlan is a hidden scale of a plan, with the scales of the columns
@@ -1487,6 +1564,15 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 type hiddenPlan struct {
 	h        *hiddenScale
 	colScale map[string]int
+}
+
+// datasetColumnScaleOrText is datasetColumnScale, or textScaleOf for a
+// numeric held as text that is read by value (every column of the name).
+func datasetColumnScaleOrText(r resolution, name string) (scale int, numeric, ok bool) {
+	if c, held := numericTextNames(r)[name]; held && c.ValueScale != nil && !anyOtherColumn(r, name) {
+		return textScaleOf, true, true
+	}
+	return datasetColumnScale(r, name)
 }
 
 // datasetColumnScale is the scale of the datasets' column of that name:
