@@ -51,11 +51,16 @@
 //	bool                       BOOLEAN
 //	int2, int4, int8           SMALLINT, INTEGER, BIGINT
 //	float4, float8             FLOAT, DOUBLE     IEEE bits: NaN, ±Infinity, -0
-//	numeric(p,s), p <= 38      DECIMAL(p,s)      NaN/±Infinity: the column is left out (*)
+//	numeric(p,s), p <= 38      DECIMAL(p,s)
 //	numeric (no typmod)        DECIMAL(38,s)     s: the display scale its values share
-//	                                             (HeldScale); another scale, NaN, ±Infinity:
-//	                                             the column is left out (*)
-//	numeric(p>38,s)            not accelerated   DECIMAL is at most 38 digits
+//	                                             (HeldScale)
+//	any other numeric          VARCHAR           numeric_out's text (pgdef.NumericText):
+//	                                             mixed display scales, NaN, ±Infinity,
+//	                                             more than 38 digits (NumericText; a load
+//	                                             that meets such a value in a DECIMAL
+//	                                             column leaves it out and says so in
+//	                                             LoadStats.TextNumerics, and refresh loads
+//	                                             again with NumericText; numerictext.go)
 //	enum                       VARCHAR           the label; the planner orders by
 //	                                             ColumnSpec.EnumLabels (planner/enums.go)
 //	text, varchar(n), name     VARCHAR
@@ -83,16 +88,13 @@
 // out of the table and reported with catalog.ColumnInfo.Accelerated=false
 // and the reason in NotAccelerated.
 //
-// (*) Values the column's DuckDB type cannot hold. Postgres accepts them
-// (numeric NaN in a constrained numeric since Postgres 14; numeric ±Infinity
-// only where no typmod applies, i.e. never in an accelerated column, but
-// the decoder handles them alike), and a load that meets one goes on: the
+// (*) Values the column's DuckDB type cannot hold. Postgres accepts them,
+// and a load that meets one goes on: the
 // value is stored as NULL, the column is marked not accelerated, with the
-// first such value's row in NotAccelerated ("row 5 holds numeric NaN, which
-// DECIMAL cannot hold"), and statements that read the column go to the
-// origin, so answers stay exact. Storing them losslessly was not chosen: a
-// DECIMAL has no NaN, and a second column or a DOUBLE would change every
-// query that reads the value. The next load that meets no such value
+// first such value's row in NotAccelerated ("row 5 holds time 24:00:00,
+// which DuckDB gives back as 00:00:00"), and statements that read the
+// column go to the origin, so answers stay exact. (Numerics are the
+// exception: held as their text instead, see above.) The next load that meets no such value
 // accelerates the column again; an append merge keeps it out (its NULLs
 // stay) until a full load replaces the table. The checkpoint keeps the
 // reasons, so a restart serves the same columns. Values the decoder

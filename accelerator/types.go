@@ -165,11 +165,11 @@ type colType struct {
 //	bool                          BOOLEAN
 //	int2 / int4 / int8            SMALLINT / INTEGER / BIGINT
 //	float4 / float8               FLOAT / DOUBLE   NaN, ±Infinity, -0 kept
-//	numeric(p,s), p <= 38         DECIMAL(p,s)     NaN/±Infinity leave the column out
+//	numeric(p,s), p <= 38         DECIMAL(p,s)
 //	numeric (no typmod)           DECIMAL(38,s)    when its values share the display
-//	                                               scale s (HeldScale); a value of
-//	                                               another leaves the column out
-//	numeric(p>38)                 -                not accelerated
+//	                                               scale s (HeldScale)
+//	any other numeric, and        VARCHAR          numeric_out's text (NumericText:
+//	NumericText                                    mixed scales, NaN, ±Infinity, wide)
 //	text, varchar(n), name        VARCHAR
 //	char(n), bpchar               VARCHAR          trailing spaces removed
 //	json                          VARCHAR          the exact text

@@ -75,6 +75,29 @@ var relativeStatements = []string{
 	"SELECT extract(year FROM o_orderdate) AS y, count(*), sum(o_totalprice) FROM orders WHERE o_orderdate >= date_trunc('year', now() - interval '30 years') GROUP BY 1 ORDER BY 1",
 }
 
+// numericStatements are tiles over amounts of mixed display scales
+// (-set numeric): o_totalprice and l_extendedprice become numerics without
+// a declared scale, a third of them rounded to one decimal and a third
+// given three (numericSetup), which the acceleration holds as their text
+// (planner/numerictext.go): revenue by status, filters and top-N by value.
+var numericStatements = []string{
+	"SELECT o_orderstatus, sum(o_totalprice), count(*) FROM orders GROUP BY 1 ORDER BY 1",
+	"SELECT o_orderpriority, sum(o_totalprice) FROM orders WHERE o_totalprice > 100000 GROUP BY 1 ORDER BY 1",
+	"SELECT l_returnflag, l_linestatus, sum(l_extendedprice), count(*) FROM lineitem GROUP BY 1, 2 ORDER BY 1, 2",
+	"SELECT count(*) FROM lineitem WHERE l_extendedprice BETWEEN 1000 AND 2000",
+	"SELECT o_orderkey, o_totalprice FROM orders ORDER BY o_totalprice DESC, o_orderkey LIMIT 10",
+}
+
+// numericSetup gives the amounts of -set numeric their mixed scales.
+var numericSetup = []string{
+	`ALTER TABLE orders ALTER COLUMN o_totalprice TYPE numeric USING
+	  CASE o_orderkey % 3 WHEN 0 THEN round(o_totalprice, 1) WHEN 1 THEN o_totalprice::numeric(16,3) ELSE o_totalprice END`,
+	`ALTER TABLE lineitem ALTER COLUMN l_extendedprice TYPE numeric USING
+	  CASE l_linenumber % 3 WHEN 0 THEN round(l_extendedprice, 1) WHEN 1 THEN l_extendedprice::numeric(16,3) ELSE l_extendedprice END`,
+	"VACUUM ANALYZE orders",
+	"VACUUM ANALYZE lineitem",
+}
+
 type options struct {
 	set           string
 	sf            float64
@@ -92,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Float64Var(&o.sf, "sf", 1, "TPC-H scale factor: a whole number, or a multiple of 0.001 below 1")
 	fs.IntVar(&o.clients, "clients", 8, "sessions replaying the dashboard at once")
-	fs.StringVar(&o.set, "set", "bi", "the statements: bi (20 BI tiles) or relative (5 tiles filtering by now() and CURRENT_DATE)")
+	fs.StringVar(&o.set, "set", "bi", "the statements: bi (20 BI tiles), relative (5 tiles filtering by now() and CURRENT_DATE) or numeric (5 tiles over amounts of mixed display scales)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "length of each target's run")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
 	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
@@ -111,8 +134,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "bi":
 	case "relative":
 		statements = relativeStatements
+	case "numeric":
+		statements = numericStatements
 	default:
-		fmt.Fprintln(stderr, "dashboard: -set is bi or relative")
+		fmt.Fprintln(stderr, "dashboard: -set is bi, relative or numeric")
 		return 2
 	}
 	if fs.NArg() > 0 || o.sf <= 0 || o.clients < 1 || o.duration <= 0 {
@@ -155,6 +180,14 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 	}()
 	if _, err := tpchdata.Load(ctx, origin, o.sf, progress); err != nil {
 		return err
+	}
+	if o.set == "numeric" {
+		progress("giving o_totalprice and l_extendedprice mixed display scales")
+		for _, sql := range numericSetup {
+			if err := origin.Exec(ctx, sql); err != nil {
+				return err
+			}
+		}
 	}
 	dir, err := os.MkdirTemp("", "pgaccel-dashboard-")
 	if err != nil {
@@ -251,6 +284,9 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 	setName := "The 20 statements are in bench/dashboard/main.go"
 	if o.set == "relative" {
 		setName = "The 5 relative-time statements (now(), CURRENT_DATE, date_trunc of now()) are relativeStatements in bench/dashboard/main.go"
+	}
+	if o.set == "numeric" {
+		setName = "The 5 statements over amounts of mixed display scales (held as text) are numericStatements in bench/dashboard/main.go"
 	}
 	fmt.Fprintf(&md, "\n### %s, TPC-H SF%g, %d clients, %v per target, -set %s (%s)\n\n", time.Now().UTC().Format("2006-01-02"), o.sf, o.clients, o.duration, o.set, benchutil.Revision(ctx))
 	fmt.Fprintf(&md, "Command: `%s`. Machine: %s, %s, %s; load average at start %s, at end %s. %s; each pgaccel run refreshes lineitem and orders halfway (their cached answers are dropped).\n\n",

@@ -24,7 +24,7 @@ var Accel = []Query{
 	{Name: "time", SQL: "SELECT id, tm FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "time 24:00 left to the origin", SQL: "SELECT id, tm FROM acc_time24 ORDER BY id", Route: Origin},
 	{Name: "other columns of a table with time 24:00", SQL: "SELECT id FROM acc_time24 ORDER BY id", Route: Accelerated},
-	{Name: "numeric NaN left to the origin", SQL: "SELECT id, amount FROM acc_special ORDER BY id", Route: Origin},
+	{Name: "numeric NaN held as text", SQL: "SELECT id, amount FROM acc_special ORDER BY id", Route: Accelerated},
 	{Name: "numeric NaN filter", SQL: "SELECT count(*) FROM acc_special WHERE amount = 'NaN'", Route: Origin},
 	{Name: "numeric NaN in arrays", SQL: "SELECT id, amounts FROM acc_special ORDER BY id", Route: Origin},
 	{Name: "two-dimensional array", SQL: "SELECT id, grid FROM acc_special ORDER BY id", Route: Origin},

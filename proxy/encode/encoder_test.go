@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"encoding/hex"
 	"errors"
 	"math/big"
 	"testing"
@@ -307,5 +308,50 @@ func BenchmarkEncoder_MixedRows(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*len(vals)), "ns/value")
 		})
+	}
+}
+
+// TestAppendValue_NumericText: a numeric that DuckDB returns as
+// numeric_out's text (held as text, or computed exactly as text) is
+// encoded with its own display scale, NaN and ±Infinity included, in text
+// and in numeric_send's binary form.
+func TestAppendValue_NumericText(t *testing.T) {
+	s := mustSettings(t, nil)
+	for _, c := range []struct {
+		text string
+		bin  string // hex of numeric_send, as Postgres sends it
+	}{
+		{"12.50", "0002000000000002000c1388"},
+		{"-0.001", "0001ffff40000003000a"},
+		{"0.00", "0000000000000002"},
+		{"100", "00010000000000000064"},
+		{"NaN", "00000000c0000000"},
+		{"Infinity", "00000000d0000020"},
+		{"-Infinity", "00000000f0000020"},
+	} {
+		for _, format := range []int16{0, 1} {
+			enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1, Format: format}}, []string{"DECIMAL(38,0)"}, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := enc.AppendValue(nil, 0, c.text)
+			want := c.text
+			if format == 1 {
+				want = c.bin
+				out = []byte(hex.EncodeToString(out))
+			}
+			if err != nil || string(out) != want {
+				t.Errorf("%s (format %d) = %s, %v; want %s", c.text, format, out, err, want)
+			}
+		}
+	}
+	enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1}}, []string{"DECIMAL(38,0)"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "-", "1.", ".5", "1e5", "nan", "1,5", "+1"} {
+		if out, _, err := enc.AppendValue(nil, 0, bad); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%q = %q, %v; want ErrUnsupported", bad, out, err)
+		}
 	}
 }
