@@ -236,13 +236,20 @@ func (u *numericTextUse) window(wd *pg_query.WindowDef) {
 	for _, p := range wd.PartitionClause {
 		u.expr(p, useValue)
 	}
-	for _, s := range wd.OrderClause {
-		if sb := s.GetSortBy(); sb != nil {
-			u.expr(sb.Node, useValue)
-		}
-	}
+	u.sorts(wd.OrderClause)
 	u.expr(wd.StartOffset, useValue)
 	u.expr(wd.EndOffset, useValue)
+}
+
+// sorts records the uses of a window's or an aggregate's ORDER BY: by value.
+func (u *numericTextUse) sorts(items []*pg_query.Node) {
+	for _, s := range items {
+		if sb := s.GetSortBy(); sb != nil {
+			u.expr(sb.Node, useValue)
+		} else {
+			u.generic(s)
+		}
+	}
 }
 
 // asIs records a column reference used as it is.
@@ -444,11 +451,7 @@ func (u *numericTextUse) funcCall(fc *pg_query.FuncCall, way uint8) {
 			u.expr(a, args)
 		}
 	}
-	for _, s := range fc.AggOrder {
-		if sb := s.GetSortBy(); sb != nil {
-			u.expr(sb.Node, useValue)
-		}
-	}
+	u.sorts(fc.AggOrder)
 	u.expr(fc.AggFilter, useValue)
 	if fc.Over != nil {
 		u.window(fc.Over)
