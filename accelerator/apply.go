@@ -90,6 +90,8 @@ type Applier struct {
 	columns []catalog.ColumnInfo
 	keys    []int // positions in specs of the primary_key columns
 	rows    int64
+	// textNumerics: see TextNumerics.
+	textNumerics []string
 
 	conn    *sql.Conn
 	tx      *sql.Tx
@@ -139,6 +141,12 @@ func (e *Engine) NewApplier(ctx context.Context, ds *catalog.Dataset, opts Apply
 // Specs are the columns the acceleration holds, in the order a Change's
 // Row gives them.
 func (a *Applier) Specs() []ColumnSpec { return a.specs }
+
+// TextNumerics names the numeric columns the changes applied so far left
+// out for values their DECIMAL cannot hold (a value of another display
+// scale in a column held at one, NaN, ...): a load that holds them as
+// text (ColumnSpec.NumericText) would keep them.
+func (a *Applier) TextNumerics() []string { return a.textNumerics }
 
 // begin starts the DuckDB transaction of the next commit, holding the
 // dataset's load lock until Commit or Rollback.
@@ -363,10 +371,14 @@ func (a *Applier) load(ctx context.Context, ref string, specs []ColumnSpec, cols
 		return err
 	}
 	src.markLeftOut()
+	held := src.textNumerics()
 	for i, c := range src.columns {
 		j := cols[i]
 		if j < 0 || c.Accelerated || !a.columns[j].Accelerated {
 			continue
+		}
+		if slices.Contains(held, c.Name) {
+			a.textNumerics = append(a.textNumerics, c.Name)
 		}
 		if slices.Contains(a.keys, j) {
 			return dataError{fmt.Errorf("primary_key column %q: %s", a.columns[j].Name, c.NotAccelerated)}

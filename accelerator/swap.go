@@ -503,5 +503,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		HeldScale:       heldScale,
 		NumericText:     numericText,
 		ValueScale:      c.ValueScale,
+		ValueWidth:      c.ValueWidth,
 	}
 }

@@ -73,6 +73,10 @@ type ColumnSpec struct {
 	// (NumericHeldFunction), so a later value beyond it (a change) sends
 	// the statement to the origin instead of rounding.
 	ValueScale *int `json:",omitempty"`
+	// ValueWidth is the DECIMAL width those values are read at: 18 when
+	// they fit it (DuckDB casts text to a DECIMAL(18) about 150 times as
+	// fast as to a DECIMAL(38)), else 38.
+	ValueWidth int `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
 	// CollationLocale is, for a column of a linguistic libc collation

@@ -61,6 +61,7 @@ type ColumnInfo struct {
 	// cannot be, so only the text is read). See accelerator.NumericHeldFunction.
 	NumericText bool
 	ValueScale  *int
+	ValueWidth  int // the DECIMAL width the values are read at (0: 38)
 	// EnumLabels are, for a column of an enum type (or a domain over
 	// one), the labels in the enum's sort order; the acceleration holds
 	// each value as its label.

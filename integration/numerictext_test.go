@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 
@@ -220,6 +222,51 @@ func TestAppTypes_NumericTextUnderChanges(t *testing.T) {
 		for _, format := range []int16{0, 1} {
 			if diff, accelerated, err := v.compare(ctx, q.sql, true, format); err != nil || diff != "" || accelerated != q.accelerated {
 				t.Errorf("%s (format %d): accelerated %v, want %v, %v\n%s", q.sql, format, accelerated, q.accelerated, err, diff)
+			}
+		}
+	}
+}
+
+// TestAppTypes_NumericScaleChangesUnderChanges: a numeric without a
+// declared scale whose values shared one when a changes dataset loaded
+// (held as DECIMAL) and then receives a value of another scale, and NaN,
+// is rebuilt holding it as its text, and reads it as the origin does.
+func TestAppTypes_NumericScaleChangesUnderChanges(t *testing.T) {
+	const table = "cdc_numeric_scale"
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table); mustExec(t, "DROP TABLE IF EXISTS "+table) })
+	mustExec(t, `DROP TABLE IF EXISTS cdc_numeric_scale;
+		CREATE TABLE cdc_numeric_scale (id int PRIMARY KEY, amt numeric);
+		INSERT INTO cdc_numeric_scale SELECT g, g * 1.25 FROM generate_series(1, 50) g;
+		GRANT SELECT ON cdc_numeric_scale TO app;`)
+	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
+	amt := func() catalog.ColumnInfo {
+		st, _ := a.Registry.State(table)
+		for _, c := range st.Columns {
+			if c.Name == "amt" {
+				return c
+			}
+		}
+		return catalog.ColumnInfo{}
+	}
+	if c := amt(); !c.Accelerated || c.NumericText || c.HeldScale == nil || *c.HeldScale != 2 {
+		t.Fatalf("amt at the load: %+v", c)
+	}
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	mustExec(t, `INSERT INTO cdc_numeric_scale VALUES (51, 1.5), (52, 'NaN'), (53, 7)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for c := amt(); !c.Accelerated || !c.NumericText; c = amt() {
+		if time.Now().After(deadline) {
+			t.Fatalf("amt after the changes: %+v", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	v.waitEqual(t, table, "after the rebuild", replicationOf(a, table), lagZero(a, table))
+	ctx := ctxT(t)
+	for _, sql := range []string{"SELECT id, amt FROM cdc_numeric_scale WHERE id > 45 ORDER BY id", "SELECT count(amt) FROM cdc_numeric_scale"} {
+		for _, format := range []int16{0, 1} {
+			if diff, accelerated, err := v.compare(ctx, sql, true, format); err != nil || diff != "" || !accelerated {
+				t.Errorf("%s (format %d): accelerated %v, %v\n%s", sql, format, accelerated, err, diff)
 			}
 		}
 	}

@@ -26,9 +26,9 @@ import (
 //     casts to integers, floats, booleans and numeric(p,s), which set a
 //     scale of their own. There the rewrite reads it as
 //
-//	CAST(pgaccel_numeric_held(column, s) AS DECIMAL(38, s))
+//	CAST(pgaccel_numeric_held(column, s) AS DECIMAL(w, s))
 //
-//     with s the column's ValueScale (accelerator.NumericHeldFunction),
+//     with s the column's ValueScale and w its ValueWidth (accelerator.NumericHeldFunction),
 //     which fails rather than round a value beyond it, and the statement
 //     then goes to the origin. A column with NaN or ±Infinity (no
 //     ValueScale) is used as it is only.
@@ -540,8 +540,15 @@ func numericTextNames(r resolution) map[string]catalog.ColumnInfo {
 			if out == nil {
 				out = map[string]catalog.ColumnInfo{}
 			}
-			if prev, ok := out[c.Name]; ok && prev.ValueScale != nil && (c.ValueScale == nil || *c.ValueScale < *prev.ValueScale) {
-				continue // the widest scale reads every value
+			if prev, ok := out[c.Name]; ok {
+				// One reading for every column of the name: the greatest
+				// scale, at the widest width.
+				if prev.ValueScale == nil || c.ValueScale == nil {
+					c.ValueScale = nil
+				} else if *prev.ValueScale > *c.ValueScale {
+					c.ValueScale = prev.ValueScale
+				}
+				c.ValueWidth = 38
 			}
 			out[c.Name] = c
 		}
@@ -577,14 +584,17 @@ func heldNumerics(stmt *pg_query.Node, a *analysis, r resolution) {
 		if c.ValueScale == nil {
 			continue // numericTextHazard refused a use by value
 		}
-		scale := *c.ValueScale
+		scale, width := *c.ValueScale, c.ValueWidth
+		if width < scale || width > 38 {
+			width = 38
+		}
 		ref := &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: s.ref}}
 		held := fnCall(numericHeldFunction, ref, pg_query.MakeAConstIntNode(int64(scale), -1))
 		s.node.Node = &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 			Arg: held,
 			TypeName: &pg_query.TypeName{
 				Names:   []*pg_query.Node{pg_query.MakeStrNode("decimal")},
-				Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(int64(scale), -1)},
+				Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(int64(width), -1), pg_query.MakeAConstIntNode(int64(scale), -1)},
 				Typemod: -1, Location: -1,
 			},
 			Location: -1,

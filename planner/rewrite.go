@@ -643,7 +643,7 @@ func columnsFingerprint(cols []catalog.ColumnInfo) uint64 {
 		if c.NumericText {
 			h.Write([]byte{3})
 			if c.ValueScale != nil {
-				h.Write([]byte{byte(*c.ValueScale)})
+				h.Write([]byte{byte(*c.ValueScale), byte(c.ValueWidth)})
 			}
 		}
 		for _, l := range c.EnumLabels { // the enum's order (enums.go)

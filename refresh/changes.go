@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -743,6 +744,11 @@ func (st *streamState) apply(ctx context.Context) error {
 	s := st.s
 	if err := st.app.Apply(ctx, st.b.truncate, st.b.final()); err != nil {
 		return fmt.Errorf("apply changes: %w", err)
+	}
+	if names := st.app.TextNumerics(); len(names) > 0 {
+		// A numeric held at one display scale met a value of another
+		// (or NaN, ...): the rebuild's load holds it as its text.
+		return &errRebuild{why: fmt.Sprintf("column %s received a numeric its DECIMAL cannot hold (another display scale, NaN, Infinity or more than 38 digits); the load holds it as text", strings.Join(names, ", "))}
 	}
 	s.status.Inserts += int64(st.b.inserts)
 	s.status.Updates += int64(st.b.updates)
