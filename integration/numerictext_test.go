@@ -271,3 +271,31 @@ func TestAppTypes_NumericScaleChangesUnderChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayText_MatchesPostgres: the text of an array held as its binary
+// form (pgdef.ArrayText) is Postgres's own array_out, for arrays of one to
+// three dimensions, lower bounds other than 1, NULLs, and elements that
+// must be quoted, of every element type it prints.
+func TestArrayText_MatchesPostgres(t *testing.T) {
+	values := []string{
+		"'{{1,2},{3,4}}'::int[]", "'{{{1,NULL},{3,4}},{{5,6},{7,8}}}'::int8[]", "'[0:1]={7,8}'::int2[]",
+		"'[-2:-1][3:4]={{1,2},{3,4}}'::int[]", "'{}'::int[]", "'{{t,f},{NULL,t}}'::bool[]",
+		`'{{"a b","",NULL},{"null","x\"y","{}"}}'::text[]`, `'{{"NULL",c},{"a,b","back\\\\slash"}}'::varchar[]`,
+		"'{{ab,c},{d,e}}'::char(2)[]", "'{{1.50,NaN},{-Infinity,0.000}}'::numeric[]", "'{{x}}'::name[]",
+		"array_fill(7, ARRAY[2,3,2])", "array_fill('é'::text, ARRAY[2,2], ARRAY[5,0])", "ARRAY[[' lead', E'tab\\there']]",
+	}
+	c := connect(t, origin.SuperDSN())
+	for _, v := range values {
+		var want, bin string
+		if err := c.QueryRow(ctxT(t), "SELECT concat(v), encode(array_send(v), 'hex') FROM (SELECT "+v+" AS v) s").Scan(&want, &bin); err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		b, err := hex.DecodeString(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := pgdef.ArrayText(b); err != nil || got != want {
+			t.Errorf("%s: %q (%v), Postgres %q", v, got, err, want)
+		}
+	}
+}
