@@ -90,8 +90,8 @@ type Applier struct {
 	columns []catalog.ColumnInfo
 	keys    []int // positions in specs of the primary_key columns
 	rows    int64
-	// textNumerics: see TextNumerics.
-	textNumerics []string
+	// heldAsIs: see HeldAsIs.
+	heldAsIs []string
 
 	conn    *sql.Conn
 	tx      *sql.Tx
@@ -142,11 +142,12 @@ func (e *Engine) NewApplier(ctx context.Context, ds *catalog.Dataset, opts Apply
 // Row gives them.
 func (a *Applier) Specs() []ColumnSpec { return a.specs }
 
-// TextNumerics names the numeric columns the changes applied so far left
-// out for values their DECIMAL cannot hold (a value of another display
-// scale in a column held at one, NaN, ...): a load that holds them as
-// text (ColumnSpec.NumericText) would keep them.
-func (a *Applier) TextNumerics() []string { return a.textNumerics }
+// HeldAsIs names the columns the changes applied so far left out for
+// values their DuckDB type cannot hold (a numeric of another display scale
+// in a column held at one, NaN, a two-dimensional array, ...) that a load
+// holding them as Postgres sends them (ColumnSpec.NumericText,
+// ColumnSpec.ArrayBinary) would keep.
+func (a *Applier) HeldAsIs() []string { return a.heldAsIs }
 
 // begin starts the DuckDB transaction of the next commit, holding the
 // dataset's load lock until Commit or Rollback.
@@ -371,14 +372,14 @@ func (a *Applier) load(ctx context.Context, ref string, specs []ColumnSpec, cols
 		return err
 	}
 	src.markLeftOut()
-	held := src.textNumerics()
+	held := src.heldAsIs()
 	for i, c := range src.columns {
 		j := cols[i]
 		if j < 0 || c.Accelerated || !a.columns[j].Accelerated {
 			continue
 		}
 		if slices.Contains(held, c.Name) {
-			a.textNumerics = append(a.textNumerics, c.Name)
+			a.heldAsIs = append(a.heldAsIs, c.Name)
 		}
 		if slices.Contains(a.keys, j) {
 			return dataError{fmt.Errorf("primary_key column %q: %s", a.columns[j].Name, c.NotAccelerated)}

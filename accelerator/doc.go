@@ -59,7 +59,7 @@
 //	                                             more than 38 digits (NumericText; a load
 //	                                             that meets such a value in a DECIMAL
 //	                                             column leaves it out and says so in
-//	                                             LoadStats.TextNumerics, and refresh loads
+//	                                             LoadStats.HeldAsIs, and refresh loads
 //	                                             again with NumericText; numerictext.go)
 //	enum                       VARCHAR           the label; the planner orders by
 //	                                             ColumnSpec.EnumLabels (planner/enums.go)

@@ -25,11 +25,13 @@ type LoadStats struct {
 	Columns []catalog.ColumnInfo
 	// Completed is when the swap committed; the checkpoint's last refresh.
 	Completed time.Time
-	// TextNumerics names the numeric columns left out for values their
-	// DECIMAL cannot hold (mixed display scales where none is declared,
-	// NaN, ±Infinity, more than 38 digits): a load with their
-	// ColumnSpec.NumericText set holds them as text.
-	TextNumerics []string
+	// HeldAsIs names the columns left out for values their DuckDB type
+	// cannot hold that a load holding them as Postgres sends them would
+	// keep: numerics a DECIMAL cannot hold (mixed display scales where
+	// none is declared, NaN, ±Infinity, more than 38 digits;
+	// ColumnSpec.NumericText) and arrays a LIST cannot (more dimensions,
+	// lower bounds other than 1; ColumnSpec.ArrayBinary).
+	HeldAsIs []string
 }
 
 // Load replaces a dataset's table with the rows of a binary COPY stream.
@@ -203,7 +205,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 
 	src.markLeftOut()
-	stats.TextNumerics = src.textNumerics()
+	stats.HeldAsIs = src.heldAsIs()
 	if err := valueScales(ctx, conn, loadRef, cols, stats.Columns); err != nil {
 		return stats, err
 	}

@@ -120,3 +120,9 @@ func isNumericText(c ColumnSpec) bool {
 	t, ok := resolveType(c)
 	return ok && t.kind == kindNumericText
 }
+
+// isArrayBinary reports whether c is held as array_send's binary form.
+func isArrayBinary(c ColumnSpec) bool {
+	t, ok := resolveType(c)
+	return ok && t.kind == kindArrayBinary
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // copySource is the table function behind a load: it decodes a binary COPY
@@ -32,11 +33,11 @@ type copySource struct {
 	// acceleration: the first value of it the load met that its DuckDB type
 	// cannot hold (unstorableError), with its row; nil while there is none.
 	leftOut []atomic.Pointer[string]
-	// textNumeric marks, per stream field, a numeric column left out for
-	// a value its DECIMAL cannot hold: held as text (ColumnSpec.NumericText)
-	// it could be.
-	textNumeric []atomic.Bool
-	maxThreads  int
+	// asIs marks, per stream field, a column left out for a value its
+	// DuckDB type cannot hold that it could hold as Postgres sends it
+	// (LoadStats.HeldAsIs).
+	asIs       []atomic.Bool
+	maxThreads int
 
 	mu       sync.Mutex // guards everything below
 	tr       *tupleReader
@@ -83,12 +84,12 @@ type localState struct {
 // definitions.
 func newCopySource(ctx context.Context, cols []ColumnSpec, r io.Reader, maxThreads int, asciiOnly bool) (*copySource, []string, error) {
 	s := &copySource{
-		ctx:         ctx,
-		tr:          newTupleReader(r),
-		nfields:     len(cols),
-		maxThreads:  max(maxThreads, 1),
-		leftOut:     make([]atomic.Pointer[string], len(cols)),
-		textNumeric: make([]atomic.Bool, len(cols)),
+		ctx:        ctx,
+		tr:         newTupleReader(r),
+		nfields:    len(cols),
+		maxThreads: max(maxThreads, 1),
+		leftOut:    make([]atomic.Pointer[string], len(cols)),
+		asIs:       make([]atomic.Bool, len(cols)),
 	}
 	var defs []string
 	for i, c := range cols {
@@ -218,8 +219,8 @@ func (s *copySource) decode(local *localState, ch duckdb.DataChunk) error {
 				end := off + spans[2*o.field+1]
 				err = o.write(ch, j, row, local.buf[off:end:end])
 				if err != nil && isUnstorable(err) {
-					if o.typ.kind == kindNumeric {
-						s.textNumeric[o.field].Store(true)
+					if o.typ.kind == kindNumeric || o.typ.elem != nil && pgdef.ArrayElemPrintable(o.typ.elemOID) {
+						s.asIs[o.field].Store(true)
 					}
 					s.leaveOut(o.field, fmt.Sprintf("row %d holds %s", local.first+int64(row), err))
 					err = ch.SetValue(j, row, nil)
@@ -270,12 +271,11 @@ func (s *copySource) leaveOut(field int, why string) {
 	s.leftOut[field].CompareAndSwap(nil, &why)
 }
 
-// textNumerics names the numeric columns left out for values their
-// DECIMAL cannot hold.
-func (s *copySource) textNumerics() []string {
+// heldAsIs names the columns asIs marks.
+func (s *copySource) heldAsIs() []string {
 	var names []string
-	for i := range s.textNumeric {
-		if s.textNumeric[i].Load() {
+	for i := range s.asIs {
+		if s.asIs[i].Load() {
 			names = append(names, s.columns[i].Name)
 		}
 	}

@@ -504,5 +504,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		NumericText:     numericText,
 		ValueScale:      c.ValueScale,
 		ValueWidth:      c.ValueWidth,
+		ArrayBinary:     accelerated && c.ElemOID != 0 && isArrayBinary(c),
 	}
 }

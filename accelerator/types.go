@@ -63,7 +63,7 @@ type ColumnSpec struct {
 	// ±Infinity included. Set for the columns a DECIMAL cannot hold:
 	// values of mixed display scales where none is declared, NaN or
 	// ±Infinity, more than 38 digits (refresh loads again with it when a
-	// load meets such a value: LoadStats.TextNumerics), and for types
+	// load meets such a value: LoadStats.HeldAsIs), and for types
 	// whose precision or scale DECIMAL has no room for.
 	NumericText bool `json:",omitempty"`
 	// ValueScale is, for a NumericText column, the greatest display scale
@@ -77,6 +77,11 @@ type ColumnSpec struct {
 	// they fit it (DuckDB casts text to a DECIMAL(18) about 150 times as
 	// fast as to a DECIMAL(38)), else 38.
 	ValueWidth int `json:",omitempty"`
+	// ArrayBinary: an array column held as Postgres sends it (array_send's
+	// binary form, a BLOB), for arrays a LIST cannot hold (more than one
+	// dimension, lower bounds other than 1) of element types
+	// pgdef.ArrayText prints. Read only as it is (planner/numerictext.go).
+	ArrayBinary bool `json:",omitempty"`
 	// BinaryCollation: the origin compares the column's values by bytes.
 	BinaryCollation bool
 	// CollationLocale is, for a column of a linguistic libc collation
@@ -144,6 +149,9 @@ const (
 	// kindNumericText: a numeric held as numeric_out's text
 	// (pgdef.NumericText; ColumnSpec.NumericText).
 	kindNumericText
+	// kindArrayBinary: an array held as array_send's binary form
+	// (ColumnSpec.ArrayBinary).
+	kindArrayBinary
 )
 
 // colType is the resolved storage of one column: its kind, the DuckDB type
@@ -200,8 +208,15 @@ func DuckDBType(c ColumnSpec) (duckType string, ok bool) {
 
 // resolveType is DuckDBType with the decoding details.
 func resolveType(c ColumnSpec) (colType, bool) {
+	if c.ElemOID != 0 && c.ArrayBinary && pgdef.ArrayElemPrintable(c.ElemOID) {
+		return colType{kind: kindArrayBinary, duck: "BLOB", elemOID: c.ElemOID}, true
+	}
 	if c.ElemOID != 0 {
 		elem, ok := scalarType(c.ElemOID, c.TypeMod)
+		if !ok && pgdef.ArrayElemPrintable(c.ElemOID) {
+			// numeric[] without a declared scale (or too wide): as sent.
+			return colType{kind: kindArrayBinary, duck: "BLOB", elemOID: c.ElemOID}, true
+		}
 		if !ok || elem.kind == kindInet {
 			return colType{}, false
 		}
@@ -338,7 +353,7 @@ func stageType(t colType) (duckdb.TypeInfo, error) {
 		return duckdb.NewDecimalInfo(t.precision, t.scale)
 	case kindText, kindBpchar, kindJSONB, kindInet, kindNumericText:
 		return duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
-	case kindBytea:
+	case kindBytea, kindArrayBinary:
 		return duckdb.NewTypeInfo(duckdb.TYPE_BLOB)
 	case kindDate:
 		return duckdb.NewTypeInfo(duckdb.TYPE_DATE)

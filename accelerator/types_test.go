@@ -44,7 +44,8 @@ func TestDuckDBType_MapsEachPostgresType(t *testing.T) {
 		{ColumnSpec{TypeOID: oidUUID, TypeMod: -1}, "UUID"},
 		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: oidInt4}, "INTEGER[]"},
 		{ColumnSpec{TypeOID: 1231, TypeMod: numeric(10, 2), ElemOID: oidNumeric}, "DECIMAL(10,2)[]"},
-		{ColumnSpec{TypeOID: 1231, TypeMod: -1, ElemOID: oidNumeric}, ""},
+		{ColumnSpec{TypeOID: 1231, TypeMod: -1, ElemOID: oidNumeric}, "BLOB"}, // array_send's form (ArrayBinary)
+		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: oidInt4, ArrayBinary: true}, "BLOB"},
 		{ColumnSpec{TypeOID: 1266, TypeMod: -1}, ""}, // timetz
 		{ColumnSpec{TypeOID: 600, TypeMod: -1}, ""},  // point
 		{ColumnSpec{TypeOID: 790, TypeMod: -1}, ""},  // money

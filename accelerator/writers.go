@@ -1,6 +1,7 @@
 package accelerator
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -142,6 +143,16 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 		return scalar(pgdef.InetText), nil
 	case kindNumericText:
 		return scalar(pgdef.NumericText), nil
+	case kindArrayBinary:
+		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
+			if len(b) >= 12 && binary.BigEndian.Uint32(b[8:]) != t.elemOID {
+				return fmt.Errorf("array elements have type OID %d, want %d", binary.BigEndian.Uint32(b[8:]), t.elemOID)
+			}
+			if _, err := pgdef.ArrayText(b); err != nil {
+				return err
+			}
+			return duckdb.SetChunkValue(ch, col, row, b)
+		}, nil
 	}
 	return nil, fmt.Errorf("no decoder for %s", t.duck)
 }

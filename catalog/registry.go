@@ -62,6 +62,9 @@ type ColumnInfo struct {
 	NumericText bool
 	ValueScale  *int
 	ValueWidth  int // the DECIMAL width the values are read at (0: 38)
+	// ArrayBinary: an array column (of more dimensions, or lower bounds
+	// other than 1) held as Postgres sends it, read only as it is.
+	ArrayBinary bool
 	// EnumLabels are, for a column of an enum type (or a domain over
 	// one), the labels in the enum's sort order; the acceleration holds
 	// each value as its label.

@@ -299,3 +299,40 @@ func TestArrayText_MatchesPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestAppTypes_MultiDimArrays: arrays a LIST cannot hold (two or more
+// dimensions, lower bounds other than 1) are held as Postgres sends them
+// and read as they are (SELECT *, bare outputs, count, IS NULL), in text
+// and binary, identical to the origin; anything that looks inside them
+// goes to the origin. Under changes, a 2-D value arriving in a column
+// held as a LIST rebuilds the dataset holding it so.
+func TestAppTypes_MultiDimArrays(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS app_grid;
+		CREATE TABLE app_grid (id int PRIMARY KEY, grid int[], words text[], amounts numeric[], flags bool[][], plain int[]);
+		INSERT INTO app_grid VALUES
+		  (1, '{{1,2},{3,4}}', '{{"a b",NULL},{"x\"y","NULL"}}', '[0:1]={1.50,NaN}', '{{t},{f}}', '{1,2}'),
+		  (2, '{5,6}', '{c}', '{2}', NULL, '{}'),
+		  (3, NULL, '{{{p}}}', '{{-1e-3}}', '{t,NULL}', NULL),
+		  (4, '[2:3][0:0]={{7},{8}}', '{}', NULL, '{}', '{3}');
+		GRANT SELECT ON app_grid TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_grid") })
+	a := startApp(t, "  - from: postgres:public.app_grid\n")
+	st, _ := a.Registry.State("app_grid")
+	for _, c := range st.Columns {
+		if want := c.Name != "id" && c.Name != "plain"; !c.Accelerated || c.ArrayBinary != want {
+			t.Errorf("column %s: accelerated %v (%s), held as sent %v, want %v", c.Name, c.Accelerated, c.NotAccelerated, c.ArrayBinary, want)
+		}
+	}
+	checkRouteCases(t, a, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), []routeCase{
+		{"SELECT * FROM app_grid ORDER BY id", acc},
+		{"SELECT id, grid, words FROM app_grid WHERE id > 1 ORDER BY id", acc},
+		{"SELECT count(grid), count(flags), count(*) FROM app_grid WHERE amounts IS NOT NULL", acc},
+		{"SELECT id, plain, plain[1] FROM app_grid ORDER BY id", acc},
+		{"SELECT id, grid[1][2] FROM app_grid ORDER BY id", org},
+		{"SELECT id, array_dims(grid) FROM app_grid ORDER BY id", org},
+		{"SELECT id FROM app_grid WHERE grid = '{{1,2},{3,4}}' ORDER BY id", org},
+		{"SELECT id, grid FROM app_grid ORDER BY grid, id", org},
+		{"SELECT DISTINCT grid FROM app_grid", org},
+		{"SELECT id, words::text FROM app_grid ORDER BY id", org},
+	})
+}

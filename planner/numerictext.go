@@ -478,6 +478,9 @@ func (m refMarker) enter(msg proto.Message, _ *walker) {
 // numericTextHazard says why the statement cannot read the numerics held
 // as text of r's datasets as it uses them, or "".
 func (a *analysis) numericTextHazard(r resolution) string {
+	if why := a.arrayBinaryHazard(r); why != "" {
+		return why
+	}
 	names := numericTextNames(r)
 	if len(names) == 0 {
 		return ""
@@ -526,6 +529,54 @@ func tracked(a *analysis, r resolution, printed []int) bool {
 		}
 	}
 	return true
+}
+
+// arrayBinaryHazard says why the statement cannot read the arrays held as
+// Postgres sends them (catalog.ColumnInfo.ArrayBinary) of r's datasets as
+// it uses them, or "": only as they are.
+func (a *analysis) arrayBinaryHazard(r resolution) string {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if !c.ArrayBinary || !c.Accelerated {
+				continue
+			}
+			why := "column " + c.Name + " holds multi-dimensional arrays (or lower bounds other than 1), as Postgres sends them: only the column as it is (a bare output, *, count, IS NULL) is accelerated"
+			u := a.numText
+			if u == nil || u.wide {
+				return why
+			}
+			if way := u.use[c.Name]; way&^useRaw != 0 || way != 0 && anyOtherArray(r, c.Name) {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// anyOtherArray reports whether a dataset of r has a column of that name
+// that is not an array held as Postgres sends it.
+func anyOtherArray(r resolution, name string) bool {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Name == name && !c.ArrayBinary {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// heldAsIs reports whether a dataset of r holds a column as Postgres sends
+// it (a numeric as text, an array as its binary form): not a point read.
+func heldAsIs(r resolution) bool {
+	for _, d := range r.datasets {
+		for _, c := range d.state.Columns {
+			if c.Accelerated && (c.NumericText || c.ArrayBinary) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // numericTextNames are the accelerated numeric-text columns of r's

@@ -451,9 +451,9 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 		return copyInto(ctx, r.eng, load, ds, cols, query, r.clock.Now(), opts)
 	}
 	st, err := copySnapshot(nil)
-	if err == nil && len(st.textNumerics) > 0 {
+	if err == nil && len(st.heldAsIs) > 0 {
 		asText := map[string]bool{}
-		for _, name := range st.textNumerics {
+		for _, name := range st.heldAsIs {
 			asText[name] = true
 		}
 		st, err = copySnapshot(asText)
@@ -745,10 +745,11 @@ func (st *streamState) apply(ctx context.Context) error {
 	if err := st.app.Apply(ctx, st.b.truncate, st.b.final()); err != nil {
 		return fmt.Errorf("apply changes: %w", err)
 	}
-	if names := st.app.TextNumerics(); len(names) > 0 {
+	if names := st.app.HeldAsIs(); len(names) > 0 {
 		// A numeric held at one display scale met a value of another
-		// (or NaN, ...): the rebuild's load holds it as its text.
-		return &errRebuild{why: fmt.Sprintf("column %s received a numeric its DECIMAL cannot hold (another display scale, NaN, Infinity or more than 38 digits); the load holds it as text", strings.Join(names, ", "))}
+		// (or NaN, ...), or an array a LIST cannot hold: the rebuild's
+		// load holds it as Postgres sends it.
+		return &errRebuild{why: fmt.Sprintf("column %s received a value its DuckDB type cannot hold (a numeric of another display scale, NaN, Infinity or more than 38 digits, or a multi-dimensional array); the load holds it as Postgres sends it", strings.Join(names, ", "))}
 	}
 	s.status.Inserts += int64(st.b.inserts)
 	s.status.Updates += int64(st.b.updates)

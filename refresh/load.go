@@ -28,9 +28,10 @@ type loadOutcome struct {
 	// nothing: none of the columns read can be accelerated; nothing was
 	// loaded, and the stored acceleration, if any, is not served.
 	nothing bool
-	// textNumerics: numeric columns left out for values their DECIMAL
-	// cannot hold (accelerator.LoadStats.TextNumerics).
-	textNumerics []string
+	// heldAsIs: columns left out for values their DuckDB type cannot
+	// hold that a load could hold as Postgres sends them
+	// (accelerator.LoadStats.HeldAsIs).
+	heldAsIs []string
 }
 
 // readFilters are the Postgres predicates through which the proxy reads a
@@ -60,18 +61,19 @@ type readFilters struct {
 // every selected column and the acceleration records them as not
 // accelerated. On failure the previous acceleration keeps serving.
 //
-// A full load that meets numeric values a column's DECIMAL cannot hold
-// (accelerator.LoadStats.TextNumerics) runs again at once with those
-// columns held as text (ColumnSpec.NumericText), and later loads keep them
-// so (keepStoredTypes). An append merge leaves such a column out until
+// A full load that meets numeric values a column's DECIMAL cannot hold, or
+// arrays a LIST cannot (accelerator.LoadStats.HeldAsIs), runs again at
+// once with those columns held as Postgres sends them
+// (ColumnSpec.NumericText, ColumnSpec.ArrayBinary), and later loads keep
+// them so (keepStoredTypes). An append merge leaves such a column out until
 // the next full load.
 func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch) (loadOutcome, error) {
 	out, err := loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, nil)
-	if err != nil || appendRows || len(out.textNumerics) == 0 {
+	if err != nil || appendRows || len(out.heldAsIs) == 0 {
 		return out, err
 	}
 	asText := map[string]bool{}
-	for _, name := range out.textNumerics {
+	for _, name := range out.heldAsIs {
 		asText[name] = true
 	}
 	return loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, asText)
@@ -187,7 +189,7 @@ func copyInto(ctx context.Context, eng *accelerator.Engine, conn *pgconn.PgConn,
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns, textNumerics: st.TextNumerics}, nil
+	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns, heldAsIs: st.HeldAsIs}, nil
 }
 
 // checkFallbackFilter makes sure that the filter an on_zero_results:
@@ -392,9 +394,10 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 	return pol.duckPredicates
 }
 
-// keepStoredTypes holds the numeric columns of asText, and those the
-// stored acceleration holds as text, as text (ColumnSpec.NumericText): a
-// column whose values once needed it is not loaded twice at every refresh.
+// keepStoredTypes holds the numeric and array columns of asText, and those
+// the stored acceleration holds so, as Postgres sends them
+// (ColumnSpec.NumericText, ColumnSpec.ArrayBinary): a column whose values
+// once needed it is not loaded twice at every refresh.
 // For an append load (appendRows) it also gives the numeric columns
 // without a declared scale the scales the stored rows are held at
 // (ColumnSpec.HeldScale), before establishHeldScales asks the origin for
@@ -404,8 +407,12 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 // column out, as at a full load.
 func keepStoredTypes(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec, appendRows bool, asText map[string]bool) {
 	for i := range cols {
-		if asText[cols[i].Name] && cols[i].TypeOID == pgdef.OIDNumeric && cols[i].ElemOID == 0 {
+		switch {
+		case !asText[cols[i].Name]:
+		case cols[i].TypeOID == pgdef.OIDNumeric && cols[i].ElemOID == 0:
 			cols[i].NumericText = true
+		case cols[i].ElemOID != 0 && pgdef.ArrayElemPrintable(cols[i].ElemOID):
+			cols[i].ArrayBinary = true
 		}
 	}
 	info, err := eng.Stored(ctx, name)
@@ -417,9 +424,8 @@ func keepStoredTypes(ctx context.Context, eng *accelerator.Engine, name string, 
 			if sp.Name != cols[i].Name || sp.TypeOID != cols[i].TypeOID || sp.ElemOID != cols[i].ElemOID {
 				continue
 			}
-			if sp.NumericText {
-				cols[i].NumericText = true
-			}
+			cols[i].NumericText = cols[i].NumericText || sp.NumericText
+			cols[i].ArrayBinary = cols[i].ArrayBinary || sp.ArrayBinary
 			if appendRows && accelerator.NeedsHeldScale(cols[i]) && accelerator.NeedsHeldScale(sp) && sp.HeldScale != nil {
 				s := *sp.HeldScale
 				cols[i].HeldScale = &s

@@ -3,6 +3,7 @@ package encode
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"math"
 	"math/big"
 	"strconv"
@@ -28,7 +29,10 @@ type column struct {
 	scale   int    // numeric: decimals to print (from the typmod), -1 = the value's own
 	charLen int    // bpchar: length n from the typmod, -1 = none
 	cidr    bool   // inet's binary form says cidr
-	f       *format
+	// rawArray: an array held as Postgres sends it (array_send's form, a
+	// BLOB): sent as it is in binary, printed by pgdef.ArrayText in text.
+	rawArray bool
+	f        *format
 }
 
 // Encoder encodes DuckDB values as one result's columns. It is not safe for
@@ -77,7 +81,9 @@ func (e *Encoder) AppendValue(dst []byte, i int, v any) (out []byte, isNull bool
 		return nil, false, fmt.Errorf("%w: column %d of %d", ErrUnsupported, i+1, len(e.cols))
 	}
 	c := &e.cols[i]
-	if c.elemOID != 0 {
+	if c.rawArray {
+		out, err = appendRawArray(dst, c, v)
+	} else if c.elemOID != 0 {
 		out, err = e.appendArray(dst, c, v)
 	} else {
 		out, err = e.appendScalar(dst, c, v)
@@ -212,4 +218,24 @@ func timeValue(v any, want string) (time.Time, error) {
 		return t, wrongValue(v, want)
 	}
 	return t, nil
+}
+
+// appendRawArray appends an array held as array_send's binary form: as it
+// is in binary, as array_out prints it in text.
+func appendRawArray(dst []byte, c *column, v any) ([]byte, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, wrongValue(v, "array")
+	}
+	if len(b) >= 12 && binary.BigEndian.Uint32(b[8:]) != c.elemOID {
+		return nil, fmt.Errorf("%w: array elements of type OID %d, want %d", ErrUnsupported, binary.BigEndian.Uint32(b[8:]), c.elemOID)
+	}
+	text, err := pgdef.ArrayText(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	if c.binary {
+		return append(dst, b...), nil
+	}
+	return append(dst, text...), nil
 }

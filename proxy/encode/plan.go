@@ -2,6 +2,7 @@ package encode
 
 import (
 	"fmt"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"strconv"
 	"strings"
 )
@@ -218,6 +219,10 @@ func planColumn(c Column, duckName string, f *format) (column, error) {
 	d, err := parseDuckType(duckName)
 	if err != nil {
 		return col, err
+	}
+	if info.elem != 0 && d.kind == duckBlob && pgdef.ArrayElemPrintable(info.elem) {
+		// An array held as Postgres sends it (accelerator's ArrayBinary).
+		return column{kind: info.kind, binary: c.Format == 1, elemOID: info.elem, rawArray: true, scale: -1, charLen: -1, f: f}, nil
 	}
 	if d.list != (info.elem != 0) && d.kind != duckNull {
 		return col, fmt.Errorf("%w: DuckDB %s for Postgres %s", ErrUnsupported, duckName, info.name)
