@@ -80,7 +80,10 @@
 //	T[] of any type above      T[] (LIST)        (but inet and cidr) one dimension, lower
 //	                                             bound 1; other arrays, and elements the
 //	                                             element type cannot hold: the column is
-//	                                             left out (*)
+//	                                             left out (*), but for bool, integer, text
+//	                                             and numeric elements, held as
+//	                                             array_send's form (BLOB; ArrayBinary,
+//	                                             printed by pgdef.ArrayText)
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
 //	                                             macaddr, arrays of enums, inet[], composites, ...)
 //
