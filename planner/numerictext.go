@@ -566,12 +566,16 @@ func anyOtherArray(r resolution, name string) bool {
 	return false
 }
 
-// heldAsIs reports whether a dataset of r holds a column as Postgres sends
-// it (a numeric as text, an array as its binary form): not a point read.
-func heldAsIs(r resolution) bool {
+// readsHeldAsIs reports whether the statement may read a column of r's
+// datasets held as Postgres sends it (a numeric as text, an array as its
+// binary form): the point index does not serve it.
+func readsHeldAsIs(a *analysis, r resolution) bool {
 	for _, d := range r.datasets {
 		for _, c := range d.state.Columns {
-			if c.Accelerated && (c.NumericText || c.ArrayBinary) {
+			if !c.Accelerated || !c.NumericText && !c.ArrayBinary {
+				continue
+			}
+			if a.numText == nil || a.numText.wide || a.cols.star || a.cols.natural || a.numText.use[c.Name] != 0 {
 				return true
 			}
 		}

@@ -564,7 +564,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	if r.scale.ok && len(r.scale.out) > 0 {
 		d.NumericText = append(append([]int(nil), a.exactAvg...), r.scale.out...)
 	}
-	if len(d.NumericText) == 0 && !d.PrintsText && len(a.clocks) == 0 && !heldAsIs(r) {
+	if len(d.NumericText) == 0 && !d.PrintsText && len(a.clocks) == 0 && !readsHeldAsIs(a, r) {
 		d.Point = pointLookup(a, r, pins)
 		if d.Point != nil && a.lookup.shape != "" && !cached {
 			p.lookupShapes.add(a.lookup.shape, a)
