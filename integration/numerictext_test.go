@@ -336,3 +336,46 @@ func TestAppTypes_MultiDimArrays(t *testing.T) {
 		{"SELECT id, words::text FROM app_grid ORDER BY id", org},
 	})
 }
+
+// TestAppTypes_MultiDimArrayUnderChanges: a two-dimensional value arriving
+// through the change stream in a column held as a LIST rebuilds the
+// dataset holding the column as Postgres sends it.
+func TestAppTypes_MultiDimArrayUnderChanges(t *testing.T) {
+	const table = "cdc_grid"
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table); mustExec(t, "DROP TABLE IF EXISTS "+table) })
+	mustExec(t, `DROP TABLE IF EXISTS cdc_grid;
+		CREATE TABLE cdc_grid (id int PRIMARY KEY, grid int[]);
+		INSERT INTO cdc_grid SELECT g, ARRAY[g, g + 1] FROM generate_series(1, 20) g;
+		GRANT SELECT ON cdc_grid TO app;`)
+	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
+	grid := func() catalog.ColumnInfo {
+		st, _ := a.Registry.State(table)
+		for _, c := range st.Columns {
+			if c.Name == "grid" {
+				return c
+			}
+		}
+		return catalog.ColumnInfo{}
+	}
+	if c := grid(); !c.Accelerated || c.ArrayBinary {
+		t.Fatalf("grid at the load: %+v", c)
+	}
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	mustExec(t, `INSERT INTO cdc_grid VALUES (21, '{{1,2},{3,4}}'), (22, '[0:1]={5,6}')`)
+	deadline := time.Now().Add(30 * time.Second)
+	for c := grid(); !c.Accelerated || !c.ArrayBinary; c = grid() {
+		if time.Now().After(deadline) {
+			t.Fatalf("grid after the changes: %+v", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	v.waitEqual(t, table, "after the rebuild", replicationOf(a, table), lagZero(a, table))
+	ctx := ctxT(t)
+	const sql = "SELECT id, grid FROM cdc_grid WHERE id > 15 ORDER BY id"
+	for _, format := range []int16{0, 1} {
+		if diff, accelerated, err := v.compare(ctx, sql, true, format); err != nil || diff != "" || !accelerated {
+			t.Errorf("%s (format %d): accelerated %v, %v\n%s", sql, format, accelerated, err, diff)
+		}
+	}
+}
