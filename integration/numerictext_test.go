@@ -163,14 +163,19 @@ func checkNumericText(t *testing.T, a *app.App, direct, proxied string) {
 		{"SELECT id, coalesce(amount, 0), CASE WHEN amount > 5 THEN amount ELSE 0 END FROM app_numeric ORDER BY id", acc},
 		{"SELECT id, amount * big FROM app_numeric WHERE big < 1e10 ORDER BY id", acc},
 		// The scale of a text cast, DISTINCT, a GROUP BY key, min and
-		// max (which of equal values?); a NaN column read by value.
+		// max (which of equal values?), avg of an expression; a NaN
+		// column read by value.
 		{"SELECT min(amount), max(amount) FROM app_numeric", org},
 		{"SELECT id, amount::text FROM app_numeric ORDER BY id", org},
 		{"SELECT DISTINCT amount FROM app_numeric ORDER BY 1", org},
 		{"SELECT amount, count(*) FROM app_numeric GROUP BY amount ORDER BY 1", org},
 		{"SELECT id, amount AS a FROM app_numeric ORDER BY a, id", org},
 		{"SELECT id FROM app_numeric WHERE ratio > 1 ORDER BY id", org},
-		{"SELECT avg(amount) FROM app_numeric", org},
+		{"SELECT avg(amount) FROM app_numeric", acc},
+		{"SELECT status, avg(amount), count(*) FROM app_numeric GROUP BY status ORDER BY status", acc},
+		{"SELECT id, avg(amount) OVER (PARTITION BY status) FROM app_numeric ORDER BY id", acc},
+		{"SELECT status, avg(amount) FROM app_numeric WHERE id >= 4 AND status <> 'void' GROUP BY status ORDER BY 2", acc},
+		{"SELECT avg(amount * 2) FROM app_numeric", org},
 		{"SELECT id, round(amount, 1) FROM app_numeric ORDER BY id", acc},
 	})
 	t.Run("parameters", func(t *testing.T) {

@@ -140,6 +140,17 @@ func (u *numericTextUse) selectStmt(sel *pg_query.SelectStmt, outer bool, output
 			u.expr(rt.Val, outputs) // a key of GROUP BY or DISTINCT: not tracked
 			continue
 		}
+		if fc := rt.Val.GetFuncCall(); outer && fc != nil && outputAvg(fc) {
+			if cr := fc.Args[0].GetColumnRef(); cr != nil && !isStarRef(cr) {
+				// avg(x), a whole output: exact from sum(x) at
+				// Postgres's scale and count(x) (heldAvgs).
+				u.mark(cr, useValue)
+				if fc.Over != nil {
+					u.window(fc.Over)
+				}
+				continue
+			}
+		}
 		if outer {
 			u.target = i
 		}
@@ -654,6 +665,35 @@ func heldNumerics(stmt *pg_query.Node, a *analysis, r resolution) {
 			},
 			Location: -1,
 		}}
+	}
+	heldAvgs(stmt)
+}
+
+// heldAvgs gives each exact avg of a numeric held as text (exactavg.go's
+// pgaccel_numeric_avg(sum(x)::text, count(x)), x read by value) the sum at
+// the display scale Postgres's sum has, the greatest of its values':
+// numeric_avg divides at a scale that depends on it.
+func heldAvgs(stmt *pg_query.Node) {
+	var calls []*pg_query.FuncCall
+	walk(stmt, visitFunc(func(m proto.Message, _ *walker) {
+		if fc, ok := m.(*pg_query.FuncCall); ok && funcName(fc) == numericAvgFunction && len(fc.Args) == 2 {
+			calls = append(calls, fc)
+		}
+	}))
+	for _, fc := range calls {
+		tc := fc.Args[0].GetTypeCast()
+		if tc == nil {
+			continue
+		}
+		sum := tc.Arg.GetFuncCall()
+		if sum == nil || funcName(sum) != "sum" || len(sum.Args) != 1 || sum.Args[0].GetTypeCast() == nil || heldText(sum.Args[0].GetTypeCast()) == nil {
+			continue
+		}
+		scale, ok := scaleExpr(tc.Arg, nil)
+		if !ok {
+			continue
+		}
+		fc.Args[0] = fnCall(numericScaleFunction, fc.Args[0], scale)
 	}
 }
 

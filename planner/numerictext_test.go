@@ -49,3 +49,19 @@ func TestPlan_NumericHeldAsText(t *testing.T) {
 		{sql: "SELECT id FROM vals v JOIN vals w USING (amt)", route: RouteOrigin},
 	})
 }
+
+// TestPlan_NumericHeldAsTextAvg: avg of a numeric held as text, a whole
+// output, divides the sum printed at Postgres's scale.
+func TestPlan_NumericHeldAsTextAvg(t *testing.T) {
+	three := 3
+	amt := catalog.ColumnInfo{Name: "amt", TypeOID: 1700, TypeName: "numeric", TypeMod: -1, Accelerated: true, NumericText: true, ValueScale: &three}
+	st := catalog.ColumnInfo{Name: "st", TypeOID: 25, TypeName: "text", TypeMod: -1, Accelerated: true, BinaryCollation: true}
+	p := New(valsWith(t, map[string][]catalog.ColumnInfo{"vals": {st, amt}}), valsResolver(), Options{})
+	checkPlanCases(t, p, defaultSession(), []sortCase{
+		{sql: "SELECT st, avg(amt) FROM vals GROUP BY st", route: RouteAccelerate,
+			want: []string{"pgaccel_numeric_avg(pgaccel_numeric_scale(sum(", "pgaccel_numeric_text_scale(amt)"}},
+		{sql: "SELECT avg(amt) OVER (PARTITION BY st) FROM vals", route: RouteAccelerate, want: []string{"pgaccel_numeric_text_scale(amt)"}},
+		{sql: "SELECT avg(amt * 2) FROM vals", route: RouteOrigin},
+		{sql: "SELECT st FROM vals GROUP BY st HAVING avg(amt) > 1", route: RouteOrigin},
+	})
+}
