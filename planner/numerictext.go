@@ -18,6 +18,8 @@ import (
 //     when that SELECT has no DISTINCT, GROUP BY or HAVING and is no set
 //     operation; its argument to count, and to IS [NOT] NULL. The proxy
 //     encodes the text as the numeric it is (NaN and ±Infinity included);
+//   - avg(x), a whole output (exactavg.go), from the sum printed at
+//     Postgres's scale (heldAvgs);
 //   - by value: wherever its display scale is never printed nor
 //     compared: comparisons (=, <, IN, BETWEEN, ANY, IS DISTINCT FROM,
 //     ...), WHERE, ON, HAVING, GROUP BY, ORDER BY, PARTITION BY, FILTER,
