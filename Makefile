@@ -68,6 +68,7 @@ fuzz:
 	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy/encode -run '^$$' -fuzz FuzzDecodeParam -fuzztime $(FUZZTIME)
 	$(GO) test ./pgdef -run '^$$' -fuzz FuzzNumericText -fuzztime $(FUZZTIME)
+	$(GO) test ./pgdef -run '^$$' -fuzz FuzzArrayText -fuzztime $(FUZZTIME)
 
 # The image and the compose setup, with the version stamped (the image's
 # build context has no .git, so it gets the version only as VERSION).
