@@ -245,27 +245,13 @@ func TestAppTypes_NumericScaleChangesUnderChanges(t *testing.T) {
 		INSERT INTO cdc_numeric_scale SELECT g, g * 1.25 FROM generate_series(1, 50) g;
 		GRANT SELECT ON cdc_numeric_scale TO app;`)
 	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
-	amt := func() catalog.ColumnInfo {
-		st, _ := a.Registry.State(table)
-		for _, c := range st.Columns {
-			if c.Name == "amt" {
-				return c
-			}
-		}
-		return catalog.ColumnInfo{}
-	}
+	amt := func() catalog.ColumnInfo { return columnOf(a, table, "amt") }
 	if c := amt(); !c.Accelerated || c.NumericText || c.HeldScale == nil || *c.HeldScale != 2 {
 		t.Fatalf("amt at the load: %+v", c)
 	}
 	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
 	mustExec(t, `INSERT INTO cdc_numeric_scale VALUES (51, 1.5), (52, 'NaN'), (53, 7)`)
-	deadline := time.Now().Add(30 * time.Second)
-	for c := amt(); !c.Accelerated || !c.NumericText; c = amt() {
-		if time.Now().After(deadline) {
-			t.Fatalf("amt after the changes: %+v", c)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitColumn(t, amt, func(c catalog.ColumnInfo) bool { return c.Accelerated && c.NumericText })
 	v.waitEqual(t, table, "after the rebuild", replicationOf(a, table), lagZero(a, table))
 	ctx := ctxT(t)
 	for _, sql := range []string{"SELECT id, amt FROM cdc_numeric_scale WHERE id > 45 ORDER BY id", "SELECT count(amt) FROM cdc_numeric_scale"} {
@@ -354,27 +340,13 @@ func TestAppTypes_MultiDimArrayUnderChanges(t *testing.T) {
 		INSERT INTO cdc_grid SELECT g, ARRAY[g, g + 1] FROM generate_series(1, 20) g;
 		GRANT SELECT ON cdc_grid TO app;`)
 	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
-	grid := func() catalog.ColumnInfo {
-		st, _ := a.Registry.State(table)
-		for _, c := range st.Columns {
-			if c.Name == "grid" {
-				return c
-			}
-		}
-		return catalog.ColumnInfo{}
-	}
+	grid := func() catalog.ColumnInfo { return columnOf(a, table, "grid") }
 	if c := grid(); !c.Accelerated || c.ArrayBinary {
 		t.Fatalf("grid at the load: %+v", c)
 	}
 	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
 	mustExec(t, `INSERT INTO cdc_grid VALUES (21, '{{1,2},{3,4}}'), (22, '[0:1]={5,6}')`)
-	deadline := time.Now().Add(30 * time.Second)
-	for c := grid(); !c.Accelerated || !c.ArrayBinary; c = grid() {
-		if time.Now().After(deadline) {
-			t.Fatalf("grid after the changes: %+v", c)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitColumn(t, grid, func(c catalog.ColumnInfo) bool { return c.Accelerated && c.ArrayBinary })
 	v.waitEqual(t, table, "after the rebuild", replicationOf(a, table), lagZero(a, table))
 	ctx := ctxT(t)
 	const sql = "SELECT id, grid FROM cdc_grid WHERE id > 15 ORDER BY id"
@@ -382,5 +354,28 @@ func TestAppTypes_MultiDimArrayUnderChanges(t *testing.T) {
 		if diff, accelerated, err := v.compare(ctx, sql, true, format); err != nil || diff != "" || !accelerated {
 			t.Errorf("%s (format %d): accelerated %v, %v\n%s", sql, format, accelerated, err, diff)
 		}
+	}
+}
+
+// columnOf is the registry's view of column name of dataset table.
+func columnOf(a *app.App, table, name string) catalog.ColumnInfo {
+	st, _ := a.Registry.State(table)
+	for _, c := range st.Columns {
+		if c.Name == name {
+			return c
+		}
+	}
+	return catalog.ColumnInfo{}
+}
+
+// waitColumn waits up to 30 s for column() to satisfy ok.
+func waitColumn(t *testing.T, column func() catalog.ColumnInfo, ok func(catalog.ColumnInfo) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for c := column(); !ok(c); c = column() {
+		if time.Now().After(deadline) {
+			t.Fatalf("column after the changes: %+v", c)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

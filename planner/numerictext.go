@@ -512,7 +512,7 @@ func (a *analysis) numericTextHazard(r resolution) string {
 		if way == 0 {
 			continue
 		}
-		if anyOtherColumn(r, name) {
+		if anyColumn(r, name, notNumericText) {
 			return "column " + name + " holds numerics as text in one dataset of the statement and not in another"
 		}
 		for _, def := range a.aliasDefs[name] {
@@ -558,25 +558,12 @@ func (a *analysis) arrayBinaryHazard(r resolution) string {
 			if u == nil || u.wide {
 				return why
 			}
-			if way := u.use[c.Name]; way&^useRaw != 0 || way != 0 && anyOtherArray(r, c.Name) {
+			if way := u.use[c.Name]; way&^useRaw != 0 || way != 0 && anyColumn(r, c.Name, func(c catalog.ColumnInfo) bool { return !c.ArrayBinary }) {
 				return why
 			}
 		}
 	}
 	return ""
-}
-
-// anyOtherArray reports whether a dataset of r has a column of that name
-// that is not an array held as Postgres sends it.
-func anyOtherArray(r resolution, name string) bool {
-	for _, d := range r.datasets {
-		for _, c := range d.state.Columns {
-			if c.Name == name && !c.ArrayBinary {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // readsHeldAsIs reports whether the statement may read a column of r's
@@ -624,12 +611,12 @@ func numericTextNames(r resolution) map[string]catalog.ColumnInfo {
 	return out
 }
 
-// anyOtherColumn reports whether a dataset of r has a column of that name
-// that is not a numeric held as text.
-func anyOtherColumn(r resolution, name string) bool {
+// anyColumn reports whether a dataset of r has a column of that name for
+// which is holds.
+func anyColumn(r resolution, name string, is func(catalog.ColumnInfo) bool) bool {
 	for _, d := range r.datasets {
 		for _, c := range d.state.Columns {
-			if c.Name == name && !c.NumericText {
+			if c.Name == name && is(c) {
 				return true
 			}
 		}
@@ -721,3 +708,5 @@ func (f *heldRefFinder) enter(m proto.Message, w *walker) {
 	}
 	f.sites = append(f.sites, refSite{node: w.node(), ref: cr})
 }
+
+func notNumericText(c catalog.ColumnInfo) bool { return !c.NumericText }

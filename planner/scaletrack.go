@@ -1569,7 +1569,7 @@ type hiddenPlan struct {
 // datasetColumnScaleOrText is datasetColumnScale, or textScaleOf for a
 // numeric held as text that is read by value (every column of the name).
 func datasetColumnScaleOrText(r resolution, name string) (scale int, numeric, ok bool) {
-	if c, held := numericTextNames(r)[name]; held && c.ValueScale != nil && !anyOtherColumn(r, name) {
+	if c, held := numericTextNames(r)[name]; held && c.ValueScale != nil && !anyColumn(r, name, notNumericText) {
 		return textScaleOf, true, true
 	}
 	return datasetColumnScale(r, name)
