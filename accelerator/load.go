@@ -32,6 +32,9 @@ type LoadStats struct {
 	// ColumnSpec.NumericText) and arrays a LIST cannot (more dimensions,
 	// lower bounds other than 1; ColumnSpec.ArrayBinary).
 	HeldAsIs []string
+	// Merged: the rows were merged into the stored ones (an append);
+	// false when they replaced them.
+	Merged bool
 }
 
 // Load replaces a dataset's table with the rows of a binary COPY stream.
@@ -219,6 +222,10 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 			if merge && !c.Accelerated && stats.Columns[i].Accelerated {
 				stats.Columns[i] = c
 			}
+			if merge && i < len(cols) {
+				// The merged table holds the stored values too.
+				mergeValueScale(&cols[i], &stats.Columns[i], c)
+			}
 		}
 	}
 	if len(opts.Delete) > 0 && !merge { // a merge deletes after merging, so that new versions replace old ones first
@@ -243,6 +250,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		primaryKey:  opts.PrimaryKey,
 		replication: opts.Replication,
 	}
+	stats.Merged = merge
 	if merge {
 		e.markInPlace(h)
 		stats.Total, stats.Deleted, stats.Completed, err = e.merge(ctx, conn, ds.Name, cp, opts.Append, opts.Delete)

@@ -126,3 +126,18 @@ func isArrayBinary(c ColumnSpec) bool {
 	t, ok := resolveType(c)
 	return ok && t.kind == kindArrayBinary
 }
+
+// mergeValueScale widens the value scale measured on the rows a merge adds
+// (col, info) to cover the stored rows' (current): the greatest scale at
+// the widest width, or none when either has none.
+func mergeValueScale(col *ColumnSpec, info *catalog.ColumnInfo, current catalog.ColumnInfo) {
+	if col.ValueScale == nil || !current.NumericText {
+		return
+	}
+	if current.ValueScale == nil {
+		col.ValueScale, info.ValueScale, col.ValueWidth, info.ValueWidth = nil, nil, 0, 0
+		return
+	}
+	s, w := max(*col.ValueScale, *current.ValueScale), max(col.ValueWidth, current.ValueWidth)
+	col.ValueScale, info.ValueScale, col.ValueWidth, info.ValueWidth = &s, &s, w, w
+}

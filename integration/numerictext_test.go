@@ -379,3 +379,33 @@ func waitColumn(t *testing.T, column func() catalog.ColumnInfo, ok func(catalog.
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestAppTypes_NumericTextUnderAppend: an append dataset keeps holding a
+// numeric as text across merges, and the value scale it reads at covers
+// the stored rows and the merged ones.
+func TestAppTypes_NumericTextUnderAppend(t *testing.T) {
+	mustExec(t, `DROP TABLE IF EXISTS app_num_log; CREATE TABLE app_num_log (id int PRIMARY KEY, amt numeric, at timestamptz);
+		INSERT INTO app_num_log SELECT g, CASE WHEN g % 2 = 0 THEN g * 1.125 ELSE g END, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 40) g;
+		GRANT SELECT ON app_num_log TO app;`)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_num_log") })
+	a := startApp(t, `  - from: postgres:public.app_num_log
+    time_column: at
+    acceleration:
+      refresh_mode: append
+      primary_key: id
+`)
+	if c := columnOf(a, "app_num_log", "amt"); !c.NumericText || c.ValueScale == nil || *c.ValueScale != 3 {
+		t.Fatalf("amt after the first load: %+v", c)
+	}
+	mustExec(t, `INSERT INTO app_num_log SELECT g, g + 0.5, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(41, 50) g`)
+	if err := a.Runner.Refresh(ctxT(t), "app_num_log"); err != nil {
+		t.Fatal(err)
+	}
+	if c := columnOf(a, "app_num_log", "amt"); !c.Accelerated || !c.NumericText || c.ValueScale == nil || *c.ValueScale != 3 {
+		t.Fatalf("amt after an append: %+v", c)
+	}
+	checkRouteCases(t, a, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), []routeCase{
+		{"SELECT count(*), sum(amt), avg(amt) FROM app_num_log", acc},
+		{"SELECT id, amt FROM app_num_log WHERE amt > 40 ORDER BY amt DESC, id", acc},
+	})
+}

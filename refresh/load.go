@@ -28,6 +28,8 @@ type loadOutcome struct {
 	// nothing: none of the columns read can be accelerated; nothing was
 	// loaded, and the stored acceleration, if any, is not served.
 	nothing bool
+	// merged: an append merged the rows into the stored ones.
+	merged bool
 	// heldAsIs: columns left out for values their DuckDB type cannot
 	// hold that a load could hold as Postgres sends them
 	// (accelerator.LoadStats.HeldAsIs).
@@ -66,10 +68,10 @@ type readFilters struct {
 // once with those columns held as Postgres sends them
 // (ColumnSpec.NumericText, ColumnSpec.ArrayBinary), and later loads keep
 // them so (keepStoredTypes). An append merge leaves such a column out until
-// the next full load.
+// the next full load (its first load, when nothing is stored, is one).
 func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch) (loadOutcome, error) {
 	out, err := loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, nil)
-	if err != nil || appendRows || len(out.heldAsIs) == 0 {
+	if err != nil || out.merged || len(out.heldAsIs) == 0 {
 		return out, err
 	}
 	asText := map[string]bool{}
@@ -189,7 +191,7 @@ func copyInto(ctx context.Context, eng *accelerator.Engine, conn *pgconn.PgConn,
 	if err != nil {
 		return loadOutcome{}, err
 	}
-	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns, heldAsIs: st.HeldAsIs}, nil
+	return loadOutcome{rows: st.Rows, total: st.Total, bytes: st.Bytes, duration: st.Duration, completed: st.Completed, columns: st.Columns, heldAsIs: st.HeldAsIs, merged: st.Merged}, nil
 }
 
 // checkFallbackFilter makes sure that the filter an on_zero_results:
