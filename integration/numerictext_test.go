@@ -183,12 +183,12 @@ func checkNumericText(t *testing.T, a *app.App, direct, proxied string) {
 		before := routeCounts(t, a)
 		differentialDSN(t, direct, proxied, func(t *testing.T, c *pgx.Conn, tr *transcript) {
 			ctx := ctxT(t)
-			for _, arg := range []string{"7", "7.000", "3.1", "-10"} {
+			for _, arg := range []string{"7", "7.000", "3.1", "-10", "7.0005", "3.0999", "12.49999"} {
 				extended(ctx, c, tr, sql, [][]byte{[]byte(arg)}, nil)
 			}
 		})
-		if got := routeCounts(t, a)[acc] - before[acc]; got != 4 {
-			t.Errorf("accelerated %v of 4 executions", got)
+		if got := routeCounts(t, a)[acc] - before[acc]; got != 7 {
+			t.Errorf("accelerated %v of 7 executions", got)
 		}
 	})
 }
