@@ -1,7 +1,6 @@
 package accelerator
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -145,8 +144,9 @@ func writerFor(t colType, asciiOnly bool) (writeFunc, error) {
 		return scalar(pgdef.NumericText), nil
 	case kindArrayBinary:
 		return func(ch duckdb.DataChunk, col, row int, b []byte) error {
-			if len(b) >= 12 && binary.BigEndian.Uint32(b[8:]) != t.elemOID {
-				return fmt.Errorf("array elements have type OID %d, want %d", binary.BigEndian.Uint32(b[8:]), t.elemOID)
+			// Checked whole here; the encoder then trusts the bytes.
+			if err := pgdef.ArrayOf(b, t.elemOID); err != nil {
+				return err
 			}
 			if _, err := pgdef.ArrayText(b); err != nil {
 				return err

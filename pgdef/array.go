@@ -43,6 +43,18 @@ func ArrayElemPrintable(oid uint32) bool {
 	return false
 }
 
+// ArrayOf checks that b, array_send's form, holds elements of type
+// elemOID, and returns the error to give otherwise.
+func ArrayOf(b []byte, elemOID uint32) error {
+	if len(b) < 12 {
+		return fmt.Errorf("array: %d bytes, want at least 12", len(b))
+	}
+	if oid := binary.BigEndian.Uint32(b[8:]); oid != elemOID {
+		return fmt.Errorf("array elements have type OID %d, want %d", oid, elemOID)
+	}
+	return nil
+}
+
 // maxArrayDims is Postgres's MAXDIM.
 const maxArrayDims = 6
 

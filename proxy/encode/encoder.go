@@ -220,22 +220,23 @@ func timeValue(v any, want string) (time.Time, error) {
 	return t, nil
 }
 
-// appendRawArray appends an array held as array_send's binary form: as it
-// is in binary, as array_out prints it in text.
+// appendRawArray appends an array held as array_send's binary form (the
+// load checked it whole): as it is in binary, as array_out prints it in
+// text.
 func appendRawArray(dst []byte, c *column, v any) ([]byte, error) {
 	b, ok := v.([]byte)
 	if !ok {
 		return nil, wrongValue(v, "array")
 	}
-	if len(b) >= 12 && binary.BigEndian.Uint32(b[8:]) != c.elemOID {
-		return nil, fmt.Errorf("%w: array elements of type OID %d, want %d", ErrUnsupported, binary.BigEndian.Uint32(b[8:]), c.elemOID)
-	}
-	text, err := pgdef.ArrayText(b)
-	if err != nil {
+	if err := pgdef.ArrayOf(b, c.elemOID); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	if c.binary {
 		return append(dst, b...), nil
+	}
+	text, err := pgdef.ArrayText(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	return append(dst, text...), nil
 }
