@@ -27,7 +27,7 @@ const (
 	oidTimestamp   = 1114
 	oidTimestamptz = 1184
 	oidInterval    = 1186
-	oidNumeric     = 1700
+	oidNumeric     = pgdef.OIDNumeric
 	oidUUID        = 2950
 	oidJSONB       = 3802
 )

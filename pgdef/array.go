@@ -21,23 +21,11 @@ import (
 // element quoted (with " and \ escaped) when it is empty, is "NULL" in any
 // case, or holds {, }, ",", ", \ or white space.
 
-// Element type OIDs whose binary form ArrayText prints.
-const (
-	oidBool    uint32 = 16
-	oidName    uint32 = 19
-	oidInt8    uint32 = 20
-	oidInt2    uint32 = 21
-	oidInt4    uint32 = 23
-	oidText    uint32 = 25
-	oidBpchar  uint32 = 1042
-	oidVarchar uint32 = 1043
-)
-
 // ArrayElemPrintable reports whether ArrayText prints arrays of this
 // element type.
 func ArrayElemPrintable(oid uint32) bool {
 	switch oid {
-	case oidBool, oidName, oidInt8, oidInt2, oidInt4, oidText, oidBpchar, oidVarchar, OIDNumeric:
+	case OIDBool, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDBpchar, OIDVarchar, OIDNumeric:
 		return true
 	}
 	return false
@@ -169,7 +157,7 @@ func elemText(oid uint32, b []byte) (string, error) {
 		return nil
 	}
 	switch oid {
-	case oidBool:
+	case OIDBool:
 		if err := fixed(1); err != nil {
 			return "", err
 		}
@@ -177,17 +165,17 @@ func elemText(oid uint32, b []byte) (string, error) {
 			return "t", nil
 		}
 		return "f", nil
-	case oidInt2:
+	case OIDInt2:
 		if err := fixed(2); err != nil {
 			return "", err
 		}
 		return strconv.Itoa(int(int16(binary.BigEndian.Uint16(b)))), nil
-	case oidInt4:
+	case OIDInt4:
 		if err := fixed(4); err != nil {
 			return "", err
 		}
 		return strconv.Itoa(int(int32(binary.BigEndian.Uint32(b)))), nil
-	case oidInt8:
+	case OIDInt8:
 		if err := fixed(8); err != nil {
 			return "", err
 		}

@@ -10,7 +10,7 @@ import (
 func arrayBytes(dims, lbounds []int32, elems ...int32) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(len(dims)))
 	b = binary.BigEndian.AppendUint32(b, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(oidInt4))
+	b = binary.BigEndian.AppendUint32(b, OIDInt4)
 	for i := range dims {
 		b = binary.BigEndian.AppendUint32(b, uint32(dims[i]))
 		b = binary.BigEndian.AppendUint32(b, uint32(lbounds[i]))

@@ -20,12 +20,6 @@ import (
 //
 //	family (2: IPv4, 3: IPv6), bits, is_cidr, address length (4, 16), address
 
-// Postgres's type OIDs of inet and cidr.
-const (
-	OIDInet uint32 = 869
-	OIDCidr uint32 = 650
-)
-
 // InetText prints an inet or cidr value of inet_send's binary form as
 // inet_out or cidr_out does.
 func InetText(b []byte) (string, error) {

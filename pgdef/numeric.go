@@ -7,9 +7,6 @@ import (
 	"strconv"
 )
 
-// OIDNumeric is Postgres's type OID of numeric.
-const OIDNumeric uint32 = 1700
-
 // The sign words of numeric's binary form (numeric_send): a finite value's
 // sign, NaN, and the infinities (Postgres 14 and later).
 const (

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -157,7 +158,7 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 const (
 	oidFloat4       = 700
 	oidFloat8       = 701
-	oidNumeric      = 1700
+	oidNumeric      = pgdef.OIDNumeric
 	oidNumericArray = 1231
 	oidBpchar       = 1042
 	oidDate         = 1082

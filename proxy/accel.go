@@ -777,7 +777,7 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 	// one the planner computed exactly as text: Decision.NumericText) are
 	// encoded from their text, each value with its own display scale.
 	for i := range cols {
-		if cols[i].TypeOID == oidNumeric && duckTypes[i] == "VARCHAR" {
+		if cols[i].TypeOID == encode.OIDNumeric && duckTypes[i] == "VARCHAR" {
 			duckTypes[i] = "DECIMAL(38,0)"
 		}
 	}
@@ -1063,5 +1063,3 @@ func (ss *session) writeAfterRelayed(bufs ...[]byte) error {
 	}
 	return nil
 }
-
-const oidNumeric = 1700

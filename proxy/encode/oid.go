@@ -5,18 +5,18 @@ import "github.com/pgaccel/pgaccel/pgdef"
 // Postgres type OIDs (pg_type.oid) of the types this package encodes. They
 // are fixed in every Postgres release.
 const (
-	OIDBool        uint32 = 16
+	OIDBool               = pgdef.OIDBool
 	OIDBytea       uint32 = 17
-	OIDName        uint32 = 19
-	OIDInt8        uint32 = 20
-	OIDInt2        uint32 = 21
-	OIDInt4        uint32 = 23
-	OIDText        uint32 = 25
+	OIDName               = pgdef.OIDName
+	OIDInt8               = pgdef.OIDInt8
+	OIDInt2               = pgdef.OIDInt2
+	OIDInt4               = pgdef.OIDInt4
+	OIDText               = pgdef.OIDText
 	OIDJSON        uint32 = 114
 	OIDFloat4      uint32 = 700
 	OIDFloat8      uint32 = 701
-	OIDBpchar      uint32 = 1042
-	OIDVarchar     uint32 = 1043
+	OIDBpchar             = pgdef.OIDBpchar
+	OIDVarchar            = pgdef.OIDVarchar
 	OIDDate        uint32 = 1082
 	OIDTime        uint32 = 1083
 	OIDTimestamp   uint32 = 1114
@@ -24,7 +24,7 @@ const (
 	OIDInet               = pgdef.OIDInet
 	OIDCidr               = pgdef.OIDCidr
 	OIDInterval    uint32 = 1186
-	OIDNumeric     uint32 = 1700
+	OIDNumeric            = pgdef.OIDNumeric
 	OIDUUID        uint32 = 2950
 	OIDJSONB       uint32 = 3802
 )
