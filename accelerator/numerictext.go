@@ -115,18 +115,6 @@ func intValue(v any) int {
 	return 0
 }
 
-// isNumericText reports whether c is held as numeric text.
-func isNumericText(c ColumnSpec) bool {
-	t, ok := resolveType(c)
-	return ok && t.kind == kindNumericText
-}
-
-// isArrayBinary reports whether c is held as array_send's binary form.
-func isArrayBinary(c ColumnSpec) bool {
-	t, ok := resolveType(c)
-	return ok && t.kind == kindArrayBinary
-}
-
 // mergeValueScale widens the value scale measured on the rows a merge adds
 // (col, info) to cover the stored rows' (current): the greatest scale at
 // the widest width, or none when either has none.

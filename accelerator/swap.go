@@ -474,8 +474,10 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 			caseLocale, caseNote = "", stale
 		}
 	}
-	// A numeric held as text has no one scale, whatever refresh measured.
-	numericText := accelerated && isNumericText(c)
+	// Held as Postgres sends it: a numeric as text (which has no one
+	// scale, whatever refresh measured), an array as its binary form.
+	t, held := resolveType(c)
+	numericText := accelerated && held && t.kind == kindNumericText
 	heldScale := c.HeldScale
 	if numericText {
 		heldScale = nil
@@ -504,6 +506,6 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 		NumericText:     numericText,
 		ValueScale:      c.ValueScale,
 		ValueWidth:      c.ValueWidth,
-		ArrayBinary:     accelerated && c.ElemOID != 0 && isArrayBinary(c),
+		ArrayBinary:     accelerated && held && t.kind == kindArrayBinary,
 	}
 }

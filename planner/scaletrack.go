@@ -1198,7 +1198,9 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 	case *pg_query.Node_ColumnRef:
 		s, ok := colScale[lastField(v.ColumnRef)]
 		if ok && s == textScaleOf {
-			return fnCall(numericTextScaleFunction, proto.Clone(n).(*pg_query.Node)), true
+			// heldNumerics reads every such reference through its
+			// guard (the TypeCast case below) before this runs.
+			return nil, false
 		}
 		if ok && s == hiddenScaleOf {
 			// The subquery's column of its scale, as the name is qualified.
