@@ -93,3 +93,29 @@ func TestCollation_DefaultCollationText(t *testing.T) {
 		{"SELECT doc->>'n', count(*) FROM docs GROUP BY 1 ORDER BY count(*), 1", org},
 	})
 }
+
+// inBothLocales runs check against pgaccel serving datasets over schema,
+// loaded into the origin's own database (C locale; the session in UTC),
+// then into database db created in en_US.UTF-8 (the session in
+// Australia/Sydney): the planner's and the encoder's rules must hold under
+// a linguistic collation and a zone with daylight saving. drop, when not
+// empty, removes the schema from the origin's own database afterwards.
+func inBothLocales(t *testing.T, db, schema, drop, datasets string, check func(t *testing.T, a *app.App, direct, proxied string)) {
+	t.Run("C, UTC", func(t *testing.T) {
+		mustExec(t, schema)
+		if drop != "" {
+			t.Cleanup(func() { mustExec(t, drop) })
+		}
+		a := startApp(t, datasets)
+		check(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
+	})
+	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
+		requireLocales(t, "en_US.UTF-8")
+		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", schema)
+		t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
+		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", datasets, true)
+		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
+		const zone = "&timezone=Australia%2FSydney"
+		check(t, a, dsn(appUser, appPass)+zone, proxied+zone)
+	})
+}

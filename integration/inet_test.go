@@ -105,23 +105,7 @@ const inetSchema = `DROP TABLE IF EXISTS app_inet;
 // them for equality are answered byte for byte as the origin answers them,
 // in text and binary, and the rest goes to the origin.
 func TestAppTypes_InetIsAccelerated(t *testing.T) {
-	const ds = "  - from: postgres:public.app_inet\n"
-	t.Run("C, UTC", func(t *testing.T) {
-		mustExec(t, inetSchema)
-		t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_inet") })
-		a := startApp(t, ds)
-		checkInet(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
-	})
-	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
-		requireLocales(t, "en_US.UTF-8")
-		const db = "pgaccel_inet_enus"
-		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", inetSchema)
-		t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
-		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", ds, true)
-		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
-		const zone = "&timezone=Australia%2FSydney"
-		checkInet(t, a, dsn(appUser, appPass)+zone, proxied+zone)
-	})
+	inBothLocales(t, "pgaccel_inet_enus", inetSchema, "DROP TABLE IF EXISTS app_inet", "  - from: postgres:public.app_inet\n", checkInet)
 }
 
 // checkInet checks the inet reads of app_inet through a against direct.

@@ -103,23 +103,7 @@ const numericSchema = `DROP TABLE IF EXISTS app_numeric;
 // what prints a scale the acceleration does not follow goes to the
 // origin.
 func TestAppTypes_NumericText(t *testing.T) {
-	const ds = "  - from: postgres:public.app_numeric\n"
-	t.Run("C, UTC", func(t *testing.T) {
-		mustExec(t, numericSchema)
-		t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_numeric") })
-		a := startApp(t, ds)
-		checkNumericText(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
-	})
-	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
-		requireLocales(t, "en_US.UTF-8")
-		const db = "pgaccel_numeric_enus"
-		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", numericSchema)
-		t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
-		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", ds, true)
-		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
-		const zone = "&timezone=Australia%2FSydney"
-		checkNumericText(t, a, dsn(appUser, appPass)+zone, proxied+zone)
-	})
+	inBothLocales(t, "pgaccel_numeric_enus", numericSchema, "DROP TABLE IF EXISTS app_numeric", "  - from: postgres:public.app_numeric\n", checkNumericText)
 }
 
 func checkNumericText(t *testing.T, a *app.App, direct, proxied string) {
@@ -295,26 +279,31 @@ func TestArrayText_MatchesPostgres(t *testing.T) {
 // dimensions, lower bounds other than 1) are held as Postgres sends them
 // and read as they are (SELECT *, bare outputs, count, IS NULL), in text
 // and binary, identical to the origin; anything that looks inside them
-// goes to the origin. Under changes, a 2-D value arriving in a column
-// held as a LIST rebuilds the dataset holding it so.
+// goes to the origin; in C/UTC and en_US/Sydney.
 func TestAppTypes_MultiDimArrays(t *testing.T) {
-	mustExec(t, `DROP TABLE IF EXISTS app_grid;
+	inBothLocales(t, "pgaccel_grid_enus", gridSchema, "DROP TABLE IF EXISTS app_grid", "  - from: postgres:public.app_grid\n", checkMultiDimArrays)
+}
+
+// gridSchema holds arrays of two and three dimensions, lower bounds other
+// than 1, NULLs, elements array_out quotes, numerics without a declared
+// scale (NaN among them), and a plain one-dimensional array.
+const gridSchema = `DROP TABLE IF EXISTS app_grid;
 		CREATE TABLE app_grid (id int PRIMARY KEY, grid int[], words text[], amounts numeric[], flags bool[][], plain int[]);
 		INSERT INTO app_grid VALUES
 		  (1, '{{1,2},{3,4}}', '{{"a b",NULL},{"x\"y","NULL"}}', '[0:1]={1.50,NaN}', '{{t},{f}}', '{1,2}'),
 		  (2, '{5,6}', '{c}', '{2}', NULL, '{}'),
 		  (3, NULL, '{{{p}}}', '{{-1e-3}}', '{t,NULL}', NULL),
 		  (4, '[2:3][0:0]={{7},{8}}', '{}', NULL, '{}', '{3}');
-		GRANT SELECT ON app_grid TO app;`)
-	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS app_grid") })
-	a := startApp(t, "  - from: postgres:public.app_grid\n")
+		GRANT SELECT ON app_grid TO app;`
+
+func checkMultiDimArrays(t *testing.T, a *app.App, direct, proxied string) {
 	st, _ := a.Registry.State("app_grid")
 	for _, c := range st.Columns {
 		if want := c.Name != "id" && c.Name != "plain"; !c.Accelerated || c.ArrayBinary != want {
 			t.Errorf("column %s: accelerated %v (%s), held as sent %v, want %v", c.Name, c.Accelerated, c.NotAccelerated, c.ArrayBinary, want)
 		}
 	}
-	checkRouteCases(t, a, origin.DSN(appUser, appPass), appDSN(a, appUser, appPass), []routeCase{
+	checkRouteCases(t, a, direct, proxied, []routeCase{
 		{"SELECT * FROM app_grid ORDER BY id", acc},
 		{"SELECT id, grid, words FROM app_grid WHERE id > 1 ORDER BY id", acc},
 		{"SELECT count(grid), count(flags), count(*) FROM app_grid WHERE amounts IS NOT NULL", acc},

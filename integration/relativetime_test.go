@@ -86,20 +86,7 @@ func TestRelativeTime_DashboardFilters(t *testing.T) {
 		})
 		t.Logf("origin clock offset %.1f µs, bound %.1f µs", offset*1e6, bound*1e6)
 	}
-	t.Run("C, UTC", func(t *testing.T) {
-		mustExec(t, relTimeSchema)
-		a := startApp(t, "  - from: postgres:public.rel_events\n")
-		run(t, a, origin.DSN(appUser, appPass)+"&timezone=UTC", appDSN(a, appUser, appPass)+"&timezone=UTC")
-	})
-	t.Run("en_US.UTF-8, Australia/Sydney", func(t *testing.T) {
-		requireLocales(t, "en_US.UTF-8")
-		const db = "pgaccel_reltime_enus"
-		dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", relTimeSchema)
-		a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", "  - from: postgres:public.rel_events\n", true)
-		proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
-		const zone = "&timezone=Australia%2FSydney"
-		run(t, a, dsn(appUser, appPass)+zone, proxied+zone)
-	})
+	inBothLocales(t, "pgaccel_reltime_enus", relTimeSchema, "", "  - from: postgres:public.rel_events\n", run)
 }
 
 // checkClockValues checks the values of the relative-time functions the
