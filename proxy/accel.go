@@ -773,14 +773,6 @@ func (ss *session) startLocal(d planner.Decision, deadline time.Time, describe f
 	for i, c := range rcols {
 		duckTypes[i] = c.DuckType
 	}
-	// Numeric columns DuckDB returns as text (a numeric held as text, or
-	// one the planner computed exactly as text: Decision.NumericText) are
-	// encoded from their text, each value with its own display scale.
-	for i := range cols {
-		if cols[i].TypeOID == encode.OIDNumeric && duckTypes[i] == "VARCHAR" {
-			duckTypes[i] = "DECIMAL(38,0)"
-		}
-	}
 	enc, err := encode.NewEncoder(cols, duckTypes, s)
 	if err != nil {
 		rows.Close()

@@ -330,7 +330,7 @@ func TestAppendValue_NumericText(t *testing.T) {
 		{"-Infinity", "00000000f0000020"},
 	} {
 		for _, format := range []int16{0, 1} {
-			enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1, Format: format}}, []string{"DECIMAL(38,0)"}, s)
+			enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1, Format: format}}, []string{"VARCHAR"}, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func TestAppendValue_NumericText(t *testing.T) {
 			}
 		}
 	}
-	enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1}}, []string{"DECIMAL(38,0)"}, s)
+	enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1}}, []string{"VARCHAR"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}

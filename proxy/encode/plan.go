@@ -142,10 +142,12 @@ func parseDuckType(name string) (duckType, error) {
 //     DECIMAL(p,0).
 //   - float4: FLOAT. float8: FLOAT, DOUBLE, integers. Never DECIMAL: which
 //     double Postgres would have computed is unknowable.
-//   - numeric: integers (count(*), sum(int8)) and DECIMAL. With a typmod
+//   - numeric: integers (count(*), sum(int8)), DECIMAL, and VARCHAR holding
+//     numeric_out's text (NaN and ±Infinity included). With a typmod
 //     numeric(p,s) every value is printed with s decimals, as the column
-//     stores it; without one (an expression) the DECIMAL's own scale is
-//     printed. FLOAT and DOUBLE are refused (avg of a decimal in DuckDB).
+//     stores it; without one (an expression) the DECIMAL's own scale, or
+//     the text's, is printed. FLOAT and DOUBLE are refused (avg of a
+//     decimal in DuckDB).
 //   - text, varchar, name, json, jsonb, bpchar: VARCHAR (DuckDB's JSON type is
 //     refused: duckdb-go returns it parsed into maps, losing key order and
 //     number spelling; store jsonb as VARCHAR holding Postgres's jsonb text).
@@ -169,7 +171,10 @@ func compatible(k kind, d duckType) error {
 	case kindFloat8:
 		ok = d.kind == duckFloat || d.kind == duckDouble || d.kind == duckInt
 	case kindNumeric:
-		ok = d.kind == duckInt || d.kind == duckDecimal
+		// VARCHAR: numeric_out's text, each value with its own display
+		// scale (a numeric held as text, or one the planner computes
+		// exactly as text: planner.Decision.NumericText).
+		ok = d.kind == duckInt || d.kind == duckDecimal || d.kind == duckVarchar && !d.list
 		if d.kind == duckDouble || d.kind == duckFloat {
 			return fmt.Errorf("%w: a DuckDB floating-point value cannot be printed as the numeric Postgres would compute", ErrUnsupported)
 		}
