@@ -494,7 +494,7 @@ func (a *analysis) numericTextHazard(r resolution) string {
 	if why := a.arrayBinaryHazard(r); why != "" {
 		return why
 	}
-	names := numericTextNames(r)
+	names := r.textNums
 	if len(names) == 0 {
 		return ""
 	}
@@ -628,7 +628,7 @@ func anyColumn(r resolution, name string, is func(catalog.ColumnInfo) bool) bool
 // as text that is not used as it is into its value (see the top of the
 // file).
 func heldNumerics(stmt *pg_query.Node, a *analysis, r resolution) {
-	names := numericTextNames(r)
+	names := r.textNums
 	if len(names) == 0 || a.numText == nil {
 		return
 	}

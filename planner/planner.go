@@ -491,6 +491,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 		d.Reason, d.Detail = reason, r.detail
 		return toOrigin(d)
 	}
+	r.textNums = numericTextNames(r)
 	r.scale = planScales(a, r)
 	r.defaultColl = defaultCollClass(s)
 	r.caseLocale, _ = a.caseMode(r)

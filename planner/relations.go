@@ -491,6 +491,9 @@ type resolution struct {
 	// detail says which relation made resolve return its reason.
 	detail string
 	scale  scalePlan // set by Plan once resolved
+	// textNums are the datasets' numerics held as text by name
+	// (numericTextNames), set by Plan once resolved.
+	textNums map[string]catalog.ColumnInfo
 	// defaultColl is the class of the database's default collation
 	// (collorder.go), set by Plan from the session: "" bytewise, "L" +
 	// the locale the acceleration orders it by, "X" + why not.

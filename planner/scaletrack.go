@@ -1571,7 +1571,7 @@ type hiddenPlan struct {
 // datasetColumnScaleOrText is datasetColumnScale, or textScaleOf for a
 // numeric held as text that is read by value (every column of the name).
 func datasetColumnScaleOrText(r resolution, name string) (scale int, numeric, ok bool) {
-	if c, held := numericTextNames(r)[name]; held && c.ValueScale != nil && !anyColumn(r, name, notNumericText) {
+	if c, held := r.textNums[name]; held && c.ValueScale != nil && !anyColumn(r, name, notNumericText) {
 		return textScaleOf, true, true
 	}
 	return datasetColumnScale(r, name)
