@@ -411,13 +411,14 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 		return 0, err
 	}
 	// The exported snapshot lives while replConn stays idle: the copy runs on
-	// a connection of its own. A copy that meets numerics their DECIMAL
-	// cannot hold runs again in the same snapshot with them held as text.
+	// a connection of its own. A copy that meets values their DuckDB types
+	// cannot hold (LoadStats.HeldAsIs) runs again in the same snapshot with
+	// those columns held as Postgres sends them.
 	w := &watch{schemaResolved: func() {}}
 	w.estimate.Store(estimateRows(ctx, conn, ds))
 	s.t.watch.Store(w)
 	defer s.t.watch.Store(nil)
-	copySnapshot := func(asText map[string]bool) (loadOutcome, error) {
+	copySnapshot := func(asIs []string) (loadOutcome, error) {
 		load, err := connectOrigin(ctx, r.cfg.Origin.DSN)
 		if err != nil {
 			return loadOutcome{}, err
@@ -432,7 +433,7 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 			return loadOutcome{}, fmt.Errorf("import the slot's snapshot: %w", err)
 		}
 		cols := slices.Clone(all)
-		keepStoredTypes(ctx, r.eng, ds.Name, cols, false, asText)
+		keepStoredTypes(ctx, r.eng, ds.Name, cols, false, asIs)
 		// In the slot's snapshot, the one the rows are copied in; before
 		// copyQuery, which selects NULL for a column not held.
 		if err := establishHeldScales(ctx, load, ds, cols); err != nil {
@@ -452,11 +453,7 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 	}
 	st, err := copySnapshot(nil)
 	if err == nil && len(st.heldAsIs) > 0 {
-		asText := map[string]bool{}
-		for _, name := range st.heldAsIs {
-			asText[name] = true
-		}
-		st, err = copySnapshot(asText)
+		st, err = copySnapshot(st.heldAsIs)
 	}
 	if err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,16 +75,12 @@ func loadDataset(ctx context.Context, eng *accelerator.Engine, dsn string, ds *c
 	if err != nil || out.merged || len(out.heldAsIs) == 0 {
 		return out, err
 	}
-	asText := map[string]bool{}
-	for _, name := range out.heldAsIs {
-		asText[name] = true
-	}
-	return loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, asText)
+	return loadDatasetAs(ctx, eng, dsn, ds, appendRows, now, w, out.heldAsIs)
 }
 
-// loadDatasetAs is loadDataset with the numeric columns of asText held as
-// text.
-func loadDatasetAs(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch, asText map[string]bool) (loadOutcome, error) {
+// loadDatasetAs is loadDataset with the columns named in asIs held as
+// Postgres sends them.
+func loadDatasetAs(ctx context.Context, eng *accelerator.Engine, dsn string, ds *catalog.Dataset, appendRows bool, now time.Time, w *watch, asIs []string) (loadOutcome, error) {
 	conn, err := connectOrigin(ctx, dsn)
 	if err != nil {
 		return loadOutcome{}, err
@@ -114,7 +111,7 @@ func loadDatasetAs(ctx context.Context, eng *accelerator.Engine, dsn string, ds 
 		opts.Progress = &w.rows
 	}
 	// Before copyQuery, which selects NULL for a column not held.
-	keepStoredTypes(ctx, eng, ds.Name, all, appendRows, asText)
+	keepStoredTypes(ctx, eng, ds.Name, all, appendRows, asIs)
 	if err := establishHeldScales(ctx, conn, ds, all); err != nil {
 		return loadOutcome{}, err
 	}
@@ -396,7 +393,7 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 	return pol.duckPredicates
 }
 
-// keepStoredTypes holds the numeric and array columns of asText, and those
+// keepStoredTypes holds the numeric and array columns named in asIs, and those
 // the stored acceleration holds so, as Postgres sends them
 // (ColumnSpec.NumericText, ColumnSpec.ArrayBinary): a column whose values
 // once needed it is not loaded twice at every refresh.
@@ -407,10 +404,10 @@ func retentionDeletes(ds *catalog.Dataset, cols []accelerator.ColumnSpec) func(t
 // origin's one value could differ from load to load, which would make
 // every append a full reload. New rows of another scale then leave the
 // column out, as at a full load.
-func keepStoredTypes(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec, appendRows bool, asText map[string]bool) {
+func keepStoredTypes(ctx context.Context, eng *accelerator.Engine, name string, cols []accelerator.ColumnSpec, appendRows bool, asIs []string) {
 	for i := range cols {
 		switch {
-		case !asText[cols[i].Name]:
+		case !slices.Contains(asIs, cols[i].Name):
 		case cols[i].TypeOID == pgdef.OIDNumeric && cols[i].ElemOID == 0:
 			cols[i].NumericText = true
 		case cols[i].ElemOID != 0 && pgdef.ArrayElemPrintable(cols[i].ElemOID):
