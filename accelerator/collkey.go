@@ -125,13 +125,31 @@ func collLocale(name string) (C.locale_t, error) { return locales.get(name) }
 // LocaleAvailable reports whether this process can order text under the
 // libc locale name, an error saying why not otherwise.
 func LocaleAvailable(name string) error {
+	if IsICULocale(name) {
+		_, err := ICUCollatorVersion(name[len(ICUPrefix):])
+		return err
+	}
 	_, err := collLocale(name)
 	return err
+}
+
+// LocaleVersion is the version of this process's data for a collation
+// or case locale, as Postgres records it in a collation's collversion:
+// the ICU collator's for an ICU locale (ICUPrefix), the C library's for a
+// libc one.
+func LocaleVersion(name string) (string, error) {
+	if IsICULocale(name) {
+		return ICUCollatorVersion(name[len(ICUPrefix):])
+	}
+	return LibcVersion(), nil
 }
 
 // CaseLocaleAvailable reports whether this process can map case under the
 // libc locale name (its LC_CTYPE), an error saying why not otherwise.
 func CaseLocaleAvailable(name string) error {
+	if IsICULocale(name) {
+		return LocaleAvailable(name)
+	}
 	_, err := ctypes.get(name)
 	return err
 }
@@ -139,6 +157,9 @@ func CaseLocaleAvailable(name string) error {
 // CollationKey returns s's key under the libc locale (see above). s must
 // hold no NUL byte (Postgres text cannot).
 func CollationKey(locale, s string) ([]byte, error) {
+	if IsICULocale(locale) {
+		return icuKey(locale[len(ICUPrefix):], s, nil)
+	}
 	loc, err := collLocale(locale)
 	if err != nil {
 		return nil, err
@@ -178,6 +199,9 @@ func collationKeyRow(values []driver.Value) (any, error) {
 	if !ok {
 		return nil, errors.New(CollationKeyFunction + ": no locale")
 	}
+	if IsICULocale(name) {
+		return icuKey(name[len(ICUPrefix):], s, nil)
+	}
 	loc, err := collLocale(name)
 	if err != nil {
 		return nil, err
@@ -190,15 +214,27 @@ var establishedCollations sync.Map // provider|locale|version -> locale
 // RecordCollation records that the origin's collation of provider, locale
 // and version (as pg_collation or pg_database records them) was
 // established to order as this process's keys under locale (refresh).
-func RecordCollation(provider, locale, version string) {
-	establishedCollations.Store(provider+"|"+locale+"|"+version, locale)
+// keyLocale is the locale name the key function takes for it ("icu:" and
+// the ICU locale for ICU's).
+func RecordCollation(provider, locale, version, keyLocale string) {
+	establishedCollations.Store(provider+"|"+locale+"|"+version, keyLocale)
 }
 
 // DefaultCollationKeySQL is the SQL of the session's database's default
 // collation as a key EstablishedCollation reads (provider|locale|version);
 // NULL when the database is not found.
-const DefaultCollationKeySQL = `(SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') ` +
+const DefaultCollationKeySQL = `(SELECT d.datlocprovider::text || '|' || ` + DatabaseLocaleSQL + ` || '|' || coalesce(d.datcollversion, '') ` +
 	`FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())`
+
+// DatabaseLocaleSQL is the SQL of the locale of database d's default
+// collation: its ICU locale for provider ICU (daticulocale before
+// Postgres 17, datlocale from 17: read through to_jsonb, which either
+// release answers), else datcollate.
+const DatabaseLocaleSQL = `CASE WHEN d.datlocprovider = 'i' THEN coalesce(pg_catalog.to_jsonb(d) ->> 'datlocale', pg_catalog.to_jsonb(d) ->> 'daticulocale', '') ELSE d.datcollate END`
+
+// CollationLocaleSQL is, for collation co, what DatabaseLocaleSQL is for
+// a database: colliculocale or colllocale for ICU, else collcollate.
+const CollationLocaleSQL = `CASE WHEN co.collprovider = 'i' THEN coalesce(pg_catalog.to_jsonb(co) ->> 'colllocale', pg_catalog.to_jsonb(co) ->> 'colliculocale', '') ELSE coalesce(co.collcollate, '') END`
 
 // EstablishedCollation returns the locale of the collation key
 // provider|locale|version when RecordCollation recorded it, "" otherwise.
@@ -225,6 +261,9 @@ const (
 // MapCase returns s upper-cased (how 0), lower-cased (1) or initcapped (2)
 // under the libc LC_CTYPE locale.
 func MapCase(locale, s string, how int) (string, error) {
+	if IsICULocale(locale) {
+		return icuCase(locale[len(ICUPrefix):], s, how)
+	}
 	loc, err := ctypes.get(locale)
 	if err != nil {
 		return "", err

@@ -455,6 +455,35 @@ func leftOutWhy(c ColumnSpec) string {
 	return "type " + c.TypeName + " is not held by the acceleration (README: Types and values)"
 }
 
+// staleCollation says why the collation or case locale a stored column
+// was established with does not hold in this process (another C library
+// or ICU release, or the locale missing), "" when it holds or there is
+// none.
+func staleCollation(c ColumnSpec) string {
+	locale := c.CollationLocale
+	if locale == "" {
+		locale = c.CaseLocale
+	}
+	if locale == "" {
+		return ""
+	}
+	lib := "glibc"
+	if IsICULocale(locale) {
+		lib = "the ICU collator"
+	}
+	here, err := LocaleVersion(locale)
+	switch {
+	case err != nil:
+		return "its collation was established for " + lib + " " + c.CollationVersion + " and this process cannot load it (" + err.Error() + "); the next load establishes it again"
+	case here != c.CollationVersion:
+		return "its collation was established for " + lib + " " + c.CollationVersion + " and this process runs on " + lib + " " + here + "; the next load establishes it again"
+	case c.CollationLocale != "" && LocaleAvailable(c.CollationLocale) != nil,
+		c.CaseLocale != "" && CaseLocaleAvailable(c.CaseLocale) != nil:
+		return "its collation was established for " + lib + " " + c.CollationVersion + " and this process lacks its locale; the next load establishes it again"
+	}
+	return ""
+}
+
 // columnInfo is the registry's view of a column, accelerated or left out
 // for its type.
 func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
@@ -464,9 +493,7 @@ func columnInfo(c ColumnSpec, accelerated bool) catalog.ColumnInfo {
 	}
 	locale, note := c.CollationLocale, c.CollationNote
 	caseLocale, caseNote := c.CaseLocale, c.CaseNote
-	if (locale != "" || caseLocale != "") && (c.CollationVersion != LibcVersion() || locale != "" && LocaleAvailable(locale) != nil ||
-		caseLocale != "" && CaseLocaleAvailable(caseLocale) != nil) {
-		stale := "its collation was established for glibc " + c.CollationVersion + " and this process runs on glibc " + LibcVersion() + " (or lacks the locale); the next load establishes it again"
+	if stale := staleCollation(c); stale != "" {
 		if locale != "" {
 			locale, note = "", stale
 		}

@@ -281,15 +281,24 @@ func checkDerivedDescriptions(t *testing.T, a *app.App) {
 }
 
 // TestAccel_DifferentialCorpusLinguistic: the corpus in an en_US.UTF-8
-// database (issue 45: the databases people run), every statement answered
-// as the origin answers it and routed as in the C database: text ordered
-// under en_US is keyed (collorder.go), not sent to the origin.
+// database and in an ICU en-US one (issue 45: the databases people run),
+// every statement answered as the origin answers it and routed as in the
+// C database: text ordered under the linguistic collation is keyed
+// (collorder.go), not sent to the origin.
 func TestAccel_DifferentialCorpusLinguistic(t *testing.T) {
 	requireLocales(t, "en_US.UTF-8")
-	const db = "pgaccel_accel_enus"
-	dsn := otherDatabase(t, db, "LOCALE 'en_US.UTF-8'", accelSchema)
-	a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", accelDatasets, true)
-	proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db+"?", 1)
-	runCorpus(t, a, dsn(appUser, appPass), proxied)
-	checkDerivedDescriptions(t, a)
+	requireICU(t)
+	for _, c := range []struct{ label, db, options string }{
+		{"en_US.UTF-8", "pgaccel_accel_enus", "LOCALE 'en_US.UTF-8'"},
+		{"ICU en-US", "pgaccel_accel_icu", icuDatabase},
+	} {
+		t.Run(c.label, func(t *testing.T) {
+			dsn := otherDatabase(t, c.db, c.options, accelSchema)
+			t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+c.db+" WITH (FORCE)") })
+			a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", accelDatasets, true)
+			proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+c.db+"?", 1)
+			runCorpus(t, a, dsn(appUser, appPass), proxied)
+			checkDerivedDescriptions(t, a)
+		})
+	}
 }

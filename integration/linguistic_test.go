@@ -164,49 +164,57 @@ func requireLocales(t *testing.T, names ...string) {
 }
 
 // TestCoverage_LinguisticDatabase runs the coverage corpus (BI tools'
-// and dashboards' SQL) in a database whose default collation is
-// en_US.UTF-8, directly and through pgaccel: every answer byte for byte
-// the origin's, and the accelerated share within 3 points of the C
-// database's (coverage_routes.txt, which TestCoverage_DifferentialCorpus
-// checks).
+// and dashboards' SQL) in a database whose default collation is libc's
+// en_US.UTF-8 and in one whose default collation is ICU's en-US,
+// directly and through pgaccel: every answer byte for byte the origin's,
+// and the accelerated share within 3 points of the C database's
+// (coverage_routes.txt, which TestCoverage_DifferentialCorpus checks).
 func TestCoverage_LinguisticDatabase(t *testing.T) {
 	requireLocales(t, "en_US.UTF-8")
+	requireICU(t)
 	qs, err := corpora.Coverage()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dsn := otherDatabase(t, "pgaccel_cov_enus", "LOCALE 'en_US.UTF-8'", corpora.CoverageSchema)
-	var ds strings.Builder
-	for _, name := range corpora.CoverageDatasets {
-		ds.WriteString("  - from: postgres:public." + name + "\n")
-	}
-	// As TestCoverage_DifferentialCorpus: point reads accelerated.
-	a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", ds.String(), true)
-	proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/pgaccel_cov_enus?", 1)
-	accelC, accelHere := 0, 0
-	var notHere []string
-	for _, q := range qs {
-		if q.Route == acc {
-			accelC++
-		}
-		t.Run(q.Name, func(t *testing.T) {
-			before := routeCounts(t, a)
-			differentialDSN(t, dsn(appUser, appPass), proxyDSN, corpusSession(q))
-			after := routeCounts(t, a)
-			if after[acc]-before[acc] > 0 && after[fbk] == before[fbk] {
-				accelHere++
-			} else if q.Route == acc {
-				notHere = append(notHere, q.Name+": "+routeText(t, proxyDSN, corpora.Inline(q.SQL, q.Args)))
+	for _, db := range []struct{ label, name, options string }{
+		{"en_US.UTF-8", "pgaccel_cov_enus", "LOCALE 'en_US.UTF-8'"},
+		{"ICU en-US", "pgaccel_cov_icu", icuDatabase},
+	} {
+		t.Run(db.label, func(t *testing.T) {
+			dsn := otherDatabase(t, db.name, db.options, corpora.CoverageSchema)
+			var ds strings.Builder
+			for _, name := range corpora.CoverageDatasets {
+				ds.WriteString("  - from: postgres:public." + name + "\n")
+			}
+			// As TestCoverage_DifferentialCorpus: point reads accelerated.
+			a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "  point_reads: acceleration\n", ds.String(), true)
+			proxyDSN := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+db.name+"?", 1)
+			accelC, accelHere := 0, 0
+			var notHere []string
+			for _, q := range qs {
+				if q.Route == acc {
+					accelC++
+				}
+				t.Run(q.Name, func(t *testing.T) {
+					before := routeCounts(t, a)
+					differentialDSN(t, dsn(appUser, appPass), proxyDSN, corpusSession(q))
+					after := routeCounts(t, a)
+					if after[acc]-before[acc] > 0 && after[fbk] == before[fbk] {
+						accelHere++
+					} else if q.Route == acc {
+						notHere = append(notHere, q.Name+": "+routeText(t, proxyDSN, corpora.Inline(q.SQL, q.Args)))
+					}
+				})
+			}
+			share := func(n int) float64 { return 100 * float64(n) / float64(len(qs)) }
+			t.Logf("accelerated: %d of %d (%.1f %%) in %s, %d (%.1f %%) in C", accelHere, len(qs), share(accelHere), db.label, accelC, share(accelC))
+			for _, n := range notHere {
+				t.Logf("accelerated in C, not in %s: %s", db.label, n)
+			}
+			if share(accelC)-share(accelHere) > 3 {
+				t.Errorf("accelerated share %.1f %% in %s, more than 3 points below the C database's %.1f %%", share(accelHere), db.label, share(accelC))
 			}
 		})
-	}
-	share := func(n int) float64 { return 100 * float64(n) / float64(len(qs)) }
-	t.Logf("accelerated: %d of %d (%.1f %%) in en_US.UTF-8, %d (%.1f %%) in C", accelHere, len(qs), share(accelHere), accelC, share(accelC))
-	for _, n := range notHere {
-		t.Logf("accelerated in C, not in en_US.UTF-8: %s", n)
-	}
-	if share(accelC)-share(accelHere) > 3 {
-		t.Errorf("accelerated share %.1f %% in en_US.UTF-8, more than 3 points below the C database's %.1f %%", share(accelHere), share(accelC))
 	}
 }
 

@@ -48,15 +48,17 @@ func TestTPCH_SmallDifferential(t *testing.T) {
 		}
 		checkRouteCases(t, a, direct, proxied, cases)
 	}
-	for _, c := range []struct{ name, db, locale, zone string }{
-		{"C, UTC", "pgaccel_tpch_c", "C", "&timezone=UTC"},
-		{"en_US.UTF-8, Australia/Sydney", "pgaccel_tpch_enus", "en_US.UTF-8", "&timezone=Australia%2FSydney"},
+	for _, c := range []struct{ name, db, options, zone string }{
+		{"C, UTC", "pgaccel_tpch_c", "LOCALE 'C'", "&timezone=UTC"},
+		{"en_US.UTF-8, Australia/Sydney", "pgaccel_tpch_enus", "LOCALE 'en_US.UTF-8'", "&timezone=Australia%2FSydney"},
+		{"ICU en-US, America/New_York", "pgaccel_tpch_icu", icuDatabase, "&timezone=America%2FNew_York"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.locale != "C" {
-				requireLocales(t, c.locale)
+			if c.options != "LOCALE 'C'" {
+				requireLocales(t, "en_US.UTF-8")
+				requireICU(t)
 			}
-			dsn := otherDatabase(t, c.db, "LOCALE '"+c.locale+"'", schema)
+			dsn := otherDatabase(t, c.db, c.options, schema)
 			t.Cleanup(func() { mustExec(t, "DROP DATABASE IF EXISTS "+c.db+" WITH (FORCE)") })
 			a := startAppOrigin(t, dsn(origin.SuperUser, origin.SuperPassword), "", "", datasets.String(), true)
 			proxied := strings.Replace(appDSN(a, appUser, appPass), "/"+origin.Database+"?", "/"+c.db+"?", 1)

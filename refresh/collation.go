@@ -19,8 +19,8 @@ import (
 // its values exactly as the origin does (accelerator.CollationKey). That
 // is established once per collation and process, against the origin:
 //
-//   - the provider is libc (an ICU collation is not reproduced here) and
-//     the collation is deterministic;
+//   - the provider is libc or ICU (accelerator/icu.go) and the collation
+//     is deterministic;
 //   - the locale's codeset is UTF-8 (the acceleration holds UTF-8);
 //   - this process can load the locale;
 //   - the origin's recorded collversion, the version of the C library
@@ -79,9 +79,19 @@ func establishCollation(ctx context.Context, conn *pgconn.PgConn, c *accelerator
 		}
 		*e.locale, *e.note = v.locale, v.note
 	}
-	if c.CollationLocale != "" || c.CaseLocale != "" {
-		// Both are established only on the origin's glibc release.
-		c.CollationVersion = accelerator.LibcVersion()
+	// Both are established only on the origin's release of the locale
+	// data (one collation: both libc, or both ICU).
+	if l := c.CollationLocale + c.CaseLocale; l != "" {
+		if c.CollationLocale != "" {
+			l = c.CollationLocale
+		}
+		v, err := accelerator.LocaleVersion(l)
+		if err != nil {
+			c.CollationLocale, c.CaseLocale = "", ""
+			c.CollationNote, c.CaseNote = err.Error(), err.Error()
+			return nil
+		}
+		c.CollationVersion = v
 	}
 	return nil
 }
@@ -105,7 +115,7 @@ func verifyCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts)
 	return cachedVerdict(key, func() (collationVerdict, error) {
 		v, err := judgeCollation(ctx, conn, f)
 		if err == nil && f.deterministic && v.locale != "" {
-			accelerator.RecordCollation(f.provider, f.locale, f.version)
+			accelerator.RecordCollation(f.provider, f.locale, f.version, v.locale)
 		}
 		return v, err
 	})
@@ -138,23 +148,29 @@ func judgeCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) 
 		return collationVerdict{note: fmt.Sprintf(format, args...)}, nil
 	}
 	switch {
-	case f.provider == "i":
-		return no("its collation %s is ICU's, whose order pgaccel does not reproduce (only libc collations)", f.name)
-	case f.provider != "c":
+	case f.provider != "c" && f.provider != "i":
 		return no("its collation %s has provider %q, whose order pgaccel does not reproduce", f.name, f.provider)
 	case !f.deterministic:
 		return no("its collation %s is nondeterministic", f.name)
-	case !utf8Locale(f.locale):
+	case f.provider == "c" && !utf8Locale(f.locale):
 		return no("its collation's locale %s is not a UTF-8 one", f.locale)
 	}
-	if err := accelerator.LocaleAvailable(f.locale); err != nil {
-		return no("its collation's %v", err)
-	}
-	if here := accelerator.LibcVersion(); f.version != here {
-		if f.version == "" {
-			return no("the origin records no version of its collation %s (locale %s), so pgaccel cannot establish that its C library's locale data (glibc %s) orders as the origin's", f.name, f.locale, here)
+	keyLocale := f.locale
+	if f.provider == "i" {
+		if v, err := icuVersionCheck(f, "collation"); v != "" || err != nil {
+			return collationVerdict{note: v}, err
 		}
-		return no("its collation %s (locale %s) comes from glibc %s at the origin and pgaccel runs on glibc %s, whose locale data may order otherwise", f.name, f.locale, f.version, here)
+		keyLocale = accelerator.ICUPrefix + f.locale
+	} else {
+		if err := accelerator.LocaleAvailable(f.locale); err != nil {
+			return no("its collation's %v", err)
+		}
+		if here := accelerator.LibcVersion(); f.version != here {
+			if f.version == "" {
+				return no("the origin records no version of its collation %s (locale %s), so pgaccel cannot establish that its C library's locale data (glibc %s) orders as the origin's", f.name, f.locale, here)
+			}
+			return no("its collation %s (locale %s) comes from glibc %s at the origin and pgaccel runs on glibc %s, whose locale data may order otherwise", f.name, f.locale, f.version, here)
+		}
 	}
 	probe := collationProbe()
 	sql := "SELECT string_agg(i::text, ',' ORDER BY s COLLATE " + f.name + ", i) FROM unnest($1::text[]) WITH ORDINALITY u(s, i)"
@@ -175,7 +191,7 @@ func judgeCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) 
 	}
 	keys := make(map[string][]byte, len(probe))
 	for _, s := range probe {
-		k, err := accelerator.CollationKey(f.locale, s)
+		k, err := accelerator.CollationKey(keyLocale, s)
 		if err != nil {
 			return no("its collation's keys: %v", err)
 		}
@@ -188,7 +204,30 @@ func judgeCollation(ctx context.Context, conn *pgconn.PgConn, f collationFacts) 
 			return no("its collation %s (locale %s) orders %q before %q at the origin, and pgaccel's copy of the locale the other way", f.name, f.locale, origin[i], local[i])
 		}
 	}
-	return collationVerdict{locale: f.locale}, nil
+	return collationVerdict{locale: keyLocale}, nil
+}
+
+// icuVersionCheck says why this process cannot reproduce f's ICU
+// collation (what: "collation" or "case mapping"): it has no ICU, cannot
+// open the locale, or its collator's version is not the one the origin
+// records (Postgres's collversion of an ICU collation is the collator's
+// ucol_getVersion, which changes with the ICU release and its collation
+// data). "" when it can.
+func icuVersionCheck(f collationFacts, what string) (string, error) {
+	release, err := accelerator.ICURelease()
+	if err != nil {
+		return fmt.Sprintf("its collation %s is ICU's (locale %s) and pgaccel cannot reproduce its %s: %v", f.name, f.locale, what, err), nil
+	}
+	here, err := accelerator.ICUCollatorVersion(f.locale)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its collation %s is ICU's (locale %s) and pgaccel cannot reproduce its %s: %v", f.name, f.locale, what, err), nil
+	case f.version == "":
+		return fmt.Sprintf("the origin records no version of its ICU collation %s (locale %s), so pgaccel cannot establish that its ICU %d (collator %s) orders as the origin's", f.name, f.locale, release, here), nil
+	case f.version != here:
+		return fmt.Sprintf("its ICU collation %s (locale %s) has collator version %s at the origin and pgaccel's ICU %d has %s, whose collation data may differ", f.name, f.locale, f.version, release, here), nil
+	}
+	return "", nil
 }
 
 // utf8Locale reports whether a libc locale name's codeset is UTF-8.
@@ -263,20 +302,28 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 	no := func(format string, args ...any) (collationVerdict, error) {
 		return collationVerdict{note: fmt.Sprintf(format, args...)}, nil
 	}
+	caseLocale := f.ctype
 	switch {
+	case f.provider == "i":
+		// ICU maps case in the collation's ICU locale (icu_convert_case).
+		if v, err := icuVersionCheck(f, "case mapping"); v != "" || err != nil {
+			return collationVerdict{note: v}, err
+		}
+		caseLocale = accelerator.ICUPrefix + f.locale
 	case f.provider != "c":
-		return no("its case is mapped by collation %s of provider %q, which pgaccel does not reproduce (only libc's)", f.name, f.provider)
+		return no("its case is mapped by collation %s of provider %q, which pgaccel does not reproduce (only libc's and ICU's)", f.name, f.provider)
 	case !utf8Locale(f.ctype):
 		return no("its LC_CTYPE %s is not a UTF-8 locale", f.ctype)
-	}
-	if err := accelerator.CaseLocaleAvailable(f.ctype); err != nil {
-		return no("its LC_CTYPE's %v", err)
-	}
-	// Postgres records no version of an LC_CTYPE; the collation's, when
-	// there is one, is its glibc's. Without one (LC_COLLATE C), the probe
-	// alone decides.
-	if here := accelerator.LibcVersion(); f.version != "" && f.version != here {
-		return no("its LC_CTYPE %s comes from glibc %s at the origin and pgaccel runs on glibc %s", f.ctype, f.version, here)
+	default:
+		if err := accelerator.CaseLocaleAvailable(f.ctype); err != nil {
+			return no("its LC_CTYPE's %v", err)
+		}
+		// Postgres records no version of an LC_CTYPE; the collation's,
+		// when there is one, is its glibc's. Without one (LC_COLLATE C),
+		// the probe alone decides.
+		if here := accelerator.LibcVersion(); f.version != "" && f.version != here {
+			return no("its LC_CTYPE %s comes from glibc %s at the origin and pgaccel runs on glibc %s", f.ctype, f.version, here)
+		}
 	}
 	probe := collationProbe()
 	sql := "SELECT string_agg(upper(s COLLATE " + f.name + ") || chr(1) || lower(s COLLATE " + f.name + ") || chr(1) || initcap(s COLLATE " + f.name +
@@ -295,7 +342,7 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 	for i, s := range probe {
 		var local []string
 		for how := 0; how < 3; how++ {
-			m, err := accelerator.MapCase(f.ctype, s, how)
+			m, err := accelerator.MapCase(caseLocale, s, how)
 			if err != nil {
 				return no("its LC_CTYPE's %v", err)
 			}
@@ -305,7 +352,7 @@ func judgeCtype(ctx context.Context, conn *pgconn.PgConn, f collationFacts) (col
 			return no("its LC_CTYPE %s maps the case of %q to %q at the origin and to %q here", f.ctype, s, got[i], want)
 		}
 	}
-	return collationVerdict{locale: f.ctype}, nil
+	return collationVerdict{locale: caseLocale}, nil
 }
 
 // textArray is the text[] literal of ss.

@@ -66,9 +66,9 @@ SELECT a.attname,
        CASE WHEN bt.typcategory = 'A' THEN bt.typelem ELSE 0 END,
        CASE WHEN a.attcollation = 0 THEN true
             ELSE COALESCE((SELECT CASE WHEN co.collprovider = 'd'
-                                       THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX')
+                                       THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') OR d.datlocprovider = 'b'
                                              FROM pg_catalog.pg_database d WHERE d.datname = current_database())
-                                       ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END
+                                       ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') OR co.collprovider = 'b' END
                            FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), false) END,
        EXISTS (SELECT 1 FROM pg_catalog.pg_index i
                WHERE i.indrelid = a.attrelid AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
@@ -85,11 +85,13 @@ SELECT a.attname,
        a.attrelid, a.attnum, bt.typlen,
        CASE WHEN a.attcollation = 0 THEN NULL
             ELSE (SELECT CASE WHEN co.collprovider = 'd'
-                              THEN (SELECT d.datlocprovider::text || '|' || d.datcollate || '|' || coalesce(d.datcollversion, '') || '|pg_catalog."default"|t|' || d.datctype
+                              THEN (SELECT d.datlocprovider::text || '|' || ` + accelerator.DatabaseLocaleSQL + ` || '|' || coalesce(d.datcollversion, '') || '|pg_catalog."default"|t|' ||
+                                           CASE WHEN d.datlocprovider = 'i' THEN ` + accelerator.DatabaseLocaleSQL + ` ELSE d.datctype END
                                     FROM pg_catalog.pg_database d WHERE d.datname = current_database())
-                              ELSE co.collprovider::text || '|' || coalesce(co.collcollate, '') || '|' || coalesce(co.collversion, '') || '|' ||
+                              ELSE co.collprovider::text || '|' || ` + accelerator.CollationLocaleSQL + ` || '|' || coalesce(co.collversion, '') || '|' ||
                                    quote_ident(cn.nspname) || '.' || quote_ident(co.collname) || '|' ||
-                                   CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END || '|' || coalesce(co.collctype, '') END
+                                   CASE WHEN co.collisdeterministic THEN 't' ELSE 'f' END || '|' ||
+                                   CASE WHEN co.collprovider = 'i' THEN ` + accelerator.CollationLocaleSQL + ` ELSE coalesce(co.collctype, '') END END
                   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
                   WHERE co.oid = a.attcollation) END,
        CASE WHEN bt.typtype = 'e' THEN ` + enumLabelsOf + `bt.oid) END

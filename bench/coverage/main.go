@@ -52,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.only, "corpus", "", "run only this corpus (accel, coverage, tpch)")
 	fs.StringVar(&o.file, "file", "", "run instead the corpus in this `file` (coverage.sql's block format), over -schema's tables")
 	fs.StringVar(&o.schema, "schema", "", "with -file: the SQL `file` that creates the corpus's tables at the origin")
-	fs.StringVar(&o.locale, "locale", "", "run in a database created with this `LOCALE` (e.g. en_US.UTF-8; libc) instead of the C one")
+	fs.StringVar(&o.locale, "locale", "", "run in a database created with this `LOCALE` (e.g. en_US.UTF-8 for libc, icu:en-US for ICU) instead of the C one")
 	fs.StringVar(&o.datasets, "datasets", "", "with -file: the comma-separated `tables` (in public) to accelerate")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

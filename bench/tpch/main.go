@@ -72,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit of any one query run")
 	fs.BoolVar(&o.noCache, "no-results-cache", false, "turn the results cache off, so that every pgaccel run executes on DuckDB")
 	fs.StringVar(&o.verify, "verify", "", "turn shadow verification (runtime.verify) on with this sample_rate, e.g. 1% (off when empty)")
-	fs.StringVar(&o.locale, "locale", "", "load and query a database created with this `LOCALE` (e.g. en_US.UTF-8; libc) instead of the C one")
+	fs.StringVar(&o.locale, "locale", "", "load and query a database created with this `LOCALE` (e.g. en_US.UTF-8 for libc, icu:en-US for ICU) instead of the C one")
 	fs.StringVar(&o.out, "out", "", "also append the Markdown report to this `file` (bench/RESULTS.md) under \""+resultsSection+"\"")
 	fs.BoolVar(&o.generateChild, tpchdata.ChildFlag, false, "internal: generate the data as the child process of a run")
 	if err := fs.Parse(args); err != nil {

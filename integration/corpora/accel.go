@@ -151,10 +151,11 @@ var Accel = []Query{
 	{Name: "substr negative", SQL: "SELECT substr(name, -1, 4) FROM acc_customers WHERE id = 1", Route: AnyRoute},
 	{Name: "string_agg distinct", SQL: "SELECT string_agg(DISTINCT country, ',' ORDER BY country) FROM acc_customers", Route: AnyRoute},
 
-	{Name: "order by a linguistic collation", SQL: "SELECT name FROM acc_coll ORDER BY name", Route: Origin},
+	{Name: "order by a linguistic collation", SQL: "SELECT name FROM acc_coll ORDER BY name", Route: Accelerated}, // ICU keys
 	{Name: "order by a C-collated column", SQL: "SELECT code FROM acc_coll ORDER BY code", Route: Accelerated},
 	{Name: "equality under a linguistic collation", SQL: "SELECT id FROM acc_coll WHERE name = 'B'", Route: Accelerated},
-	{Name: "upper of non-ascii", SQL: "SELECT upper(code), lower(name) FROM acc_coll ORDER BY id", Route: Origin},
+	{Name: "upper of non-ascii", SQL: "SELECT upper(code), lower(name) FROM acc_coll ORDER BY id", Route: Origin}, // two case locales
+	{Name: "case under an ICU collation", SQL: "SELECT lower(name), upper(name), initcap(name || ' x') FROM acc_coll WHERE name ILIKE 'é%' OR id < 3 ORDER BY id", Route: Accelerated},
 
 	{Name: "coalesce numeric with zero", SQL: "SELECT id, coalesce(n, 0) FROM acc_types ORDER BY id", Route: Accelerated},
 	{Name: "case numeric with zero", SQL: "SELECT sum(CASE WHEN status = 'paid' THEN amount ELSE 0 END) FROM acc_orders WHERE id < 3", Route: Accelerated},

@@ -20,12 +20,17 @@ func Progress(w io.Writer) func(format string, a ...any) {
 }
 
 // LocaleDatabase creates database name on origin, owned by the harness's
-// application role, with the libc LOCALE locale (e.g. en_US.UTF-8): the
-// benchmarks' way to measure in a linguistic database rather than the
-// harness's C one.
+// application role, with the libc LOCALE locale (e.g. en_US.UTF-8), or,
+// for "icu:" and an ICU locale (icu:en-US), that ICU locale as its default
+// collation (LC_COLLATE and LC_CTYPE en_US.UTF-8): the benchmarks' way to
+// measure in a linguistic database rather than the harness's C one.
 func LocaleDatabase(ctx context.Context, origin *pgtest.Server, name, locale string) error {
 	quote := func(s string) string { return strings.ReplaceAll(s, "'", "''") }
-	sql := fmt.Sprintf(`CREATE DATABASE %q OWNER %q TEMPLATE template0 LOCALE '%s'`, name, pgtest.AppUser, quote(locale))
+	opts := fmt.Sprintf("LOCALE '%s'", quote(locale))
+	if icu, ok := strings.CutPrefix(locale, "icu:"); ok {
+		opts = fmt.Sprintf("LOCALE_PROVIDER icu ICU_LOCALE '%s' LOCALE 'en_US.UTF-8'", quote(icu))
+	}
+	sql := fmt.Sprintf(`CREATE DATABASE %q OWNER %q TEMPLATE template0 %s`, name, pgtest.AppUser, opts)
 	if err := origin.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("a database in locale %s: %w", locale, err)
 	}
