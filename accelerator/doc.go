@@ -83,9 +83,10 @@
 //	                                             left out (*), but for bool, integer, text
 //	                                             and numeric elements, held as
 //	                                             array_send's form (BLOB; ArrayBinary,
-//	                                             printed by pgdef.ArrayText)
+//	                                             printed by pgdef.ArrayText); so is
+//	                                             every inet[] and cidr[]
 //	anything else              not accelerated   (timetz, bit, ranges, geometric, money,
-//	                                             macaddr, arrays of enums, inet[], composites, ...)
+//	                                             macaddr, arrays of enums, composites, ...)
 //
 // Domains are loaded as their base type. Not accelerated columns are left
 // out of the table and reported with catalog.ColumnInfo.Accelerated=false

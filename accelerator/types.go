@@ -195,8 +195,11 @@ type colType struct {
 //	inet / cidr                   VARCHAR          inet_out's text (pgdef.InetText)
 //	enum                          VARCHAR          the label; ordered by EnumLabels
 //	one-dimensional arrays of     <type>[] (LIST)  multi-dimensional values or
-//	the above                                      lower bounds other than 1
-//	                                               leave the column out
+//	the above                                      lower bounds other than 1:
+//	                                               BLOB (array_send's form) for
+//	                                               ArrayElemPrintable elements,
+//	                                               else the column is left out;
+//	                                               inet[], cidr[]: always BLOB
 //	anything else                 -                not accelerated
 func DuckDBType(c ColumnSpec) (duckType string, ok bool) {
 	t, ok := resolveType(c)
@@ -217,7 +220,12 @@ func resolveType(c ColumnSpec) (colType, bool) {
 			// numeric[] without a declared scale (or too wide): as sent.
 			return colType{kind: kindArrayBinary, duck: "BLOB", elemOID: c.ElemOID}, true
 		}
-		if !ok || elem.kind == kindInet {
+		if ok && elem.kind == kindInet {
+			// inet[] and cidr[]: as sent (a LIST of inet_out's text
+			// would order and compare as text, not as addresses).
+			return colType{kind: kindArrayBinary, duck: "BLOB", elemOID: c.ElemOID}, true
+		}
+		if !ok {
 			return colType{}, false
 		}
 		return colType{kind: kindNone, duck: elem.duck + "[]", elem: &elem, elemOID: c.ElemOID}, true

@@ -286,14 +286,17 @@ func TestAppTypes_MultiDimArrays(t *testing.T) {
 
 // gridSchema holds arrays of two and three dimensions, lower bounds other
 // than 1, NULLs, elements array_out quotes, numerics without a declared
-// scale (NaN among them), and a plain one-dimensional array.
+// scale (NaN among them), arrays of inet and cidr (held as sent in any
+// dimension), and a plain one-dimensional array.
 const gridSchema = `DROP TABLE IF EXISTS app_grid;
-		CREATE TABLE app_grid (id int PRIMARY KEY, grid int[], words text[], amounts numeric[], flags bool[][], plain int[]);
+		CREATE TABLE app_grid (id int PRIMARY KEY, grid int[], words text[], amounts numeric[], flags bool[][], plain int[],
+		  addrs inet[], nets cidr[]);
 		INSERT INTO app_grid VALUES
-		  (1, '{{1,2},{3,4}}', '{{"a b",NULL},{"x\"y","NULL"}}', '[0:1]={1.50,NaN}', '{{t},{f}}', '{1,2}'),
-		  (2, '{5,6}', '{c}', '{2}', NULL, '{}'),
-		  (3, NULL, '{{{p}}}', '{{-1e-3}}', '{t,NULL}', NULL),
-		  (4, '[2:3][0:0]={{7},{8}}', '{}', NULL, '{}', '{3}');
+		  (1, '{{1,2},{3,4}}', '{{"a b",NULL},{"x\"y","NULL"}}', '[0:1]={1.50,NaN}', '{{t},{f}}', '{1,2}',
+		   '{10.0.0.1,10.0.0.0/8,::1,2001:db8::1/64,NULL}', '{10.0.0.0/8,192.168.1.0/24,2001:db8::/32}'),
+		  (2, '{5,6}', '{c}', '{2}', NULL, '{}', '{{192.168.0.1/32,::ffff:1.2.3.4}}', '{}'),
+		  (3, NULL, '{{{p}}}', '{{-1e-3}}', '{t,NULL}', NULL, '{}', NULL),
+		  (4, '[2:3][0:0]={{7},{8}}', '{}', NULL, '{}', '{3}', NULL, '[0:0]={0.0.0.0/0}');
 		GRANT SELECT ON app_grid TO app;`
 
 func checkMultiDimArrays(t *testing.T, a *app.App, direct, proxied string) {
@@ -314,6 +317,10 @@ func checkMultiDimArrays(t *testing.T, a *app.App, direct, proxied string) {
 		{"SELECT id, grid FROM app_grid ORDER BY grid, id", org},
 		{"SELECT DISTINCT grid FROM app_grid", org},
 		{"SELECT id, words::text FROM app_grid ORDER BY id", org},
+		{"SELECT id, addrs, nets FROM app_grid ORDER BY id", acc},
+		{"SELECT count(addrs) FROM app_grid WHERE nets IS NULL", acc},
+		{"SELECT id, addrs[1] FROM app_grid ORDER BY id", org},
+		{"SELECT id FROM app_grid WHERE '10.0.0.1' = ANY (addrs) ORDER BY id", org},
 	})
 }
 

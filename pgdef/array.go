@@ -25,7 +25,7 @@ import (
 // element type.
 func ArrayElemPrintable(oid uint32) bool {
 	switch oid {
-	case OIDBool, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDBpchar, OIDVarchar, OIDNumeric:
+	case OIDBool, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDBpchar, OIDVarchar, OIDNumeric, OIDInet, OIDCidr:
 		return true
 	}
 	return false
@@ -182,6 +182,8 @@ func elemText(oid uint32, b []byte) (string, error) {
 		return strconv.FormatInt(int64(binary.BigEndian.Uint64(b)), 10), nil
 	case OIDNumeric:
 		return NumericText(b)
+	case OIDInet, OIDCidr:
+		return InetText(b)
 	}
 	return string(b), nil // text, varchar, name, bpchar: the characters
 }

@@ -106,6 +106,8 @@ var types = map[uint32]typeInfo{
 	1231: {"numeric[]", kindNumeric, OIDNumeric},
 	2951: {"uuid[]", kindUUID, OIDUUID},
 	3807: {"jsonb[]", kindJSONB, OIDJSONB},
+	1041: {"inet[]", kindInet, OIDInet}, // held as sent only (rawArray)
+	651:  {"cidr[]", kindInet, OIDCidr},
 }
 
 // IsArray reports whether oid is an array type the encoder encodes.
