@@ -96,6 +96,35 @@ func establishCollation(ctx context.Context, conn *pgconn.PgConn, c *accelerator
 	return nil
 }
 
+// defaultCollationSQL gives the facts (collationFacts) of the database's
+// default collation, NULL when it is bytewise.
+const defaultCollationSQL = `SELECT CASE WHEN d.datlocprovider = 'b' OR d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') THEN NULL
+  ELSE d.datlocprovider::text || '|' || ` + accelerator.DatabaseLocaleSQL + ` || '|' || coalesce(d.datcollversion, '') || '|pg_catalog."default"|t|' ||
+       CASE WHEN d.datlocprovider = 'i' THEN ` + accelerator.DatabaseLocaleSQL + ` ELSE d.datctype END END
+FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()`
+
+// establishDefaultCollation establishes the database's default collation
+// (when it is not bytewise) as a column's is: text of no column of its
+// own (a jsonb's, a cast's, to_char's) orders by it, and the planner
+// keys that text once it is established (accelerator.EstablishedCollation),
+// whether or not a column of the dataset has it. An error is a failure to
+// ask the origin.
+func establishDefaultCollation(ctx context.Context, conn *pgconn.PgConn) error {
+	res := conn.ExecParams(ctx, defaultCollationSQL, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return fmt.Errorf("read the database's default collation: %w", res.Err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0][0] == nil {
+		return nil
+	}
+	f, ok := parseCollationFacts(string(res.Rows[0][0]))
+	if !ok {
+		return nil
+	}
+	_, err := verifyCollation(ctx, conn, f)
+	return err
+}
+
 // collationVerdict is the outcome of verifying one collation: the locale
 // the keys use, or why the collation is not reproduced.
 type collationVerdict struct {

@@ -164,6 +164,9 @@ func originColumns(ctx context.Context, conn *pgconn.PgConn, schema, table strin
 			}
 		}
 	}
+	if err := establishDefaultCollation(ctx, conn); err != nil {
+		return nil, fmt.Errorf("read columns of %s.%s: %w", schema, table, err)
+	}
 	// Key: the primary key is one column.
 	keyCols := 0
 	for _, c := range cols {
