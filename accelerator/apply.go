@@ -102,9 +102,17 @@ type Applier struct {
 	sinceCompact int64
 }
 
-// compactAfterChanges is how many rows an Applier inserts and deletes
-// between compactions of the dataset.
-const compactAfterChanges = 500_000
+// An Applier compacts the dataset (and rewrites its table when deleted
+// rows pile up, rewrite.go) after inserting and deleting a tenth of its
+// rows, at least compactMinChanges and at most compactMaxChanges rows.
+const (
+	compactMinChanges = 2_000
+	compactMaxChanges = 500_000
+)
+
+// compactAfter is how many rows an Applier of a table of rows rows inserts
+// and deletes between compactions.
+func compactAfter(rows int64) int64 { return min(max(rows/10, compactMinChanges), compactMaxChanges) }
 
 // ErrNotLoaded is returned by NewApplier for a dataset without a stored
 // acceleration to apply changes to.
@@ -475,7 +483,7 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
 		// Updates are deletes and inserts: now and then a checkpoint
 		// compresses the inserted rows and frees the deleted ones.
-		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfterChanges {
+		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfter(a.rows) {
 			a.sinceCompact = 0
 			defer a.e.compactLater(a.h, a.ds.Name) // after end releases the load lock
 		}

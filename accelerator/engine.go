@@ -28,6 +28,9 @@ type Options struct {
 	// MemoryLimit is DuckDB's memory_limit, e.g. "2GB"; "" keeps DuckDB's
 	// default (80% of RAM).
 	MemoryLimit string
+	// TempDirectory is where DuckDB spills what exceeds MemoryLimit; ""
+	// is <DataDir>/duckdb_tmp.
+	TempDirectory string
 	// Threads is DuckDB's thread count; 0 keeps DuckDB's default (one per core).
 	Threads int
 	// CompactEvery, when positive, makes a mode-memory load compact its
@@ -87,6 +90,23 @@ type dsHandle struct {
 	// applies, append merges, retention deletes), not only by a swap of
 	// its table. No statement over it is kept prepared (markInPlace).
 	inPlace atomic.Bool
+	// The rewrites of its table (rewrite.go).
+	rewriteMu   sync.Mutex
+	rewrites    int64
+	lastRewrite time.Time
+}
+
+func (h *dsHandle) rewritten(at time.Time) {
+	h.rewriteMu.Lock()
+	defer h.rewriteMu.Unlock()
+	h.rewrites++
+	h.lastRewrite = at
+}
+
+func (h *dsHandle) rewriteStats() (int64, time.Time) {
+	h.rewriteMu.Lock()
+	defer h.rewriteMu.Unlock()
+	return h.rewrites, h.lastRewrite
 }
 
 // TableInfo describes a dataset's stored acceleration: what Attach finds in
@@ -122,6 +142,15 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Threads > 0 {
 		q.Set("threads", strconv.Itoa(opts.Threads))
 	}
+	tmp := opts.TempDirectory
+	if tmp == "" {
+		dir := opts.DataDir
+		if dir == "" {
+			dir = catalog.DefaultDataDir
+		}
+		tmp = filepath.Join(dir, "duckdb_tmp")
+	}
+	q.Set("temp_directory", tmp)
 	dsn := ""
 	if len(q) > 0 {
 		dsn = "?" + q.Encode()

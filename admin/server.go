@@ -201,6 +201,9 @@ type DatasetStatus struct {
 	// PointIndex is the dataset's point index (runtime.point_index), once
 	// a point read of it was answered from the acceleration.
 	PointIndex *PointIndexStatus `json:"point_index,omitempty"`
+	// Storage is how the acceleration is stored (file bytes, live and
+	// stored rows, the dead share rewrites reclaim).
+	Storage *StorageStatus `json:"storage,omitempty"`
 	// Verify is what shadow verification (runtime.verify) found of the
 	// dataset's accelerated answers, once one was sampled.
 	Verify *VerifyStatus `json:"verify,omitempty"`
@@ -227,6 +230,18 @@ type CacheStatus struct {
 	Misses           uint64  `json:"misses"`
 	HitRate          float64 `json:"hit_rate"`
 	OldestAgeSeconds float64 `json:"oldest_entry_age_seconds"`
+}
+
+// StorageStatus is a dataset's storage in DatasetStatus. StoredRows count
+// the deleted rows not yet reclaimed; DeadShare is their share, which a
+// rewrite of the table brings back to 0 when it passes 20 %.
+type StorageStatus struct {
+	FileBytes   int64      `json:"file_bytes"`
+	LiveRows    int64      `json:"live_rows"`
+	StoredRows  int64      `json:"stored_rows"`
+	DeadShare   float64    `json:"dead_share"`
+	Rewrites    int64      `json:"rewrites"`
+	LastRewrite *time.Time `json:"last_rewrite,omitempty"`
 }
 
 // PointIndexStatus is a dataset's point index in DatasetStatus: whether it
@@ -364,6 +379,14 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 					if !ps.BuiltAt.IsZero() {
 						t := ps.BuiltAt.UTC()
 						j.PointIndex.BuiltAt = &t
+					}
+				}
+				if ss, ok := s.reg.StorageStatus(name); ok {
+					j.Storage = &StorageStatus{FileBytes: ss.FileBytes, LiveRows: ss.LiveRows, StoredRows: ss.StoredRows,
+						DeadShare: ss.DeadShare, Rewrites: ss.Rewrites}
+					if !ss.LastRewrite.IsZero() {
+						t := ss.LastRewrite.UTC()
+						j.Storage.LastRewrite = &t
 					}
 				}
 				if vs, ok := s.reg.VerifyStatus(name); ok {

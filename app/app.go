@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -119,10 +120,22 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	if err != nil {
 		return nil, fmt.Errorf("the text functions: %w", err)
 	}
+	memLimit := duckDBMemoryLimit(cfg.Runtime.DuckDB)
 	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log,
+		MemoryLimit: memLimit, TempDirectory: cfg.Runtime.DuckDB.TempDirectory,
 		Functions: map[string][]duckdb.ScalarFunc{encode.TextFunction: textFuncs, encode.ToCharFunction: toChar}}); err != nil {
 		return nil, fmt.Errorf("open the DuckDB engine: %w", err)
 	}
+	eng := a.Engine
+	a.Registry.SetStorageStatus(a.storageStatus)
+	a.Metrics.MustRegister(storageCollector{a},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_duckdb_memory_bytes",
+			Help: "Memory DuckDB holds (its buffer pool: tables of mode memory, caches, running queries and loads)."},
+			func() float64 { return float64(eng.MemoryBytes(context.Background())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_duckdb_memory_limit_bytes",
+			Help: "DuckDB's memory_limit (runtime.duckdb.memory_limit): beyond it DuckDB spills to its temp directory or fails the statement."},
+			func() float64 { return float64(eng.MemoryLimit(context.Background())) }),
+	)
 	poolCfg, err := pgxpool.ParseConfig(cfg.Origin.DSN)
 	if err != nil {
 		return nil, errors.New("origin.dsn: not a valid Postgres connection string")
@@ -477,4 +490,19 @@ func (a *App) originClock(ctx context.Context) *planner.OriginClock {
 		}
 	})
 	return clock
+}
+
+// duckDBMemoryLimit is DuckDB's memory_limit for runtime.duckdb: as
+// configured, or catalog.DefaultDuckDBMemoryShare of the memory this
+// process may use ("" keeps DuckDB's own default when that cannot be
+// read).
+func duckDBMemoryLimit(c catalog.DuckDB) string {
+	n := c.MemoryLimit
+	if n <= 0 {
+		n = int64(float64(accelerator.MachineMemory()) * catalog.DefaultDuckDBMemoryShare)
+	}
+	if n <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(max(n>>20, catalog.MinDuckDBMemory>>20), 10) + "MiB"
 }

@@ -233,7 +233,30 @@ type Runtime struct {
 	// Verify runs a sample of accelerated statements again at the origin
 	// and compares the answers (runtime.verify).
 	Verify Verify
+	// DuckDB bounds the embedded engine's memory (runtime.duckdb).
+	DuckDB DuckDB
 }
+
+// DuckDB is runtime.duckdb: the embedded engine's memory budget and where
+// it spills beyond it.
+type DuckDB struct {
+	// MemoryLimit is DuckDB's memory_limit in bytes; 0 is the default,
+	// DefaultDuckDBMemoryShare of the machine's memory (or of the
+	// process's cgroup limit, when lower).
+	MemoryLimit int64
+	// TempDirectory is where DuckDB writes what does not fit
+	// MemoryLimit (large sorts, joins, loads); "" is <data_dir>/duckdb_tmp.
+	TempDirectory string
+	Line          int
+}
+
+// DefaultDuckDBMemoryShare is the share of the machine's memory DuckDB may
+// use by default. DuckDB's own default is 80 %; pgaccel's point indexes,
+// results cache and the Go heap live beside it.
+const DefaultDuckDBMemoryShare = 0.5
+
+// MinDuckDBMemory is the smallest runtime.duckdb.memory_limit accepted.
+const MinDuckDBMemory = 64 << 20
 
 // Verify is runtime.verify: shadow verification. A share of the
 // accelerated statements (SampleRate) is run again at the origin, within

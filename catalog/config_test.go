@@ -513,3 +513,31 @@ func TestParse_CachingDefaults(t *testing.T) {
 		t.Errorf("caching_stale_if_error with full: %v", err)
 	}
 }
+
+func TestParse_DuckDB(t *testing.T) {
+	doc := func(block string) []byte {
+		return []byte("origin:\n  dsn: host=localhost\nruntime:\n  duckdb:\n" + block)
+	}
+	for _, tc := range []struct {
+		block string
+		want  DuckDB
+		err   string
+	}{
+		{block: "    memory_limit: 4GiB\n", want: DuckDB{MemoryLimit: 4 << 30, Line: 5}},
+		{block: "    temp_directory: /var/tmp/pgaccel\n", want: DuckDB{TempDirectory: "/var/tmp/pgaccel", Line: 5}},
+		{block: "    memory_limit: 1MiB\n", err: "must be at least 64MiB"},
+		{block: "    memory_limit: plenty\n", err: "not a size"},
+		{block: "    memory_limt: 1GiB\n", err: "memory_limit"},
+	} {
+		cfg, err := Parse(doc(tc.block), "a.yaml")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.block, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Runtime.DuckDB != tc.want {
+			t.Errorf("%q: %v %+v, want %+v", tc.block, err, cfg.Runtime.DuckDB, tc.want)
+		}
+	}
+}

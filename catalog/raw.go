@@ -74,7 +74,15 @@ type rawRuntime struct {
 	PointIndex *rawPointIndex `yaml:"point_index"`
 	// Verify checks a sample of accelerated answers at the origin.
 	Verify *rawVerify `yaml:"verify"`
+	// DuckDB bounds the embedded engine's memory.
+	DuckDB *rawDuckDB `yaml:"duckdb"`
 	Pos    positions  `yaml:"-"`
+}
+
+type rawDuckDB struct {
+	MemoryLimit   *ByteSize `yaml:"memory_limit"`
+	TempDirectory *string   `yaml:"temp_directory"`
+	Pos           positions `yaml:"-"`
 }
 
 type rawVerify struct {
@@ -241,6 +249,7 @@ func (r *rawConfig) config(file string) *Config {
 			ResultsCache:       resultsCache(r.Runtime.ResultsCache),
 			PointIndex:         pointIndex(r.Runtime.PointIndex),
 			Verify:             verify(r.Runtime.Verify),
+			DuckDB:             duckDB(r.Runtime.DuckDB),
 		},
 		Auth: Auth{
 			Mode:              deref(r.Auth.Mode),
@@ -401,6 +410,22 @@ func pointIndex(r *rawPointIndex) PointIndex {
 	}
 	c.Line = r.Pos[""]
 	return c
+}
+
+// duckDB is runtime.duckdb as written (0 and "": the defaults, which
+// depend on the machine and the data dir).
+func duckDB(r *rawDuckDB) DuckDB {
+	if r == nil {
+		return DuckDB{}
+	}
+	d := DuckDB{TempDirectory: deref(r.TempDirectory), Line: r.Pos[""]}
+	if r.MemoryLimit != nil {
+		d.MemoryLimit = int64(*r.MemoryLimit)
+		if d.MemoryLimit == 0 {
+			d.MemoryLimit = -1 // written as 0: invalid (validate says why)
+		}
+	}
+	return d
 }
 
 // verify is runtime.verify with its defaults.

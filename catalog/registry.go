@@ -188,6 +188,7 @@ type Registry struct {
 	cachingStatus reporter[CachingStatus]
 	pointStatus   reporter[PointIndexStatus]
 	verifyStatus  reporter[VerifyStatus]
+	storage       reporter[StorageStatus]
 	// version counts the changes of any dataset's state or configuration
 	// (Version).
 	version atomic.Uint64
@@ -358,6 +359,30 @@ func (r *Registry) SetVerifyStatus(fn func(dataset string) (VerifyStatus, bool))
 // answers; false when nothing was verified.
 func (r *Registry) VerifyStatus(name string) (VerifyStatus, bool) {
 	return r.verifyStatus.get(name)
+}
+
+// StorageStatus is how a dataset's acceleration is stored, for its
+// status: the file's bytes (mode file), the rows queries see and the rows
+// stored, deleted ones not yet reclaimed included, and the rewrites that
+// reclaimed them.
+type StorageStatus struct {
+	FileBytes            int64
+	LiveRows, StoredRows int64
+	DeadShare            float64
+	Rewrites             int64
+	LastRewrite          time.Time
+}
+
+// SetStorageStatus installs what measures the datasets' storage (the
+// engine's).
+func (r *Registry) SetStorageStatus(fn func(dataset string) (StorageStatus, bool)) {
+	r.storage.set(fn)
+}
+
+// StorageStatus measures the named dataset's storage now; false when it
+// holds nothing or nothing measures it.
+func (r *Registry) StorageStatus(name string) (StorageStatus, bool) {
+	return r.storage.get(name)
 }
 
 // SetPointIndexStatus installs what reports the datasets' point indexes

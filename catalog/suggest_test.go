@@ -80,7 +80,7 @@ func TestSuggest_OneEditFromEveryKey(t *testing.T) {
 	blocks := map[string][]string{
 		"top": keysOf[rawConfig](), "origin": keysOf[rawOrigin](), "server": keysOf[rawServer](), "tls": keysOf[rawTLS](),
 		"admin": keysOf[rawAdmin](), "auth": keysOf[rawAuth](), "runtime": keysOf[rawRuntime](),
-		"point_index": keysOf[rawPointIndex](), "results_cache": keysOf[rawResultsCache](), "snapshots": keysOf[rawSnapshots](),
+		"point_index": keysOf[rawPointIndex](), "duckdb": keysOf[rawDuckDB](), "results_cache": keysOf[rawResultsCache](), "snapshots": keysOf[rawSnapshots](),
 		"dataset": keysOf[rawDataset](), "acceleration": keysOf[rawAcceleration](),
 	}
 	for block, keys := range blocks {

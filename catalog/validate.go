@@ -217,6 +217,9 @@ func (v *validator) runtime() {
 	if r.PointIndex.MaxBytes < 0 {
 		v.add("runtime.point_index.max_bytes", "must not be negative", "use a size such as 256MiB, or enabled: false")
 	}
+	if m := r.DuckDB.MemoryLimit; m != 0 && m < MinDuckDBMemory {
+		v.add("runtime.duckdb.memory_limit", "must be at least 64MiB", "use a size such as 4GiB, or remove it for half the machine's memory")
+	}
 	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
 		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
 	}

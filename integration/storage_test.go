@@ -1,0 +1,89 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStorage_ChangesDatasetStaysBounded: a changes dataset (mode file)
+// whose every row the origin updates 25 times, through real logical
+// replication, keeps its file within a small factor of its size after
+// the first load: the deleted row versions the applies leave are
+// reclaimed by rewrites of the table (accelerator/rewrite.go), which
+// status and metrics report. Without them the file grows with every
+// round (the key index keeps DuckDB from reclaiming them). Answers stay
+// the origin's throughout.
+func TestStorage_ChangesDatasetStaysBounded(t *testing.T) {
+	const table, rows, rounds = "cdc_rewrite", 4000, 25
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table); mustExec(t, "DROP TABLE IF EXISTS "+table) })
+	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s;
+		CREATE TABLE %[1]s (id int PRIMARY KEY, v text, n int);
+		INSERT INTO %[1]s SELECT g, md5(g::text) || md5((g + 1)::text), 0 FROM generate_series(1, %[2]d) g;
+		GRANT SELECT ON %[1]s TO app;`, table, rows))
+	a := startAppRuntime(t, "", "", changesDatasetYAML(table), true)
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	v.waitEqual(t, table, "after the load", replicationOf(a, table), lagZero(a, table))
+	if err := a.Engine.Reclaim(ctxT(t), table); err != nil {
+		t.Fatal(err)
+	}
+	first, ok := a.Registry.StorageStatus(table)
+	if !ok || first.FileBytes == 0 || first.LiveRows != rows {
+		t.Fatalf("storage after the load: %+v, %v", first, ok)
+	}
+	most := first.FileBytes
+	for r := 1; r <= rounds; r++ {
+		// Each round in four transactions, as an application's writes.
+		for part := 0; part < 4; part++ {
+			mustExec(t, fmt.Sprintf("UPDATE %s SET n = %d, v = md5(v) || '-%d' WHERE id %% 4 = %d", table, r, r, part))
+		}
+		if r%5 == 0 {
+			v.waitEqual(t, table, fmt.Sprintf("after round %d", r), replicationOf(a, table), lagZero(a, table))
+			if s, ok := a.Registry.StorageStatus(table); ok && s.FileBytes > most {
+				most = s.FileBytes
+			}
+		}
+	}
+	// Whatever the background compaction has not reached yet.
+	if err := a.Engine.Reclaim(ctxT(t), table); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := a.Registry.StorageStatus(table)
+	t.Logf("file %d bytes after the load, at most %d while updated, %d at the end; %d live of %d stored rows; %d rewrites",
+		first.FileBytes, most, end.FileBytes, end.LiveRows, end.StoredRows, end.Rewrites)
+	if end.Rewrites == 0 {
+		t.Error("the table was never rewritten")
+	}
+	if most > 4*first.FileBytes || end.FileBytes > 4*first.FileBytes {
+		t.Errorf("the file reached %d bytes (%d at the end), more than 4 times its %d after the load", most, end.FileBytes, first.FileBytes)
+	}
+	if end.LiveRows != rows || end.DeadShare >= 0.2 {
+		t.Errorf("after a reclaim: %d live rows (want %d), dead share %.2f", end.LiveRows, rows, end.DeadShare)
+	}
+	// Status and metrics say so.
+	d := datasetStatus(t, a.AdminAddr(), "", table)
+	st, _ := d["storage"].(map[string]any)
+	if st == nil || st["file_bytes"].(float64) <= 0 || st["live_rows"].(float64) != rows || st["rewrites"].(float64) < 1 {
+		t.Errorf("status storage = %v", d["storage"])
+	}
+	_, body := adminGet(t, a.AdminAddr(), "/metrics", "")
+	for _, m := range []string{`pgaccel_dataset_file_bytes{dataset="` + table + `"}`, `pgaccel_dataset_dead_share{dataset="` + table + `"}`,
+		`pgaccel_dataset_rewrites_total{dataset="` + table + `"}`, "pgaccel_duckdb_memory_bytes ", "pgaccel_duckdb_memory_limit_bytes "} {
+		if !strings.Contains(body, m) {
+			t.Errorf("metrics lack %s", m)
+		}
+	}
+	// The answers after all of it are the origin's.
+	mustExec(t, fmt.Sprintf("UPDATE %s SET n = -1 WHERE id = 7", table))
+	v.waitEqual(t, table, "at the end", replicationOf(a, table), lagZero(a, table))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if diff, accelerated, err := v.compare(ctxT(t), "SELECT n, count(*), md5(string_agg(v, ',' ORDER BY id)) FROM "+table+" GROUP BY n ORDER BY n", true, 0); err == nil && diff == "" && accelerated {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Error("the aggregate over the rewritten table is not the origin's, or not accelerated")
+}
