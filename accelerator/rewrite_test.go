@@ -99,3 +99,62 @@ func TestApplier_StorageStaysBoundedUnderRewrites(t *testing.T) {
 		t.Errorf("indexes after rewrites: %v", got)
 	}
 }
+
+// TestRetention_StorageStaysBounded: a sliding window (an append of new
+// rows, then a retention pass deleting the oldest, 40 times over) keeps
+// its file within a small factor of the window's size: the rows the
+// retention passes delete are reclaimed by rewrites.
+func TestRetention_StorageStaysBounded(t *testing.T) {
+	const window, step, rounds = 20000, 2000, 40
+	originExec(t, `DROP TABLE IF EXISTS window_t; CREATE TABLE window_t (id int PRIMARY KEY, v text);`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("window_t", "window_t", catalog.ModeFile)
+	ctx := context.Background()
+	cols := originColumns(t, "window_t")
+	cols[0].Key = true
+	rowsOf := func(lo, hi int) string {
+		return fmt.Sprintf("SELECT g, md5(g::text) || md5((g * 7)::text) FROM generate_series(%d, %d) g", lo, hi)
+	}
+	if _, err := e.LoadWith(ctx, ds, cols, copyQuery(ctx, t, rowsOf(1, window)), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reclaim(ctx, "window_t"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := e.Storage(ctx, "window_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var most int64
+	last := window
+	for r := 0; r < rounds; r++ {
+		if _, err := e.LoadWith(ctx, ds, cols, copyQuery(ctx, t, rowsOf(last+1, last+step)),
+			LoadOptions{Append: &AppendMerge{}}); err != nil {
+			t.Fatal(err)
+		}
+		last += step
+		if _, _, err := e.DeleteWhere(ctx, "window_t", []string{fmt.Sprintf("id <= %d", last-window)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Reclaim(ctx, "window_t"); err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.Storage(ctx, "window_t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, st.FileBytes)
+	}
+	end, _ := e.Storage(ctx, "window_t")
+	t.Logf("file after the load %d bytes; at most %d over %d rounds, %d at the end; %d live of %d stored; %d rewrites",
+		fresh.FileBytes, most, rounds, end.FileBytes, end.LiveRows, end.StoredRows, end.Rewrites)
+	if end.LiveRows != window || end.Rewrites == 0 {
+		t.Errorf("%d live rows (want %d), %d rewrites", end.LiveRows, window, end.Rewrites)
+	}
+	if most > 4*fresh.FileBytes {
+		t.Errorf("the file reached %d bytes, more than 4 times its %d after the load", most, fresh.FileBytes)
+	}
+	if n := queryInt(t, e, fmt.Sprintf("SELECT min(id) FROM %s", e.TableRef("window_t"))); n != int64(last-window+1) {
+		t.Errorf("oldest row %d, want %d", n, last-window+1)
+	}
+}
