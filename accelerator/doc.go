@@ -42,6 +42,10 @@
 //	load.go        Load: load table, INSERT ... FROM pgaccel_copy(id), swap
 //	swap.go        the swap transaction and the checkpoint row
 //	compact.go     compaction (CHECKPOINT) after and during loads
+//	rewrite.go     rewrites of tables whose deleted rows pile up; StorageStats
+//	memory.go      the machine's memory and DuckDB's use of it
+//	collkey.go     libc collation keys and case mapping (strxfrm_l, towupper_l)
+//	icu.go         ICU collation keys and case mapping, ICU loaded at run time
 //	query.go       Query and Rows, with the Go type of each DuckDB type
 //	querypool.go   the queries' connections and their prepared statements
 //
