@@ -100,6 +100,9 @@ type Applier struct {
 	// sinceCompact counts the rows inserted and deleted since the last
 	// compaction.
 	sinceCompact int64
+	// delta: the keys the open transaction deleted and put, for the
+	// point index (pointdelta.go).
+	delta pointDelta
 }
 
 // An Applier compacts the dataset (and rewrites its table when deleted
@@ -244,6 +247,7 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		a.stats.Inserted += n
 		a.rows += n
 	}
+	a.notePointDelta(truncate, changes)
 	return nil
 }
 
@@ -469,6 +473,8 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 	if err := a.begin(ctx); err != nil {
 		return ApplyStats{}, err
 	}
+	delta := a.delta
+	a.delta.reset()
 	cols, err := json.Marshal(a.stored())
 	if err == nil {
 		var rb []byte
@@ -486,6 +492,16 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfter(a.rows) {
 			a.sinceCompact = 0
 			defer a.e.compactLater(a.h, a.ds.Name) // after end releases the load lock
+		}
+	}
+	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
+		// Before the load lock goes: no other write comes between the
+		// commit and the point index's reading of it.
+		if l := a.e.points.Load(); l != nil {
+			if a.changed {
+				delta.lost = true // columns changed: the index's are stale
+			}
+			(*l).applied(a.ds.Name, &delta)
 		}
 	}
 	stats := a.stats
@@ -514,6 +530,7 @@ func (a *Applier) Rollback() {
 		return
 	}
 	_ = a.tx.Rollback()
+	a.delta.reset()
 	a.end()
 	if info, err := a.e.storedInfo(context.Background(), a.ds.Name); err == nil && info != nil {
 		a.rows, a.specs, a.columns = info.Rows, info.Specs, slices.Clone(info.Columns)

@@ -77,6 +77,10 @@ type Engine struct {
 	// prepares counts the statements prepared (tests).
 	prepares atomic.Int64
 
+	// points learns of the rows each change batch changed
+	// (NewPointIndexes), so that point indexes follow them.
+	points atomic.Pointer[pointListener]
+
 	closing chan struct{}  // closed by Close
 	wg      sync.WaitGroup // background compactions
 }

@@ -27,8 +27,8 @@ import (
 //
 // An index is built by one scan of the table on the dataset's first point
 // read, and again on the first one after its rows change (a new data
-// generation: a load, an append, a change batch, a retention pass, a
-// snapshot swap); an index of another generation is never used, and until
+// generation: a load, an append, a retention pass, a snapshot swap; a
+// change batch moves it to the next generation instead, pointdelta.go); an index of another generation is never used, and until
 // the new one is built DuckDB answers. Every index counts against one
 // budget (runtime.point_index.max_bytes); a dataset that does not fit is
 // not indexed. A build costs a scan: after one, the next build of the
@@ -44,7 +44,16 @@ type PointIndex struct {
 	rows  [][]any
 	byKey map[string]int32
 	bytes int64
+	// names and key are the columns read and the key's, for the changes
+	// applied to the index (applied); free counts the rows of rows no
+	// key refers to any more.
+	names, key []string
+	free       int
 }
+
+// pointTooLargeWait is how long a dataset whose index did not fit the
+// budget waits before the next build is tried.
+const pointTooLargeWait = 10 * time.Minute
 
 // ErrPointIndexTooLarge: the dataset's rows do not fit in the budget.
 var ErrPointIndexTooLarge = errors.New("the dataset's rows do not fit in runtime.point_index.max_bytes")
@@ -89,7 +98,7 @@ func AppendPointKey(buf []byte, v any) ([]byte, bool) {
 // maxBytes.
 func (e *Engine) buildPointIndex(ctx context.Context, ref string, columns, key []string, maxBytes int64) (*PointIndex, error) {
 	quoted := make([]string, len(columns))
-	ix := &PointIndex{pos: make(map[string]int, len(columns)), byKey: make(map[string]int32)}
+	ix := &PointIndex{pos: make(map[string]int, len(columns)), byKey: make(map[string]int32), names: columns, key: key}
 	for i, c := range columns {
 		quoted[i] = quoteIdent(c)
 		ix.pos[c] = i
@@ -200,7 +209,9 @@ func (ix *PointIndex) Rows(columns []string, key []byte) (*Rows, bool) {
 		r.memPos[i] = p
 	}
 	if i, ok := ix.byKey[string(key)]; ok {
-		r.mem = ix.rows[i : i+1]
+		// Its own slice: a change applied later replaces ix.rows[i],
+		// never the row's values.
+		r.mem = [][]any{ix.rows[i]}
 	}
 	return r, true
 }
@@ -243,11 +254,121 @@ type pointSlot struct {
 	builds    uint64
 	hits      uint64 // reads answered
 	misses    uint64 // point reads the index could not answer (not built)
+	follows   uint64 // change batches applied to the index (applied)
+	// tooLarge: the last build did not fit the budget, which was said.
+	tooLarge bool
 }
 
 // NewPointIndexes makes the point indexes of e. Builds stop when ctx ends.
 func (e *Engine) NewPointIndexes(ctx context.Context, opts PointIndexOptions) *PointIndexes {
-	return &PointIndexes{e: e, opts: opts, ctx: ctx, slots: make(map[string]*pointSlot)}
+	p := &PointIndexes{e: e, opts: opts, ctx: ctx, slots: make(map[string]*pointSlot)}
+	var l pointListener = p
+	e.points.Store(&l)
+	return p
+}
+
+// applied moves dataset's index, when it is of the current data
+// generation, to the next one with what a committed change batch did (d),
+// which the commit publishes next; otherwise, or when d cannot be
+// followed, the index goes (a later read rebuilds it). It runs in the
+// commit, under the dataset's load lock.
+func (p *PointIndexes) applied(dataset string, d *pointDelta) {
+	gen := p.opts.Generation(dataset)
+	p.mu.Lock()
+	s := p.slots[dataset]
+	if s == nil || s.ix == nil {
+		p.mu.Unlock()
+		return
+	}
+	drop := func() {
+		p.used -= s.ix.bytes
+		s.ix = nil
+	}
+	if d.lost || s.gen != gen || s.building {
+		drop()
+		p.mu.Unlock()
+		return
+	}
+	ix := s.ix
+	p.mu.Unlock()
+	var rows [][]any
+	var err error
+	if len(d.put) > 0 {
+		lits := make([]string, 0, len(d.put))
+		for _, l := range d.put {
+			lits = append(lits, l)
+		}
+		rows, err = p.e.putRows(p.ctx, dataset, ix.names, ix.key[0], lits)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.ix != ix || s.gen != gen {
+		return // rebuilt meanwhile: of a generation a read will judge
+	}
+	if err == nil {
+		err = p.applyTo(ix, d, rows)
+	}
+	if err != nil {
+		drop()
+		s.err = "changes not followed: " + err.Error()
+		return
+	}
+	s.gen = gen + 1
+	s.follows++
+}
+
+// applyTo changes ix (under p.mu) by d, the put keys' rows being rows
+// (a put key without a row was evicted by retention: deleted).
+func (p *PointIndexes) applyTo(ix *PointIndex, d *pointDelta, rows [][]any) error {
+	keyPos := ix.pos[ix.key[0]]
+	before := ix.bytes
+	remove := func(k string) {
+		if i, ok := ix.byKey[k]; ok {
+			ix.bytes -= valuesSize(ix.rows[i]) + 24 + int64(len(k)) + 16 + 4 + 16
+			ix.rows[i] = nil
+			delete(ix.byKey, k)
+			ix.free++
+		}
+	}
+	for k := range d.del {
+		remove(k)
+	}
+	found := make(map[string]bool, len(rows))
+	for _, vals := range rows {
+		kb, ok := AppendPointKey(nil, vals[keyPos])
+		if !ok {
+			return fmt.Errorf("key column %s holds a %T", ix.key[0], vals[keyPos])
+		}
+		k := string(kb)
+		found[k] = true
+		remove(k)
+		if len(ix.rows) == 1<<31-1 {
+			return ErrPointIndexTooLarge
+		}
+		ix.byKey[k] = int32(len(ix.rows))
+		ix.rows = append(ix.rows, vals)
+		ix.bytes += valuesSize(vals) + 24 + int64(len(k)) + 16 + 4 + 16
+	}
+	for k := range d.put {
+		if !found[k] {
+			remove(k)
+		}
+	}
+	ix.free = max(ix.free, 0)
+	if ix.free > len(ix.rows)/2 && ix.free > 1024 {
+		// Most slots are dead: pack the rows.
+		packed := make([][]any, 0, len(ix.byKey))
+		for k, i := range ix.byKey {
+			ix.byKey[k] = int32(len(packed))
+			packed = append(packed, ix.rows[i])
+		}
+		ix.rows, ix.free = packed, 0
+	}
+	p.used += ix.bytes - before
+	if p.used > p.opts.MaxBytes {
+		return ErrPointIndexTooLarge
+	}
+	return nil
 }
 
 // Rows answers a point read of dataset from its index: the rows (none or
@@ -264,12 +385,19 @@ func (p *PointIndexes) Rows(dataset string, columns []string, key []byte) (*Rows
 		p.slots[dataset] = s
 	}
 	if s.ix != nil && s.gen == gen {
-		ix := s.ix
 		s.hits++
+		// Under the lock: applied changes the index in place.
+		r, ok := s.ix.Rows(columns, key)
 		p.mu.Unlock()
-		return ix.Rows(columns, key)
+		return r, ok
 	}
 	s.misses++
+	if s.ix != nil && s.gen == gen+1 {
+		// A change batch was applied to the index and its generation is
+		// about to be published: DuckDB answers until it is.
+		p.mu.Unlock()
+		return nil, false
+	}
 	if !s.building && !time.Now().Before(s.notBefore) {
 		s.building = true
 		if s.ix != nil { // of another generation: never used again
@@ -320,18 +448,26 @@ func (p *PointIndexes) build(dataset string, s *pointSlot) {
 	// The next build waits ten times as long as this one took, at least
 	// a second (a failure: a minute).
 	wait := max(10*took, time.Second)
+	quiet := false
 	if err != nil {
 		wait = max(wait, time.Minute)
+		if errors.Is(err, ErrPointIndexTooLarge) {
+			// Said once; tried again only now and then (rows may go).
+			wait = max(wait, pointTooLargeWait)
+			quiet = s.tooLarge
+			s.tooLarge = true
+		}
 		s.err = err.Error()
 		s.ix = nil
 	} else {
+		s.tooLarge = false
 		s.err = ""
 		s.ix, s.gen, s.builtAt = ix, gen, time.Now()
 		p.used += ix.bytes
 	}
 	s.notBefore = time.Now().Add(wait)
 	p.mu.Unlock()
-	if p.opts.OnBuilt != nil {
+	if p.opts.OnBuilt != nil && !quiet {
 		n, b := 0, int64(0)
 		if ix != nil {
 			n, b = len(ix.rows), ix.bytes
@@ -350,10 +486,10 @@ func (p *PointIndexes) Status(dataset string) (catalog.PointIndexStatus, bool) {
 	if s == nil {
 		return catalog.PointIndexStatus{}, false
 	}
-	st := catalog.PointIndexStatus{Builds: s.builds, Hits: s.hits, Misses: s.misses, Error: s.err, BuiltAt: s.builtAt, BuildSeconds: s.took.Seconds()}
+	st := catalog.PointIndexStatus{Builds: s.builds, Hits: s.hits, Misses: s.misses, Follows: s.follows, Error: s.err, BuiltAt: s.builtAt, BuildSeconds: s.took.Seconds()}
 	if s.ix != nil {
 		st.Current = s.gen == gen
-		st.Rows, st.Bytes = len(s.ix.rows), s.ix.bytes
+		st.Rows, st.Bytes = len(s.ix.byKey), s.ix.bytes
 	}
 	return st, true
 }

@@ -2,8 +2,15 @@ package accelerator
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
+	"reflect"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // pointSource is a pgbench_accounts-shaped row source of n rows for the
@@ -92,4 +99,105 @@ func BenchmarkPointIndex_Build(b *testing.B) {
 	b.ReportMetric(float64(ix.bytes)/float64(len(ix.rows)), "est-B/row")
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(ix.rows)), "heap-B/row")
 	runtime.KeepAlive(ix)
+}
+
+// TestPointIndex_FollowedEqualsRebuilt: an index that followed change
+// batches (updates, deletes, inserts, a put evicted by retention, a key
+// deleted and put again) holds exactly what a fresh build of the same
+// table holds, value for value; a TRUNCATE drops it.
+func TestPointIndex_FollowedEqualsRebuilt(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS follow_t;
+		CREATE TABLE follow_t (id bigint PRIMARY KEY, v text, n float8, u uuid);
+		INSERT INTO follow_t SELECT g, 'v' || g, g / 4.0, md5(g::text)::uuid FROM generate_series(1, 500) g;`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("follow_t", "follow_t", catalog.ModeMemory)
+	ds.Acceleration.PrimaryKey = []string{"id"}
+	ctx := context.Background()
+	cols := originColumns(t, "follow_t")
+	cols[0].Key, cols[0].KeyPart = true, 1
+	if _, err := e.LoadWith(ctx, ds, cols, copyQuery(ctx, t, "SELECT * FROM follow_t"), LoadOptions{PrimaryKey: []string{"id"},
+		Replication: &Replication{LSN: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	var gen atomic.Uint64
+	infos := []catalog.ColumnInfo{{Name: "id", Accelerated: true, KeyPart: 1}, {Name: "v", Accelerated: true}, {Name: "n", Accelerated: true}, {Name: "u", Accelerated: true}}
+	p := e.NewPointIndexes(ctx, PointIndexOptions{MaxBytes: 1 << 30,
+		State:      func(string) ([]catalog.ColumnInfo, uint64, bool) { return infos, gen.Load(), true },
+		Generation: func(string) uint64 { return gen.Load() }})
+	key := func(id int64) []byte { b, _ := AppendPointKey(nil, id); return b }
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := p.Rows("follow_t", []string{"id"}, key(1)); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never built")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	evict := false
+	a, err := e.NewApplier(ctx, ds, ApplyOptions{Retention: func(time.Time) []string {
+		if evict {
+			return []string{"id = 9000"}
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	i8 := func(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
+	num := func(f float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)) }
+	uid := make([]byte, 16)
+	put := func(id int64, v string) Change {
+		uid[15] = byte(id)
+		return Change{Row: [][]byte{i8(id), []byte(v), num(1.25), append([]byte(nil), uid...)}}
+	}
+	del := func(id int64) Change { return Change{Delete: true, Key: [][]byte{i8(id)}} }
+	lsn := uint64(1)
+	commit := func(changes ...Change) {
+		t.Helper()
+		if err := a.Apply(ctx, false, changes); err != nil {
+			t.Fatal(err)
+		}
+		lsn++
+		if _, err := a.Commit(ctx, Replication{LSN: lsn}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		gen.Add(1) // what refresh publishes after the commit
+	}
+	commit(put(2, "two"), del(3), put(600, "new"), del(4), put(4, "back"))
+	commit(put(2, "two again"), del(600), put(700, "x"))
+	evict = true
+	commit(put(9000, "evicted"), put(5, "five"))
+	evict = false
+	st, _ := p.Status("follow_t")
+	if !st.Current || st.Follows != 3 || st.Builds != 1 {
+		t.Fatalf("status after the batches: %+v", st)
+	}
+	followed := p.slots["follow_t"].ix
+	fresh, err := e.buildPointIndex(ctx, e.TableRef("follow_t"), followed.names, followed.key, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh.byKey) != len(followed.byKey) {
+		t.Fatalf("%d keys followed, %d in a fresh build", len(followed.byKey), len(fresh.byKey))
+	}
+	for k, i := range fresh.byKey {
+		j, ok := followed.byKey[k]
+		if !ok || !reflect.DeepEqual(fresh.rows[i], followed.rows[j]) {
+			t.Errorf("key %x: followed %v (%v), fresh %v", k, followed.rows[j], ok, fresh.rows[i])
+		}
+	}
+	// A TRUNCATE cannot be followed: the index goes.
+	if err := a.Apply(ctx, true, []Change{put(1, "only")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Commit(ctx, Replication{LSN: lsn + 1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	gen.Add(1)
+	if st, _ := p.Status("follow_t"); st.Current || st.Rows != 0 {
+		t.Fatalf("after a truncate: %+v", st)
+	}
 }

@@ -254,6 +254,7 @@ type PointIndexStatus struct {
 	BuiltAt      *time.Time `json:"built_at,omitempty"`
 	BuildSeconds float64    `json:"build_seconds"`
 	Builds       uint64     `json:"builds"`
+	Follows      uint64     `json:"follows"`
 	Hits         uint64     `json:"hits"`
 	Misses       uint64     `json:"misses"`
 	Error        string     `json:"error,omitempty"`
@@ -375,7 +376,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				if ps, ok := s.reg.PointIndexStatus(name); ok {
 					j.PointIndex = &PointIndexStatus{Current: ps.Current, Rows: ps.Rows, Bytes: ps.Bytes, BuildSeconds: ps.BuildSeconds,
-						Builds: ps.Builds, Hits: ps.Hits, Misses: ps.Misses, Error: ps.Error}
+						Builds: ps.Builds, Follows: ps.Follows, Hits: ps.Hits, Misses: ps.Misses, Error: ps.Error}
 					if !ps.BuiltAt.IsZero() {
 						t := ps.BuiltAt.UTC()
 						j.PointIndex.BuiltAt = &t

@@ -332,6 +332,9 @@ type PointIndexStatus struct {
 	BuiltAt      time.Time
 	BuildSeconds float64 // how long the last build took
 	Builds       uint64
+	// Follows are the change batches applied to the index instead of a
+	// rebuild (refresh_mode: changes).
+	Follows uint64
 	// Hits are point reads the index answered; Misses those it could not
 	// (not built yet for the current data), which DuckDB answered.
 	Hits, Misses uint64

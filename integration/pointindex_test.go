@@ -61,6 +61,7 @@ type pointIndexStatus struct {
 	Rows    int    `json:"rows"`
 	Bytes   int64  `json:"bytes"`
 	Builds  uint64 `json:"builds"`
+	Follows uint64 `json:"follows"`
 	Hits    uint64 `json:"hits"`
 	Misses  uint64 `json:"misses"`
 	Error   string `json:"error"`
@@ -358,5 +359,56 @@ func TestPointIndex_RetentionPassInvalidates(t *testing.T) {
 	}
 	if got := untilIndexed(t, c, func() string { return simpleDump(t, c.PgConn(), point) }); strings.Contains(got, fmt.Sprintf("%x", "v5")) {
 		t.Fatalf("the rebuilt index has the deleted row: %s", got)
+	}
+}
+
+// TestPointIndex_FollowsChanges: a changes dataset's point index moves
+// with the change stream instead of being rebuilt by a scan after each
+// batch: updates, deletes and inserts at the origin are answered from the
+// index, byte for byte as the origin answers, with one build in all.
+func TestPointIndex_FollowsChanges(t *testing.T) {
+	const table = "pi_cdc"
+	dropCDCSlots(t, table)
+	t.Cleanup(func() { dropCDCSlots(t, table); mustExec(t, "DROP TABLE IF EXISTS "+table) })
+	mustExec(t, `DROP TABLE IF EXISTS pi_cdc;
+		CREATE TABLE pi_cdc (id bigint PRIMARY KEY, v text, n numeric(10,2));
+		INSERT INTO pi_cdc SELECT g, 'v' || g, g / 4.0 FROM generate_series(1, 2000) g;
+		GRANT SELECT ON pi_cdc TO app;`)
+	a := startAppRuntime(t, "", "  point_reads: acceleration\n", changesDatasetYAML(table), true)
+	c := connect(t, appDSN(a, appUser, appPass))
+	direct := connect(t, origin.DSN(appUser, appPass)).PgConn()
+	read := func(id int) string {
+		return simpleDump(t, c.PgConn(), fmt.Sprintf("SELECT * FROM pi_cdc WHERE id = %d", id))
+	}
+	untilIndexed(t, c, func() string { return read(5) })
+	v := newCDCView(t, appDSN(a, appUser, appPass), appAccelerated(t, a), appRoutes(t, a))
+	for r := 1; r <= 10; r++ {
+		mustExec(t, fmt.Sprintf(`UPDATE pi_cdc SET v = v || '-%[1]d', n = n + %[1]d WHERE id %% 10 = %[2]d;
+			DELETE FROM pi_cdc WHERE id = %[3]d;
+			INSERT INTO pi_cdc VALUES (%[4]d, 'new %[1]d', %[1]d.5)`, r, r%10, 100+r, 5000+r))
+		v.waitEqual(t, table, fmt.Sprintf("after round %d", r), replicationOf(a, table), lagZero(a, table))
+		for _, id := range []int{r % 10, 10 + r%10, 100 + r, 5000 + r, 7, 1999} {
+			q := fmt.Sprintf("SELECT * FROM pi_cdc WHERE id = %d", id)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				got := read(id)
+				route := lastRoute(t, c, true)
+				if want := simpleDump(t, direct, q); got != want {
+					t.Fatalf("round %d, %s: %s, want %s (%s)", r, q, got, want, route)
+				}
+				if route == "accelerated (point index)" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d, %s: routed %q, not from the point index", r, q, route)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	st := pointIndexOf(t, a, table)
+	t.Logf("point index: %+v", st)
+	if st == nil || st.Builds != 1 || st.Follows < 10 || !st.Current || st.Rows != 2000 {
+		t.Errorf("point index status %+v: want one build, at least 10 batches followed, 2000 rows", st)
 	}
 }
