@@ -51,6 +51,7 @@ bench:
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/coverage $(COVERAGE_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/snapshots $(SNAPSHOTS_ARGS)
 	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/dashboard $(DASHBOARD_ARGS)
+	$(GO) run $(GOFLAGS) -tags '$(TAGS)' ./bench/soak $(SOAK_ARGS) # 30 minutes by default
 
 lint:
 	$(GO) vet -tags '$(TAGS)' ./...
