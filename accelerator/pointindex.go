@@ -257,6 +257,10 @@ type pointSlot struct {
 	follows   uint64 // change batches applied to the index (applied)
 	// tooLarge: the last build did not fit the budget, which was said.
 	tooLarge bool
+	// pending: change batches applied while a build runs (applied);
+	// pendingLost: one could not be kept.
+	pending     []pendingDelta
+	pendingLost bool
 }
 
 // NewPointIndexes makes the point indexes of e. Builds stop when ctx ends.
@@ -270,38 +274,61 @@ func (e *Engine) NewPointIndexes(ctx context.Context, opts PointIndexOptions) *P
 // applied moves dataset's index, when it is of the current data
 // generation, to the next one with what a committed change batch did (d),
 // which the commit publishes next; otherwise, or when d cannot be
-// followed, the index goes (a later read rebuilds it). It runs in the
-// commit, under the dataset's load lock.
+// followed, the index goes (a later read rebuilds it). While a build
+// runs, the batches are kept (with their rows) and applied after it, in
+// order, from the generation the build read: a table that changes all the
+// time still gets a current index. It runs in the commit, under the
+// dataset's load lock.
 func (p *PointIndexes) applied(dataset string, d *pointDelta) {
 	gen := p.opts.Generation(dataset)
 	p.mu.Lock()
 	s := p.slots[dataset]
-	if s == nil || s.ix == nil {
+	if s == nil || s.ix == nil && !s.building {
 		p.mu.Unlock()
 		return
 	}
-	drop := func() {
-		p.used -= s.ix.bytes
-		s.ix = nil
-	}
-	if d.lost || s.gen != gen || s.building {
-		drop()
+	if d.lost || !s.building && s.gen != gen {
+		if s.building {
+			s.pendingLost = true
+		}
+		p.drop(s)
 		p.mu.Unlock()
 		return
 	}
 	ix := s.ix
 	p.mu.Unlock()
+	var names []string
+	var key string
+	if ix != nil {
+		names, key = ix.names, ix.key[0]
+	} else if cols, _, ok := p.opts.State(dataset); ok {
+		var keys []string
+		names, keys = indexColumns(cols)
+		if len(keys) == 1 {
+			key = keys[0]
+		}
+	}
 	var rows [][]any
 	var err error
-	if len(d.put) > 0 {
+	if key == "" {
+		err = errors.New("no one-column key")
+	} else if len(d.put) > 0 {
 		lits := make([]string, 0, len(d.put))
 		for _, l := range d.put {
 			lits = append(lits, l)
 		}
-		rows, err = p.e.putRows(p.ctx, dataset, ix.names, ix.key[0], lits)
+		rows, err = p.e.putRows(p.ctx, dataset, names, key, lits)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s.building {
+		if err != nil || len(s.pending) >= maxPendingDeltas {
+			s.pendingLost = true
+			return
+		}
+		s.pending = append(s.pending, pendingDelta{gen: gen, d: d, rows: rows})
+		return
+	}
 	if s.ix != ix || s.gen != gen {
 		return // rebuilt meanwhile: of a generation a read will judge
 	}
@@ -309,12 +336,88 @@ func (p *PointIndexes) applied(dataset string, d *pointDelta) {
 		err = p.applyTo(ix, d, rows)
 	}
 	if err != nil {
-		drop()
+		p.drop(s)
 		s.err = "changes not followed: " + err.Error()
 		return
 	}
 	s.gen = gen + 1
 	s.follows++
+}
+
+// maxPendingDeltas bounds the batches kept while a build runs.
+const maxPendingDeltas = 10_000
+
+// pendingDelta is a batch applied while the index was being built.
+type pendingDelta struct {
+	gen  uint64 // the generation before it
+	d    *pointDelta
+	rows [][]any
+}
+
+// replay applies the batches kept during a build of s.ix (of generation
+// s.gen) in order, under p.mu: those before s.gen are in the build's
+// scan already (it read the generation before scanning; one applied
+// again sets the same rows), a gap drops the index.
+func (p *PointIndexes) replay(s *pointSlot) {
+	pending, lost := s.pending, s.pendingLost
+	s.pending, s.pendingLost = nil, false
+	if s.ix == nil {
+		return
+	}
+	if lost {
+		p.drop(s)
+		return
+	}
+	for _, pd := range pending {
+		switch {
+		case pd.gen < s.gen:
+			if err := p.applyTo(s.ix, pd.d, pd.rows); err != nil {
+				p.drop(s)
+				return
+			}
+		case pd.gen == s.gen:
+			if err := p.applyTo(s.ix, pd.d, pd.rows); err != nil {
+				p.drop(s)
+				return
+			}
+			s.gen++
+			s.follows++
+		default:
+			p.drop(s) // a batch not seen
+			return
+		}
+	}
+}
+
+// drop lets s's index go (under p.mu).
+func (p *PointIndexes) drop(s *pointSlot) {
+	if s.ix != nil {
+		p.used -= s.ix.bytes
+		s.ix = nil
+	}
+}
+
+// indexColumns are the accelerated columns an index holds and its key's,
+// in the key's order.
+func indexColumns(cols []catalog.ColumnInfo) (columns, key []string) {
+	keyAt := map[int]string{}
+	for _, c := range cols {
+		if !c.Accelerated {
+			continue
+		}
+		columns = append(columns, c.Name)
+		if c.KeyPart > 0 {
+			keyAt[c.KeyPart] = c.Name
+		}
+	}
+	for i := 1; i <= len(keyAt); i++ {
+		if k, ok := keyAt[i]; ok {
+			key = append(key, k)
+		} else {
+			return columns, nil
+		}
+	}
+	return columns, key
 }
 
 // applyTo changes ix (under p.mu) by d, the put keys' rows being rows
@@ -417,24 +520,11 @@ func (p *PointIndexes) build(dataset string, s *pointSlot) {
 	cols, gen, ok := p.opts.State(dataset)
 	err := errors.New("the dataset is not servable")
 	if ok {
-		var columns, key []string
-		keyAt := map[int]string{}
-		for _, c := range cols {
-			if !c.Accelerated {
-				continue
-			}
-			columns = append(columns, c.Name)
-			if c.KeyPart > 0 {
-				keyAt[c.KeyPart] = c.Name
-			}
-		}
-		for i := 1; i <= len(keyAt); i++ {
-			key = append(key, keyAt[i])
-		}
+		columns, key := indexColumns(cols)
 		p.mu.Lock()
 		budget := p.opts.MaxBytes - p.used
 		p.mu.Unlock()
-		if len(key) == 0 || len(key) != len(keyAt) {
+		if len(key) == 0 {
 			err = errors.New("the dataset has no primary key in the acceleration")
 		} else {
 			ix, err = p.e.buildPointIndex(p.ctx, p.e.TableRef(dataset), columns, key, budget)
@@ -465,6 +555,7 @@ func (p *PointIndexes) build(dataset string, s *pointSlot) {
 		s.ix, s.gen, s.builtAt = ix, gen, time.Now()
 		p.used += ix.bytes
 	}
+	p.replay(s)
 	s.notBefore = time.Now().Add(wait)
 	p.mu.Unlock()
 	if p.opts.OnBuilt != nil && !quiet {
