@@ -36,6 +36,17 @@
 //
 //     go run ./bench/tpch -sf 1 -rounds 3 -out bench/RESULTS.md
 //
+//   - bench/soak runs pgaccel in front of tables under steady writes for a
+//     long time (a changes dataset at 2,000 updates/s, one with REPLICA
+//     IDENTITY FULL and TOASTed text, a full dataset refreshed every 5 s,
+//     an append dataset with a 60 s retention window, point reads), restarts
+//     it halfway, and samples every 15 s each dataset's file, the RSS,
+//     DuckDB's memory, the change stream's lag and the point index's hit
+//     rate; at the end it compares each file with a fresh copy of its rows
+//     and each dataset's checksum with the origin's:
+//
+//     go run ./bench/soak -duration 30m -out bench/RESULTS.md
+//
 // Results with the exact command, date and machine are kept in RESULTS.md
 // next to this file. What the benchmarks share (their main's scaffolding,
 // writing to RESULTS.md, the machine description, the simple-protocol
