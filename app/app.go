@@ -31,6 +31,9 @@ import (
 
 // App is a running pgaccel.
 type App struct {
+	// storage: the last measurements of the datasets' storage (storage.go).
+	storage storageMeasured
+
 	Config   *catalog.Config
 	Registry *catalog.Registry
 	Engine   *accelerator.Engine
@@ -216,6 +219,18 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				accel.ResultsCache.EnableCaching(policies, a.Registry.BumpDataGeneration, rc.Enabled, a.Metrics)
 				a.Registry.SetCachingStatus(accel.ResultsCache.CachingStatus)
 			}
+			a.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_memory_bytes",
+				Help: "pgaccel's accounted memory: DuckDB's (pgaccel_duckdb_memory_bytes) plus the point indexes' and the results cache's estimates."},
+				func() float64 {
+					n := a.Engine.MemoryBytes(context.Background())
+					if accel.Points != nil {
+						n += accel.Points.Bytes()
+					}
+					if accel.ResultsCache != nil {
+						n += accel.ResultsCache.Bytes()
+					}
+					return float64(n)
+				}))
 			break
 		}
 	}

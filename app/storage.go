@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,10 +14,33 @@ import (
 // and DuckDB's storage info) for a status request or a scrape.
 const storageTimeout = 5 * time.Second
 
-// storageStatus measures how a loaded dataset's acceleration is stored.
+// storageFresh is how long a measurement of a dataset's storage is given
+// again (status requests and scrapes come often; a measurement counts the
+// rows and reads DuckDB's storage info of the whole table).
+const storageFresh = 5 * time.Second
+
+// storageMeasured is the last measurement of each dataset's storage.
+type storageMeasured struct {
+	mu sync.Mutex
+	m  map[string]storageReading
+}
+
+type storageReading struct {
+	at time.Time
+	s  catalog.StorageStatus
+}
+
+// storageStatus measures how a loaded dataset's acceleration is stored
+// (a measurement less than storageFresh old is given again).
 func (a *App) storageStatus(name string) (catalog.StorageStatus, bool) {
 	if st, ok := a.Registry.State(name); !ok || !st.Loaded || st.NothingToAccelerate {
 		return catalog.StorageStatus{}, false
+	}
+	a.storage.mu.Lock()
+	r, ok := a.storage.m[name]
+	a.storage.mu.Unlock()
+	if ok && time.Since(r.at) < storageFresh {
+		return r.s, true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storageTimeout)
 	defer cancel()
@@ -24,8 +48,15 @@ func (a *App) storageStatus(name string) (catalog.StorageStatus, bool) {
 	if err != nil {
 		return catalog.StorageStatus{}, false
 	}
-	return catalog.StorageStatus{FileBytes: s.FileBytes, LiveRows: s.LiveRows, StoredRows: s.StoredRows, DeadShare: s.DeadShare(),
-		Rewrites: s.Rewrites, LastRewrite: s.LastRewrite}, true
+	out := catalog.StorageStatus{FileBytes: s.FileBytes, LiveRows: s.LiveRows, StoredRows: s.StoredRows, DeadShare: s.DeadShare(),
+		Rewrites: s.Rewrites, LastRewrite: s.LastRewrite}
+	a.storage.mu.Lock()
+	if a.storage.m == nil {
+		a.storage.m = map[string]storageReading{}
+	}
+	a.storage.m[name] = storageReading{at: time.Now(), s: out}
+	a.storage.mu.Unlock()
+	return out, true
 }
 
 // storageCollector exports each loaded dataset's storage at scrape time.

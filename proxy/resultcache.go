@@ -107,6 +107,13 @@ func NewResultCache(maxBytes, maxEntry int64, dataGen func(string) uint64, reg p
 }
 
 // generations are the datasets' data generations now.
+// Bytes is the memory the cache's answers take now.
+func (c *ResultCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
 func (c *ResultCache) generations(datasets []string) []uint64 {
 	gens := make([]uint64, len(datasets))
 	for i, d := range datasets {
