@@ -49,6 +49,11 @@ type PointIndex struct {
 	// key refers to any more.
 	names, key []string
 	free       int
+	// mu guards byKey and rows against applyTo, which changes them in
+	// place (under PointIndexes.mu too); readers take it, not the
+	// indexes' shared lock, so point reads of any datasets run side by
+	// side.
+	mu sync.RWMutex
 }
 
 // pointTooLargeWait is how long a dataset whose index did not fit the
@@ -208,11 +213,13 @@ func (ix *PointIndex) Rows(columns []string, key []byte) (*Rows, bool) {
 		r.cols[i] = ix.cols[p]
 		r.memPos[i] = p
 	}
+	ix.mu.RLock()
 	if i, ok := ix.byKey[string(key)]; ok {
 		// Its own slice: a change applied later replaces ix.rows[i],
 		// never the row's values.
 		r.mem = [][]any{ix.rows[i]}
 	}
+	ix.mu.RUnlock()
 	return r, true
 }
 
@@ -369,22 +376,17 @@ func (p *PointIndexes) replay(s *pointSlot) {
 		return
 	}
 	for _, pd := range pending {
-		switch {
-		case pd.gen < s.gen:
-			if err := p.applyTo(s.ix, pd.d, pd.rows); err != nil {
-				p.drop(s)
-				return
-			}
-		case pd.gen == s.gen:
-			if err := p.applyTo(s.ix, pd.d, pd.rows); err != nil {
-				p.drop(s)
-				return
-			}
+		if pd.gen > s.gen { // a batch not seen
+			p.drop(s)
+			return
+		}
+		if err := p.applyTo(s.ix, pd.d, pd.rows); err != nil {
+			p.drop(s)
+			return
+		}
+		if pd.gen == s.gen {
 			s.gen++
 			s.follows++
-		default:
-			p.drop(s) // a batch not seen
-			return
 		}
 	}
 }
@@ -423,6 +425,8 @@ func indexColumns(cols []catalog.ColumnInfo) (columns, key []string) {
 // applyTo changes ix (under p.mu) by d, the put keys' rows being rows
 // (a put key without a row was evicted by retention: deleted).
 func (p *PointIndexes) applyTo(ix *PointIndex, d *pointDelta, rows [][]any) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	keyPos := ix.pos[ix.key[0]]
 	before := ix.bytes
 	remove := func(k string) {
@@ -488,11 +492,12 @@ func (p *PointIndexes) Rows(dataset string, columns []string, key []byte) (*Rows
 		p.slots[dataset] = s
 	}
 	if s.ix != nil && s.gen == gen {
+		ix := s.ix
 		s.hits++
-		// Under the lock: applied changes the index in place.
-		r, ok := s.ix.Rows(columns, key)
 		p.mu.Unlock()
-		return r, ok
+		// A batch applied meanwhile (applied) shows rows newer than gen,
+		// committed already, never older ones.
+		return ix.Rows(columns, key)
 	}
 	s.misses++
 	if s.ix != nil && s.gen == gen+1 {
