@@ -63,15 +63,11 @@ func (e *Engine) compactLater(h *dsHandle, dataset string) {
 		for attempt := 1; ; attempt++ {
 			start := time.Now()
 			h.loadMu.Lock()
-			err := e.compact(ctx, dataset)
-			if err == nil {
-				// Rows deleted in place are reclaimed by a rewrite
-				// (rewrite.go) once they are a large enough share.
-				if rerr := e.rewriteIfDead(ctx, h, dataset); rerr != nil && ctx.Err() == nil {
-					e.log.Warn().Err(rerr).Str("dataset", dataset).Msg("the acceleration's table was not rewritten; its deleted rows stay until the next attempt")
-				}
-			}
+			err, rerr := e.reclaimLocked(ctx, h, dataset)
 			h.loadMu.Unlock()
+			if rerr != nil && ctx.Err() == nil {
+				e.log.Warn().Err(rerr).Str("dataset", dataset).Msg("the acceleration's table was not rewritten; its deleted rows stay until the next attempt")
+			}
 			if err == nil {
 				e.log.Debug().Str("dataset", dataset).Dur("duration", time.Since(start)).Msg("compacted acceleration")
 				return

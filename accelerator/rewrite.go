@@ -188,9 +188,20 @@ func (e *Engine) Reclaim(ctx context.Context, dataset string) error {
 		return fmt.Errorf("reclaim dataset %s: %w", dataset, err)
 	}
 	h.loadMu.Lock()
-	defer h.loadMu.Unlock()
-	if err := e.compact(ctx, dataset); err != nil {
+	err, rerr := e.reclaimLocked(ctx, h, dataset)
+	h.loadMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("reclaim dataset %s: %w", dataset, err)
 	}
-	return e.rewriteIfDead(ctx, h, dataset)
+	return rerr
+}
+
+// reclaimLocked checkpoints the dataset (err) and then, rows deleted in
+// place being reclaimed by a rewrite once they are a large enough share,
+// rewrites its table if due (rerr). The caller holds h.loadMu.
+func (e *Engine) reclaimLocked(ctx context.Context, h *dsHandle, dataset string) (err, rerr error) {
+	if err := e.compact(ctx, dataset); err != nil {
+		return err, nil
+	}
+	return nil, e.rewriteIfDead(ctx, h, dataset)
 }
