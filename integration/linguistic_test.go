@@ -32,6 +32,56 @@ FROM unnest(ARRAY['apple', 'Apple', 'APPLE', 'banana', 'Banana', 'cherry', 'écl
 INSERT INTO words VALUES (100, NULL, NULL, NULL, NULL, 1, NULL, NULL);
 GRANT SELECT ON words TO app;`
 
+// wordsCases are the statements over linguisticSetup's words, run in a
+// database whose default collation is libc's en_US.UTF-8 and in one whose
+// default is ICU's en-US (TestCollation_ICUOrderIsKeyed): the same routes
+// and answers under either provider.
+var wordsCases = []routeCase{
+	{"SELECT id, w FROM words ORDER BY w, id", acc},
+	{"SELECT id, w FROM words ORDER BY w DESC NULLS LAST, id", acc},
+	{"SELECT id, w AS x FROM words ORDER BY x, id", acc},
+	{"SELECT id, v FROM words ORDER BY 2, 1", acc},
+	{"SELECT id FROM words ORDER BY lower(w), id", acc},
+	// Case mapping under en_US.UTF-8's LC_CTYPE.
+	{"SELECT id, upper(w), lower(v), initcap(w || ' x-y o''b') FROM words ORDER BY id", acc},
+	{"SELECT id FROM words WHERE w ILIKE 'É%' OR v NOT ILIKE '%E%' ORDER BY id", acc},
+	{"SELECT id, upper(c), lower(c) FROM words ORDER BY id", acc},
+	{"SELECT id, upper(w), upper(c) FROM words ORDER BY id", org}, // two LC_CTYPEs in one statement
+	{"SELECT id FROM words ORDER BY w || 'x', id", acc},
+	{"SELECT id FROM words ORDER BY substr(w, 2), id", acc},
+	{"SELECT id FROM words ORDER BY doc->>'w', id", acc},
+	{"SELECT id FROM words ORDER BY n::text || w, id", acc},
+	{"SELECT id FROM words WHERE w > 'b' ORDER BY id", acc},
+	{"SELECT id FROM words WHERE w <= 'Coop' ORDER BY id", acc},
+	{"SELECT id FROM words WHERE w BETWEEN 'a' AND 'd' ORDER BY id", acc},
+	{"SELECT id FROM words WHERE v NOT BETWEEN 'B' AND 'e' ORDER BY id", acc},
+	{"SELECT id FROM words WHERE doc->>'w' < 'cote' ORDER BY id", acc},
+	{"SELECT min(w), max(w), min(v), max(doc->>'w') FROM words", acc},
+	{"SELECT n, min(w), max(w) FILTER (WHERE id > 3) FROM words GROUP BY n ORDER BY n", acc},
+	{"SELECT id, max(w) OVER (PARTITION BY n ORDER BY id) FROM words ORDER BY id", acc},
+	{"SELECT id, row_number() OVER (ORDER BY w, id), rank() OVER (PARTITION BY n ORDER BY w DESC) FROM words ORDER BY id", acc},
+	{"SELECT n, string_agg(w, ',' ORDER BY w, id) FROM words GROUP BY n ORDER BY n", acc},
+	{"SELECT DISTINCT ON (n) n, w FROM words ORDER BY n, w, id", acc},
+	{"SELECT w, count(*) FROM words GROUP BY w ORDER BY w", acc},
+	{"SELECT x.w FROM (SELECT w FROM words ORDER BY w LIMIT 5) x ORDER BY x.w DESC", acc},
+	{"SELECT id FROM words WHERE w = 'apple' OR w IN ('Zebra', 'coop') ORDER BY id", acc},
+	{"SELECT a.id, b.id FROM words a JOIN words b ON a.w < b.w AND b.id < 5 WHERE a.id < 5 ORDER BY 1, 2", acc},
+	{"SELECT id FROM words WHERE w > (SELECT min(w) FROM words WHERE n = 2) ORDER BY id", acc},
+	// The C collation's column is ordered by its bytes.
+	{"SELECT id, c FROM words ORDER BY c, id", acc},
+	{"SELECT max(c) FROM words", acc},
+	// What is not keyed goes to the origin.
+	{"SELECT id, greatest(w, 'm') FROM words ORDER BY id", org},
+	{"SELECT id FROM words ORDER BY tags, id", org},
+	{"SELECT w FROM words WHERE n = 1 UNION ALL SELECT v FROM words WHERE n = 2 ORDER BY 1", org},
+	{"SELECT mode() WITHIN GROUP (ORDER BY w) FROM words", org},
+	{"SELECT string_agg(DISTINCT w, ',') FROM words", org},
+	{"SELECT id FROM words WHERE w < ANY (SELECT w FROM words WHERE n = 3) ORDER BY id", org},
+	// A collation whose version is not this C library's: the origin's.
+	{"SELECT id FROM words ORDER BY s, id", org},
+	{"SELECT max(s) FROM words", org},
+}
+
 // TestCollation_LinguisticOrderIsKeyed: in a database whose default
 // collation is libc's en_US.UTF-8, text ordering and range comparisons
 // (ORDER BY, windows, aggregates' ORDER BY, <, BETWEEN, min/max, DISTINCT
@@ -63,51 +113,7 @@ func TestCollation_LinguisticOrderIsKeyed(t *testing.T) {
 			}
 		}
 	}
-	checkRouteCases(t, a, dsn(appUser, appPass), proxyDSN, []routeCase{
-		{"SELECT id, w FROM words ORDER BY w, id", acc},
-		{"SELECT id, w FROM words ORDER BY w DESC NULLS LAST, id", acc},
-		{"SELECT id, w AS x FROM words ORDER BY x, id", acc},
-		{"SELECT id, v FROM words ORDER BY 2, 1", acc},
-		{"SELECT id FROM words ORDER BY lower(w), id", acc},
-		// Case mapping under en_US.UTF-8's LC_CTYPE.
-		{"SELECT id, upper(w), lower(v), initcap(w || ' x-y o''b') FROM words ORDER BY id", acc},
-		{"SELECT id FROM words WHERE w ILIKE 'É%' OR v NOT ILIKE '%E%' ORDER BY id", acc},
-		{"SELECT id, upper(c), lower(c) FROM words ORDER BY id", acc},
-		{"SELECT id, upper(w), upper(c) FROM words ORDER BY id", org}, // two LC_CTYPEs in one statement
-		{"SELECT id FROM words ORDER BY w || 'x', id", acc},
-		{"SELECT id FROM words ORDER BY substr(w, 2), id", acc},
-		{"SELECT id FROM words ORDER BY doc->>'w', id", acc},
-		{"SELECT id FROM words ORDER BY n::text || w, id", acc},
-		{"SELECT id FROM words WHERE w > 'b' ORDER BY id", acc},
-		{"SELECT id FROM words WHERE w <= 'Coop' ORDER BY id", acc},
-		{"SELECT id FROM words WHERE w BETWEEN 'a' AND 'd' ORDER BY id", acc},
-		{"SELECT id FROM words WHERE v NOT BETWEEN 'B' AND 'e' ORDER BY id", acc},
-		{"SELECT id FROM words WHERE doc->>'w' < 'cote' ORDER BY id", acc},
-		{"SELECT min(w), max(w), min(v), max(doc->>'w') FROM words", acc},
-		{"SELECT n, min(w), max(w) FILTER (WHERE id > 3) FROM words GROUP BY n ORDER BY n", acc},
-		{"SELECT id, max(w) OVER (PARTITION BY n ORDER BY id) FROM words ORDER BY id", acc},
-		{"SELECT id, row_number() OVER (ORDER BY w, id), rank() OVER (PARTITION BY n ORDER BY w DESC) FROM words ORDER BY id", acc},
-		{"SELECT n, string_agg(w, ',' ORDER BY w, id) FROM words GROUP BY n ORDER BY n", acc},
-		{"SELECT DISTINCT ON (n) n, w FROM words ORDER BY n, w, id", acc},
-		{"SELECT w, count(*) FROM words GROUP BY w ORDER BY w", acc},
-		{"SELECT x.w FROM (SELECT w FROM words ORDER BY w LIMIT 5) x ORDER BY x.w DESC", acc},
-		{"SELECT id FROM words WHERE w = 'apple' OR w IN ('Zebra', 'coop') ORDER BY id", acc},
-		{"SELECT a.id, b.id FROM words a JOIN words b ON a.w < b.w AND b.id < 5 WHERE a.id < 5 ORDER BY 1, 2", acc},
-		{"SELECT id FROM words WHERE w > (SELECT min(w) FROM words WHERE n = 2) ORDER BY id", acc},
-		// The C collation's column is ordered by its bytes.
-		{"SELECT id, c FROM words ORDER BY c, id", acc},
-		{"SELECT max(c) FROM words", acc},
-		// What is not keyed goes to the origin.
-		{"SELECT id, greatest(w, 'm') FROM words ORDER BY id", org},
-		{"SELECT id FROM words ORDER BY tags, id", org},
-		{"SELECT w FROM words WHERE n = 1 UNION ALL SELECT v FROM words WHERE n = 2 ORDER BY 1", org},
-		{"SELECT mode() WITHIN GROUP (ORDER BY w) FROM words", org},
-		{"SELECT string_agg(DISTINCT w, ',') FROM words", org},
-		{"SELECT id FROM words WHERE w < ANY (SELECT w FROM words WHERE n = 3) ORDER BY id", org},
-		// A collation whose version is not this C library's: the origin's.
-		{"SELECT id FROM words ORDER BY s, id", org},
-		{"SELECT max(s) FROM words", org},
-	})
+	checkRouteCases(t, a, dsn(appUser, appPass), proxyDSN, wordsCases)
 	t.Run("parameters", func(t *testing.T) {
 		sql := "SELECT id FROM words WHERE w >= $1 AND v < $2 ORDER BY w, id"
 		before := routeCounts(t, a)
