@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -280,7 +281,7 @@ datasets:
 				s.files[n], s.dead[n] = st.FileBytes, st.DeadShare
 			}
 		}
-		s.rss = rss()
+		s.rss = benchutil.SelfStatus("VmRSS")
 		s.duck = a.Engine.MemoryBytes(ctx)
 		if rs, ok := a.Runner.Replication("soak_changes"); ok {
 			s.lagMs = rs.LagMs
@@ -399,22 +400,6 @@ func checksum(ctx context.Context, dsn, q string) string {
 	return fmt.Sprintf("%d/%d/%s", n, sum, h)
 }
 
-// rss is this process's resident set, in bytes.
-func rss() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	return -1
-}
-
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func report(o options, samples []sample, final sample, checks []string, reads, readErrs, writeErrs int64, rev, duck string) string {
@@ -422,7 +407,7 @@ func report(o options, samples []sample, final sample, checks []string, reads, r
 	fmt.Fprintf(&b, "\n### %s, %s of writes (revision %s)\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), o.duration, rev)
 	fmt.Fprintf(&b, "Command: `go run ./bench/soak -duration %s -rows %d -rate %d -append-rate %d -point-reads %d`  \n", o.duration, o.rows, o.rate, o.appendHz, o.pointReads)
 	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s; %s; origin, pgaccel and the load generator share it. Load average at the end: %s  \n",
-		nproc(), benchutil.CPUModel(), benchutil.MemTotal(), duck, benchutil.LoadAvg())
+		runtime.NumCPU(), benchutil.CPUModel(), benchutil.MemTotal(), duck, benchutil.LoadAvg())
 	fmt.Fprintf(&b, "Point reads through pgaccel: %d (%d errors); write errors at the origin: %d. pgaccel restarted at %s.\n\n", reads, readErrs, writeErrs, o.duration/2)
 	b.WriteString("| at | soak_changes | soak_toast | soak_full | soak_window | RSS | DuckDB memory | CDC lag ms | point index hits |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range samples {
@@ -454,12 +439,4 @@ func report(o options, samples []sample, final sample, checks []string, reads, r
 		fmt.Fprintf(&b, "- %s\n", c)
 	}
 	return b.String()
-}
-
-func nproc() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "processor\t:")
 }

@@ -144,7 +144,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	}
 	defer os.RemoveAll(dataDir)
 	logs := &logCapture{console: zerolog.ConsoleWriter{Out: stderr}}
-	rep.rssBeforeStart = readStatus("VmRSS")
+	rep.rssBeforeStart = benchutil.SelfStatus("VmRSS")
 	a, accelLoad, err := startPgaccel(ctx, origin.SuperDSN(), nil, dataDir, logs, opts.verify, opts.noCache)
 	if a != nil {
 		defer func() {
@@ -159,7 +159,7 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		return err
 	}
 	rep.accelLoad = accelLoad
-	progress("pgaccel ready in %v; RSS %d MiB (%d MiB before it started)", accelLoad.Round(time.Millisecond), readStatus("VmRSS")>>20, rep.rssBeforeStart>>20)
+	progress("pgaccel ready in %v; RSS %d MiB (%d MiB before it started)", accelLoad.Round(time.Millisecond), benchutil.SelfStatus("VmRSS")>>20, rep.rssBeforeStart>>20)
 	rep.machine = collectMachineInfo(ctx, origin, a)
 	rep.loadAvgs = append(rep.loadAvgs, [2]string{"after loading", benchutil.LoadAvg()})
 

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
 	"github.com/pgaccel/pgaccel/integration/pgtest"
 )
@@ -51,7 +50,7 @@ func measureRefresh(ctx context.Context, a *app.App, copyDSN string, opts option
 	}
 	refreshOnce := func(rr *refreshRound) error {
 		settle(ctx)
-		rr.rssBefore = readStatus("VmRSS")
+		rr.rssBefore = benchutil.SelfStatus("VmRSS")
 		hwmReset := resetHWM() == nil
 		stop := make(chan struct{})
 		peak := make(chan int64)
@@ -62,7 +61,7 @@ func measureRefresh(ctx context.Context, a *app.App, copyDSN string, opts option
 		close(stop)
 		rr.rssPeak = <-peak
 		if hwmReset {
-			rr.hwmPeak = readStatus("VmHWM")
+			rr.hwmPeak = benchutil.SelfStatus("VmHWM")
 		}
 		if err != nil {
 			return fmt.Errorf("refresh lineitem: %w", err)
@@ -70,7 +69,7 @@ func measureRefresh(ctx context.Context, a *app.App, copyDSN string, opts option
 		return nil
 	}
 	settle(ctx)
-	idle = readStatus("VmRSS")
+	idle = benchutil.SelfStatus("VmRSS")
 	for i := range opts.refreshRounds {
 		var rr refreshRound
 		if i%2 == 0 {
@@ -141,39 +140,16 @@ func settle(ctx context.Context) {
 func sampleRSS(stop <-chan struct{}, peak chan<- int64) {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	hi := readStatus("VmRSS")
+	hi := benchutil.SelfStatus("VmRSS")
 	for {
 		select {
 		case <-stop:
-			peak <- max(hi, readStatus("VmRSS"))
+			peak <- max(hi, benchutil.SelfStatus("VmRSS"))
 			return
 		case <-t.C:
-			hi = max(hi, readStatus("VmRSS"))
+			hi = max(hi, benchutil.SelfStatus("VmRSS"))
 		}
 	}
-}
-
-// readStatus returns a "kB" field of /proc/self/status in bytes, 0 if
-// it cannot be read.
-func readStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != field {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
 }
 
 // resetHWM resets VmHWM to the current RSS (proc(5), clear_refs value 5).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/pgaccel/pgaccel/app"
@@ -89,4 +90,25 @@ func procField(path, key, fallback string) string {
 		}
 	}
 	return fallback
+}
+
+// SelfStatus is a size field of /proc/self/status ("VmRSS", "VmHWM") in
+// bytes, 0 when it cannot be read.
+func SelfStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || k != field {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
 }
