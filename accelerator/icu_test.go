@@ -49,3 +49,12 @@ func TestICU_KeysAndCase(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestParseDuckDBSize(t *testing.T) {
+	gib := 11.7
+	for in, want := range map[string]int64{"11.7 GiB": int64(gib * (1 << 30)), "512.0 MiB": 512 << 20, "0 bytes": 0, "1.5 GB": 1.5e9, "lots": -1, "1 XB": -1} {
+		if got := parseDuckDBSize(in); got != want {
+			t.Errorf("parseDuckDBSize(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -50,11 +50,30 @@ func (e *Engine) MemoryBytes(ctx context.Context) int64 {
 }
 
 // MemoryLimit is DuckDB's memory_limit in bytes, -1 when it cannot be
-// read.
+// read. DuckDB shows it rounded ("11.7 GiB"), so it is exact to that.
 func (e *Engine) MemoryLimit(ctx context.Context) int64 {
-	var n int64
-	if err := e.db.QueryRowContext(ctx, "SELECT value::BIGINT FROM duckdb_settings() WHERE name = 'max_memory'").Scan(&n); err != nil {
+	var v string
+	if err := e.db.QueryRowContext(ctx, "SELECT value FROM duckdb_settings() WHERE name = 'max_memory'").Scan(&v); err != nil {
 		return -1
 	}
-	return n
+	return parseDuckDBSize(v)
+}
+
+// parseDuckDBSize reads a size as DuckDB prints one ("11.7 GiB", "512.0
+// MiB", "0 bytes"), -1 when it cannot.
+func parseDuckDBSize(s string) int64 {
+	num, unit, ok := strings.Cut(strings.TrimSpace(s), " ")
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || f < 0 {
+		return -1
+	}
+	shift := map[string]uint{"bytes": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40, "PiB": 50}
+	if sh, ok := shift[unit]; ok {
+		return int64(f * float64(uint64(1)<<sh))
+	}
+	dec := map[string]float64{"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
+	if m, ok := dec[unit]; ok {
+		return int64(f * m)
+	}
+	return -1
 }

@@ -2,11 +2,13 @@ package integration
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // TestStorage_ChangesDatasetStaysBounded: a changes dataset (mode file)
@@ -81,6 +83,13 @@ func TestStorage_ChangesDatasetStaysBounded(t *testing.T) {
 		`pgaccel_dataset_rewrites_total{dataset="` + table + `"}`, "pgaccel_duckdb_memory_bytes ", "pgaccel_duckdb_memory_limit_bytes ", "pgaccel_memory_bytes "} {
 		if !strings.Contains(body, m) {
 			t.Errorf("metrics lack %s", m)
+		}
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(l, "pgaccel_duckdb_memory_limit_bytes "); ok {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || f < catalog.MinDuckDBMemory {
+				t.Errorf("pgaccel_duckdb_memory_limit_bytes = %q, want DuckDB's limit in bytes", v)
+			}
 		}
 	}
 	// The answers after all of it are the origin's.
