@@ -199,14 +199,7 @@ func collationKeyRow(values []driver.Value) (any, error) {
 	if !ok {
 		return nil, errors.New(CollationKeyFunction + ": no locale")
 	}
-	if IsICULocale(name) {
-		return icuKey(name[len(ICUPrefix):], s, nil)
-	}
-	loc, err := collLocale(name)
-	if err != nil {
-		return nil, err
-	}
-	return collationKey(loc, s, nil)
+	return CollationKey(name, s)
 }
 
 var establishedCollations sync.Map // provider|locale|version -> locale

@@ -81,7 +81,7 @@ type icuLib struct {
 	err                         error
 	mu                          sync.Mutex
 	free                        map[string][]unsafe.Pointer // idle collators by locale
-	opened                      map[string]error            // a locale's ucol_open outcome
+	failed                      map[string]error            // the locales ucol_open refused, why
 }
 
 var (
@@ -145,7 +145,7 @@ func (l *icuLib) collator(locale string) (unsafe.Pointer, error) {
 		return nil, l.err
 	}
 	l.mu.Lock()
-	if err, seen := l.opened[locale]; seen && err != nil {
+	if err := l.failed[locale]; err != nil {
 		l.mu.Unlock()
 		return nil, err
 	}
@@ -167,15 +167,13 @@ func (l *icuLib) collator(locale string) (unsafe.Pointer, error) {
 	if status > 0 || c == nil {
 		err = fmt.Errorf("ICU %d cannot open a collator for locale %q (error %d)", l.major, locale, int(status))
 	}
-	l.mu.Lock()
-	if l.opened == nil {
-		l.opened = map[string]error{}
-	}
-	if _, seen := l.opened[locale]; !seen || err != nil {
-		l.opened[locale] = err
-	}
-	l.mu.Unlock()
 	if err != nil {
+		l.mu.Lock()
+		if l.failed == nil {
+			l.failed = map[string]error{}
+		}
+		l.failed[locale] = err
+		l.mu.Unlock()
 		return nil, err
 	}
 	return c, nil

@@ -81,11 +81,12 @@ func establishCollation(ctx context.Context, conn *pgconn.PgConn, c *accelerator
 	}
 	// Both are established only on the origin's release of the locale
 	// data (one collation: both libc, or both ICU).
-	if l := c.CollationLocale + c.CaseLocale; l != "" {
-		if c.CollationLocale != "" {
-			l = c.CollationLocale
-		}
-		v, err := accelerator.LocaleVersion(l)
+	locale := c.CollationLocale
+	if locale == "" {
+		locale = c.CaseLocale
+	}
+	if locale != "" {
+		v, err := accelerator.LocaleVersion(locale)
 		if err != nil {
 			c.CollationLocale, c.CaseLocale = "", ""
 			c.CollationNote, c.CaseNote = err.Error(), err.Error()
