@@ -33,6 +33,14 @@ const maxPadLength = 10 << 20
 // as Postgres checks them, or "".
 func checkArgs(m any) string {
 	switch n := m.(type) {
+	case *pg_query.SelectStmt:
+		if n.HavingClause != nil && hasGroupingSets(n) && !containsAggregate(n.HavingClause) {
+			// Postgres keeps such a HAVING above the aggregation, which
+			// computes (and raises the errors of) every aggregate's
+			// argument; DuckDB may drop the aggregation when the
+			// condition is constant (HAVING false) and raise nothing.
+			return "a HAVING without aggregates over grouping sets (Postgres computes the aggregates first, DuckDB may not)"
+		}
 	case *pg_query.SubLink:
 		if sel := n.Subselect.GetSelectStmt(); n.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK && sel != nil &&
 			(len(sel.GroupClause) > 0 || sel.HavingClause != nil || aggregateTargets(sel)) && !plainTargets(sel) {
@@ -565,14 +573,35 @@ func rewriteRowNullTest(holder *pg_query.Node, t *pg_query.NullTest) error {
 
 // aggregateTargets reports whether sel's select list calls an aggregate.
 func aggregateTargets(sel *pg_query.SelectStmt) bool {
-	found := false
 	for _, t := range sel.TargetList {
-		walk(t, visitFunc(func(m proto.Message, _ *walker) {
-			if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over == nil && (fc.AggStar || isAggregate(funcName(fc))) {
-				found = true
-			}
-		}))
+		if containsAggregate(t) {
+			return true
+		}
 	}
+	return false
+}
+
+// hasGroupingSets reports whether sel groups by ROLLUP, CUBE, GROUPING
+// SETS or () (Postgres moves a HAVING without aggregates below the
+// aggregation only when there are none).
+func hasGroupingSets(sel *pg_query.SelectStmt) bool {
+	for _, g := range sel.GroupClause {
+		if g.GetGroupingSet() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// containsAggregate reports whether n calls an aggregate (not a window
+// function).
+func containsAggregate(n *pg_query.Node) bool {
+	found := false
+	walk(n, visitFunc(func(m proto.Message, _ *walker) {
+		if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over == nil && (fc.AggStar || isAggregate(funcName(fc))) {
+			found = true
+		}
+	}))
 	return found
 }
 

@@ -990,7 +990,8 @@ func (d *describer) common(name string, args []*pg_query.Node) (f Field, last Fi
 // it. Integers compare across their widths without conversion, so a
 // keeps its type (and typmod) then; numbers of other kinds meet at the
 // wider (a converted loses its typmod); a text with a string constant, or
-// two values of one type, keep a's. Anything else is not worked out.
+// two values of one type, keep a's, but varchar, which = takes as text.
+// Anything else is not worked out.
 func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 	a, _, okA := d.expr(e.Lexpr)
 	if !okA || e.Rexpr == nil {
@@ -1016,6 +1017,11 @@ func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 		if c.TypeOID != a.TypeOID {
 			t.TypeOID, t.TypLen, t.TypMod = c.TypeOID, c.TypLen, -1
 		}
+	}
+	if t.TypeOID == oidVarchar {
+		// varchar has no = of its own: text's takes it, and nullif
+		// gives what the operator took (text), as for varchar = text.
+		t.TypeOID, t.TypMod = oidText, -1
 	}
 	return t, true, true
 }

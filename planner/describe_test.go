@@ -156,7 +156,8 @@ func TestDescribe(t *testing.T) {
 			[]string{f("stddev", 0, 0, oidNumeric, -1, -1), f("variance", 0, 0, oidNumeric, -1, -1), f("stddev_pop", 0, 0, oidFloat8, 8, -1),
 				f("bool_and", 0, 0, oidBool, 1, -1), f("bool_or", 0, 0, oidBool, 1, -1), f("string_agg", 0, 0, oidText, -1, -1), f("string_agg", 0, 0, oidText, -1, -1),
 				f("ceil", 0, 0, oidNumeric, -1, -1), f("floor", 0, 0, oidFloat8, 8, -1), f("trunc", 0, 0, oidNumeric, -1, -1)}},
-		{"SELECT nullif(status, '') FROM orders", nil}, // varchar compared as text: text
+		{"SELECT nullif(status, '') FROM orders", nil},                                              // varchar compared as text: text
+		{"SELECT nullif(status, status) FROM orders", []string{f("nullif", 0, 0, oidText, -1, -1)}}, // varchar = varchar is text's =
 		{"SELECT max('a') FROM orders", nil},
 		{"SELECT id > 1, amount <= weight, note = 'x' AS is_x FROM orders", []string{f("?column?", 0, 0, oidBool, 1, -1), f("?column?", 0, 0, oidBool, 1, -1), f("is_x", 0, 0, oidBool, 1, -1)}},
 		{"SELECT id > created_at FROM orders", nil},

@@ -218,6 +218,8 @@ var planCases = []planCase{
 	origin("user schema function", `SELECT public.discount(amount) FROM orders`, KindSelect, ReasonFunction),
 	origin("AT LOCAL", `SELECT created_at AT LOCAL FROM orders`, KindSelect, ReasonFunction),
 	origin("SIMILAR TO differs", `SELECT id FROM orders WHERE status SIMILAR TO 'o%'`, KindSelect, ReasonUnsupported),
+	origin("HAVING without aggregates over grouping sets", `SELECT max(id / customer_id) FROM orders GROUP BY ROLLUP (status) HAVING 0 >= 2`, KindSelect, ReasonUnsupported),
+	origin("HAVING without aggregates over CUBE", `SELECT status, count(*) FROM orders GROUP BY CUBE (status) HAVING status IS NULL`, KindSelect, ReasonUnsupported),
 	origin("LIKE ANY", `SELECT id FROM orders WHERE status LIKE ANY (ARRAY['a%', 'b%'])`, KindSelect, ReasonUnsupported),
 	origin("format differs", `SELECT format('%s-%s', id, status) FROM orders`, KindSelect, ReasonUnsupported),
 	origin("set-returning function in the target list", `SELECT generate_series(1, id) FROM orders`, KindSelect, ReasonUnsupported),
