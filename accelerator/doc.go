@@ -13,7 +13,8 @@
 //
 //   - mode memory: ATTACH ':memory:' AS "ds_<name>" (COMPRESS);
 //   - mode file: ATTACH '<data_dir>/<name>.duckdb' AS "ds_<name>", which
-//     survives restarts.
+//     survives restarts; full loads and compactions write the next
+//     generation, <name>.g<N>.duckdb, and swap it in (files.go).
 //
 // Each holds the dataset's table main."<name>" (TableRef), and
 // main."_pgaccel_checkpoint", one row written in the swap's transaction:
@@ -21,10 +22,12 @@
 // plus Accelerated) and refresh_sql. After a restart Attach returns it as
 // TableInfo, so the dataset serves at once. A load writes into
 // main."_pgaccel_load" first (dropped on failure, and by Attach if a crash
-// left it). When the origin's primary key is a single column of an indexable
-// type (ColumnSpec.Key), the swap's transaction also creates the index
+// left it); in mode file a full load writes the next generation's file
+// instead (files.go). When the origin's primary key is a single column of an indexable
+// type (ColumnSpec.Key) and the dataset's rows are replaced whole (not
+// changed in place: see keyIndex), the swap also creates the index
 // "_pgaccel_key" on it, after the rename (DuckDB cannot rename a table that
-// has an index); appends merge into the indexed table.
+// has an index).
 //
 // Open turns off DuckDB's access to files and the network outside the data
 // dir (enable_external_access=false, allowed_directories=[data dir]): a
@@ -43,6 +46,7 @@
 //	swap.go        the swap transaction and the checkpoint row
 //	compact.go     compaction (CHECKPOINT) after and during loads
 //	rewrite.go     rewrites of tables whose deleted rows pile up; StorageStats
+//	files.go       file generations: a new file written beside, swapped in
 //	memory.go      the machine's memory and DuckDB's use of it
 //	collkey.go     libc collation keys and case mapping (strxfrm_l, towupper_l)
 //	icu.go         ICU collation keys and case mapping, ICU loaded at run time

@@ -89,7 +89,14 @@ type Engine struct {
 type dsHandle struct {
 	mode   string     // catalog.ModeMemory or catalog.ModeFile
 	loadMu sync.Mutex // one load (and swap) at a time per dataset
-	path   string     // file mode: the database file
+	// File mode: the database file and its generation (files.go),
+	// changed under loadMu and fileMu, read under either.
+	fileMu sync.Mutex
+	path   string
+	gen    int
+	// bytesPerRow: the file's bytes per live row after its last rewrite
+	// (rewrite.go), 0 before one.
+	bytesPerRow float64
 	// inPlace: the dataset's rows change in place (a change stream's
 	// applies, append merges, retention deletes), not only by a swap of
 	// its table. No statement over it is kept prepared (markInPlace).
@@ -359,7 +366,15 @@ func (e *Engine) attach(ctx context.Context, ds *catalog.Dataset) (*dsHandle, er
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
-		h.path = filepath.Join(dir, ds.Name+".duckdb")
+		var stale []string
+		h.path, h.gen, stale = newestFile(dir, ds.Name)
+		for _, p := range stale {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				e.log.Warn().Err(err).Str("path", p).Msg("cannot remove an earlier or unfinished acceleration file")
+			} else if err == nil {
+				e.log.Info().Str("path", p).Msg("removed an earlier or unfinished acceleration file")
+			}
+		}
 		stmt = fmt.Sprintf("ATTACH %s AS %s", quoteLiteral(h.path), quoteIdent(DatabaseName(ds.Name)))
 	case catalog.ModeMemory, "":
 		h.mode = catalog.ModeMemory

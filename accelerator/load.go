@@ -132,8 +132,23 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	}
 	defer conn.Close()
 
-	loadRef := tableRef(ds.Name, loadTable)
+	// A full load in mode file writes the next generation of the file
+	// (files.go): the current file keeps only the rows it serves.
+	loadRef, next, installed := tableRef(ds.Name, loadTable), "", false
+	fresh := h.mode == catalog.ModeFile && opts.Append == nil
+	if fresh {
+		if next, err = e.openNext(ctx, conn, h, ds.Name); err != nil {
+			return stats, err
+		}
+		loadRef = nextRef(ds.Name, ds.Name)
+	}
 	defer func() {
+		if fresh {
+			if !installed {
+				e.dropNext(conn, ds.Name, next)
+			}
+			return
+		}
 		if err == nil {
 			return
 		}
@@ -145,8 +160,10 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 		}
 	}()
 
-	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+loadRef); err != nil {
-		return stats, fmt.Errorf("drop leftover load table: %w", err)
+	if !fresh {
+		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+loadRef); err != nil {
+			return stats, fmt.Errorf("drop leftover load table: %w", err)
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "CREATE TABLE "+loadRef+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		// Columns DuckDB cannot hold side by side ("a" and "A").
@@ -257,7 +274,12 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	} else {
 		stats.Completed = time.Now()
 		cp.lastRefresh = stats.Completed
-		err = e.swap(ctx, conn, ds.Name, cp)
+		if fresh {
+			err = e.swapFile(ctx, conn, h, ds.Name, cp, next)
+			installed = err == nil
+		} else {
+			err = e.swap(ctx, conn, ds.Name, cp, h.inPlace.Load())
+		}
 	}
 	if err != nil {
 		return stats, err

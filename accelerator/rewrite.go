@@ -6,29 +6,40 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
-// Rewriting a table whose deleted rows pile up. A change stream's applies,
-// append merges and retention passes delete rows and insert others in
-// place. DuckDB reclaims deleted rows only when its vacuum can merge row
-// groups at a checkpoint, which it does not do while an ART index is on
-// the table (duckdb issue 19468; the _pgaccel_key index is) and does
-// poorly for deletes spread over the table: measured with DuckDB 1.5.6 on
-// 200,000 rows rewritten 20 times in batches, the file grew from 8.8 to
-// 148.5 MiB with the index and DuckDB's memory with it; with random
-// deletes over 2 million rows the file doubled with or without it.
-// DuckDB's experimental vacuum_rebuild_indexes did not bound the random
-// case and made each checkpoint 8 times slower.
+// Rewriting a dataset whose deleted rows and free blocks pile up. A change
+// stream's applies, append merges and retention passes delete rows and
+// insert others in place. DuckDB reclaims deleted rows only when its
+// vacuum can merge row groups at a checkpoint, which it does not do while
+// an ART index is on the table (duckdb issue 19468) and does poorly for
+// deletes spread over the table: measured with DuckDB 1.5.6 on 200,000
+// rows rewritten 20 times in batches, the file grew from 8.8 to 148.5 MiB
+// with the index and DuckDB's memory with it; with random deletes over 2
+// million rows the file doubled with or without it. DuckDB's experimental
+// vacuum_rebuild_indexes did not bound the random case and made each
+// checkpoint 8 times slower. So tables that change in place carry no ART
+// index (keyIndex), and:
 //
-// So, after a compaction (compact.go) pgaccel measures the table's dead
-// share: the rows its row groups still store (pragma_storage_info) that
-// count(*) no longer sees. Past rewriteDeadShare it rewrites the table:
-// CREATE TABLE AS SELECT of the live rows, then, in one transaction, the
-// old table dropped, the new one renamed and its key index built again,
-// and a checkpoint that frees the old blocks for reuse. It runs under the
-// dataset's load lock, between two applies or loads: the checkpoint row,
-// and so a change stream's position, is untouched, and readers read the
-// old table until the commit and the new one after it, never waiting.
+//   - mode file: after a compaction (compact.go) pgaccel compares the
+//     file with what its live rows need (the bytes per row of the last
+//     rewrite, or the blocks in use less the dead rows' share). Past
+//     rewriteFileFactor it writes the live rows, in key order, and the
+//     checkpoint to the next generation of the file and swaps it in
+//     (files.go): a rewrite inside the file would leave it about twice
+//     the rows' size, DuckDB truncating a file only from its end.
+//   - mode memory: past a dead share of rewriteDeadShare (the rows the
+//     row groups still store, pragma_storage_info, that count(*) no
+//     longer sees) the table is rewritten: CREATE TABLE AS SELECT of the
+//     live rows, then, in one transaction, the old table dropped and the
+//     new one renamed, and a checkpoint that frees the old blocks.
+//
+// Both run under the dataset's load lock, between two applies or loads:
+// the checkpoint row, and so a change stream's position, is copied
+// unchanged, and readers read the old rows until the swap and the new
+// ones after it, never waiting.
 
 const (
 	// rewriteDeadShare is the dead share past which a table is
@@ -37,6 +48,11 @@ const (
 	rewriteDeadShare = 0.2
 	// rewriteMinDead is the fewest dead rows worth a rewrite.
 	rewriteMinDead = 1000
+	// rewriteFileFactor: a file-mode dataset's file is rewritten when it
+	// passes this many times what its live rows need, and by at least
+	// rewriteFileMinWaste bytes.
+	rewriteFileFactor   = 1.3
+	rewriteFileMinWaste = 256 << 10
 )
 
 // StorageStats describe how a dataset's table is stored.
@@ -78,8 +94,8 @@ func (e *Engine) Storage(ctx context.Context, dataset string) (StorageStats, err
 func (e *Engine) storage(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string) (StorageStats, error) {
 	var s StorageStats
 	s.Rewrites, s.LastRewrite = h.rewriteStats()
-	if h.path != "" {
-		for _, p := range []string{h.path, h.path + ".wal"} {
+	if path := h.file(); path != "" {
+		for _, p := range []string{path, path + ".wal"} {
 			if fi, err := os.Stat(p); err == nil {
 				s.FileBytes += fi.Size()
 			}
@@ -99,38 +115,91 @@ func (e *Engine) storage(ctx context.Context, conn *sql.Conn, h *dsHandle, datas
 }
 
 // rewriteIfDead rewrites the dataset's table when its dead share passes
-// rewriteDeadShare. The caller holds the dataset's load lock.
+// rewriteDeadShare; in mode file, it writes the next generation of the
+// file (files.go) when the file passes rewriteFileFactor times what its
+// live rows need. The caller holds the dataset's load lock.
 func (e *Engine) rewriteIfDead(ctx context.Context, h *dsHandle, dataset string) error {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	if h.inPlace.Load() {
+		// Rows that change in place are not indexed by DuckDB (see
+		// keyIndex); a file of an earlier version may have the index.
+		if _, err := conn.ExecContext(ctx, "DROP INDEX IF EXISTS "+quoteIdent(DatabaseName(dataset))+".main."+quoteIdent(keyIndexName)); err != nil {
+			return err
+		}
+	}
 	before, err := e.storage(ctx, conn, h, dataset)
 	if err != nil {
 		return err
 	}
-	if before.DeadShare() < rewriteDeadShare || before.StoredRows-before.LiveRows < rewriteMinDead {
+	dead := before.DeadShare() >= rewriteDeadShare && before.StoredRows-before.LiveRows >= rewriteMinDead
+	needed := int64(0)
+	if h.mode == catalog.ModeFile {
+		if needed, err = e.neededBytes(ctx, conn, h, dataset, before); err != nil {
+			return err
+		}
+		if float64(before.FileBytes) <= rewriteFileFactor*float64(needed) || before.FileBytes-needed < rewriteFileMinWaste {
+			if !dead {
+				return nil
+			}
+		}
+	} else if !dead {
 		return nil
 	}
 	start := time.Now()
-	if err := e.rewrite(ctx, conn, dataset); err != nil {
+	what := "table"
+	if h.mode == catalog.ModeFile {
+		what = "file"
+		// A copy DuckDB wrote to more blocks than the rows need (see
+		// installNext) is written once more.
+		for attempt := 1; attempt <= 2; attempt++ {
+			if err = e.rewriteFile(ctx, conn, h, dataset, before.LiveRows); err != nil || needed == 0 {
+				break
+			}
+			if fi, serr := os.Stat(h.file()); serr != nil || float64(fi.Size()) <= rewriteFileFactor*float64(needed) {
+				break
+			}
+		}
+	} else if err = e.rewrite(ctx, conn, dataset, h.inPlace.Load()); err == nil {
+		if _, cerr := conn.ExecContext(ctx, "CHECKPOINT "+quoteIdent(DatabaseName(dataset))); cerr != nil {
+			// The blocks are freed at the next checkpoint instead.
+			e.log.Debug().Err(cerr).Str("dataset", dataset).Msg("checkpoint after rewrite skipped")
+		}
+	}
+	if err != nil {
 		return err
 	}
 	h.rewritten(time.Now())
-	if _, err := conn.ExecContext(ctx, "CHECKPOINT "+quoteIdent(DatabaseName(dataset))); err != nil {
-		// The blocks are freed at the next checkpoint instead.
-		e.log.Debug().Err(err).Str("dataset", dataset).Msg("checkpoint after rewrite skipped")
-	}
 	after, _ := e.storage(ctx, conn, h, dataset)
-	e.log.Info().Str("dataset", dataset).Int64("live_rows", before.LiveRows).Int64("stored_rows", before.StoredRows).
-		Float64("dead_share", before.DeadShare()).Int64("file_bytes_before", before.FileBytes).Int64("file_bytes", after.FileBytes).
-		Dur("took", time.Since(start)).Msg("rewrote the acceleration's table to reclaim its deleted rows")
+	e.log.Info().Str("dataset", dataset).Str("rewrote", what).Int64("live_rows", before.LiveRows).Int64("stored_rows", before.StoredRows).
+		Float64("dead_share", before.DeadShare()).Int64("file_bytes_before", before.FileBytes).Int64("needed_bytes", needed).
+		Int64("file_bytes", after.FileBytes).Dur("took", time.Since(start)).Msg("rewrote the acceleration to reclaim its deleted rows and free space")
 	return nil
 }
 
+// neededBytes estimates the file a fresh copy of the dataset would take:
+// the bytes per live row of the last file rewrite, or, before one, the
+// blocks in use less the deleted rows' share of them.
+func (e *Engine) neededBytes(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, st StorageStats) (int64, error) {
+	h.fileMu.Lock()
+	perRow := h.bytesPerRow
+	h.fileMu.Unlock()
+	if perRow > 0 {
+		return int64(perRow * float64(st.LiveRows)), nil
+	}
+	var blockSize, used int64
+	if err := conn.QueryRowContext(ctx, "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?",
+		DatabaseName(dataset)).Scan(&blockSize, &used); err != nil {
+		return 0, fmt.Errorf("storage of %s: %w", dataset, err)
+	}
+	return int64(float64(blockSize*used) * (1 - st.DeadShare())), nil
+}
+
 // rewrite replaces the dataset's table by a copy of its live rows.
-func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, dataset string) (err error) {
+func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, dataset string, inPlace bool) (err error) {
 	info, err := e.storedInfo(ctx, dataset)
 	if err != nil {
 		return err
@@ -158,7 +227,7 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, dataset string) (e
 		"DROP TABLE " + tableRef(dataset, dataset),
 		"ALTER TABLE " + load + " RENAME TO " + quoteIdent(dataset),
 	}
-	if col, ok := keyIndex(cols); ok {
+	if col, ok := keyIndex(cols); ok && !inPlace {
 		stmts = append(stmts, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(dataset, dataset)+" ("+quoteIdent(col)+")")
 	}
 	tx, err := conn.BeginTx(ctx, nil)

@@ -3,6 +3,7 @@ package accelerator
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func TestApplier_StorageStaysBoundedUnderRewrites(t *testing.T) {
 	const rounds, batch = 30, 2000
 	lsn := uint64(1)
 	var most StorageStats
+	var sizes []int64
 	for r := 1; r <= rounds; r++ {
 		for lo := 1; lo <= rows; lo += batch {
 			changes := make([]Change, 0, batch)
@@ -72,6 +74,7 @@ func TestApplier_StorageStaysBoundedUnderRewrites(t *testing.T) {
 		if st.FileBytes > most.FileBytes {
 			most = st
 		}
+		sizes = append(sizes, st.FileBytes)
 	}
 	end, err := e.Storage(ctx, "rewrite_t")
 	if err != nil {
@@ -82,9 +85,7 @@ func TestApplier_StorageStaysBoundedUnderRewrites(t *testing.T) {
 	if end.Rewrites == 0 {
 		t.Error("the table was never rewritten")
 	}
-	if most.FileBytes > 4*fresh.FileBytes {
-		t.Errorf("the file reached %d bytes, more than 4 times its %d after the load", most.FileBytes, fresh.FileBytes)
-	}
+	checkBound(t, sizes, compactedSize(t, e, "rewrite_t"))
 	if d := end.DeadShare(); d >= rewriteDeadShare {
 		t.Errorf("dead share %.2f after a reclaim, want below %.2f", d, rewriteDeadShare)
 	}
@@ -95,7 +96,7 @@ func TestApplier_StorageStaysBoundedUnderRewrites(t *testing.T) {
 	if err != nil || info == nil || info.Replication == nil || info.Replication.LSN != lsn || info.Rows != rows {
 		t.Fatalf("stored = %+v, %v; want LSN %d and %d rows", info, err, lsn, rows)
 	}
-	if got := duckRows(t, e, "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'rewrite_t'"); fmt.Sprint(got) != "[[_pgaccel_key]]" {
+	if got := duckRows(t, e, "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'rewrite_t'"); len(got) != 0 {
 		t.Errorf("indexes after rewrites: %v", got)
 	}
 }
@@ -126,6 +127,7 @@ func TestRetention_StorageStaysBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var most int64
+	var sizes []int64
 	last := window
 	for r := 0; r < rounds; r++ {
 		if _, err := e.LoadWith(ctx, ds, cols, copyQuery(ctx, t, rowsOf(last+1, last+step)),
@@ -144,6 +146,7 @@ func TestRetention_StorageStaysBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		most = max(most, st.FileBytes)
+		sizes = append(sizes, st.FileBytes)
 	}
 	end, _ := e.Storage(ctx, "window_t")
 	t.Logf("file after the load %d bytes; at most %d over %d rounds, %d at the end; %d live of %d stored; %d rewrites",
@@ -151,10 +154,46 @@ func TestRetention_StorageStaysBounded(t *testing.T) {
 	if end.LiveRows != window || end.Rewrites == 0 {
 		t.Errorf("%d live rows (want %d), %d rewrites", end.LiveRows, window, end.Rewrites)
 	}
-	if most > 4*fresh.FileBytes {
-		t.Errorf("the file reached %d bytes, more than 4 times its %d after the load", most, fresh.FileBytes)
-	}
+	checkBound(t, sizes, compactedSize(t, e, "window_t"))
 	if n := queryInt(t, e, fmt.Sprintf("SELECT min(id) FROM %s", e.TableRef("window_t"))); n != int64(last-window+1) {
 		t.Errorf("oldest row %d, want %d", n, last-window+1)
+	}
+}
+
+// compactedSize is the size of a fresh copy of the dataset's database
+// (COPY FROM DATABASE): what its rows need.
+func compactedSize(t *testing.T, e *Engine, dataset string) int64 {
+	t.Helper()
+	path, _, err := e.SnapshotTo(context.Background(), dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// checkBound checks the file sizes after each round against a fresh
+// copy's: none above 1.75 times, at most a tenth above 1.5 times. (A
+// rewrite inside the file kept it at about twice; DuckDB does not always
+// write the same rows to as few blocks, which at 20,000 rows, five blocks,
+// can make a fresh file 1.6 times another: see installNext.)
+func checkBound(t *testing.T, sizes []int64, compacted int64) {
+	t.Helper()
+	over := 0
+	for i, s := range sizes {
+		r := float64(s) / float64(compacted)
+		if r > 1.75 {
+			t.Errorf("round %d: the file is %d bytes, %.2f times a fresh copy's %d", i, s, r, compacted)
+		}
+		if r > 1.5 {
+			over++
+		}
+	}
+	if over*10 > len(sizes) {
+		t.Errorf("the file was above 1.5 times a fresh copy's %d bytes after %d of %d rounds: %v", compacted, over, len(sizes), sizes)
 	}
 }

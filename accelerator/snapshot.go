@@ -16,14 +16,19 @@ import (
 // dir: lockDown).
 const SnapshotDir = ".snapshots"
 
-// FilePath is where a file-mode dataset's database lives (Attach), so
-// that a snapshot can be put there before the dataset is attached.
+// FilePath is where a file-mode dataset's database lives: its current
+// file when it is attached, else the newest that Attach would take (files.go),
+// so that a snapshot can be put there before the dataset is attached.
 func (e *Engine) FilePath(dataset string) (string, error) {
+	if h, err := e.handle(dataset); err == nil && h.mode == catalog.ModeFile {
+		return h.file(), nil
+	}
 	dir, err := filepath.Abs(e.dataDir())
 	if err != nil {
 		return "", fmt.Errorf("data dir: %w", err)
 	}
-	return filepath.Join(dir, dataset+".duckdb"), nil
+	path, _, _ := newestFile(dir, dataset)
+	return path, nil
 }
 
 // removeSnapshotLeftovers removes what a process killed while it made,
@@ -171,7 +176,7 @@ func (e *Engine) ReplaceFrom(ctx context.Context, dataset, path string) (*TableI
 	for i, s := range info.Specs {
 		cols[i] = storedColumn{ColumnSpec: s, Accelerated: info.Columns[i].Accelerated}
 	}
-	if col, ok := keyIndex(cols); ok {
+	if col, ok := keyIndex(cols); ok && !h.inPlace.Load() {
 		if _, err := conn.ExecContext(ctx, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(dataset, dataset)+" ("+quoteIdent(col)+")"); err != nil {
 			e.log.Warn().Err(err).Str("dataset", dataset).Msg("index on the primary key of a loaded snapshot")
 		}

@@ -1,0 +1,103 @@
+package accelerator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/pgaccel/pgaccel/catalog"
+)
+
+// TestFiles_FullLoadsWriteNewGenerations: in mode file each full load
+// writes the next generation of the dataset's file and removes the one
+// before, so the file holds one copy of the rows (not the new table beside
+// the old one's free blocks); a reader in the middle of a query over the
+// old file finishes it; a restart takes the newest whole file and removes
+// what an interrupted one left.
+func TestFiles_FullLoadsWriteNewGenerations(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS gen_t;
+		CREATE TABLE gen_t (id int PRIMARY KEY, v text);
+		INSERT INTO gen_t SELECT g, md5(g::text) || md5((g * 3)::text) FROM generate_series(1, 50000) g;`)
+	dir := t.TempDir()
+	e := openEngine(t, dir)
+	ds := testDataset("gen_t", "gen_t", catalog.ModeFile)
+	ctx := context.Background()
+	cols := originColumns(t, "gen_t")
+	cols[0].Key, cols[0].KeyPart = true, 1
+	load := func(sql string) {
+		t.Helper()
+		if _, err := e.LoadWith(ctx, ds, cols, copyQuery(ctx, t, sql), LoadOptions{PrimaryKey: []string{"id"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := func() []string {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(dir, "gen_t*"))
+		for i := range m {
+			m[i] = filepath.Base(m[i])
+		}
+		sort.Strings(m)
+		return m
+	}
+	load("SELECT * FROM gen_t")
+	// A reader holds the current file open across the next loads.
+	rows, err := e.Query(ctx, "SELECT id, v FROM "+e.TableRef("gen_t")+" ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		load(fmt.Sprintf("SELECT id, v || '%d' FROM gen_t", i))
+	}
+	read := 0
+	for rows.Next() {
+		if v := rows.Values()[1].(string); len(v) != 64 {
+			t.Fatalf("a reader of the first file read %q", v)
+		}
+		read++
+	}
+	if err := rows.Err(); err != nil || read != 50000 {
+		t.Fatalf("the reader of the first file read %d rows: %v", read, err)
+	}
+	rows.Close()
+	if got := fmt.Sprint(files()); got != "[gen_t.g6.duckdb]" && got != "[gen_t.g6.duckdb gen_t.g6.duckdb.wal]" {
+		t.Errorf("files after 6 loads: %s", got)
+	}
+	// Written beside the table it replaced, the last load would have
+	// left that table's blocks free in the file: the file holds none.
+	if got := duckRows(t, e, "SELECT free_blocks FROM pragma_database_size() WHERE database_name = 'ds_gen_t'"); fmt.Sprint(got) != "[[0]]" {
+		t.Errorf("free blocks after 6 loads: %v", got)
+	}
+	if n := queryInt(t, e, "SELECT count(*) FROM "+e.TableRef("gen_t")+" WHERE v LIKE '%5'"); n != 50000 {
+		t.Errorf("%d rows of the last load", n)
+	}
+	if got := duckRows(t, e, "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'gen_t'"); fmt.Sprint(got) != "[[_pgaccel_key]]" {
+		t.Errorf("indexes: %v", got)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash leaves: an older generation not yet removed, and a
+	// next one being written.
+	for _, p := range []string{"gen_t.duckdb", "gen_t.g7.duckdb.new", "gen_t.g7.duckdb.new.wal"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2 := openEngine(t, dir)
+	info, err := e2.Attach(ctx, ds)
+	if err != nil || info == nil || info.Rows != 50000 {
+		t.Fatalf("after the restart: %+v, %v", info, err)
+	}
+	if got := fmt.Sprint(files()); got != "[gen_t.g6.duckdb]" {
+		t.Errorf("files after the restart: %s", got)
+	}
+	if path, _ := e2.FilePath("gen_t"); filepath.Base(path) != "gen_t.g6.duckdb" {
+		t.Errorf("FilePath = %s", path)
+	}
+	if n := queryInt(t, e2, "SELECT count(*) FROM "+e2.TableRef("gen_t")+" WHERE v LIKE '%5'"); n != 50000 {
+		t.Errorf("%d rows of the last load after the restart", n)
+	}
+}
