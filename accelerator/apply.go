@@ -489,7 +489,7 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
 		// Updates are deletes and inserts: now and then a checkpoint
 		// compresses the inserted rows and frees the deleted ones.
-		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfter(a.rows) {
+		if a.sinceCompact += a.stats.Inserted + a.stats.Deleted; a.sinceCompact >= compactAfter(a.rows) || a.h.walLarge() {
 			a.sinceCompact = 0
 			defer a.e.compactLater(a.h, a.ds.Name) // after end releases the load lock
 		}

@@ -41,10 +41,16 @@ func (e *Engine) compact(ctx context.Context, dataset string) error {
 // compactLater compacts the dataset in the background. Each attempt holds
 // the dataset's load lock (a new load waits for it, a retry waits for a
 // new load). Close interrupts it and waits for it.
+//
+// A request while one is waiting for the lock is the same request: the
+// waiting one compacts what the lock's holder leaves.
 func (e *Engine) compactLater(h *dsHandle, dataset string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed { // Close is waiting for e.wg already
+		return
+	}
+	if !h.compactWaiting.CompareAndSwap(false, true) {
 		return
 	}
 	e.wg.Add(1)
@@ -63,6 +69,9 @@ func (e *Engine) compactLater(h *dsHandle, dataset string) {
 		for attempt := 1; ; attempt++ {
 			start := time.Now()
 			h.loadMu.Lock()
+			if attempt == 1 {
+				h.compactWaiting.Store(false)
+			}
 			err, rerr := e.reclaimLocked(ctx, h, dataset)
 			h.loadMu.Unlock()
 			if rerr != nil && ctx.Err() == nil {

@@ -101,6 +101,9 @@ type dsHandle struct {
 	// applies, append merges, retention deletes), not only by a swap of
 	// its table. No statement over it is kept prepared (markInPlace).
 	inPlace atomic.Bool
+	// compactWaiting: a background compaction waits for loadMu
+	// (compactLater).
+	compactWaiting atomic.Bool
 	// The rewrites of its table (rewrite.go).
 	rewriteMu   sync.Mutex
 	rewrites    int64
@@ -162,6 +165,12 @@ func Open(opts Options) (*Engine, error) {
 		tmp = filepath.Join(dir, "duckdb_tmp")
 	}
 	q.Set("temp_directory", tmp)
+	// DuckDB's allocator keeps what a task freed until its peak passes
+	// allocator_flush_threshold (128 MiB by default): after a load, a
+	// rewrite or a large query the process stayed that much larger. The
+	// background thread returns freed memory to the system between tasks.
+	q.Set("allocator_flush_threshold", "32MiB")
+	q.Set("allocator_background_threads", "true")
 	dsn := ""
 	if len(q) > 0 {
 		dsn = "?" + q.Encode()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // File generations of a file-mode dataset. DuckDB frees the blocks of
@@ -100,6 +102,28 @@ func (h *dsHandle) file() string {
 	return h.path
 }
 
+// walLarge reports whether a file-mode dataset's WAL has passed
+// walCompactShare of its file (and walCompactMin): the changes it holds
+// are worth a compaction, which writes them into the file, compressed.
+// Wide rows fill the WAL long before compactAfter's count of changes.
+func (h *dsHandle) walLarge() bool {
+	if h.mode != catalog.ModeFile {
+		return false
+	}
+	path := h.file()
+	wal, err := os.Stat(path + ".wal")
+	if err != nil || wal.Size() < walCompactMin {
+		return false
+	}
+	db, err := os.Stat(path)
+	return err == nil && float64(wal.Size()) > walCompactShare*float64(db.Size())
+}
+
+const (
+	walCompactShare = 0.08
+	walCompactMin   = 1 << 20
+)
+
 // nextAlias is the DuckDB name under which the next generation is written.
 func nextAlias(dataset string) string { return "pgaccel_next_" + dataset }
 
@@ -150,9 +174,10 @@ func (e *Engine) dropNext(conn *sql.Conn, dataset, next string) {
 // the next rewrite is measured against (rewrite.go), or lowers them: DuckDB
 // does not always write the same rows to as few blocks (measured with
 // 1.5.6: 1 in 8 copies of 20,000 rows took 1.8 instead of 1.0 MiB), and a
-// copy that came out large must not become the norm. They may rise by a
-// tenth per rewrite, as rows grow wider. A full load's file sets them.
-func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset, next string, rows int64, rewrite bool) error {
+// copy that came out large must not become the norm: the compaction after
+// it writes the rows again. They may rise by a tenth per new file, as rows
+// grow wider.
+func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset, next string, rows int64) error {
 	alias := quoteIdent(nextAlias(dataset))
 	if _, err := conn.ExecContext(ctx, "CHECKPOINT "+alias); err != nil {
 		return fmt.Errorf("checkpoint the next file: %w", err)
@@ -182,12 +207,10 @@ func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 	h.path, h.gen = final, h.gen+1
 	if fi, err := os.Stat(final); err == nil && rows > 0 {
 		per := float64(fi.Size()) / float64(rows)
-		if rewrite && h.bytesPerRow > 0 {
+		if h.bytesPerRow > 0 {
 			per = min(per, h.bytesPerRow*1.1)
 		}
 		h.bytesPerRow = per
-	} else if !rewrite {
-		h.bytesPerRow = 0
 	}
 	h.fileMu.Unlock()
 	for _, p := range []string{old, old + ".wal"} {
@@ -251,7 +274,7 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 			return err
 		}
 	}
-	if err := e.installNext(ctx, conn, h, dataset, next, liveRows, true); err != nil {
+	if err := e.installNext(ctx, conn, h, dataset, next, liveRows); err != nil {
 		return err
 	}
 	installed = true
@@ -271,7 +294,7 @@ func (e *Engine) swapFile(ctx context.Context, conn *sql.Conn, h *dsHandle, data
 	if err := writeCheckpoint(ctx, conn, nextRef(dataset, checkpointTable), cp); err != nil {
 		return err
 	}
-	if err := e.installNext(ctx, conn, h, dataset, next, cp.rows, false); err != nil {
+	if err := e.installNext(ctx, conn, h, dataset, next, cp.rows); err != nil {
 		return fmt.Errorf("swap: %w", err)
 	}
 	return nil

@@ -51,7 +51,7 @@ const (
 	// rewriteFileFactor: a file-mode dataset's file is rewritten when it
 	// passes this many times what its live rows need, and by at least
 	// rewriteFileMinWaste bytes.
-	rewriteFileFactor   = 1.3
+	rewriteFileFactor   = 1.25
 	rewriteFileMinWaste = 256 << 10
 )
 

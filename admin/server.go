@@ -48,6 +48,25 @@ type Options struct {
 	// RuntimeReadyState is runtime.ready_state: on_load (every dataset by
 	// its own ready_state) or on_registration (ready once started).
 	RuntimeReadyState string
+	// Memory reports pgaccel's accounted memory (GET /v1/memory); nil:
+	// the endpoint answers 404.
+	Memory func(context.Context) MemoryStatus
+}
+
+// MemoryStatus is pgaccel's accounted memory as GET /v1/memory returns
+// it, in bytes: DuckDB's buffer pool (tables of mode memory, loads and
+// applies in progress, query operators) and its limit, the point indexes'
+// and the results cache's estimates and their budgets, and the sum. The
+// Go heap beside them is in the go_memstats_* metrics.
+type MemoryStatus struct {
+	DuckDBBytes       int64 `json:"duckdb_bytes"`
+	DuckDBLimitBytes  int64 `json:"duckdb_limit_bytes"`
+	PointIndexBytes   int64 `json:"point_index_bytes"`
+	PointIndexMax     int64 `json:"point_index_max_bytes"`
+	ResultsCacheBytes int64 `json:"results_cache_bytes"`
+	ResultsCacheMax   int64 `json:"results_cache_max_bytes"`
+	TotalBytes        int64 `json:"total_bytes"`
+	ProcessRSSBytes   int64 `json:"process_rss_bytes,omitempty"`
 }
 
 // Server is the admin HTTP port: health, readiness, dataset status,
@@ -72,6 +91,7 @@ func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry,
 	mux.HandleFunc("POST /v1/datasets/{name}/acceleration/refresh", s.auth(s.refreshDataset))
 	mux.HandleFunc("PATCH /v1/datasets/{name}/acceleration", s.auth(s.patchAcceleration))
 	mux.HandleFunc("GET /v1/replication/slots", s.auth(s.slots))
+	mux.HandleFunc("GET /v1/memory", s.auth(s.memory))
 	mux.HandleFunc("DELETE /v1/replication/slots/{name}", s.auth(s.dropSlot))
 	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics}).ServeHTTP))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -440,6 +460,15 @@ func notes(d *catalog.Dataset, st catalog.DatasetState) []string {
 			"A full reload brings it back in line: pgaccel refresh -full "+d.Name+`, or POST /v1/datasets/`+d.Name+`/acceleration/refresh with {"refresh_mode": "full"}.`)
 	}
 	return out
+}
+
+// memory reports pgaccel's accounted memory.
+func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Memory == nil {
+		writeMessage(w, http.StatusNotFound, "no memory accounting in this process")
+		return
+	}
+	writeJSON(w, s.opts.Memory(r.Context()))
 }
 
 // slots lists the origin's replication slots named like pgaccel's, with

@@ -54,9 +54,12 @@ type App struct {
 	ln         net.Listener
 	served     chan error
 	admin      *admin.Server
-	adminLn    net.Listener
-	cancel     context.CancelFunc
-	lookups    *lookupsFile // auth.persist: the planner's answers from the origin
+	// memory reports the accounted memory (GET /v1/memory), nil without
+	// an engine.
+	memory  func(context.Context) admin.MemoryStatus
+	adminLn net.Listener
+	cancel  context.CancelFunc
+	lookups *lookupsFile // auth.persist: the planner's answers from the origin
 }
 
 // Start builds every component of cfg and starts serving: the proxy on
@@ -219,18 +222,20 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				accel.ResultsCache.EnableCaching(policies, a.Registry.BumpDataGeneration, rc.Enabled, a.Metrics)
 				a.Registry.SetCachingStatus(accel.ResultsCache.CachingStatus)
 			}
+			a.memory = func(ctx context.Context) admin.MemoryStatus {
+				m := admin.MemoryStatus{DuckDBBytes: a.Engine.MemoryBytes(ctx), DuckDBLimitBytes: a.Engine.MemoryLimit(ctx), ProcessRSSBytes: processRSS()}
+				if accel.Points != nil {
+					m.PointIndexBytes, m.PointIndexMax = accel.Points.Bytes(), cfg.Runtime.PointIndex.MaxBytes
+				}
+				if accel.ResultsCache != nil {
+					m.ResultsCacheBytes, m.ResultsCacheMax = accel.ResultsCache.Bytes(), cfg.Runtime.ResultsCache.MaxBytes
+				}
+				m.TotalBytes = m.DuckDBBytes + m.PointIndexBytes + m.ResultsCacheBytes
+				return m
+			}
 			a.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_memory_bytes",
 				Help: "pgaccel's accounted memory: DuckDB's (pgaccel_duckdb_memory_bytes) plus the point indexes' and the results cache's estimates."},
-				func() float64 {
-					n := a.Engine.MemoryBytes(context.Background())
-					if accel.Points != nil {
-						n += accel.Points.Bytes()
-					}
-					if accel.ResultsCache != nil {
-						n += accel.ResultsCache.Bytes()
-					}
-					return float64(n)
-				}))
+				func() float64 { return float64(a.memory(context.Background()).TotalBytes) }))
 			break
 		}
 	}
@@ -256,6 +261,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	a.admin = admin.New(a.Registry, a.Runner, a.Metrics, log, admin.Options{
 		Token:             cfg.Admin.Token,
 		RuntimeReadyState: cfg.Runtime.ReadyState,
+		Memory:            a.memory,
 	})
 	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))
 	a.admin.Start(a.adminLn)

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,4 +93,21 @@ func (c storageCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(storageDeadShare, prometheus.GaugeValue, s.DeadShare, name)
 		ch <- prometheus.MustNewConstMetric(storageRewrites, prometheus.CounterValue, float64(s.Rewrites), name)
 	}
+}
+
+// processRSS is the process's resident set size (Linux), 0 when unknown.
+func processRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -15,9 +17,9 @@ import (
 // whose every row the origin updates 25 times, through real logical
 // replication, keeps its file within a small factor of its size after
 // the first load: the deleted row versions the applies leave are
-// reclaimed by rewrites of the table (accelerator/rewrite.go), which
-// status and metrics report. Without them the file grows with every
-// round (the key index keeps DuckDB from reclaiming them). Answers stay
+// reclaimed by rewrites of its file (accelerator/rewrite.go, files.go),
+// which status and metrics report. Without them the file grows with every
+// round. Answers stay
 // the origin's throughout.
 func TestStorage_ChangesDatasetStaysBounded(t *testing.T) {
 	const table, rows, rounds = "cdc_rewrite", 4000, 25
@@ -64,7 +66,7 @@ func TestStorage_ChangesDatasetStaysBounded(t *testing.T) {
 	t.Logf("file %d bytes after the load, at most %d while updated, %d at the end; %d live of %d stored rows; %d rewrites",
 		first.FileBytes, most, end.FileBytes, end.LiveRows, end.StoredRows, end.Rewrites)
 	if end.Rewrites == 0 {
-		t.Error("the table was never rewritten")
+		t.Error("the file was never rewritten")
 	}
 	if most > 4*first.FileBytes || end.FileBytes > 4*first.FileBytes {
 		t.Errorf("the file reached %d bytes (%d at the end), more than 4 times its %d after the load", most, end.FileBytes, first.FileBytes)
@@ -84,6 +86,13 @@ func TestStorage_ChangesDatasetStaysBounded(t *testing.T) {
 		if !strings.Contains(body, m) {
 			t.Errorf("metrics lack %s", m)
 		}
+	}
+	// The accounted memory, also as JSON.
+	code, mem := adminGet(t, a.AdminAddr(), "/v1/memory", "")
+	var m admin.MemoryStatus
+	if err := json.Unmarshal([]byte(mem), &m); code != 200 || err != nil || m.DuckDBLimitBytes < catalog.MinDuckDBMemory || m.DuckDBBytes <= 0 ||
+		m.TotalBytes != m.DuckDBBytes+m.PointIndexBytes+m.ResultsCacheBytes || m.ProcessRSSBytes <= 0 {
+		t.Errorf("GET /v1/memory: %d %s (%v)", code, mem, err)
 	}
 	for _, l := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(l, "pgaccel_duckdb_memory_limit_bytes "); ok {
