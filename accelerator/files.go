@@ -124,6 +124,9 @@ const (
 	walCompactMin   = 1 << 20
 )
 
+// rowGroupRows is DuckDB's row group size (122,880 rows).
+const rowGroupRows = 122_880
+
 // nextAlias is the DuckDB name under which the next generation is written.
 func nextAlias(dataset string) string { return "pgaccel_next_" + dataset }
 
@@ -232,8 +235,9 @@ func syncDir(dir string) {
 
 // rewriteFile writes the dataset's live rows and its checkpoint to the
 // next generation and installs it. The rows go in key order when the
-// table has a key, so that DuckDB's zone maps prune a lookup by key to a
-// row group. liveRows are the rows the table holds (count(*)). The caller
+// table has a key and more than one row group, so that DuckDB's zone maps
+// prune a lookup by key to a row group (a table of one row group is read
+// whole anyway, and sorting wide rows is what a rewrite spends most on). liveRows are the rows the table holds (count(*)). The caller
 // holds the dataset's load lock.
 func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, liveRows int64) (err error) {
 	info, err := e.storedInfo(ctx, dataset)
@@ -259,7 +263,7 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 		}
 	}
 	sel := "SELECT * FROM " + tableRef(dataset, dataset)
-	if len(order) > 0 {
+	if len(order) > 0 && liveRows > rowGroupRows {
 		sel += " ORDER BY " + strings.Join(order, ", ")
 	}
 	stmts := []string{
