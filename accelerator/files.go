@@ -124,6 +124,13 @@ const (
 	walCompactMin   = 1 << 20
 )
 
+// A file expected below smallFileBytes is written in blocks of
+// smallBlockSize (DuckDB's smallest) instead of 256 KiB (openNext).
+const (
+	smallFileBytes = 4 << 20
+	smallBlockSize = 16 << 10
+)
+
 // rowGroupRows is DuckDB's row group size (122,880 rows).
 const rowGroupRows = 122_880
 
@@ -138,7 +145,13 @@ func nextRef(dataset, table string) string {
 // openNext creates the dataset's next generation file and attaches it
 // under nextAlias. The caller holds the dataset's load lock, and then
 // either installs it (installNext) or drops it (dropNext).
-func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string) (string, error) {
+//
+// expected is the size the file should have (0: unknown). A file expected
+// below smallFileBytes gets DuckDB's smallest block size: with 256 KiB
+// blocks, each append of a few rows adds blocks that are a large share of
+// a small file (a 1 MiB window of rows was 1.5–1.8 MiB after each merge).
+// DuckDB records the block size in the file; a restart reads it from there.
+func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, expected int64) (string, error) {
 	h.fileMu.Lock()
 	next := genPath(filepath.Dir(h.path), dataset, h.gen+1) + ".new"
 	h.fileMu.Unlock()
@@ -147,7 +160,11 @@ func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, data
 			return "", err
 		}
 	}
-	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(next)+" AS "+quoteIdent(nextAlias(dataset))); err != nil {
+	opts := ""
+	if expected > 0 && expected < smallFileBytes {
+		opts = fmt.Sprintf(" (BLOCK_SIZE %d)", smallBlockSize)
+	}
+	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(next)+" AS "+quoteIdent(nextAlias(dataset))+opts); err != nil {
 		return "", fmt.Errorf("create the next file: %w", err)
 	}
 	return next, nil
@@ -239,12 +256,12 @@ func syncDir(dir string) {
 // prune a lookup by key to a row group (a table of one row group is read
 // whole anyway, and sorting wide rows is what a rewrite spends most on). liveRows are the rows the table holds (count(*)). The caller
 // holds the dataset's load lock.
-func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, liveRows int64) (err error) {
+func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, liveRows, expected int64) (err error) {
 	info, err := e.storedInfo(ctx, dataset)
 	if err != nil || info == nil {
 		return err // nothing stored (yet)
 	}
-	next, err := e.openNext(ctx, conn, h, dataset)
+	next, err := e.openNext(ctx, conn, h, dataset, expected)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -137,7 +138,16 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	loadRef, next, installed := tableRef(ds.Name, loadTable), "", false
 	fresh := h.mode == catalog.ModeFile && opts.Append == nil
 	if fresh {
-		if next, err = e.openNext(ctx, conn, h, ds.Name); err != nil {
+		// The size of the current file, when it holds rows, guides the
+		// next one's.
+		var expected int64
+		if h.fileMu.Lock(); h.bytesPerRow > 0 {
+			if fi, serr := os.Stat(h.path); serr == nil {
+				expected = fi.Size()
+			}
+		}
+		h.fileMu.Unlock()
+		if next, err = e.openNext(ctx, conn, h, ds.Name, expected); err != nil {
 			return stats, err
 		}
 		loadRef = nextRef(ds.Name, ds.Name)

@@ -156,7 +156,7 @@ func (e *Engine) rewriteIfDead(ctx context.Context, h *dsHandle, dataset string)
 		// A copy DuckDB wrote to more blocks than the rows need (see
 		// installNext) is written once more.
 		for attempt := 1; attempt <= 2; attempt++ {
-			if err = e.rewriteFile(ctx, conn, h, dataset, before.LiveRows); err != nil || needed == 0 {
+			if err = e.rewriteFile(ctx, conn, h, dataset, before.LiveRows, needed); err != nil || needed == 0 {
 				break
 			}
 			if fi, serr := os.Stat(h.file()); serr != nil || float64(fi.Size()) <= rewriteFileFactor*float64(needed) {
