@@ -101,6 +101,9 @@ type dsHandle struct {
 	// applies, append merges, retention deletes), not only by a swap of
 	// its table. No statement over it is kept prepared (markInPlace).
 	inPlace atomic.Bool
+	// indexDropped: the key index of a dataset that changes in place
+	// was dropped (rewrite.go) and no table since has one.
+	indexDropped atomic.Bool
 	// compactWaiting: a background compaction waits for loadMu
 	// (compactLater).
 	compactWaiting atomic.Bool

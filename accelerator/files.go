@@ -272,9 +272,7 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 		}
 	}()
 	var order []string
-	cols := make([]storedColumn, len(info.Specs))
 	for i, s := range info.Specs {
-		cols[i] = storedColumn{ColumnSpec: s, Accelerated: info.Columns[i].Accelerated}
 		if s.KeyPart > 0 && info.Columns[i].Accelerated {
 			order = append(order, quoteIdent(s.Name))
 		}
@@ -287,8 +285,8 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 		"CREATE TABLE " + nextRef(dataset, dataset) + " AS " + sel,
 		"CREATE TABLE " + nextRef(dataset, checkpointTable) + " AS SELECT * FROM " + tableRef(dataset, checkpointTable),
 	}
-	if col, ok := keyIndex(cols); ok && !h.inPlace.Load() {
-		stmts = append(stmts, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+nextRef(dataset, dataset)+" ("+quoteIdent(col)+")")
+	if q := keyIndexSQL(nextRef(dataset, dataset), info.storedColumns(), h.inPlace.Load()); q != "" {
+		stmts = append(stmts, q)
 	}
 	for _, q := range stmts {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
@@ -307,8 +305,8 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 // install. Readers see the old file's rows until the install and the new
 // ones after it.
 func (e *Engine) swapFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, cp checkpoint, next string) error {
-	if col, ok := keyIndex(cp.columns); ok && !h.inPlace.Load() {
-		if _, err := conn.ExecContext(ctx, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+nextRef(dataset, dataset)+" ("+quoteIdent(col)+")"); err != nil {
+	if q := keyIndexSQL(nextRef(dataset, dataset), cp.columns, h.inPlace.Load()); q != "" {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("swap: %w", err)
 		}
 	}

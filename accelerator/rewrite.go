@@ -124,29 +124,28 @@ func (e *Engine) rewriteIfDead(ctx context.Context, h *dsHandle, dataset string)
 		return err
 	}
 	defer conn.Close()
-	if h.inPlace.Load() {
+	if h.inPlace.Load() && !h.indexDropped.Load() {
 		// Rows that change in place are not indexed by DuckDB (see
-		// keyIndex); a file of an earlier version may have the index.
+		// keyIndex); a file of an earlier version, or a full load before
+		// the first change, may have the index.
 		if _, err := conn.ExecContext(ctx, "DROP INDEX IF EXISTS "+quoteIdent(DatabaseName(dataset))+".main."+quoteIdent(keyIndexName)); err != nil {
 			return err
 		}
+		h.indexDropped.Store(true)
 	}
 	before, err := e.storage(ctx, conn, h, dataset)
 	if err != nil {
 		return err
 	}
-	dead := before.DeadShare() >= rewriteDeadShare && before.StoredRows-before.LiveRows >= rewriteMinDead
+	due := before.DeadShare() >= rewriteDeadShare && before.StoredRows-before.LiveRows >= rewriteMinDead
 	needed := int64(0)
 	if h.mode == catalog.ModeFile {
 		if needed, err = e.neededBytes(ctx, conn, h, dataset, before); err != nil {
 			return err
 		}
-		if float64(before.FileBytes) <= rewriteFileFactor*float64(needed) || before.FileBytes-needed < rewriteFileMinWaste {
-			if !dead {
-				return nil
-			}
-		}
-	} else if !dead {
+		due = due || float64(before.FileBytes) > rewriteFileFactor*float64(needed) && before.FileBytes-needed >= rewriteFileMinWaste
+	}
+	if !due {
 		return nil
 	}
 	start := time.Now()
@@ -219,16 +218,12 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, dataset string, in
 			return err
 		}
 	}
-	cols := make([]storedColumn, len(info.Specs))
-	for i, s := range info.Specs {
-		cols[i] = storedColumn{ColumnSpec: s, Accelerated: info.Columns[i].Accelerated}
-	}
 	stmts := []string{
 		"DROP TABLE " + tableRef(dataset, dataset),
 		"ALTER TABLE " + load + " RENAME TO " + quoteIdent(dataset),
 	}
-	if col, ok := keyIndex(cols); ok && !inPlace {
-		stmts = append(stmts, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(dataset, dataset)+" ("+quoteIdent(col)+")")
+	if q := keyIndexSQL(tableRef(dataset, dataset), info.storedColumns(), inPlace); q != "" {
+		stmts = append(stmts, q)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

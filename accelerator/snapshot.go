@@ -172,12 +172,8 @@ func (e *Engine) ReplaceFrom(ctx context.Context, dataset, path string) (*TableI
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot of %s: %w", dataset, err)
 	}
-	cols := make([]storedColumn, len(info.Specs))
-	for i, s := range info.Specs {
-		cols[i] = storedColumn{ColumnSpec: s, Accelerated: info.Columns[i].Accelerated}
-	}
-	if col, ok := keyIndex(cols); ok && !h.inPlace.Load() {
-		if _, err := conn.ExecContext(ctx, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(dataset, dataset)+" ("+quoteIdent(col)+")"); err != nil {
+	if q := keyIndexSQL(tableRef(dataset, dataset), info.storedColumns(), h.inPlace.Load()); q != "" {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			e.log.Warn().Err(err).Str("dataset", dataset).Msg("index on the primary key of a loaded snapshot")
 		}
 	}

@@ -70,9 +70,8 @@ func (e *Engine) swap(ctx context.Context, conn *sql.Conn, name string, cp check
 		"DROP TABLE IF EXISTS " + tableRef(name, name),
 		"ALTER TABLE " + tableRef(name, loadTable) + " RENAME TO " + quoteIdent(name),
 	}
-	if col, ok := keyIndex(cp.columns); ok && !inPlace {
-		// After the rename: DuckDB cannot rename a table that has an index.
-		stmts = append(stmts, "CREATE INDEX "+quoteIdent(keyIndexName)+" ON "+tableRef(name, name)+" ("+quoteIdent(col)+")")
+	if q := keyIndexSQL(tableRef(name, name), cp.columns, inPlace); q != "" {
+		stmts = append(stmts, q)
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -91,6 +90,27 @@ func (e *Engine) swap(ctx context.Context, conn *sql.Conn, name string, cp check
 
 // keyIndexName names the index on a dataset's primary-key column.
 const keyIndexName = "_pgaccel_key"
+
+// keyIndexSQL is the statement that creates the key index on table (a
+// quoted reference) holding cols, "" when it gets none: no indexable key
+// (keyIndex), or rows that change in place. DuckDB cannot rename a table
+// that has an index: it runs after any rename.
+func keyIndexSQL(table string, cols []storedColumn, inPlace bool) string {
+	col, ok := keyIndex(cols)
+	if !ok || inPlace {
+		return ""
+	}
+	return "CREATE INDEX " + quoteIdent(keyIndexName) + " ON " + table + " (" + quoteIdent(col) + ")"
+}
+
+// storedColumns are the checkpoint's view of a stored table's columns.
+func (t *TableInfo) storedColumns() []storedColumn {
+	cols := make([]storedColumn, len(t.Specs))
+	for i, s := range t.Specs {
+		cols[i] = storedColumn{ColumnSpec: s, Accelerated: t.Columns[i].Accelerated}
+	}
+	return cols
+}
 
 // keyIndex returns the column to index: the origin table's primary key when
 // it is one column of a type DuckDB indexes, loaded as is. A query that
