@@ -103,6 +103,9 @@ type Applier struct {
 	// delta: the keys the open transaction deleted and put, for the
 	// point index (pointdelta.go).
 	delta pointDelta
+	// spoils: the open transaction made a change that a rewrite of the
+	// file in the background cannot catch up with by key (a TRUNCATE).
+	spoils bool
 }
 
 // An Applier compacts the dataset (and rewrites its table when deleted
@@ -231,6 +234,9 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		}
 		a.stats.Deleted += n
 		a.rows -= n
+		if err := a.trackKeys(ctx, truncate); err != nil {
+			return err
+		}
 	}
 	if len(puts) > 0 {
 		if a.opts.Retention != nil {
@@ -248,6 +254,28 @@ func (a *Applier) Apply(ctx context.Context, truncate bool, changes []Change) (e
 		a.rows += n
 	}
 	a.notePointDelta(truncate, changes)
+	if truncate {
+		a.spoils = true
+	}
+	return nil
+}
+
+// trackKeys records the batch's staged keys in changedTable while a
+// rewrite of the file copies in the background (rewrite.go), in the
+// transaction that changes their rows, for it to catch up with.
+func (a *Applier) trackKeys(ctx context.Context, truncate bool) error {
+	if t := a.h.track; t == nil || t.spoiled || truncate {
+		return nil
+	}
+	changed := tableRef(a.ds.Name, changedTable)
+	for _, q := range []string{
+		"CREATE TABLE IF NOT EXISTS " + changed + " AS SELECT * FROM " + stageDelRef + " LIMIT 0",
+		"INSERT INTO " + changed + " BY NAME SELECT * FROM " + stageDelRef,
+	} {
+		if _, err := a.exec(ctx, q); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -486,6 +514,10 @@ func (a *Applier) Commit(ctx context.Context, repl Replication, at time.Time) (A
 	if err == nil {
 		err = a.tx.Commit()
 	}
+	if t := a.h.track; err == nil && t != nil && (a.spoils || a.changed) {
+		t.spoiled = true // a rewrite in the background cannot follow
+	}
+	a.spoils = false
 	if err == nil && (a.stats.Inserted > 0 || a.stats.Deleted > 0 || a.changed) {
 		// Updates are deletes and inserts: now and then a checkpoint
 		// compresses the inserted rows and frees the deleted ones.
@@ -531,6 +563,7 @@ func (a *Applier) Rollback() {
 	}
 	_ = a.tx.Rollback()
 	a.delta.reset()
+	a.spoils = false
 	a.end()
 	if info, err := a.e.storedInfo(context.Background(), a.ds.Name); err == nil && info != nil {
 		a.rows, a.specs, a.columns = info.Rows, info.Specs, slices.Clone(info.Columns)

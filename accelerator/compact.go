@@ -25,7 +25,9 @@ func (e *Engine) Compact(ctx context.Context, dataset string) error {
 	if err != nil {
 		return fmt.Errorf("compact dataset %s: %w", dataset, err)
 	}
-	h.loadMu.Lock()
+	if err := h.lockIdle(ctx); err != nil {
+		return fmt.Errorf("compact dataset %s: %w", dataset, err)
+	}
 	defer h.loadMu.Unlock()
 	if err := e.compact(ctx, dataset); err != nil {
 		return fmt.Errorf("compact dataset %s: %w", dataset, err)
@@ -66,14 +68,31 @@ func (e *Engine) compactLater(h *dsHandle, dataset string) {
 			}
 		}()
 		backoff := compactBackoff
+		rewroteTwice := false
 		for attempt := 1; ; attempt++ {
 			start := time.Now()
 			h.loadMu.Lock()
 			if attempt == 1 {
 				h.compactWaiting.Store(false)
 			}
-			err, rerr := e.reclaimLocked(ctx, h, dataset)
+			if h.track != nil {
+				// A rewrite in the background is copying; the file it
+				// installs is compacted.
+				h.loadMu.Unlock()
+				return
+			}
+			err, rerr, later := e.reclaimLocked(ctx, h, dataset, true)
 			h.loadMu.Unlock()
+			if later != nil {
+				rerr = later(ctx)
+				if rerr == nil && !rewroteTwice {
+					// A copy DuckDB wrote large (installNext) is
+					// written once more.
+					rewroteTwice = true
+					attempt--
+					continue
+				}
+			}
 			if rerr != nil && ctx.Err() == nil {
 				e.log.Warn().Err(rerr).Str("dataset", dataset).Msg("the acceleration's table was not rewritten; its deleted rows stay until the next attempt")
 			}

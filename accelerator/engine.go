@@ -83,6 +83,10 @@ type Engine struct {
 
 	closing chan struct{}  // closed by Close
 	wg      sync.WaitGroup // background compactions
+
+	// rewriteCopied, in tests, is called when a rewrite in the
+	// background has copied the rows, before it takes the load lock.
+	rewriteCopied atomic.Pointer[func()]
 }
 
 // dsHandle is the engine's view of one attached dataset.
@@ -107,10 +111,30 @@ type dsHandle struct {
 	// compactWaiting: a background compaction waits for loadMu
 	// (compactLater).
 	compactWaiting atomic.Bool
+	// track: the rewrite of the file in the background in progress
+	// (rewrite.go), nil when none; set, read and marked under loadMu.
+	// underLock: the last one was spoiled by a write it cannot catch up
+	// with, so the next rewrite holds the lock throughout.
+	track     *rewriteTrack
+	underLock bool
 	// The rewrites of its table (rewrite.go).
 	rewriteMu   sync.Mutex
 	rewrites    int64
 	lastRewrite time.Time
+	// rewritesDropped: see StorageStats.RewritesDropped.
+	rewritesDropped int64
+}
+
+// lockLoad takes the dataset's load lock for a write that a rewrite in
+// the background cannot catch up with (a load, a merge, a retention pass,
+// a snapshot's load): that rewrite, if one is copying, is dropped when it
+// comes back for the lock (rewrite.go). A change stream's Applier takes
+// loadMu itself and tells the rewrite which keys it changed.
+func (h *dsHandle) lockLoad() {
+	h.loadMu.Lock()
+	if h.track != nil {
+		h.track.spoiled = true
+	}
 }
 
 func (h *dsHandle) rewritten(at time.Time) {
@@ -120,10 +144,10 @@ func (h *dsHandle) rewritten(at time.Time) {
 	h.lastRewrite = at
 }
 
-func (h *dsHandle) rewriteStats() (int64, time.Time) {
+func (h *dsHandle) rewriteStats() (rewrites int64, last time.Time, dropped int64) {
 	h.rewriteMu.Lock()
 	defer h.rewriteMu.Unlock()
-	return h.rewrites, h.lastRewrite
+	return h.rewrites, h.lastRewrite, h.rewritesDropped
 }
 
 // TableInfo describes a dataset's stored acceleration: what Attach finds in
@@ -340,10 +364,12 @@ func (e *Engine) Attach(ctx context.Context, ds *catalog.Dataset) (existing *Tab
 	if h.mode != catalog.ModeFile {
 		return e.storedInfo(ctx, ds.Name)
 	}
-	h.loadMu.Lock() // a leftover of an interrupted load is dropped before use
+	h.lockLoad() // leftovers of an interrupted load or rewrite are dropped before use
 	defer h.loadMu.Unlock()
-	if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tableRef(ds.Name, loadTable)); err != nil {
-		return nil, fmt.Errorf("attach dataset %s: drop leftover load table: %w", ds.Name, err)
+	for _, table := range []string{loadTable, changedTable} {
+		if _, err := e.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tableRef(ds.Name, table)); err != nil {
+			return nil, fmt.Errorf("attach dataset %s: drop leftover table: %w", ds.Name, err)
+		}
 	}
 	info, err := e.storedInfo(ctx, ds.Name)
 	if err != nil {

@@ -36,7 +36,10 @@ import (
 //	<name>.duckdb          generation 0, what the first attach creates
 //	<name>.g<N>.duckdb     generation N ≥ 1, always whole (renamed only
 //	                       after its checkpoint and close)
-//	<name>.g<N>.duckdb.new generation N being written; removed by Attach
+//	<name>.g<N>.duckdb.new generation N being written by a load or a
+//	                       rewrite under the load lock; removed by Attach
+//	<name>.g<N>.duckdb.rw  the same, written by a rewrite in the
+//	                       background (rewrite.go)
 //
 // Attach takes the highest generation and removes the others, so a crash
 // at any step leaves either the old file or the new one in use, never a
@@ -68,7 +71,7 @@ func generations(dir, dataset string) (whole map[int]string, partial []string) {
 		switch suffix {
 		case "":
 			whole[n] = m
-		case ".new", ".new.wal":
+		case ".new", ".new.wal", ".rw", ".rw.wal":
 			partial = append(partial, m)
 		}
 	}
@@ -134,50 +137,63 @@ const (
 // rowGroupRows is DuckDB's row group size (122,880 rows).
 const rowGroupRows = 122_880
 
-// nextAlias is the DuckDB name under which the next generation is written.
-func nextAlias(dataset string) string { return "pgaccel_next_" + dataset }
-
-// nextRef quotes table in the next generation's database.
-func nextRef(dataset, table string) string {
-	return quoteIdent(nextAlias(dataset)) + ".main." + quoteIdent(table)
+// nextFile is a generation of a dataset's file being written beside the
+// current one: its path and the DuckDB name it is attached under. A load,
+// or a rewrite under the load lock, writes "<gen>.new" as
+// pgaccel_next_<name>; a rewrite in the background (rewrite.go), which a
+// load may overtake, writes "<gen>.rw" as pgaccel_rw_<name>.
+type nextFile struct {
+	path, alias string
 }
 
-// openNext creates the dataset's next generation file and attaches it
-// under nextAlias. The caller holds the dataset's load lock, and then
-// either installs it (installNext) or drops it (dropNext).
+// ref quotes table in the next generation's database.
+func (n nextFile) ref(table string) string {
+	return quoteIdent(n.alias) + ".main." + quoteIdent(table)
+}
+
+// openNext creates the dataset's next generation file and attaches it.
+// The caller holds the dataset's load lock (when background, only to
+// open it), and then either installs it (installNext) or drops it
+// (dropNext).
 //
 // expected is the size the file should have (0: unknown). A file expected
 // below smallFileBytes gets DuckDB's smallest block size: with 256 KiB
 // blocks, each append of a few rows adds blocks that are a large share of
 // a small file (a 1 MiB window of rows was 1.5–1.8 MiB after each merge).
 // DuckDB records the block size in the file; a restart reads it from there.
-func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, expected int64) (string, error) {
+func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, expected int64, background bool) (nextFile, error) {
 	h.fileMu.Lock()
-	next := genPath(filepath.Dir(h.path), dataset, h.gen+1) + ".new"
+	nf := nextFile{genPath(filepath.Dir(h.path), dataset, h.gen+1) + ".new", "pgaccel_next_" + dataset}
 	h.fileMu.Unlock()
-	for _, p := range []string{next, next + ".wal"} {
+	if background {
+		nf = nextFile{strings.TrimSuffix(nf.path, ".new") + ".rw", "pgaccel_rw_" + dataset}
+	}
+	for _, p := range []string{nf.path, nf.path + ".wal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", err
+			return nextFile{}, err
 		}
 	}
 	opts := ""
 	if expected > 0 && expected < smallFileBytes {
 		opts = fmt.Sprintf(" (BLOCK_SIZE %d)", smallBlockSize)
 	}
-	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(next)+" AS "+quoteIdent(nextAlias(dataset))+opts); err != nil {
-		return "", fmt.Errorf("create the next file: %w", err)
+	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(nf.path)+" AS "+quoteIdent(nf.alias)+opts); err != nil {
+		return nextFile{}, fmt.Errorf("create the next file: %w", err)
 	}
-	return next, nil
+	return nf, nil
 }
 
 // dropNext detaches and removes a next generation that is not installed.
-func (e *Engine) dropNext(conn *sql.Conn, dataset, next string) {
+func (e *Engine) dropNext(conn *sql.Conn, dataset string, nf nextFile) {
+	if nf.path == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := conn.ExecContext(ctx, "DETACH DATABASE IF EXISTS "+quoteIdent(nextAlias(dataset))); err != nil {
+	if _, err := conn.ExecContext(ctx, "DETACH DATABASE IF EXISTS "+quoteIdent(nf.alias)); err != nil {
 		e.log.Warn().Err(err).Str("dataset", dataset).Msg("cannot detach an unfinished acceleration file")
 	}
-	for _, p := range []string{next, next + ".wal"} {
+	for _, p := range []string{nf.path, nf.path + ".wal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			e.log.Warn().Err(err).Str("path", p).Msg("cannot remove an unfinished acceleration file")
 		}
@@ -197,16 +213,21 @@ func (e *Engine) dropNext(conn *sql.Conn, dataset, next string) {
 // copy that came out large must not become the norm: the compaction after
 // it writes the rows again. They may rise by a tenth per new file, as rows
 // grow wider.
-func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset, next string, rows int64) error {
-	alias := quoteIdent(nextAlias(dataset))
+func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, nf nextFile, rows int64) error {
+	alias := quoteIdent(nf.alias)
 	if _, err := conn.ExecContext(ctx, "CHECKPOINT "+alias); err != nil {
 		return fmt.Errorf("checkpoint the next file: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, "DETACH "+alias); err != nil {
 		return fmt.Errorf("close the next file: %w", err)
 	}
-	final := strings.TrimSuffix(next, ".new")
-	if err := os.Rename(next, final); err != nil {
+	// The generation after the current one: a load may have installed
+	// one since a background rewrite opened its file (the rewrite then
+	// drops its file instead).
+	h.fileMu.Lock()
+	final := genPath(filepath.Dir(h.path), dataset, h.gen+1)
+	h.fileMu.Unlock()
+	if err := os.Rename(nf.path, final); err != nil {
 		return err
 	}
 	syncDir(filepath.Dir(final))
@@ -214,7 +235,7 @@ func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ATTACH OR REPLACE "+quoteLiteral(final)+" AS "+quoteIdent(DatabaseName(dataset))); err != nil {
 		// The current file is still attached and holds the same rows,
 		// but a restart would take the new one: take it now or never.
-		if rerr := os.Rename(final, next); rerr != nil {
+		if rerr := os.Rename(final, nf.path); rerr != nil {
 			if rerr := os.Remove(final); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				e.log.Error().Err(rerr).Str("dataset", dataset).Str("path", final).
 					Msg("an acceleration file failed to attach and cannot be removed; remove it before a restart")
@@ -251,26 +272,49 @@ func syncDir(dir string) {
 }
 
 // rewriteFile writes the dataset's live rows and its checkpoint to the
-// next generation and installs it. The rows go in key order when the
-// table has a key and more than one row group, so that DuckDB's zone maps
-// prune a lookup by key to a row group (a table of one row group is read
-// whole anyway, and sorting wide rows is what a rewrite spends most on). liveRows are the rows the table holds (count(*)). The caller
-// holds the dataset's load lock.
+// next generation and installs it, under the dataset's load lock (see
+// rewriteFileBackground for the rewrite that holds it only at its ends).
+// liveRows are the rows the table holds (count(*)).
 func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, liveRows, expected int64) (err error) {
 	info, err := e.storedInfo(ctx, dataset)
 	if err != nil || info == nil {
 		return err // nothing stored (yet)
 	}
-	next, err := e.openNext(ctx, conn, h, dataset, expected)
+	nf, err := e.openNext(ctx, conn, h, dataset, expected, false)
 	if err != nil {
 		return err
 	}
 	installed := false
 	defer func() {
 		if !installed {
-			e.dropNext(conn, dataset, next)
+			e.dropNext(conn, dataset, nf)
 		}
 	}()
+	stmts := []string{
+		"CREATE TABLE " + nf.ref(dataset) + " AS " + copySelect(info, dataset, liveRows),
+		"CREATE TABLE " + nf.ref(checkpointTable) + " AS SELECT * FROM " + tableRef(dataset, checkpointTable),
+	}
+	if q := keyIndexSQL(nf.ref(dataset), info.storedColumns(), h.inPlace.Load()); q != "" {
+		stmts = append(stmts, q)
+	}
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	if err := e.installNext(ctx, conn, h, dataset, nf, liveRows); err != nil {
+		return err
+	}
+	installed = true
+	return nil
+}
+
+// copySelect is the query of the rows a rewrite copies to the next
+// generation: all of them, in key order when the table has a key and more
+// than one row group, so that DuckDB's zone maps prune a lookup by key to
+// a row group (a table of one row group is read whole anyway, and sorting
+// wide rows is what a rewrite spends most on).
+func copySelect(info *TableInfo, dataset string, liveRows int64) string {
 	var order []string
 	for i, s := range info.Specs {
 		if s.KeyPart > 0 && info.Columns[i].Accelerated {
@@ -281,39 +325,23 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 	if len(order) > 0 && liveRows > rowGroupRows {
 		sel += " ORDER BY " + strings.Join(order, ", ")
 	}
-	stmts := []string{
-		"CREATE TABLE " + nextRef(dataset, dataset) + " AS " + sel,
-		"CREATE TABLE " + nextRef(dataset, checkpointTable) + " AS SELECT * FROM " + tableRef(dataset, checkpointTable),
-	}
-	if q := keyIndexSQL(nextRef(dataset, dataset), info.storedColumns(), h.inPlace.Load()); q != "" {
-		stmts = append(stmts, q)
-	}
-	for _, q := range stmts {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	if err := e.installNext(ctx, conn, h, dataset, next, liveRows); err != nil {
-		return err
-	}
-	installed = true
-	return nil
+	return sel
 }
 
 // swapFile completes a full load written to the next generation (table
-// nextRef(dataset, dataset)): the key index, the checkpoint, and the
-// install. Readers see the old file's rows until the install and the new
-// ones after it.
-func (e *Engine) swapFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, cp checkpoint, next string) error {
-	if q := keyIndexSQL(nextRef(dataset, dataset), cp.columns, h.inPlace.Load()); q != "" {
+// nf.ref(dataset)): the key index, the checkpoint, and the install.
+// Readers see the old file's rows until the install and the new ones
+// after it.
+func (e *Engine) swapFile(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, cp checkpoint, nf nextFile) error {
+	if q := keyIndexSQL(nf.ref(dataset), cp.columns, h.inPlace.Load()); q != "" {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("swap: %w", err)
 		}
 	}
-	if err := writeCheckpoint(ctx, conn, nextRef(dataset, checkpointTable), cp); err != nil {
+	if err := writeCheckpoint(ctx, conn, nf.ref(checkpointTable), cp); err != nil {
 		return err
 	}
-	if err := e.installNext(ctx, conn, h, dataset, next, cp.rows); err != nil {
+	if err := e.installNext(ctx, conn, h, dataset, nf, cp.rows); err != nil {
 		return fmt.Errorf("swap: %w", err)
 	}
 	return nil

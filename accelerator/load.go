@@ -124,7 +124,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 	src.progress = opts.Progress
 	stats.Columns = src.columns
 
-	h.loadMu.Lock()
+	h.lockLoad()
 	defer h.loadMu.Unlock()
 
 	conn, err := e.db.Conn(ctx)
@@ -135,7 +135,7 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 
 	// A full load in mode file writes the next generation of the file
 	// (files.go): the current file keeps only the rows it serves.
-	loadRef, next, installed := tableRef(ds.Name, loadTable), "", false
+	loadRef, next, installed := tableRef(ds.Name, loadTable), nextFile{}, false
 	fresh := h.mode == catalog.ModeFile && opts.Append == nil
 	if fresh {
 		// The size of the current file, when it holds rows, guides the
@@ -147,10 +147,10 @@ func (e *Engine) load(ctx context.Context, ds *catalog.Dataset, cols []ColumnSpe
 			}
 		}
 		h.fileMu.Unlock()
-		if next, err = e.openNext(ctx, conn, h, ds.Name, expected); err != nil {
+		if next, err = e.openNext(ctx, conn, h, ds.Name, expected, false); err != nil {
 			return stats, err
 		}
-		loadRef = nextRef(ds.Name, ds.Name)
+		loadRef = next.ref(ds.Name)
 	}
 	defer func() {
 		if fresh {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,5 +197,221 @@ func checkBound(t *testing.T, sizes []int64, compacted int64) {
 	}
 	if over*10 > len(sizes) {
 		t.Errorf("the file was above 1.5 times a fresh copy's %d bytes after %d of %d rounds: %v", compacted, over, len(sizes), sizes)
+	}
+}
+
+// TestApplier_RewriteInBackgroundCatchesUp: the rewrite of the file that
+// the background compaction after a commit begins copies without the load
+// lock; a change stream's commits go on meanwhile, and the file it
+// installs holds their rows and position exactly (updates, deletes, new
+// keys, a key change, several commits). A write it cannot catch up with by
+// key (a retention pass, a TRUNCATE) drops the copy, and the next rewrite
+// holds the lock.
+func TestApplier_RewriteInBackgroundCatchesUp(t *testing.T) {
+	const rows = 30000
+	originExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS bgrewrite_t;
+		CREATE TABLE bgrewrite_t (id int PRIMARY KEY, v text, n int);
+		INSERT INTO bgrewrite_t SELECT g, md5(g::text), g FROM generate_series(1, %d) g;`, rows))
+	dir := t.TempDir()
+	e := openEngine(t, dir)
+	ds := testDataset("bgrewrite_t", "bgrewrite_t", catalog.ModeFile)
+	ds.Acceleration.PrimaryKey = []string{"id"}
+	ctx := context.Background()
+	if _, err := e.LoadWith(ctx, ds, originColumns(t, "bgrewrite_t"), copyQuery(ctx, t, "SELECT * FROM bgrewrite_t"),
+		LoadOptions{PrimaryKey: []string{"id"}, Replication: &Replication{Slot: "s", Publication: "p", SystemID: "42", LSN: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.NewApplier(ctx, ds, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	h, err := e.handle("bgrewrite_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsn := uint64(1)
+	// The helpers fail the test they run in (tt), not t.
+	var tt testing.TB = t
+	apply := func(truncate bool, changes []Change) {
+		t := tt
+		t.Helper()
+		if err := a.Apply(ctx, truncate, changes); err != nil {
+			t.Fatal(err)
+		}
+		lsn++
+		if _, err := a.Commit(ctx, Replication{Slot: "s", Publication: "p", SystemID: "42", LSN: lsn}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(id, n int) Change {
+		return Change{Row: [][]byte{int4(int32(id)), []byte(fmt.Sprintf("v%d-%d", id, n)), int4(int32(n))}}
+	}
+	del := func(id int) Change { return Change{Delete: true, Key: [][]byte{int4(int32(id))}} }
+	sum := "SELECT count(*)::BIGINT, sum(hash(id, v, n))::HUGEINT::VARCHAR FROM " + e.TableRef("bgrewrite_t")
+	checksum := func() string { r := duckRows(tt, e, sum); return fmt.Sprint(r[0]...) }
+	state := func() (gen int, rewrites int64, copying, underLock bool) {
+		h.loadMu.Lock()
+		defer h.loadMu.Unlock()
+		h.fileMu.Lock()
+		defer h.fileMu.Unlock()
+		r, _, _ := h.rewriteStats()
+		return h.gen, r, h.track != nil, h.underLock
+	}
+	// pause makes the next rewrite in the background wait, its rows
+	// copied, until the returned resume is called; bloat updates every
+	// row until one does (the compaction after a commit begins it).
+	copied, resume := make(chan struct{}, 1), make(chan struct{})
+	var armed atomic.Bool
+	hook := func() {
+		if armed.CompareAndSwap(true, false) {
+			copied <- struct{}{}
+			<-resume
+		}
+	}
+	e.rewriteCopied.Store(&hook)
+	bloat := func(n int) {
+		t := tt
+		t.Helper()
+		armed.Store(true)
+		for round := 0; ; round++ {
+			for lo := 1; lo <= rows; lo += 5000 {
+				var cs []Change
+				for id := lo; id < lo+5000; id++ {
+					cs = append(cs, put(id, n+round))
+				}
+				apply(false, cs)
+				select {
+				case <-copied:
+					return
+				default:
+				}
+			}
+			if round == 20 {
+				t.Fatal("no rewrite in the background began after 20 updates of every row")
+			}
+		}
+	}
+	// settle waits until no rewrite is copying.
+	settle := func() {
+		t := tt
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if _, _, copying, _ := state(); !copying {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the rewrite did not finish")
+			}
+		}
+	}
+	waitGen := func(g int) {
+		t := tt
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if gen, _, _, _ := state(); gen >= g {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("generation %d not installed", g)
+			}
+		}
+	}
+
+	t.Run("catches up", func(t *testing.T) {
+		tt = t
+		bloat(1)
+		g, rewrites, copying, _ := state()
+		if !copying {
+			t.Fatal("the rewrite that called the hook is not marked in progress")
+		}
+		// Commits while the rows are copied: updates, deletes, new keys,
+		// and a key change (the old key deleted, the new one put).
+		var cs []Change
+		for id := 1; id <= 1000; id++ {
+			cs = append(cs, put(id, 100))
+		}
+		apply(false, cs)
+		cs = nil
+		for id := 2001; id <= 2500; id++ {
+			cs = append(cs, del(id))
+		}
+		for id := rows + 1; id <= rows+300; id++ {
+			cs = append(cs, put(id, 101))
+		}
+		apply(false, cs)
+		apply(false, []Change{del(5000), put(rows+5000, 102)})
+		apply(false, []Change{put(1, 103)}) // a key changed twice
+		want := checksum()
+		resume <- struct{}{}
+		waitGen(g + 1)
+		if _, r, _, _ := state(); r <= rewrites {
+			t.Fatalf("rewrites %d → %d", rewrites, r)
+		}
+		if got := checksum(); got != want {
+			t.Errorf("after the rewrite: %s, want %s (the rows committed during the copy)", got, want)
+		}
+		info, err := e.Stored(ctx, "bgrewrite_t")
+		if err != nil || info == nil || info.Replication == nil || info.Replication.LSN != lsn {
+			t.Fatalf("stored = %+v, %v; want LSN %d", info, err, lsn)
+		}
+		settle()
+		if n := queryInt(t, e, "SELECT count(*) FROM duckdb_tables() WHERE table_name = '"+changedTable+"'"); n != 0 {
+			t.Errorf("%d tables of changed keys left", n)
+		}
+	})
+
+	for _, c := range []struct {
+		name  string
+		write func()
+	}{
+		{"retention pass", func() {
+			if _, _, err := e.DeleteWhere(ctx, "bgrewrite_t", []string{"id > 29000"}); err != nil {
+				tt.Fatal(err)
+			}
+		}},
+		{"truncate", func() { apply(true, []Change{put(7, 7), put(8, 8)}) }},
+	} {
+		t.Run("dropped after a "+c.name, func(t *testing.T) {
+			tt = t
+			settle()
+			bloat(300)
+			_, _, dropped := h.rewriteStats()
+			c.write()
+			apply(false, []Change{put(9, 9)})
+			want := checksum()
+			resume <- struct{}{}
+			settle()
+			if _, _, d := h.rewriteStats(); d != dropped+1 {
+				t.Fatalf("rewrites dropped %d → %d: the spoiled copy was not dropped", dropped, d)
+			}
+			if got := checksum(); got != want {
+				t.Errorf("%s, want %s", got, want)
+			}
+			// The next rewrite (the compaction's, or this one) holds the
+			// lock throughout.
+			g, rewrites, _, _ := state()
+			if err := e.Reclaim(ctx, "bgrewrite_t"); err != nil {
+				t.Fatal(err)
+			}
+			if gen, r, _, underLock := state(); underLock || r == rewrites && gen == g && r == 0 {
+				t.Fatalf("after the spoiled one: generation %d → %d, rewrites %d → %d, underLock %v", g, gen, rewrites, r, underLock)
+			}
+			if got := checksum(); got != want {
+				t.Errorf("after the rewrite: %s, want %s", got, want)
+			}
+		})
+	}
+	tt = t
+	armed.Store(false)
+	settle()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := os.ReadDir(dir)
+	for _, f := range left {
+		if strings.Contains(f.Name(), ".rw") || strings.Contains(f.Name(), ".new") {
+			t.Errorf("left in the data dir: %s", f.Name())
+		}
 	}
 }

@@ -71,6 +71,8 @@ func (e *Engine) SnapshotTo(ctx context.Context, dataset string) (path string, i
 	}
 	path = filepath.Join(dir, fmt.Sprintf("%s_%d.duckdb", dataset, time.Now().UnixNano()))
 	alias := quoteIdent("pgaccel_snapshot_" + dataset)
+	// A read: a rewrite in the background goes on (its table of changed
+	// keys, if any, is copied too, and dropped by an Attach of the copy).
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
 	info, err = e.storedInfo(ctx, dataset)
@@ -138,7 +140,7 @@ func (e *Engine) ReplaceFrom(ctx context.Context, dataset, path string) (*TableI
 		return nil, fmt.Errorf("load snapshot of %s: the file holds no table %s with its checkpoint", dataset, dataset)
 	}
 	src := func(table string) string { return quoteIdent(alias) + ".main." + quoteIdent(table) }
-	h.loadMu.Lock()
+	h.lockLoad()
 	defer h.loadMu.Unlock()
 	load := tableRef(dataset, loadTable)
 	for _, q := range []string{"DROP TABLE IF EXISTS " + load, "CREATE TABLE " + load + " AS SELECT * FROM " + src(dataset)} {

@@ -328,7 +328,7 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 		return 0, 0, err
 	}
 	e.markInPlace(h)
-	h.loadMu.Lock()
+	h.lockLoad()
 	defer h.loadMu.Unlock()
 	info, err := e.storedInfo(ctx, dataset)
 	if err != nil || info == nil {

@@ -262,6 +262,9 @@ type StorageStatus struct {
 	DeadShare   float64    `json:"dead_share"`
 	Rewrites    int64      `json:"rewrites"`
 	LastRewrite *time.Time `json:"last_rewrite,omitempty"`
+	// RewritesDropped: rewrites of the file in the background whose
+	// copy a write they could not catch up with made useless.
+	RewritesDropped int64 `json:"rewrites_dropped"`
 }
 
 // PointIndexStatus is a dataset's point index in DatasetStatus: whether it
@@ -404,7 +407,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				if ss, ok := s.reg.StorageStatus(name); ok {
 					j.Storage = &StorageStatus{FileBytes: ss.FileBytes, LiveRows: ss.LiveRows, StoredRows: ss.StoredRows,
-						DeadShare: ss.DeadShare, Rewrites: ss.Rewrites}
+						DeadShare: ss.DeadShare, Rewrites: ss.Rewrites, RewritesDropped: ss.RewritesDropped}
 					if !ss.LastRewrite.IsZero() {
 						t := ss.LastRewrite.UTC()
 						j.Storage.LastRewrite = &t

@@ -52,7 +52,7 @@ func (a *App) storageStatus(name string) (catalog.StorageStatus, bool) {
 		return catalog.StorageStatus{}, false
 	}
 	out := catalog.StorageStatus{FileBytes: s.FileBytes, LiveRows: s.LiveRows, StoredRows: s.StoredRows, DeadShare: s.DeadShare(),
-		Rewrites: s.Rewrites, LastRewrite: s.LastRewrite}
+		Rewrites: s.Rewrites, LastRewrite: s.LastRewrite, RewritesDropped: s.RewritesDropped}
 	a.storage.mu.Lock()
 	if a.storage.m == nil {
 		a.storage.m = map[string]storageReading{}

@@ -374,6 +374,9 @@ type StorageStatus struct {
 	DeadShare            float64
 	Rewrites             int64
 	LastRewrite          time.Time
+	// RewritesDropped counts the file rewrites in the background whose
+	// copy was dropped: a write they could not catch up with came.
+	RewritesDropped int64
 }
 
 // SetStorageStatus installs what measures the datasets' storage (the
