@@ -2,7 +2,9 @@ package accelerator
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,6 +32,10 @@ type pointDelta struct {
 	lost bool                // the keys cannot be given: drop the index
 	del  map[string]struct{} // key forms (AppendPointKey) deleted
 	put  map[string]string   // key form -> the key's DuckDB literal
+	// added: the puts are rows added beside the stored ones (an append
+	// without a primary_key), not replacing them: a put key the index
+	// holds already means the key is no longer unique, and the index goes.
+	added bool
 }
 
 func (d *pointDelta) reset() { *d = pointDelta{} }
@@ -83,6 +89,107 @@ func (a *Applier) notePointDelta(truncate bool, changes []Change) {
 	}
 }
 
+// Append merges and retention passes (swap.go) give their keys too, from
+// DuckDB: a query of the key column cast to VARCHAR, collected by
+// collectKeys.
+
+// pointKeyColumn is the one key column a point index of the dataset keys
+// by (indexColumns), or "" when there is none.
+func pointKeyColumn(info *TableInfo) (string, ColumnSpec) {
+	_, key := indexColumns(info.Columns)
+	if len(key) != 1 {
+		return "", ColumnSpec{}
+	}
+	for _, s := range info.Specs {
+		if s.Name == key[0] {
+			return key[0], s
+		}
+	}
+	return "", ColumnSpec{}
+}
+
+// collectKeys runs q, whose one column is the key column c's values as
+// VARCHAR, and records each as deleted (del) or put; it returns the rows.
+func (d *pointDelta) collectKeys(ctx context.Context, q querier, query string, c ColumnSpec, del bool) (n int64, err error) {
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	if d.del == nil {
+		d.del, d.put = map[string]struct{}{}, map[string]string{}
+	}
+	for rows.Next() {
+		var s sql.NullString
+		if err := rows.Scan(&s); err != nil {
+			return n, err
+		}
+		n++
+		if d.lost {
+			continue
+		}
+		form, lit, ok := pointKeyOfText(c, s)
+		switch {
+		case !ok:
+			d.lost = true
+		case del:
+			delete(d.put, form)
+			d.del[form] = struct{}{}
+		default:
+			d.put[form] = lit
+		}
+		if len(d.put) > maxPointDelta || len(d.del) > maxPointDeltaDeletes {
+			d.lost = true
+		}
+	}
+	return n, rows.Err()
+}
+
+// maxPointDeltaDeletes bounds the deleted keys a merge or retention pass
+// hands the index (each is a map entry here, and a removal there).
+const maxPointDeltaDeletes = 1_000_000
+
+// querier runs a query: a transaction or a connection.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// pointKeyOfText is pointKeyOf of a key value given as DuckDB's VARCHAR
+// cast of it.
+func pointKeyOfText(c ColumnSpec, s sql.NullString) (form, lit string, ok bool) {
+	t, held := resolveType(c)
+	if !held || !s.Valid {
+		return "", "", false
+	}
+	var b []byte
+	switch t.kind {
+	case kindInt2, kindInt4, kindInt8:
+		n, err := strconv.ParseInt(s.String, 10, 64)
+		if err != nil {
+			return "", "", false
+		}
+		switch t.kind {
+		case kindInt2:
+			b = binary.BigEndian.AppendUint16(nil, uint16(n))
+		case kindInt4:
+			b = binary.BigEndian.AppendUint32(nil, uint32(n))
+		default:
+			b = binary.BigEndian.AppendUint64(nil, uint64(n))
+		}
+	case kindText:
+		b = []byte(s.String)
+	case kindUUID:
+		h, err := hex.DecodeString(strings.ReplaceAll(s.String, "-", ""))
+		if err != nil || len(h) != 16 {
+			return "", "", false
+		}
+		b = h
+	default:
+		return "", "", false
+	}
+	return pointKeyOf(c, b)
+}
+
 // pointKeyOf is a key value's form in a point index (AppendPointKey of
 // the value a query of the column returns) and its DuckDB literal, from
 // its binary send form; ok is false for a type the index does not key by.
@@ -122,6 +229,15 @@ func pointKeyOf(c ColumnSpec, b []byte) (form, lit string, ok bool) {
 	}
 	k, _ := AppendPointKey(nil, n)
 	return string(k), strconv.FormatInt(n, 10), true
+}
+
+// pointsFollow hands the point indexes what a commit that refresh follows
+// with one new data generation did to the dataset's keys. The caller holds
+// the dataset's load lock.
+func (e *Engine) pointsFollow(dataset string, d *pointDelta) {
+	if l := e.points.Load(); l != nil {
+		(*l).applied(dataset, d)
+	}
 }
 
 // PointListener learns of each commit an Applier makes that changed rows:

@@ -440,6 +440,13 @@ func (p *PointIndexes) applyTo(ix *PointIndex, d *pointDelta, rows [][]any) erro
 	for k := range d.del {
 		remove(k)
 	}
+	if d.added {
+		for k := range d.put {
+			if _, ok := ix.byKey[k]; ok {
+				return errors.New("an appended row's key is in the acceleration already: the key is not unique")
+			}
+		}
+	}
 	found := make(map[string]bool, len(rows))
 	for _, vals := range rows {
 		kb, ok := AppendPointKey(nil, vals[keyPos])

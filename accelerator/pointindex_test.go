@@ -3,6 +3,7 @@ package accelerator
 import (
 	"context"
 	"encoding/binary"
+	"io"
 	"math"
 	"reflect"
 	"runtime"
@@ -199,5 +200,85 @@ func TestPointIndex_FollowedEqualsRebuilt(t *testing.T) {
 	gen.Add(1)
 	if st, _ := p.Status("follow_t"); st.Current || st.Rows != 0 {
 		t.Fatalf("after a truncate: %+v", st)
+	}
+}
+
+// TestPointIndex_FollowsMergesAndRetention: an append dataset's index
+// follows its merges (rows replacing their keys' older versions, new keys,
+// a retention delete in the same merge) and its retention passes, and
+// holds what a fresh build holds; an append without a primary_key that
+// adds a key the index holds drops it (the key is no longer unique).
+func TestPointIndex_FollowsMergesAndRetention(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS follow_m;
+		CREATE TABLE follow_m (id int PRIMARY KEY, v text, ts int);
+		INSERT INTO follow_m SELECT g, 'v' || g, g FROM generate_series(1, 500) g;`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("follow_m", "follow_m", catalog.ModeFile)
+	ctx := context.Background()
+	cols := originColumns(t, "follow_m")
+	cols[0].Key, cols[0].KeyPart = true, 1
+	rowsOf := func(q string) io.Reader { return copyQuery(ctx, t, q) }
+	if _, err := e.LoadWith(ctx, ds, cols, rowsOf("SELECT * FROM follow_m"), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var gen atomic.Uint64
+	infos := []catalog.ColumnInfo{{Name: "id", Accelerated: true, KeyPart: 1}, {Name: "v", Accelerated: true}, {Name: "ts", Accelerated: true}}
+	p := e.NewPointIndexes(ctx, PointIndexOptions{MaxBytes: 1 << 30,
+		State:      func(string) ([]catalog.ColumnInfo, uint64, bool) { return infos, gen.Load(), true },
+		Generation: func(string) uint64 { return gen.Load() }})
+	key := func(id int32) []byte { b, _ := AppendPointKey(nil, id); return b }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := p.Rows("follow_m", []string{"id"}, key(1)); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never built")
+		}
+	}
+	same := func(what string, follows uint64) {
+		t.Helper()
+		st, _ := p.Status("follow_m")
+		if !st.Current || st.Follows != follows || st.Builds != 1 {
+			t.Fatalf("after %s: %+v", what, st)
+		}
+		followed := p.slots["follow_m"].ix
+		fresh, err := e.buildPointIndex(ctx, e.TableRef("follow_m"), followed.names, followed.key, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fresh.byKey) != len(followed.byKey) {
+			t.Fatalf("after %s: %d keys followed, %d in a fresh build", what, len(followed.byKey), len(fresh.byKey))
+		}
+		for k, i := range fresh.byKey {
+			if j, ok := followed.byKey[k]; !ok || !reflect.DeepEqual(fresh.rows[i], followed.rows[j]) {
+				t.Errorf("after %s: key %x: followed %v (%v), fresh %v", what, k, followed.rows[j], ok, fresh.rows[i])
+			}
+		}
+	}
+	merge := &AppendMerge{TimeColumn: "ts", PrimaryKey: []string{"id"}}
+	// New versions of keys 1-10 (one older than stored: kept out), new
+	// keys 501-520, and a retention delete of ids 400-450 in the merge.
+	if _, err := e.LoadWith(ctx, ds, cols, rowsOf(`SELECT g, 'new' || g, CASE WHEN g = 3 THEN 0 ELSE g + 1000 END FROM generate_series(1, 10) g
+		UNION ALL SELECT g, 'v' || g, g FROM generate_series(501, 520) g`),
+		LoadOptions{Append: merge, Delete: []string{"id BETWEEN 400 AND 450"}}); err != nil {
+		t.Fatal(err)
+	}
+	gen.Add(1) // what refresh publishes after the load
+	same("a merge", 1)
+	if deleted, _, err := e.DeleteWhere(ctx, "follow_m", []string{"id > 515"}); err != nil || deleted != 5 {
+		t.Fatalf("retention pass: %d deleted, %v", deleted, err)
+	}
+	gen.Add(1)
+	same("a retention pass", 2)
+	if r, ok := p.Rows("follow_m", []string{"id", "v"}, key(2)); !ok || r == nil {
+		t.Fatal("the followed index does not answer")
+	}
+	// An append without a primary_key adding a second row of key 5.
+	if _, err := e.LoadWith(ctx, ds, cols, rowsOf("SELECT 5, 'again', 9999"), LoadOptions{Append: &AppendMerge{}}); err != nil {
+		t.Fatal(err)
+	}
+	gen.Add(1)
+	if st, _ := p.Status("follow_m"); st.Current {
+		t.Fatalf("after a second row of a key: %+v", st)
 	}
 }

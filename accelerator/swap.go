@@ -252,8 +252,21 @@ func EnumLabelsKept(was, now []string) bool {
 // merge adds the load table's rows to the dataset's table, deletes the rows
 // matching any of the del predicates, and rewrites the checkpoint, in one
 // transaction; it returns the table's row count, the rows deleted and the
-// commit time. See AppendMerge.
+// commit time. See AppendMerge. The keys it put and deleted go to the
+// point index (pointdelta.go), which the load's new data generation then
+// finds current.
 func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp checkpoint, m *AppendMerge, del []string) (total, deleted int64, completed time.Time, err error) {
+	var delta pointDelta
+	keyCol, keySpec := "", ColumnSpec{}
+	if info, err := e.storedInfo(ctx, name); err != nil {
+		return 0, 0, time.Time{}, err
+	} else if info != nil {
+		keyCol, keySpec = pointKeyColumn(info)
+	}
+	if keyCol == "" {
+		delta.lost = true
+	}
+	keyText := quoteIdent(keyCol) + "::VARCHAR"
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("begin merge: %w", err)
@@ -281,28 +294,54 @@ func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp chec
 			"DELETE FROM " + target + " AS t USING " + load + " AS l WHERE " + strings.Join(on, " AND ") +
 				" AND NOT coalesce(t." + tc + " > l." + tc + ", false)",
 			"DELETE FROM " + load + " AS l USING " + target + " AS t WHERE " + strings.Join(on, " AND "),
-			"INSERT INTO " + target + " SELECT * FROM " + load,
 		}
+		if !delta.lost {
+			// The rows left in the load table replace their keys'.
+			stmts = append(stmts, "")
+		}
+		stmts = append(stmts, "INSERT INTO "+target+" SELECT * FROM "+load)
 	} else {
 		overlap := "false"
 		if m.Overlap != "" {
 			overlap = m.Overlap
 		}
-		stmts = []string{"INSERT INTO " + target + " SELECT * FROM " + load + " EXCEPT ALL SELECT * FROM " + target + " WHERE " + overlap}
+		insert := "INSERT INTO " + target + " SELECT * FROM " + load + " EXCEPT ALL SELECT * FROM " + target + " WHERE " + overlap
+		if !delta.lost {
+			delta.added = true
+			if _, err := delta.collectKeys(ctx, tx, insert+" RETURNING "+keyText, keySpec, false); err != nil {
+				return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
+			}
+			insert = ""
+		}
+		stmts = []string{insert}
 	}
 	stmts = append(stmts, "DROP TABLE "+load)
 	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+		var err error
+		switch q {
+		case "": // the puts, and in the statement that read them
+			if !delta.added {
+				_, err = delta.collectKeys(ctx, tx, "SELECT "+keyText+" FROM "+load, keySpec, false)
+			}
+		default:
+			_, err = tx.ExecContext(ctx, q)
+		}
+		if err != nil {
 			return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
 		}
 	}
 	if len(del) > 0 {
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+target+" AS "+quoteIdent(name)+" WHERE "+orPredicates(del))
+		q := "DELETE FROM " + target + " AS " + quoteIdent(name) + " WHERE " + orPredicates(del)
+		if delta.lost {
+			var res sql.Result
+			if res, err = tx.ExecContext(ctx, q); err == nil {
+				deleted, err = res.RowsAffected()
+			}
+		} else {
+			deleted, err = delta.collectKeys(ctx, tx, q+" RETURNING "+keyText, keySpec, true)
+		}
 		if err != nil {
 			return 0, 0, time.Time{}, fmt.Errorf("apply retention after the merge: %w", err)
-		}
-		if deleted, err = res.RowsAffected(); err != nil {
-			return 0, 0, time.Time{}, err
 		}
 	}
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+target).Scan(&total); err != nil {
@@ -315,6 +354,7 @@ func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp chec
 	if err := tx.Commit(); err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("commit merge: %w", err)
 	}
+	e.pointsFollow(name, &delta)
 	e.catalogChanged()
 	return total, deleted, cp.lastRefresh, nil
 }
@@ -349,12 +389,20 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 		}
 	}()
 	target := tableRef(dataset, dataset)
-	res, err := tx.ExecContext(ctx, "DELETE FROM "+target+" AS "+quoteIdent(dataset)+" WHERE "+orPredicates(predicates))
+	q := "DELETE FROM " + target + " AS " + quoteIdent(dataset) + " WHERE " + orPredicates(predicates)
+	var delta pointDelta
+	if keyCol, keySpec := pointKeyColumn(info); keyCol == "" {
+		delta.lost = true
+		var res sql.Result
+		if res, err = tx.ExecContext(ctx, q); err == nil {
+			deleted, err = res.RowsAffected()
+		}
+	} else {
+		// The deleted keys go to the point index.
+		deleted, err = delta.collectKeys(ctx, tx, q+" RETURNING "+quoteIdent(keyCol)+"::VARCHAR", keySpec, true)
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("retention delete: %w", err)
-	}
-	if deleted, err = res.RowsAffected(); err != nil {
-		return 0, 0, err
 	}
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+target).Scan(&total); err != nil {
 		return 0, 0, err
@@ -366,6 +414,8 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 		return 0, 0, fmt.Errorf("commit retention delete: %w", err)
 	}
 	if deleted > 0 {
+		// Refresh publishes a new data generation when rows were deleted.
+		e.pointsFollow(dataset, &delta)
 		e.compactLater(h, dataset)
 	}
 	return deleted, total, nil
