@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Applying a change stream (refresh_mode: changes). The refresh side reads
@@ -300,7 +301,7 @@ func (a *Applier) stagePuts(ctx context.Context, puts []Change) (string, error) 
 		s.Name, s.Key, s.Unique, s.KeyPart = srcColumn(i), false, false, 0
 		specs = append(specs, s)
 	}
-	specs = append(specs, ColumnSpec{Name: maskColumn, TypeOID: oidText, TypeMod: -1, TypeName: "text"})
+	specs = append(specs, ColumnSpec{Name: maskColumn, TypeOID: pgdef.OIDText, TypeMod: -1, TypeName: "text"})
 	var b copyBuilder
 	b.start()
 	fields := make([][]byte, len(specs))

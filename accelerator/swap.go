@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Table names inside a dataset's database, next to main."<name>".
@@ -517,19 +518,19 @@ func ColumnInfos(cols []ColumnSpec) []catalog.ColumnInfo {
 // leftOutWhy says why a column of c's type is not held.
 func leftOutWhy(c ColumnSpec) string {
 	switch {
-	case c.TypeOID == oidNumeric && c.TypeMod < 4:
+	case c.TypeOID == pgdef.OIDNumeric && c.TypeMod < 4:
 		return "numeric without a declared scale and no value to take the scale from (the acceleration holds such a column at the one display scale its values share)"
-	case c.TypeOID == oidNumeric:
+	case c.TypeOID == pgdef.OIDNumeric:
 		return "type " + c.TypeName + " is wider than 38 digits or has a scale outside 0..precision, which DuckDB's DECIMAL cannot hold"
 	case c.ElemOID != 0:
 		return "type " + c.TypeName + ": arrays of this element type are not held by the acceleration"
 	}
 	switch c.TypeOID {
-	case 829, 774: // macaddr, macaddr8
+	case pgdef.OIDMacaddr, pgdef.OIDMacaddr8: // macaddr, macaddr8
 		return "type " + c.TypeName + " is not held by the acceleration (inet and cidr are, as their text)"
-	case 1266:
+	case pgdef.OIDTimetz:
 		return "type " + c.TypeName + " (time with time zone) is not held by the acceleration"
-	case 790:
+	case pgdef.OIDMoney:
 		return "type money prints by lc_monetary; the acceleration does not hold it"
 	}
 	return "type " + c.TypeName + " is not held by the acceleration (README: Types and values)"

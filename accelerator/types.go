@@ -8,30 +8,6 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// Postgres type OIDs of the types an acceleration can hold (pg_type.dat).
-const (
-	oidBool        = 16
-	oidBytea       = 17
-	oidName        = 19
-	oidInt8        = 20
-	oidInt2        = 21
-	oidInt4        = 23
-	oidText        = 25
-	oidJSON        = 114
-	oidFloat4      = 700
-	oidFloat8      = 701
-	oidBpchar      = 1042
-	oidVarchar     = 1043
-	oidDate        = 1082
-	oidTime        = 1083
-	oidTimestamp   = 1114
-	oidTimestamptz = 1184
-	oidInterval    = 1186
-	oidNumeric     = pgdef.OIDNumeric
-	oidUUID        = 2950
-	oidJSONB       = 3802
-)
-
 // maxDecimalWidth is DuckDB's widest DECIMAL; wider numerics stay at the
 // origin.
 const maxDecimalWidth = 38
@@ -234,7 +210,7 @@ func resolveType(c ColumnSpec) (colType, bool) {
 		// An enum travels as its label, in binary COPY as in text.
 		return colType{kind: kindText, duck: "VARCHAR"}, true
 	}
-	if c.TypeOID == oidNumeric {
+	if c.TypeOID == pgdef.OIDNumeric {
 		text := colType{kind: kindNumericText, duck: "VARCHAR"}
 		switch {
 		case c.NumericText:
@@ -258,7 +234,7 @@ func resolveType(c ColumnSpec) (colType, bool) {
 // scale: held only at the one display scale its values share
 // (ColumnSpec.HeldScale, which refresh reads from the origin).
 func NeedsHeldScale(c ColumnSpec) bool {
-	return c.TypeOID == oidNumeric && c.TypeMod < 4 && c.ElemOID == 0
+	return c.TypeOID == pgdef.OIDNumeric && c.TypeMod < 4 && c.ElemOID == 0
 }
 
 // scalarType resolves a non-array type. typmod is the column's atttypmod
@@ -266,43 +242,43 @@ func NeedsHeldScale(c ColumnSpec) bool {
 func scalarType(oid uint32, typmod int32) (colType, bool) {
 	simple := func(k kind, duck string) (colType, bool) { return colType{kind: k, duck: duck}, true }
 	switch oid {
-	case oidBool:
+	case pgdef.OIDBool:
 		return simple(kindBool, "BOOLEAN")
-	case oidInt2:
+	case pgdef.OIDInt2:
 		return simple(kindInt2, "SMALLINT")
-	case oidInt4:
+	case pgdef.OIDInt4:
 		return simple(kindInt4, "INTEGER")
-	case oidInt8:
+	case pgdef.OIDInt8:
 		return simple(kindInt8, "BIGINT")
-	case oidFloat4:
+	case pgdef.OIDFloat4:
 		return simple(kindFloat4, "FLOAT")
-	case oidFloat8:
+	case pgdef.OIDFloat8:
 		return simple(kindFloat8, "DOUBLE")
-	case oidNumeric:
+	case pgdef.OIDNumeric:
 		p, s, ok := numericTypmod(typmod)
 		if !ok {
 			return colType{}, false
 		}
 		return colType{kind: kindNumeric, duck: fmt.Sprintf("DECIMAL(%d,%d)", p, s), precision: uint8(p), scale: uint8(s)}, true
-	case oidText, oidVarchar, oidName, oidJSON:
+	case pgdef.OIDText, pgdef.OIDVarchar, pgdef.OIDName, pgdef.OIDJSON:
 		return simple(kindText, "VARCHAR")
-	case oidBpchar:
+	case pgdef.OIDBpchar:
 		return simple(kindBpchar, "VARCHAR")
-	case oidJSONB:
+	case pgdef.OIDJSONB:
 		return simple(kindJSONB, "VARCHAR")
-	case oidBytea:
+	case pgdef.OIDBytea:
 		return simple(kindBytea, "BLOB")
-	case oidDate:
+	case pgdef.OIDDate:
 		return simple(kindDate, "DATE")
-	case oidTime:
+	case pgdef.OIDTime:
 		return simple(kindTime, "TIME")
-	case oidTimestamp:
+	case pgdef.OIDTimestamp:
 		return simple(kindTimestamp, "TIMESTAMP")
-	case oidTimestamptz:
+	case pgdef.OIDTimestamptz:
 		return simple(kindTimestamptz, "TIMESTAMPTZ")
-	case oidInterval:
+	case pgdef.OIDInterval:
 		return simple(kindInterval, "INTERVAL")
-	case oidUUID:
+	case pgdef.OIDUUID:
 		return simple(kindUUID, "UUID")
 	case pgdef.OIDInet, pgdef.OIDCidr:
 		// The text Postgres prints them with (pgdef.InetText, from the

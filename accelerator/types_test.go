@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/big"
 	"testing"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 func TestDuckDBType_MapsEachPostgresType(t *testing.T) {
@@ -13,39 +15,39 @@ func TestDuckDBType_MapsEachPostgresType(t *testing.T) {
 		c    ColumnSpec
 		want string // "" = not accelerated
 	}{
-		{ColumnSpec{TypeOID: oidBool, TypeMod: -1}, "BOOLEAN"},
-		{ColumnSpec{TypeOID: oidInt2, TypeMod: -1}, "SMALLINT"},
-		{ColumnSpec{TypeOID: oidInt4, TypeMod: -1}, "INTEGER"},
-		{ColumnSpec{TypeOID: oidInt8, TypeMod: -1}, "BIGINT"},
-		{ColumnSpec{TypeOID: oidFloat4, TypeMod: -1}, "FLOAT"},
-		{ColumnSpec{TypeOID: oidFloat8, TypeMod: -1}, "DOUBLE"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(12, 2)}, "DECIMAL(12,2)"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(38, 38)}, "DECIMAL(38,38)"},
+		{ColumnSpec{TypeOID: pgdef.OIDBool, TypeMod: -1}, "BOOLEAN"},
+		{ColumnSpec{TypeOID: pgdef.OIDInt2, TypeMod: -1}, "SMALLINT"},
+		{ColumnSpec{TypeOID: pgdef.OIDInt4, TypeMod: -1}, "INTEGER"},
+		{ColumnSpec{TypeOID: pgdef.OIDInt8, TypeMod: -1}, "BIGINT"},
+		{ColumnSpec{TypeOID: pgdef.OIDFloat4, TypeMod: -1}, "FLOAT"},
+		{ColumnSpec{TypeOID: pgdef.OIDFloat8, TypeMod: -1}, "DOUBLE"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(12, 2)}, "DECIMAL(12,2)"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(38, 38)}, "DECIMAL(38,38)"},
 		// Numerics a DECIMAL cannot hold: numeric_out's text.
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1}, "VARCHAR"}, // no value to take a scale from
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1, HeldScale: ptr(2)}, "DECIMAL(38,2)"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: -1, HeldScale: ptr(2), NumericText: true}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(12, 2), NumericText: true}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(39, 2)}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(5, -2)}, "VARCHAR"}, // PG 15+ negative scale
-		{ColumnSpec{TypeOID: oidNumeric, TypeMod: numeric(2, 5)}, "VARCHAR"},  // scale above precision
-		{ColumnSpec{TypeOID: oidText, TypeMod: -1}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidVarchar, TypeMod: 14}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidName, TypeMod: -1}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidBpchar, TypeMod: 9}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidJSON, TypeMod: -1}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidJSONB, TypeMod: -1}, "VARCHAR"},
-		{ColumnSpec{TypeOID: oidBytea, TypeMod: -1}, "BLOB"},
-		{ColumnSpec{TypeOID: oidDate, TypeMod: -1}, "DATE"},
-		{ColumnSpec{TypeOID: oidTime, TypeMod: -1}, "TIME"},
-		{ColumnSpec{TypeOID: oidTimestamp, TypeMod: 3}, "TIMESTAMP"},
-		{ColumnSpec{TypeOID: oidTimestamptz, TypeMod: -1}, "TIMESTAMPTZ"},
-		{ColumnSpec{TypeOID: oidInterval, TypeMod: -1}, "INTERVAL"},
-		{ColumnSpec{TypeOID: oidUUID, TypeMod: -1}, "UUID"},
-		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: oidInt4}, "INTEGER[]"},
-		{ColumnSpec{TypeOID: 1231, TypeMod: numeric(10, 2), ElemOID: oidNumeric}, "DECIMAL(10,2)[]"},
-		{ColumnSpec{TypeOID: 1231, TypeMod: -1, ElemOID: oidNumeric}, "BLOB"}, // array_send's form (ArrayBinary)
-		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: oidInt4, ArrayBinary: true}, "BLOB"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: -1}, "VARCHAR"}, // no value to take a scale from
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: -1, HeldScale: ptr(2)}, "DECIMAL(38,2)"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: -1, HeldScale: ptr(2), NumericText: true}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(12, 2), NumericText: true}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(39, 2)}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(5, -2)}, "VARCHAR"}, // PG 15+ negative scale
+		{ColumnSpec{TypeOID: pgdef.OIDNumeric, TypeMod: numeric(2, 5)}, "VARCHAR"},  // scale above precision
+		{ColumnSpec{TypeOID: pgdef.OIDText, TypeMod: -1}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDVarchar, TypeMod: 14}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDName, TypeMod: -1}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDBpchar, TypeMod: 9}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDJSON, TypeMod: -1}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDJSONB, TypeMod: -1}, "VARCHAR"},
+		{ColumnSpec{TypeOID: pgdef.OIDBytea, TypeMod: -1}, "BLOB"},
+		{ColumnSpec{TypeOID: pgdef.OIDDate, TypeMod: -1}, "DATE"},
+		{ColumnSpec{TypeOID: pgdef.OIDTime, TypeMod: -1}, "TIME"},
+		{ColumnSpec{TypeOID: pgdef.OIDTimestamp, TypeMod: 3}, "TIMESTAMP"},
+		{ColumnSpec{TypeOID: pgdef.OIDTimestamptz, TypeMod: -1}, "TIMESTAMPTZ"},
+		{ColumnSpec{TypeOID: pgdef.OIDInterval, TypeMod: -1}, "INTERVAL"},
+		{ColumnSpec{TypeOID: pgdef.OIDUUID, TypeMod: -1}, "UUID"},
+		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: pgdef.OIDInt4}, "INTEGER[]"},
+		{ColumnSpec{TypeOID: 1231, TypeMod: numeric(10, 2), ElemOID: pgdef.OIDNumeric}, "DECIMAL(10,2)[]"},
+		{ColumnSpec{TypeOID: 1231, TypeMod: -1, ElemOID: pgdef.OIDNumeric}, "BLOB"}, // array_send's form (ArrayBinary)
+		{ColumnSpec{TypeOID: 1007, TypeMod: -1, ElemOID: pgdef.OIDInt4, ArrayBinary: true}, "BLOB"},
 		{ColumnSpec{TypeOID: 1266, TypeMod: -1}, ""}, // timetz
 		{ColumnSpec{TypeOID: 600, TypeMod: -1}, ""},  // point
 		{ColumnSpec{TypeOID: 790, TypeMod: -1}, ""},  // money

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -211,12 +212,16 @@ var (
 	}
 	// mergeRule: a merged value carries no numeric display scale.
 	mergeRule = nameRule{
-		col:  func(c catalog.ColumnInfo) bool { return c.TypeOID != oidNumeric && c.TypeOID != oidNumericArray },
+		col: func(c catalog.ColumnInfo) bool {
+			return c.TypeOID != pgdef.OIDNumeric && c.TypeOID != pgdef.OIDNumericArray
+		},
 		expr: noScale,
 	}
 	// bpcharValueRule: a value is no char(n) returned without its length.
 	bpcharValueRule = nameRule{
-		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidBpchar && c.TypeOID != oidBpcharArray },
+		col: func(c catalog.ColumnInfo) bool {
+			return c.TypeOID != pgdef.OIDBpchar && c.TypeOID != pgdef.OIDBpcharArray
+		},
 		expr: func(n *pg_query.Node) bool {
 			switch v := n.GetNode().(type) {
 			case *pg_query.Node_FuncCall:

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -88,7 +89,7 @@ func (t *typer) paddedColumn(x *pg_query.Node) (int32, bool) {
 	}
 	n := int32(-1)
 	if !columnsAre(t.r, name, func(c catalog.ColumnInfo) bool {
-		if c.TypeOID != oidBpchar || c.TypeMod <= 4 || n >= 0 && c.TypeMod-4 != n {
+		if c.TypeOID != pgdef.OIDBpchar || c.TypeMod <= 4 || n >= 0 && c.TypeMod-4 != n {
 			return false
 		}
 		n = c.TypeMod - 4

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -68,7 +69,7 @@ func (u *caseUse) enter(m proto.Message, w *walker) {
 var caseRule = nameRule{
 	col: func(c catalog.ColumnInfo) bool {
 		switch c.TypeOID {
-		case oidInt2, oidInt4, oidInt8, 2950:
+		case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDUUID:
 			return true
 		}
 		return c.ASCIICase || c.CaseLocale != ""
@@ -239,7 +240,7 @@ func (z *analyzer) noteOrdering(m any) {
 // collatable reports whether values of the type compare by a collation.
 func collatable(oid uint32) bool {
 	switch oid {
-	case 25, 1043, 1042, 19, 1009, 1015, 1014, 1003: // text, varchar, bpchar, name and their arrays
+	case pgdef.OIDText, pgdef.OIDVarchar, pgdef.OIDBpchar, pgdef.OIDName, pgdef.OIDTextArray, pgdef.OIDVarcharArray, pgdef.OIDBpcharArray, pgdef.OIDNameArray: // text, varchar, bpchar, name and their arrays
 		return true
 	}
 	return false

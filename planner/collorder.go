@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -88,7 +89,7 @@ func columnColl(c catalog.ColumnInfo) string {
 }
 
 // collTextArrays are the arrays of collatable types.
-var collTextArrays = map[uint32]bool{1009: true, 1015: true, 1014: true, 1003: true}
+var collTextArrays = map[uint32]bool{pgdef.OIDTextArray: true, pgdef.OIDVarcharArray: true, pgdef.OIDBpcharArray: true, pgdef.OIDNameArray: true}
 
 // of is n's class.
 func (k *collScope) of(n *pg_query.Node, depth int) collClass {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Describing a read without the origin. The proxy sends the client the
@@ -52,31 +53,18 @@ type Field struct {
 	TypMod   int32
 }
 
-// Built-in type oids Describe uses besides those of hazards.go and
-// extract.go.
-const (
-	oidBool   = 16
-	oidOID    = 26
-	oidMoney  = 790
-	oidTime   = 1083
-	oidTimetz = 1266
-)
-
 var typLens = map[uint32]int16{
-	oidBool: 1, oidInt8: 8, oidInt2: 2, oidInt4: 4, oidText: -1, oidOID: 4, oidFloat4: 4, oidFloat8: 8,
-	oidMoney: 8, oidBpchar: -1, oidVarchar: -1, oidDate: 4, oidTime: 8, oidTimestamp: 8, oidTimestamptz: 8,
-	oidInterval: 16, oidTimetz: 12, oidNumeric: -1, oidJSON: -1, oidJSONB: -1,
+	pgdef.OIDBool: 1, pgdef.OIDInt8: 8, pgdef.OIDInt2: 2, pgdef.OIDInt4: 4, pgdef.OIDText: -1, pgdef.OIDOID: 4, pgdef.OIDFloat4: 4, pgdef.OIDFloat8: 8,
+	pgdef.OIDMoney: 8, pgdef.OIDBpchar: -1, pgdef.OIDVarchar: -1, pgdef.OIDDate: 4, pgdef.OIDTime: 8, pgdef.OIDTimestamp: 8, pgdef.OIDTimestamptz: 8,
+	pgdef.OIDInterval: 16, pgdef.OIDTimetz: 12, pgdef.OIDNumeric: -1, pgdef.OIDJSON: -1, pgdef.OIDJSONB: -1,
 }
-
-// oidJSON is json's oid (jsonb's is oidJSONB).
-const oidJSON = 114
 
 // castTypes are the types a cast may name for Describe, by the last part
 // of the name as pg_query gives it (int, integer and int4 are all int4).
 var castTypes = map[string]uint32{
-	"bool": oidBool, "int2": oidInt2, "int4": oidInt4, "int8": oidInt8, "float4": oidFloat4, "float8": oidFloat8,
-	"numeric": oidNumeric, "text": oidText, "varchar": oidVarchar, "bpchar": oidBpchar, "date": oidDate,
-	"timestamp": oidTimestamp, "timestamptz": oidTimestamptz, "interval": oidInterval,
+	"bool": pgdef.OIDBool, "int2": pgdef.OIDInt2, "int4": pgdef.OIDInt4, "int8": pgdef.OIDInt8, "float4": pgdef.OIDFloat4, "float8": pgdef.OIDFloat8,
+	"numeric": pgdef.OIDNumeric, "text": pgdef.OIDText, "varchar": pgdef.OIDVarchar, "bpchar": pgdef.OIDBpchar, "date": pgdef.OIDDate,
+	"timestamp": pgdef.OIDTimestamp, "timestamptz": pgdef.OIDTimestamptz, "interval": pgdef.OIDInterval,
 }
 
 // aggregateResult is the type Postgres's aggregate fn (count, sum, avg,
@@ -85,47 +73,47 @@ var castTypes = map[string]uint32{
 func aggregateResult(fn string, arg uint32) (uint32, bool) {
 	switch fn {
 	case "count":
-		return oidInt8, true
+		return pgdef.OIDInt8, true
 	case "sum":
 		switch arg {
-		case oidInt2, oidInt4:
-			return oidInt8, true
-		case oidInt8, oidNumeric:
-			return oidNumeric, true
-		case oidFloat4, oidFloat8, oidInterval, oidMoney:
+		case pgdef.OIDInt2, pgdef.OIDInt4:
+			return pgdef.OIDInt8, true
+		case pgdef.OIDInt8, pgdef.OIDNumeric:
+			return pgdef.OIDNumeric, true
+		case pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDInterval, pgdef.OIDMoney:
 			return arg, true
 		}
 	case "avg":
 		switch arg {
-		case oidInt2, oidInt4, oidInt8, oidNumeric:
-			return oidNumeric, true
-		case oidFloat4, oidFloat8:
-			return oidFloat8, true
-		case oidInterval:
-			return oidInterval, true
+		case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDNumeric:
+			return pgdef.OIDNumeric, true
+		case pgdef.OIDFloat4, pgdef.OIDFloat8:
+			return pgdef.OIDFloat8, true
+		case pgdef.OIDInterval:
+			return pgdef.OIDInterval, true
 		}
 	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 		switch arg {
-		case oidInt2, oidInt4, oidInt8, oidNumeric:
-			return oidNumeric, true
-		case oidFloat4, oidFloat8:
-			return oidFloat8, true
+		case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDNumeric:
+			return pgdef.OIDNumeric, true
+		case pgdef.OIDFloat4, pgdef.OIDFloat8:
+			return pgdef.OIDFloat8, true
 		}
 	case "bool_and", "bool_or", "every":
-		if arg == oidBool {
-			return oidBool, true
+		if arg == pgdef.OIDBool {
+			return pgdef.OIDBool, true
 		}
 	case "string_agg":
-		if arg == oidText {
-			return oidText, true
+		if arg == pgdef.OIDText {
+			return pgdef.OIDText, true
 		}
 	case "min", "max":
 		switch arg {
-		case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidDate, oidTime, oidTimetz,
-			oidTimestamp, oidTimestamptz, oidInterval, oidMoney, oidOID, oidText:
+		case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDNumeric, pgdef.OIDDate, pgdef.OIDTime, pgdef.OIDTimetz,
+			pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval, pgdef.OIDMoney, pgdef.OIDOID, pgdef.OIDText:
 			return arg, true
-		case oidVarchar:
-			return oidText, true // there is no max(varchar): max(text) takes it
+		case pgdef.OIDVarchar:
+			return pgdef.OIDText, true // there is no max(varchar): max(text) takes it
 		}
 	}
 	return 0, false
@@ -314,7 +302,7 @@ func commonType(fs []Field) (Field, bool) {
 	}
 	if !found {
 		// All NULL: unknown, which an output column resolves as text.
-		return Field{TypeOID: oidText, TypLen: -1, TypMod: -1}, true
+		return Field{TypeOID: pgdef.OIDText, TypLen: -1, TypMod: -1}, true
 	}
 	if !same {
 		for _, f := range fs {
@@ -375,7 +363,7 @@ func (d *describer) params(sel *pg_query.SelectStmt, n int) ([]uint32, bool) {
 			sc.d.subLinks(q)
 		}
 		for _, lim := range []*pg_query.Node{sc.sel.LimitCount, sc.sel.LimitOffset} {
-			if p := lim.GetParamRef(); p != nil && !set(p, oidInt8) {
+			if p := lim.GetParamRef(); p != nil && !set(p, pgdef.OIDInt8) {
 				return nil, false
 			}
 		}
@@ -488,8 +476,8 @@ func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint
 		}
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		// text LIKE $1 (and ILIKE, NOT LIKE): the pattern is text.
-		if t, ok := col(e.Lexpr); ok && t == oidText {
-			return each(oidText, []*pg_query.Node{e.Rexpr})
+		if t, ok := col(e.Lexpr); ok && t == pgdef.OIDText {
+			return each(pgdef.OIDText, []*pg_query.Node{e.Rexpr})
 		}
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		// col = ANY($1): an array of the type the column compares as.
@@ -505,9 +493,9 @@ func (d *describer) paramsIn(n *pg_query.Node, set func(*pg_query.ParamRef, uint
 
 // arrayTypes are the array types of the types paramType gives.
 var arrayTypes = map[uint32]uint32{
-	oidBool: 1000, oidInt2: 1005, oidInt4: 1007, oidInt8: 1016, oidFloat4: 1021, oidFloat8: 1022,
-	oidNumeric: 1231, oidText: 1009, oidBpchar: 1014, oidDate: 1182, oidTimestamp: 1115, oidTimestamptz: 1185,
-	oidInterval: 1187, oidUUID: 2951,
+	pgdef.OIDBool: 1000, pgdef.OIDInt2: 1005, pgdef.OIDInt4: 1007, pgdef.OIDInt8: 1016, pgdef.OIDFloat4: 1021, pgdef.OIDFloat8: 1022,
+	pgdef.OIDNumeric: 1231, pgdef.OIDText: 1009, pgdef.OIDBpchar: 1014, pgdef.OIDDate: 1182, pgdef.OIDTimestamp: 1115, pgdef.OIDTimestamptz: 1185,
+	pgdef.OIDInterval: 1187, pgdef.OIDUUID: 2951,
 }
 
 // paramType is the type Postgres gives a parameter compared with a column
@@ -516,11 +504,11 @@ var arrayTypes = map[uint32]uint32{
 // text).
 func paramType(t uint32) (uint32, bool) {
 	switch t {
-	case oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidDate,
-		oidTimestamp, oidTimestamptz, oidInterval, oidUUID, oidBpchar:
+	case pgdef.OIDBool, pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDNumeric, pgdef.OIDText, pgdef.OIDDate,
+		pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval, pgdef.OIDUUID, pgdef.OIDBpchar:
 		return t, true
-	case oidVarchar:
-		return oidText, true
+	case pgdef.OIDVarchar:
+		return pgdef.OIDText, true
 	}
 	return 0, false
 }
@@ -915,14 +903,14 @@ func (d *describer) aggregate(fn string, fc *pg_query.FuncCall) (f Field, named,
 	case fn == "count" && len(fc.Args) == 1 && fc.Args[0].GetAConst() != nil:
 		// count(1): the argument's type does not matter.
 	case fn == "sum" && len(fc.Args) == 1 && intConst(fc.Args[0]):
-		arg = oidInt4 // Tableau's sum(1)
+		arg = pgdef.OIDInt4 // Tableau's sum(1)
 	case fn == "string_agg" && len(fc.Args) == 2 && fc.Args[1].GetAConst() != nil && fc.Args[1].GetAConst().GetSval() != nil:
 		// string_agg(text, delimiter): text (bytea's is not worked out).
 		af, _, ok := d.expr(fc.Args[0])
 		if !ok || !isString(af.TypeOID) {
 			return f, false, false
 		}
-		arg = oidText
+		arg = pgdef.OIDText
 	case fc.AggStar:
 		if fn != "count" || len(fc.Args) != 0 {
 			return f, false, false
@@ -963,7 +951,7 @@ func (d *describer) common(name string, args []*pg_query.Node) (f Field, last Fi
 			case c.Isnull:
 				continue
 			case c.GetBoolval() != nil:
-				fs[i] = Field{TypeOID: oidBool, TypLen: 1, TypMod: -1}
+				fs[i] = Field{TypeOID: pgdef.OIDBool, TypLen: 1, TypMod: -1}
 				continue
 			case c.GetSval() != nil:
 				literal = true
@@ -979,7 +967,7 @@ func (d *describer) common(name string, args []*pg_query.Node) (f Field, last Fi
 		}
 	}
 	t, ok := commonType(fs)
-	if !ok || literal && t.TypeOID != oidText {
+	if !ok || literal && t.TypeOID != pgdef.OIDText {
 		return f, last, false, false
 	}
 	t.Name = name
@@ -999,10 +987,10 @@ func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 	}
 	var b Field
 	if c := e.Rexpr.GetAConst(); c != nil && c.GetSval() != nil {
-		if a.TypeOID != oidText {
+		if a.TypeOID != pgdef.OIDText {
 			return f, false, false
 		}
-		b = Field{TypeOID: oidText}
+		b = Field{TypeOID: pgdef.OIDText}
 	} else if b, _, ok = d.expr(e.Rexpr); !ok {
 		return f, false, false
 	}
@@ -1018,10 +1006,10 @@ func (d *describer) nullIf(e *pg_query.A_Expr) (f Field, named, ok bool) {
 			t.TypeOID, t.TypLen, t.TypMod = c.TypeOID, c.TypLen, -1
 		}
 	}
-	if t.TypeOID == oidVarchar {
+	if t.TypeOID == pgdef.OIDVarchar {
 		// varchar has no = of its own: text's takes it, and nullif
 		// gives what the operator took (text), as for varchar = text.
-		t.TypeOID, t.TypMod = oidText, -1
+		t.TypeOID, t.TypMod = pgdef.OIDText, -1
 	}
 	return t, true, true
 }
@@ -1048,10 +1036,10 @@ func (d *describer) withinGroup(fn string, fc *pg_query.FuncCall) (f Field, name
 			break
 		}
 		switch {
-		case x.TypeOID == oidInterval:
-			t = oidInterval
+		case x.TypeOID == pgdef.OIDInterval:
+			t = pgdef.OIDInterval
 		case isNumber(x.TypeOID):
-			t = oidFloat8
+			t = pgdef.OIDFloat8
 		}
 	case "percentile_disc", "mode":
 		want := 1
@@ -1079,15 +1067,15 @@ func (d *describer) window(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 	switch fn {
 	case "row_number", "rank", "dense_rank":
 		if len(fc.Args) == 0 {
-			t = oidInt8
+			t = pgdef.OIDInt8
 		}
 	case "percent_rank", "cume_dist":
 		if len(fc.Args) == 0 {
-			t = oidFloat8
+			t = pgdef.OIDFloat8
 		}
 	case "ntile":
 		if len(fc.Args) == 1 && intConst(fc.Args[0]) {
-			t = oidInt4
+			t = pgdef.OIDInt4
 		}
 	case "lag", "lead", "first_value", "last_value":
 		n := 1
@@ -1145,7 +1133,7 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 			return f, false, false // a pattern, a length: constants only
 		case fn == "to_char":
 			switch af.TypeOID {
-			case oidInt2, oidInt4, oidInt8, oidNumeric, oidFloat8, oidDate, oidTimestamp, oidTimestamptz, oidInterval:
+			case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8, pgdef.OIDNumeric, pgdef.OIDFloat8, pgdef.OIDDate, pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval:
 			default:
 				return f, false, false
 			}
@@ -1160,7 +1148,7 @@ func (d *describer) text(fn string, fc *pg_query.FuncCall) (f Field, named, ok b
 	if columns == 0 || len(fc.Args) < want[0] || len(fc.Args) > want[1] {
 		return f, false, false
 	}
-	return fixedField(fn, oidText)
+	return fixedField(fn, pgdef.OIDText)
 }
 
 // oneOf describes functions of one typed argument (and constants) whose
@@ -1184,25 +1172,25 @@ func (d *describer) oneOf(fn string, fc *pg_query.FuncCall) (f Field, named, ok 
 	switch fn {
 	case "strpos", "position":
 		if len(types) == 2 && isString(types[0]) && isString(types[1]) {
-			t = oidInt4
+			t = pgdef.OIDInt4
 		}
 	case "array_length":
 		if len(types) == 2 && arrayType(types[0]) && intConst(fc.Args[1]) {
-			t = oidInt4
+			t = pgdef.OIDInt4
 		}
 	case "cardinality":
 		if len(types) == 1 && arrayType(types[0]) {
-			t = oidInt4
+			t = pgdef.OIDInt4
 		}
 	case "jsonb_typeof", "jsonb_array_length", "json_typeof", "json_array_length":
-		doc := uint32(oidJSONB)
+		doc := uint32(pgdef.OIDJSONB)
 		if strings.HasPrefix(fn, "json_") {
-			doc = oidJSON
+			doc = pgdef.OIDJSON
 		}
 		if len(types) == 1 && types[0] == doc {
-			t = oidText
+			t = pgdef.OIDText
 			if strings.HasSuffix(fn, "_array_length") {
-				t = oidInt4
+				t = pgdef.OIDInt4
 			}
 		}
 	}
@@ -1238,7 +1226,7 @@ func (d *describer) subLink(sl *pg_query.SubLink) (f Field, named, ok bool) {
 		if _, ok := d.sub().selectList(sl.Subselect.GetSelectStmt()); !ok {
 			return f, false, false
 		}
-		return Field{Name: "exists", TypeOID: oidBool, TypLen: 1, TypMod: -1}, true, true
+		return Field{Name: "exists", TypeOID: pgdef.OIDBool, TypLen: 1, TypMod: -1}, true, true
 	case pg_query.SubLinkType_EXPR_SUBLINK:
 		fields, ok := d.sub().selectList(sl.Subselect.GetSelectStmt())
 		if !ok || len(fields) != 1 {
@@ -1262,9 +1250,9 @@ func (d *describer) dateTrunc(fc *pg_query.FuncCall) (f Field, named, ok bool) {
 	}
 	t := af.TypeOID
 	switch t {
-	case oidTimestamp, oidTimestamptz, oidInterval:
-	case oidDate:
-		t = oidTimestamptz
+	case pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval:
+	case pgdef.OIDDate:
+		t = pgdef.OIDTimestamptz
 	default:
 		return f, false, false
 	}
@@ -1293,13 +1281,13 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 	switch fn {
 	case "round", "trunc":
 		switch {
-		case af.TypeOID == oidNumeric && (len(fc.Args) == 1 || intConst(fc.Args[1])):
-			t = oidNumeric
-		case af.TypeOID == oidFloat8 && len(fc.Args) == 1:
-			t = oidFloat8
+		case af.TypeOID == pgdef.OIDNumeric && (len(fc.Args) == 1 || intConst(fc.Args[1])):
+			t = pgdef.OIDNumeric
+		case af.TypeOID == pgdef.OIDFloat8 && len(fc.Args) == 1:
+			t = pgdef.OIDFloat8
 		}
 	case "ceil", "ceiling", "floor":
-		if len(fc.Args) == 1 && (af.TypeOID == oidNumeric || af.TypeOID == oidFloat8) {
+		if len(fc.Args) == 1 && (af.TypeOID == pgdef.OIDNumeric || af.TypeOID == pgdef.OIDFloat8) {
 			t = af.TypeOID
 		}
 	case "abs":
@@ -1308,9 +1296,9 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 		}
 	case "upper", "lower", "length":
 		if len(fc.Args) == 1 && isString(af.TypeOID) {
-			t = oidText
+			t = pgdef.OIDText
 			if fn == "length" {
-				t = oidInt4
+				t = pgdef.OIDInt4
 			}
 		}
 	case "extract", "date_part":
@@ -1319,10 +1307,10 @@ func (d *describer) scalar(fn string, fc *pg_query.FuncCall) (f Field, named, ok
 			break
 		}
 		switch af.TypeOID {
-		case oidDate, oidTimestamp, oidTimestamptz, oidInterval, oidTime:
-			t = oidNumeric
+		case pgdef.OIDDate, pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval, pgdef.OIDTime:
+			t = pgdef.OIDNumeric
 			if fn == "date_part" {
-				t = oidFloat8
+				t = pgdef.OIDFloat8
 			}
 		}
 	}
@@ -1337,34 +1325,34 @@ func constType(c *pg_query.A_Const) (uint32, bool) {
 	case c.Isnull:
 		return 0, false
 	case c.GetIval() != nil:
-		return oidInt4, true
+		return pgdef.OIDInt4, true
 	case c.GetFval() != nil:
 		// make_const: an integer that fits int4 (only -2147483648 can
 		// be one here) or int8 is one; another number is numeric.
 		v := c.GetFval().Fval
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			if n == int64(int32(n)) {
-				return oidInt4, true
+				return pgdef.OIDInt4, true
 			}
-			return oidInt8, true
+			return pgdef.OIDInt8, true
 		}
 		if strings.Trim(v, "-0123456789.eE+") != "" {
 			return 0, false // hex, octal, underscores: not worked out here
 		}
-		return oidNumeric, true
+		return pgdef.OIDNumeric, true
 	case c.GetSval() != nil:
-		return oidText, true
+		return pgdef.OIDText, true
 	}
 	return 0, false
 }
 
 // numberRank orders the number types Describe works with as Postgres
 // converts them implicitly: each to those after it, not back.
-var numberRank = map[uint32]int{oidInt2: 1, oidInt4: 2, oidInt8: 3, oidNumeric: 4, oidFloat8: 5}
+var numberRank = map[uint32]int{pgdef.OIDInt2: 1, pgdef.OIDInt4: 2, pgdef.OIDInt8: 3, pgdef.OIDNumeric: 4, pgdef.OIDFloat8: 5}
 
 func isInteger(t uint32) bool { return numberRank[t] >= 1 && numberRank[t] <= 3 }
 func isNumber(t uint32) bool  { return numberRank[t] > 0 }
-func isString(t uint32) bool  { return t == oidText || t == oidVarchar }
+func isString(t uint32) bool  { return t == pgdef.OIDText || t == pgdef.OIDVarchar }
 
 // arithmetic types x op y (+, -, *, /, %) of integers, numerics and
 // double precision as Postgres resolves the operator: two integers give
@@ -1383,7 +1371,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	}
 	if e.Lexpr == nil {
 		t, ok := operand(e.Rexpr)
-		if op != "-" || !ok || !isNumber(t) && t != oidInterval {
+		if op != "-" || !ok || !isNumber(t) && t != pgdef.OIDInterval {
 			return 0, false
 		}
 		return t, true
@@ -1395,11 +1383,11 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 	}
 	if op == "||" {
 		if isString(l) && isString(r) {
-			return oidText, true
+			return pgdef.OIDText, true
 		}
 		return 0, false
 	}
-	if l == oidJSON || l == oidJSONB {
+	if l == pgdef.OIDJSON || l == pgdef.OIDJSONB {
 		// doc -> key and doc -> index keep the document's type, ->> gives
 		// text; #> and #>> the same with a path; ? (jsonb) a boolean. The
 		// key, index or path a constant.
@@ -1407,12 +1395,12 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 			return 0, false
 		}
 		switch {
-		case (op == "->" || op == "#>") && (r == oidText || op == "->" && r == oidInt4):
+		case (op == "->" || op == "#>") && (r == pgdef.OIDText || op == "->" && r == pgdef.OIDInt4):
 			return l, true
-		case (op == "->>" || op == "#>>") && (r == oidText || op == "->>" && r == oidInt4):
-			return oidText, true
-		case op == "?" && l == oidJSONB && r == oidText:
-			return oidBool, true
+		case (op == "->>" || op == "#>>") && (r == pgdef.OIDText || op == "->>" && r == pgdef.OIDInt4):
+			return pgdef.OIDText, true
+		case op == "?" && l == pgdef.OIDJSONB && r == pgdef.OIDText:
+			return pgdef.OIDBool, true
 		}
 		return 0, false
 	}
@@ -1420,7 +1408,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		// A comparison of two values of one type, or of numbers, or of
 		// text and varchar: boolean.
 		if l == r && typLens[l] != 0 || isNumber(l) && isNumber(r) || isString(l) && isString(r) {
-			return oidBool, true
+			return pgdef.OIDBool, true
 		}
 		return 0, false
 	}
@@ -1433,9 +1421,9 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		return t, true
 	}
 	switch {
-	case !isNumber(l) || !isNumber(r) || op == "%" && (l == oidFloat8 || r == oidFloat8):
+	case !isNumber(l) || !isNumber(r) || op == "%" && (l == pgdef.OIDFloat8 || r == pgdef.OIDFloat8):
 		return 0, false
-	case isInteger(l) && isInteger(r), l == oidFloat8 || r == oidFloat8:
+	case isInteger(l) && isInteger(r), l == pgdef.OIDFloat8 || r == pgdef.OIDFloat8:
 		// Two integers give the wider; anything with a double precision
 		// is one.
 		if numberRank[l] >= numberRank[r] {
@@ -1443,7 +1431,7 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 		}
 		return r, true
 	}
-	return oidNumeric, true // an integer or numeric with a numeric
+	return pgdef.OIDNumeric, true // an integer or numeric with a numeric
 }
 
 // dateArithmetic types the operators of dates, times and intervals as
@@ -1453,44 +1441,44 @@ func (d *describer) arithmetic(e *pg_query.A_Expr) (uint32, bool) {
 // difference of two dates is an integer, of two timestamps an interval;
 // intervals add and subtract, and multiply and divide by numbers.
 func dateArithmetic(op string, l, r uint32) (uint32, bool) {
-	integer := func(t uint32) bool { return t == oidInt2 || t == oidInt4 } // date + int8 has no operator
+	integer := func(t uint32) bool { return t == pgdef.OIDInt2 || t == pgdef.OIDInt4 } // date + int8 has no operator
 	switch op {
 	case "+":
-		if r == oidInterval {
+		if r == pgdef.OIDInterval {
 			l, r = r, l // interval + x is x + interval
 		}
 		switch {
-		case r == oidInterval && (l == oidTimestamp || l == oidTimestamptz || l == oidTime || l == oidInterval):
+		case r == pgdef.OIDInterval && (l == pgdef.OIDTimestamp || l == pgdef.OIDTimestamptz || l == pgdef.OIDTime || l == pgdef.OIDInterval):
 			return l, true
-		case r == oidInterval && l == oidDate:
-			return oidTimestamp, true
-		case l == oidInterval && (r == oidTimestamp || r == oidTimestamptz || r == oidTime || r == oidInterval):
+		case r == pgdef.OIDInterval && l == pgdef.OIDDate:
+			return pgdef.OIDTimestamp, true
+		case l == pgdef.OIDInterval && (r == pgdef.OIDTimestamp || r == pgdef.OIDTimestamptz || r == pgdef.OIDTime || r == pgdef.OIDInterval):
 			return r, true
-		case l == oidInterval && r == oidDate:
-			return oidTimestamp, true
-		case l == oidDate && integer(r), integer(l) && r == oidDate:
-			return oidDate, true
+		case l == pgdef.OIDInterval && r == pgdef.OIDDate:
+			return pgdef.OIDTimestamp, true
+		case l == pgdef.OIDDate && integer(r), integer(l) && r == pgdef.OIDDate:
+			return pgdef.OIDDate, true
 		}
 	case "-":
 		switch {
-		case r == oidInterval && (l == oidTimestamp || l == oidTimestamptz || l == oidTime || l == oidInterval):
+		case r == pgdef.OIDInterval && (l == pgdef.OIDTimestamp || l == pgdef.OIDTimestamptz || l == pgdef.OIDTime || l == pgdef.OIDInterval):
 			return l, true
-		case r == oidInterval && l == oidDate:
-			return oidTimestamp, true
-		case l == oidDate && integer(r):
-			return oidDate, true
-		case l == oidDate && r == oidDate:
-			return oidInt4, true
-		case l == r && (l == oidTimestamp || l == oidTimestamptz):
-			return oidInterval, true
+		case r == pgdef.OIDInterval && l == pgdef.OIDDate:
+			return pgdef.OIDTimestamp, true
+		case l == pgdef.OIDDate && integer(r):
+			return pgdef.OIDDate, true
+		case l == pgdef.OIDDate && r == pgdef.OIDDate:
+			return pgdef.OIDInt4, true
+		case l == r && (l == pgdef.OIDTimestamp || l == pgdef.OIDTimestamptz):
+			return pgdef.OIDInterval, true
 		}
 	case "*":
-		if l == oidInterval && isNumber(r) || isNumber(l) && r == oidInterval {
-			return oidInterval, true
+		if l == pgdef.OIDInterval && isNumber(r) || isNumber(l) && r == pgdef.OIDInterval {
+			return pgdef.OIDInterval, true
 		}
 	case "/":
-		if l == oidInterval && isNumber(r) {
-			return oidInterval, true
+		if l == pgdef.OIDInterval && isNumber(r) {
+			return pgdef.OIDInterval, true
 		}
 	}
 	return 0, false
@@ -1543,7 +1531,7 @@ func castTypmod(t uint32, mods []*pg_query.Node) (int32, bool) {
 		vals[i] = c.GetIval().Ival
 	}
 	switch t {
-	case oidNumeric:
+	case pgdef.OIDNumeric:
 		p, s := vals[0], int32(0)
 		if len(vals) == 2 {
 			s = vals[1]
@@ -1552,7 +1540,7 @@ func castTypmod(t uint32, mods []*pg_query.Node) (int32, bool) {
 			return 0, false
 		}
 		return (p<<16 | s) + 4, true
-	case oidVarchar, oidBpchar:
+	case pgdef.OIDVarchar, pgdef.OIDBpchar:
 		if len(vals) != 1 || vals[0] < 1 || vals[0] > 10485760 {
 			return 0, false
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -95,11 +96,11 @@ func joinKinds(a, b valueKind) valueKind {
 // columnKind is the kind of a dataset column's type.
 func columnKind(c catalog.ColumnInfo) valueKind {
 	switch c.TypeOID {
-	case oidInt2, oidInt4:
+	case pgdef.OIDInt2, pgdef.OIDInt4:
 		return kindInt4
-	case oidInt8:
+	case pgdef.OIDInt8:
 		return kindInt8
-	case oidFloat8:
+	case pgdef.OIDFloat8:
 		return kindFloat8
 	}
 	return kindUnknown
@@ -287,7 +288,7 @@ func (a *analysis) floatValue(r resolution, n *pg_query.Node) bool {
 	}
 	cr := n.GetColumnRef()
 	return cr != nil && lastField(cr) != "" && len(a.aliasDefs[lastField(cr)]) == 0 &&
-		columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat4 })
+		columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDFloat4 })
 }
 
 // noteArithmetic records the column names that are operands of + - * / %:
@@ -317,7 +318,7 @@ func (z *analyzer) noteArithmetic(e *pg_query.A_Expr) {
 // realArithmetic returns an operand of arithmetic that may be a real.
 func (a *analysis) realArithmetic(r resolution) string {
 	rule := nameRule{
-		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != oidFloat4 },
+		col: func(c catalog.ColumnInfo) bool { return c.TypeOID != pgdef.OIDFloat4 },
 		expr: func(n *pg_query.Node) bool {
 			tc := n.GetTypeCast()
 			return tc == nil || !castTarget(tc, float4TypeNames)

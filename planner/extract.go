@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -72,13 +73,6 @@ func (z *analyzer) noteExtract(fc *pg_query.FuncCall) {
 	}
 }
 
-// Type OIDs of the date and time types extract looks at.
-const (
-	oidTimestamp   = 1114
-	oidTimestamptz = 1184
-	oidInterval    = 1186
-)
-
 // timeType is the type of n when it is a column whose every value (by its
 // name, through output columns) is a timestamp, a timestamptz or an
 // interval, or the difference of two timestamp (or two timestamptz)
@@ -98,7 +92,7 @@ func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 		return t
 	}
 	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
-		for _, oid := range []uint32{oidTimestamp, oidTimestamptz, oidInterval} {
+		for _, oid := range []uint32{pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDInterval} {
 			rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oid }, expr: func(*pg_query.Node) bool { return false }}
 			if a.safeName(r, lastField(cr), rule, 0) {
 				return oid
@@ -107,12 +101,12 @@ func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 		return 0
 	}
 	if fc := n.GetFuncCall(); fc != nil && funcName(fc) == tstzDiffFunction {
-		return oidInterval // a timestamptz subtraction, rewritten (tstz.go)
+		return pgdef.OIDInterval // a timestamptz subtraction, rewritten (tstz.go)
 	}
 	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && divisionOp(e) == "-" && e.Lexpr != nil {
 		l, rt := a.timeType(r, e.Lexpr), a.timeType(r, e.Rexpr)
-		if l == rt && (l == oidTimestamp || l == oidTimestamptz) {
-			return oidInterval
+		if l == rt && (l == pgdef.OIDTimestamp || l == pgdef.OIDTimestamptz) {
+			return pgdef.OIDInterval
 		}
 	}
 	return 0
@@ -171,9 +165,9 @@ func passedValues(n *pg_query.Node) (vs []*pg_query.Node, ok bool) {
 // extractable reports whether the rewrite computes site's field exactly.
 func (a *analysis) extractable(r resolution, site extractSite) bool {
 	switch a.timeType(r, site.arg) {
-	case oidTimestamp, oidTimestamptz:
+	case pgdef.OIDTimestamp, pgdef.OIDTimestamptz:
 		return site.field != "julian"
-	case oidInterval:
+	case pgdef.OIDInterval:
 		return site.field == "epoch"
 	}
 	return false
@@ -210,7 +204,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	clone := func() *pg_query.Node { return proto.Clone(x).(*pg_query.Node) }
 	part := func(p string) *pg_query.Node { return call("date_part", pg_query.MakeAConstStrNode(p, -1), clone()) }
 	var micros *pg_query.Node // the integer the value is counted in
-	if typ == oidInterval {
+	if typ == pgdef.OIDInterval {
 		micros = call(intervalEpochUSFunction, clone())
 	} else if field == "epoch" {
 		micros = call("epoch_us", clone())
@@ -225,7 +219,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 		v = op("*", cast(micros, "decimal", 38, 0), lit("0.001"))
 	case numeric:
 		v = op("*", cast(micros, "decimal", 38, 0), lit("0.000001"))
-	case field == "epoch" && typ == oidInterval:
+	case field == "epoch" && typ == pgdef.OIDInterval:
 		v = call(intervalEpochFunction, clone())
 	case field == "epoch":
 		v = op("/", cast(micros, "double"), lit("1000000.0"))
@@ -245,7 +239,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	// No infinite intervals (Postgres 15): if(false, ..., v) is v.
 	guard := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
 		Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: false}}, Location: -1}}}
-	if typ != oidInterval {
+	if typ != pgdef.OIDInterval {
 		guard = call("isinf", clone())
 	}
 	fail := call("error", pg_query.MakeAConstStrNode("an infinite timestamp, whose parts Postgres gives as Infinity or NULL", -1))

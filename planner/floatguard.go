@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -247,6 +248,6 @@ func (g *floatGuard) dateValue(n *pg_query.Node) bool {
 	if cr == nil || lastField(cr) == "" {
 		return false
 	}
-	rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == oidDate }, expr: func(*pg_query.Node) bool { return false }}
+	rule := nameRule{col: func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDDate }, expr: func(*pg_query.Node) bool { return false }}
 	return g.a.safeName(g.r, lastField(cr), rule, 0)
 }

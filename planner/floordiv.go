@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -106,7 +107,7 @@ func (a *analysis) floorTerms(r resolution, n *pg_query.Node, depth int) (numeri
 			return true, true
 		}
 		return false, plainColumn(v.ColumnRef, func(c catalog.ColumnInfo) bool {
-			return c.TypeOID == oidInt2 || c.TypeOID == oidInt4 || c.TypeOID == oidInt8
+			return c.TypeOID == pgdef.OIDInt2 || c.TypeOID == pgdef.OIDInt4 || c.TypeOID == pgdef.OIDInt8
 		})
 	case *pg_query.Node_AConst:
 		switch c := v.AConst.Val.(type) {
@@ -142,7 +143,7 @@ func (a *analysis) floorTerms(r resolution, n *pg_query.Node, depth int) (numeri
 			return true, true
 		}
 		if cr := x.GetColumnRef(); cr != nil {
-			return true, plainColumn(cr, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidTimestamp })
+			return true, plainColumn(cr, func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDTimestamp })
 		}
 	}
 	return false, false

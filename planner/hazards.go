@@ -43,7 +43,7 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 		cr := x.GetColumnRef()
 		if cr == nil || lastField(cr) == "" || !columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool {
 			switch c.TypeOID {
-			case 1009, 1015, 1005, 1007, 1016: // text, varchar and integer arrays print alike
+			case pgdef.OIDTextArray, pgdef.OIDVarcharArray, pgdef.OIDInt2Array, pgdef.OIDInt4Array, pgdef.OIDInt8Array: // text, varchar and integer arrays print alike
 				return true
 			}
 			return false
@@ -84,19 +84,19 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 		of := " of dataset " + d.ds.Name
 		for _, c := range d.state.Columns {
 			switch {
-			case c.TypeOID == oidFloat4 || c.TypeOID == oidFloat8:
+			case c.TypeOID == pgdef.OIDFloat4 || c.TypeOID == pgdef.OIDFloat8:
 				if _, ok := a.aggCols[c.Name]; ok {
 					return ReasonFloatAggregate, "an aggregate of the float column " + c.Name + of + " (the summation order changes the last digits)"
 				}
-			case c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray:
+			case c.TypeOID == pgdef.OIDNumeric || c.TypeOID == pgdef.OIDNumericArray:
 				if _, merged := mergeCols[c.Name]; merged || merges {
 					return ReasonNumericScale, "the numeric column " + c.Name + of + " merged with values whose display scale may differ"
 				}
 			}
-			if c.TypeOID == oidBpchar || c.TypeOID == oidBpcharArray {
+			if c.TypeOID == pgdef.OIDBpchar || c.TypeOID == pgdef.OIDBpcharArray {
 				hasBpchar = true
 			}
-			if c.TypeOID == oidNumeric || c.TypeOID == oidNumericArray {
+			if c.TypeOID == pgdef.OIDNumeric || c.TypeOID == pgdef.OIDNumericArray {
 				hasNumeric = true
 			}
 			if a.ordering && !c.BinaryCollation && c.CollationLocale == "" && collatable(c.TypeOID) {
@@ -154,22 +154,6 @@ func valueHazard(a *analysis, r resolution) (reason, detail string) {
 	return "", ""
 }
 
-// Type OIDs the rules look at.
-const (
-	oidFloat4       = 700
-	oidFloat8       = 701
-	oidNumeric      = pgdef.OIDNumeric
-	oidNumericArray = 1231
-	oidBpchar       = 1042
-	oidDate         = 1082
-	oidBytea        = 17
-	oidJSONB        = 3802
-	oidBpcharArray  = 1014
-	oidInt2         = 21
-	oidInt4         = 23
-	oidInt8         = 20
-)
-
 // tieKey reports whether n may hold values that compare equal but print
 // otherwise: floats (-0 and 0) and intervals, or arrays of them.
 func (a *analysis) tieKey(r resolution, n *pg_query.Node) bool {
@@ -182,7 +166,7 @@ func (a *analysis) tieKey(r resolution, n *pg_query.Node) bool {
 	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
 		found, all := columnsNamed(r, lastField(cr), func(c catalog.ColumnInfo) bool {
 			switch c.TypeOID {
-			case oidFloat4, oidFloat8, oidInterval, 1021, 1022, 1187: // and their arrays
+			case pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDInterval, pgdef.OIDFloat4Array, pgdef.OIDFloat8Array, pgdef.OIDIntervalArray: // and their arrays
 				return false
 			}
 			return true
@@ -204,5 +188,5 @@ func (a *analysis) tieKey(r resolution, n *pg_query.Node) bool {
 	case kindInt4, kindInt8, kindNumLit:
 		return false
 	}
-	return a.timeType(r, n) != oidTimestamp && a.timeType(r, n) != oidTimestamptz
+	return a.timeType(r, n) != pgdef.OIDTimestamp && a.timeType(r, n) != pgdef.OIDTimestamptz
 }

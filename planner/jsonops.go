@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -55,7 +56,7 @@ func rewriteJSONBContains(site likeSite, a *analysis, r resolution) {
 	if cr == nil || lastField(cr) == "" || len(a.aliasDefs[lastField(cr)]) > 0 {
 		return
 	}
-	if !columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == oidJSONB }) {
+	if !columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDJSONB }) {
 		return
 	}
 	site.node.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_contains")},

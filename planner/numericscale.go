@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"strings"
@@ -468,7 +469,7 @@ func (mm mergeMarker) enter(m proto.Message, w *walker) {
 // it). ok is false for other columns.
 func numericColumnScale(c catalog.ColumnInfo) (int, bool) {
 	switch {
-	case c.TypeOID != oidNumeric:
+	case c.TypeOID != pgdef.OIDNumeric:
 		return 0, false
 	case c.TypeMod >= 4:
 		return int((c.TypeMod - 4) & 0xffff), true

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -100,11 +101,11 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	is := func(ok func(catalog.ColumnInfo) bool) bool { return columnsAre(r, col, ok) }
 	rename := func(to string) { fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)} }
 	switch {
-	case name == "date_trunc" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == oidDate }):
+	case name == "date_trunc" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDDate }):
 		fc.Args[1] = castTo(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}, "timestamptz")
-	case name == "length" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == oidBytea }):
+	case name == "length" && is(func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDBytea }):
 		rename("octet_length")
-	case name == "octet_length" && is(func(c catalog.ColumnInfo) bool { return textTypeOIDs[c.TypeOID] && c.TypeOID != oidBpchar }):
+	case name == "octet_length" && is(func(c catalog.ColumnInfo) bool { return textTypeOIDs[c.TypeOID] && c.TypeOID != pgdef.OIDBpchar }):
 		rename("strlen")
 	case name == "cardinality" && is(func(c catalog.ColumnInfo) bool { return strings.HasSuffix(c.TypeName, "[]") }):
 		rename("len")
@@ -119,9 +120,9 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 func percentileDouble(r resolution, name string) bool {
 	return columnsAre(r, name, func(c catalog.ColumnInfo) bool {
 		switch c.TypeOID {
-		case oidFloat4, oidFloat8, oidInt2, oidInt4, oidInt8:
+		case pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8:
 			return true
-		case oidNumeric:
+		case pgdef.OIDNumeric:
 			return c.TypeMod >= 4 && (c.TypeMod-4)>>16 <= 15
 		}
 		return false

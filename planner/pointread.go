@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Point reads. A read of one table that pins its primary key, or the column
@@ -557,13 +558,6 @@ func pinOf(n *pg_query.Node) (pointPin, bool) {
 	return pointPin{}, false // a numeric, a bit string, a boolean
 }
 
-// Type OIDs of the text and uuid key columns a point index keys by.
-const (
-	oidText    = 25
-	oidVarchar = 1043
-	oidUUID    = 2950
-)
-
 // pointLookup returns the PointLookup of a, an accelerated read of r's one
 // dataset, with its key pinned by pins (nil: a's own), or nil when its
 // shape is not one (see lookupShape) or the key is not the dataset's whole
@@ -619,12 +613,12 @@ func pointLookup(a *analysis, r resolution, pins map[string]pointPin) *PointLook
 		}
 		k := PointKey{Column: name, Param: pin.param, Value: pin.value}
 		switch c.TypeOID {
-		case oidInt2, oidInt4, oidInt8:
+		case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8:
 			k.Int = true
 			if _, isInt := pin.value.(int64); pin.param == 0 && !isInt {
 				return nil // '42': the origin reads it as the column's type
 			}
-		case oidText, oidVarchar:
+		case pgdef.OIDText, pgdef.OIDVarchar:
 			// Equality of text compares bytes under a deterministic
 			// collation; the acceleration's only knows the binary ones.
 			if !c.BinaryCollation && c.CollationLocale == "" {
@@ -633,7 +627,7 @@ func pointLookup(a *analysis, r resolution, pins map[string]pointPin) *PointLook
 			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {
 				return nil
 			}
-		case oidUUID:
+		case pgdef.OIDUUID:
 			k.UUID = true
 			if _, isStr := pin.value.(string); pin.param == 0 && !isStr {
 				return nil

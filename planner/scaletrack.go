@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -1030,7 +1031,7 @@ func (st *scaleTarget) summing(track func() bool) bool {
 // numeric in Postgres (int8_sum), a HUGEINT that divides as an integer in
 // DuckDB.
 func bigintName(r resolution, name string, subs map[string]*staticScale) bool {
-	isInt8 := func(c catalog.ColumnInfo) bool { return c.TypeOID == oidInt8 }
+	isInt8 := func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDInt8 }
 	if f := subs[name]; f != nil {
 		var cols func(s *staticScale) bool
 		cols = func(s *staticScale) bool {
@@ -1441,7 +1442,7 @@ func planScalesOf(targets []scaleTarget, scaleSubs map[string]*staticScale, r re
 		}
 		cols := st.cols
 		for _, name := range st.castCols {
-			if scaleSubs[name] == nil && columnsAre(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidFloat8 }) {
+			if scaleSubs[name] == nil && columnsAre(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDFloat8 }) {
 				if _, named := scaleSubs[name]; !named {
 					if floats == nil {
 						floats = map[string]bool{}
@@ -1588,13 +1589,13 @@ func datasetColumnScale(r resolution, name string) (scale int, numeric, ok bool)
 			}
 			s, n := 0, false
 			switch c.TypeOID {
-			case oidNumeric:
+			case pgdef.OIDNumeric:
 				cs, held := numericColumnScale(c)
 				if !held {
 					return 0, false, false
 				}
 				s, n = cs, true
-			case oidInt2, oidInt4, oidInt8:
+			case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8:
 			default:
 				return 0, false, false
 			}

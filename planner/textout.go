@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"google.golang.org/protobuf/proto"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -29,14 +30,14 @@ import (
 var textTypeNames = map[string]bool{"text": true, "varchar": true, "char": true, "bpchar": true, "name": true, "character varying": true, "character": true}
 
 // textTypeOIDs are the origin column types whose text form is the value.
-var textTypeOIDs = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true}
+var textTypeOIDs = map[uint32]bool{pgdef.OIDText: true, pgdef.OIDVarchar: true, pgdef.OIDBpchar: true, pgdef.OIDName: true}
 
 // textCastSafe are the origin column types whose DuckDB cast to VARCHAR
 // prints what Postgres's cast to text prints: the text types (char(n) is
 // kept without its trailing spaces, which Postgres's cast to text removes
 // too), integers, booleans (true, false), uuids, and json and jsonb (kept
 // as the origin's text).
-var textCastSafe = map[uint32]bool{25: true, 1043: true, 1042: true, 19: true, 21: true, 23: true, 20: true, 16: true, 2950: true, 114: true, 3802: true}
+var textCastSafe = map[uint32]bool{pgdef.OIDText: true, pgdef.OIDVarchar: true, pgdef.OIDBpchar: true, pgdef.OIDName: true, pgdef.OIDInt2: true, pgdef.OIDInt4: true, pgdef.OIDInt8: true, pgdef.OIDBool: true, pgdef.OIDUUID: true, pgdef.OIDJSON: true, pgdef.OIDJSONB: true}
 
 // textCastSafeColumn reports whether a column's DuckDB cast to VARCHAR
 // prints what Postgres's cast to text prints: a type of textCastSafe, or
@@ -336,7 +337,7 @@ func nonNegativeInt(n *pg_query.Node) bool {
 const textFunction = "pgaccel_text"
 
 // textFunctionTypes are the origin column types textFunction prints.
-var textFunctionTypes = map[uint32]bool{1082: true, 1083: true, 1114: true, 1184: true, 1186: true, 700: true, 701: true, 17: true}
+var textFunctionTypes = map[uint32]bool{pgdef.OIDDate: true, pgdef.OIDTime: true, pgdef.OIDTimestamp: true, pgdef.OIDTimestamptz: true, pgdef.OIDInterval: true, pgdef.OIDFloat4: true, pgdef.OIDFloat8: true, pgdef.OIDBytea: true}
 
 // textWrapped returns the names cast to text or concatenated that the
 // rewrite prints with textFunction: every dataset column of the name is of

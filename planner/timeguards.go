@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -120,7 +121,7 @@ func (a *analysis) mayBeDateAt(r resolution, n *pg_query.Node, depth int) bool {
 		if name == "" {
 			return false
 		}
-		if found, all := columnsNamed(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID != oidDate }); found && !all {
+		if found, all := columnsNamed(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID != pgdef.OIDDate }); found && !all {
 			return true
 		}
 		for _, def := range a.aliasDefs[name] {
@@ -183,7 +184,7 @@ func guardInfinite(f *pg_query.FuncCall, a *analysis, r resolution) {
 	for _, i := range idx {
 		x := f.Args[i]
 		switch a.timeType(r, x) {
-		case oidTimestamp, oidTimestamptz:
+		case pgdef.OIDTimestamp, pgdef.OIDTimestamptz:
 		default:
 			if !a.dateTyped(r, x) && a.tstzOf(r, x, 0) != tstzYes {
 				continue // an interval, or not known: isinf has no interval form
@@ -209,7 +210,7 @@ func (a *analysis) dateTyped(r resolution, n *pg_query.Node) bool {
 		return castTarget(tc, map[string]bool{"date": true, "timestamp": true, "timestamptz": true})
 	}
 	if cr := n.GetColumnRef(); cr != nil && lastField(cr) != "" {
-		return columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == oidDate })
+		return columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDDate })
 	}
 	return false
 }
@@ -223,7 +224,7 @@ func (a *analysis) concatHazard(r resolution) string {
 	// as DuckDB prints it for the types of textCastSafe but boolean (t in
 	// Postgres, true in DuckDB).
 	concatCol := nameRule{
-		col: func(c catalog.ColumnInfo) bool { return textCastSafeColumn(c) && c.TypeOID != 16 },
+		col: func(c catalog.ColumnInfo) bool { return textCastSafeColumn(c) && c.TypeOID != pgdef.OIDBool },
 		expr: func(n *pg_query.Node) bool {
 			if c := n.GetAConst(); c != nil {
 				_, isFloat := c.Val.(*pg_query.A_Const_Fval)
@@ -299,5 +300,5 @@ func (a *analysis) textValue(r resolution, n *pg_query.Node, depth int) bool {
 // name).
 func (a *analysis) numericValue(r resolution, n *pg_query.Node) bool {
 	cr := n.GetColumnRef()
-	return cr != nil && lastField(cr) != "" && columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == oidNumeric })
+	return cr != nil && lastField(cr) != "" && columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDNumeric })
 }

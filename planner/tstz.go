@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -70,7 +71,7 @@ func (a *analysis) tstzOf(r resolution, n *pg_query.Node, depth int) tstzVerdict
 		if name == "" {
 			return tstzNo
 		}
-		found, all := columnsNamed(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == oidTimestamptzCol })
+		found, all := columnsNamed(r, name, func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDTimestamptz })
 		someNot := found && !all
 		out := tstzNo
 		if all {
@@ -206,9 +207,6 @@ func (a *analysis) tstzOf(r resolution, n *pg_query.Node, depth int) tstzVerdict
 	}
 	return tstzMaybe
 }
-
-// oidTimestamptzCol is timestamptz's type oid (a column's TypeOID).
-const oidTimestamptzCol = 1184
 
 // tstzHazard returns why a subtraction of the statement cannot be
 // answered as Postgres does: one operand a timestamptz, the other one of a

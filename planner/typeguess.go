@@ -43,15 +43,15 @@ const (
 // element's, which its elements, subscripts and comparisons have).
 func columnTypes(c catalog.ColumnInfo) typeSet {
 	switch c.TypeOID {
-	case oidJSONB, 3807:
+	case pgdef.OIDJSONB, pgdef.OIDJSONBArray:
 		return tJSONB
-	case oidJSON, 199:
+	case pgdef.OIDJSON, 199:
 		return tJSON
-	case oidBpchar, oidBpcharArray:
+	case pgdef.OIDBpchar, pgdef.OIDBpcharArray:
 		return tBpchar
-	case 1043, 1015:
+	case pgdef.OIDVarchar, pgdef.OIDVarcharArray:
 		return tVarchar
-	case oidFloat4, 1021:
+	case pgdef.OIDFloat4, pgdef.OIDFloat4Array:
 		return tFloat4
 	case pgdef.OIDInet:
 		return tInet

@@ -5,6 +5,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Value kinds. Some types have values that are equal but not the same:
@@ -85,17 +87,17 @@ func (k kindSet) elementOf() kindSet {
 // oidKinds is the kind of a column of type oid.
 func oidKinds(oid uint32) kindSet {
 	switch oid {
-	case oidFloat4, oidFloat8:
+	case pgdef.OIDFloat4, pgdef.OIDFloat8:
 		return ksFloat
-	case 1021, 1022: // float4[], float8[]
+	case pgdef.OIDFloat4Array, pgdef.OIDFloat8Array: // float4[], float8[]
 		return ksFloatArr
-	case oidInterval:
+	case pgdef.OIDInterval:
 		return ksInterval
-	case 1187: // interval[]
+	case pgdef.OIDIntervalArray: // interval[]
 		return ksIntervalArr
-	case oidTimestamp, oidTimestamptz, oidTime, oidTimetz:
+	case pgdef.OIDTimestamp, pgdef.OIDTimestamptz, pgdef.OIDTime, pgdef.OIDTimetz:
 		return ksTemporal
-	case oidDate:
+	case pgdef.OIDDate:
 		return ksDate
 	}
 	return ksOther

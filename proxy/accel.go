@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -717,7 +718,7 @@ func columnsFor(rd *pgproto3.RowDescription, formats []int16, enums []uint32) ([
 	for i, f := range rd.Fields {
 		oid := f.DataTypeOID
 		if slices.Contains(enums, oid) {
-			oid = encode.OIDText // an enum: its label, in text as in binary (enum_out, enum_send)
+			oid = pgdef.OIDText // an enum: its label, in text as in binary (enum_out, enum_send)
 		}
 		cols[i] = encode.Column{TypeOID: oid, TypeMod: f.TypeModifier, Format: formatAt(formats, i)}
 	}

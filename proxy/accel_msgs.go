@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -712,7 +713,7 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 		}
 		oid := oids[i]
 		if slices.Contains(d.EnumTypes, oid) {
-			oid = encode.OIDText // an enum's label (enum_recv takes its text)
+			oid = pgdef.OIDText // an enum's label (enum_recv takes its text)
 		}
 		val, err := encode.DecodeParam(oid, formatAt(p.paramFormats, i), v, s)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -85,13 +86,13 @@ func clockText(c planner.Clock, t time.Time, loc *time.Location) (string, uint32
 	t = time.UnixMicro(us)
 	switch c.Type {
 	case planner.ClockTimestamptz:
-		return t.UTC().Format("2006-01-02 15:04:05.999999") + "+00", encode.OIDTimestamptz, nil
+		return t.UTC().Format("2006-01-02 15:04:05.999999") + "+00", pgdef.OIDTimestamptz, nil
 	case planner.ClockTimestamp:
-		return t.In(loc).Format("2006-01-02 15:04:05.999999"), encode.OIDTimestamp, nil
+		return t.In(loc).Format("2006-01-02 15:04:05.999999"), pgdef.OIDTimestamp, nil
 	case planner.ClockDate:
-		return t.In(loc).Format("2006-01-02"), encode.OIDDate, nil
+		return t.In(loc).Format("2006-01-02"), pgdef.OIDDate, nil
 	case planner.ClockTime:
-		return t.In(loc).Format("15:04:05.999999"), encode.OIDTime, nil
+		return t.In(loc).Format("15:04:05.999999"), pgdef.OIDTime, nil
 	}
 	return "", 0, errNoClock
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -49,7 +50,7 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 		} else if k.UUID {
 			// The literal's text, read as the origin reads a uuid.
 			str, _ := v.(string)
-			val, err := encode.DecodeParam(encode.OIDUUID, 0, []byte(str), nil)
+			val, err := encode.DecodeParam(pgdef.OIDUUID, 0, []byte(str), nil)
 			if err != nil {
 				return nil
 			}
@@ -76,11 +77,11 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 func pointParamType(oid uint32, k planner.PointKey) bool {
 	switch {
 	case k.Int:
-		return oid == encode.OIDInt2 || oid == encode.OIDInt4 || oid == encode.OIDInt8
+		return oid == pgdef.OIDInt2 || oid == pgdef.OIDInt4 || oid == pgdef.OIDInt8
 	case k.UUID:
-		return oid == encode.OIDUUID
+		return oid == pgdef.OIDUUID
 	}
-	return oid == encode.OIDText || oid == encode.OIDVarchar
+	return oid == pgdef.OIDText || oid == pgdef.OIDVarchar
 }
 
 // localRoute is SHOW pgaccel.last_route after r was answered.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 func mustSettings(t testing.TB, params map[string]string) *Settings {
@@ -100,46 +102,46 @@ func TestPlan_Rules(t *testing.T) {
 		s    *Settings
 		ok   bool
 	}{
-		{OIDInt8, -1, "BIGINT", s, true},
-		{OIDInt8, -1, "HUGEINT", s, true},
-		{OIDInt4, -1, "BIGINT", s, true},
-		{OIDInt2, -1, "DECIMAL(4,0)", s, true},
-		{OIDInt4, -1, "DECIMAL(9,2)", s, false},
-		{OIDNumeric, -1, "BIGINT", s, true},
-		{OIDNumeric, -1, "HUGEINT", s, true},
-		{OIDNumeric, -1, "DECIMAL(38,6)", s, true},
-		{OIDNumeric, -1, "DOUBLE", s, false},
-		{OIDNumeric, -1, "FLOAT", s, false},
-		{OIDFloat8, -1, "DOUBLE", s, true},
-		{OIDFloat8, -1, "FLOAT", s, true},
-		{OIDFloat4, -1, "DOUBLE", s, false},
-		{OIDFloat8, -1, "DECIMAL(10,2)", s, false},
-		{OIDText, -1, "VARCHAR", s, true},
-		{OIDJSONB, -1, "JSON", s, false},
-		{OIDJSON, -1, "VARCHAR", s, true},
-		{OIDText, -1, "INTEGER", s, false},
-		{OIDBytea, -1, "BLOB", s, true},
-		{OIDUUID, -1, "UUID", s, true},
-		{OIDUUID, -1, "VARCHAR", s, false},
-		{OIDTimestamptz, -1, "TIMESTAMP WITH TIME ZONE", s, true},
-		{OIDTimestamptz, -1, "TIMESTAMPTZ", noZone, false},
-		{OIDTimestamptz, -1, "TIMESTAMP", s, false},
-		{OIDTimestamp, -1, "TIMESTAMPTZ", s, false},
-		{OIDTimestamp, -1, "TIMESTAMP_NS", s, true},
-		{OIDDate, -1, "TIMESTAMP", s, false},
-		{OIDTime, -1, "TIMETZ", s, false},
-		{OIDInterval, -1, "INTERVAL", s, true},
+		{pgdef.OIDInt8, -1, "BIGINT", s, true},
+		{pgdef.OIDInt8, -1, "HUGEINT", s, true},
+		{pgdef.OIDInt4, -1, "BIGINT", s, true},
+		{pgdef.OIDInt2, -1, "DECIMAL(4,0)", s, true},
+		{pgdef.OIDInt4, -1, "DECIMAL(9,2)", s, false},
+		{pgdef.OIDNumeric, -1, "BIGINT", s, true},
+		{pgdef.OIDNumeric, -1, "HUGEINT", s, true},
+		{pgdef.OIDNumeric, -1, "DECIMAL(38,6)", s, true},
+		{pgdef.OIDNumeric, -1, "DOUBLE", s, false},
+		{pgdef.OIDNumeric, -1, "FLOAT", s, false},
+		{pgdef.OIDFloat8, -1, "DOUBLE", s, true},
+		{pgdef.OIDFloat8, -1, "FLOAT", s, true},
+		{pgdef.OIDFloat4, -1, "DOUBLE", s, false},
+		{pgdef.OIDFloat8, -1, "DECIMAL(10,2)", s, false},
+		{pgdef.OIDText, -1, "VARCHAR", s, true},
+		{pgdef.OIDJSONB, -1, "JSON", s, false},
+		{pgdef.OIDJSON, -1, "VARCHAR", s, true},
+		{pgdef.OIDText, -1, "INTEGER", s, false},
+		{pgdef.OIDBytea, -1, "BLOB", s, true},
+		{pgdef.OIDUUID, -1, "UUID", s, true},
+		{pgdef.OIDUUID, -1, "VARCHAR", s, false},
+		{pgdef.OIDTimestamptz, -1, "TIMESTAMP WITH TIME ZONE", s, true},
+		{pgdef.OIDTimestamptz, -1, "TIMESTAMPTZ", noZone, false},
+		{pgdef.OIDTimestamptz, -1, "TIMESTAMP", s, false},
+		{pgdef.OIDTimestamp, -1, "TIMESTAMPTZ", s, false},
+		{pgdef.OIDTimestamp, -1, "TIMESTAMP_NS", s, true},
+		{pgdef.OIDDate, -1, "TIMESTAMP", s, false},
+		{pgdef.OIDTime, -1, "TIMETZ", s, false},
+		{pgdef.OIDInterval, -1, "INTERVAL", s, true},
 		{1007, -1, "INTEGER[]", s, true},
 		{1007, -1, "INTEGER[3]", s, true},
 		{1007, -1, "INTEGER[][]", s, false},
 		{1007, -1, "INTEGER", s, false},
-		{OIDInt4, -1, "INTEGER[]", s, false},
-		{OIDInt4, -1, "NULL", s, true},
+		{pgdef.OIDInt4, -1, "INTEGER[]", s, false},
+		{pgdef.OIDInt4, -1, "NULL", s, true},
 		{1231, 655366, "DECIMAL(10,2)[]", s, true},
 		{18, -1, "VARCHAR", s, false},     // "char"
 		{114000, -1, "VARCHAR", s, false}, // unknown OID
-		{OIDText, -1, "STRUCT(a INTEGER)", s, false},
-		{OIDText, -1, "MAP(VARCHAR, INTEGER)", s, false},
+		{pgdef.OIDText, -1, "STRUCT(a INTEGER)", s, false},
+		{pgdef.OIDText, -1, "MAP(VARCHAR, INTEGER)", s, false},
 	}
 	for _, tt := range tests {
 		err := Plan([]Column{{TypeOID: tt.oid, TypeMod: tt.mod}}, []string{tt.duck}, tt.s)
@@ -150,7 +152,7 @@ func TestPlan_Rules(t *testing.T) {
 			t.Errorf("Plan(OID %d, %s) = %v, want ErrUnsupported", tt.oid, tt.duck, err)
 		}
 	}
-	if err := Plan([]Column{{TypeOID: OIDInt4}}, nil, s); !errors.Is(err, ErrUnsupported) {
+	if err := Plan([]Column{{TypeOID: pgdef.OIDInt4}}, nil, s); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Plan with mismatched column counts = %v", err)
 	}
 }
@@ -168,18 +170,18 @@ func TestAppendValue_Unsupported(t *testing.T) {
 		duck string
 		v    any
 	}{
-		{"int2 overflow", Column{TypeOID: OIDInt2}, "INTEGER", int32(40000)},
-		{"int4 overflow", Column{TypeOID: OIDInt4}, "BIGINT", int64(1 << 40)},
-		{"int8 overflow", Column{TypeOID: OIDInt8}, "HUGEINT", huge},
-		{"uint64 overflow", Column{TypeOID: OIDInt8}, "UBIGINT", uint64(1 << 63)},
-		{"numeric scale drop", Column{TypeOID: OIDNumeric, TypeMod: 10<<16 | 2 + 4}, "DECIMAL(18,3)", dec(1005, 18, 3)},
-		{"float8 from big int", Column{TypeOID: OIDFloat8}, "BIGINT", int64(1<<53 + 1)},
-		{"timestamp ns", Column{TypeOID: OIDTimestamp}, "TIMESTAMP_NS", time.Unix(0, 1).UTC()},
-		{"timestamp before 4713 BC", Column{TypeOID: OIDTimestamp}, "TIMESTAMP", time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{"date after 5874897", Column{TypeOID: OIDDate}, "DATE", time.Date(5881000, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{"bpchar too long", Column{TypeOID: OIDBpchar, TypeMod: 3 + 4}, "VARCHAR", "abcd"},
-		{"wrong Go type", Column{TypeOID: OIDText}, "VARCHAR", 42},
-		{"uuid length", Column{TypeOID: OIDUUID}, "UUID", []byte{1, 2}},
+		{"int2 overflow", Column{TypeOID: pgdef.OIDInt2}, "INTEGER", int32(40000)},
+		{"int4 overflow", Column{TypeOID: pgdef.OIDInt4}, "BIGINT", int64(1 << 40)},
+		{"int8 overflow", Column{TypeOID: pgdef.OIDInt8}, "HUGEINT", huge},
+		{"uint64 overflow", Column{TypeOID: pgdef.OIDInt8}, "UBIGINT", uint64(1 << 63)},
+		{"numeric scale drop", Column{TypeOID: pgdef.OIDNumeric, TypeMod: 10<<16 | 2 + 4}, "DECIMAL(18,3)", dec(1005, 18, 3)},
+		{"float8 from big int", Column{TypeOID: pgdef.OIDFloat8}, "BIGINT", int64(1<<53 + 1)},
+		{"timestamp ns", Column{TypeOID: pgdef.OIDTimestamp}, "TIMESTAMP_NS", time.Unix(0, 1).UTC()},
+		{"timestamp before 4713 BC", Column{TypeOID: pgdef.OIDTimestamp}, "TIMESTAMP", time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"date after 5874897", Column{TypeOID: pgdef.OIDDate}, "DATE", time.Date(5881000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"bpchar too long", Column{TypeOID: pgdef.OIDBpchar, TypeMod: 3 + 4}, "VARCHAR", "abcd"},
+		{"wrong Go type", Column{TypeOID: pgdef.OIDText}, "VARCHAR", 42},
+		{"uuid length", Column{TypeOID: pgdef.OIDUUID}, "UUID", []byte{1, 2}},
 		{"array element", Column{TypeOID: 1005}, "INTEGER[]", []any{int32(1), int32(70000)}},
 		{"not a list", Column{TypeOID: 1007}, "INTEGER[]", int32(1)},
 	}
@@ -200,7 +202,7 @@ func TestAppendValue_Unsupported(t *testing.T) {
 
 func TestAppendValue_NullAndExtras(t *testing.T) {
 	s := mustSettings(t, nil)
-	enc, err := NewEncoder([]Column{{TypeOID: OIDText}, {TypeOID: OIDBpchar, TypeMod: 3 + 4}, {TypeOID: OIDNumeric, TypeMod: 10<<16 | 2 + 4}}, []string{"VARCHAR", "VARCHAR", "DECIMAL(18,4)"}, s)
+	enc, err := NewEncoder([]Column{{TypeOID: pgdef.OIDText}, {TypeOID: pgdef.OIDBpchar, TypeMod: 3 + 4}, {TypeOID: pgdef.OIDNumeric, TypeMod: 10<<16 | 2 + 4}}, []string{"VARCHAR", "VARCHAR", "DECIMAL(18,4)"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +257,9 @@ func TestAppendValue_NoAllocs(t *testing.T) {
 func benchColumns() ([]Column, []string, []any) {
 	ts := time.Date(2024, 3, 10, 12, 34, 56, 789000000, time.UTC)
 	cols := []Column{
-		{TypeOID: OIDInt4}, {TypeOID: OIDInt8}, {TypeOID: OIDFloat8}, {TypeOID: OIDText},
-		{TypeOID: OIDNumeric, TypeMod: 12<<16 | 2 + 4}, {TypeOID: OIDTimestamptz}, {TypeOID: OIDBool},
-		{TypeOID: OIDDate}, {TypeOID: OIDTimestamp}, {TypeOID: OIDInterval}, {TypeOID: OIDUUID}, {TypeOID: OIDFloat4},
+		{TypeOID: pgdef.OIDInt4}, {TypeOID: pgdef.OIDInt8}, {TypeOID: pgdef.OIDFloat8}, {TypeOID: pgdef.OIDText},
+		{TypeOID: pgdef.OIDNumeric, TypeMod: 12<<16 | 2 + 4}, {TypeOID: pgdef.OIDTimestamptz}, {TypeOID: pgdef.OIDBool},
+		{TypeOID: pgdef.OIDDate}, {TypeOID: pgdef.OIDTimestamp}, {TypeOID: pgdef.OIDInterval}, {TypeOID: pgdef.OIDUUID}, {TypeOID: pgdef.OIDFloat4},
 	}
 	ducks := []string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "DECIMAL(12,2)", "TIMESTAMPTZ", "BOOLEAN",
 		"DATE", "TIMESTAMP", "INTERVAL", "UUID", "FLOAT"}
@@ -330,7 +332,7 @@ func TestAppendValue_NumericText(t *testing.T) {
 		{"-Infinity", "00000000f0000020"},
 	} {
 		for _, format := range []int16{0, 1} {
-			enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1, Format: format}}, []string{"VARCHAR"}, s)
+			enc, err := NewEncoder([]Column{{TypeOID: pgdef.OIDNumeric, TypeMod: -1, Format: format}}, []string{"VARCHAR"}, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +347,7 @@ func TestAppendValue_NumericText(t *testing.T) {
 			}
 		}
 	}
-	enc, err := NewEncoder([]Column{{TypeOID: OIDNumeric, TypeMod: -1}}, []string{"VARCHAR"}, s)
+	enc, err := NewEncoder([]Column{{TypeOID: pgdef.OIDNumeric, TypeMod: -1}}, []string{"VARCHAR"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}

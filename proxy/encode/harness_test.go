@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 var srv *pgtest.Server
@@ -153,22 +154,22 @@ var canonical = session{name: "canonical", sets: []string{
 // the DuckDB type duckElem. It returns the expression and its arguments.
 func duckExpr(oid uint32, text, bin []byte, duckElem string) (string, []any) {
 	switch oid {
-	case OIDBool:
+	case pgdef.OIDBool:
 		if string(text) == "t" {
 			return "true", nil
 		}
 		return "false", nil
-	case OIDInt2, OIDInt4, OIDInt8:
+	case pgdef.OIDInt2, pgdef.OIDInt4, pgdef.OIDInt8:
 		return fmt.Sprintf("(%s)::%s", text, duckElem), nil
-	case OIDFloat4, OIDFloat8, OIDNumeric, OIDUUID:
+	case pgdef.OIDFloat4, pgdef.OIDFloat8, pgdef.OIDNumeric, pgdef.OIDUUID:
 		return fmt.Sprintf("'%s'::%s", text, duckElem), nil
-	case OIDText, OIDVarchar, OIDName, OIDJSON, OIDJSONB:
+	case pgdef.OIDText, pgdef.OIDVarchar, pgdef.OIDName, pgdef.OIDJSON, pgdef.OIDJSONB:
 		return "?::VARCHAR", []any{string(text)}
-	case OIDBpchar:
+	case pgdef.OIDBpchar:
 		return "?::VARCHAR", []any{strings.TrimRight(string(text), " ")}
-	case OIDBytea:
+	case pgdef.OIDBytea:
 		return "?::BLOB", []any{append([]byte{}, bin...)}
-	case OIDDate:
+	case pgdef.OIDDate:
 		switch d := int32(binary.BigEndian.Uint32(bin)); d {
 		case pgDateInf:
 			return "'infinity'::DATE", nil
@@ -177,9 +178,9 @@ func duckExpr(oid uint32, text, bin []byte, duckElem string) (string, []any) {
 		default:
 			return fmt.Sprintf("(DATE '2000-01-01' + (%d))", d), nil
 		}
-	case OIDTime:
+	case pgdef.OIDTime:
 		return fmt.Sprintf("(TIME '00:00:00' + to_microseconds(%d))", int64(binary.BigEndian.Uint64(bin))), nil
-	case OIDTimestamp, OIDTimestamptz:
+	case pgdef.OIDTimestamp, pgdef.OIDTimestamptz:
 		us := int64(binary.BigEndian.Uint64(bin))
 		switch us {
 		case 1<<63 - 1:
@@ -188,11 +189,11 @@ func duckExpr(oid uint32, text, bin []byte, duckElem string) (string, []any) {
 			return fmt.Sprintf("'-infinity'::%s", duckElem), nil
 		}
 		fn := "make_timestamp"
-		if oid == OIDTimestamptz {
+		if oid == pgdef.OIDTimestamptz {
 			fn = "make_timestamptz"
 		}
 		return fmt.Sprintf("%s(%d::BIGINT)::%s", fn, us+pgEpochMicros, duckElem), nil
-	case OIDInterval:
+	case pgdef.OIDInterval:
 		us := int64(binary.BigEndian.Uint64(bin))
 		days := int32(binary.BigEndian.Uint32(bin[8:]))
 		months := int32(binary.BigEndian.Uint32(bin[12:]))

@@ -2,33 +2,6 @@ package encode
 
 import "github.com/pgaccel/pgaccel/pgdef"
 
-// Postgres type OIDs (pg_type.oid) of the types this package encodes. They
-// are fixed in every Postgres release.
-const (
-	OIDBool               = pgdef.OIDBool
-	OIDBytea       uint32 = 17
-	OIDName               = pgdef.OIDName
-	OIDInt8               = pgdef.OIDInt8
-	OIDInt2               = pgdef.OIDInt2
-	OIDInt4               = pgdef.OIDInt4
-	OIDText               = pgdef.OIDText
-	OIDJSON        uint32 = 114
-	OIDFloat4      uint32 = 700
-	OIDFloat8      uint32 = 701
-	OIDBpchar             = pgdef.OIDBpchar
-	OIDVarchar            = pgdef.OIDVarchar
-	OIDDate        uint32 = 1082
-	OIDTime        uint32 = 1083
-	OIDTimestamp   uint32 = 1114
-	OIDTimestamptz uint32 = 1184
-	OIDInet               = pgdef.OIDInet
-	OIDCidr               = pgdef.OIDCidr
-	OIDInterval    uint32 = 1186
-	OIDNumeric            = pgdef.OIDNumeric
-	OIDUUID        uint32 = 2950
-	OIDJSONB       uint32 = 3802
-)
-
 // kind is what the encoders do with a target type; several OIDs share one.
 type kind uint8
 
@@ -63,51 +36,51 @@ type typeInfo struct {
 
 // types maps every supported scalar and one-dimensional array type OID.
 var types = map[uint32]typeInfo{
-	OIDBool:        {"boolean", kindBool, 0},
-	OIDBytea:       {"bytea", kindBytea, 0},
-	OIDName:        {"name", kindText, 0},
-	OIDInt8:        {"bigint", kindInt8, 0},
-	OIDInt2:        {"smallint", kindInt2, 0},
-	OIDInt4:        {"integer", kindInt4, 0},
-	OIDText:        {"text", kindText, 0},
-	OIDJSON:        {"json", kindText, 0},
-	OIDFloat4:      {"real", kindFloat4, 0},
-	OIDFloat8:      {"double precision", kindFloat8, 0},
-	OIDBpchar:      {"character", kindBpchar, 0},
-	OIDVarchar:     {"character varying", kindText, 0},
-	OIDDate:        {"date", kindDate, 0},
-	OIDTime:        {"time", kindTime, 0},
-	OIDTimestamp:   {"timestamp", kindTimestamp, 0},
-	OIDTimestamptz: {"timestamptz", kindTimestamptz, 0},
-	OIDInterval:    {"interval", kindInterval, 0},
-	OIDNumeric:     {"numeric", kindNumeric, 0},
-	OIDUUID:        {"uuid", kindUUID, 0},
-	OIDJSONB:       {"jsonb", kindJSONB, 0},
-	OIDInet:        {"inet", kindInet, 0},
-	OIDCidr:        {"cidr", kindInet, 0},
+	pgdef.OIDBool:        {"boolean", kindBool, 0},
+	pgdef.OIDBytea:       {"bytea", kindBytea, 0},
+	pgdef.OIDName:        {"name", kindText, 0},
+	pgdef.OIDInt8:        {"bigint", kindInt8, 0},
+	pgdef.OIDInt2:        {"smallint", kindInt2, 0},
+	pgdef.OIDInt4:        {"integer", kindInt4, 0},
+	pgdef.OIDText:        {"text", kindText, 0},
+	pgdef.OIDJSON:        {"json", kindText, 0},
+	pgdef.OIDFloat4:      {"real", kindFloat4, 0},
+	pgdef.OIDFloat8:      {"double precision", kindFloat8, 0},
+	pgdef.OIDBpchar:      {"character", kindBpchar, 0},
+	pgdef.OIDVarchar:     {"character varying", kindText, 0},
+	pgdef.OIDDate:        {"date", kindDate, 0},
+	pgdef.OIDTime:        {"time", kindTime, 0},
+	pgdef.OIDTimestamp:   {"timestamp", kindTimestamp, 0},
+	pgdef.OIDTimestamptz: {"timestamptz", kindTimestamptz, 0},
+	pgdef.OIDInterval:    {"interval", kindInterval, 0},
+	pgdef.OIDNumeric:     {"numeric", kindNumeric, 0},
+	pgdef.OIDUUID:        {"uuid", kindUUID, 0},
+	pgdef.OIDJSONB:       {"jsonb", kindJSONB, 0},
+	pgdef.OIDInet:        {"inet", kindInet, 0},
+	pgdef.OIDCidr:        {"cidr", kindInet, 0},
 
-	1000: {"boolean[]", kindBool, OIDBool},
-	1001: {"bytea[]", kindBytea, OIDBytea},
-	1003: {"name[]", kindText, OIDName},
-	1016: {"bigint[]", kindInt8, OIDInt8},
-	1005: {"smallint[]", kindInt2, OIDInt2},
-	1007: {"integer[]", kindInt4, OIDInt4},
-	1009: {"text[]", kindText, OIDText},
-	199:  {"json[]", kindText, OIDJSON},
-	1021: {"real[]", kindFloat4, OIDFloat4},
-	1022: {"double precision[]", kindFloat8, OIDFloat8},
-	1014: {"character[]", kindBpchar, OIDBpchar},
-	1015: {"character varying[]", kindText, OIDVarchar},
-	1182: {"date[]", kindDate, OIDDate},
-	1183: {"time[]", kindTime, OIDTime},
-	1115: {"timestamp[]", kindTimestamp, OIDTimestamp},
-	1185: {"timestamptz[]", kindTimestamptz, OIDTimestamptz},
-	1187: {"interval[]", kindInterval, OIDInterval},
-	1231: {"numeric[]", kindNumeric, OIDNumeric},
-	2951: {"uuid[]", kindUUID, OIDUUID},
-	3807: {"jsonb[]", kindJSONB, OIDJSONB},
-	1041: {"inet[]", kindInet, OIDInet}, // held as sent only (rawArray)
-	651:  {"cidr[]", kindInet, OIDCidr},
+	1000: {"boolean[]", kindBool, pgdef.OIDBool},
+	1001: {"bytea[]", kindBytea, pgdef.OIDBytea},
+	1003: {"name[]", kindText, pgdef.OIDName},
+	1016: {"bigint[]", kindInt8, pgdef.OIDInt8},
+	1005: {"smallint[]", kindInt2, pgdef.OIDInt2},
+	1007: {"integer[]", kindInt4, pgdef.OIDInt4},
+	1009: {"text[]", kindText, pgdef.OIDText},
+	199:  {"json[]", kindText, pgdef.OIDJSON},
+	1021: {"real[]", kindFloat4, pgdef.OIDFloat4},
+	1022: {"double precision[]", kindFloat8, pgdef.OIDFloat8},
+	1014: {"character[]", kindBpchar, pgdef.OIDBpchar},
+	1015: {"character varying[]", kindText, pgdef.OIDVarchar},
+	1182: {"date[]", kindDate, pgdef.OIDDate},
+	1183: {"time[]", kindTime, pgdef.OIDTime},
+	1115: {"timestamp[]", kindTimestamp, pgdef.OIDTimestamp},
+	1185: {"timestamptz[]", kindTimestamptz, pgdef.OIDTimestamptz},
+	1187: {"interval[]", kindInterval, pgdef.OIDInterval},
+	1231: {"numeric[]", kindNumeric, pgdef.OIDNumeric},
+	2951: {"uuid[]", kindUUID, pgdef.OIDUUID},
+	3807: {"jsonb[]", kindJSONB, pgdef.OIDJSONB},
+	1041: {"inet[]", kindInet, pgdef.OIDInet},
+	651:  {"cidr[]", kindInet, pgdef.OIDCidr},
 }
 
 // IsArray reports whether oid is an array type the encoder encodes.

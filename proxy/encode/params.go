@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // DecodeParam decodes one Bind parameter of Postgres type oid, sent in
@@ -153,7 +155,7 @@ func decodeBinary(oid uint32, k kind, b []byte) (any, error) {
 	case kindBytea:
 		return append([]byte{}, b...), nil
 	case kindInet:
-		return inetParamBinary(b, oid == OIDCidr)
+		return inetParamBinary(b, oid == pgdef.OIDCidr)
 	case kindUUID:
 		if err := need(16); err != nil {
 			return nil, err
@@ -193,13 +195,13 @@ func decodeBinary(oid uint32, k kind, b []byte) (any, error) {
 // truncates or rejects it). json is validated by the caller.
 func textValue(oid uint32, s string) (any, error) {
 	switch oid {
-	case OIDBpchar:
+	case pgdef.OIDBpchar:
 		return strings.TrimRight(s, " "), nil
-	case OIDName:
+	case pgdef.OIDName:
 		if len(s) > 63 {
 			return nil, fmt.Errorf("%w: name longer than 63 bytes", errBadInput)
 		}
-	case OIDJSON:
+	case pgdef.OIDJSON:
 		if !validJSON(s) {
 			return nil, fmt.Errorf("%w: not JSON Postgres accepts", errBadInput)
 		}
@@ -354,12 +356,12 @@ var errNullElement = fmt.Errorf("%w: arrays with NULL elements cannot be bound b
 // duckParamTypes maps Postgres scalar types to the DuckDB type of a bound
 // parameter.
 var duckParamTypes = map[uint32]string{
-	OIDBool: "BOOLEAN", OIDInt2: "SMALLINT", OIDInt4: "INTEGER", OIDInt8: "BIGINT",
-	OIDFloat4: "FLOAT", OIDFloat8: "DOUBLE", OIDText: "VARCHAR", OIDVarchar: "VARCHAR",
-	OIDBpchar: "VARCHAR", OIDName: "VARCHAR", OIDJSON: "VARCHAR", OIDJSONB: "VARCHAR",
-	OIDBytea: "BLOB", OIDUUID: "UUID", OIDDate: "DATE", OIDTime: "TIME",
-	OIDTimestamp: "TIMESTAMP", OIDTimestamptz: "TIMESTAMPTZ", OIDInterval: "INTERVAL",
-	OIDInet: "VARCHAR", OIDCidr: "VARCHAR",
+	pgdef.OIDBool: "BOOLEAN", pgdef.OIDInt2: "SMALLINT", pgdef.OIDInt4: "INTEGER", pgdef.OIDInt8: "BIGINT",
+	pgdef.OIDFloat4: "FLOAT", pgdef.OIDFloat8: "DOUBLE", pgdef.OIDText: "VARCHAR", pgdef.OIDVarchar: "VARCHAR",
+	pgdef.OIDBpchar: "VARCHAR", pgdef.OIDName: "VARCHAR", pgdef.OIDJSON: "VARCHAR", pgdef.OIDJSONB: "VARCHAR",
+	pgdef.OIDBytea: "BLOB", pgdef.OIDUUID: "UUID", pgdef.OIDDate: "DATE", pgdef.OIDTime: "TIME",
+	pgdef.OIDTimestamp: "TIMESTAMP", pgdef.OIDTimestamptz: "TIMESTAMPTZ", pgdef.OIDInterval: "INTERVAL",
+	pgdef.OIDInet: "VARCHAR", pgdef.OIDCidr: "VARCHAR",
 }
 
 // BindArg adapts v, a value DecodeParam returned for a parameter of type
@@ -445,7 +447,7 @@ func BindArg(oid uint32, v any) (arg any, placeholder string, err error) {
 func bindScalar(oid uint32, v any) (any, string, error) {
 	switch x := v.(type) {
 	case nil:
-		if oid == OIDNumeric {
+		if oid == pgdef.OIDNumeric {
 			return nil, "CAST(? AS DECIMAL(38,0))", nil
 		}
 	case duckdb.Decimal:

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // isSpace is C's isspace in the C locale, which Postgres's input functions
@@ -51,7 +53,7 @@ func decodeText(oid uint32, k kind, s string, f *decodeCtx) (any, error) {
 	case kindText, kindBpchar:
 		return textValue(oid, s)
 	case kindInet:
-		return inetParamText(s, oid == OIDCidr)
+		return inetParamText(s, oid == pgdef.OIDCidr)
 	case kindJSONB:
 		return canonicalJSONB(s)
 	case kindBytea:

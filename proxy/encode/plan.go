@@ -241,7 +241,7 @@ func planColumn(c Column, duckName string, f *format) (column, error) {
 		elemOID: info.elem,
 		scale:   -1,
 		charLen: -1,
-		cidr:    c.TypeOID == OIDCidr,
+		cidr:    c.TypeOID == pgdef.OIDCidr,
 		f:       f,
 	}
 	switch info.kind {
