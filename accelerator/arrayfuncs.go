@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Postgres's array operators where DuckDB's namesakes differ:
@@ -13,16 +15,15 @@ import (
 //	  element of a, and a NULL element of b matches nothing (DuckDB's
 //	  list containment ignores it); NULL when a or b is. A macro: DuckDB
 //	  inlines it.
-const ArrayContainsFunction = "pgaccel_array_contains"
 
-// arrayContainsMacro defines ArrayContainsFunction: DuckDB's @> is right
+// arrayContainsMacro defines pgdef.FuncArrayContains: DuckDB's @> is right
 // once b holds no NULL (list_count counts the elements that are not).
-const arrayContainsMacro = `CREATE OR REPLACE MACRO ` + ArrayContainsFunction + `(a, b) AS
+const arrayContainsMacro = `CREATE OR REPLACE MACRO ` + pgdef.FuncArrayContains + `(a, b) AS
   (a @> b) AND (list_count(b) = len(b) OR a IS NULL)`
 
 func registerArrayFunctions(conn *sql.Conn) error {
 	if _, err := conn.ExecContext(context.Background(), arrayContainsMacro); err != nil {
-		return fmt.Errorf("register %s: %w", ArrayContainsFunction, err)
+		return fmt.Errorf("register %s: %w", pgdef.FuncArrayContains, err)
 	}
 	return nil
 }

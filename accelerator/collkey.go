@@ -52,6 +52,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Ordering text under a linguistic (libc) collation. Postgres compares two
@@ -71,12 +73,11 @@ import (
 // data comes from, and a probe of strings ordered at the origin) before a
 // column's ordering is accelerated.
 
-// CollationKeyFunction is the DuckDB scalar function of the keys:
+// pgdef.FuncCollkey is the DuckDB scalar function of the keys:
 //
 //	pgaccel_collkey(text VARCHAR, locale VARCHAR) -> BLOB
 //
 // NULL text is NULL. A locale this process cannot load is an error.
-const CollationKeyFunction = "pgaccel_collkey"
 
 // LibcVersion is the version of the C library this process runs on, as
 // Postgres records it in a libc collation's collversion ("2.36").
@@ -170,7 +171,7 @@ func CollationKey(locale, s string) ([]byte, error) {
 // collationKey appends s's key to dst.
 func collationKey(loc C.locale_t, s string, dst []byte) ([]byte, error) {
 	if strings.IndexByte(s, 0) >= 0 {
-		return nil, errors.New(CollationKeyFunction + ": text holds a NUL byte")
+		return nil, errors.New(pgdef.FuncCollkey + ": text holds a NUL byte")
 	}
 	cs := C.CString(s)
 	defer C.free(unsafe.Pointer(cs))
@@ -197,7 +198,7 @@ func collationKeyRow(values []driver.Value) (any, error) {
 	}
 	name, ok := values[1].(string)
 	if !ok {
-		return nil, errors.New(CollationKeyFunction + ": no locale")
+		return nil, errors.New(pgdef.FuncCollkey + ": no locale")
 	}
 	return CollationKey(name, s)
 }
@@ -245,11 +246,6 @@ func EstablishedCollation(key string) string {
 // uppered), and ILIKE compares the lowered text and pattern. These are
 // the same calls, so the answers are the origin's when the C library's
 // locale data is (refresh establishes it per LC_CTYPE, as for collations).
-const (
-	UpperFunction   = "pgaccel_upper"
-	LowerFunction   = "pgaccel_lower"
-	InitcapFunction = "pgaccel_initcap"
-)
 
 // MapCase returns s upper-cased (how 0), lower-cased (1) or initcapped (2)
 // under the libc LC_CTYPE locale.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // TestCollationKey: keys order as the locale's strcoll, equal-collating
@@ -33,7 +35,7 @@ func TestCollationKey(t *testing.T) {
 		t.Errorf("a locale that does not exist is available")
 	}
 	e := openEngine(t, "")
-	rows, err := e.Query(context.Background(), "SELECT s FROM (VALUES ('b'), ('A'), ('a'), ('B'), (NULL)) v(s) ORDER BY "+CollationKeyFunction+"(s, 'en_US.UTF-8') NULLS LAST")
+	rows, err := e.Query(context.Background(), "SELECT s FROM (VALUES ('b'), ('A'), ('a'), ('B'), (NULL)) v(s) ORDER BY "+pgdef.FuncCollkey+"(s, 'en_US.UTF-8') NULLS LAST")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type Options struct {
 	CompactEvery int64
 	// Functions are scalar function sets (overloads by name) other
 	// packages provide for the rewritten statements, registered at Open:
-	// the proxy's Postgres-exact text output (encode.TextFunction).
+	// the proxy's Postgres-exact text output (pgdef.FuncText).
 	Functions map[string][]duckdb.ScalarFunc
 	Logger    zerolog.Logger
 }
@@ -171,8 +171,7 @@ type TableInfo struct {
 // COPY stream is the limit.
 const maxLoadThreads = 4
 
-// copyFunction is the table function a load reads the COPY stream through.
-const copyFunction = "pgaccel_copy"
+// pgdef.FuncCopy is the table function a load reads the COPY stream through.
 
 // Open starts an in-process DuckDB. Close releases it.
 func Open(opts Options) (*Engine, error) {

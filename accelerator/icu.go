@@ -45,6 +45,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unsafe"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Ordering text under an ICU collation. Postgres compares two strings of a
@@ -210,7 +212,7 @@ func utf16Of(s string) []uint16 { return utf16.Encode([]rune(s)) }
 // icuKey appends s's key under the ICU locale (without ICUPrefix) to dst.
 func icuKey(locale, s string, dst []byte) ([]byte, error) {
 	if strings.IndexByte(s, 0) >= 0 {
-		return nil, errors.New(CollationKeyFunction + ": text holds a NUL byte")
+		return nil, errors.New(pgdef.FuncCollkey + ": text holds a NUL byte")
 	}
 	l := loadICU()
 	c, err := l.collator(locale)
@@ -228,7 +230,7 @@ func icuKey(locale, s string, dst []byte) ([]byte, error) {
 		buf := make([]byte, n)
 		got := int(C.pgaccel_icu_sortkey(l.sortKey, c, src, C.int32_t(len(u)), (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.int32_t(n)))
 		if got <= 0 {
-			return nil, errors.New(CollationKeyFunction + ": ICU made no sort key")
+			return nil, errors.New(pgdef.FuncCollkey + ": ICU made no sort key")
 		}
 		if got <= n {
 			// got counts the key's terminating 0x00, which stays: it

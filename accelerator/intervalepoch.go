@@ -7,9 +7,11 @@ import (
 	"math/big"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// IntervalEpochUSFunction and IntervalEpochFunction compute Postgres's
+// pgdef.FuncIntervalEpochUS and pgdef.FuncIntervalEpoch compute Postgres's
 // EXTRACT(epoch FROM interval) and date_part('epoch', interval) from a
 // DuckDB INTERVAL:
 //
@@ -21,10 +23,7 @@ import (
 // days); the double adds, in doubles, the microseconds over a million to
 // the years', months' and days' seconds, in that order. An overflow is an
 // error (the statement then falls back).
-const (
-	IntervalEpochUSFunction = "pgaccel_interval_epoch_us"
-	IntervalEpochFunction   = "pgaccel_interval_epoch"
-)
+const ()
 
 // intervalSeconds is interval_part_common's secs_from_day_month.
 func intervalSeconds(iv duckdb.Interval) (int64, error) {
@@ -32,7 +31,7 @@ func intervalSeconds(iv duckdb.Interval) (int64, error) {
 	// (4·365.25·(m / 12) + 4·30·(m % 12) + 4·d) · (86400 / 4)
 	quarterDays := 1461*(m/12) + 120*(m%12) + 4*d
 	if quarterDays > math.MaxInt64/21600 || quarterDays < math.MinInt64/21600 {
-		return 0, fmt.Errorf("%s: interval out of range", IntervalEpochFunction)
+		return 0, fmt.Errorf("%s: interval out of range", pgdef.FuncIntervalEpoch)
 	}
 	return quarterDays * 21600, nil
 }

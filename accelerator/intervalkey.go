@@ -1,6 +1,8 @@
 package accelerator
 
-// IntervalKeyFunction orders and compares intervals as Postgres does:
+import "github.com/pgaccel/pgaccel/pgdef"
+
+// pgdef.FuncIntervalKey orders and compares intervals as Postgres does:
 //
 //	pgaccel_interval_key(INTERVAL) -> HUGEINT
 //
@@ -12,10 +14,9 @@ package accelerator
 // orders intervals whose fields have mixed signs otherwise. A macro
 // (DuckDB inlines it) over datepart, whose year, month, day, hour, minute
 // and microseconds fields of an interval add up to its fields.
-const IntervalKeyFunction = "pgaccel_interval_key"
 
-// intervalKeyMacro defines IntervalKeyFunction on a connection.
-const intervalKeyMacro = `CREATE OR REPLACE MACRO ` + IntervalKeyFunction + `(i) AS
+// intervalKeyMacro defines pgdef.FuncIntervalKey on a connection.
+const intervalKeyMacro = `CREATE OR REPLACE MACRO ` + pgdef.FuncIntervalKey + `(i) AS
   ((datepart('year', i)::HUGEINT * 12 + datepart('month', i)) * 30 + datepart('day', i)) * 86400000000
   + datepart('hour', i)::HUGEINT * 3600000000 + datepart('minute', i)::HUGEINT * 60000000
   + datepart('microseconds', i)`

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // TestIntervalKey_IsPostgresSpan: pgaccel_interval_key is (months × 30 +
@@ -20,7 +22,7 @@ func TestIntervalKey_IsPostgresSpan(t *testing.T) {
 		{-2, 45, -43200000000}, {2136000000, 0, 0}, {7, -200, 123456789},
 	}
 	for _, iv := range ivs {
-		q := fmt.Sprintf("SELECT CAST(%s(to_months(%d) + to_days(%d) + to_microseconds(%d)) AS VARCHAR)", IntervalKeyFunction, iv[0], iv[1], iv[2])
+		q := fmt.Sprintf("SELECT CAST(%s(to_months(%d) + to_days(%d) + to_microseconds(%d)) AS VARCHAR)", pgdef.FuncIntervalKey, iv[0], iv[1], iv[2])
 		rows, err := e.Query(context.Background(), q)
 		if err != nil {
 			t.Fatalf("%v: %v", iv, err)

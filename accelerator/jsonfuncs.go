@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Postgres's json and jsonb operators, over the acceleration's json and
@@ -38,16 +40,7 @@ import (
 // holding \u0000 or a lone surrogate, which Postgres refuses to turn into
 // text, is an error here too (the statement falls back to the origin).
 const (
-	JSONGetFunction      = "pgaccel_json_get"
-	JSONGetTextFunction  = "pgaccel_json_get_text"
-	JSONBGetFunction     = "pgaccel_jsonb_get"
-	JSONBGetTextFunction = "pgaccel_jsonb_get_text"
-	JSONPathFunction     = "pgaccel_json_path"
-	JSONPathTextFunction = "pgaccel_json_path_text"
-	JSONBExistsFunction  = "pgaccel_jsonb_exists"
-	// json_typeof/jsonb_typeof and json_array_length/jsonb_array_length.
-	JSONTypeofFunction      = "pgaccel_json_typeof"
-	JSONArrayLengthFunction = "pgaccel_json_array_length"
+// json_typeof/jsonb_typeof and json_array_length/jsonb_array_length.
 )
 
 // registerJSONFunctions registers the json functions.
@@ -65,23 +58,23 @@ func registerJSONFunctions(conn *sql.Conn) error {
 		}
 	}
 	sets := map[string][]duckdb.ScalarFunc{
-		JSONGetFunction:      get(false, false),
-		JSONGetTextFunction:  get(true, false),
-		JSONBGetFunction:     get(false, true),
-		JSONBGetTextFunction: get(true, true),
-		JSONPathFunction: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
+		pgdef.FuncJSONGet:      get(false, false),
+		pgdef.FuncJSONGetText:  get(true, false),
+		pgdef.FuncJSONBGet:     get(false, true),
+		pgdef.FuncJSONBGetText: get(true, true),
+		pgdef.FuncJSONPath: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
 			return jsonPathRow(v, false)
 		}}},
-		JSONPathTextFunction: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
+		pgdef.FuncJSONPathText: {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, varchar, func(v []driver.Value) (any, error) {
 			return jsonPathRow(v, true)
 		}}},
-		JSONBExistsFunction:     {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonExistsRow}},
-		JSONTypeofFunction:      {scalarUDF{[]duckdb.TypeInfo{varchar}, varchar, jsonTypeofRow}},
-		JSONBContainsFunction:   {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonContainsRow}},
-		JSONArrayLengthFunction: {scalarUDF{[]duckdb.TypeInfo{varchar}, bigint, jsonArrayLengthRow}},
+		pgdef.FuncJSONBExists:     {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonExistsRow}},
+		pgdef.FuncJSONTypeof:      {scalarUDF{[]duckdb.TypeInfo{varchar}, varchar, jsonTypeofRow}},
+		pgdef.FuncJSONBContains:   {scalarUDF{[]duckdb.TypeInfo{varchar, varchar}, boolean, jsonContainsRow}},
+		pgdef.FuncJSONArrayLength: {scalarUDF{[]duckdb.TypeInfo{varchar}, bigint, jsonArrayLengthRow}},
 	}
 	// A path written '{a,b}'::text[] arrives as a list.
-	for name, text := range map[string]bool{JSONPathFunction: false, JSONPathTextFunction: true} {
+	for name, text := range map[string]bool{pgdef.FuncJSONPath: false, pgdef.FuncJSONPathText: true} {
 		sets[name] = append(sets[name], scalarUDF{[]duckdb.TypeInfo{varchar, varcharList}, varchar, func(v []driver.Value) (any, error) {
 			return jsonPathListRow(v, text)
 		}})
@@ -401,7 +394,7 @@ func arrayElements(doc []byte) ([]json.RawMessage, error) {
 	return els, nil
 }
 
-// JSONBContainsFunction is Postgres's jsonb @> jsonb (JsonbDeepContains):
+// pgdef.FuncJSONBContains is Postgres's jsonb @> jsonb (JsonbDeepContains):
 //
 //	pgaccel_jsonb_contains(doc, template) -> BOOLEAN
 //
@@ -410,7 +403,6 @@ func arrayElements(doc []byte) ([]json.RawMessage, error) {
 // elements contains (a scalar equal to a scalar, a container of the same
 // kind containing a container), and a scalar as a one-element array;
 // scalars contain equal scalars (numbers by value).
-const JSONBContainsFunction = "pgaccel_jsonb_contains"
 
 func jsonContainsRow(v []driver.Value) (any, error) {
 	doc, ok1 := v[0].(string)

@@ -13,6 +13,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // LoadStats describes a completed load.
@@ -305,7 +306,7 @@ func insertSQL(src *copySource, table string, id int64) string {
 	for i, o := range src.outs {
 		exprs[i] = stageExpr(o.typ, quoteIdent(o.stageName))
 	}
-	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", table, strings.Join(exprs, ", "), copyFunction, id)
+	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s(%d)", table, strings.Join(exprs, ", "), pgdef.FuncCopy, id)
 }
 
 // execer is a connection or a transaction.
@@ -340,7 +341,7 @@ func (e *Engine) registerCopyFunction(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	return duckdb.RegisterTableUDF(conn, copyFunction, duckdb.ParallelChunkTableFunction{
+	return duckdb.RegisterTableUDF(conn, pgdef.FuncCopy, duckdb.ParallelChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{mustTypeInfo(duckdb.TYPE_BIGINT)}},
 		BindArguments: func(_ map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
 			id, _ := args[0].(int64)
@@ -348,7 +349,7 @@ func (e *Engine) registerCopyFunction(ctx context.Context) error {
 			src, ok := e.sources[id]
 			e.mu.Unlock()
 			if !ok {
-				return nil, fmt.Errorf("%s(%d): no such load", copyFunction, id)
+				return nil, fmt.Errorf("%s(%d): no such load", pgdef.FuncCopy, id)
 			}
 			return src, nil
 		},

@@ -6,9 +6,11 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// NumericAvgFunction is a DuckDB scalar function that computes Postgres's
+// pgdef.FuncNumericAvg is a DuckDB scalar function that computes Postgres's
 // avg of integers and numerics exactly, from the sum (as DuckDB prints it:
 // an integer or a decimal with the operand's scale) and the count:
 //
@@ -19,7 +21,6 @@ import (
 // select_div_scale from the operands' values, rounding half away from
 // zero; the scale varies from group to group, so the result is text, which
 // the proxy turns into a numeric with that scale.
-const NumericAvgFunction = "pgaccel_numeric_avg"
 
 // avgRow computes function name's row from (sum::text, count) with avg:
 // NULL for no rows.
@@ -41,7 +42,7 @@ func avgRow(name string, avg func(sum string, n int64) (any, error)) func([]driv
 // a decimal, n > 0. avg is numeric_div of the sum by the count.
 func NumericAvg(sum string, n int64) (string, error) {
 	if n <= 0 {
-		return "", fmt.Errorf("%s: count %d", NumericAvgFunction, n)
+		return "", fmt.Errorf("%s: count %d", pgdef.FuncNumericAvg, n)
 	}
 	return NumericDiv(sum, strconv.FormatInt(n, 10))
 }
@@ -66,7 +67,7 @@ func decimalWeight(intDigits, frac string) (weight, first int) {
 	return -(g + 1), first
 }
 
-// NumericAvgDecFunction is NumericAvgFunction as an exact DECIMAL, for
+// pgdef.FuncNumericAvgDec is pgdef.FuncNumericAvg as an exact DECIMAL, for
 // averages that are compared rather than printed:
 //
 //	pgaccel_numeric_avg_dec(CAST(sum(x) AS VARCHAR), count(x)) -> DECIMAL(38,24)
@@ -75,9 +76,8 @@ func decimalWeight(intDigits, frac string) (weight, first int) {
 // scale) exactly; when that needs more than 24 fraction digits, or 14
 // integer digits, the function fails and the statement falls back to the
 // origin.
-const NumericAvgDecFunction = "pgaccel_numeric_avg_dec"
 
-// avgDecScale is the scale of NumericAvgDecFunction's DECIMAL(38, 24).
+// avgDecScale is the scale of pgdef.FuncNumericAvgDec's DECIMAL(38, 24).
 const avgDecScale = 24
 
 // NumericAvgDec returns Postgres's avg of sum/n as the unscaled value of a
@@ -91,17 +91,17 @@ func NumericAvgDec(sum string, n int64) (*big.Int, error) {
 	intPart, frac, _ := strings.Cut(strings.TrimPrefix(text, "-"), ".")
 	if len(frac) > avgDecScale {
 		if strings.Trim(frac[avgDecScale:], "0") != "" {
-			return nil, fmt.Errorf("%s: avg %s needs more than %d fraction digits", NumericAvgDecFunction, text, avgDecScale)
+			return nil, fmt.Errorf("%s: avg %s needs more than %d fraction digits", pgdef.FuncNumericAvgDec, text, avgDecScale)
 		}
 		frac = frac[:avgDecScale]
 	}
 	if len(strings.TrimLeft(intPart, "0")) > 38-avgDecScale {
-		return nil, fmt.Errorf("%s: avg %s has too many integer digits", NumericAvgDecFunction, text)
+		return nil, fmt.Errorf("%s: avg %s has too many integer digits", pgdef.FuncNumericAvgDec, text)
 	}
 	frac += strings.Repeat("0", avgDecScale-len(frac))
 	v, ok := new(big.Int).SetString(intPart+frac, 10)
 	if !ok {
-		return nil, fmt.Errorf("%s: not a number: %s", NumericAvgDecFunction, text)
+		return nil, fmt.Errorf("%s: not a number: %s", pgdef.FuncNumericAvgDec, text)
 	}
 	if neg {
 		v.Neg(v)

@@ -7,9 +7,11 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// NumericInFunction and NumericInScaleFunction read text as Postgres's
+// pgdef.FuncNumericIn and pgdef.FuncNumericInScale read text as Postgres's
 // numeric_in does, for a cast of text to an unconstrained numeric
 // ((properties ->> 'amount')::numeric):
 //
@@ -24,9 +26,7 @@ import (
 // on text numeric_in rejects, so the statement falls back to the origin,
 // which answers or reports its own error. NULL is NULL.
 const (
-	NumericInFunction      = "pgaccel_numeric_in"
-	NumericInScaleFunction = "pgaccel_numeric_in_scale"
-	numericInScale         = 24
+	numericInScale = 24
 )
 
 func numericInRow(values []driver.Value) (any, error) {
@@ -51,7 +51,7 @@ func numericInScaleRow(values []driver.Value) (any, error) {
 // 10^24 and its display scale.
 func NumericIn(s string) (*big.Int, int, error) {
 	fail := func(why string) (*big.Int, int, error) {
-		return nil, 0, fmt.Errorf("%s: %q: %s", NumericInFunction, s, why)
+		return nil, 0, fmt.Errorf("%s: %q: %s", pgdef.FuncNumericIn, s, why)
 	}
 	t := strings.TrimFunc(s, pgSpace)
 	neg := false
@@ -123,7 +123,7 @@ func pgSpace(r rune) bool {
 	return false
 }
 
-// Float8NumericTextFunction prints a double as float8_numeric does before
+// pgdef.FuncFloat8NumericText prints a double as float8_numeric does before
 // reading it as a numeric: 15 significant digits (DBL_DIG), %g style:
 //
 //	pgaccel_float8_numeric_text(DOUBLE) -> VARCHAR
@@ -131,7 +131,6 @@ func pgSpace(r rune) bool {
 // so pgaccel_numeric_in of it is CAST(x AS numeric) of a double precision
 // (0.1 is 0.1, 1e20 is 100000000000000000000). NaN and infinities, which
 // DECIMAL cannot hold, are errors.
-const Float8NumericTextFunction = "pgaccel_float8_numeric_text"
 
 func float8NumericTextRow(values []driver.Value) (any, error) {
 	v, ok := values[0].(float64)
@@ -139,7 +138,7 @@ func float8NumericTextRow(values []driver.Value) (any, error) {
 		return nil, nil
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, fmt.Errorf("%s: %v has no exact numeric in the acceleration", Float8NumericTextFunction, v)
+		return nil, fmt.Errorf("%s: %v has no exact numeric in the acceleration", pgdef.FuncFloat8NumericText, v)
 	}
 	return strconv.FormatFloat(v, 'g', 15, 64), nil
 }

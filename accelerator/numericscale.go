@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // registerNumericFunctions registers the scalar functions through which
@@ -30,27 +32,27 @@ func (e *Engine) registerNumericFunctions(ctx context.Context) error {
 		return err
 	}
 	for name, udf := range map[string]scalarUDF{
-		NumericAvgFunction: {[]duckdb.TypeInfo{varchar, bigint}, varchar, avgRow(NumericAvgFunction, func(sum string, n int64) (any, error) {
+		pgdef.FuncNumericAvg: {[]duckdb.TypeInfo{varchar, bigint}, varchar, avgRow(pgdef.FuncNumericAvg, func(sum string, n int64) (any, error) {
 			return NumericAvg(sum, n)
 		})},
-		NumericAvgDecFunction: {[]duckdb.TypeInfo{varchar, bigint}, avgDec, avgRow(NumericAvgDecFunction, func(sum string, n int64) (any, error) {
+		pgdef.FuncNumericAvgDec: {[]duckdb.TypeInfo{varchar, bigint}, avgDec, avgRow(pgdef.FuncNumericAvgDec, func(sum string, n int64) (any, error) {
 			return NumericAvgDec(sum, n)
 		})},
-		NumericScaleFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
-		NumericDivFunction:        {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
-		NumericDivIntFunction:     {[]duckdb.TypeInfo{varchar, varchar, varchar}, varchar, numericDivIntRow},
-		NumericRoundFunction:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
-		NumericSortKeyFunction:    {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
-		NumericInFunction:         {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
-		Float8NumericTextFunction: {[]duckdb.TypeInfo{double}, varchar, float8NumericTextRow},
-		NumericStddevFunction:     {[]duckdb.TypeInfo{varchar, varchar, bigint, varchar}, varchar, numericStddevRow},
-		IntervalEpochUSFunction:   {[]duckdb.TypeInfo{interval}, hugeint, intervalEpochUSRow},
-		IntervalEpochFunction:     {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
-		NumericInScaleFunction:    {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
-		CollationKeyFunction:      {[]duckdb.TypeInfo{varchar, varchar}, mustTypeInfo(duckdb.TYPE_BLOB), collationKeyRow},
-		UpperFunction:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(0)},
-		LowerFunction:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(1)},
-		InitcapFunction:           {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(2)},
+		pgdef.FuncNumericScale:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericScaleRow},
+		pgdef.FuncNumericDiv:        {[]duckdb.TypeInfo{varchar, varchar}, varchar, numericDivRow},
+		pgdef.FuncNumericDivInt:     {[]duckdb.TypeInfo{varchar, varchar, varchar}, varchar, numericDivIntRow},
+		pgdef.FuncNumericRound:      {[]duckdb.TypeInfo{varchar, bigint}, varchar, numericRoundRow},
+		pgdef.FuncNumericSortkey:    {[]duckdb.TypeInfo{varchar}, varchar, numericSortKeyRow},
+		pgdef.FuncNumericIn:         {[]duckdb.TypeInfo{varchar}, inDec, numericInRow},
+		pgdef.FuncFloat8NumericText: {[]duckdb.TypeInfo{double}, varchar, float8NumericTextRow},
+		pgdef.FuncNumericStddev:     {[]duckdb.TypeInfo{varchar, varchar, bigint, varchar}, varchar, numericStddevRow},
+		pgdef.FuncIntervalEpochUS:   {[]duckdb.TypeInfo{interval}, hugeint, intervalEpochUSRow},
+		pgdef.FuncIntervalEpoch:     {[]duckdb.TypeInfo{interval}, double, intervalEpochRow},
+		pgdef.FuncNumericInScale:    {[]duckdb.TypeInfo{varchar}, bigint, numericInScaleRow},
+		pgdef.FuncCollkey:           {[]duckdb.TypeInfo{varchar, varchar}, mustTypeInfo(duckdb.TYPE_BLOB), collationKeyRow},
+		pgdef.FuncUpper:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(0)},
+		pgdef.FuncLower:             {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(1)},
+		pgdef.FuncInitcap:           {[]duckdb.TypeInfo{varchar, varchar}, varchar, caseRow(2)},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
@@ -80,7 +82,7 @@ func (f scalarUDF) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: f.row}
 }
 
-// NumericScaleFunction is a DuckDB scalar function that prints a decimal
+// pgdef.FuncNumericScale is a DuckDB scalar function that prints a decimal
 // with the display scale Postgres would give it:
 //
 //	pgaccel_numeric_scale(CAST(value AS VARCHAR), scale) -> VARCHAR
@@ -89,7 +91,6 @@ func (f scalarUDF) Executor() duckdb.ScalarFuncExecutor {
 // the digits beyond scale must be zeros, which are dropped. A NULL value is
 // NULL. The planner uses it where Postgres's scale varies row by row (see
 // planner/scaletrack.go); the proxy encodes the text as a numeric.
-const NumericScaleFunction = "pgaccel_numeric_scale"
 
 func numericScaleRow(values []driver.Value) (any, error) {
 	v, ok := values[0].(string)
@@ -98,7 +99,7 @@ func numericScaleRow(values []driver.Value) (any, error) {
 	}
 	scale, ok := values[1].(int64)
 	if !ok {
-		return nil, fmt.Errorf("%s: no scale for %q", NumericScaleFunction, v)
+		return nil, fmt.Errorf("%s: no scale for %q", pgdef.FuncNumericScale, v)
 	}
 	return NumericScale(v, scale)
 }
@@ -107,17 +108,17 @@ func numericScaleRow(values []driver.Value) (any, error) {
 // digits must be zeros; missing ones are added.
 func NumericScale(v string, scale int64) (string, error) {
 	if scale < 0 || scale > 1000 {
-		return "", fmt.Errorf("%s: scale %d out of range", NumericScaleFunction, scale)
+		return "", fmt.Errorf("%s: scale %d out of range", pgdef.FuncNumericScale, scale)
 	}
 	intPart, frac, _ := strings.Cut(v, ".")
 	if intPart == "" || intPart == "-" || strings.ContainsFunc(intPart[1:], notDigit) || strings.ContainsFunc(frac, notDigit) {
-		return "", errors.New(NumericScaleFunction + ": not a decimal: " + v)
+		return "", errors.New(pgdef.FuncNumericScale + ": not a decimal: " + v)
 	}
 	n := int(scale)
 	switch {
 	case len(frac) > n:
 		if strings.Trim(frac[n:], "0") != "" {
-			return "", fmt.Errorf("%s: %s has non-zero digits beyond scale %d", NumericScaleFunction, v, n)
+			return "", fmt.Errorf("%s: %s has non-zero digits beyond scale %d", pgdef.FuncNumericScale, v, n)
 		}
 		frac = frac[:n]
 	case len(frac) < n:
@@ -131,17 +132,16 @@ func NumericScale(v string, scale int64) (string, error) {
 
 func notDigit(r rune) bool { return r < '0' || r > '9' }
 
-// NumericDivFunction is a DuckDB scalar function that divides two
+// pgdef.FuncNumericDiv is a DuckDB scalar function that divides two
 // decimals as Postgres's numeric_div does:
 //
 //	pgaccel_numeric_div(a VARCHAR, b VARCHAR) -> VARCHAR
 //
 // a and b are the exact texts of the operands with Postgres's display
-// scales (see NumericScaleFunction); the quotient has the scale
+// scales (see pgdef.FuncNumericScale); the quotient has the scale
 // select_div_scale chooses from them and is rounded half away from zero.
 // Division by zero is an error (the statement then falls back to the
 // origin, which reports its own). NULL operands give NULL.
-const NumericDivFunction = "pgaccel_numeric_div"
 
 func numericDivRow(values []driver.Value) (any, error) {
 	a, ok1 := values[0].(string)
@@ -172,11 +172,11 @@ func decimalParts(s string) (neg bool, u *big.Int, intDigits, frac string, err e
 func NumericDiv(a, b string) (string, error) {
 	neg1, u1, int1, frac1, err := decimalParts(a)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", NumericDivFunction, err)
+		return "", fmt.Errorf("%s: %w", pgdef.FuncNumericDiv, err)
 	}
 	neg2, u2, int2, frac2, err := decimalParts(b)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", NumericDivFunction, err)
+		return "", fmt.Errorf("%s: %w", pgdef.FuncNumericDiv, err)
 	}
 	if u2.Sign() == 0 {
 		return "", errors.New("division by zero")
@@ -215,16 +215,15 @@ func NumericDiv(a, b string) (string, error) {
 	return s, nil
 }
 
-// NumericDivIntFunction is a DuckDB scalar function that computes
+// pgdef.FuncNumericDivInt is a DuckDB scalar function that computes
 // Postgres's floor(a / b), ceil(a / b), round(a / b) and trunc(a / b) of
-// two decimals: numeric_div as NumericDivFunction computes it
+// two decimals: numeric_div as pgdef.FuncNumericDiv computes it
 // (select_div_scale, rounded half away from zero), then the function,
 // printed as an integer.
 //
 //	pgaccel_numeric_div_int(a VARCHAR, b VARCHAR, how VARCHAR) -> VARCHAR
 //
 // how is floor, ceil, round or trunc.
-const NumericDivIntFunction = "pgaccel_numeric_div_int"
 
 func numericDivIntRow(values []driver.Value) (any, error) {
 	a, ok1 := values[0].(string)
@@ -251,7 +250,7 @@ func NumericToInt(a, how string) (string, error) {
 	intPart, frac, _ := strings.Cut(strings.TrimPrefix(a, "-"), ".")
 	u, ok := new(big.Int).SetString("0"+intPart, 10)
 	if !ok || strings.ContainsFunc(frac, notDigit) {
-		return "", fmt.Errorf("%s: not a decimal: %q", NumericDivIntFunction, a)
+		return "", fmt.Errorf("%s: not a decimal: %q", pgdef.FuncNumericDivInt, a)
 	}
 	fractional := strings.Trim(frac, "0") != ""
 	up := false // away from zero
@@ -262,7 +261,7 @@ func NumericToInt(a, how string) (string, error) {
 		up = !neg && fractional
 	case "trunc":
 	default:
-		return "", fmt.Errorf("%s: %q", NumericDivIntFunction, how)
+		return "", fmt.Errorf("%s: %q", pgdef.FuncNumericDivInt, how)
 	}
 	if up {
 		u.Add(u, big.NewInt(1))
@@ -273,13 +272,12 @@ func NumericToInt(a, how string) (string, error) {
 	return u.String(), nil
 }
 
-// NumericRoundFunction is a DuckDB scalar function that rounds the exact
-// text of a Postgres numeric (from NumericAvgFunction or
-// NumericDivFunction) as round(numeric, k) does: half away from zero, to k
+// pgdef.FuncNumericRound is a DuckDB scalar function that rounds the exact
+// text of a Postgres numeric (from pgdef.FuncNumericAvg or
+// pgdef.FuncNumericDiv) as round(numeric, k) does: half away from zero, to k
 // decimals, printed with exactly k decimals.
 //
 //	pgaccel_numeric_round(text, k) -> VARCHAR
-const NumericRoundFunction = "pgaccel_numeric_round"
 
 func numericRoundRow(values []driver.Value) (any, error) {
 	a, ok1 := values[0].(string)
@@ -294,11 +292,11 @@ func numericRoundRow(values []driver.Value) (any, error) {
 // zero, as Postgres's round(numeric, k).
 func NumericRound(a string, k int) (string, error) {
 	if k < 0 || k > 1000 {
-		return "", fmt.Errorf("%s: %d decimals", NumericRoundFunction, k)
+		return "", fmt.Errorf("%s: %d decimals", pgdef.FuncNumericRound, k)
 	}
 	neg, u, _, frac, err := decimalParts(a)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", NumericRoundFunction, err)
+		return "", fmt.Errorf("%s: %w", pgdef.FuncNumericRound, err)
 	}
 	if drop := len(frac) - k; drop > 0 {
 		unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(drop)), nil)
@@ -323,16 +321,15 @@ func NumericRound(a string, k int) (string, error) {
 	return digits, nil
 }
 
-// NumericSortKeyFunction is a DuckDB scalar function whose result sorts,
-// byte by byte, as the numeric text it is given (NumericScaleFunction's or
-// NumericDivFunction's) sorts by value:
+// pgdef.FuncNumericSortkey is a DuckDB scalar function whose result sorts,
+// byte by byte, as the numeric text it is given (pgdef.FuncNumericScale's or
+// pgdef.FuncNumericDiv's) sorts by value:
 //
 //	pgaccel_numeric_sortkey(VARCHAR) -> VARCHAR
 //
 // so ORDER BY a scale-tracked output orders by the value Postgres
 // computed, not by its text. Values that differ only in trailing zeros
 // (1.5 and 1.50) are equal, as in Postgres. NULL is NULL.
-const NumericSortKeyFunction = "pgaccel_numeric_sortkey"
 
 func numericSortKeyRow(values []driver.Value) (any, error) {
 	v, ok := values[0].(string)
@@ -352,7 +349,7 @@ func NumericSortKey(v string) (string, error) {
 	s := strings.TrimPrefix(v, "-")
 	intPart, frac, _ := strings.Cut(s, ".")
 	if intPart == "" || strings.ContainsFunc(intPart, notDigit) || strings.ContainsFunc(frac, notDigit) {
-		return "", errors.New(NumericSortKeyFunction + ": not a decimal: " + v)
+		return "", errors.New(pgdef.FuncNumericSortkey + ": not a decimal: " + v)
 	}
 	digits := intPart + frac
 	exp := len(intPart) // the value is 0.digits × 10^exp
@@ -363,7 +360,7 @@ func NumericSortKey(v string) (string, error) {
 	}
 	exp -= lead
 	if exp < -49999 || exp > 49999 {
-		return "", fmt.Errorf("%s: %s out of range", NumericSortKeyFunction, v)
+		return "", fmt.Errorf("%s: %s out of range", pgdef.FuncNumericSortkey, v)
 	}
 	if !neg {
 		return fmt.Sprintf("2%05d%s", exp+50000, digits), nil

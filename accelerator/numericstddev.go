@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// NumericStddevFunction is a DuckDB scalar function that computes
+// pgdef.FuncNumericStddev is a DuckDB scalar function that computes
 // Postgres's stddev and variance of numerics (and integers, which
 // Postgres aggregates as numerics) from exact sums:
 //
@@ -22,7 +24,6 @@ import (
 // display scales: the column's scale s for Σx and 2s for Σx² (DuckDB's
 // DECIMAL scales for a numeric(p,s) or integer column). NULL for no rows,
 // and for one row of a sample.
-const NumericStddevFunction = "pgaccel_numeric_stddev"
 
 func numericStddevRow(values []driver.Value) (any, error) {
 	sumX, ok1 := values[0].(string)
@@ -30,7 +31,7 @@ func numericStddevRow(values []driver.Value) (any, error) {
 	n, ok3 := values[2].(int64)
 	kind, ok4 := values[3].(string)
 	if !ok4 {
-		return nil, errors.New(NumericStddevFunction + ": no kind")
+		return nil, errors.New(pgdef.FuncNumericStddev + ": no kind")
 	}
 	if !ok3 || n == 0 || !ok1 || !ok2 {
 		return nil, nil
@@ -56,22 +57,22 @@ func NumericStddev(sumX, sumX2 string, n int64, kind string) (out string, null b
 	case "var_samp":
 		sample, variance = true, true
 	default:
-		return "", false, fmt.Errorf("%s: kind %q", NumericStddevFunction, kind)
+		return "", false, fmt.Errorf("%s: kind %q", pgdef.FuncNumericStddev, kind)
 	}
 	if n <= 0 || sample && n <= 1 {
 		return "", true, nil
 	}
 	negX, uX, _, fracX, err := decimalParts(sumX)
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", NumericStddevFunction, err)
+		return "", false, fmt.Errorf("%s: %w", pgdef.FuncNumericStddev, err)
 	}
 	negX2, uX2, _, fracX2, err := decimalParts(sumX2)
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", NumericStddevFunction, err)
+		return "", false, fmt.Errorf("%s: %w", pgdef.FuncNumericStddev, err)
 	}
 	rscale := 2 * len(fracX)
 	if negX2 || len(fracX2) > rscale {
-		return "", false, fmt.Errorf("%s: the sum of squares %s does not have the scale of the sum %s squared", NumericStddevFunction, sumX2, sumX)
+		return "", false, fmt.Errorf("%s: the sum of squares %s does not have the scale of the sum %s squared", pgdef.FuncNumericStddev, sumX2, sumX)
 	}
 	_ = negX // squared
 	// N·Σx² − (Σx)², scaled by 10^rscale.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // A numeric column whose values a DECIMAL cannot hold (mixed display
@@ -31,21 +32,18 @@ import (
 // cast to DECIMAL(38, s) would round it. The cast itself fails on NaN,
 // the infinities and values with more than w - s integer digits. A
 // failure sends the statement to the origin.
-const (
-	NumericHeldFunction      = "pgaccel_numeric_held"
-	NumericTextScaleFunction = "pgaccel_numeric_text_scale"
-)
+const ()
 
-const numericHeldMacro = `CREATE OR REPLACE MACRO ` + NumericHeldFunction + `(t, s) AS
+const numericHeldMacro = `CREATE OR REPLACE MACRO ` + pgdef.FuncNumericHeld + `(t, s) AS
   CASE WHEN strpos(t, '.') > 0 AND length(t) - strpos(t, '.') > s
   THEN error('numeric ' || t || ' has more than ' || s || ' decimals, the scale the acceleration reads it at')
   ELSE t END`
 
-const numericTextScaleMacro = `CREATE OR REPLACE MACRO ` + NumericTextScaleFunction + `(t) AS
+const numericTextScaleMacro = `CREATE OR REPLACE MACRO ` + pgdef.FuncNumericTextScale + `(t) AS
   CASE WHEN strpos(t, '.') = 0 THEN 0 ELSE length(t) - strpos(t, '.') END`
 
 func registerNumericTextMacros(conn *sql.Conn) error {
-	for name, m := range map[string]string{NumericHeldFunction: numericHeldMacro, NumericTextScaleFunction: numericTextScaleMacro} {
+	for name, m := range map[string]string{pgdef.FuncNumericHeld: numericHeldMacro, pgdef.FuncNumericTextScale: numericTextScaleMacro} {
 		if _, err := conn.ExecContext(context.Background(), m); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
@@ -71,7 +69,7 @@ func valueScales(ctx context.Context, conn *sql.Conn, table string, cols []Colum
 		// The greatest scale, the most integer digits, and whether a
 		// value is not a finite number.
 		sel = append(sel,
-			"coalesce(max("+NumericTextScaleFunction+"("+col+")), 0)",
+			"coalesce(max("+pgdef.FuncNumericTextScale+"("+col+")), 0)",
 			"coalesce(max(length(ltrim(split_part("+col+", '.', 1), '-'))), 0)",
 			"coalesce(bool_or("+col+" IN ('NaN', 'Infinity', '-Infinity')), false)")
 	}

@@ -9,6 +9,8 @@ import (
 	"math"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Postgres functions DuckDB lacks, computed as Postgres computes them:
@@ -23,42 +25,36 @@ import (
 //	24 hours and the rest), not on the session zone's calendar as DuckDB
 //	does; an infinite operand is Postgres's error. A macro: DuckDB
 //	inlines it.
-const (
-	TstzDiffFunction        = "pgaccel_tstz_diff"
-	InitcapASCIIFunction    = "pgaccel_initcap_ascii"
-	JustifyHoursFunction    = "pgaccel_justify_hours"
-	JustifyDaysFunction     = "pgaccel_justify_days"
-	JustifyIntervalFunction = "pgaccel_justify_interval"
-)
+const ()
 
-// tstzDiffMacro defines TstzDiffFunction on a connection. DuckDB's // and
+// tstzDiffMacro defines pgdef.FuncTSTZDiff on a connection. DuckDB's // and
 // % of integers truncate toward zero, as C's do in timestamp_mi.
-const tstzDiffMacro = `CREATE OR REPLACE MACRO ` + TstzDiffFunction + `(a, b) AS
+const tstzDiffMacro = `CREATE OR REPLACE MACRO ` + pgdef.FuncTSTZDiff + `(a, b) AS
   CASE WHEN isinf(a) OR isinf(b) THEN error('cannot subtract infinite timestamps')
   ELSE to_days(((epoch_us(a) - epoch_us(b)) // 86400000000)::INTEGER) + to_microseconds((epoch_us(a) - epoch_us(b)) % 86400000000) END`
 
 func registerPGFunctions(conn *sql.Conn) error {
 	if _, err := conn.ExecContext(context.Background(), tstzDiffMacro); err != nil {
-		return fmt.Errorf("register %s: %w", TstzDiffFunction, err)
+		return fmt.Errorf("register %s: %w", pgdef.FuncTSTZDiff, err)
 	}
 	if _, err := conn.ExecContext(context.Background(), intervalKeyMacro); err != nil {
-		return fmt.Errorf("register %s: %w", IntervalKeyFunction, err)
+		return fmt.Errorf("register %s: %w", pgdef.FuncIntervalKey, err)
 	}
 	if err := registerNumericTextMacros(conn); err != nil {
 		return err
 	}
 	varchar, interval := mustTypeInfo(duckdb.TYPE_VARCHAR), mustTypeInfo(duckdb.TYPE_INTERVAL)
 	for name, udf := range map[string]scalarUDF{
-		InitcapASCIIFunction: {[]duckdb.TypeInfo{varchar}, varchar, func(v []driver.Value) (any, error) {
+		pgdef.FuncInitcapASCII: {[]duckdb.TypeInfo{varchar}, varchar, func(v []driver.Value) (any, error) {
 			s, ok := v[0].(string)
 			if !ok {
 				return nil, nil
 			}
 			return InitcapASCII(s), nil
 		}},
-		JustifyHoursFunction:    {[]duckdb.TypeInfo{interval}, interval, justifyRow(true, false)},
-		JustifyDaysFunction:     {[]duckdb.TypeInfo{interval}, interval, justifyRow(false, true)},
-		JustifyIntervalFunction: {[]duckdb.TypeInfo{interval}, interval, justifyRow(true, true)},
+		pgdef.FuncJustifyHours:    {[]duckdb.TypeInfo{interval}, interval, justifyRow(true, false)},
+		pgdef.FuncJustifyDays:     {[]duckdb.TypeInfo{interval}, interval, justifyRow(false, true)},
+		pgdef.FuncJustifyInterval: {[]duckdb.TypeInfo{interval}, interval, justifyRow(true, true)},
 	} {
 		if err := duckdb.RegisterScalarUDF(conn, name, udf); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)

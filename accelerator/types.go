@@ -46,7 +46,7 @@ type ColumnSpec struct {
 	// of its values at the last load when every one of them is finite and
 	// fits DECIMAL(38, ValueScale); nil otherwise. The planner reads the
 	// values through a guard that fails on a value it cannot hold
-	// (NumericHeldFunction), so a later value beyond it (a change) sends
+	// (pgdef.FuncNumericHeld), so a later value beyond it (a change) sends
 	// the statement to the origin instead of rounding.
 	ValueScale *int `json:",omitempty"`
 	// ValueWidth is the DECIMAL width those values are read at: 18 when

@@ -19,6 +19,7 @@ import (
 	"github.com/pgaccel/pgaccel/admin"
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy"
 	"github.com/pgaccel/pgaccel/proxy/encode"
@@ -129,7 +130,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	memLimit := duckDBMemoryLimit(cfg.Runtime.DuckDB)
 	if a.Engine, err = accelerator.Open(accelerator.Options{DataDir: cfg.Runtime.DataDir, Logger: log,
 		MemoryLimit: memLimit, TempDirectory: cfg.Runtime.DuckDB.TempDirectory,
-		Functions: map[string][]duckdb.ScalarFunc{encode.TextFunction: textFuncs, encode.ToCharFunction: toChar}}); err != nil {
+		Functions: map[string][]duckdb.ScalarFunc{pgdef.FuncText: textFuncs, pgdef.FuncToChar: toChar}}); err != nil {
 		return nil, fmt.Errorf("open the DuckDB engine: %w", err)
 	}
 	eng := a.Engine

@@ -58,7 +58,7 @@ type ColumnInfo struct {
 	// NumericText: a numeric column held as numeric_out's text, each value
 	// with its own display scale (NaN and ±Infinity too); ValueScale is
 	// the scale its values are read at where only they matter (nil: they
-	// cannot be, so only the text is read). See accelerator.NumericHeldFunction.
+	// cannot be, so only the text is read). See pgdef.FuncNumericHeld.
 	NumericText bool
 	ValueScale  *int
 	ValueWidth  int // the DECIMAL width the values are read at (0: 38)

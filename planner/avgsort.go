@@ -3,13 +3,15 @@ package planner
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // Sorting by an exact avg. The rewrite makes a whole-output avg(x) the
 // text of its numeric (exactavg.go), so ORDER BY or DISTINCT ON that
 // output, by position or by name, would order text: 6574.8 after 35.33
 // after 3.5 after 10958. Such items sort and compare instead by
-// numericSortKeyFunction of that text, a key that orders as the value
+// pgdef.FuncNumericSortkey of that text, a key that orders as the value
 // (and is equal for values equal but for trailing zeros, as Postgres's =
 // is). SELECT DISTINCT of such an output would compare the texts; its avg
 // is not rewritten (exactAvgPositions), and the statement goes to the
@@ -31,7 +33,7 @@ func sortAvgsByValue(sel *pg_query.SelectStmt, positions []int) {
 			if rt == nil || rt.Val == nil || !namesAvgOutput(n, i, rt) {
 				continue
 			}
-			return fnCall(numericSortKeyFunction, proto.Clone(rt.Val).(*pg_query.Node)), true
+			return fnCall(pgdef.FuncNumericSortkey, proto.Clone(rt.Val).(*pg_query.Node)), true
 		}
 		return nil, false
 	}

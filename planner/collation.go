@@ -153,7 +153,7 @@ func rewriteCase(fc *pg_query.FuncCall, locale string) {
 		return
 	}
 	if name == "initcap" && len(fc.Args) == 1 {
-		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_initcap_ascii")}
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncInitcapASCII)}
 		return
 	}
 	if (name != "upper" && name != "lower") || len(fc.Args) != 1 || fc.Over != nil {
@@ -176,7 +176,7 @@ func rewriteILike(e *pg_query.A_Expr, locale string) {
 	lower := func(n *pg_query.Node) *pg_query.Node { return asciiCase(n, false) }
 	if locale != "" {
 		lower = func(n *pg_query.Node) *pg_query.Node {
-			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("pgaccel_lower")},
+			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncLower)},
 				[]*pg_query.Node{n, pg_query.MakeAConstStrNode(locale, -1)}, -1)
 		}
 	}

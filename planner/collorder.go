@@ -32,8 +32,7 @@ import (
 // set operation, arrays of text, text of two collations — or cannot tell
 // whether an ordered value is text, the statement goes to the origin.
 
-// collKeyFunction is accelerator.CollationKeyFunction.
-const collKeyFunction = "pgaccel_collkey"
+// pgdef.FuncCollkey is pgdef.FuncCollkey.
 
 // collClass is what the rewrite knows of a value's ordering.
 type collClass struct {
@@ -272,9 +271,9 @@ func (k *collScope) of(n *pg_query.Node, depth int) collClass {
 // or the default when none is collatable (Postgres's and the rewrite's
 // own names).
 var collTextFuncs = map[string]bool{
-	"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get_text": true, "pgaccel_json_path_text": true,
-	"pgaccel_json_typeof": true, "translate": true, "strftime": true, "pgaccel_to_char": true,
-	"pgaccel_upper": true, "pgaccel_lower": true, "pgaccel_initcap": true,
+	pgdef.FuncText: true, pgdef.FuncInitcapASCII: true, pgdef.FuncJSONGetText: true, pgdef.FuncJSONPathText: true,
+	pgdef.FuncJSONTypeof: true, "translate": true, "strftime": true, pgdef.FuncToChar: true,
+	pgdef.FuncUpper: true, pgdef.FuncLower: true, pgdef.FuncInitcap: true,
 }
 
 // call is the class of a function's result.
@@ -324,13 +323,13 @@ func (k *collScope) call(fc *pg_query.FuncCall, depth int) collClass {
 	case collatedTextFuncs[name] || collTextFuncs[name]:
 		switch name {
 		case "array_to_string", "to_char", "jsonb_typeof", "json_typeof", "md5", "to_hex", "chr", "encode",
-			"quote_ident", "quote_literal", "pgaccel_text", "pgaccel_json_get_text", "pgaccel_json_path_text",
-			"pgaccel_json_typeof", "strftime", "pgaccel_to_char", "jsonb_extract_path_text", "json_extract_path_text":
+			"quote_ident", "quote_literal", pgdef.FuncText, pgdef.FuncJSONGetText, pgdef.FuncJSONPathText,
+			pgdef.FuncJSONTypeof, "strftime", pgdef.FuncToChar, "jsonb_extract_path_text", "json_extract_path_text":
 			return collClass{kind: collText, coll: k.def}
 		}
 		return k.combine(collText, fc.Args, depth)
 	case nonTextFuncs[name] || floatFuncs[name] || intervalFuncs[name] || temporalFuncs[name] || dateFuncs[name] ||
-		numericOrFloatFuncs[name] || name == collKeyFunction || name == intervalKeyFunction,
+		numericOrFloatFuncs[name] || name == pgdef.FuncCollkey || name == pgdef.FuncIntervalKey,
 		strings.HasPrefix(name, "pgaccel_numeric") || strings.HasPrefix(name, "pgaccel_interval") ||
 			strings.HasPrefix(name, "pgaccel_tstz") || strings.HasPrefix(name, "pgaccel_float8") ||
 			strings.HasPrefix(name, "epoch"),
@@ -415,7 +414,7 @@ func collationRefusal(what string, n *pg_query.Node, c collClass) error {
 
 // collKey is n's key under the locale of coll ("L" + locale).
 func collKey(n *pg_query.Node, coll string) *pg_query.Node {
-	return fnCall(collKeyFunction, n, pg_query.MakeAConstStrNode(coll[1:], -1))
+	return fnCall(pgdef.FuncCollkey, n, pg_query.MakeAConstStrNode(coll[1:], -1))
 }
 
 // orderCollations rewrites the statement root as above, or refuses it.

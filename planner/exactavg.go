@@ -3,6 +3,8 @@ package planner
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // DuckDB's avg of integers and decimals is a DOUBLE; Postgres's is an exact
@@ -19,9 +21,8 @@ import (
 // DISTINCT ON an exact avg output sort by its value (avgsort.go). An avg of a
 // float column is left alone here: valueHazard sends it to the origin.
 
-// numericAvgFunction is accelerator.NumericAvgFunction (planner does not
+// pgdef.FuncNumericAvg is pgdef.FuncNumericAvg (planner does not
 // import accelerator).
-const numericAvgFunction = "pgaccel_numeric_avg"
 
 // exactAvgPositions returns the output columns of sel that are a plain
 // avg(x), or nil when the target list cannot be numbered (a set
@@ -80,7 +81,7 @@ func plainAvg(fc *pg_query.FuncCall) bool {
 func rewriteAvg(sel *pg_query.SelectStmt, positions []int) {
 	for _, i := range positions {
 		rt := sel.TargetList[i].GetResTarget()
-		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(rt.Val.GetFuncCall()), -1)
+		rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericAvg)}, avgArgs(rt.Val.GetFuncCall()), -1)
 	}
 }
 

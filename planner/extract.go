@@ -100,7 +100,7 @@ func (a *analysis) timeType(r resolution, n *pg_query.Node) uint32 {
 		}
 		return 0
 	}
-	if fc := n.GetFuncCall(); fc != nil && funcName(fc) == tstzDiffFunction {
+	if fc := n.GetFuncCall(); fc != nil && funcName(fc) == pgdef.FuncTSTZDiff {
 		return pgdef.OIDInterval // a timestamptz subtraction, rewritten (tstz.go)
 	}
 	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && divisionOp(e) == "-" && e.Lexpr != nil {
@@ -205,7 +205,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	part := func(p string) *pg_query.Node { return call("date_part", pg_query.MakeAConstStrNode(p, -1), clone()) }
 	var micros *pg_query.Node // the integer the value is counted in
 	if typ == pgdef.OIDInterval {
-		micros = call(intervalEpochUSFunction, clone())
+		micros = call(pgdef.FuncIntervalEpochUS, clone())
 	} else if field == "epoch" {
 		micros = call("epoch_us", clone())
 	} else {
@@ -220,7 +220,7 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	case numeric:
 		v = op("*", cast(micros, "decimal", 38, 0), lit("0.000001"))
 	case field == "epoch" && typ == pgdef.OIDInterval:
-		v = call(intervalEpochFunction, clone())
+		v = call(pgdef.FuncIntervalEpoch, clone())
 	case field == "epoch":
 		v = op("/", cast(micros, "double"), lit("1000000.0"))
 	default:
@@ -246,12 +246,9 @@ func rewriteExtract(fc *pg_query.FuncCall, a *analysis, r resolution) {
 	*fc = pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("if")}, Args: []*pg_query.Node{guard, fail, v}, Location: -1}
 }
 
-// intervalEpochUSFunction and intervalEpochFunction are accelerator's
+// pgdef.FuncIntervalEpochUS and pgdef.FuncIntervalEpoch are accelerator's
 // IntervalEpochUSFunction and IntervalEpochFunction.
-const (
-	intervalEpochUSFunction = "pgaccel_interval_epoch_us"
-	intervalEpochFunction   = "pgaccel_interval_epoch"
-)
+const ()
 
 // Years before Christ: Postgres numbers them without a year 0 (44 BC is
 // -44), DuckDB astronomically (-43). EXTRACT and date_part of year and

@@ -29,8 +29,7 @@ import (
 // constants (floorDividend). Anything else stays a division the division
 // rules judge (divkinds.go).
 
-// numericDivIntFunction is accelerator.NumericDivIntFunction.
-const numericDivIntFunction = "pgaccel_numeric_div_int"
+// pgdef.FuncNumericDivInt is pgdef.FuncNumericDivInt.
 
 // integralFuncs are the functions of one numeric argument that make it an
 // integer, as NumericDivIntFunction names them.
@@ -157,7 +156,7 @@ func rewriteFloorDivision(node *pg_query.Node, e *pg_query.A_Expr, how string) e
 	if node == nil || !ok || how == "" {
 		return errRewrite
 	}
-	q := fnCall(numericDivIntFunction, castTo(e.Lexpr, "varchar"), pg_query.MakeAConstStrNode(n, -1), pg_query.MakeAConstStrNode(how, -1))
+	q := fnCall(pgdef.FuncNumericDivInt, castTo(e.Lexpr, "varchar"), pg_query.MakeAConstStrNode(n, -1), pg_query.MakeAConstStrNode(how, -1))
 	node.Node = castTo(q, "decimal", 38, 0).Node
 	return nil
 }

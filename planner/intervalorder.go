@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -18,7 +19,7 @@ import (
 // days 04:00:00 orders after 27 days 04:00:00.
 //
 // So where intervals are ordered or compared, the rewrite makes DuckDB
-// order or compare their spans, intervalKeyFunction (the accelerator's
+// order or compare their spans, pgdef.FuncIntervalKey (the accelerator's
 // pgaccel_interval_key, a HUGEINT), and keeps returning the intervals
 // themselves:
 //
@@ -39,8 +40,7 @@ import (
 // tell whether a value ordered or compared is an interval, the
 // statement goes to the origin.
 
-// intervalKeyFunction is accelerator.IntervalKeyFunction.
-const intervalKeyFunction = "pgaccel_interval_key"
+// pgdef.FuncIntervalKey is pgdef.FuncIntervalKey.
 
 // intervalKey is pgaccel_interval_key(n), n a string literal or a
 // parameter cast to interval.
@@ -50,7 +50,7 @@ func intervalKey(n *pg_query.Node) *pg_query.Node {
 		tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode("interval")}, Typemod: -1, Location: -1}
 		n = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: n, TypeName: tn, Location: -1}}}
 	}
-	return fnCall(intervalKeyFunction, n)
+	return fnCall(pgdef.FuncIntervalKey, n)
 }
 
 const intervalWhy = " of values that may be intervals (DuckDB compares intervals whose fields have mixed signs otherwise than Postgres)"
@@ -483,7 +483,7 @@ func rewriteIntervalSite(node *pg_query.Node, kinds func(*pg_query.Node) kindSet
 	case *pg_query.Node_FuncCall:
 		// Array containment, as the type rewrite spells it
 		// (typerewrite.go): of intervals, the origin's.
-		if fc := v.FuncCall; funcName(fc) == "pgaccel_array_contains" && len(fc.Args) == 2 &&
+		if fc := v.FuncCall; funcName(fc) == pgdef.FuncArrayContains && len(fc.Args) == 2 &&
 			possible(fc.Args[0]) && possible(fc.Args[1]) && (kinds(fc.Args[0]).has(ksIntervals) || kinds(fc.Args[1]).has(ksIntervals)) {
 			return intervalRefusal("array containment of", fc.Args[0])
 		}

@@ -13,11 +13,11 @@ import (
 // ({"a":1} where Postgres prints {"a": 1}), and DuckDB parses neither #>
 // nor ?.
 var jsonOperatorFuncs = map[string]string{
-	"->":  "pgaccel_json_get",
-	"->>": "pgaccel_json_get_text",
-	"#>":  "pgaccel_json_path",
-	"#>>": "pgaccel_json_path_text",
-	"?":   "pgaccel_jsonb_exists",
+	"->":  pgdef.FuncJSONGet,
+	"->>": pgdef.FuncJSONGetText,
+	"#>":  pgdef.FuncJSONPath,
+	"#>>": pgdef.FuncJSONPathText,
+	"?":   pgdef.FuncJSONBExists,
 }
 
 // jsonOperator is the operator of a binary A_Expr, or "".
@@ -59,6 +59,6 @@ func rewriteJSONBContains(site likeSite, a *analysis, r resolution) {
 	if !columnsAre(r, lastField(cr), func(c catalog.ColumnInfo) bool { return c.TypeOID == pgdef.OIDJSONB }) {
 		return
 	}
-	site.node.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_contains")},
+	site.node.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncJSONBContains)},
 		[]*pg_query.Node{doc, tmpl}, -1).Node
 }

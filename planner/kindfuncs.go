@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // The kinds of the results of functions and operators (valuekinds.go).
@@ -30,14 +32,14 @@ var (
 		"get_byte": true, "sha224": true, "sha256": true, "sha384": true, "sha512": true, "decode": true,
 		// DuckDB's and the accelerator's functions the rewrite calls.
 		"typeof": true, "len": true, "list_count": true, "list_contains": true, "strlen": true, "epoch_us": true, "epoch_ms": true, "isnan": true, "isinf": true, "translate": true,
-		"current_setting":  true,
-		numericAvgFunction: true, numericAvgDecFunction: true, numericScaleFunction: true, numericDivFunction: true, numericDivIntFunction: true,
-		numericRoundFunction: true, numericInFunction: true, numericInScaleFunction: true,
-		float8NumericTextFunction: true, numericStddevFunction: true, numericSortKeyFunction: true,
-		"pgaccel_text": true, "pgaccel_initcap_ascii": true, "pgaccel_json_get": true, "pgaccel_json_get_text": true,
-		"pgaccel_json_path": true, "pgaccel_json_path_text": true, "pgaccel_json_typeof": true,
-		"pgaccel_json_array_length": true, "pgaccel_jsonb_contains": true, "pgaccel_jsonb_exists": true,
-		"pgaccel_interval_epoch_us": true, intervalKeyFunction: true,
+		"current_setting":    true,
+		pgdef.FuncNumericAvg: true, pgdef.FuncNumericAvgDec: true, pgdef.FuncNumericScale: true, pgdef.FuncNumericDiv: true, pgdef.FuncNumericDivInt: true,
+		pgdef.FuncNumericRound: true, pgdef.FuncNumericIn: true, pgdef.FuncNumericInScale: true,
+		pgdef.FuncFloat8NumericText: true, pgdef.FuncNumericStddev: true, pgdef.FuncNumericSortkey: true,
+		pgdef.FuncText: true, pgdef.FuncInitcapASCII: true, pgdef.FuncJSONGet: true, pgdef.FuncJSONGetText: true,
+		pgdef.FuncJSONPath: true, pgdef.FuncJSONPathText: true, pgdef.FuncJSONTypeof: true,
+		pgdef.FuncJSONArrayLength: true, pgdef.FuncJSONBContains: true, pgdef.FuncJSONBExists: true,
+		pgdef.FuncIntervalEpochUS: true, pgdef.FuncIntervalKey: true,
 	}
 	floatFuncs = map[string]bool{
 		"pi": true, "sin": true, "cos": true, "tan": true, "cot": true, "asin": true, "acos": true, "atan": true,
@@ -46,7 +48,7 @@ var (
 		"atanh": true, "degrees": true, "radians": true, "date_part": true, "percent_rank": true, "cume_dist": true,
 		"corr": true, "covar_pop": true, "covar_samp": true, "regr_avgx": true, "regr_avgy": true, "regr_count": true,
 		"regr_intercept": true, "regr_r2": true, "regr_slope": true, "regr_sxx": true, "regr_sxy": true, "regr_syy": true,
-		"float8": true, "float4": true, "random": true, "pgaccel_interval_epoch": true, "erf": true, "erfc": true,
+		"float8": true, "float4": true, "random": true, pgdef.FuncIntervalEpoch: true, "erf": true, "erfc": true,
 	}
 	// numericOrFloatFuncs return double precision for double precision
 	// (or integer) arguments and numeric for numeric ones.
@@ -59,9 +61,9 @@ var (
 		"min": true, "max": true, "first_value": true, "last_value": true, "nth_value": true, "any_value": true,
 		"abs": true, "round": true, "trunc": true, "ceil": true, "ceiling": true, "floor": true, "sign": true,
 		"sum": true, "avg": true, "generate_series": true, "round_even": true, "arg_min": true, "arg_max": true, "justify_hours": true, "justify_days": true, "justify_interval": true,
-		"pgaccel_justify_hours": true, "pgaccel_justify_days": true, "pgaccel_justify_interval": true,
+		pgdef.FuncJustifyHours: true, pgdef.FuncJustifyDays: true, pgdef.FuncJustifyInterval: true,
 	}
-	intervalFuncs = map[string]bool{"age": true, "make_interval": true, tstzDiffFunction: true}
+	intervalFuncs = map[string]bool{"age": true, "make_interval": true, pgdef.FuncTSTZDiff: true}
 	temporalFuncs = map[string]bool{
 		"make_timestamp": true, "make_timestamptz": true, "to_timestamp": true, "make_time": true, "date_bin": true,
 		"timezone": true, "now": true, "clock_timestamp": true, "statement_timestamp": true, "transaction_timestamp": true,

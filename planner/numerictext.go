@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -30,7 +31,7 @@ import (
 //
 //	CAST(pgaccel_numeric_held(column, s) AS DECIMAL(w, s))
 //
-//     with s the column's ValueScale and w its ValueWidth (accelerator.NumericHeldFunction),
+//     with s the column's ValueScale and w its ValueWidth (pgdef.FuncNumericHeld),
 //     which fails rather than round a value beyond it, and the statement
 //     then goes to the origin. A column with NaN or ±Infinity (no
 //     ValueScale) is used as it is only.
@@ -65,18 +66,15 @@ type numericTextUse struct {
 	target    int // the output being recorded, or -1
 }
 
-// numericHeldFunction and numericTextScaleFunction are accelerator's.
-const (
-	numericHeldFunction      = "pgaccel_numeric_held"
-	numericTextScaleFunction = "pgaccel_numeric_text_scale"
-)
+// pgdef.FuncNumericHeld and pgdef.FuncNumericTextScale are accelerator's.
+const ()
 
 // heldText is the text of a numeric held as text that tc reads by value
 // (heldNumerics' CAST(pgaccel_numeric_held(column, s) AS DECIMAL(38, s))),
 // or nil.
 func heldText(tc *pg_query.TypeCast) *pg_query.Node {
 	fc := tc.Arg.GetFuncCall()
-	if fc == nil || funcName(fc) != numericHeldFunction || len(fc.Args) != 2 {
+	if fc == nil || funcName(fc) != pgdef.FuncNumericHeld || len(fc.Args) != 2 {
 		return nil
 	}
 	return fc.Args[0]
@@ -644,7 +642,7 @@ func heldNumerics(stmt *pg_query.Node, a *analysis, r resolution) {
 			width = 38
 		}
 		ref := &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: s.ref}}
-		held := fnCall(numericHeldFunction, ref, pg_query.MakeAConstIntNode(int64(scale), -1))
+		held := fnCall(pgdef.FuncNumericHeld, ref, pg_query.MakeAConstIntNode(int64(scale), -1))
 		s.node.Node = &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 			Arg: held,
 			TypeName: &pg_query.TypeName{
@@ -665,7 +663,7 @@ func heldNumerics(stmt *pg_query.Node, a *analysis, r resolution) {
 func heldAvgs(stmt *pg_query.Node) {
 	var calls []*pg_query.FuncCall
 	walk(stmt, visitFunc(func(m proto.Message, _ *walker) {
-		if fc, ok := m.(*pg_query.FuncCall); ok && funcName(fc) == numericAvgFunction && len(fc.Args) == 2 {
+		if fc, ok := m.(*pg_query.FuncCall); ok && funcName(fc) == pgdef.FuncNumericAvg && len(fc.Args) == 2 {
 			calls = append(calls, fc)
 		}
 	}))
@@ -682,7 +680,7 @@ func heldAvgs(stmt *pg_query.Node) {
 		if !ok {
 			continue
 		}
-		fc.Args[0] = fnCall(numericScaleFunction, fc.Args[0], scale)
+		fc.Args[0] = fnCall(pgdef.FuncNumericScale, fc.Args[0], scale)
 	}
 }
 

@@ -46,10 +46,10 @@ func rewriteByArgType(fc *pg_query.FuncCall, a *analysis, r resolution) {
 		return
 	case "json_typeof", "jsonb_typeof":
 		// DuckDB's json_type says OBJECT, VARCHAR, BIGINT...
-		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_typeof")}
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncJSONTypeof)}
 		return
 	case "json_array_length", "jsonb_array_length":
-		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_json_array_length")}
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncJSONArrayLength)}
 		return
 	case "justify_hours", "justify_days", "justify_interval":
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_" + name)}

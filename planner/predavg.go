@@ -3,6 +3,8 @@ package planner
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // avg(x) inside a predicate — WHERE, HAVING or JOIN ... ON, at any depth,
@@ -18,8 +20,7 @@ import (
 // needs more than 24 fraction digits or 14 integer digits. Comparisons and
 // + - * of DECIMALs are exact in DuckDB (an overflow is an error).
 
-// numericAvgDecFunction is accelerator.NumericAvgDecFunction.
-const numericAvgDecFunction = "pgaccel_numeric_avg_dec"
+// pgdef.FuncNumericAvgDec is pgdef.FuncNumericAvgDec.
 
 // predicateCalls returns the calls of sel inside predicates (WHERE,
 // HAVING, JOIN ... ON, FILTER), where only their value counts: the plain
@@ -75,5 +76,5 @@ func (c predCalls) enter(m proto.Message, w *walker) {
 // rewritePredicateAvg replaces avg(x) by the exact decimal form.
 func rewritePredicateAvg(fc *pg_query.FuncCall) {
 	fc.Args = avgArgs(fc)
-	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(numericAvgDecFunction)}
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericAvgDec)}
 }

@@ -51,7 +51,7 @@ type rewriteEntry struct {
 }
 
 // rewritten is a statement rewritten for DuckDB, and whether it prints
-// values with textFunction (Decision.PrintsText); or why the rewrite
+// values with pgdef.FuncText (Decision.PrintsText); or why the rewrite
 // refused it (refused, see refusal).
 type rewritten struct {
 	sql        string

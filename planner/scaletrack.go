@@ -53,21 +53,13 @@ import (
 // by position or name in GROUP BY or ORDER BY (it would group or sort by
 // text), nor be DISTINCT or a set operation.
 
-// numericScaleFunction is accelerator.NumericScaleFunction, and
-// numericDivFunction accelerator.NumericDivFunction.
+// pgdef.FuncNumericScale is pgdef.FuncNumericScale, and
+// pgdef.FuncNumericDiv pgdef.FuncNumericDiv.
 const (
-	numericScaleFunction = "pgaccel_numeric_scale"
-	numericDivFunction   = "pgaccel_numeric_div"
-	numericRoundFunction = "pgaccel_numeric_round"
-	// numericInFunction and numericInScaleFunction are accelerator's.
-	numericInFunction      = "pgaccel_numeric_in"
-	numericInScaleFunction = "pgaccel_numeric_in_scale"
-	// float8NumericTextFunction is accelerator.Float8NumericTextFunction.
-	float8NumericTextFunction = "pgaccel_float8_numeric_text"
-	// numericStddevFunction is accelerator.NumericStddevFunction.
-	numericStddevFunction = "pgaccel_numeric_stddev"
-	// numericSortKeyFunction is accelerator.NumericSortKeyFunction.
-	numericSortKeyFunction = "pgaccel_numeric_sortkey"
+// pgdef.FuncNumericIn and pgdef.FuncNumericInScale are accelerator's.
+// pgdef.FuncFloat8NumericText is pgdef.FuncFloat8NumericText.
+// pgdef.FuncNumericStddev is pgdef.FuncNumericStddev.
+// pgdef.FuncNumericSortkey is pgdef.FuncNumericSortkey.
 )
 
 // targetAt is the scale target at output position i, or nil.
@@ -81,7 +73,7 @@ func targetAt(targets []scaleTarget, i int) *scaleTarget {
 }
 
 // unguarded is a divisor without the division-by-zero guard the rewrite
-// puts on it (guardDivisor): numericDivFunction raises on zero itself.
+// puts on it (guardDivisor): pgdef.FuncNumericDiv raises on zero itself.
 func unguarded(n *pg_query.Node) *pg_query.Node {
 	if c := n.GetCaseExpr(); c != nil && len(c.Args) == 1 && c.Defresult != nil && isZeroGuard(c) {
 		return c.Defresult
@@ -117,7 +109,7 @@ type scaleTarget struct {
 	// round(a / b, roundK) and checked against the precision.
 	castP int
 	// stddev: it is (or rounds, with rounds) stddev or variance of a
-	// numeric or integer, the kind of numericStddevFunction.
+	// numeric or integer, the kind of pgdef.FuncNumericStddev.
 	stddev string
 	// plain: it merges nothing; it is tracked only where one of its
 	// columns is a numeric held as text (planScalesOf).
@@ -125,7 +117,7 @@ type scaleTarget struct {
 }
 
 // stddevKinds maps Postgres's stddev and variance aggregates to the kinds
-// of numericStddevFunction.
+// of pgdef.FuncNumericStddev.
 var stddevKinds = map[string]string{
 	"stddev": "stddev_samp", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop",
 	"variance": "var_samp", "var_samp": "var_samp", "var_pop": "var_pop",
@@ -147,7 +139,7 @@ func stddevCall(fc *pg_query.FuncCall, st *scaleTarget, merges map[proto.Message
 	return kind, true
 }
 
-// stddevExpr is numericStddevFunction over the exact sums of fc's value
+// stddevExpr is pgdef.FuncNumericStddev over the exact sums of fc's value
 // x, of scale s (its formula over colScale):
 //
 //	pgaccel_numeric_stddev(CAST(sum(x) AS text),
@@ -176,7 +168,7 @@ func stddevExpr(fc *pg_query.FuncCall, kind string, colScale map[string]int) (*p
 	}
 	dec := func() *pg_query.Node { return castTo(proto.Clone(x).(*pg_query.Node), "decimal", 38, int64(scale)) }
 	square := binOp("*", dec(), dec())
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericStddevFunction)}, []*pg_query.Node{
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericStddev)}, []*pg_query.Node{
 		textCast(agg("sum", proto.Clone(x).(*pg_query.Node))),
 		textCast(agg("sum", square)),
 		agg("count", proto.Clone(x).(*pg_query.Node)),
@@ -296,7 +288,7 @@ func scaleCandidatesFrom(sel *pg_query.SelectStmt, inherited map[string]*pg_quer
 		}
 		if e := val.GetAExpr(); e != nil && isDivision(e) && divisionOp(e) == "/" {
 			// A division, as the whole output: numeric division is
-			// exact through the operands' texts (numericDivFunction).
+			// exact through the operands' texts (pgdef.FuncNumericDiv).
 			if !trackable(e.Lexpr, &st, merges, false) || !trackable(e.Rexpr, &st, merges, false) {
 				continue
 			}
@@ -955,7 +947,7 @@ func trackable(n *pg_query.Node, st *scaleTarget, merges map[proto.Message]bool,
 		if unconstrainedNumeric(v.TypeCast) {
 			// CAST(a AS numeric): the same value and scale for an
 			// integer or numeric a; text is read as numeric_in reads
-			// it (numericInFunction). The rewrite replaces the cast
+			// it (pgdef.FuncNumericIn). The rewrite replaces the cast
 			// (numericCasts), which DuckDB would make a DECIMAL(18,3).
 			merges[v.TypeCast] = true
 			st.decimal = true
@@ -1059,7 +1051,7 @@ func unconstrainedNumeric(tc *pg_query.TypeCast) bool {
 }
 
 // numericCasts replaces, in the tracked outputs at pos of sel, each
-// CAST(a AS numeric): by numericInFunction(a) when a is text, by a
+// CAST(a AS numeric): by pgdef.FuncNumericIn(a) when a is text, by a
 // itself otherwise (its value and scale are a's). It runs before the
 // other rewrites, which may change how a text a is written.
 func numericCasts(sel *pg_query.SelectStmt, targets []scaleTarget, floats map[string]bool) {
@@ -1088,13 +1080,13 @@ func (nr numericCastRewriter) enter(m proto.Message, w *walker) {
 	}
 	arg := tc.Arg
 	if cr := arg.GetColumnRef(); cr != nil && nr.floats[lastField(cr)] {
-		arg = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(float8NumericTextFunction)}, []*pg_query.Node{arg}, -1)
+		arg = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncFloat8NumericText)}, []*pg_query.Node{arg}, -1)
 	} else if !textExpr(arg) {
 		n.Node = tc.Arg.Node
 		return
 	}
 	n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
-		Funcname: []*pg_query.Node{pg_query.MakeStrNode(numericInFunction)},
+		Funcname: []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericIn)},
 		Args:     []*pg_query.Node{arg},
 		Location: -1,
 	}}
@@ -1313,7 +1305,7 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 	case *pg_query.Node_TypeCast:
 		if text := heldText(v.TypeCast); text != nil {
 			// A numeric held as text, read by value: its text's scale.
-			return fnCall(numericTextScaleFunction, proto.Clone(text).(*pg_query.Node)), true
+			return fnCall(pgdef.FuncNumericTextScale, proto.Clone(text).(*pg_query.Node)), true
 		}
 		s, ok := castScale(v.TypeCast)
 		return intConst(s), ok
@@ -1355,8 +1347,8 @@ func scaleExpr(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, bool)
 				Defresult: sd, Location: -1,
 			}}}, true
 		}
-		if funcName(fc) == numericInFunction && len(fc.Args) == 1 {
-			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericInScaleFunction)},
+		if funcName(fc) == pgdef.FuncNumericIn && len(fc.Args) == 1 {
+			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericInScale)},
 				[]*pg_query.Node{proto.Clone(fc.Args[0]).(*pg_query.Node)}, -1), true
 		}
 		if s, ok := setScale(fc); ok {
@@ -1664,7 +1656,7 @@ func findSubquery(sel *pg_query.SelectStmt, h *hiddenScale) *pg_query.SelectStmt
 }
 
 // rewriteScales wraps the output columns of sel (the rewritten statement)
-// at pos in numericScaleFunction.
+// at pos in pgdef.FuncNumericScale.
 func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int, targets []scaleTarget) error {
 	for _, i := range pos {
 		if sel == nil || i >= len(sel.TargetList) {
@@ -1703,7 +1695,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			if err != nil {
 				return err
 			}
-			rounded := fnCall(numericRoundFunction, exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1))
+			rounded := fnCall(pgdef.FuncNumericRound, exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1))
 			// Through DECIMAL(p,s), which fails where numeric(p,s)
 			// overflows, back to its text (s digits, as Postgres's).
 			rt.Val = textCast(castTo(rounded, "decimal", int64(st.castP), int64(st.roundK)))
@@ -1722,7 +1714,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 					return err
 				}
 			} else if avg := fc.Args[0].GetFuncCall(); avg != nil && outputAvg(avg) {
-				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericAvgFunction)}, avgArgs(avg), -1)
+				exact = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericAvg)}, avgArgs(avg), -1)
 			} else if e := fc.Args[0].GetAExpr(); e != nil && isDivision(e) {
 				var err error
 				if exact, err = exactQuotient(e, colScale); err != nil {
@@ -1731,7 +1723,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 			} else {
 				return errRewrite
 			}
-			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericRoundFunction)},
+			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericRound)},
 				[]*pg_query.Node{exact, pg_query.MakeAConstIntNode(int64(st.roundK), -1)}, -1)
 			sortByKey(sorts, rt.Val)
 			continue
@@ -1766,7 +1758,7 @@ func rewriteScales(sel *pg_query.SelectStmt, pos []int, colScale map[string]int,
 	return nil
 }
 
-// exactQuotient is numericDivFunction of the operands of division e as
+// exactQuotient is pgdef.FuncNumericDiv of the operands of division e as
 // Postgres's texts (scaledText). The divisor may carry the division-by-
 // zero guard (guardDivisor): the function raises on zero itself.
 func exactQuotient(e *pg_query.A_Expr, colScale map[string]int) (*pg_query.Node, error) {
@@ -1778,15 +1770,15 @@ func exactQuotient(e *pg_query.A_Expr, colScale map[string]int) (*pg_query.Node,
 	if err != nil {
 		return nil, err
 	}
-	return fnCall(numericDivFunction, l, r), nil
+	return fnCall(pgdef.FuncNumericDiv, l, r), nil
 }
 
-// sortByKey makes the ORDER BY items sort by numericSortKeyFunction of
+// sortByKey makes the ORDER BY items sort by pgdef.FuncNumericSortkey of
 // the exact text val (a quotient or a rounded value, which DuckDB could
 // only compute in floating point).
 func sortByKey(sorts []*pg_query.SortBy, val *pg_query.Node) {
 	for _, sb := range sorts {
-		sb.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericSortKeyFunction)},
+		sb.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericSortkey)},
 			[]*pg_query.Node{proto.Clone(val).(*pg_query.Node)}, -1)
 	}
 }
@@ -1806,13 +1798,13 @@ func refersTo(n *pg_query.Node, i int, rt *pg_query.ResTarget) bool {
 	return rt.Name == name || rt.Name == "" && outputName(rt.Val) == name
 }
 
-// scaledText is numericScaleFunction(CAST(n AS text), scale of n).
+// scaledText is pgdef.FuncNumericScale(CAST(n AS text), scale of n).
 func scaledText(n *pg_query.Node, colScale map[string]int) (*pg_query.Node, error) {
 	scale, ok := scaleExpr(n, colScale)
 	if !ok {
 		return nil, errRewrite
 	}
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(numericScaleFunction)}, []*pg_query.Node{textCast(n), scale}, -1), nil
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncNumericScale)}, []*pg_query.Node{textCast(n), scale}, -1), nil
 }
 
 // isZeroGuard reports whether c is guardDivisor's CASE WHEN b = 0 THEN

@@ -331,16 +331,15 @@ func nonNegativeInt(n *pg_query.Node) bool {
 	return ok && iv.Ival.Ival >= 0
 }
 
-// textFunction is encode.TextFunction (planner does not import proxy): it
+// pgdef.FuncText is pgdef.FuncText (planner does not import proxy): it
 // prints a date, time, timestamp, timestamptz, interval, float or bytea as
 // Postgres's output function does, given the session's TimeZone.
-const textFunction = "pgaccel_text"
 
-// textFunctionTypes are the origin column types textFunction prints.
+// textFunctionTypes are the origin column types pgdef.FuncText prints.
 var textFunctionTypes = map[uint32]bool{pgdef.OIDDate: true, pgdef.OIDTime: true, pgdef.OIDTimestamp: true, pgdef.OIDTimestamptz: true, pgdef.OIDInterval: true, pgdef.OIDFloat4: true, pgdef.OIDFloat8: true, pgdef.OIDBytea: true}
 
 // textWrapped returns the names cast to text or concatenated that the
-// rewrite prints with textFunction: every dataset column of the name is of
+// rewrite prints with pgdef.FuncText: every dataset column of the name is of
 // a type it prints, and no output column of a subquery or CTE has the
 // name.
 func textWrapped(a *analysis, r resolution) map[string]bool {
@@ -365,7 +364,7 @@ func textWrapped(a *analysis, r resolution) map[string]bool {
 }
 
 // textFunctionRule: a name's every value is a column of a type
-// textFunction prints.
+// pgdef.FuncText prints.
 var textFunctionRule = nameRule{
 	col:  func(c catalog.ColumnInfo) bool { return textFunctionTypes[c.TypeOID] },
 	expr: func(*pg_query.Node) bool { return false },
@@ -386,7 +385,7 @@ func without(names map[string]struct{}, drop map[string]bool) map[string]struct{
 }
 
 // wrapText replaces, in the rewritten statement, the columns of wrapped
-// cast to text or concatenated by textFunction(column, TimeZone).
+// cast to text or concatenated by pgdef.FuncText(column, TimeZone).
 func wrapText(casts []*pg_query.TypeCast, concats []*pg_query.A_Expr, wrapped map[string]bool) {
 	if len(wrapped) == 0 {
 		return
@@ -400,7 +399,7 @@ func wrapText(casts []*pg_query.TypeCast, concats []*pg_query.A_Expr, wrapped ma
 		tz := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("current_setting")},
 			[]*pg_query.Node{pg_query.MakeAConstStrNode("TimeZone", -1)}, -1)
 		n.Node = &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
-			Funcname: []*pg_query.Node{pg_query.MakeStrNode(textFunction)},
+			Funcname: []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncText)},
 			Args:     []*pg_query.Node{col, tz},
 			Location: -1,
 		}}

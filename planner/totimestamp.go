@@ -6,6 +6,8 @@ import (
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // to_timestamp(text, text) and to_date(text, text) with two string
@@ -145,18 +147,17 @@ func rewriteTimeLiteral(fc *pg_query.FuncCall) {
 	}
 }
 
-// toCharFunction is encode.ToCharFunction: Postgres's to_char of a
+// pgdef.FuncToChar is pgdef.FuncToChar: Postgres's to_char of a
 // timestamp, timestamptz or date, given the session's TimeZone (to_char
 // of other types finds no DuckDB overload and falls back).
-const toCharFunction = "pgaccel_to_char"
 
-// rewriteToChar turns to_char(x, format) into toCharFunction(x, format,
+// rewriteToChar turns to_char(x, format) into pgdef.FuncToChar(x, format,
 // current_setting('TimeZone')).
 func rewriteToChar(fc *pg_query.FuncCall) {
 	if funcName(fc) != "to_char" || len(fc.Args) != 2 || fc.Over != nil {
 		return
 	}
-	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(toCharFunction)}
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncToChar)}
 	fc.Args = append(fc.Args, pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("current_setting")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("TimeZone", -1)}, -1))
 }

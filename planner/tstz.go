@@ -232,9 +232,8 @@ func tstzSubtraction(e *pg_query.A_Expr, a *analysis, r resolution) bool {
 	return l == tstzYes && (rv == tstzYes || isStringConst(e.Rexpr)) || rv == tstzYes && isStringConst(e.Lexpr)
 }
 
-// tstzDiffFunction is the accelerator's pgaccel_tstz_diff (its
+// pgdef.FuncTSTZDiff is the accelerator's pgaccel_tstz_diff (its
 // TstzDiffFunction): a - b of two timestamptz as Postgres computes it.
-const tstzDiffFunction = "pgaccel_tstz_diff"
 
 // rewriteTstzSubtraction replaces the subtraction e (held by wrapper), of
 // two timestamptz (a string literal beside one is cast to it, as Postgres
@@ -256,7 +255,7 @@ func rewriteTstzSubtraction(wrapper *pg_query.Node, e *pg_query.A_Expr, a *analy
 	default:
 		return
 	}
-	wrapper.Node = fnCall(tstzDiffFunction, left, right).Node
+	wrapper.Node = fnCall(pgdef.FuncTSTZDiff, left, right).Node
 }
 
 // intervalCollision returns why the statement's interval constants could

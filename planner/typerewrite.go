@@ -5,6 +5,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // The rewrites of the type rules (typesites.go). They are found on the
@@ -114,10 +116,10 @@ func (tr *typeRewrites) apply() error {
 	for _, h := range tr.jsonbGets {
 		if fc := h.GetFuncCall(); fc != nil {
 			switch funcName(fc) {
-			case "pgaccel_json_get":
-				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_get")}
-			case "pgaccel_json_get_text":
-				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("pgaccel_jsonb_get_text")}
+			case pgdef.FuncJSONGet:
+				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncJSONBGet)}
+			case pgdef.FuncJSONGetText:
+				fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(pgdef.FuncJSONBGetText)}
 			}
 		}
 	}
@@ -132,9 +134,9 @@ func (tr *typeRewrites) apply() error {
 		if operatorName(c.expr) == "<@" {
 			container, contained = contained, container
 		}
-		fn := "pgaccel_array_contains"
+		fn := pgdef.FuncArrayContains
 		if c.jsonb {
-			fn = "pgaccel_jsonb_contains"
+			fn = pgdef.FuncJSONBContains
 		}
 		c.holder.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)},
 			[]*pg_query.Node{container, contained}, -1).Node

@@ -7,9 +7,11 @@ import (
 	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// TextFunction is the DuckDB scalar function through which the
+// pgdef.FuncText is the DuckDB scalar function through which the
 // acceleration prints a value as Postgres's output function does (a cast
 // to text, an operand of ||) for the types whose text DuckDB prints its
 // own way: date, time, timestamp, timestamptz, interval, real, double
@@ -22,9 +24,8 @@ import (
 // TimeZone of its second argument (the session's, which the engine sets
 // for each statement). A statement that calls it is accelerated only in a
 // session whose settings print alike (Settings.PrintsAsDefaults).
-const TextFunction = "pgaccel_text"
 
-// textKinds are TextFunction's overloads: the DuckDB type of the value and
+// textKinds are pgdef.FuncText's overloads: the DuckDB type of the value and
 // the Postgres type it is printed as.
 var textKinds = []struct {
 	duck duckdb.Type
@@ -41,7 +42,7 @@ var textKinds = []struct {
 }
 
 // PrintsAsDefaults reports whether s prints dates, times, intervals,
-// floats and bytea as TextFunction does: DateStyle ISO (any field order),
+// floats and bytea as pgdef.FuncText does: DateStyle ISO (any field order),
 // IntervalStyle postgres, extra_float_digits above 0 (shortest exact
 // output), bytea_output hex. LoadSettings decides it once.
 func (s *Settings) PrintsAsDefaults() bool { return s.printsDefaults }
@@ -71,7 +72,7 @@ func textFormat(zone string) (*format, error) {
 	return &f, nil
 }
 
-// TextFunctions returns TextFunction's overloads, for
+// TextFunctions returns pgdef.FuncText's overloads, for
 // duckdb.RegisterScalarUDFSet.
 func TextFunctions() ([]duckdb.ScalarFunc, error) {
 	var out []duckdb.ScalarFunc
@@ -123,14 +124,14 @@ func textRow(k kind) func([]driver.Value) (any, error) {
 		zone, _ := values[1].(string)
 		ft, err := textFormat(zone)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", TextFunction, err)
+			return nil, fmt.Errorf("%s: %w", pgdef.FuncText, err)
 		}
 		// The encoder's own text output; these kinds use no Encoder state.
 		var e Encoder
 		out, err := e.appendScalar(nil, &column{kind: k, scale: -1, charLen: -1, f: ft}, values[0])
 		if err != nil {
 			// The message names the type, never the value.
-			return nil, fmt.Errorf("%s: %s", TextFunction, strings.TrimPrefix(err.Error(), "encode: "))
+			return nil, fmt.Errorf("%s: %s", pgdef.FuncText, strings.TrimPrefix(err.Error(), "encode: "))
 		}
 		return string(out), nil
 	}

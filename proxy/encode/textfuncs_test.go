@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// registerTextFunctions registers TextFunction and ToCharFunction in the
+// registerTextFunctions registers pgdef.FuncText and pgdef.FuncToChar in the
 // harness's DuckDB.
 func (h *harness) registerTextFunctions() {
 	h.t.Helper()
@@ -19,7 +21,7 @@ func (h *harness) registerTextFunctions() {
 		h.t.Fatal(err)
 	}
 	defer conn.Close()
-	for name, get := range map[string]func() ([]duckdb.ScalarFunc, error){TextFunction: TextFunctions, ToCharFunction: ToCharFunctions} {
+	for name, get := range map[string]func() ([]duckdb.ScalarFunc, error){pgdef.FuncText: TextFunctions, pgdef.FuncToChar: ToCharFunctions} {
 		fs, err := get()
 		if err != nil {
 			h.t.Fatal(err)
@@ -112,7 +114,7 @@ func TestToChar_MatchesPostgres(t *testing.T) {
 					if err != nil {
 						t.Fatalf("to_char(%s %s, %s): %v", typ, v, f, err)
 					}
-					q := "SELECT " + ToCharFunction + "(" + dv + ", " + lit + ", '" + tz + "')"
+					q := "SELECT " + pgdef.FuncToChar + "(" + dv + ", " + lit + ", '" + tz + "')"
 					got, err := h.duckText(q)
 					if err != nil {
 						t.Errorf("%s: %v", q, err)
@@ -150,7 +152,7 @@ func TestTextFunction_MatchesPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", pgValue, err)
 		}
-		q := "SELECT " + TextFunction + "(" + duckValue + ", '" + tz + "')"
+		q := "SELECT " + pgdef.FuncText + "(" + duckValue + ", '" + tz + "')"
 		got, err := h.duckText(q)
 		if err != nil {
 			t.Errorf("%s: %v", q, err)

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// ToCharFunction is Postgres's to_char(timestamp|timestamptz|date, text)
+// pgdef.FuncToChar is Postgres's to_char(timestamp|timestamptz|date, text)
 // as a DuckDB scalar function, for the planner's rewrite of to_char:
 //
 //	pgaccel_to_char(value, format, current_setting('TimeZone')) -> VARCHAR
@@ -28,9 +30,8 @@ import (
 // statement then falls back to the origin. ±infinity gives NULL, as in
 // Postgres. A date is printed as a timestamptz at its local midnight,
 // which is how Postgres resolves to_char(date, text).
-const ToCharFunction = "pgaccel_to_char"
 
-// ToCharFunctions returns ToCharFunction's overloads (TIMESTAMP,
+// ToCharFunctions returns pgdef.FuncToChar's overloads (TIMESTAMP,
 // TIMESTAMPTZ, DATE), for duckdb.RegisterScalarUDFSet.
 func ToCharFunctions() ([]duckdb.ScalarFunc, error) {
 	var out []duckdb.ScalarFunc
@@ -53,7 +54,7 @@ func toCharRow(zoned bool) func([]driver.Value) (any, error) {
 func toChar(values []driver.Value, zoned bool) (any, error) {
 	t, ok := values[0].(time.Time)
 	if !ok {
-		return nil, fmt.Errorf("%s: a %T value", ToCharFunction, values[0])
+		return nil, fmt.Errorf("%s: a %T value", pgdef.FuncToChar, values[0])
 	}
 	layout, _ := values[1].(string)
 	zone, _ := values[2].(string)
@@ -66,7 +67,7 @@ func toChar(values []driver.Value, zoned bool) (any, error) {
 	if zoned {
 		loc, err := LoadLocation(zone)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ToCharFunction, err)
+			return nil, fmt.Errorf("%s: %w", pgdef.FuncToChar, err)
 		}
 		t = t.In(loc)
 	} else {
@@ -74,7 +75,7 @@ func toChar(values []driver.Value, zoned bool) (any, error) {
 	}
 	items, err := parseToChar(layout)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ToCharFunction, err)
+		return nil, fmt.Errorf("%s: %w", pgdef.FuncToChar, err)
 	}
 	return formatToChar(t, items), nil
 }

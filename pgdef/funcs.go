@@ -1,0 +1,47 @@
+package pgdef
+
+// The names of the DuckDB functions pgaccel registers (the accelerator's
+// UDFs and macros) and the planner writes into the SQL it runs, and of the
+// ones the proxy's encoders recognise in a result's plan: the contract
+// between them, declared once.
+const (
+	FuncArrayContains     = "pgaccel_array_contains"
+	FuncCollkey           = "pgaccel_collkey"
+	FuncCopy              = "pgaccel_copy"
+	FuncFloat8NumericText = "pgaccel_float8_numeric_text"
+	FuncInitcap           = "pgaccel_initcap"
+	FuncInitcapASCII      = "pgaccel_initcap_ascii"
+	FuncIntervalEpoch     = "pgaccel_interval_epoch"
+	FuncIntervalEpochUS   = "pgaccel_interval_epoch_us"
+	FuncIntervalKey       = "pgaccel_interval_key"
+	FuncJSONArrayLength   = "pgaccel_json_array_length"
+	FuncJSONBContains     = "pgaccel_jsonb_contains"
+	FuncJSONBExists       = "pgaccel_jsonb_exists"
+	FuncJSONBGet          = "pgaccel_jsonb_get"
+	FuncJSONBGetText      = "pgaccel_jsonb_get_text"
+	FuncJSONGet           = "pgaccel_json_get"
+	FuncJSONGetText       = "pgaccel_json_get_text"
+	FuncJSONPath          = "pgaccel_json_path"
+	FuncJSONPathText      = "pgaccel_json_path_text"
+	FuncJSONTypeof        = "pgaccel_json_typeof"
+	FuncJustifyDays       = "pgaccel_justify_days"
+	FuncJustifyHours      = "pgaccel_justify_hours"
+	FuncJustifyInterval   = "pgaccel_justify_interval"
+	FuncLower             = "pgaccel_lower"
+	FuncNumericAvg        = "pgaccel_numeric_avg"
+	FuncNumericAvgDec     = "pgaccel_numeric_avg_dec"
+	FuncNumericDiv        = "pgaccel_numeric_div"
+	FuncNumericDivInt     = "pgaccel_numeric_div_int"
+	FuncNumericHeld       = "pgaccel_numeric_held"
+	FuncNumericIn         = "pgaccel_numeric_in"
+	FuncNumericInScale    = "pgaccel_numeric_in_scale"
+	FuncNumericRound      = "pgaccel_numeric_round"
+	FuncNumericScale      = "pgaccel_numeric_scale"
+	FuncNumericSortkey    = "pgaccel_numeric_sortkey"
+	FuncNumericStddev     = "pgaccel_numeric_stddev"
+	FuncNumericTextScale  = "pgaccel_numeric_text_scale"
+	FuncTSTZDiff          = "pgaccel_tstz_diff"
+	FuncText              = "pgaccel_text"
+	FuncToChar            = "pgaccel_to_char"
+	FuncUpper             = "pgaccel_upper"
+)
