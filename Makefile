@@ -18,7 +18,7 @@ all: build
 build:
 	$(GO) build $(GOFLAGS) -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/pgaccel ./cmd/pgaccel
 
-# Integration tests start their own throwaway Postgres (see integration/pgtest).
+# Integration tests start their own throwaway Postgres (see internal/pgtest).
 test:
 	$(GO) test $(GOFLAGS) -tags '$(TAGS)' -count=1 -timeout 20m ./...
 

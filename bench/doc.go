@@ -54,5 +54,5 @@
 // bench/internal/benchutil.
 //
 // bench may import every pgaccel package (the origin comes from
-// integration/pgtest); nothing imports bench.
+// internal/pgtest); nothing imports bench.
 package bench

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // adminPost posts to the admin port and returns the status and message.

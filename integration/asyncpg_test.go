@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // asyncpgInstall is how to get what TestSessions_AsyncpgPoolThroughOutage

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // refresh_mode: caching (issue 19): a caching dataset is ready at once

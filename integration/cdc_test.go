@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Differential tests of refresh_mode: changes: a random workload runs at

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 var (

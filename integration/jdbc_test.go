@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // jdbcInstall is how to get what TestSessions_PgjdbcThroughOutage runs.

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgaccel/pgaccel/app"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Relative time (issue 45): now(), CURRENT_TIMESTAMP, CURRENT_DATE,

@@ -20,8 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/auth"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/tcprelay"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Sessions with auth.mode: proxy (issue 17). The roles are the test's

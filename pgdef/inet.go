@@ -1,6 +1,10 @@
-// Package pgdef is Postgres's vocabulary that the accelerator, the planner
-// and the proxy share (PROXY-REDESIGN.md): a leaf that imports nothing of
-// pgaccel's. So far it holds the printed form of inet and cidr.
+// Package pgdef is Postgres's vocabulary that the accelerator, the planner,
+// refresh, auth and the proxy share (PROXY-REDESIGN.md), each declared
+// once: the type OIDs (oid.go), the SQLSTATEs with their class predicates
+// (sqlstate.go), the names of the pgaccel_* DuckDB functions that the
+// accelerator registers and the planner writes (funcs.go), and the printed
+// forms of inet, cidr and arrays and numeric's helpers. A leaf: it imports
+// nothing of pgaccel's (internal/importrules checks it).
 package pgdef
 
 import (

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // changesDataset is the YAML of a changes dataset of public.<table>.

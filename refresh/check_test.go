@@ -14,7 +14,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 func TestProbeSelect_MatchesCopyQuery(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 var srv *pgtest.Server

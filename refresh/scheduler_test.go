@@ -12,7 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // counterValue reads a counter.

@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/s3test"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 var (

@@ -16,7 +16,7 @@
 //
 // What one run does:
 //
-//  1. Starts a throwaway origin (integration/pgtest: wal_level logical,
+//  1. Starts a throwaway origin (internal/pgtest: wal_level logical,
 //     fsync and synchronous_commit off) with one table, cdc_bench (id
 //     bigint primary key, v int, payload text, updated_at timestamptz
 //     default now()), holding -rows rows.
@@ -79,5 +79,5 @@
 // postgresql postgresql-client) and a C compiler for DuckDB.
 //
 // cdc may import every pgaccel package (the origin comes from
-// integration/pgtest); nothing imports it.
+// internal/pgtest); nothing imports it.
 package main

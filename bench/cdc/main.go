@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // options are the command-line flags.

@@ -1,7 +1,7 @@
 // Command coverage measures how much of the SQL people write pgaccel answers
 // from the acceleration, exactly.
 //
-// It starts a throwaway origin (integration/pgtest), creates the schemas of
+// It starts a throwaway origin (internal/pgtest), creates the schemas of
 // the corpora in integration/corpora (the acceleration tests' corpus, the
 // BI-style coverage corpus and the TPC-H queries over empty TPC-H tables),
 // starts pgaccel in-process with every table of them as a dataset, and runs

@@ -33,7 +33,7 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 const resultsSection = "Dashboard replay (bench/dashboard)"

@@ -6,7 +6,7 @@
 //	                           [-workloads W,... | -cells W:CLIENTS,...]
 //	                           [-out FILE] [-cpuprofile FILE] [-memprofile FILE]
 //
-// It starts a throwaway origin (integration/pgtest), loads it with
+// It starts a throwaway origin (internal/pgtest), loads it with
 // `pgbench -i`, starts pgaccel and pgbouncer as child processes,
 // runs every workload (at 1 and 8 clients, or the -cells named) against
 // every target, prints a Markdown report (with each ratio's spread over

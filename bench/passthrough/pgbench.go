@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // workload is a pgbench script and protocol.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 const (

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/auth"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // The targets pgbench runs against, in report order.

@@ -45,9 +45,9 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
 	"github.com/pgaccel/pgaccel/integration/s3test"
 	"github.com/pgaccel/pgaccel/integration/tcprelay"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/pgaccel/pgaccel/snapshot"
 )
 

@@ -41,7 +41,7 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 type options struct {

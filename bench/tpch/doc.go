@@ -13,7 +13,7 @@
 //
 // What one run does:
 //
-//  1. Starts a throwaway origin (integration/pgtest) and generates TPC-H
+//  1. Starts a throwaway origin (internal/pgtest) and generates TPC-H
 //     offline and deterministically with go-tpc v1.0.7's tpch/dbgen (a port
 //     of TPC-H dbgen 2.4; a scale factor below 1 is made as dbgen makes it,
 //     see scale.go), streaming every row straight into `COPY ... FROM STDIN`.
@@ -56,5 +56,5 @@
 // the report records the load average.
 //
 // tpch may import every pgaccel package (the origin comes from
-// integration/pgtest); nothing imports it.
+// internal/pgtest); nothing imports it.
 package main

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/rs/zerolog"
 )
 

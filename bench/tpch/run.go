@@ -16,7 +16,7 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/bench/internal/benchutil"
 	"github.com/pgaccel/pgaccel/bench/internal/tpchdata"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/rs/zerolog"
 )

@@ -21,7 +21,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 //go:embed demo.sql

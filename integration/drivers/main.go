@@ -1,5 +1,5 @@
 // Command drivers starts what the driver-suite scripts beside it run
-// against: a throwaway origin Postgres (integration/pgtest) prepared the way
+// against: a throwaway origin Postgres (internal/pgtest) prepared the way
 // pgx's and node-postgres's own test setups prepare theirs, and pgaccel in
 // front of it with one dataset configured, so that every session goes
 // through the acceleration's relay (every message decoded and routed). It
@@ -35,7 +35,7 @@ import (
 	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/catalog"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/rs/zerolog"
 )
 

@@ -59,5 +59,5 @@
 //
 // encode depends on the standard library and duckdb-go's value types only.
 // It must never import another pgaccel package (its tests use
-// integration/pgtest): proxy imports it.
+// internal/pgtest): proxy imports it.
 package encode

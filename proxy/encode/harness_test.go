@@ -12,7 +12,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 

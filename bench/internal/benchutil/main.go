@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Progress returns the benchmark's progress printer: every line goes to
@@ -37,7 +37,7 @@ func LocaleDatabase(ctx context.Context, origin *pgtest.Server, name, locale str
 	return nil
 }
 
-// StartOrigin starts a throwaway origin PostgreSQL (integration/pgtest),
+// StartOrigin starts a throwaway origin PostgreSQL (internal/pgtest),
 // giving it three minutes. The caller stops it.
 func StartOrigin(ctx context.Context) (*pgtest.Server, error) {
 	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgaccel/pgaccel/integration/corpora"
-	"github.com/pgaccel/pgaccel/integration/pgtest"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Table is one TPC-H table: its Postgres DDL and primary key.
