@@ -1,10 +1,15 @@
 // Package accelerator owns the embedded DuckDB engine (duckdb-go, database/sql
 // driver "duckdb", no build tags): per-dataset databases, bulk loads from the
-// origin's binary COPY stream, atomic swaps, and read-only queries whose rows
-// the proxy encodes as Postgres results.
+// origin's binary COPY stream and atomic swaps; the writes that change a
+// dataset's rows in place (append merges, change streams, retention
+// deletes); the file generations, compactions and rewrites that keep its
+// storage near what its live rows need; copies to and from the snapshot
+// store; the scalar functions and macros the planner's rewritten statements
+// call; point indexes; and the read-only queries whose rows the proxy
+// encodes as Postgres results.
 //
-// accelerator may import catalog only; it must never import proxy, planner or
-// refresh.
+// accelerator may import catalog and pgdef only; it must never import proxy,
+// planner, refresh or snapshot.
 //
 // # Layout
 //
@@ -12,22 +17,28 @@
 // (Attach), named "ds_<name>" (DatabaseName):
 //
 //   - mode memory: ATTACH ':memory:' AS "ds_<name>" (COMPRESS);
-//   - mode file: ATTACH '<data_dir>/<name>.duckdb' AS "ds_<name>", which
-//     survives restarts; full loads and compactions write the next
-//     generation, <name>.g<N>.duckdb, and swap it in (files.go).
+//   - mode file: ATTACH '<data_dir>/<name>.duckdb' AS "ds_<name>" (or its
+//     newest generation), which survives restarts; full loads, and
+//     rewrites of a file grown well past what its live rows need, write
+//     the next generation, <name>.g<N>.duckdb, and swap it in (files.go,
+//     rewrite.go).
 //
 // Each holds the dataset's table main."<name>" (TableRef), and
-// main."_pgaccel_checkpoint", one row written in the swap's transaction:
-// format, dataset, last_refresh, row_count, the columns (JSON of ColumnSpec
-// plus Accelerated) and refresh_sql. After a restart Attach returns it as
-// TableInfo, so the dataset serves at once. A load writes into
+// main."_pgaccel_checkpoint", one row written or updated in the same
+// transaction as every change to the table (a swap, a merge, a change
+// batch's commit, a retention delete): format (3), dataset, last_refresh,
+// row_count, the columns (JSON of ColumnSpec plus Accelerated and
+// NotAccelerated), refresh_sql, primary_key and, for a changes dataset,
+// the stream's position (Replication). After a restart Attach returns it
+// as TableInfo, so the dataset serves at once. A load writes into
 // main."_pgaccel_load" first (dropped on failure, and by Attach if a crash
-// left it); in mode file a full load writes the next generation's file
-// instead (files.go). When the origin's primary key is a single column of an indexable
-// type (ColumnSpec.Key) and the dataset's rows are replaced whole (not
-// changed in place: see keyIndex), the swap also creates the index
-// "_pgaccel_key" on it, after the rename (DuckDB cannot rename a table that
-// has an index).
+// left it, as is a background rewrite's main."_pgaccel_changed"); in mode
+// file a full load writes the next generation's file instead (files.go).
+// When the origin's primary key is a single column of an indexable type
+// (ColumnSpec.Key) and the dataset's rows are replaced whole (not changed
+// in place: see keyIndex), the swap also creates the index "_pgaccel_key"
+// on it, after the rename (DuckDB cannot rename a table that has an
+// index).
 //
 // Open turns off DuckDB's access to files and the network outside the data
 // dir (enable_external_access=false, allowed_directories=[data dir]): a
@@ -36,22 +47,75 @@
 //
 // # Files
 //
-//	engine.go      Open, Close, Attach, TableRef, the dataset handles
-//	types.go       Postgres → DuckDB type mapping (DuckDBType), staging types
-//	copybinary.go  binary COPY framing and the types' binary send formats
-//	readahead.go   reads a load's stream ahead of DuckDB's threads
-//	source.go      the table function that decodes a stream into DataChunks
-//	writers.go     per-type decoders writing into DuckDB vectors
-//	load.go        Load: load table, INSERT ... FROM pgaccel_copy(id), swap
-//	swap.go        the swap transaction and the checkpoint row
-//	compact.go     compaction (CHECKPOINT) after and during loads
-//	rewrite.go     rewrites of tables whose deleted rows pile up; StorageStats
-//	files.go       file generations: a new file written beside, swapped in
-//	memory.go      the machine's memory and DuckDB's use of it
-//	collkey.go     libc collation keys and case mapping (strxfrm_l, towupper_l)
-//	icu.go         ICU collation keys and case mapping, ICU loaded at run time
-//	query.go       Query and Rows, with the Go type of each DuckDB type
-//	querypool.go   the queries' connections and their prepared statements
+//	apply.go          Applier: a change stream's batches (deletes, puts with
+//	                  unchanged TOAST values) in one DuckDB transaction,
+//	                  committed with the stream's position
+//	arrayfuncs.go     pgaccel_array_contains: Postgres's @> and <@ of arrays
+//	collkey.go        libc collation keys and case mapping (strxfrm_l, towupper_l)
+//	compact.go        compaction (CHECKPOINT) after and during loads, and after
+//	                  writes in place
+//	copybinary.go     binary COPY framing and the types' binary send formats
+//	engine.go         Options, Open, Close, Attach, TableRef, the dataset
+//	                  handles; the lock-down of DuckDB's file and network access
+//	files.go          file generations: a new file written beside, swapped in
+//	icu.go            ICU collation keys and case mapping, ICU loaded at run time
+//	intervalepoch.go  EXTRACT(epoch FROM interval) as Postgres computes it
+//	intervalkey.go    pgaccel_interval_key: intervals ordered as Postgres orders them
+//	jsonfuncs.go      Postgres's json and jsonb operators over the stored text
+//	load.go           Load, LoadWith: load table, INSERT ... FROM pgaccel_copy(id),
+//	                  then a swap or an append merge; LoadOptions, AppendMerge
+//	memory.go         the machine's memory and DuckDB's use of it
+//	numericavg.go     avg of integers and numerics, exact
+//	numericin.go      text cast to numeric as numeric_in reads it, with its scale
+//	numericscale.go   registration of the scalar functions the planner's
+//	                  rewrites call; numeric text's scale, division, rounding,
+//	                  conversion to integers and sort keys
+//	numericstddev.go  stddev and variance of numerics, exact
+//	numerictext.go    macros over numerics held as text (ColumnSpec.NumericText)
+//	pgfuncs.go        Postgres functions DuckDB lacks: initcap (ASCII),
+//	                  justify_*, timestamptz subtraction
+//	pointdelta.go     point indexes that follow change batches, merges and
+//	                  retention deletes key by key
+//	pointindex.go     point indexes: a dataset's rows in memory by primary key
+//	query.go          Query, QueryIn, Explain and Rows, with the Go type of each
+//	                  DuckDB type
+//	querypool.go      the queries' connections and their prepared statements
+//	readahead.go      reads a load's stream ahead of DuckDB's threads
+//	replication.go    Replication: a change stream's position in the checkpoint
+//	rewrite.go        rewrites of tables whose deleted rows pile up; StorageStats,
+//	                  Reclaim
+//	snapshot.go       SnapshotTo, ReplaceFrom, FilePath: a file-mode dataset's
+//	                  copy for the snapshot store, and one swapped in from it
+//	source.go         the table function that decodes a stream into DataChunks;
+//	                  ErrData
+//	swap.go           the swap transaction and the checkpoint row; append merges
+//	                  (merge) and retention deletes (DeleteWhere)
+//	types.go          ColumnSpec; Postgres → DuckDB type mapping (DuckDBType),
+//	                  staging types
+//	writers.go        per-type decoders writing into DuckDB vectors
+//
+// # Writes besides loads
+//
+// A load replaces a table whole. The other writes change its rows in place,
+// each in one DuckDB transaction with the checkpoint, under the dataset's
+// load lock, so readers see the rows before or after it, never part of it:
+//
+//   - an append merge (LoadOptions.Append, swap.go): the loaded rows join
+//     the stored ones, by primary key and time column or as a multiset;
+//   - a change stream (Applier, apply.go): refresh_mode changes hands it
+//     each batch's final change per key, and Commit writes the stream's
+//     position (Replication) with the rows;
+//   - a retention delete (DeleteWhere, or LoadOptions.Delete before a load
+//     is published).
+//
+// Tables whose rows change in place carry no key index (keyIndex). They are
+// compacted in the background after these writes (compact.go); past a
+// share of deleted rows, or a file size well beyond what the live rows
+// need, the table is rewritten (mode memory) or the file is rewritten into
+// its next generation (mode file; rewrite.go, files.go). Point indexes
+// follow these writes by key (pointdelta.go). SnapshotTo copies a file-mode
+// dataset's database for the snapshot store; ReplaceFrom swaps a downloaded
+// snapshot in.
 //
 // # Type mapping
 //

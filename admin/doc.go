@@ -1,6 +1,23 @@
-// Package admin serves pgaccel's HTTP admin port: /health, /v1/ready,
-// /v1/datasets, on-demand refresh and /metrics on a private Prometheus
-// registry.
+// Package admin serves pgaccel's HTTP admin port (admin.listen):
 //
-// admin may import catalog and refresh; it must never import proxy.
+//	GET    /health                                   200 "ok" while the process runs
+//	GET    /v1/ready                                 200 "ready" or 503 "not ready" (runtime.ready_state)
+//	GET    /v1/datasets                              the datasets; ?status=true adds status, refreshes,
+//	                                                 error, rows and a running refresh's progress
+//	POST   /v1/datasets/{name}/acceleration/refresh  start an on-demand refresh (201); the body may be
+//	                                                 {"refresh_mode": "full"} for a full reload
+//	PATCH  /v1/datasets/{name}/acceleration          {"refresh_sql": "..."}: replace refresh_sql until restart
+//	GET    /v1/replication/slots                     the origin's replication slots named like pgaccel's
+//	DELETE /v1/replication/slots/{name}              drop one no dataset uses
+//	GET    /v1/memory                                accounted memory (MemoryStatus): DuckDB's, the point
+//	                                                 indexes', the results cache's, with their limits
+//	GET    /metrics                                  Prometheus metrics, from a private registry
+//
+// With admin.token set, every endpoint but /health and /v1/ready requires
+// "Authorization: Bearer <token>". The refresh and slot endpoints go
+// through a Refresher (refresh.Runner). NewStatusCollector exports each
+// dataset's status as dataset_acceleration_status.
+//
+// admin may import catalog, refresh and pgdef only; it must never import
+// proxy.
 package admin

@@ -1,10 +1,34 @@
 // Package refresh schedules and runs dataset refreshes: intervals, cron,
 // jitter, on-demand requests, retries with backoff, and the refresh modes of
-// the data-refresh spec (full, append, changes, caching, snapshot), plus
-// retention checks.
+// the data-refresh spec (full, append, changes, caching, snapshot, and
+// disabled), plus retention checks and acceleration snapshots.
 //
-// refresh may import catalog and accelerator; it must never import proxy or
-// planner.
+// refresh may import catalog, accelerator, snapshot and pgdef only; it must
+// never import proxy or planner.
+//
+// # Refresh modes (acceleration.refresh_mode)
+//
+//   - full, the default: each refresh reads the table through a binary COPY
+//     and swaps the new table in (see "A full refresh").
+//   - append: each refresh reads the rows past the stored ones by
+//     time_column and merges them in (timefmt.go; see "Append refreshes").
+//     TriggerFull and RefreshFull ask for a full reload.
+//   - changes: no schedule; logical replication keeps the acceleration in
+//     step with the origin (see "Change data capture").
+//   - caching (caching.go): nothing is loaded and the dataset is ready at
+//     registration. The proxy answers its reads from the origin and keeps
+//     the answers in the results cache for refresh_check_interval. No
+//     schedule runs; an on-demand refresh moves the dataset's data
+//     generation, which drops the answers kept, and succeeds at once.
+//   - snapshot (snapshots.go): the source is never read. Each refresh, on
+//     the refresh_check_interval schedule (default 1m) and at start, polls
+//     the snapshot store's metadata and swaps in a strictly newer current
+//     snapshot (see "Snapshots").
+//   - disabled: the acceleration is attached (a file-mode dataset serves
+//     what its file holds) and nothing refreshes it; on-demand refreshes
+//     are refused (ErrNoOnDemand).
+//
+// caching and snapshot datasets have no full reload (ErrNoFullReload).
 //
 // # The scheduler (runner.go, schedule.go)
 //
@@ -13,7 +37,11 @@
 //  1. Attach the dataset's acceleration. A file-mode dataset whose file holds
 //     a table and a checkpoint (last refresh, rows, columns, refresh_sql,
 //     primary key) is published at once: Loaded, status ready. An append
-//     dataset is not: it is ready after its first append after start.
+//     or changes dataset is not (waitsForSource): it serves once it has
+//     caught up with its source in this process (its first append; its
+//     stream's catch-up, step 4 of "Change data capture"). Before the
+//     attach, a dataset may be bootstrapped from a snapshot (see
+//     "Snapshots").
 //  2. Decide the first refresh. With stored data and refresh_on_startup:
 //     auto, the schedule continues from the stored last refresh (at once
 //     when overdue; never without a schedule), unless refresh_sql changed
@@ -130,6 +158,29 @@
 // runtime.data_dir. slots.go lists slots named like that, flags those of
 // this instance that no dataset uses (logged, and counted in a metric
 // every minute) and drops one on request.
+//
+// # Snapshots (snapshots.go)
+//
+// With a snapshot store (Options.Snapshots, from snapshots.location) and a
+// file-mode dataset whose acceleration.snapshots is not disabled:
+//
+//   - bootstrap (enabled, bootstrap_only): before the first attach, a
+//     dataset with no file yet gets the location's current snapshot
+//     (snapshot.Bootstrap) instead of a first load from the origin; on
+//     failure bootstrap_on_failure_behavior retries, falls back to older
+//     snapshots, or lets the dataset load from its source;
+//   - publish (enabled, create_only; not for refresh_mode snapshot): after
+//     each completed refresh (snapshots_trigger: refresh_complete), or
+//     every snapshots_trigger_threshold (time_interval, the default for
+//     changes datasets), a snapshot is made and uploaded in the background
+//     (snapshot.Create), unless nothing changed since the current one;
+//   - follow (refresh_mode snapshot): the metadata is read with the ETag of
+//     the last poll; a strictly newer current snapshot is checked against
+//     the config and the columns served, downloaded (snapshot.Fetch) and
+//     swapped in (accelerator.ReplaceFrom) while queries go on.
+//
+// Failures show in the dataset's status (snapshots.error) and are counted
+// in metrics.
 //
 // Logs carry the dataset name; a failed refresh is a warning.
 package refresh

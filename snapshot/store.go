@@ -1,26 +1,3 @@
-// Package snapshot is the acceleration snapshot store: where a writer
-// publishes its datasets' DuckDB files and replicas find them (the spec's
-// "Snapshot" and "Fast Cold Starts with Snapshots").
-//
-// A location (snapshots.location) is a file:// directory or an s3://bucket/
-// prefix. Under it, snapshot objects are laid out Hive-style,
-//
-//	month=YYYY-MM/day=YYYY-MM-DD/dataset=<name>/<name>_<UTC timestamp>.duckdb
-//
-// and never change once written; one metadata object, metadata.json, lists
-// each dataset's snapshots (id, time, object, size, SHA-256, schema, source
-// position) and names its current one. The metadata changes last, by a
-// conditional write (If-Match of the ETag it was read with, or
-// If-None-Match: * when there is none yet), retried on a conflict, so two
-// writers never lose each other's update and a reader never sees a
-// snapshot before its object is whole.
-//
-// A write that fails may still have been applied: a request that timed
-// out, was cancelled or lost its connection after it was sent has an
-// unknown outcome, in any object store and on a network file system.
-// Nothing is undone on such an outcome until the metadata, read again,
-// says what happened (Update): an object is deleted only when no metadata
-// names it, or can come to name it.
 package snapshot
 
 import (
