@@ -78,6 +78,7 @@ type sample struct {
 	files, compact map[string]int64 // file bytes; compacted size (end only)
 	dead           map[string]float64
 	rss, duck      int64
+	goHeap         int64 // the Go heap in use (this process's: pgaccel and the load generator)
 	lagMs          int64
 	hits, misses   uint64
 	pointShare     float64
@@ -282,6 +283,9 @@ datasets:
 			}
 		}
 		s.rss = benchutil.SelfStatus("VmRSS")
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s.goHeap = int64(ms.HeapInuse)
 		s.duck = a.Engine.MemoryBytes(ctx)
 		if rs, ok := a.Runner.Replication("soak_changes"); ok {
 			s.lagMs = rs.LagMs
@@ -329,9 +333,9 @@ datasets:
 		}
 		s := take(cur.Load(), just)
 		samples = append(samples, s)
-		progress("%s: changes %s, toast %s, full %s, window %s; RSS %s, DuckDB %s; lag %d ms; point index %.0f%%",
+		progress("%s: changes %s, toast %s, full %s, window %s; RSS %s, DuckDB %s, Go heap %s; lag %d ms; point index %.0f%%",
 			s.at, mib(s.files["soak_changes"]), mib(s.files["soak_toast"]), mib(s.files["soak_full"]), mib(s.files["soak_window"]),
-			mib(s.rss), mib(s.duck), s.lagMs, 100*s.pointShare)
+			mib(s.rss), mib(s.duck), mib(s.goHeap), s.lagMs, 100*s.pointShare)
 	}
 	stopWrites()
 	wg.Wait()
@@ -409,14 +413,14 @@ func report(o options, samples []sample, final sample, checks []string, reads, r
 	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s; %s; origin, pgaccel and the load generator share it. Load average at the end: %s  \n",
 		runtime.NumCPU(), benchutil.CPUModel(), benchutil.MemTotal(), duck, benchutil.LoadAvg())
 	fmt.Fprintf(&b, "Point reads through pgaccel: %d (%d errors); write errors at the origin: %d. pgaccel restarted at %s.\n\n", reads, readErrs, writeErrs, o.duration/2)
-	b.WriteString("| at | soak_changes | soak_toast | soak_full | soak_window | RSS | DuckDB memory | CDC lag ms | point index hits |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| at | soak_changes | soak_toast | soak_full | soak_window | RSS | DuckDB memory | Go heap in use | CDC lag ms | point index hits |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range samples {
 		mark := ""
 		if s.restarted {
 			mark = " (after the restart)"
 		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %s | %s | %d | %.0f %% |\n", s.at, mark, mib(s.files["soak_changes"]), mib(s.files["soak_toast"]),
-			mib(s.files["soak_full"]), mib(s.files["soak_window"]), mib(s.rss), mib(s.duck), s.lagMs, 100*s.pointShare)
+		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %d | %.0f %% |\n", s.at, mark, mib(s.files["soak_changes"]), mib(s.files["soak_toast"]),
+			mib(s.files["soak_full"]), mib(s.files["soak_window"]), mib(s.rss), mib(s.duck), mib(s.goHeap), s.lagMs, 100*s.pointShare)
 	}
 	b.WriteString("\nAt the end, each file against a fresh copy of its rows (`COPY FROM DATABASE`, the compacted size), and the largest ratio over the samples after the first five minutes:\n\n")
 	b.WriteString("| dataset | file | compacted | ratio | worst ratio after 5 min |\n|---|--:|--:|--:|--:|\n")
