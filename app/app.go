@@ -23,6 +23,7 @@ import (
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/resultcache"
 	"github.com/pgaccel/pgaccel/refresh"
 	"github.com/pgaccel/pgaccel/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
@@ -209,10 +210,10 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 					return nil, err
 				}
 			}
-			policies := map[string]proxy.CachingPolicy{}
+			policies := map[string]resultcache.CachingPolicy{}
 			for _, ds := range cfg.Datasets {
 				if acc := ds.Acceleration; acc.Enabled && acc.RefreshMode == catalog.RefreshCaching {
-					policies[ds.Name] = proxy.CachingPolicy{TTL: acc.RefreshCheckInterval, StaleWhileRevalidate: acc.CachingStaleWhileRevalidate,
+					policies[ds.Name] = resultcache.CachingPolicy{TTL: acc.RefreshCheckInterval, StaleWhileRevalidate: acc.CachingStaleWhileRevalidate,
 						StaleIfError: acc.CachingStaleIfError, Table: ds.Table}
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/resultcache"
 )
 
 // Planner decides each statement's route (see package planner).
@@ -64,7 +65,7 @@ type Accel struct {
 	Generation func(datasets []string) uint64
 	// ResultsCache, when set, keeps accelerated answers until a dataset
 	// they read changes (resultcache.go).
-	ResultsCache *ResultCache
+	ResultsCache *resultcache.Cache
 	// Points, when set, answers point reads from datasets' rows held in
 	// memory by primary key (pointindex.go).
 	Points *accelerator.PointIndexes

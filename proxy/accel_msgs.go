@@ -196,7 +196,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return true
 	}
 	if rkey != "" && !r.flushed {
-		rc.keep(rkey, d.Datasets, gens, ss.outBuf, n)
+		rc.Keep(rkey, d.Datasets, gens, ss.outBuf, n)
 	}
 	// Count before the client can see the answer (and ask the metrics).
 	if !r.internal {
@@ -872,7 +872,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 		ss.change(func() { p.exhausted = true }, func(bool) { p.exhausted = false })
 		tail = selectTag(n)
 		if rc := ss.resultCache(); rc != nil && r.cacheKey != "" && !r.flushed {
-			rc.keep(r.cacheKey, r.datasets, r.cacheGens, ss.outBuf, n)
+			rc.Keep(r.cacheKey, r.datasets, r.cacheGens, ss.outBuf, n)
 		}
 		if !r.internal {
 			ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")

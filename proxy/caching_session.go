@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/resultcache"
 )
 
 // The session's side of refresh_mode: caching (caching.go): reads the
@@ -27,8 +29,8 @@ const cachingName = "_pgaccel_caching"
 // cachingCache is the results cache for the session's reads of caching
 // datasets, nil when there is none or the session turned it off
 // (pgaccel.cache = off: its reads go to the origin as they are).
-func (ss *session) cachingCache() *ResultCache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || len(ss.accel.ResultsCache.policies) == 0 || ss.info.cacheOff {
+func (ss *session) cachingCache() *resultcache.Cache {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || !ss.accel.ResultsCache.Caching() || ss.info.cacheOff {
 		return nil
 	}
 	return ss.accel.ResultsCache
@@ -131,73 +133,73 @@ type revalidation struct {
 // while the origin cannot answer. ready: a simple Query, answered with
 // ReadyForQuery; hit records what an answer from the cache changes. It
 // reports false when the statement goes to the origin as it is.
-func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest, d planner.Decision, start time.Time, ready bool, hit func()) bool {
-	h := rc.lookupCaching(key, time.Now())
-	var f *flight
-	if h.state == cachingMiss || h.state == cachingExpired {
+func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRequest, d planner.Decision, start time.Time, ready bool, hit func()) bool {
+	h := rc.LookupCaching(key, time.Now())
+	var f *resultcache.Flight
+	if h.State == resultcache.CachingMiss || h.State == resultcache.CachingExpired {
 		var leader bool
-		if f, leader = rc.join(key); !leader {
+		if f, leader = rc.Join(key); !leader {
 			// Another session asks the origin for it: its answer serves.
-			timer := time.NewTimer(cachingWaitFor)
+			timer := time.NewTimer(resultcache.CachingWaitFor)
 			landed := false
 			select {
-			case <-f.done:
+			case <-f.Done:
 				landed = true
 			case <-timer.C:
 			case <-ss.closedCh():
 			}
 			timer.Stop()
-			if landed && f.ok {
-				h = cachingHit{state: cachingFresh, body: f.body, rows: f.rows}
+			if landed && f.OK {
+				h = resultcache.CachingHit{State: resultcache.CachingFresh, Body: f.Body, Rows: f.Rows}
 			}
 			f = nil
 		} else {
-			defer rc.land(key, f)
+			defer rc.Land(key, f)
 		}
 	}
-	switch h.state {
-	case cachingFresh, cachingStale:
-		rc.countCaching(d.Datasets, true)
+	switch h.State {
+	case resultcache.CachingFresh, resultcache.CachingStale:
+		rc.CountCaching(d.Datasets, true)
 		route := routeCachingFresh
-		if h.state == cachingStale {
-			rc.staleServed.WithLabelValues("revalidate").Inc()
+		if h.State == resultcache.CachingStale {
+			rc.StaleServed("revalidate")
 			route = routeCachingStale
 		}
-		if h.revalidate {
+		if h.Revalidate {
 			ss.revalidation = &revalidation{key: key, q: *q, datasets: d.Datasets}
 		}
-		ss.serveKept(h.body, h.rows, d, start, ready, hit, route)
+		ss.serveKept(h.Body, h.Rows, d, start, ready, hit, route)
 		return true
 	}
-	rc.countCaching(d.Datasets, false)
-	if h.errorOK && ss.pending.idle() && ss.originDown() {
+	rc.CountCaching(d.Datasets, false)
+	if h.ErrorOK && ss.pending.idle() && ss.originDown() {
 		ss.serveOutage(rc, h, d, start, ready, hit)
 		return true
 	}
 	if !ss.drain() {
 		return false // the origin skips the client's statement
 	}
-	gens, fetched := rc.generations(d.Datasets), time.Now()
+	gens, fetched := rc.Generations(d.Datasets), time.Now()
 	a, err := ss.askOrigin(q, false)
-	rc.originFetches.WithLabelValues("miss").Inc()
+	rc.OriginRequest("miss")
 	if err != nil {
-		if h.errorOK && !ss.isClosed() {
+		if h.ErrorOK && !ss.isClosed() {
 			ss.serveOutage(rc, h, d, start, ready, hit)
 			return true
 		}
 		ss.close()
 		return true
 	}
-	if a.err != nil && originUnavailable(a.err) && h.errorOK {
+	if a.err != nil && originUnavailable(a.err) && h.ErrorOK {
 		ss.serveOutage(rc, h, d, start, ready, hit)
 		return true
 	}
 	route := routeCachingNotKept
 	if a.keepable() && ss.state.TxStatus() == 'I' {
-		rc.keepCaching(key, d.Datasets, gens, a.body, a.rows, fetched)
+		rc.KeepCaching(key, d.Datasets, gens, a.body, a.rows, fetched)
 		route = routeCachingMiss
 		if f != nil {
-			f.ok, f.body, f.rows = true, a.body, a.rows
+			f.OK, f.Body, f.Rows = true, a.body, a.rows
 		}
 	}
 	ss.outBuf = append(ss.outBuf[:0], a.body...)
@@ -228,9 +230,9 @@ func (ss *session) answerCaching(rc *ResultCache, key string, q *cachingRequest,
 
 // serveOutage serves an expired caching answer because the origin cannot
 // answer (caching_stale_if_error).
-func (ss *session) serveOutage(rc *ResultCache, h cachingHit, d planner.Decision, start time.Time, ready bool, hit func()) {
-	rc.staleServed.WithLabelValues("origin_unavailable").Inc()
-	ss.serveKept(h.body, h.rows, d, start, ready, hit, routeCachingOutage)
+func (ss *session) serveOutage(rc *resultcache.Cache, h resultcache.CachingHit, d planner.Decision, start time.Time, ready bool, hit func()) {
+	rc.StaleServed("origin_unavailable")
+	ss.serveKept(h.Body, h.Rows, d, start, ready, hit, routeCachingOutage)
 }
 
 // maybeRevalidate asks the origin again for the stale answer the session
@@ -251,17 +253,17 @@ func (ss *session) maybeRevalidate(msg pgproto3.FrontendMessage) {
 	ss.revalidation = nil
 	rc := ss.accel.ResultsCache
 	if ss.segmentOpen || !ss.drain() || ss.stretchOrigin || ss.state.TxStatus() != 'I' {
-		rc.revalidated(rv.key)
+		rc.Revalidated(rv.key)
 		return
 	}
-	gens, fetched := rc.generations(rv.datasets), time.Now()
+	gens, fetched := rc.Generations(rv.datasets), time.Now()
 	a, err := ss.askOrigin(&rv.q, true)
-	rc.originFetches.WithLabelValues("revalidate").Inc()
+	rc.OriginRequest("revalidate")
 	if err != nil || !a.keepable() || ss.state.TxStatus() != 'I' {
-		rc.revalidated(rv.key)
+		rc.Revalidated(rv.key)
 		return
 	}
-	rc.keepCaching(rv.key, rv.datasets, gens, a.body, a.rows, fetched)
+	rc.KeepCaching(rv.key, rv.datasets, gens, a.body, a.rows, fetched)
 }
 
 // cachingKey keys a caching answer: an accelerated answer's key
@@ -300,7 +302,7 @@ func (ss *session) executeCaching(p *portalInfo, m *pgproto3.Execute, oids []uin
 // (commitCaching).
 func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
 	rc := ss.accel.ResultsCache
-	if rc == nil || len(rc.policies) == 0 {
+	if rc == nil || !rc.Caching() {
 		return // no caching dataset (most configurations)
 	}
 	anything := false
@@ -314,17 +316,52 @@ func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
 			return
 		}
 	}
-	ss.cachingDirty.add(rc.writesCaching(sql, anything))
+	ss.cachingDirty.add(rc.WritesCaching(sql, anything))
 }
 
 // commitCaching drops the answers of the caching datasets the session's
 // ended transaction may have written (the origin relay calls it at the
 // ReadyForQuery that ends it, before the client sees it).
 func (ss *session) commitCaching() {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.accel.ResultsCache.bump == nil {
+	if ss.accel == nil || ss.accel.ResultsCache == nil {
 		return
 	}
 	for _, name := range ss.cachingDirty.take() {
-		ss.accel.ResultsCache.bump(name)
+		ss.accel.ResultsCache.Bump(name)
 	}
+}
+
+// dirtyCaching collects the caching datasets the session's transaction
+// may have written; they are dropped once it ends (commitCaching).
+type dirtyCaching struct {
+	mu  sync.Mutex
+	set map[string]struct{}
+}
+
+func (d *dirtyCaching) add(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.set == nil {
+		d.set = map[string]struct{}{}
+	}
+	for _, n := range names {
+		d.set[n] = struct{}{}
+	}
+}
+
+func (d *dirtyCaching) take() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(d.set))
+	for n := range d.set {
+		out = append(out, n)
+	}
+	d.set = nil
+	return out
 }

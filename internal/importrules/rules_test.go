@@ -26,7 +26,7 @@ var rules = map[string][]string{
 	"snapshot":           {"catalog", "accelerator", "pgdef"},
 	"refresh":            {"catalog", "accelerator", "snapshot", "pgdef"},
 	"proxy/encode":       {"pgdef"},
-	"proxy/resultcache":  {"pgdef"},
+	"proxy/resultcache":  {"catalog", "pgdef"}, // catalog.CachingStatus
 	"proxy/wire":         {},
 	"proxy/originlink":   {"auth", "pgdef", "proxy/wire"},
 	"proxy": {"catalog", "planner", "accelerator", "auth", "pgdef",

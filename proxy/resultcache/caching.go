@@ -1,8 +1,7 @@
-package proxy
+package resultcache
 
 import (
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +24,7 @@ import (
 //   - after that it is a miss.
 //
 // Concurrent misses of one key make one origin request: the other
-// sessions wait for its answer (at most cachingWaitFor) and serve it. An
+// sessions wait for its answer (at most CachingWaitFor) and serve it. An
 // on-demand refresh of the dataset, and a write to its table committed
 // through pgaccel, drop its answers (a new data generation); writes made
 // elsewhere are seen when the answers expire. Answers are kept only
@@ -40,38 +39,38 @@ type CachingPolicy struct {
 	Table                                   string
 }
 
-// cachingWaitFor bounds how long a miss waits for another session's
+// CachingWaitFor bounds how long a miss waits for another session's
 // origin request of the same key before it asks the origin itself.
-const cachingWaitFor = 30 * time.Second
+const CachingWaitFor = 30 * time.Second
 
-// cachingState is what a lookup of a caching answer found.
-type cachingState uint8
+// CachingState is what a lookup of a caching answer found.
+type CachingState uint8
 
 const (
-	cachingMiss    cachingState = iota // nothing usable
-	cachingFresh                       // within refresh_check_interval
-	cachingStale                       // within stale-while-revalidate: served, revalidated
-	cachingExpired                     // past both; usable only when the origin cannot answer
+	CachingMiss    CachingState = iota // nothing usable
+	CachingFresh                       // within refresh_check_interval
+	CachingStale                       // within stale-while-revalidate: served, revalidated
+	CachingExpired                     // past both; usable only when the origin cannot answer
 )
 
-// cachingHit is a caching answer found by lookupCaching.
-type cachingHit struct {
-	state cachingState
-	body  []byte
-	rows  int64
-	// revalidate: this caller revalidates the stale answer (no other
-	// does); errorOK: the answer may serve while the origin cannot answer.
-	revalidate, errorOK bool
+// CachingHit is a caching answer found by lookupCaching.
+type CachingHit struct {
+	State CachingState
+	Body  []byte
+	Rows  int64
+	// Revalidate: this caller revalidates the stale answer (no other
+	// does); ErrorOK: the answer may serve while the origin cannot answer.
+	Revalidate, ErrorOK bool
 }
 
-// flight is one origin request of a key that other misses wait for; once
+// Flight is one origin request of a key that other misses wait for; once
 // done is closed, ok says whether it got an answer that may be kept (body,
 // rows), which the waiters serve whatever its age.
-type flight struct {
-	done chan struct{}
-	ok   bool
-	body []byte
-	rows int64
+type Flight struct {
+	Done chan struct{}
+	OK   bool
+	Body []byte
+	Rows int64
 }
 
 // cachingStats are a caching dataset's counters for its status.
@@ -82,9 +81,9 @@ type cachingStats struct{ hits, misses uint64 }
 // data generation: catalog.Registry.BumpDataGeneration). With
 // accelerated false, answers of the acceleration are not kept
 // (runtime.results_cache.enabled: false).
-func (c *ResultCache) EnableCaching(policies map[string]CachingPolicy, bump func(dataset string), accelerated bool, reg prometheus.Registerer) {
+func (c *Cache) EnableCaching(policies map[string]CachingPolicy, bump func(dataset string), accelerated bool, reg prometheus.Registerer) {
 	c.policies, c.bump, c.noAccelerated = policies, bump, !accelerated
-	c.flights = map[string]*flight{}
+	c.flights = map[string]*Flight{}
 	c.cstats = map[string]*cachingStats{}
 	c.staleServed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pgaccel_results_cache_stale_served_total",
 		Help: "Answers of refresh_mode: caching datasets served past their refresh_check_interval: while one request revalidates them (reason revalidate), or because the origin could not answer (origin_unavailable)."},
@@ -99,7 +98,7 @@ func (c *ResultCache) EnableCaching(policies map[string]CachingPolicy, bump func
 
 // cachingPolicy is the strictest policy of the caching datasets among
 // datasets, and whether there is one.
-func (c *ResultCache) cachingPolicy(datasets []string) (CachingPolicy, bool) {
+func (c *Cache) cachingPolicy(datasets []string) (CachingPolicy, bool) {
 	var p CachingPolicy
 	found := false
 	for _, d := range datasets {
@@ -119,30 +118,30 @@ func (c *ResultCache) cachingPolicy(datasets []string) (CachingPolicy, bool) {
 }
 
 // lookupCaching finds the caching answer of key at now.
-func (c *ResultCache) lookupCaching(key string, now time.Time) cachingHit {
+func (c *Cache) LookupCaching(key string, now time.Time) CachingHit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el := c.live(key)
 	if el == nil {
-		return cachingHit{}
+		return CachingHit{}
 	}
 	e := el.Value.(*cacheEntry)
 	age := now.Sub(e.fetched)
-	h := cachingHit{body: e.body, rows: e.rows, errorOK: age < e.policy.TTL+e.policy.StaleIfError}
+	h := CachingHit{Body: e.body, Rows: e.rows, ErrorOK: age < e.policy.TTL+e.policy.StaleIfError}
 	switch {
 	case age < e.policy.TTL:
-		h.state = cachingFresh
+		h.State = CachingFresh
 	case age < e.policy.TTL+e.policy.StaleWhileRevalidate:
-		h.state = cachingStale
+		h.State = CachingStale
 		if !e.revalidating {
-			e.revalidating, h.revalidate = true, true
+			e.revalidating, h.Revalidate = true, true
 		}
-	case h.errorOK:
-		h.state = cachingExpired
+	case h.ErrorOK:
+		h.State = CachingExpired
 		return h
 	default:
 		c.remove(el)
-		return cachingHit{}
+		return CachingHit{}
 	}
 	c.lru.MoveToFront(el)
 	return h
@@ -150,7 +149,7 @@ func (c *ResultCache) lookupCaching(key string, now time.Time) cachingHit {
 
 // countCaching counts a hit or a miss of the caching datasets among
 // datasets, for their status.
-func (c *ResultCache) countCaching(datasets []string, hit bool) {
+func (c *Cache) CountCaching(datasets []string, hit bool) {
 	if hit {
 		c.hits.Inc()
 	} else {
@@ -177,7 +176,7 @@ func (c *ResultCache) countCaching(datasets []string, hit bool) {
 
 // revalidated ends a revalidation that kept nothing: the next stale hit
 // tries again.
-func (c *ResultCache) revalidated(key string) {
+func (c *Cache) Revalidated(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el := c.m[key]; el != nil {
@@ -187,7 +186,7 @@ func (c *ResultCache) revalidated(key string) {
 
 // keepCaching keeps an origin answer of datasets, asked for when each was
 // at gens, fetched at fetched, unless one of them changed since.
-func (c *ResultCache) keepCaching(key string, datasets []string, gens []uint64, body []byte, rows int64, fetched time.Time) {
+func (c *Cache) KeepCaching(key string, datasets []string, gens []uint64, body []byte, rows int64, fetched time.Time) {
 	if p, ok := c.cachingPolicy(datasets); ok {
 		c.keepEntry(&cacheEntry{key: key, datasets: datasets, gens: gens, body: body, rows: rows, fetched: fetched, policy: p, caching: true})
 	}
@@ -195,26 +194,26 @@ func (c *ResultCache) keepCaching(key string, datasets []string, gens []uint64, 
 
 // join makes the caller the one origin request of key (leader), or
 // returns the request to wait for.
-func (c *ResultCache) join(key string) (*flight, bool) {
+func (c *Cache) Join(key string) (*Flight, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if f := c.flights[key]; f != nil {
 		return f, false
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &Flight{Done: make(chan struct{})}
 	c.flights[key] = f
 	return f, true
 }
 
 // land ends the origin request f of key: its waiters serve its answer,
 // or look again.
-func (c *ResultCache) land(key string, f *flight) {
+func (c *Cache) Land(key string, f *Flight) {
 	c.mu.Lock()
 	if c.flights[key] == f {
 		delete(c.flights, key)
 	}
 	c.mu.Unlock()
-	close(f.done)
+	close(f.Done)
 }
 
 // dead reports whether e can serve no more (past its fresh time, its
@@ -228,7 +227,7 @@ func (e *cacheEntry) dead(now time.Time) bool {
 
 // CachingStatus returns the status of the caching dataset; false for a
 // dataset that is not one.
-func (c *ResultCache) CachingStatus(dataset string) (catalog.CachingStatus, bool) {
+func (c *Cache) CachingStatus(dataset string) (catalog.CachingStatus, bool) {
 	if _, ok := c.policies[dataset]; !ok {
 		return catalog.CachingStatus{}, false
 	}
@@ -254,7 +253,7 @@ func (c *ResultCache) CachingStatus(dataset string) (catalog.CachingStatus, bool
 // may change: every one when all is set (a statement whose effects are
 // not known: a function call, DO, several statements), else those whose
 // table the text names.
-func (c *ResultCache) writesCaching(sql string, all bool) []string {
+func (c *Cache) WritesCaching(sql string, all bool) []string {
 	if len(c.policies) == 0 {
 		return nil
 	}
@@ -274,37 +273,28 @@ func (c *ResultCache) writesCaching(sql string, all bool) []string {
 	return out
 }
 
-// dirtyCaching collects the caching datasets the session's transaction
-// may have written; they are dropped once it ends (commitCaching).
-type dirtyCaching struct {
-	mu  sync.Mutex
-	set map[string]struct{}
+// Caching reports whether the cache keeps origin answers of caching
+// datasets (EnableCaching with policies).
+func (c *Cache) Caching() bool { return len(c.policies) > 0 }
+
+// Accelerated reports whether the cache keeps accelerated answers
+// (runtime.results_cache.enabled).
+func (c *Cache) Accelerated() bool { return !c.noAccelerated }
+
+// Bump drops a dataset's answers (a new data generation), when
+// EnableCaching gave the means; false otherwise.
+func (c *Cache) Bump(dataset string) bool {
+	if c.bump == nil {
+		return false
+	}
+	c.bump(dataset)
+	return true
 }
 
-func (d *dirtyCaching) add(names []string) {
-	if len(names) == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.set == nil {
-		d.set = map[string]struct{}{}
-	}
-	for _, n := range names {
-		d.set[n] = struct{}{}
-	}
-}
+// StaleServed counts a caching answer served past its fresh time, for
+// reason (revalidate, origin_unavailable).
+func (c *Cache) StaleServed(reason string) { c.staleServed.WithLabelValues(reason).Inc() }
 
-func (d *dirtyCaching) take() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.set) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(d.set))
-	for n := range d.set {
-		out = append(out, n)
-	}
-	d.set = nil
-	return out
-}
+// OriginRequest counts a request made to the origin for a caching
+// dataset's answer, by kind (miss, revalidate).
+func (c *Cache) OriginRequest(kind string) { c.originFetches.WithLabelValues(kind).Inc() }
