@@ -108,3 +108,41 @@ func TestFiles_FullLoadsWriteNewGenerations(t *testing.T) {
 		t.Errorf("%d rows of the last load after the restart", n)
 	}
 }
+
+// TestFiles_WideRowsSmallRowGroups: once a dataset's file shows wide rows,
+// its next files are written in row groups of about wideRowGroupBytes
+// (rowGroupFor), not DuckDB's 122,880 rows; narrow rows keep DuckDB's.
+func TestFiles_WideRowsSmallRowGroups(t *testing.T) {
+	if rowGroupFor(100) != 0 || rowGroupFor(2300) != 2048 || rowGroupFor(400) != 10240 || rowGroupFor(1e6) != 2048 {
+		t.Fatalf("rowGroupFor: %d %d %d %d", rowGroupFor(100), rowGroupFor(2300), rowGroupFor(400), rowGroupFor(1e6))
+	}
+	originExec(t, `DROP TABLE IF EXISTS wide_t;
+		CREATE TABLE wide_t (id int PRIMARY KEY, v text);
+		INSERT INTO wide_t SELECT g, string_agg(md5((g * 100 + i)::text), '') FROM generate_series(1, 30000) g, generate_series(1, 16) i GROUP BY g;`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("wide_t", "wide_t", catalog.ModeFile)
+	ctx := context.Background()
+	groups := func() int64 {
+		return queryInt(t, e, "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('"+DatabaseName("wide_t")+".main.wide_t')")
+	}
+	for load := 1; load <= 2; load++ {
+		if _, err := e.LoadWith(ctx, ds, originColumns(t, "wide_t"), copyQuery(ctx, t, "SELECT * FROM wide_t"), LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := e.handle("wide_t")
+		h.fileMu.Lock()
+		perRow := h.bytesPerRow
+		h.fileMu.Unlock()
+		g := groups()
+		t.Logf("load %d: %d row groups; %.0f bytes per row", load, g, perRow)
+		if load == 1 && g != 1 {
+			t.Errorf("the first load (no bytes per row known yet): %d row groups, want DuckDB's one", g)
+		}
+		if load == 2 && (perRow < wideRowBytes || g < 2) {
+			t.Errorf("the second load of rows of %.0f bytes: %d row groups, want several of %d rows", perRow, g, rowGroupFor(perRow))
+		}
+	}
+	if n := queryInt(t, e, "SELECT count(*) FROM "+e.TableRef("wide_t")); n != 30000 {
+		t.Errorf("%d rows", n)
+	}
+}
