@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // LookupFunction is the schema-qualified name of the lookup function.
@@ -207,7 +209,7 @@ func CheckSetup(ctx context.Context, conn *pgconn.PgConn) error {
 	res := conn.ExecParams(ctx, "SELECT coalesce(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1)::oid, 'EXECUTE'), false)",
 		[][]byte{[]byte(LookupFunction + "(text, text)")}, nil, nil, nil).Read()
 	var pe *pgconn.PgError
-	if errors.As(res.Err, &pe) && (pe.Code == "42501" || pe.Code == "3F000" || pe.Code == "42883") {
+	if errors.As(res.Err, &pe) && (pe.Code == pgdef.InsufficientPrivilege || pe.Code == pgdef.InvalidSchemaName || pe.Code == pgdef.UndefinedFunction) {
 		return ErrNoSetup // no USAGE on its schema, no schema, no function
 	}
 	if res.Err != nil {

@@ -3,12 +3,12 @@ package proxy
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
 )
@@ -116,7 +116,7 @@ func (ss *session) askOrigin(q *cachingRequest, sync bool) (originAnswer, error)
 // (a connection that failed or was lost, a server shutting down or
 // starting), so that an expired answer may serve instead.
 func originUnavailable(e *pgproto3.ErrorResponse) bool {
-	return strings.HasPrefix(e.Code, "08") || e.Code == "57P01" || e.Code == "57P02" || e.Code == "57P03" || e.Code == "53300"
+	return pgdef.IsConnection(e.Code) || pgdef.IsShutdown(e.Code) || e.Code == pgdef.TooManyConnections
 }
 
 // revalidation is a stale caching answer to ask the origin for again once

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 )
@@ -284,7 +285,7 @@ func (ss *session) localSync() bool {
 	ss.onSync()
 	ss.answerLocal(&pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
 	if ss.shuttingDown.Load() {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 	}
 	return true

@@ -4,22 +4,16 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// SQLSTATE codes the proxy itself reports. Errors of the origin are relayed
-// as the origin sent them and never pass through here.
+// The proxy reports its own errors with pgdef's SQLSTATEs. Errors of the
+// origin are relayed as the origin sent them and never pass through here.
 const (
-	codeConnectionFailure    = "08006" // connection_failure
-	codeProtocolViolation    = "08P01" // protocol_violation
-	codeAdminShutdown        = "57P01" // admin_shutdown
-	codeFeatureNotSupported  = "0A000" // feature_not_supported
-	codeQueryCanceled        = "57014" // query_canceled
-	codeProgramLimitExceeded = "54000" // program_limit_exceeded
-	codeInternalError        = "XX000" // internal_error
-	codeInFailedTransaction  = "25P02" // in_failed_sql_transaction
-	severityFatal            = "FATAL"
-	severityError            = "ERROR"
-	errorPrefix              = "pgaccel: "
+	severityFatal = "FATAL"
+	severityError = "ERROR"
+	errorPrefix   = "pgaccel: "
 )
 
 // pgError builds an ErrorResponse with both the localized and the
@@ -41,7 +35,7 @@ func passwordFailed(user string) *pgproto3.ErrorResponse {
 	return &pgproto3.ErrorResponse{
 		Severity:            severityFatal,
 		SeverityUnlocalized: severityFatal,
-		Code:                codeInvalidPassword,
+		Code:                pgdef.InvalidPassword,
 		Message:             fmt.Sprintf("password authentication failed for user %q", user),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -422,7 +423,7 @@ func (ss *session) originRun() (taken, ended bool) {
 		return true, true
 	}
 	if shutdown {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 		return true, true
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -162,7 +163,7 @@ func (ss *session) detach(cause error, fatal *pgproto3.ErrorResponse) bool {
 	switch {
 	case ss.unreplayable.Load() != nil && ss.clientKey != nil:
 		end = "the session's origin state cannot be set up again (" + *ss.unreplayable.Load() + ")"
-	case ss.clientKey == nil || fatal != nil && fatal.Code == codeAdminShutdown:
+	case ss.clientKey == nil || fatal != nil && fatal.Code == pgdef.AdminShutdown:
 		// auth.mode origin, or an origin backend terminated on purpose:
 		// only an outage lets the session go on.
 		ctx, cancel := context.WithTimeout(ss.srv.baseCtx, ss.srv.cfg.DialTimeout)
@@ -253,7 +254,7 @@ func (ss *session) connectLink() bool {
 			ss.standIn(ss.srv.lastOriginError())
 			return true
 		}
-		ss.fatal(codeConnectionFailure, "the connection to the origin was lost and pgaccel cannot log in again for this session",
+		ss.fatal(pgdef.ConnectionFailure, "the connection to the origin was lost and pgaccel cannot log in again for this session",
 			"Connect again. With auth.mode: proxy, pgaccel reopens origin connections itself.")
 		ss.close()
 		return false
@@ -284,7 +285,7 @@ func (ss *session) connectLink() bool {
 		if oe != nil {
 			ss.fatalFrom(oe.resp)
 		} else {
-			ss.fatal(codeInvalidPassword, fmt.Sprintf("password authentication failed for user %q", ss.state.User),
+			ss.fatal(pgdef.InvalidPassword, fmt.Sprintf("password authentication failed for user %q", ss.state.User),
 				"The role's password changed at the origin since this session logged in.")
 		}
 		ss.close()
@@ -297,7 +298,7 @@ func (ss *session) connectLink() bool {
 	ss.srv.originUp()
 	if err := ss.useOriginLogin(ol); err != nil {
 		ss.log.Warn().Err(err).Msg("setting the session up again at the origin failed")
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("could not set the session up again at the origin: %v", err), "Connect again.")
+		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("could not set the session up again at the origin: %v", err), "Connect again.")
 		ss.close()
 		return false
 	}

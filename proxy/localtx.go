@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -114,7 +115,7 @@ func (ss *session) setLocalTx(status byte) {
 
 // abortedTx is Postgres's error for a statement in a failed transaction.
 func abortedTx() *pgproto3.ErrorResponse {
-	e := pgError(severityError, codeInFailedTransaction, "", "")
+	e := pgError(severityError, pgdef.InFailedSQLTransaction, "", "")
 	e.Message = "current transaction is aborted, commands ignored until end of transaction block"
 	return e
 }

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // The pass-through relay: a session of a proxy without an acceleration
@@ -183,7 +185,7 @@ func (ss *session) passOrigin() (ended, idle bool) {
 		}
 	}
 	if shutdown {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 	}
 	if closeAfter {
 		ss.close()

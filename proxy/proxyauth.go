@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -34,12 +35,6 @@ type ProxyAuth struct {
 	// once the session has been idle that long (link.go: idle release).
 	OriginIdleTimeout time.Duration
 }
-
-// codes of login failures, as Postgres sends them.
-const (
-	codeInvalidPassword       = "28P01"
-	codeInsufficientPrivilege = "42501"
-)
 
 // start authenticates the client and opens the session's origin link: the
 // origin's own exchange relayed (auth.mode origin), or pgaccel's
@@ -76,7 +71,7 @@ func (ss *session) proxyLogin() error {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && !planner.Unreachable(err) {
 			ss.log.Warn().Err(err).Msg("the lookup of the role's verifier failed at the origin")
-			ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot verify the login at the origin: %s", pe.Message),
+			ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("cannot verify the login at the origin: %s", pe.Message),
 				"With auth.mode: proxy, a superuser runs the SQL `pgaccel setup-sql -c pgaccel.yaml` prints, once, at the origin.")
 			return errHandled
 		}
@@ -120,7 +115,7 @@ func (ss *session) proxyLogin() error {
 	ss.loginKey = loginKeyOf(ss.startup.Parameters)
 	ss.pristine = true
 	if !e.CanConnect && stale {
-		ss.fatal(codeInsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
+		ss.fatal(pgdef.InsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
 		return errHandled
 	}
 	ls, saved := ss.srv.logins.get(ss.loginKey)
@@ -188,7 +183,7 @@ func (ss *session) proxyLogin() error {
 		ss.fatalFrom(passwordFailed(user))
 		return errHandled
 	case errors.Is(err, errOriginAuth):
-		ss.fatal(codeFeatureNotSupported, "pgaccel cannot log in to the origin as this role: "+err.Error(), "")
+		ss.fatal(pgdef.FeatureNotSupported, "pgaccel cannot log in to the origin as this role: "+err.Error(), "")
 		return errHandled
 	default:
 		ss.srv.originDown(err)
@@ -203,7 +198,7 @@ func (ss *session) proxyLogin() error {
 			return ss.startWithout(ls)
 		}
 		ss.srv.metrics.originFailed()
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
+		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
 			"New sessions of a role and settings pgaccel has not seen a session of need the origin. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
 		return errHandled
 	}
@@ -259,11 +254,11 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 	}
 	init, ok := msg.(*pgproto3.SASLInitialResponse)
 	if !ok {
-		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
+		ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
 		return nil, errHandled
 	}
 	if init.AuthMechanism != "SCRAM-SHA-256" {
-		ss.fatal(codeProtocolViolation, "client selected an invalid SASL authentication mechanism",
+		ss.fatal(pgdef.ProtocolViolation, "client selected an invalid SASL authentication mechanism",
 			"pgaccel offers SCRAM-SHA-256 only: channel binding (SCRAM-SHA-256-PLUS) cannot pass through a proxy. Connect with channel_binding=disable or prefer.")
 		return nil, errHandled
 	}
@@ -273,7 +268,7 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 		if errors.Is(err, auth.ErrChannelBinding) {
 			hint = "Connect with channel_binding=disable or prefer: channel binding cannot pass through a proxy."
 		}
-		ss.fatal(codeProtocolViolation, "malformed SCRAM message: "+err.Error(), hint)
+		ss.fatal(pgdef.ProtocolViolation, "malformed SCRAM message: "+err.Error(), hint)
 		return nil, errHandled
 	}
 	ss.be.Send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst})
@@ -288,7 +283,7 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
-		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
+		ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("expected SASL response, got message type %T", msg), "")
 		return nil, errHandled
 	}
 	serverFinal, clientKey, err := ex.Final(resp.Data)
@@ -296,7 +291,7 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 		if errors.Is(err, auth.ErrFailed) {
 			return nil, err
 		}
-		ss.fatal(codeProtocolViolation, "malformed SCRAM message: "+err.Error(), "")
+		ss.fatal(pgdef.ProtocolViolation, "malformed SCRAM message: "+err.Error(), "")
 		return nil, errHandled
 	}
 	ss.be.Send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal})
@@ -335,7 +330,7 @@ func (ss *session) greet(params map[string]string, status byte) error {
 		ss.be.Send(&pgproto3.ParameterStatus{Name: name, Value: params[name]})
 	}
 	if !ss.srv.register(ss) {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		return errHandled
 	}
 	ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // relayClient relays what the client sends (relayOne): through the routing
@@ -530,12 +532,12 @@ func (ss *session) clientReadFailed(err error) {
 		ss.log.Debug().Err(err).Msg("client disconnected")
 	case errors.As(err, &tooBig):
 		ss.log.Warn().Int("max_bytes", tooBig.MaxExpectedBodyLen).Int("bytes", tooBig.ActualBodyLen).Msg("client message too large; closing session")
-		ss.fatal(codeProgramLimitExceeded,
+		ss.fatal(pgdef.ProgramLimitExceeded,
 			fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen),
 			"Raise server.max_message_bytes in the pgaccel config, or send smaller statements or COPY chunks.")
 	default:
 		ss.log.Warn().Err(err).Msg("invalid client message; closing session")
-		ss.fatal(codeProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
+		ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("invalid frontend message: %v", err), "")
 	}
 	if !ss.terminated.Swap(true) && ss.fe != nil && ss.link == linkLive {
 		// Tell the origin we are leaving so its backend ends cleanly; its
@@ -681,7 +683,7 @@ func (ss *session) relayOut(raw []byte, msg pgproto3.BackendMessage, done, faile
 		return true
 	}
 	if idle && ready && ss.shuttingDown.Load() {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 		return true
 	}

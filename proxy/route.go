@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 )
 
@@ -92,7 +93,7 @@ func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) 
 // plan and drivers pass to their notice handlers, so the plan itself
 // (whatever its FORMAT) stays the origin's.
 func (ss *session) explainNotice() {
-	n := &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
+	n := &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: pgdef.SuccessfulCompletion,
 		Message: "pgaccel: the origin explains this read: " + ss.lastRoute.String()}
 	buf, err := n.Encode(nil)
 	if err != nil {

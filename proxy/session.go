@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/rs/zerolog"
 )
@@ -362,7 +363,7 @@ func (ss *session) run() {
 	ss.log.Debug().Msg("session started")
 
 	if ss.srv.isClosing() {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		return
 	}
 	if ss.idleTimer != nil && ss.link == linkLive {
@@ -408,7 +409,7 @@ func (ss *session) poolAtEnd() {
 // originFailed reports a lost origin connection to the client.
 func (ss *session) originFailed(err error) {
 	ss.log.Warn().Err(err).Msg("lost the origin connection")
-	ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin: %v", err), "")
+	ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin: %v", err), "")
 	ss.close()
 }
 
@@ -507,7 +508,7 @@ func (ss *session) cancelQuery() {
 func (ss *session) beginShutdown() {
 	ss.shuttingDown.Store(true)
 	if ss.idle() {
-		ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 	}
 }
@@ -526,7 +527,7 @@ func (ss *session) forceClose() {
 	if !ss.idle() {
 		ss.cancelQuery()
 	}
-	ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+	ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 	ss.close()
 }
 

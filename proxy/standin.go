@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // unavailableOrigin stands in for the origin connection of a session that
@@ -75,7 +77,7 @@ func (u *unavailableOrigin) answer(t byte) {
 			u.out, _ = abortedTx().Encode(u.out)
 			return
 		}
-		u.out, _ = pgError(severityError, codeConnectionFailure, u.message, u.hint).Encode(u.out)
+		u.out, _ = pgError(severityError, pgdef.ConnectionFailure, u.message, u.hint).Encode(u.out)
 		if u.tx == 'T' {
 			u.tx = 'E' // the error fails the transaction
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/rs/zerolog"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // startupTimeout bounds negotiation and authentication, as Postgres's
@@ -164,7 +166,7 @@ func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage,
 		case code == sslRequestCode || code == gssEncRequestCode:
 			// A second one is taken as a StartupMessage of protocol
 			// 1234.5679 or 1234.5680, as Postgres takes it.
-			cs.be.Send(&pgproto3.ErrorResponse{Severity: severityFatal, SeverityUnlocalized: severityFatal, Code: codeFeatureNotSupported,
+			cs.be.Send(&pgproto3.ErrorResponse{Severity: severityFatal, SeverityUnlocalized: severityFatal, Code: pgdef.FeatureNotSupported,
 				Message: fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)})
 			_ = cs.be.Flush()
 			return cs, nil, errHandled
@@ -251,7 +253,7 @@ func (s *Server) rejectByOrigin(cs clientSide, pkt []byte) {
 	oc, err := s.dialOrigin(ctx)
 	if err != nil {
 		s.metrics.originFailed()
-		cs.be.Send(pgError(severityFatal, codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", s.originAddr(), err), ""))
+		cs.be.Send(pgError(severityFatal, pgdef.ConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", s.originAddr(), err), ""))
 		_ = cs.be.Flush()
 		return
 	}
@@ -281,7 +283,7 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	oc, err := ss.srv.dialOrigin(ctx)
 	if err != nil {
 		ss.srv.metrics.originFailed()
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
+		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", ss.srv.originAddr(), err),
 			"New sessions need the origin to authenticate. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
 		return fmt.Errorf("dial origin: %w", err)
 	}
@@ -290,14 +292,14 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	// As the client sent it: pgproto3 would encode only what it decoded.
 	ss.fe.Send(rawFrame(ss.startupRaw))
 	if err := ss.fe.Flush(); err != nil {
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
+		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
 		return err
 	}
 
 	for {
 		msg, err := ss.fe.Receive()
 		if err != nil {
-			ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
+			ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
 			return fmt.Errorf("receive auth: %w", err)
 		}
 		switch m := msg.(type) {
@@ -316,7 +318,7 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 		case *pgproto3.AuthenticationSASL:
 			mechs := slices.DeleteFunc(slices.Clone(m.AuthMechanisms), func(s string) bool { return s == "SCRAM-SHA-256-PLUS" })
 			if len(mechs) == 0 {
-				ss.fatal(codeFeatureNotSupported, "the origin only offers SCRAM-SHA-256-PLUS (channel binding), which cannot pass through a proxy",
+				ss.fatal(pgdef.FeatureNotSupported, "the origin only offers SCRAM-SHA-256-PLUS (channel binding), which cannot pass through a proxy",
 					"Allow SCRAM-SHA-256 without channel binding for connections from pgaccel, and connect with channel_binding=disable or prefer.")
 				return errHandled
 			}
@@ -339,11 +341,11 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 			_ = ss.be.Flush()
 			return errHandled
 		case *pgproto3.AuthenticationGSS, *pgproto3.AuthenticationGSSContinue:
-			ss.fatal(codeFeatureNotSupported, "GSSAPI authentication cannot be relayed by pgaccel",
+			ss.fatal(pgdef.FeatureNotSupported, "GSSAPI authentication cannot be relayed by pgaccel",
 				"Use scram-sha-256 or md5 for connections from pgaccel in the origin's pg_hba.conf.")
 			return errHandled
 		default:
-			ss.fatal(codeProtocolViolation, fmt.Sprintf("unexpected message %T from the origin during authentication", msg), "")
+			ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("unexpected message %T from the origin during authentication", msg), "")
 			return fmt.Errorf("unexpected auth message %T", msg)
 		}
 	}
@@ -368,12 +370,12 @@ func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) e
 	switch msg.(type) {
 	case *pgproto3.PasswordMessage, *pgproto3.SASLInitialResponse, *pgproto3.SASLResponse:
 	default:
-		ss.fatal(codeProtocolViolation, fmt.Sprintf("expected a password response, got %T", msg), "")
+		ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("expected a password response, got %T", msg), "")
 		return errHandled
 	}
 	ss.fe.Send(msg)
 	if err := ss.fe.Flush(); err != nil {
-		ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
+		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
 		return err
 	}
 	return nil
@@ -387,7 +389,7 @@ func (ss *session) finishStartup() error {
 	for {
 		msg, err := ss.fe.Receive()
 		if err != nil {
-			ss.fatal(codeConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
+			ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
 			return fmt.Errorf("receive startup: %w", err)
 		}
 		switch m := msg.(type) {
@@ -398,7 +400,7 @@ func (ss *session) finishStartup() error {
 			ss.originPID = m.ProcessID
 			ss.originKey = slices.Clone(m.SecretKey)
 			if !ss.srv.register(ss) {
-				ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+				ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 				return errHandled
 			}
 			sentKey = true
@@ -408,7 +410,7 @@ func (ss *session) finishStartup() error {
 				// An origin that sends no key (some poolers) still gets
 				// a proxy session; cancels then cannot reach it.
 				if !ss.srv.register(ss) {
-					ss.fatal(codeAdminShutdown, "terminating connection due to administrator command", "")
+					ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 					return errHandled
 				}
 				ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})

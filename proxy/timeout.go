@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // statement_timeout on what the proxy answers itself. Postgres runs the
@@ -71,7 +73,7 @@ func parseTimeout(s string) (time.Duration, error) {
 // statementTimeout is Postgres's error for a statement that ran past
 // statement_timeout.
 func statementTimeout() *pgproto3.ErrorResponse {
-	return &pgproto3.ErrorResponse{Severity: severityError, SeverityUnlocalized: severityError, Code: codeQueryCanceled,
+	return &pgproto3.ErrorResponse{Severity: severityError, SeverityUnlocalized: severityError, Code: pgdef.QueryCanceled,
 		Message: "canceling statement due to statement timeout"}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -408,7 +409,7 @@ func (v *Verifier) atOrigin(ctx context.Context, pc *pgconn.PgConn, s *verifySam
 	}
 	var pe *pgconn.PgError
 	if errors.As(res.Err, &pe) {
-		if pe.Code == "57014" { // statement_timeout: the budget
+		if pe.Code == pgdef.QueryCanceled { // statement_timeout: the budget
 			return nil, "", nil, context.DeadlineExceeded
 		}
 		return nil, "", pe, nil

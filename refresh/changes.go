@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // refresh_mode: changes. A dataset's acceleration follows the origin's
@@ -401,7 +402,7 @@ func (s *changeStream) rebuildFrom(ctx context.Context, conn, replConn *pgconn.P
 		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
 	if err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
+		if errors.As(err, &pgErr) && pgErr.Code == pgdef.InsufficientPrivilege {
 			return 0, fmt.Errorf("create replication slot %s: %w; the refresh account needs the REPLICATION attribute (ALTER ROLE ... REPLICATION): %w", s.names.slot, err, errConfig)
 		}
 		return 0, fmt.Errorf("create replication slot %s: %w", s.names.slot, err)

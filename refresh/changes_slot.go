@@ -17,6 +17,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // The origin side of refresh_mode: changes: the instance id that keeps two
@@ -233,7 +234,7 @@ func ensurePublication(ctx context.Context, conn *pgconn.PgConn, ds *catalog.Dat
 	}
 	if err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "42710") {
+		if errors.As(err, &pgErr) && (pgErr.Code == pgdef.InsufficientPrivilege || pgErr.Code == pgdef.DuplicateObject) {
 			return fmt.Errorf("create publication %s for %s: %w; the refresh account needs CREATE on the database and to own the table, or create it yourself and name it with params.%s: %w",
 				n.publication, ds.QualifiedTable(), err, catalog.ParamPublication, errConfig)
 		}

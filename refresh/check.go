@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // This file checks a config without refreshing anything, for pgaccel
@@ -440,5 +441,5 @@ func isPgError(err error) bool {
 
 func isInsufficientPrivilege(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "42501"
+	return errors.As(err, &pgErr) && pgErr.Code == pgdef.InsufficientPrivilege
 }

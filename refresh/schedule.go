@@ -17,6 +17,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
+	"github.com/pgaccel/pgaccel/pgdef"
 )
 
 // schedule is when a dataset refreshes on its own: every
@@ -156,21 +157,21 @@ func classify(err error) (reason string, transient bool) {
 	if errors.As(err, &pgErr) {
 		code := pgErr.Code
 		switch {
-		case code == "57P01" || code == "57P02" || code == "57P03":
+		case pgdef.IsShutdown(code):
 			return reasonOriginRestart, true
-		case code == "57014" || code == "25P03" || code == "55P03":
+		case code == pgdef.QueryCanceled || code == pgdef.IdleInTransactionTimeout || code == pgdef.LockNotAvailable:
 			return reasonTimeout, true // statement, idle-in-transaction and lock timeouts
-		case code == "40001" || code == "40P01":
+		case code == pgdef.SerializationFailure || code == pgdef.DeadlockDetected:
 			return reasonSerialization, true
-		case strings.HasPrefix(code, "08"):
+		case pgdef.IsConnection(code):
 			return reasonConnection, true
-		case strings.HasPrefix(code, "53"):
+		case pgdef.IsResources(code):
 			return reasonResources, true
-		case strings.HasPrefix(code, "28") || code == "42501":
+		case pgdef.IsAuthorization(code) || code == pgdef.InsufficientPrivilege:
 			return reasonAuth, false
-		case code == "3D000" || code == "42P01" || code == "42703" || code == "3F000":
+		case code == pgdef.InvalidCatalogName || code == pgdef.UndefinedTable || code == pgdef.UndefinedColumn || code == pgdef.InvalidSchemaName:
 			return reasonSchema, false
-		case strings.HasPrefix(code, "42") || strings.HasPrefix(code, "22"):
+		case pgdef.IsSyntaxOrAccess(code) || pgdef.IsData(code):
 			return reasonSQL, false
 		}
 		return reasonOther, true
