@@ -137,34 +137,6 @@ const (
 // rowGroupRows is DuckDB's row group size (122,880 rows).
 const rowGroupRows = 122_880
 
-// A new file of rows wider than wideRowBytes (by the bytes per row of the
-// dataset's last file) is written in row groups of about
-// wideRowGroupBytes instead of rowGroupRows rows (openNext). DuckDB builds
-// each row group in memory before it writes it, and each thread of a copy
-// builds its own: measured with DuckDB 1.5.6 copying 20,000 rows of 3.2 KB
-// (a TOASTed column), the process grew by 69–156 MiB during the copy in
-// row groups of 122,880 rows, and by 7–17 MiB in row groups of 2,048 rows,
-// which also took 190–230 ms instead of 305–465 and never wrote the copy
-// large (50–52 MiB, against 45–62 MiB).
-const (
-	wideRowBytes      = 256
-	wideRowGroupBytes = 4 << 20
-)
-
-// rowGroupFor is the row group size (rows) of a new file whose rows take
-// perRow bytes, or 0 for DuckDB's own: a multiple of 2,048 (DuckDB's
-// vector size, the smallest it accepts) of about wideRowGroupBytes.
-func rowGroupFor(perRow float64) int {
-	if perRow < wideRowBytes {
-		return 0
-	}
-	n := int(wideRowGroupBytes/perRow) / 2048 * 2048
-	if n >= rowGroupRows {
-		return 0
-	}
-	return max(n, 2048)
-}
-
 // nextFile is a generation of a dataset's file being written beside the
 // current one: its path and the DuckDB name it is attached under. A load,
 // or a rewrite under the load lock, writes "<gen>.new" as
@@ -189,11 +161,9 @@ func (n nextFile) ref(table string) string {
 // blocks, each append of a few rows adds blocks that are a large share of
 // a small file (a 1 MiB window of rows was 1.5–1.8 MiB after each merge).
 // DuckDB records the block size in the file; a restart reads it from there.
-// Wide rows are written in smaller row groups (rowGroupFor).
 func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, expected int64, background bool) (nextFile, error) {
 	h.fileMu.Lock()
 	nf := nextFile{genPath(filepath.Dir(h.path), dataset, h.gen+1) + ".new", "pgaccel_next_" + dataset}
-	perRow := h.bytesPerRow
 	h.fileMu.Unlock()
 	if background {
 		nf = nextFile{strings.TrimSuffix(nf.path, ".new") + ".rw", "pgaccel_rw_" + dataset}
@@ -203,18 +173,11 @@ func (e *Engine) openNext(ctx context.Context, conn *sql.Conn, h *dsHandle, data
 			return nextFile{}, err
 		}
 	}
-	var opts []string
+	opts := ""
 	if expected > 0 && expected < smallFileBytes {
-		opts = append(opts, fmt.Sprintf("BLOCK_SIZE %d", smallBlockSize))
+		opts = fmt.Sprintf(" (BLOCK_SIZE %d)", smallBlockSize)
 	}
-	if n := rowGroupFor(perRow); n > 0 {
-		opts = append(opts, fmt.Sprintf("ROW_GROUP_SIZE %d", n))
-	}
-	q := "ATTACH " + quoteLiteral(nf.path) + " AS " + quoteIdent(nf.alias)
-	if len(opts) > 0 {
-		q += " (" + strings.Join(opts, ", ") + ")"
-	}
-	if _, err := conn.ExecContext(ctx, q); err != nil {
+	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(nf.path)+" AS "+quoteIdent(nf.alias)+opts); err != nil {
 		return nextFile{}, fmt.Errorf("create the next file: %w", err)
 	}
 	return nf, nil
