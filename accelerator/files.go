@@ -212,8 +212,11 @@ func (e *Engine) dropNext(conn *sql.Conn, dataset string, nf nextFile) {
 // 1.5.6: 1 in 8 copies of 20,000 rows took 1.8 instead of 1.0 MiB), and a
 // copy that came out large must not become the norm: the compaction after
 // it writes the rows again. They may rise by a tenth per new file, as rows
-// grow wider.
-func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, nf nextFile, rows int64) error {
+// grow wider. expected (0: none) is what the rows were estimated to need
+// before the copy: it bounds the norm the same way, which matters when
+// there is none yet (after a restart a large copy became the norm, and the
+// file then grew to 1.85 times a fresh copy before the next rewrite).
+func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, dataset string, nf nextFile, rows, expected int64) error {
 	alias := quoteIdent(nf.alias)
 	if _, err := conn.ExecContext(ctx, "CHECKPOINT "+alias); err != nil {
 		return fmt.Errorf("checkpoint the next file: %w", err)
@@ -250,6 +253,9 @@ func (e *Engine) installNext(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 		per := float64(fi.Size()) / float64(rows)
 		if h.bytesPerRow > 0 {
 			per = min(per, h.bytesPerRow*1.1)
+		}
+		if expected > 0 {
+			per = min(per, float64(expected)*1.1/float64(rows))
 		}
 		h.bytesPerRow = per
 	}
@@ -302,7 +308,7 @@ func (e *Engine) rewriteFile(ctx context.Context, conn *sql.Conn, h *dsHandle, d
 			return err
 		}
 	}
-	if err := e.installNext(ctx, conn, h, dataset, nf, liveRows); err != nil {
+	if err := e.installNext(ctx, conn, h, dataset, nf, liveRows, expected); err != nil {
 		return err
 	}
 	installed = true
@@ -341,7 +347,7 @@ func (e *Engine) swapFile(ctx context.Context, conn *sql.Conn, h *dsHandle, data
 	if err := writeCheckpoint(ctx, conn, nf.ref(checkpointTable), cp); err != nil {
 		return err
 	}
-	if err := e.installNext(ctx, conn, h, dataset, nf, cp.rows); err != nil {
+	if err := e.installNext(ctx, conn, h, dataset, nf, cp.rows, 0); err != nil {
 		return fmt.Errorf("swap: %w", err)
 	}
 	return nil

@@ -108,3 +108,43 @@ func TestFiles_FullLoadsWriteNewGenerations(t *testing.T) {
 		t.Errorf("%d rows of the last load after the restart", n)
 	}
 }
+
+// TestFiles_NormBoundedByEstimate: without a bytes-per-row norm (after a
+// restart), a rewrite's copy sets it, bounded by what the rows were
+// estimated to need before the copy: a copy DuckDB wrote large does not
+// become the norm the next rewrite is measured against.
+func TestFiles_NormBoundedByEstimate(t *testing.T) {
+	originExec(t, `DROP TABLE IF EXISTS norm_t;
+		CREATE TABLE norm_t (id int PRIMARY KEY, v text);
+		INSERT INTO norm_t SELECT g, md5(g::text) FROM generate_series(1, 5000) g;`)
+	e := openEngine(t, t.TempDir())
+	ds := testDataset("norm_t", "norm_t", catalog.ModeFile)
+	ctx := context.Background()
+	if _, err := e.LoadWith(ctx, ds, originColumns(t, "norm_t"), copyQuery(ctx, t, "SELECT * FROM norm_t"), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.handle("norm_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	h.fileMu.Lock()
+	h.bytesPerRow = 0 // as after a restart
+	h.fileMu.Unlock()
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const estimate = 50_000 // far below the real file: the copy is "large"
+	if err := e.rewriteFile(ctx, conn, h, "norm_t", 5000, estimate); err != nil {
+		t.Fatal(err)
+	}
+	h.fileMu.Lock()
+	per := h.bytesPerRow
+	h.fileMu.Unlock()
+	if want := estimate * 1.1 / 5000; per <= 0 || per > want+1e-9 {
+		t.Errorf("bytes per row after the rewrite: %.2f, want at most %.2f (the estimate's)", per, want)
+	}
+}

@@ -334,7 +334,7 @@ func (e *Engine) finishRewriteFile(ctx context.Context, h *dsHandle, dataset str
 	lockedAt := time.Now()
 	rows, err := e.catchUp(ctx, h, dataset, t)
 	if err == nil {
-		err = e.installNext(ctx, t.conn, h, dataset, t.nf, rows)
+		err = e.installNext(ctx, t.conn, h, dataset, t.nf, rows, t.needed)
 	}
 	if err != nil {
 		return fmt.Errorf("rewrite the file of %s: %w", dataset, err)
