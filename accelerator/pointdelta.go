@@ -110,8 +110,8 @@ func pointKeyColumn(info *TableInfo) (string, ColumnSpec) {
 
 // collectKeys runs q, whose one column is the key column c's values as
 // VARCHAR, and records each as deleted (del) or put; it returns the rows.
-func (d *pointDelta) collectKeys(ctx context.Context, q querier, query string, c ColumnSpec, del bool) (n int64, err error) {
-	rows, err := q.QueryContext(ctx, query)
+func (d *pointDelta) collectKeys(ctx context.Context, tx *sql.Tx, query string, c ColumnSpec, del bool) (n int64, err error) {
+	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return 0, err
 	}
@@ -145,14 +145,23 @@ func (d *pointDelta) collectKeys(ctx context.Context, q querier, query string, c
 	return n, rows.Err()
 }
 
+// exec runs the INSERT or DELETE q in tx and returns the rows it wrote;
+// unless d is lost already, it reads their keys (column key, of spec) with
+// RETURNING and records them as put or deleted (del).
+func (d *pointDelta) exec(ctx context.Context, tx *sql.Tx, q, key string, spec ColumnSpec, del bool) (int64, error) {
+	if d.lost {
+		res, err := tx.ExecContext(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	return d.collectKeys(ctx, tx, q+" RETURNING "+quoteIdent(key)+"::VARCHAR", spec, del)
+}
+
 // maxPointDeltaDeletes bounds the deleted keys a merge or retention pass
 // hands the index (each is a map entry here, and a removal there).
 const maxPointDeltaDeletes = 1_000_000
-
-// querier runs a query: a transaction or a connection.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
 
 // pointKeyOfText is pointKeyOf of a key value given as DuckDB's VARCHAR
 // cast of it.

@@ -267,7 +267,6 @@ func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp chec
 	if keyCol == "" {
 		delta.lost = true
 	}
-	keyText := quoteIdent(keyCol) + "::VARCHAR"
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("begin merge: %w", err)
@@ -296,51 +295,31 @@ func (e *Engine) merge(ctx context.Context, conn *sql.Conn, name string, cp chec
 				" AND NOT coalesce(t." + tc + " > l." + tc + ", false)",
 			"DELETE FROM " + load + " AS l USING " + target + " AS t WHERE " + strings.Join(on, " AND "),
 		}
-		if !delta.lost {
-			// The rows left in the load table replace their keys'.
-			stmts = append(stmts, "")
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
 		}
-		stmts = append(stmts, "INSERT INTO "+target+" SELECT * FROM "+load)
-	} else {
+	}
+	// The inserted rows' keys are the merge's puts: with a primary_key they
+	// replace their keys' rows, without one they are added beside them.
+	insert := "INSERT INTO " + target + " SELECT * FROM " + load
+	if len(m.PrimaryKey) == 0 {
 		overlap := "false"
 		if m.Overlap != "" {
 			overlap = m.Overlap
 		}
-		insert := "INSERT INTO " + target + " SELECT * FROM " + load + " EXCEPT ALL SELECT * FROM " + target + " WHERE " + overlap
-		if !delta.lost {
-			delta.added = true
-			if _, err := delta.collectKeys(ctx, tx, insert+" RETURNING "+keyText, keySpec, false); err != nil {
-				return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
-			}
-			insert = ""
-		}
-		stmts = []string{insert}
+		insert += " EXCEPT ALL SELECT * FROM " + target + " WHERE " + overlap
+		delta.added = true
 	}
-	stmts = append(stmts, "DROP TABLE "+load)
-	for _, q := range stmts {
-		var err error
-		switch q {
-		case "": // the puts, and in the statement that read them
-			if !delta.added {
-				_, err = delta.collectKeys(ctx, tx, "SELECT "+keyText+" FROM "+load, keySpec, false)
-			}
-		default:
-			_, err = tx.ExecContext(ctx, q)
-		}
-		if err != nil {
-			return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
-		}
+	if _, err := delta.exec(ctx, tx, insert, keyCol, keySpec, false); err != nil {
+		return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DROP TABLE "+load); err != nil {
+		return 0, 0, time.Time{}, fmt.Errorf("merge appended rows: %w", err)
 	}
 	if len(del) > 0 {
-		q := "DELETE FROM " + target + " AS " + quoteIdent(name) + " WHERE " + orPredicates(del)
-		if delta.lost {
-			var res sql.Result
-			if res, err = tx.ExecContext(ctx, q); err == nil {
-				deleted, err = res.RowsAffected()
-			}
-		} else {
-			deleted, err = delta.collectKeys(ctx, tx, q+" RETURNING "+keyText, keySpec, true)
-		}
+		deleted, err = delta.exec(ctx, tx, "DELETE FROM "+target+" AS "+quoteIdent(name)+" WHERE "+orPredicates(del), keyCol, keySpec, true)
 		if err != nil {
 			return 0, 0, time.Time{}, fmt.Errorf("apply retention after the merge: %w", err)
 		}
@@ -391,18 +370,13 @@ func (e *Engine) DeleteWhere(ctx context.Context, dataset string, predicates []s
 	}()
 	target := tableRef(dataset, dataset)
 	q := "DELETE FROM " + target + " AS " + quoteIdent(dataset) + " WHERE " + orPredicates(predicates)
+	// The deleted keys go to the point index.
 	var delta pointDelta
-	if keyCol, keySpec := pointKeyColumn(info); keyCol == "" {
+	keyCol, keySpec := pointKeyColumn(info)
+	if keyCol == "" {
 		delta.lost = true
-		var res sql.Result
-		if res, err = tx.ExecContext(ctx, q); err == nil {
-			deleted, err = res.RowsAffected()
-		}
-	} else {
-		// The deleted keys go to the point index.
-		deleted, err = delta.collectKeys(ctx, tx, q+" RETURNING "+quoteIdent(keyCol)+"::VARCHAR", keySpec, true)
 	}
-	if err != nil {
+	if deleted, err = delta.exec(ctx, tx, q, keyCol, keySpec, true); err != nil {
 		return 0, 0, fmt.Errorf("retention delete: %w", err)
 	}
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+target).Scan(&total); err != nil {
