@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,7 @@ type sample struct {
 	dead           map[string]float64
 	rss, duck      int64
 	goHeap         int64 // the Go heap in use (this process's: pgaccel and the load generator)
+	goHeld         int64 // what the Go runtime holds from the system (Sys less HeapReleased)
 	lagMs          int64
 	hits, misses   uint64
 	pointShare     float64
@@ -286,6 +288,7 @@ datasets:
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		s.goHeap = int64(ms.HeapInuse)
+		s.goHeld = int64(ms.Sys - ms.HeapReleased)
 		s.duck = a.Engine.MemoryBytes(ctx)
 		if rs, ok := a.Runner.Replication("soak_changes"); ok {
 			s.lagMs = rs.LagMs
@@ -404,6 +407,48 @@ func checksum(ctx context.Context, dsn, q string) string {
 	return fmt.Sprintf("%d/%d/%s", n, sum, h)
 }
 
+// rssSummary reads the RSS samples of the last 20 minutes (of the run's
+// last two thirds when it is shorter than 30 minutes) against the issue's
+// target: their median, how many lie outside ±10 % of it, and the trend
+// from the median of their first five minutes to that of their last five.
+func rssSummary(d time.Duration, samples []sample) string {
+	from := d - 20*time.Minute
+	if d < 30*time.Minute {
+		from = d / 3
+	}
+	var all, first, last []int64
+	for _, s := range samples {
+		if s.at <= from || s.restarted {
+			continue
+		}
+		all = append(all, s.rss)
+		if s.at <= from+5*time.Minute {
+			first = append(first, s.rss)
+		}
+		if s.at > d-5*time.Minute {
+			last = append(last, s.rss)
+		}
+	}
+	if len(all) == 0 || len(first) == 0 || len(last) == 0 {
+		return ""
+	}
+	med := median(all)
+	out := 0
+	for _, r := range all {
+		if float64(r) > 1.1*float64(med) || float64(r) < 0.9*float64(med) {
+			out++
+		}
+	}
+	return fmt.Sprintf("\nRSS after %s (but the sample just after the restart): median %s, %d of %d samples outside ±10 %% of it; median of the first five minutes %s, of the last five %s (%+.1f %%).\n",
+		from, mib(med), out, len(all), mib(median(first)), mib(median(last)), 100*(float64(median(last))/float64(median(first))-1))
+}
+
+func median(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func report(o options, samples []sample, final sample, checks []string, reads, readErrs, writeErrs int64, rev, duck string) string {
@@ -413,15 +458,16 @@ func report(o options, samples []sample, final sample, checks []string, reads, r
 	fmt.Fprintf(&b, "Machine: nproc %d, %s, %s; %s; origin, pgaccel and the load generator share it. Load average at the end: %s  \n",
 		runtime.NumCPU(), benchutil.CPUModel(), benchutil.MemTotal(), duck, benchutil.LoadAvg())
 	fmt.Fprintf(&b, "Point reads through pgaccel: %d (%d errors); write errors at the origin: %d. pgaccel restarted at %s.\n\n", reads, readErrs, writeErrs, o.duration/2)
-	b.WriteString("| at | soak_changes | soak_toast | soak_full | soak_window | RSS | DuckDB memory | Go heap in use | CDC lag ms | point index hits |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| at | soak_changes | soak_toast | soak_full | soak_window | RSS | DuckDB memory | Go heap in use | Go runtime held | CDC lag ms | point index hits |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range samples {
 		mark := ""
 		if s.restarted {
 			mark = " (after the restart)"
 		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %d | %.0f %% |\n", s.at, mark, mib(s.files["soak_changes"]), mib(s.files["soak_toast"]),
-			mib(s.files["soak_full"]), mib(s.files["soak_window"]), mib(s.rss), mib(s.duck), mib(s.goHeap), s.lagMs, 100*s.pointShare)
+		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %.0f %% |\n", s.at, mark, mib(s.files["soak_changes"]), mib(s.files["soak_toast"]),
+			mib(s.files["soak_full"]), mib(s.files["soak_window"]), mib(s.rss), mib(s.duck), mib(s.goHeap), mib(s.goHeld), s.lagMs, 100*s.pointShare)
 	}
+	b.WriteString(rssSummary(o.duration, samples))
 	b.WriteString("\nAt the end, each file against a fresh copy of its rows (`COPY FROM DATABASE`, the compacted size), and the largest ratio over the samples after the first five minutes:\n\n")
 	b.WriteString("| dataset | file | compacted | ratio | worst ratio after 5 min |\n|---|--:|--:|--:|--:|\n")
 	for _, n := range []string{"soak_changes", "soak_toast", "soak_full", "soak_window"} {
