@@ -30,7 +30,7 @@ const cachingName = "_pgaccel_caching"
 // datasets, nil when there is none or the session turned it off
 // (pgaccel.cache = off: its reads go to the origin as they are).
 func (ss *session) cachingCache() *resultcache.Cache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || !ss.accel.ResultsCache.Caching() || ss.info.cacheOff {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || !ss.accel.ResultsCache.Caching() || ss.acc.info.cacheOff {
 		return nil
 	}
 	return ss.accel.ResultsCache
@@ -166,13 +166,13 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 			route = routeCachingStale
 		}
 		if h.Revalidate {
-			ss.revalidation = &revalidation{key: key, q: *q, datasets: d.Datasets}
+			ss.acc.revalidation = &revalidation{key: key, q: *q, datasets: d.Datasets}
 		}
 		ss.serveKept(h.Body, h.Rows, d, start, ready, hit, route)
 		return true
 	}
 	rc.CountCaching(d.Datasets, false)
-	if h.ErrorOK && ss.pending.idle() && ss.originDown() {
+	if h.ErrorOK && ss.origin.pending.idle() && ss.originDown() {
 		ss.serveOutage(rc, h, d, start, ready, hit)
 		return true
 	}
@@ -202,13 +202,13 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 			f.OK, f.Body, f.Rows = true, a.body, a.rows
 		}
 	}
-	ss.outBuf = append(ss.outBuf[:0], a.body...)
+	ss.client.outBuf = append(ss.client.outBuf[:0], a.body...)
 	var tail []pgproto3.BackendMessage
 	switch {
 	case a.err != nil:
 		tail = append(tail, a.err)
 		if !ready {
-			ss.localSkip = true // the origin skips to the client's Sync
+			ss.ext.localSkip = true // the origin skips to the client's Sync
 		}
 	case a.tail != nil:
 		tail = append(tail, a.tail)
@@ -221,7 +221,7 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 	}
 	ss.srv.metrics.count(ss.stripe, routeOrigin, d.Datasets, "caching_miss")
 	ss.srv.metrics.observe(ss.stripe, routeOrigin, start)
-	ss.lastRoute = routeNote{route: route, detail: d.Detail}
+	ss.acc.lastRoute = routeNote{route: route, detail: d.Detail}
 	if err := ss.finish(tail...); err != nil {
 		ss.close()
 	}
@@ -241,18 +241,18 @@ func (ss *session) serveOutage(rc *resultcache.Cache, h resultcache.CachingHit, 
 // its answer, and the session's next statement is read after this one
 // request.
 func (ss *session) maybeRevalidate(msg pgproto3.FrontendMessage) {
-	rv := ss.revalidation
+	rv := ss.acc.revalidation
 	switch msg.(type) {
 	case *pgproto3.Sync, *pgproto3.Query:
 	default:
 		return
 	}
-	if rv == nil || ss.onLoop || ss.isClosed() {
+	if rv == nil || ss.evl.onLoop || ss.isClosed() {
 		return
 	}
-	ss.revalidation = nil
+	ss.acc.revalidation = nil
 	rc := ss.accel.ResultsCache
-	if ss.segmentOpen || !ss.drain() || ss.stretchOrigin || ss.state.TxStatus() != 'I' {
+	if ss.ext.segmentOpen || !ss.drain() || ss.ext.stretchOrigin || ss.state.TxStatus() != 'I' {
 		rc.Revalidated(rv.key)
 		return
 	}
@@ -269,7 +269,7 @@ func (ss *session) maybeRevalidate(msg pgproto3.FrontendMessage) {
 // cachingKey keys a caching answer: an accelerated answer's key
 // (resultKey) and the locale settings the origin formats with.
 func (ss *session) cachingKey(proto byte, sql string, d planner.Decision, parts ...[]byte) string {
-	return ss.resultKey(proto, sql, d, append(parts, []byte("locale:"+ss.info.locale))...)
+	return ss.resultKey(proto, sql, d, append(parts, []byte("locale:"+ss.acc.info.locale))...)
 }
 
 // queryCaching answers a simple Query of caching datasets.
@@ -316,7 +316,7 @@ func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
 			return
 		}
 	}
-	ss.cachingDirty.add(rc.WritesCaching(sql, anything))
+	ss.acc.cachingDirty.add(rc.WritesCaching(sql, anything))
 }
 
 // commitCaching drops the answers of the caching datasets the session's
@@ -326,7 +326,7 @@ func (ss *session) commitCaching() {
 	if ss.accel == nil || ss.accel.ResultsCache == nil {
 		return
 	}
-	for _, name := range ss.cachingDirty.take() {
+	for _, name := range ss.acc.cachingDirty.take() {
 		ss.accel.ResultsCache.Bump(name)
 	}
 }

@@ -37,9 +37,9 @@ import (
 
 // noteArrival records that a client's Query or Execute arrived at now.
 func (ss *session) noteArrival(now time.Time) {
-	ss.arrived, ss.timeRoute = now, routeOrigin
+	ss.local.arrived, ss.local.timeRoute = now, routeOrigin
 	if st := ss.state.TxStatus(); st != 'T' && st != 'E' {
-		ss.txStart = now
+		ss.local.txStart = now
 	}
 }
 
@@ -57,9 +57,9 @@ var errNoClock = errors.New("relative time: no session time zone")
 // clockValue is the text (in Postgres's input form) and type OID of the
 // relative-time value c for this statement.
 func (ss *session) clockValue(c planner.Clock, loc *time.Location) (string, uint32, error) {
-	at := ss.txStart
+	at := ss.local.txStart
 	if c.Statement || at.IsZero() {
-		at = ss.arrived
+		at = ss.local.arrived
 	}
 	if at.IsZero() {
 		at = time.Now()

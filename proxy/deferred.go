@@ -39,10 +39,10 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return nil, nil, false
 	}
 	ss.mustNotBlock("plan")
-	if !ss.info.valid || ss.infoDirty || ss.txWrote.Load() || ss.segmentWrote {
+	if !ss.acc.info.valid || ss.acc.infoDirty || ss.txWrote.Load() || ss.ext.segmentWrote {
 		return nil, nil, false
 	}
-	if ok, _ := ss.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
+	if ok, _ := ss.origin.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
 		return nil, nil, false
 	}
 	params, rows := ss.stmtDesc(st)
@@ -54,7 +54,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return params, rows, true
 	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
-	if d.Reason == planner.ReasonPointRead && ss.pending.idle() && ss.originDown() {
+	if d.Reason == planner.ReasonPointRead && ss.origin.pending.idle() && ss.originDown() {
 		// runtime.point_reads: origin, and the origin cannot answer.
 		d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
 	}
@@ -62,7 +62,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return nil, nil, false
 	}
 	// The Execute that follows plans with this one (planFresh).
-	ss.planMemo = planMemo{set: true, sql: st.sql, key: ss.planKey(), d: d}
+	ss.ext.planMemo = planMemo{set: true, sql: st.sql, key: ss.planKey(), d: d}
 	if params == nil && len(st.paramOIDs) == 0 && strings.IndexByte(st.sql, '$') < 0 {
 		// No $n anywhere in the text: no parameters.
 		params = &pgproto3.ParameterDescription{}
@@ -84,7 +84,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 			rows = ss.srv.describes.get(stmtKey('R', key, st.paramOIDs))
 			st.published = rows != nil
 		}
-		if rows == nil && ss.link == linkNone {
+		if rows == nil && ss.origin.state == linkNone {
 			// Another session without a connection may be asking the
 			// origin for it now (describeFlight): this one waits rather
 			// than open a connection of its own; the first one asks.
@@ -99,7 +99,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 			}
 		}
 	}
-	if (params == nil || rows == nil) && ss.pending.idle() && ss.originDown() {
+	if (params == nil || rows == nil) && ss.origin.pending.idle() && ss.originDown() {
 		// The origin cannot describe it: the descriptions of a text of
 		// the same description shape serve (describeCache.shaped), or
 		// what the planner works out (derived): the parameters' types
@@ -140,7 +140,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 // at the origin then, so the session's own statements are all there is
 // (onParse has sent a reused name there).
 func (ss *session) deferParse(st *stmtInfo) bool {
-	if ss.stmts[st.name] != st || st.name != "" && ss.settleLink() == linkLive {
+	if ss.ext.stmts[st.name] != st || st.name != "" && ss.settleLink() == linkLive {
 		return false
 	}
 	if _, _, ok := ss.localDescriptions(st); !ok {
@@ -157,7 +157,7 @@ func (ss *session) deferBind(m *pgproto3.Bind) bool {
 	if m.DestinationPortal != "" {
 		return false // a named portal that exists already is an error
 	}
-	p := ss.portals[""]
+	p := ss.ext.portals[""]
 	if p == nil {
 		return false
 	}
@@ -216,18 +216,18 @@ func formatsFit(codes []int16, n int) bool {
 // materialize sends the deferred Bind of portal name to the origin, ahead
 // of a message that needs the portal there.
 func (ss *session) materialize(name string) {
-	p := ss.portals[name]
+	p := ss.ext.portals[name]
 	if p == nil || !p.local || !ss.needOrigin() {
 		return
 	}
 	ss.change(func() { p.local = false }, func(bool) { p.local = true })
 	ss.materializeStmt(p.stmt)
-	ss.stretchOrigin = true
-	if !ss.pending.push(pendingItem{kind: pkBind, swallow: true}) {
+	ss.ext.stretchOrigin = true
+	if !ss.origin.pending.push(pendingItem{kind: pkBind, swallow: true}) {
 		return // the origin skips it, and what follows, to the Sync
 	}
-	ss.originTimer = true
-	ss.fe.Send(&pgproto3.Bind{
+	ss.local.originTimer = true
+	ss.origin.fe.Send(&pgproto3.Bind{
 		DestinationPortal:    name,
 		PreparedStatement:    p.stmt.name,
 		ParameterFormatCodes: p.paramFormats,
@@ -243,19 +243,19 @@ func (ss *session) materializeStmt(st *stmtInfo) {
 		return
 	}
 	ss.change(func() { st.local = false }, func(bool) { st.local = true })
-	ss.stretchOrigin = true
-	if !ss.pending.push(pendingItem{kind: pkParse, swallow: true}) {
+	ss.ext.stretchOrigin = true
+	if !ss.origin.pending.push(pendingItem{kind: pkParse, swallow: true}) {
 		return
 	}
-	ss.originTimer = true
+	ss.local.originTimer = true
 	st.atOrigin = true
-	ss.fe.Send(&pgproto3.Parse{Name: st.name, Query: st.sql, ParameterOIDs: st.paramOIDs})
+	ss.origin.fe.Send(&pgproto3.Parse{Name: st.name, Query: st.sql, ParameterOIDs: st.paramOIDs})
 }
 
 // materializeUses sends the deferred Binds made from statement name before
 // the statement is closed at the origin (the portal outlives it there).
 func (ss *session) materializeUses(name string) {
-	if p := ss.portals[""]; p != nil && p.local && p.stmt != nil && p.stmt.name == name {
+	if p := ss.ext.portals[""]; p != nil && p.local && p.stmt != nil && p.stmt.name == name {
 		ss.materialize("")
 	}
 }
@@ -264,14 +264,14 @@ func (ss *session) materializeUses(name string) {
 // the origin's pending responses; nothing is sent if the origin is skipping
 // to the next Sync, as Postgres would skip the message.
 func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
-	buf := ss.answerBuf[:0]
+	buf := ss.client.answerBuf[:0]
 	for _, m := range msgs {
 		var err error
 		if buf, err = m.Encode(buf); err != nil {
 			return
 		}
 	}
-	ss.answerBuf = buf[:0]
+	ss.client.answerBuf = buf[:0]
 	_ = ss.writeLocal(buf, true, false, 0) // a failed write ends the session at the next read
 }
 
@@ -279,12 +279,12 @@ func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
 // when nothing is pending there either (the transaction status is then
 // the last one the origin reported, which the stretch did not change).
 func (ss *session) localSync() bool {
-	if ss.stretchOrigin || !ss.pending.idle() {
+	if ss.ext.stretchOrigin || !ss.origin.pending.idle() {
 		return false
 	}
 	ss.onSync()
 	ss.answerLocal(&pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
-	if ss.shuttingDown.Load() {
+	if ss.life.shuttingDown.Load() {
 		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
 	}
@@ -298,7 +298,7 @@ func (ss *session) localSync() bool {
 // holds instead of reporting that nothing is there. Messages that replace
 // or drop the origin's own clear the doubt.
 func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
-	if !ss.staleStmt && !ss.stalePortal {
+	if !ss.ext.staleStmt && !ss.ext.stalePortal {
 		return // the usual case: nothing to doubt, nothing to check
 	}
 	// Whether msg uses (closing: false) or replaces (true) the origin's
@@ -321,11 +321,11 @@ func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
 		replacesStmt = m.Name == "" && m.ObjectType == 'S'
 		replacesPortal = m.Name == "" && m.ObjectType == 'P'
 	}
-	closeStmt := usesStmt && ss.staleStmt && ss.stmts[""] == nil
-	closePortal := usesPortal && ss.stalePortal && ss.portals[""] == nil
-	stmt := ss.staleStmt && !closeStmt && !replacesStmt
-	portal := ss.stalePortal && !closePortal && !replacesPortal
-	if stmt == ss.staleStmt && portal == ss.stalePortal || ss.pending.skipping() {
+	closeStmt := usesStmt && ss.ext.staleStmt && ss.ext.stmts[""] == nil
+	closePortal := usesPortal && ss.ext.stalePortal && ss.ext.portals[""] == nil
+	stmt := ss.ext.staleStmt && !closeStmt && !replacesStmt
+	portal := ss.ext.stalePortal && !closePortal && !replacesPortal
+	if stmt == ss.ext.staleStmt && portal == ss.ext.stalePortal || ss.origin.pending.skipping() {
 		return // nothing changes, or the origin skips msg
 	}
 	if closeStmt {
@@ -341,15 +341,15 @@ func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
 // portal the client no longer has, journaled: the messages that cleared
 // the doubt may yet be skipped.
 func (ss *session) setStale(stmt, portal bool) {
-	if stmt == ss.staleStmt && portal == ss.stalePortal {
+	if stmt == ss.ext.staleStmt && portal == ss.ext.stalePortal {
 		return
 	}
 	var prevStmt, prevPortal bool
 	ss.change(func() {
-		prevStmt, prevPortal = ss.staleStmt, ss.stalePortal
-		ss.staleStmt, ss.stalePortal = stmt, portal
+		prevStmt, prevPortal = ss.ext.staleStmt, ss.ext.stalePortal
+		ss.ext.staleStmt, ss.ext.stalePortal = stmt, portal
 	}, func(bool) {
-		ss.staleStmt, ss.stalePortal = prevStmt, prevPortal
+		ss.ext.staleStmt, ss.ext.stalePortal = prevStmt, prevPortal
 	})
 }
 
@@ -359,9 +359,9 @@ func (ss *session) closeAtOrigin(objectType byte) {
 	if !ss.needOrigin() {
 		return
 	}
-	ss.stretchOrigin = true
-	if ss.pending.push(pendingItem{kind: pkClose, swallow: true}) {
-		ss.fe.Send(&pgproto3.Close{ObjectType: objectType})
+	ss.ext.stretchOrigin = true
+	if ss.origin.pending.push(pendingItem{kind: pkClose, swallow: true}) {
+		ss.origin.fe.Send(&pgproto3.Close{ObjectType: objectType})
 	}
 }
 

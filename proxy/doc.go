@@ -39,7 +39,7 @@
 //  5. Relay. With an Accel, each client message is decoded with pgproto3
 //     and passed through the routing hook (accelerate). With an Accel configured, a Query
 //     or an Execute whose statement the planner routes to the acceleration
-//     is answered locally (accel.go, accel_msgs.go); so are, once the origin
+//     is answered locally (query.go, execute.go); so are, once the origin
 //     has described a statement text, the unnamed statement's Parse, the
 //     Bind of a described statement, the Describe, Execute and Close of
 //     such a portal and a Sync that ends a stretch the origin saw nothing

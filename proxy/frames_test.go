@@ -295,13 +295,13 @@ func TestOriginRelay_OneWritePerRead(t *testing.T) {
 		ss := journalSession()
 		ss.log = zerolog.Nop()
 		ss.state.params = map[string]string{}
-		ss.ofr = newFrameReader(&onceReader{data: data}, false)
-		ss.fe = pgproto3.NewFrontend(ss.ofr, io.Discard)
-		ss.be = pgproto3.NewBackend(bytes.NewReader(nil), out)
-		ss.clientW = out
+		ss.origin.fr = newFrameReader(&onceReader{data: data}, false)
+		ss.origin.fe = pgproto3.NewFrontend(ss.origin.fr, io.Discard)
+		ss.client.be = pgproto3.NewBackend(bytes.NewReader(nil), out)
+		ss.client.w = out
 		if accel {
 			ss.accel = &Accel{}
-			ss.pending.push(pendingItem{kind: pkQuery})
+			ss.origin.pending.push(pendingItem{kind: pkQuery})
 		} else {
 			ss.pass = &passState{}
 			ss.pass.syncs.Store(1)

@@ -85,23 +85,23 @@ func (c *carried[M]) take() (m carried[M], ok bool) {
 // the message handed out is a copy of the last one's decoding (valid, as
 // pgproto3's own, until the next receive).
 func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
-	if c, ok := ss.carryC.take(); ok {
+	if c, ok := ss.evl.carryC.take(); ok {
 		return c.msg, c.err
 	}
-	if ss.lastParse.raw != nil {
-		raw, err := ss.cfr.peekOf(&parseType, len(ss.lastParse.raw))
+	if ss.ext.lastParse.raw != nil {
+		raw, err := ss.client.fr.peekOf(&parseType, len(ss.ext.lastParse.raw))
 		if errors.Is(err, errWouldBlock) {
 			return nil, err
 		}
-		if raw != nil && bytes.Equal(raw, ss.lastParse.raw) {
-			ss.cfr.skip(len(raw))
-			ss.parseScratch = ss.lastParse.msg
-			return &ss.parseScratch, nil
+		if raw != nil && bytes.Equal(raw, ss.ext.lastParse.raw) {
+			ss.client.fr.skip(len(raw))
+			ss.ext.parseScratch = ss.ext.lastParse.msg
+			return &ss.ext.parseScratch, nil
 		}
 	}
-	msg, err := ss.be.Receive()
+	msg, err := ss.client.be.Receive()
 	if p, ok := msg.(*pgproto3.Parse); ok && err == nil {
-		ss.lastParse.save(p, ss.cfr.lastFrame())
+		ss.ext.lastParse.save(p, ss.client.fr.lastFrame())
 	}
 	return msg, err
 }
@@ -137,7 +137,7 @@ var errBlockingOnLoop = errors.New("pgaccel bug: a call that may wait was made o
 // mustNotBlock panics when the session is being relayed by an event loop:
 // what calls it may wait (for the origin, DuckDB or a connection).
 func (ss *session) mustNotBlock(what string) {
-	if ss.onLoop {
+	if ss.evl.onLoop {
 		panic(fmt.Errorf("%w: %s", errBlockingOnLoop, what))
 	}
 }
@@ -149,28 +149,28 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 	if err != nil {
 		// An undecodable message is forwarded through beginStretch, which
 		// may wait; a failed read ends the session, which does not.
-		return ss.cfr.lastFrame() == nil
+		return ss.client.fr.lastFrame() == nil
 	}
 	if _, ok := msg.(*pgproto3.Terminate); ok {
 		return true
 	}
-	if ss.link != linkLive || ss.broken.Load() || ss.releasing.Load() {
+	if ss.origin.state != linkLive || ss.origin.broken.Load() || ss.origin.releasing.Load() {
 		return false // needOrigin would open a connection, or drop one
 	}
-	if ss.tent != nil {
+	if ss.origin.tent != nil {
 		return false // the stretch's Sync waits for the origin (settleSets)
 	}
-	if ss.localSkip {
+	if ss.ext.localSkip {
 		return true // dropped, or the Sync that ends the skip
 	}
 	// An extended-protocol message that starts a stretch waits there for
 	// everything before to be answered (beginStretch), and reads the
 	// session info first unless its statement is origin-only (accelerate).
-	opens := !ss.segmentOpen && !ss.pending.idle()
-	needsInfo := !ss.segmentOpen && (ss.infoDirty || !ss.info.valid)
+	opens := !ss.ext.segmentOpen && !ss.origin.pending.idle()
+	needsInfo := !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.valid)
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		if ss.segmentOpen {
+		if ss.ext.segmentOpen {
 			return false // planned uninformed (toOriginUninformed)
 		}
 		_, ok := ss.quick(asShowLastRoute(m.String))
@@ -182,20 +182,20 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 		_, ok := ss.quick(asShowLastRoute(m.Query))
 		return ok
 	case *pgproto3.Bind:
-		return !opens && ss.stmts[m.PreparedStatement].originOnly()
+		return !opens && ss.ext.stmts[m.PreparedStatement].originOnly()
 	case *pgproto3.Describe:
 		if opens {
 			return false
 		}
 		if m.ObjectType == 'S' {
-			return ss.stmts[m.Name].originOnly()
+			return ss.ext.stmts[m.Name].originOnly()
 		}
 		return ss.portalOriginOnly(m.Name)
 	case *pgproto3.Execute:
 		if opens {
 			return false
 		}
-		p := ss.portals[m.Portal]
+		p := ss.ext.portals[m.Portal]
 		if p == nil || p.stmt == nil {
 			return !needsInfo // the origin reports it
 		}
@@ -218,7 +218,7 @@ func (ss *session) originLoopSafe(msg pgproto3.BackendMessage, err error) bool {
 	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (e.Severity == "FATAL" || e.Severity == "PANIC") {
 		return false // likewise
 	}
-	if head, ok := ss.pending.head(); ok && head.private != nil {
+	if head, ok := ss.origin.pending.head(); ok && head.private != nil {
 		return false // a request of the goroutines' (none is made on a loop)
 	}
 	return true
@@ -227,13 +227,13 @@ func (ss *session) originLoopSafe(msg pgproto3.BackendMessage, err error) bool {
 // noteLoopSafe counts, on goroutines, the client messages in a row that a
 // loop could have handled (promote).
 func (ss *session) noteLoopSafe(msg pgproto3.FrontendMessage, err error) {
-	if ss.clientIO == nil || ss.originIO == nil || ss.srv.noLoops() {
+	if ss.client.raw == nil || ss.origin.raw == nil || ss.srv.noLoops() {
 		return
 	}
 	if ss.loopSafe(msg, err) {
-		ss.loopRun++
+		ss.evl.loopRun++
 	} else {
-		ss.loopRun = 0
+		ss.evl.loopRun = 0
 	}
 }
 
@@ -244,26 +244,26 @@ func (ss *session) noteLoopSafe(msg pgproto3.FrontendMessage, err error) {
 // the session back (ended false: the goroutines go on) or the session
 // ended there (true); handled reports whether msg went to the loop.
 func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
-	if ss.loopRun < promoteAfter || ss.originDone == nil || !ss.pending.idle() {
+	if ss.evl.loopRun < promoteAfter || ss.origin.done == nil || !ss.origin.pending.idle() {
 		return false, false
 	}
 	l := ss.srv.loopFor(ss) // plain sockets, a live link
 	if l == nil {
 		return false, false
 	}
-	ss.loopRun = 0
-	ss.promoting.Store(true)
-	_ = ss.originIO.setReadDeadline(time.Now())
-	<-ss.originDone
-	ss.originDone = nil
-	ss.promoting.Store(false)
-	_ = ss.originIO.setReadDeadline(time.Time{})
-	if ss.isClosed() || ss.broken.Load() {
+	ss.evl.loopRun = 0
+	ss.evl.promoting.Store(true)
+	_ = ss.origin.raw.setReadDeadline(time.Now())
+	<-ss.origin.done
+	ss.origin.done = nil
+	ss.evl.promoting.Store(false)
+	_ = ss.origin.raw.setReadDeadline(time.Time{})
+	if ss.isClosed() || ss.origin.broken.Load() {
 		// The relay ended for another reason, and saw to it (closed the
 		// session, or detached it from the link): the goroutines go on.
 		return false, false
 	}
-	ss.carryC.put(msg, nil, nil)
+	ss.evl.carryC.put(msg, nil, nil)
 	ss.srv.metrics.loopEvent(loopPromoted)
 	return true, ss.serveOnLoop(l)
 }
@@ -276,21 +276,21 @@ func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
 // origin relay runs again before the timer may take its turn (a release
 // waits for that relay to stop).
 func (ss *session) serveOnLoop(l *eventLoop) (ended bool) {
-	ss.looped.Store(true)
-	held := ss.idleTimer != nil && ss.linkUse.Load() == 1
+	ss.evl.looped.Store(true)
+	held := ss.origin.idleTimer != nil && ss.origin.use.Load() == 1
 	if held {
-		ss.linkUse.Store(0)
+		ss.origin.use.Store(0)
 	}
 	ended = l.serve(ss)
-	if !ended && !ss.endToPool.Load() {
-		if err := ss.originIO.flushHeld(); err != nil {
+	if !ended && !ss.life.endToPool.Load() {
+		if err := ss.origin.raw.flushHeld(); err != nil {
 			ss.originFailed(err)
 			ended = true
 		} else {
 			ss.restartOriginRelay()
 		}
 	}
-	ss.looped.Store(false)
+	ss.evl.looped.Store(false)
 	if held {
 		ss.enterLink()
 	}
@@ -300,7 +300,7 @@ func (ss *session) serveOnLoop(l *eventLoop) (ended bool) {
 // restartOriginRelay starts the origin relay if the link has a connection
 // and none runs.
 func (ss *session) restartOriginRelay() {
-	if ss.link != linkNone && ss.originDone == nil {
+	if ss.origin.state != linkNone && ss.origin.done == nil {
 		ss.startOriginRelay()
 	}
 }
@@ -308,5 +308,5 @@ func (ss *session) restartOriginRelay() {
 // promotionStop reports whether err is the read deadline promote set to
 // stop the origin relay.
 func (ss *session) promotionStop(err error) bool {
-	return ss.promoting.Load() && errors.Is(err, os.ErrDeadlineExceeded)
+	return ss.evl.promoting.Load() && errors.Is(err, os.ErrDeadlineExceeded)
 }

@@ -48,19 +48,19 @@ func (e *journalEntry) redo(ss *session) {
 	}
 	j := &e.set
 	if j.portals {
-		j.prevPo, j.had = ss.portals[j.name]
+		j.prevPo, j.had = ss.ext.portals[j.name]
 		if j.portal == nil {
-			delete(ss.portals, j.name)
+			delete(ss.ext.portals, j.name)
 		} else {
-			ss.portals[j.name] = j.portal
+			ss.ext.portals[j.name] = j.portal
 		}
 		return
 	}
-	j.prevSt, j.had = ss.stmts[j.name]
+	j.prevSt, j.had = ss.ext.stmts[j.name]
 	if j.stmt == nil {
-		delete(ss.stmts, j.name)
+		delete(ss.ext.stmts, j.name)
 	} else {
-		ss.stmts[j.name] = j.stmt
+		ss.ext.stmts[j.name] = j.stmt
 	}
 }
 
@@ -81,35 +81,35 @@ func (e *journalEntry) revert(ss *session, own bool) {
 		}
 		switch {
 		case own && j.portal != nil:
-			ss.portals[j.name] = &portalInfo{stmt: originState("")}
+			ss.ext.portals[j.name] = &portalInfo{stmt: originState("")}
 		case j.had:
-			ss.portals[j.name] = j.prevPo
+			ss.ext.portals[j.name] = j.prevPo
 		default:
-			delete(ss.portals, j.name)
+			delete(ss.ext.portals, j.name)
 		}
 		return
 	}
 	switch {
 	case own && j.stmt != nil && j.name == "":
-		ss.stmts[j.name] = originState(j.name)
+		ss.ext.stmts[j.name] = originState(j.name)
 	case j.had:
-		ss.stmts[j.name] = j.prevSt
+		ss.ext.stmts[j.name] = j.prevSt
 	default:
-		delete(ss.stmts, j.name)
+		delete(ss.ext.stmts, j.name)
 	}
 }
 
 // change makes a change of the message being handled, journaled.
 func (ss *session) change(apply func(), undo func(own bool)) {
 	apply()
-	ss.journal = append(ss.journal, journalEntry{apply: apply, undo: undo})
+	ss.ext.journal = append(ss.ext.journal, journalEntry{apply: apply, undo: undo})
 }
 
 // changeSet makes a change of the session's statements or portals,
 // journaled; unlike change, it allocates nothing.
 func (ss *session) changeSet(portals bool, name string, st *stmtInfo, p *portalInfo) {
-	ss.journal = append(ss.journal, journalEntry{set: journalSet{portals: portals, name: name, stmt: st, portal: p}})
-	ss.journal[len(ss.journal)-1].redo(ss)
+	ss.ext.journal = append(ss.ext.journal, journalEntry{set: journalSet{portals: portals, name: name, stmt: st, portal: p}})
+	ss.ext.journal[len(ss.ext.journal)-1].redo(ss)
 }
 
 // originState stands for a statement or portal whose state only the
@@ -121,13 +121,13 @@ func originState(name string) *stmtInfo {
 
 // unsealed reports whether the message just handled made changes.
 func (ss *session) unsealed() bool {
-	return len(ss.journal) > 0 && !ss.journal[len(ss.journal)-1].sealed
+	return len(ss.ext.journal) > 0 && !ss.ext.journal[len(ss.ext.journal)-1].sealed
 }
 
 // seal gives the changes of the message just handled its position.
 func (ss *session) seal(seq uint64) {
-	for i := len(ss.journal) - 1; i >= 0 && !ss.journal[i].sealed; i-- {
-		ss.journal[i].seq, ss.journal[i].sealed = seq, true
+	for i := len(ss.ext.journal) - 1; i >= 0 && !ss.ext.journal[i].sealed; i-- {
+		ss.ext.journal[i].seq, ss.ext.journal[i].sealed = seq, true
 	}
 }
 
@@ -135,24 +135,24 @@ func (ss *session) seal(seq uint64) {
 // change from the failed one on is undone, and those after the skipped
 // range (after its Sync: a simple Query, say) are made again.
 func (ss *session) reconcile() {
-	if ss.pending.failCount.Load() == ss.failuresSeen {
+	if ss.origin.pending.failCount.Load() == ss.ext.failuresSeen {
 		return
 	}
-	ss.failuresSeen = ss.pending.failCount.Load()
-	for _, f := range ss.pending.takeFailed() {
-		i := len(ss.journal)
-		for i > 0 && ss.journal[i-1].sealed && ss.journal[i-1].seq >= f.from {
+	ss.ext.failuresSeen = ss.origin.pending.failCount.Load()
+	for _, f := range ss.origin.pending.takeFailed() {
+		i := len(ss.ext.journal)
+		for i > 0 && ss.ext.journal[i-1].sealed && ss.ext.journal[i-1].seq >= f.from {
 			i--
 		}
-		tail := ss.journal[i:]
+		tail := ss.ext.journal[i:]
 		for j := len(tail) - 1; j >= 0; j-- {
 			tail[j].revert(ss, tail[j].seq == f.from)
 		}
 		k := i
-		for j := i; j < len(ss.journal); j++ {
-			if ss.journal[j].seq >= f.to {
-				ss.journal[j].redo(ss)
-				ss.journal[k] = ss.journal[j]
+		for j := i; j < len(ss.ext.journal); j++ {
+			if ss.ext.journal[j].seq >= f.to {
+				ss.ext.journal[j].redo(ss)
+				ss.ext.journal[k] = ss.ext.journal[j]
 				k++
 			}
 		}
@@ -164,7 +164,7 @@ func (ss *session) reconcile() {
 // it answered, and so known: the changes of the last stretch are final,
 // and if it ended outside a transaction block, so did its portals.
 func (ss *session) beginStretch() {
-	if !ss.pending.idle() {
+	if !ss.origin.pending.idle() {
 		ss.drain()
 	}
 	ss.reconcile()
@@ -177,8 +177,8 @@ func (ss *session) beginStretch() {
 // clearJournal drops the entries from n on (clearing them: they hold
 // statements and portals).
 func (ss *session) clearJournal(n int) {
-	clear(ss.journal[n:])
-	ss.journal = ss.journal[:n]
+	clear(ss.ext.journal[n:])
+	ss.ext.journal = ss.ext.journal[:n]
 }
 
 // setStmt records statement name (nil: gone), journaled.

@@ -10,9 +10,8 @@ import (
 
 func journalSession() *session {
 	return &session{
-		stmts:   map[string]*stmtInfo{},
-		portals: map[string]*portalInfo{},
-		pending: newPendingQueue(),
+		ext:    extState{stmts: map[string]*stmtInfo{}, portals: map[string]*portalInfo{}},
+		origin: originSide{pending: newPendingQueue()},
 	}
 }
 
@@ -24,9 +23,9 @@ func TestJournal_StatementsAndPortalsWithoutAllocations(t *testing.T) {
 	p := &portalInfo{stmt: st}
 	stretch := func() {
 		ss.setStmt("", st)
-		ss.seal(ss.pending.nextSeq())
+		ss.seal(ss.origin.pending.nextSeq())
 		ss.setPortal("", p)
-		ss.seal(ss.pending.nextSeq())
+		ss.seal(ss.origin.pending.nextSeq())
 		ss.clearJournal(0)
 	}
 	stretch()
@@ -42,37 +41,37 @@ func TestJournal_StatementsAndPortalsWithoutAllocations(t *testing.T) {
 func TestJournal_ReconcileUndoesWhatTheOriginSkipped(t *testing.T) {
 	ss := journalSession()
 	before := &stmtInfo{name: "s1", sql: "SELECT 0"}
-	ss.stmts["s1"] = before
+	ss.ext.stmts["s1"] = before
 
 	// Parse s1 (replacing it), Bind "" of s1, Parse "" ; Sync.
 	newS1 := &stmtInfo{name: "s1", sql: "SELECT 1"}
-	ss.pending.push(pendingItem{kind: pkParse})
+	ss.origin.pending.push(pendingItem{kind: pkParse})
 	ss.setStmt("s1", newS1)
 	ss.seal(0)
-	ss.pending.push(pendingItem{kind: pkBind})
+	ss.origin.pending.push(pendingItem{kind: pkBind})
 	ss.setPortal("", &portalInfo{stmt: newS1})
 	ss.seal(1)
-	ss.pending.push(pendingItem{kind: pkParse})
+	ss.origin.pending.push(pendingItem{kind: pkParse})
 	ss.setStmt("", &stmtInfo{sql: "SELECT 2"})
 	ss.seal(2)
-	ss.pending.push(pendingItem{kind: pkSync})
+	ss.origin.pending.push(pendingItem{kind: pkSync})
 
 	// The Bind fails: the Parse before it stands, the Bind leaves a portal
 	// only the origin knows, the unnamed Parse was skipped.
-	ss.pending.settle(true, false)
-	ss.pending.settle(false, true)
+	ss.origin.pending.settle(true, false)
+	ss.origin.pending.settle(false, true)
 	ss.reconcile()
-	if ss.stmts["s1"] != newS1 {
-		t.Errorf("s1 = %+v, want the Parse that succeeded", ss.stmts["s1"])
+	if ss.ext.stmts["s1"] != newS1 {
+		t.Errorf("s1 = %+v, want the Parse that succeeded", ss.ext.stmts["s1"])
 	}
-	if p := ss.portals[""]; p == nil || !p.stmt.originOnly() {
+	if p := ss.ext.portals[""]; p == nil || !p.stmt.originOnly() {
 		t.Errorf("unnamed portal = %+v, want one only the origin knows", p)
 	}
-	if st, ok := ss.stmts[""]; ok {
+	if st, ok := ss.ext.stmts[""]; ok {
 		t.Errorf("unnamed statement = %+v, want none: its Parse was skipped", st)
 	}
-	if len(ss.journal) != 1 {
-		t.Errorf("journal holds %d entries, want the one change that stood", len(ss.journal))
+	if len(ss.ext.journal) != 1 {
+		t.Errorf("journal holds %d entries, want the one change that stood", len(ss.ext.journal))
 	}
 }
 
@@ -109,22 +108,22 @@ func TestOnBind_OriginOnlyPortalReused(t *testing.T) {
 	ss.setStmt("", ss.newStmt(&pgproto3.Parse{Query: "DELETE FROM accounts WHERE id = $1"}))
 	bind := &pgproto3.Bind{Parameters: [][]byte{[]byte("7")}}
 	ss.onBind(bind)
-	p := ss.portals[""]
+	p := ss.ext.portals[""]
 	if p == nil || !p.stmt.originOnly() || p.params != nil {
 		t.Fatalf("portal %+v, want an origin-only one that keeps no parameters", p)
 	}
 	ss.onBind(bind)
-	if ss.portals[""] != p {
+	if ss.ext.portals[""] != p {
 		t.Error("binding the same statement again made a new portal")
 	}
 	ss.closePortals()
 	ss.onBind(bind)
-	if ss.portals[""] != p {
+	if ss.ext.portals[""] != p {
 		t.Error("binding the statement after its portal was closed made a new portal")
 	}
 	p.describeSent = true
 	ss.onBind(bind)
-	if ss.portals[""] == p {
+	if ss.ext.portals[""] == p {
 		t.Error("a portal holding more than its statement was reused")
 	}
 	ss.clearJournal(0)

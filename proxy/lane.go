@@ -93,18 +93,18 @@ type laneOp struct {
 // trip (see above), no message being carried over (laneClient checks
 // that first).
 func (ss *session) laneReady() bool {
-	return ss.link == linkLive && !ss.broken.Load() && !ss.releasing.Load() && !ss.localSkip && !ss.segmentOpen &&
-		ss.queryCapture == nil && ss.pendingSet == "" && ss.tent == nil && !ss.staleStmt && !ss.stalePortal &&
-		ss.stmtStart.IsZero() && ss.cfr.rem == 0 && ss.pending.quiet()
+	return ss.origin.state == linkLive && !ss.origin.broken.Load() && !ss.origin.releasing.Load() && !ss.ext.localSkip && !ss.ext.segmentOpen &&
+		ss.origin.queryCapture == nil && ss.origin.pendingSet == "" && ss.origin.tent == nil && !ss.ext.staleStmt && !ss.ext.stalePortal &&
+		ss.local.stmtStart.IsZero() && ss.client.fr.rem == 0 && ss.origin.pending.quiet()
 }
 
 // laneClient relays the client's next round trip through the lane when it
 // can. It reports whether it did, and whether there was nothing to read.
 func (ss *session) laneClient() (taken, idle bool) {
-	if ss.carryC.set {
+	if ss.evl.carryC.set {
 		return false, false
 	}
-	fr := ss.cfr
+	fr := ss.client.fr
 	if fr.buffered() == 0 {
 		// First, whether there is anything to read at all (after a round
 		// trip the lane took, the loop asks again, with an answer due,
@@ -129,12 +129,12 @@ func (ss *session) laneClient() (taken, idle bool) {
 	// Written from the client's buffer, not copied into the Frontend's
 	// first; whatever that holds goes before it (nothing, as a rule:
 	// everything before is answered).
-	err := ss.fe.Flush()
+	err := ss.origin.fe.Flush()
 	if err == nil {
-		_, err = ss.originRW.Write(fr.buf[fr.rp : fr.rp+size])
+		_, err = ss.origin.rw.Write(fr.buf[fr.rp : fr.rp+size])
 	}
 	fr.skip(size)
-	ss.pendingBytes = 0
+	ss.origin.pendingBytes = 0
 	ss.leaveLink()
 	if err != nil {
 		ss.originFailed(err)
@@ -157,7 +157,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			return 0, 0
 		}
 		l := int(int32(binary.BigEndian.Uint32(b[size+1:])))
-		if l < 4 || size+1+l > len(b) || ss.cfr.max > 0 && l-4 > ss.cfr.max {
+		if l < 4 || size+1+l > len(b) || ss.client.fr.max > 0 && l-4 > ss.client.fr.max {
 			return 0, 0
 		}
 		m := b[size : size+1+l]
@@ -181,8 +181,8 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			ops[0] = laneOp{typ: 'Q', q: e, sql: sql}
 			return 1, len(m)
 		case 'P':
-			st := ss.stmts[""]
-			lp := &ss.lastParse
+			st := ss.ext.stmts[""]
+			lp := &ss.ext.lastParse
 			if lp.raw == nil || lp.msg.Name != "" || !bytes.Equal(m, lp.raw) || !st.pure() || st.sql != lp.msg.Query {
 				return 0, 0
 			}
@@ -196,7 +196,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			if !ok {
 				return 0, 0
 			}
-			st := ss.stmts[string(name)]
+			st := ss.ext.stmts[string(name)]
 			if !st.pure() {
 				return 0, 0
 			}
@@ -212,13 +212,13 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			op.kind = body[0]
 			switch {
 			case op.kind == 'S':
-				op.st = ss.stmts[string(name)]
+				op.st = ss.ext.stmts[string(name)]
 				if !op.st.pure() {
 					return 0, 0
 				}
 			case op.kind == 'P' && len(name) == 0 && bound != nil:
 			case op.kind == 'P':
-				if op.p = ss.portals[string(name)]; !op.p.pure() {
+				if op.p = ss.ext.portals[string(name)]; !op.p.pure() {
 					return 0, 0
 				}
 			default:
@@ -231,7 +231,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			}
 			if len(name) == 0 && bound != nil {
 				op.st = bound
-			} else if op.p = ss.portals[string(name)]; op.p.pure() {
+			} else if op.p = ss.ext.portals[string(name)]; op.p.pure() {
 				op.st = op.p.stmt
 			} else {
 				return 0, 0
@@ -271,7 +271,7 @@ func (p *portalInfo) pure() bool {
 }
 
 // laneApply makes the changes the decoded path makes for ops (relay.go,
-// accel.go): what the session records of its statements, portals,
+// extended.go): what the session records of its statements, portals,
 // stretch and timers, the pending responses, the metrics.
 func (ss *session) laneApply(ops []laneOp) {
 	now := time.Now()
@@ -280,17 +280,17 @@ func (ss *session) laneApply(ops []laneOp) {
 		// the origin.
 		ss.reconcile()
 		ss.clearJournal(0)
-		if p := ss.portals[""]; p != nil {
+		if p := ss.ext.portals[""]; p != nil {
 			p.release()
-			delete(ss.portals, "")
+			delete(ss.ext.portals, "")
 		}
-		delete(ss.stmts, "")
+		delete(ss.ext.stmts, "")
 		q := ops[0].q
 		ss.countOriginEntry(q)
 		ss.noteOriginKnown(ops[0].sql, q.d, &q.stateCall)
-		ss.pendingDiscard = false
-		ss.pending.push(pendingItem{kind: pkQuery, wrote: ss.segmentWrote, started: now, route: routeOrigin})
-		ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false
+		ss.origin.pendingDiscard = false
+		ss.origin.pending.push(pendingItem{kind: pkQuery, wrote: ss.ext.segmentWrote, started: now, route: routeOrigin})
+		ss.ext.stretchOrigin, ss.local.originTimer, ss.ext.segmentWrote = false, false, false
 		return
 	}
 	// beginStretch, with everything answered.
@@ -307,7 +307,7 @@ func (ss *session) laneApply(ops []laneOp) {
 			items[i] = pendingItem{kind: pkParse}
 		case 'B':
 			// onBind, for an origin-only statement.
-			if old := ss.portals[""]; old != nil {
+			if old := ss.ext.portals[""]; old != nil {
 				old.release()
 			}
 			p := op.st.originPortal
@@ -315,7 +315,7 @@ func (ss *session) laneApply(ops []laneOp) {
 				p = &portalInfo{stmt: op.st}
 				op.st.originPortal = p
 			}
-			ss.portals[""] = p
+			ss.ext.portals[""] = p
 			items[i] = pendingItem{kind: pkBind}
 		case 'D':
 			kind := pkDescribePortal
@@ -324,17 +324,17 @@ func (ss *session) laneApply(ops []laneOp) {
 			}
 			items[i] = pendingItem{kind: kind}
 		case 'E':
-			ss.answerCheck, ss.pendingDiscard = false, false
+			ss.ext.answerCheck, ss.origin.pendingDiscard = false, false
 			ss.countOriginStmt(op.st)
 			ss.noteArrival(now)
 			items[i] = pendingItem{kind: pkExecute, started: now, route: routeOrigin}
 		case 'S':
-			items[i] = pendingItem{kind: pkSync, wrote: ss.segmentWrote}
+			items[i] = pendingItem{kind: pkSync, wrote: ss.ext.segmentWrote}
 		}
 	}
-	ss.pending.pushAll(items[:len(ops)])
-	ss.segmentOpen, ss.stretchOrigin, ss.originTimer, ss.segmentWrote = false, false, false, false
-	ss.stmtStart = time.Time{}
+	ss.origin.pending.pushAll(items[:len(ops)])
+	ss.ext.segmentOpen, ss.ext.stretchOrigin, ss.local.originTimer, ss.ext.segmentWrote = false, false, false, false
+	ss.local.stmtStart = time.Time{}
 }
 
 // noItem stands for the head of an empty queue in originRun.
@@ -351,7 +351,7 @@ var noItem pendingItem
 // queue (written after it, as relayOut does). It reports whether it took
 // any message, and whether the origin side of the session ended.
 func (ss *session) originRun() (taken, ended bool) {
-	fr, q := ss.ofr, ss.pending
+	fr, q := ss.origin.fr, ss.origin.pending
 	start, at := fr.rp, fr.rp
 	done := 0 // the items the run completes, from the head
 	idle, local, shutdown := false, false, false
@@ -375,7 +375,7 @@ func (ss *session) originRun() (taken, ended bool) {
 		typ := fr.buf[at]
 		switch typ {
 		case 'D':
-			ss.pendingOut += n
+			ss.client.pendingOut += n
 		case 'Z':
 			if n > 5 {
 				ss.noteReady(fr.buf[at+5], *head, hasHead)
@@ -386,7 +386,7 @@ func (ss *session) originRun() (taken, ended bool) {
 			done++
 			idle = done == len(q.items)
 			local = !idle && q.items[done].kind == pkLocal
-			shutdown = idle && typ == 'Z' && ss.shuttingDown.Load()
+			shutdown = idle && typ == 'Z' && ss.life.shuttingDown.Load()
 		}
 	}
 	q.mu.Unlock()
@@ -396,15 +396,15 @@ func (ss *session) originRun() (taken, ended bool) {
 	fr.skip(at - start)
 	// Relayed before the items are settled: a goroutine waiting for the
 	// queue to empty writes its answers after these (writeClient).
-	ss.writeMu.Lock()
-	ss.rawOut = fr.buf[start:at]
-	ss.be.Send(&ss.rawOut)
+	ss.client.writeMu.Lock()
+	ss.client.rawOut = fr.buf[start:at]
+	ss.client.be.Send(&ss.client.rawOut)
 	var werr error
-	if ss.pendingOut >= flushThreshold || fr.buffered() == 0 || local || shutdown {
-		ss.pendingOut = 0
-		werr = ss.be.Flush()
+	if ss.client.pendingOut >= flushThreshold || fr.buffered() == 0 || local || shutdown {
+		ss.client.pendingOut = 0
+		werr = ss.client.be.Flush()
 	}
-	ss.writeMu.Unlock()
+	ss.client.writeMu.Unlock()
 	if done > 0 {
 		q.mu.Lock()
 		for range done {

@@ -23,15 +23,15 @@ import (
 func laneSession(t testing.TB) (*session, []byte) {
 	ss := journalSession()
 	ss.accel = &Accel{Planner: planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{{Name: "orders", Schema: "public", Table: "orders"}}}), nil, planner.Options{})}
-	ss.cfr = newFrameReader(bytes.NewReader(nil), false)
+	ss.client.fr = newFrameReader(bytes.NewReader(nil), false)
 	ss.srv, ss.log = &Server{}, zerolog.Nop()
 	parse := &pgproto3.Parse{Query: "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}
 	raw, _ := parse.Encode(nil)
 	ss.setStmt("", ss.newStmt(parse))
-	ss.lastParse.save(parse, raw)
+	ss.ext.lastParse.save(parse, raw)
 	ss.setStmt("s1", ss.newStmt(&pgproto3.Parse{Name: "s1", Query: "SELECT $1::int"}))
 	ss.clearJournal(0)
-	if !ss.stmts[""].pure() || !ss.stmts["s1"].pure() {
+	if !ss.ext.stmts[""].pure() || !ss.ext.stmts["s1"].pure() {
 		t.Fatal("the statements are not pure")
 	}
 	return ss, raw
@@ -108,18 +108,18 @@ func TestLaneScan(t *testing.T) {
 	b := encodeAll(t, bindS1, dp, exec, sync)
 	n, _ := ss.laneScan(b, &ops)
 	ss.laneApply(ops[:n])
-	if p := ss.portals[""]; p == nil || p.stmt != ss.stmts["s1"] || !p.pure() {
+	if p := ss.ext.portals[""]; p == nil || p.stmt != ss.ext.stmts["s1"] || !p.pure() {
 		t.Fatalf("unnamed portal %+v, want one of s1", p)
 	}
-	if len(ss.journal) != 0 || ss.segmentOpen || ss.stretchOrigin || ss.originTimer || !ss.stmtStart.IsZero() {
+	if len(ss.ext.journal) != 0 || ss.ext.segmentOpen || ss.ext.stretchOrigin || ss.local.originTimer || !ss.local.stmtStart.IsZero() {
 		t.Fatal("the round trip left the stretch open")
 	}
-	if got := len(ss.pending.items); got != 4 {
+	if got := len(ss.origin.pending.items); got != 4 {
 		t.Fatalf("%d pending items, want 4", got)
 	}
 	// A write the lane takes marks its answer as the transaction's write
 	// (noteOrigin), as the decoded path does; a read after it does not.
-	ss.pending.items = nil
+	ss.origin.pending.items = nil
 	for _, c := range []struct {
 		sql   string
 		wrote bool
@@ -129,19 +129,19 @@ func TestLaneScan(t *testing.T) {
 			t.Fatalf("%s: not taken", c.sql)
 		}
 		ss.laneApply(ops[:n])
-		if it := ss.pending.items[len(ss.pending.items)-1]; it.kind != pkQuery || it.wrote != c.wrote || ss.segmentWrote {
-			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.segmentWrote)
+		if it := ss.origin.pending.items[len(ss.origin.pending.items)-1]; it.kind != pkQuery || it.wrote != c.wrote || ss.ext.segmentWrote {
+			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.ext.segmentWrote)
 		}
 	}
 	// With auth.mode proxy, a write calling nextval leaves the session
 	// one whose origin state cannot be replayed, as on the decoded path.
-	ss.clientKey = []byte("k")
-	if ss.unreplayable.Load() != nil {
+	ss.origin.clientKey = []byte("k")
+	if ss.origin.unreplayable.Load() != nil {
 		t.Fatal("unreplayable already")
 	}
 	n, _ = ss.laneScan(q("INSERT INTO t VALUES (nextval('s'))"), &ops)
 	ss.laneApply(ops[:n])
-	if why := ss.unreplayable.Load(); why == nil || !strings.Contains(*why, "nextval") {
+	if why := ss.origin.unreplayable.Load(); why == nil || !strings.Contains(*why, "nextval") {
 		t.Fatalf("unreplayable %v after nextval", why)
 	}
 }
@@ -377,33 +377,33 @@ func BenchmarkLane(b *testing.B) {
 	for _, c := range cases {
 		setup := func(b *testing.B) func() {
 			ss, parse := laneSession(b)
-			ss.onLoop, ss.link = true, linkLive
+			ss.evl.onLoop, ss.origin.state = true, linkLive
 			ss.srv.metrics = shared
 			if os.Getenv("NOMETRICS") != "" {
 				ss.srv.metrics = nil
 			} else {
 				m, stripe := ss.srv.metrics, newStripe()
 				ss.stripe = stripe
-				ss.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+				ss.origin.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 			}
-			ss.cfr = newFrameReader(&loopReader{c.client(parse)}, false)
-			ss.ofr = newFrameReader(&loopReader{c.origin(parse)}, false)
-			ss.originRW = struct {
+			ss.client.fr = newFrameReader(&loopReader{c.client(parse)}, false)
+			ss.origin.fr = newFrameReader(&loopReader{c.origin(parse)}, false)
+			ss.origin.rw = struct {
 				io.Reader
 				io.Writer
-			}{ss.ofr, io.Discard}
-			ss.fe = pgproto3.NewFrontend(ss.ofr, io.Discard)
-			ss.be = pgproto3.NewBackend(ss.cfr, io.Discard)
+			}{ss.origin.fr, io.Discard}
+			ss.origin.fe = pgproto3.NewFrontend(ss.origin.fr, io.Discard)
+			ss.client.be = pgproto3.NewBackend(ss.client.fr, io.Discard)
 			trip := func() {
-				ss.cfr.rp, ss.cfr.wp = 0, 0
+				ss.client.fr.rp, ss.client.fr.wp = 0, 0
 				if taken, _ := ss.laneClient(); !taken {
 					panic("the lane did not take the round trip")
 				}
-				ss.ofr.rp, ss.ofr.wp = 0, 0
-				if err := ss.ofr.fill(); err != nil {
+				ss.origin.fr.rp, ss.origin.fr.wp = 0, 0
+				if err := ss.origin.fr.fill(); err != nil {
 					panic(err)
 				}
-				if taken, ended := ss.originRun(); !taken || ended || !ss.pending.quiet() {
+				if taken, ended := ss.originRun(); !taken || ended || !ss.origin.pending.quiet() {
 					panic("the origin side did not answer the round trip")
 				}
 			}

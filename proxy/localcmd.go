@@ -229,15 +229,15 @@ func enumValue(value string, names ...string) (string, bool) {
 // refuses it). Npgsql sends DISCARD ALL when it reuses a pooled
 // connection.
 func (ss *session) discardAll(running *portalInfo) bool {
-	if ss.state.TxStatus() != 'I' || len(ss.replaySets) > 0 || ss.tent != nil || ss.unreplayable.Load() != nil {
+	if ss.state.TxStatus() != 'I' || len(ss.origin.replaySets) > 0 || ss.origin.tent != nil || ss.origin.unreplayable.Load() != nil {
 		return false
 	}
-	for name := range ss.stmts {
+	for name := range ss.ext.stmts {
 		if name != "" {
 			ss.setStmt(name, nil)
 		}
 	}
-	for name, p := range ss.portals {
+	for name, p := range ss.ext.portals {
 		if p != running {
 			ss.forgetPortal(name)
 		}
@@ -255,7 +255,7 @@ func (ss *session) discardAll(running *portalInfo) bool {
 // simple Query (whose RowDescription of pg_advisory_unlock_all's void is
 // sent here; a portal's is its Describe's).
 func (ss *session) sessionReset(c *localCmd, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
-	if ss.clientKey == nil || !ss.nothingToReset() {
+	if ss.origin.clientKey == nil || !ss.nothingToReset() {
 		return nil, false
 	}
 	for _, step := range []byte(c.value) {
@@ -285,10 +285,10 @@ func (ss *session) sessionReset(c *localCmd, running *portalInfo) (msgs []pgprot
 // login or the last reset (replaySets holds only resets), none pending in
 // a stretch, and nothing only the origin holds.
 func (ss *session) nothingToReset() bool {
-	if ss.state.TxStatus() != 'I' || ss.tent != nil || ss.unreplayable.Load() != nil {
+	if ss.state.TxStatus() != 'I' || ss.origin.tent != nil || ss.origin.unreplayable.Load() != nil {
 		return false
 	}
-	for _, q := range ss.replaySets {
+	for _, q := range ss.origin.replaySets {
 		if q != resetAll {
 			return false
 		}
@@ -312,18 +312,18 @@ func unlockAllRows() *pgproto3.RowDescription {
 // knows (unreplayable). Postgres runs DEALLOCATE in a transaction block
 // too, and a rollback does not undo it.
 func (ss *session) deallocate(c *localCmd) (msgs []pgproto3.BackendMessage, ok bool) {
-	if ss.unreplayable.Load() != nil {
+	if ss.origin.unreplayable.Load() != nil {
 		return nil, false
 	}
 	tag := "DEALLOCATE ALL"
 	if c.kind == cmdDeallocate {
-		if c.name == "" || ss.stmts[c.name] == nil {
+		if c.name == "" || ss.ext.stmts[c.name] == nil {
 			return nil, false
 		}
 		ss.setStmt(c.name, nil)
 		tag = "DEALLOCATE"
 	} else {
-		for name := range ss.stmts {
+		for name := range ss.ext.stmts {
 			if name != "" {
 				ss.setStmt(name, nil)
 			}
@@ -342,7 +342,7 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 	if !ok {
 		return nil, false
 	}
-	ss.pristine = false
+	ss.origin.pristine = false
 	var t *stretchSets
 	if inStretch {
 		t = ss.tentative()
@@ -354,12 +354,12 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
 	switch reported := localSettings[c.name]; c.name {
 	case "extra_float_digits":
-		ss.info.extraFloatDigits = value
-		ss.infoGen++
+		ss.acc.info.extraFloatDigits = value
+		ss.acc.infoGen++
 	case "statement_timeout":
 		// Applied to what pgaccel answers itself (timeout.go).
-		ss.info.statementTimeout, _ = millisSetting(c.value)
-		ss.infoGen++
+		ss.acc.info.statementTimeout, _ = millisSetting(c.value)
+		ss.acc.infoGen++
 	case "client_min_messages", "lock_timeout":
 		// Nothing pgaccel answers sends notices or waits for a lock.
 	default:
@@ -381,7 +381,7 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 // origin connection answers itself (localCmd); nil otherwise, and for
 // every Parse of a session with a live connection.
 func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
-	if ss.link == linkLive && !ss.broken.Load() || len(m.ParameterOIDs) > 0 {
+	if ss.origin.state == linkLive && !ss.origin.broken.Load() || len(m.ParameterOIDs) > 0 {
 		return nil
 	}
 	c, ok := localCommand(m.Query)
@@ -408,8 +408,8 @@ func (ss *session) adoptCommand(st *stmtInfo) {
 // describeCommand sets the descriptions of st, a statement the session
 // answers itself.
 func (ss *session) describeCommand(st *stmtInfo) {
-	ss.descMu.Lock()
-	defer ss.descMu.Unlock()
+	ss.ext.descMu.Lock()
+	defer ss.ext.descMu.Unlock()
 	st.params, st.rows, st.noData = &pgproto3.ParameterDescription{}, nil, true
 	switch {
 	case st.cmd.kind == cmdSelectOne:
@@ -423,7 +423,7 @@ func (ss *session) describeCommand(st *stmtInfo) {
 // here (and reports true) unless onParse sent it to the origin (a reused
 // name).
 func (ss *session) deferCommandParse(st *stmtInfo) bool {
-	if ss.stmts[st.name] != st {
+	if ss.ext.stmts[st.name] != st {
 		return false
 	}
 	st.local = true
@@ -455,10 +455,10 @@ func (ss *session) deferCommandBind(p *portalInfo, m *pgproto3.Bind) bool {
 // false when the Execute (with its Parse and Bind: materialize) must go
 // to the origin.
 func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
-	if !ss.pending.idle() && (ss.link == linkLive || !ss.pending.waitEmpty()) {
+	if !ss.origin.pending.idle() && (ss.origin.state == linkLive || !ss.origin.pending.waitEmpty()) {
 		return false
 	}
-	if ss.pending.skipping() {
+	if ss.origin.pending.skipping() {
 		return true // an earlier message failed: Postgres skips this one
 	}
 	if ss.settleLink() == linkLive || p.stmt.cmd.returnsRow() && m.MaxRows == 1 {
@@ -506,7 +506,7 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 		}
 		return []pgproto3.BackendMessage{&pgproto3.DataRow{Values: [][]byte{one}}, selectTag(1)}, true
 	case cmdDiscardAll:
-		if ss.clientKey == nil || !ss.discardAll(running) {
+		if ss.origin.clientKey == nil || !ss.discardAll(running) {
 			return nil, false
 		}
 		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}}, true
@@ -518,7 +518,7 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 		}
 		return ss.deallocate(c)
 	case cmdSet:
-		if ss.clientKey == nil || status != 'I' {
+		if ss.origin.clientKey == nil || status != 'I' {
 			// auth.mode origin: nothing is replayed.
 			return nil, false
 		}

@@ -37,18 +37,18 @@ import (
 // or when a transaction that is not at the origin has failed (25P02, as
 // Postgres answers anything but its end); it reports whether it did.
 func (ss *session) answerWithoutOrigin(sql string) bool {
-	if ss.virtualBegin == "" && ss.link == linkLive && !ss.broken.Load() {
+	if ss.acc.virtualBegin == "" && ss.origin.state == linkLive && !ss.origin.broken.Load() {
 		return false // the usual case: sql is not looked at
 	}
 	c, isCmd := localCommand(sql)
-	if !isCmd && ss.virtualBegin == "" {
+	if !isCmd && ss.acc.virtualBegin == "" {
 		return false
 	}
-	if !ss.pending.idle() {
+	if !ss.origin.pending.idle() {
 		// Answers of the stand-in the origin relay has yet to settle
 		// (the client has them); nothing else is pending without a
 		// live connection.
-		if ss.link == linkLive || !ss.pending.waitEmpty() {
+		if ss.origin.state == linkLive || !ss.origin.pending.waitEmpty() {
 			return false
 		}
 	}
@@ -63,7 +63,7 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 	switch {
 	case ok && c.kind == cmdSelectOne:
 		msgs = append([]pgproto3.BackendMessage{selectOneRows()}, msgs...)
-	case !ok && ss.virtualBegin != "" && ss.state.TxStatus() == 'E':
+	case !ok && ss.acc.virtualBegin != "" && ss.state.TxStatus() == 'E':
 		msgs, ok = []pgproto3.BackendMessage{abortedTx()}, true
 	}
 	if !ok {
@@ -83,16 +83,16 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 func (ss *session) localTxTag(k planner.Kind, sql string) string {
 	status := ss.state.TxStatus()
 	switch {
-	case k == planner.KindBegin && ss.virtualBegin == "" && status == 'I':
-		ss.virtualBegin = sql
+	case k == planner.KindBegin && ss.acc.virtualBegin == "" && status == 'I':
+		ss.acc.virtualBegin = sql
 		ss.setLocalTx('T')
 		return "BEGIN"
-	case (k == planner.KindCommit || k == planner.KindRollback) && ss.virtualBegin != "":
+	case (k == planner.KindCommit || k == planner.KindRollback) && ss.acc.virtualBegin != "":
 		tag := "ROLLBACK"
 		if k == planner.KindCommit && status != 'E' {
 			tag = "COMMIT"
 		}
-		ss.virtualBegin = ""
+		ss.acc.virtualBegin = ""
 		ss.setLocalTx('I')
 		return tag
 	}
@@ -108,7 +108,7 @@ func (ss *session) setLocalTx(status byte) {
 		// transaction wrote at the origin, whatever failed there.
 		ss.txWrote.Store(false)
 	}
-	if u, ok := ss.origin.(*unavailableOrigin); ok && ss.link == linkStandIn {
+	if u, ok := ss.origin.conn.(*unavailableOrigin); ok && ss.origin.state == linkStandIn {
 		u.setTx(status)
 	}
 }

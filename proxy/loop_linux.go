@@ -93,11 +93,11 @@ func newEventLoop() (*eventLoop, error) {
 // (true) or was handed back to goroutines (false), which then relay it.
 // It runs on the session's goroutine, before any relay goroutine starts.
 func (l *eventLoop) serve(ss *session) bool {
-	if err := ss.originIO.toLoop(); err != nil {
+	if err := ss.origin.raw.toLoop(); err != nil {
 		return false
 	}
-	if err := ss.clientIO.toLoop(); err != nil {
-		if ss.originIO.toGoroutine() != nil {
+	if err := ss.client.raw.toLoop(); err != nil {
+		if ss.origin.raw.toGoroutine() != nil {
 			ss.close()
 			return true
 		}
@@ -107,11 +107,11 @@ func (l *eventLoop) serve(ss *session) bool {
 	// Set before the loop can see the session: a close from now on kicks
 	// the loop; one before finds the sockets closed when the loop
 	// registers them.
-	ss.loop.Store(l)
+	ss.evl.loop.Store(l)
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
-		ss.loop.Store(nil)
+		ss.evl.loop.Store(nil)
 		ss.close()
 		return true
 	}
@@ -247,7 +247,7 @@ func (l *eventLoop) drain() bool {
 		case ls == nil:
 		case ss.isClosed():
 			l.finish(ls, true)
-		case ss.wantGoroutines.Swap(false):
+		case ss.evl.wantGoroutines.Swap(false):
 			l.demote(ls, loopReleased)
 		}
 	}
@@ -265,11 +265,11 @@ func (l *eventLoop) add(ls *loopSession) {
 	l.byToken[ls.token] = ls
 	l.bySession[ls.ss] = ls
 	ls.ss.srv.metrics.loopEvent(loopTaken)
-	if err := l.register(ls.ss.clientIO, ls.token); err != nil {
+	if err := l.register(ls.ss.client.raw, ls.token); err != nil {
 		l.finish(ls, true)
 		return
 	}
-	if err := l.register(ls.ss.originIO, ls.token+1); err != nil {
+	if err := l.register(ls.ss.origin.raw, ls.token+1); err != nil {
 		l.finish(ls, true)
 		return
 	}
@@ -300,7 +300,7 @@ func (l *eventLoop) unregister(r *rawIO) {
 // reports whether the session is still in the loop.
 func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	ss := ls.ss
-	ss.onLoop = true
+	ss.evl.onLoop = true
 	defer func() {
 		if r := recover(); r != nil {
 			ss.srv.sessionPanicked(r, ss.log)
@@ -309,16 +309,16 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 			stays = false
 		}
 		if stays {
-			ss.onLoop = false
+			ss.evl.onLoop = false
 		}
 		// Else finish cleared it before the session's goroutine took it
 		// back: written here, after that, it would race with the
 		// goroutine's reads.
 	}()
 	if fromOrigin {
-		ss.originIO.readable()
+		ss.origin.raw.readable()
 	} else {
-		ss.clientIO.readable()
+		ss.client.raw.readable()
 	}
 	budget := loopReadBudget
 	if ss.pass == nil {
@@ -327,13 +327,13 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 	ended, idle, blocked := false, false, false
 	for range budget {
 		ended, idle = ss.relayOne(fromOrigin)
-		blocked = ss.clientIO.isBlocked() || ss.originIO.isBlocked()
-		if ended || idle || blocked || ss.handOff {
+		blocked = ss.client.raw.isBlocked() || ss.origin.raw.isBlocked()
+		if ended || idle || blocked || ss.evl.handOff {
 			break
 		}
 	}
 	switch {
-	case ended && ss.endToPool.Load() && !ss.isClosed():
+	case ended && ss.life.endToPool.Load() && !ss.isClosed():
 		// The session's goroutine pools its origin connection.
 		l.demote(ls, loopPooled)
 		return false
@@ -341,9 +341,9 @@ func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
 		ss.close()
 		l.finish(ls, true)
 		return false
-	case ss.handOff:
-		ss.handOff = false
-		ss.loopRun = 0
+	case ss.evl.handOff:
+		ss.evl.handOff = false
+		ss.evl.loopRun = 0
 		l.demote(ls, loopHandedOff)
 		return false
 	case blocked:
@@ -361,10 +361,10 @@ func (l *eventLoop) demote(ls *loopSession, why string) {
 	ss := ls.ss
 	ss.srv.metrics.loopEvent(why)
 	ss.log.Debug().Str("reason", why).Msg("event loop hands the session to goroutines")
-	l.unregister(ss.clientIO)
-	l.unregister(ss.originIO)
-	errC := ss.clientIO.toGoroutine()
-	errO := ss.originIO.toGoroutine()
+	l.unregister(ss.client.raw)
+	l.unregister(ss.origin.raw)
+	errC := ss.client.raw.toGoroutine()
+	errO := ss.origin.raw.toGoroutine()
 	if errC != nil || errO != nil {
 		if !ss.isClosed() {
 			ss.log.Warn().AnErr("client", errC).AnErr("origin", errO).Msg("could not hand the session from the event loop to goroutines; closing it")
@@ -374,19 +374,19 @@ func (l *eventLoop) demote(ls *loopSession, why string) {
 		return
 	}
 	// Its closes no longer concern the loop.
-	ss.loop.Store(nil)
+	ss.evl.loop.Store(nil)
 	l.finish(ls, false)
 }
 
 // finish takes a session out of the loop and tells its goroutine.
 func (l *eventLoop) finish(ls *loopSession, ended bool) {
-	ls.ss.onLoop = false
+	ls.ss.evl.onLoop = false
 	if l.bySession[ls.ss] != ls {
 		return
 	}
 	if ended {
-		l.unregister(ls.ss.clientIO)
-		l.unregister(ls.ss.originIO)
+		l.unregister(ls.ss.client.raw)
+		l.unregister(ls.ss.origin.raw)
 	}
 	delete(l.byToken, ls.token)
 	delete(l.bySession, ls.ss)

@@ -58,7 +58,7 @@ var frontendTypes = [256]bool{
 // then reads the client once. It reports whether the client side ended,
 // and whether there was nothing to read (only in an event loop).
 func (ss *session) passClient() (ended, idle bool) {
-	fr := ss.cfr
+	fr := ss.client.fr
 	start := fr.rp
 	var failure error
 	terminated := false
@@ -85,8 +85,8 @@ scan:
 			if fr.rp-len(m) == start && ss.endsToPool() {
 				// Nothing before it to relay: the origin connection
 				// goes to the pool, and the origin is not told.
-				ss.terminated.Store(true)
-				ss.endToPool.Store(true)
+				ss.life.terminated.Store(true)
+				ss.life.endToPool.Store(true)
 				return true, false
 			}
 			break scan
@@ -100,9 +100,9 @@ scan:
 	}
 	if fr.rp > start {
 		if terminated {
-			ss.terminated.Store(true)
+			ss.life.terminated.Store(true)
 		}
-		if _, err := ss.originRW.Write(fr.buf[start:fr.rp]); err != nil {
+		if _, err := ss.origin.rw.Write(fr.buf[start:fr.rp]); err != nil {
 			if !terminated {
 				ss.originFailed(err)
 			}
@@ -136,7 +136,7 @@ func readMore(fr *frameReader, failure error, failed func(error)) (ended, idle b
 // side ended, and whether there was nothing to read (only in an event
 // loop).
 func (ss *session) passOrigin() (ended, idle bool) {
-	fr := ss.ofr
+	fr := ss.origin.fr
 	start := fr.rp
 	var failure error
 	closeAfter, shutdown := false, false
@@ -164,7 +164,7 @@ func (ss *session) passOrigin() (ended, idle bool) {
 				// Not an answer to anything relayed (no such origin).
 				ss.pass.syncs.CompareAndSwap(n, 0)
 			}
-			if n <= 0 && !ss.pass.open.Load() && ss.shuttingDown.Load() {
+			if n <= 0 && !ss.pass.open.Load() && ss.life.shuttingDown.Load() {
 				shutdown, closeAfter = true, true
 			}
 		case 'E':
@@ -175,9 +175,9 @@ func (ss *session) passOrigin() (ended, idle bool) {
 		}
 	}
 	if fr.rp > start {
-		ss.writeMu.Lock()
-		_, err := ss.clientW.Write(fr.buf[start:fr.rp])
-		ss.writeMu.Unlock()
+		ss.client.writeMu.Lock()
+		_, err := ss.client.w.Write(fr.buf[start:fr.rp])
+		ss.client.writeMu.Unlock()
 		if err != nil {
 			ss.log.Debug().Err(err).Msg("client write failed")
 			ss.close()

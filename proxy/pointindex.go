@@ -26,7 +26,7 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 	if pl == nil || ss.accel.Points == nil {
 		return nil
 	}
-	kb := ss.pointKey[:0]
+	kb := ss.acc.pointKey[:0]
 	for _, k := range pl.Keys {
 		v := k.Value
 		if k.Param > 0 {
@@ -61,7 +61,7 @@ func (ss *session) pointRows(d planner.Decision, params [][]byte, formats []int1
 			return nil
 		}
 	}
-	ss.pointKey = kb
+	ss.acc.pointKey = kb
 	rows, ok := ss.accel.Points.Rows(pl.Dataset, pl.Columns, kb)
 	if !ok {
 		return nil

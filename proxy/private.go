@@ -54,23 +54,23 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 	}
 	for i, m := range msgs {
 		if m.hasKind {
-			if !ss.pending.push(pendingItem{kind: m.kind, private: c, last: i == lastItem}) {
+			if !ss.origin.pending.push(pendingItem{kind: m.kind, private: c, last: i == lastItem}) {
 				return nil, errors.New("origin is skipping to the next Sync")
 			}
 		}
 		ss.noteOriginTimer(m.msg)
-		ss.fe.Send(m.msg)
+		ss.origin.fe.Send(m.msg)
 	}
-	if err := ss.fe.Flush(); err != nil {
+	if err := ss.origin.fe.Flush(); err != nil {
 		return nil, err
 	}
 	// A request ending with a Sync (or a simple Query) ends the origin's
 	// stretch; any other is part of the client's.
 	switch msgs[len(msgs)-1].msg.(type) {
 	case *pgproto3.Sync, *pgproto3.Query:
-		ss.stretchOrigin = false
+		ss.ext.stretchOrigin = false
 	default:
-		ss.stretchOrigin = true
+		ss.ext.stretchOrigin = true
 	}
 	ss.srv.metrics.request(kind)
 	return c, nil
@@ -92,16 +92,16 @@ func (ss *session) awaitPrivate(c *collector) ([]pgproto3.BackendMessage, error)
 // closing or the origin is skipping to the next Sync after an error.
 func (ss *session) drain() bool {
 	ss.mustNotBlock("drain")
-	if !ss.pending.idle() {
-		ss.fe.Send(&pgproto3.Flush{})
-		if err := ss.fe.Flush(); err != nil {
+	if !ss.origin.pending.idle() {
+		ss.origin.fe.Send(&pgproto3.Flush{})
+		if err := ss.origin.fe.Flush(); err != nil {
 			return false
 		}
 	}
-	if !ss.pending.waitEmpty() {
+	if !ss.origin.pending.waitEmpty() {
 		return false
 	}
-	return !ss.pending.skipping()
+	return !ss.origin.pending.skipping()
 }
 
 // sessionInfo is what the planner and encoder need to know about the
@@ -164,20 +164,20 @@ const infoStatement = "_pgaccel_session_info"
 func (ss *session) refreshInfo() error {
 	err := ss.readInfo()
 	var oe *originError
-	if errors.As(err, &oe) && ss.infoPrepared {
+	if errors.As(err, &oe) && ss.acc.infoPrepared {
 		// The client may have deallocated our statement (DISCARD ALL).
-		ss.infoPrepared = false
+		ss.acc.infoPrepared = false
 		err = ss.readInfo()
 	}
 	return err
 }
 
 func (ss *session) readInfo() error {
-	if ss.segmentOpen {
+	if ss.ext.segmentOpen {
 		return errors.New("read session info: inside an extended-protocol stretch")
 	}
 	var msgs []privateMsg
-	if !ss.infoPrepared {
+	if !ss.acc.infoPrepared {
 		msgs = append(msgs, privateMsg{msg: &pgproto3.Parse{Name: infoStatement, Query: sessionInfoSQL}, kind: pkParse, hasKind: true})
 	}
 	msgs = append(msgs,
@@ -194,7 +194,7 @@ func (ss *session) readInfo() error {
 	for _, m := range resp {
 		switch m := m.(type) {
 		case *pgproto3.ParseComplete:
-			ss.infoPrepared = true
+			ss.acc.infoPrepared = true
 		case *pgproto3.DataRow:
 			row = m
 		case *pgproto3.ErrorResponse:
@@ -205,12 +205,12 @@ func (ss *session) readInfo() error {
 	if err != nil {
 		return err
 	}
-	ss.info = info
-	ss.infoGen++
-	ss.infoDirty = false
-	if ss.pristine && ss.loginKey != "" {
+	ss.acc.info = info
+	ss.acc.infoGen++
+	ss.acc.infoDirty = false
+	if ss.origin.pristine && ss.origin.loginKey != "" {
 		// What sessions of this login start with (logins.go).
-		ss.srv.logins.putInfo(ss.loginKey, info)
+		ss.srv.logins.putInfo(ss.origin.loginKey, info)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ type ProxyAuth struct {
 // origin's own exchange relayed (auth.mode origin), or pgaccel's
 // (proxyLogin).
 func (ss *session) start() error {
-	if ss.srv.cfg.Auth == nil || ss.startup.Parameters["replication"] != "" {
+	if ss.srv.cfg.Auth == nil || ss.client.startupMsg.Parameters["replication"] != "" {
 		return ss.relayLogin()
 	}
 	return ss.proxyLogin()
@@ -105,20 +105,20 @@ func (ss *session) proxyLogin() error {
 	if err != nil {
 		return err
 	}
-	ss.clientKey, ss.verifier = clientKey, v
+	ss.origin.clientKey, ss.origin.verifier = clientKey, v
 	if a.OriginIdleTimeout > 0 && ss.accel != nil {
 		// Armed once the session has started (run), and after each
 		// message (leaveLink).
-		ss.idleTimer = time.AfterFunc(time.Hour, ss.releaseIdle)
-		ss.idleTimer.Stop()
+		ss.origin.idleTimer = time.AfterFunc(time.Hour, ss.releaseIdle)
+		ss.origin.idleTimer.Stop()
 	}
-	ss.loginKey = loginKeyOf(ss.startup.Parameters)
-	ss.pristine = true
+	ss.origin.loginKey = loginKeyOf(ss.client.startupMsg.Parameters)
+	ss.origin.pristine = true
 	if !e.CanConnect && stale {
 		ss.fatal(pgdef.InsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
 		return errHandled
 	}
-	ls, saved := ss.srv.logins.get(ss.loginKey)
+	ls, saved := ss.srv.logins.get(ss.origin.loginKey)
 	saved = saved && ls.Info.Valid && ss.accel != nil && e.CanConnect
 	if saved && (time.Since(ls.Observed) < a.FreshFor || stale || ss.srv.originStalled()) {
 		// Seen before: the session starts without the origin, and opens
@@ -131,21 +131,21 @@ func (ss *session) proxyLogin() error {
 	if ss.accel != nil && e.CanConnect && !stale {
 		// The first login of the key that needs the origin goes there;
 		// the others of a burst wait for it and start without it.
-		wait, first := ss.srv.flights.join(ss.loginKey)
+		wait, first := ss.srv.flights.join(ss.origin.loginKey)
 		if first {
 			leader = true
-			defer ss.srv.flights.finish(ss.loginKey)
+			defer ss.srv.flights.finish(ss.origin.loginKey)
 		} else {
 			if !await(wait, ctx.Done()) {
 				ss.log.Debug().Msg("the first login of the same role and settings did not end in time; this one logs in at the origin")
 			}
-			if ls, ok := ss.srv.logins.get(ss.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
+			if ls, ok := ss.srv.logins.get(ss.origin.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
 				return ss.startWithout(ls)
 			}
 		}
 	}
 	if e.CanConnect {
-		if ol := ss.srv.pool.take(ss.loginKey, ss.appName()); ol != nil {
+		if ol := ss.srv.pool.take(ss.origin.loginKey, ss.appName()); ol != nil {
 			// An origin connection a session of this login key left
 			// (endsToPool, releaseIdle): the session starts on it,
 			// without a login at the origin.
@@ -165,7 +165,7 @@ func (ss *session) proxyLogin() error {
 		lctx, cancelWait = context.WithTimeout(ctx, loginOriginWait)
 		defer cancelWait()
 	}
-	ol, err := ss.srv.loginOrigin(lctx, ss.startupRaw, clientKey, v)
+	ol, err := ss.srv.loginOrigin(lctx, ss.client.startup, clientKey, v)
 	var oe *originError
 	switch {
 	case err != nil && saved && lctx.Err() != nil && ctx.Err() == nil:
@@ -187,11 +187,11 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	default:
 		ss.srv.originDown(err)
-		ls, ok := ss.srv.logins.get(ss.loginKey)
+		ls, ok := ss.srv.logins.get(ss.origin.loginKey)
 		if !ok {
 			// A login of startup parameters not seen before, which start
 			// sessions as seen ones do (loginCache.similar).
-			ls, ok = ss.srv.logins.similar(ss.startup.Parameters)
+			ls, ok = ss.srv.logins.similar(ss.client.startupMsg.Parameters)
 		}
 		if ok && ss.accel != nil && e.CanConnect {
 			ss.log.Info().Err(err).Msg("the origin cannot be reached; the session starts without it")
@@ -219,20 +219,20 @@ func (ss *session) readInfoAtLogin(ol *originLogin) {
 		ss.log.Debug().Err(err).Msg("session info at login failed; it is read before the first accelerated statement")
 		return
 	}
-	ss.info = info
-	ss.infoGen++
+	ss.acc.info = info
+	ss.acc.infoGen++
 }
 
 // startOn starts the session on origin connection ol, logged in for it
 // or taken from the pool, and greets the client with its parameters.
 func (ss *session) startOn(ol *originLogin) error {
 	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
-	ss.fe = ol.fe
-	ss.originPID, ss.originKey = ol.pid, ol.key
+	ss.origin.fe = ol.fe
+	ss.origin.pid, ss.origin.key = ol.pid, ol.key
 	if ss.accel != nil {
-		ss.srv.logins.putParams(ss.loginKey, ol.params)
-		if ss.info.valid && ss.pristine && ss.loginKey != "" {
-			ss.srv.logins.putInfo(ss.loginKey, ss.info)
+		ss.srv.logins.putParams(ss.origin.loginKey, ol.params)
+		if ss.acc.info.valid && ss.origin.pristine && ss.origin.loginKey != "" {
+			ss.srv.logins.putInfo(ss.origin.loginKey, ss.acc.info)
 		}
 	}
 	return ss.greet(ol.params, ol.status)
@@ -241,14 +241,14 @@ func (ss *session) startOn(ol *originLogin) error {
 // scramWithClient runs the SCRAM-SHA-256 exchange with the client and
 // returns the ClientKey its proof revealed.
 func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
-	ss.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
-	if err := ss.be.Flush(); err != nil {
+	ss.client.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
+	if err := ss.client.be.Flush(); err != nil {
 		return nil, err
 	}
-	if err := ss.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+	if err := ss.client.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
 		return nil, err
 	}
-	msg, err := ss.be.Receive()
+	msg, err := ss.client.be.Receive()
 	if err != nil {
 		return nil, fmt.Errorf("receive SASL response: %w", err) // psql closes to ask for a password
 	}
@@ -271,14 +271,14 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 		ss.fatal(pgdef.ProtocolViolation, "malformed SCRAM message: "+err.Error(), hint)
 		return nil, errHandled
 	}
-	ss.be.Send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst})
-	if err := ss.be.Flush(); err != nil {
+	ss.client.be.Send(&pgproto3.AuthenticationSASLContinue{Data: serverFirst})
+	if err := ss.client.be.Flush(); err != nil {
 		return nil, err
 	}
-	if err := ss.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+	if err := ss.client.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
 		return nil, err
 	}
-	if msg, err = ss.be.Receive(); err != nil {
+	if msg, err = ss.client.be.Receive(); err != nil {
 		return nil, fmt.Errorf("receive SASL response: %w", err)
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
@@ -294,28 +294,28 @@ func (ss *session) scramWithClient(ex *auth.Exchange) ([]byte, error) {
 		ss.fatal(pgdef.ProtocolViolation, "malformed SCRAM message: "+err.Error(), "")
 		return nil, errHandled
 	}
-	ss.be.Send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal})
+	ss.client.be.Send(&pgproto3.AuthenticationSASLFinal{Data: serverFinal})
 	return clientKey, nil
 }
 
 // appName is the application_name the session logged in with ("" for
 // none), as Postgres sets it from the startup packet.
 func (ss *session) appName() string {
-	return ss.startup.Parameters["application_name"]
+	return ss.client.startupMsg.Parameters["application_name"]
 }
 
 // startWithout completes a login without the origin, from what an earlier
 // session of the same login key started with.
 func (ss *session) startWithout(ls loginState) error {
 	params := ls.Params
-	if v, ok := ss.startup.Parameters["application_name"]; ok && plainAppName(v) {
+	if v, ok := ss.client.startupMsg.Parameters["application_name"]; ok && plainAppName(v) {
 		params["application_name"] = v
 	} else if !ok {
 		params["application_name"] = ""
 	}
 	ss.installNone()
-	ss.info = ls.Info.sessionInfo()
-	ss.infoGen++
+	ss.acc.info = ls.Info.sessionInfo()
+	ss.acc.infoGen++
 	ss.srv.metrics.link(linkLoginWithout)
 	return ss.greet(params, 'I')
 }
@@ -324,19 +324,19 @@ func (ss *session) startWithout(ls loginState) error {
 // AuthenticationOk, the ParameterStatus set, the proxy's own
 // BackendKeyData and ReadyForQuery.
 func (ss *session) greet(params map[string]string, status byte) error {
-	ss.be.Send(&pgproto3.AuthenticationOk{})
+	ss.client.be.Send(&pgproto3.AuthenticationOk{})
 	for _, name := range slices.Sorted(maps.Keys(params)) {
 		ss.state.setParam(name, params[name])
-		ss.be.Send(&pgproto3.ParameterStatus{Name: name, Value: params[name]})
+		ss.client.be.Send(&pgproto3.ParameterStatus{Name: name, Value: params[name]})
 	}
 	if !ss.srv.register(ss) {
 		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		return errHandled
 	}
-	ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+	ss.client.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.client.pid, SecretKey: ss.client.secret})
 	ss.state.setTxStatus(status)
-	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
-	return ss.be.Flush()
+	ss.client.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
+	return ss.client.be.Flush()
 }
 
 // newMockSecret seeds the salts of mock exchanges: random per process, so

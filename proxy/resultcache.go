@@ -64,12 +64,12 @@ func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start tim
 	if hit != nil {
 		hit()
 	}
-	ss.outBuf = append(ss.outBuf[:0], body...)
+	ss.client.outBuf = append(ss.client.outBuf[:0], body...)
 	ss.srv.metrics.count(ss.stripe, routeAccelerated, d.Datasets, "")
 	ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
-	ss.lastRoute = routeNote{route: route}
+	ss.acc.lastRoute = routeNote{route: route}
 	if d.Caching {
-		ss.lastRoute.detail = d.Detail // a caching read joined with accelerated datasets
+		ss.acc.lastRoute.detail = d.Detail // a caching read joined with accelerated datasets
 	}
 	tail := []pgproto3.BackendMessage{selectTag(n)}
 	if ready {
@@ -93,7 +93,7 @@ func cacheSettingOff(v string) bool {
 // resultCache is the session's results cache, nil when there is none or
 // the session turned it off.
 func (ss *session) resultCache() *resultcache.Cache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.info.cacheOff || !ss.accel.ResultsCache.Accelerated() {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.acc.info.cacheOff || !ss.accel.ResultsCache.Accelerated() {
 		return nil
 	}
 	return ss.accel.ResultsCache
@@ -112,15 +112,15 @@ func (ss *session) resultKey(proto byte, sql string, d planner.Decision, parts .
 		b.WriteString(s)
 	}
 	b.WriteByte(proto)
-	add(ss.info.user)
-	add(strings.Join(ss.info.searchPath, ","))
+	add(ss.acc.info.user)
+	add(strings.Join(ss.acc.info.searchPath, ","))
 	add(sql)
 	add(d.SQL)
 	for _, p := range []string{"TimeZone", "DateStyle", "IntervalStyle", "client_encoding", "standard_conforming_strings", "integer_datetimes"} {
 		add(ss.state.Param(p))
 	}
-	add(ss.info.extraFloatDigits)
-	add(ss.info.byteaOutput)
+	add(ss.acc.info.extraFloatDigits)
+	add(ss.acc.info.byteaOutput)
 	for _, p := range parts {
 		if p == nil {
 			b.WriteString("N")

@@ -83,7 +83,7 @@ func (n routeNote) String() string {
 // one of the proxy's own (SHOW pgaccel.last_route).
 func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) {
 	if !internal(d) {
-		ss.lastRoute = routeNote{route: route, reason: reason, detail: detail}
+		ss.acc.lastRoute = routeNote{route: route, reason: reason, detail: detail}
 	}
 }
 
@@ -94,7 +94,7 @@ func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) 
 // (whatever its FORMAT) stays the origin's.
 func (ss *session) explainNotice() {
 	n := &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: pgdef.SuccessfulCompletion,
-		Message: "pgaccel: the origin explains this read: " + ss.lastRoute.String()}
+		Message: "pgaccel: the origin explains this read: " + ss.acc.lastRoute.String()}
 	buf, err := n.Encode(nil)
 	if err != nil {
 		return
@@ -112,7 +112,7 @@ func internal(d *planner.Decision) bool {
 // lastRouteDecision answers SHOW pgaccel.last_route from DuckDB.
 func (ss *session) lastRouteDecision() planner.Decision {
 	return planner.Decision{Route: planner.RouteAccelerate, Kind: planner.KindShow,
-		SQL: "SELECT " + quoteLiteral(ss.lastRoute.String()) + "::VARCHAR AS \"pgaccel.last_route\""}
+		SQL: "SELECT " + quoteLiteral(ss.acc.lastRoute.String()) + "::VARCHAR AS \"pgaccel.last_route\""}
 }
 
 // routeSettingDetail is, for a value of pgaccel.route, why reads go to the
@@ -131,8 +131,8 @@ func routeSettingDetail(v string) string {
 // routeOverride sends d, a read the acceleration would answer, to the
 // origin while pgaccel.route says so.
 func (ss *session) routeOverride(d planner.Decision) planner.Decision {
-	if d.Route == planner.RouteAccelerate && ss.info.routeDetail != "" {
-		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: ss.info.routeDetail}
+	if d.Route == planner.RouteAccelerate && ss.acc.info.routeDetail != "" {
+		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: ss.acc.info.routeDetail}
 	}
 	return d
 }
@@ -161,7 +161,7 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	if sql == lastRouteSQL {
 		return nil
 	}
-	m := &ss.quickMemo
+	m := &ss.acc.quickMemo
 	if len(sql) > maxQuickText {
 		m.long.decide(ss.accel.Planner, sql) // keeps no text: never looked up
 		return &m.long

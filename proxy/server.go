@@ -241,7 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // goroutines: a socket is TLS, loops are off, or it has an acceleration
 // and no origin connection (handoff.go).
 func (s *Server) loopFor(ss *session) *eventLoop {
-	if ss.clientIO == nil || ss.originIO == nil || ss.pass == nil && (ss.link != linkLive || ss.broken.Load()) {
+	if ss.client.raw == nil || ss.origin.raw == nil || ss.pass == nil && (ss.origin.state != linkLive || ss.origin.broken.Load()) {
 		return nil
 	}
 	loops := s.eventLoops()
@@ -301,7 +301,7 @@ type cancelKey struct {
 }
 
 // register gives ss the key its client gets in BackendKeyData: the process
-// id of its origin backend when the origin sent one (originKey set), so
+// id of its origin backend when the origin sent one (origin.key set), so
 // that pg_backend_pid(), pg_stat_activity and the driver agree, else one of
 // the proxy's own; and always a secret of the proxy's own, so that cancels
 // come to the proxy and are mapped (handleCancel).
@@ -314,13 +314,13 @@ func (s *Server) register(ss *session) bool {
 	for {
 		var k cancelKey
 		_, _ = rand.Read(k.secret[:])
-		if ss.originKey != nil && s.cfg.Auth == nil {
-			k.pid = ss.originPID
+		if ss.origin.key != nil && s.cfg.Auth == nil {
+			k.pid = ss.origin.pid
 		} else {
 			k.pid = s.nextPID.Add(1)&0x3fffffff | 0x40000000
 		}
 		if _, taken := s.sessions[k]; !taken {
-			ss.pid, ss.secret = k.pid, k.secret[:]
+			ss.client.pid, ss.client.secret = k.pid, k.secret[:]
 			s.sessions[k] = ss
 			return true
 		}
@@ -331,8 +331,8 @@ func (s *Server) unregister(ss *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var k cancelKey
-	k.pid = ss.pid
-	copy(k.secret[:], ss.secret)
+	k.pid = ss.client.pid
+	copy(k.secret[:], ss.client.secret)
 	if s.sessions[k] == ss {
 		delete(s.sessions, k)
 	}

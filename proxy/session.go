@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -13,9 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/pgdef"
-	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/rs/zerolog"
 )
 
@@ -85,230 +81,58 @@ func (st *SessionState) setTxStatus(s byte) {
 	st.mu.Unlock()
 }
 
-// session is one client connection and its origin connection.
+// session is one client connection and its origin connection, composed
+// of named parts, each declared in its own file with the goroutines that
+// may touch it:
+//
+//	client  clientSide   clientside.go   the client's socket and the write path to it
+//	origin  originSide   originside.go   the origin connection (the link), its replay and pending replies
+//	ext     extState     extstate.go     the extended protocol's statements, portals and stretch
+//	local   localRun     localrun.go     the local query the client waits for, and the statement timer
+//	evl     loopState    loopstate.go    the session's life on an event loop
+//	acc     accelState   accelstate.go   routing: the session info, settings and memos the planner reads
+//	life    lifecycle    lifecycle.go    closing and the end of the session
+//
+// Three goroutines share a session: the client loop (reads the client,
+// plans, answers locally, writes to the origin), the origin relay (reads
+// the origin, writes to the client) and, for a session on an event loop,
+// the loop's thread, which takes the client loop's and the origin relay's
+// turns. What a part's fields may be touched by is said in its type.
 type session struct {
-	srv     *Server
-	log     zerolog.Logger
-	startup *pgproto3.StartupMessage
-	// startupRaw is the StartupMessage as the client sent it.
-	startupRaw []byte
-	state      SessionState
-
-	client net.Conn
-	be     *pgproto3.Backend
-	// cfr and ofr frame what the client and the origin send; be and fe
-	// read through them (frames.go).
-	cfr, ofr *frameReader
-	// pass is the pass-through relay's state, nil when the session has an
-	// acceleration (passthrough.go); clientW and originRW are the sockets
-	// it writes to.
-	pass    *passState
-	clientW io.Writer
-	// writeMu serializes writes to the client: the origin relay and the
-	// client loop (errors, shutdown notices) both write.
-	writeMu sync.Mutex
-
-	origin net.Conn
-	fe     *pgproto3.Frontend
-	// The origin link (link.go), changed only by the client loop while no
-	// origin relay runs; linkMu guards origin, originIO, originPID and
-	// originKey for the goroutines that close or cancel.
-	link       linkState
-	originRW   io.ReadWriter // the origin connection's I/O (installOrigin)
-	linkMu     sync.Mutex
-	originDone chan struct{} // closed when the current link's origin relay ends
-	// broken: the origin connection broke while the session owed the
-	// client nothing from it (canDetach); the client loop drops the link
-	// at its next need of the origin.
-	broken atomic.Bool
-	// Idle release (link.go): idleTimer is nil without
-	// auth.origin_idle_timeout; releasing marks the connection it closes.
-	idleTimer *time.Timer
-	linkUse   atomic.Int32
-	releasing atomic.Bool
-	// linkUsed is when the client loop last handled a message (since
-	// monoStart); idleArmed: the idle timer is armed (leaveLink).
-	linkUsed  atomic.Int64
-	idleArmed atomic.Bool
-	// clientKey is the ClientKey of the client's SCRAM login with
-	// auth.mode proxy (memory only, never logged), verifier the verifier
-	// it was recovered with; nil in auth.mode origin.
-	clientKey []byte
-	verifier  auth.Verifier
-	// replaySets are the SET statements to run on a new origin
-	// connection; pendingSet is the one being sent; unreplayable says why
-	// the session's origin state cannot be rebuilt ("" when it can).
-	replaySets []string
-	pendingSet string
-	// pendingDiscard: pendingSet is a DISCARD, which replaces all before it.
-	pendingDiscard bool
-	unreplayable   atomic.Pointer[string]
-	// queryCapture, when set, sees the origin's answer to the Query being
-	// forwarded (describeCapturer).
-	queryCapture func(pgproto3.BackendMessage)
-	// revalidation is a stale answer of a caching dataset served, to ask
-	// the origin for again once the session is idle (caching_session.go);
-	// cachingDirty the caching datasets its transaction may have written.
-	revalidation *revalidation
-	cachingDirty dirtyCaching
-	// loginKey keys the session's start in the login cache (logins.go);
-	// pristine: nothing the session sent may have changed its settings.
-	loginKey string
-	pristine bool
-	// tent holds the SETs of the extended-protocol stretch under way,
-	// kept for replay only if it succeeds (stretchsets.go).
-	tent *stretchSets
-
-	// clientIO and originIO are the sockets' raw I/O (nil for TLS); once a
-	// session is handed to an event loop, its sockets are closed and
-	// written through these only (loop.go).
-	clientIO, originIO *rawIO
-	loop               atomic.Pointer[eventLoop]
-	// A session with an acceleration on an event loop (handoff.go):
-	// onLoop is set while the loop's thread relays it (only that thread
-	// reads it then), handOff when a message it took must be handled on
-	// goroutines, carried over in carryC or carryO; looped from the
-	// session's hand-over to a loop to its return; wantGoroutines asks the
-	// loop to hand it back (releaseIdle). loopRun counts loop-safe client
-	// messages in a row on goroutines; promoting marks the read deadline
-	// that stops the origin relay for a hand-over.
-	onLoop, handOff bool
-	carryC          carried[pgproto3.FrontendMessage]
-	carryO          carried[pgproto3.BackendMessage]
-	looped          atomic.Bool
-	wantGoroutines  atomic.Bool
-	loopRun         int
-	promoting       atomic.Bool
-	// pendingOut counts relayed bytes not yet flushed to the client (the
-	// origin side's).
-	pendingOut int
-
-	pid    uint32
-	secret []byte
+	srv *Server
+	log zerolog.Logger
+	// state is what the routing hook may read (its own lock).
+	state SessionState
 	// stripe is the stripe of the metrics the session counts in
 	// (stripes.go).
 	stripe uint8
-	// verifyRand draws the statements shadow verification samples
-	// (verify.go), made at the first draw.
-	verifyRand *rand.Rand
-	originPID  uint32
-	originKey  []byte
+	// accel is the acceleration, nil for a session relayed without one;
+	// pass is the pass-through relay's state when it is nil
+	// (passthrough.go).
+	accel *Accel
+	pass  *passState
+	// txWrote is set by the origin relay when a ReadyForQuery shows a
+	// transaction that has written; the client loop reads it.
+	txWrote atomic.Bool
 
-	// pending is the queue of responses the origin still owes.
-	pending *pendingQueue
-	// segmentWrote is set by the client loop when a statement that writes
-	// is sent after the last Sync; txWrote by the origin loop when a
-	// ReadyForQuery shows a transaction that has written.
-	segmentWrote bool
-	txWrote      atomic.Bool
-	pendingBytes int
-
-	// Acceleration state, used only by the client loop.
-	accel        *Accel
-	info         sessionInfo
-	infoDirty    bool
-	infoPrepared bool
-	changedInTx  bool
-	segmentOpen  bool // extended-protocol messages since the last Sync
-	// virtualBegin is the BEGIN of a transaction the session is in that
-	// is not at the origin (localtx.go); "" when there is none.
-	virtualBegin string
-	localSkip    bool // a local error: skip client messages to the next Sync
-	// answerCheck: the Execute being answered locally was decided with
-	// statement setup of its stretch still pending at the origin, when
-	// the pending queue had seen answerSince failures; its answer is
-	// dropped if one of them fails (writeOrdered).
-	answerCheck bool
-	answerSince uint64
-	// arrived is when the client's current Query or Execute arrived, and
-	// timeRoute the route its time counts under if the origin answers it
-	// (origin; fallback when the acceleration handed it over).
-	arrived   time.Time
-	timeRoute string
-	// txStart is when the statement that began the session's current
-	// transaction arrived: now() of the accelerated statements in it
-	// (clock.go).
-	txStart time.Time
-	// lastRoute is how the last statement was routed, for SHOW
-	// pgaccel.last_route (route.go).
-	lastRoute routeNote
-	// rawIn and rawOut hold the frame relayed as it came, to the origin
-	// and to the client (Send takes a pointer to them).
-	rawIn, rawOut rawFrame
-	// held: an answer of the proxy's own waits in be's buffer
-	// (writeLocal); guarded by writeMu.
-	held bool
-	// planMemo: a deferred Bind's plan, for its Execute (planFresh).
-	planMemo  planMemo
-	quickMemo quickMemo
-	lastCount lastCounters
-	// lastParse is the client's last Parse, as it came and decoded, so
-	// that the same Parse again (drivers prepare the unnamed statement
-	// for every execution) is taken without decoding (receiveClient);
-	// parseScratch is the copy handed out.
-	lastParse    savedParse
-	parseScratch pgproto3.Parse
-	answerBuf    []byte
-	descMu       sync.Mutex // guards the descriptions in stmts and portals
-	// staleStmt, stalePortal: the origin may hold an unnamed statement or
-	// portal the client no longer has (closeStaleUnnamed).
-	staleStmt   bool
-	stalePortal bool
-	// answerSeq is the position of the last local answer (journal.go).
-	answerSeq    uint64
-	journal      []journalEntry
-	failuresSeen uint64
-	// stretchOrigin: something of the current extended-protocol stretch
-	// went to the origin, so its Sync must too (see deferred.go).
-	stretchOrigin  bool
-	stmts          map[string]*stmtInfo
-	portals        map[string]*portalInfo
-	infoGen        uint64 // counts session info reads
-	settingsValid  bool
-	settingsGen    uint64 // SessionState generation the settings were built for
-	settingsInfo   uint64 // infoGen the settings were built for
-	cachedSettings *encode.Settings
-	outBuf         []byte
-	pointKey       []byte // a point read's key (pointindex.go), reused
-	// stmtStart is when the statement timer started (timeout.go), zero
-	// while it is not running; originTimer: the origin's is running.
-	stmtStart   time.Time
-	originTimer bool
-	// localMu guards the local query the client waits for (runLocal):
-	// its cancel, its timeout timer, and how it was interrupted.
-	localMu      sync.Mutex
-	localCancel  context.CancelFunc
-	localTimer   *time.Timer
-	localRun     uint64
-	canceled     bool
-	timedOut     bool
-	shuttingDown atomic.Bool
-	terminated   atomic.Bool
-	// endToPool is set at the client's Terminate when the origin
-	// connection goes to the pool instead of ending (endsToPool).
-	endToPool  atomic.Bool
-	fatalSent  bool // guarded by writeMu
-	closeOnce  sync.Once
-	closedInit sync.Once
-	closed     chan struct{}
-	closing    atomic.Bool // set by close, before closed is closed
+	client clientSide
+	origin originSide
+	ext    extState
+	local  localRun
+	evl    loopState
+	acc    accelState
+	life   lifecycle
 }
 
-func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
+func newSession(s *Server, cs clientConn, startup *pgproto3.StartupMessage, log zerolog.Logger) *session {
 	ss := &session{
-		srv:        s,
-		startup:    startup,
-		startupRaw: cs.startup,
-		client:     cs.conn,
-		clientIO:   cs.raw,
-		be:         cs.be,
-		cfr:        cs.fr,
-		pending:    newPendingQueue(),
-		stripe:     newStripe(),
-		accel:      s.cfg.Accel,
-		stmts:      make(map[string]*stmtInfo),
-		portals:    make(map[string]*portalInfo),
-		log:        log.With().Str("user", startup.Parameters["user"]).Logger(),
+		srv:    s,
+		client: clientSide{clientConn: cs, startupMsg: startup},
+		origin: originSide{pending: newPendingQueue()},
+		ext:    extState{stmts: make(map[string]*stmtInfo), portals: make(map[string]*portalInfo)},
+		stripe: newStripe(),
+		accel:  s.cfg.Accel,
+		log:    log.With().Str("user", startup.Parameters["user"]).Logger(),
 	}
 	ss.state.User = startup.Parameters["user"]
 	ss.state.Database = startup.Parameters["database"]
@@ -323,12 +147,11 @@ func newSession(s *Server, cs clientSide, startup *pgproto3.StartupMessage, log 
 		ss.log.Debug().Str("database", ss.state.Database).Msg("session in another database than origin.dsn's: relayed without acceleration")
 		ss.accel = nil
 	}
-	ss.clientW = cs.w
 	if ss.accel == nil {
 		ss.pass = &passState{}
 	} else if m := s.metrics; m != nil {
 		stripe := ss.stripe
-		ss.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+		ss.origin.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 	}
 	return ss
 }
@@ -355,10 +178,10 @@ func (ss *session) run() {
 	}
 	ss.srv.metrics.sessionDelta(1)
 	defer ss.srv.metrics.sessionDelta(-1)
-	ss.log = ss.log.With().Uint32("session", ss.pid).Logger()
-	_ = ss.client.SetDeadline(time.Time{})
-	if ss.link == linkLive {
-		_ = ss.origin.SetDeadline(time.Time{})
+	ss.log = ss.log.With().Uint32("session", ss.client.pid).Logger()
+	_ = ss.client.conn.SetDeadline(time.Time{})
+	if ss.origin.state == linkLive {
+		_ = ss.origin.conn.SetDeadline(time.Time{})
 	}
 	ss.log.Debug().Msg("session started")
 
@@ -366,26 +189,26 @@ func (ss *session) run() {
 		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		return
 	}
-	if ss.idleTimer != nil && ss.link == linkLive {
-		ss.linkUsed.Store(int64(time.Since(monoStart)))
+	if ss.origin.idleTimer != nil && ss.origin.state == linkLive {
+		ss.origin.used.Store(int64(time.Since(monoStart)))
 		ss.armIdle(ss.srv.cfg.Auth.OriginIdleTimeout)
 	}
 	if l := ss.srv.loopFor(ss); l != nil && ss.serveOnLoop(l) {
 		ss.log.Debug().Msg("session ended")
 		return
 	}
-	if !ss.endToPool.Load() {
+	if !ss.life.endToPool.Load() {
 		ss.restartOriginRelay()
 		ss.relayClient()
 	}
 	ss.closePortals()
-	if ss.endToPool.Load() {
+	if ss.life.endToPool.Load() {
 		ss.poolAtEnd()
 		return
 	}
 	ss.close()
-	if ss.originDone != nil {
-		<-ss.originDone
+	if ss.origin.done != nil {
+		<-ss.origin.done
 	}
 	ss.log.Debug().Msg("session ended")
 }
@@ -395,13 +218,13 @@ func (ss *session) run() {
 // keeps the idle release (releaseIdle) out; the loop (serveOnLoop) may
 // hold that turn already.
 func (ss *session) poolAtEnd() {
-	take := ss.idleTimer != nil && ss.linkUse.Load() != 1
+	take := ss.origin.idleTimer != nil && ss.origin.use.Load() != 1
 	if take {
 		ss.enterLink()
 	}
 	ss.poolOrigin()
 	if take {
-		ss.linkUse.Store(0)
+		ss.origin.use.Store(0)
 	}
 	ss.log.Debug().Msg("session ended; its origin connection went to the pool")
 }
@@ -415,59 +238,59 @@ func (ss *session) originFailed(err error) {
 
 // fatal sends a FATAL ErrorResponse to the client. The session closes after.
 func (ss *session) fatal(code, message, hint string) {
-	ss.writeMu.Lock()
-	defer ss.writeMu.Unlock()
+	ss.client.writeMu.Lock()
+	defer ss.client.writeMu.Unlock()
 	// A session ends with one FATAL, like a Postgres backend: the first
 	// reason is the one the client hears.
-	if ss.isClosed() || ss.fatalSent {
+	if ss.isClosed() || ss.client.fatalSent {
 		return
 	}
-	ss.fatalSent = true
-	if ss.clientIO != nil {
-		ss.clientIO.setWriteDeadline(time.Now().Add(5 * time.Second))
+	ss.client.fatalSent = true
+	if ss.client.raw != nil {
+		ss.client.raw.setWriteDeadline(time.Now().Add(5 * time.Second))
 	} else {
-		_ = ss.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_ = ss.client.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	}
-	ss.be.Send(pgError(severityFatal, code, message, hint))
-	_ = ss.be.Flush()
+	ss.client.be.Send(pgError(severityFatal, code, message, hint))
+	_ = ss.client.be.Flush()
 }
 
 // fatalFrom sends the client the origin's own FATAL ErrorResponse, as
 // fatal sends one of the proxy's.
 func (ss *session) fatalFrom(resp *pgproto3.ErrorResponse) {
-	ss.writeMu.Lock()
-	defer ss.writeMu.Unlock()
-	if ss.isClosed() || ss.fatalSent {
+	ss.client.writeMu.Lock()
+	defer ss.client.writeMu.Unlock()
+	if ss.isClosed() || ss.client.fatalSent {
 		return
 	}
-	ss.fatalSent = true
-	ss.be.Send(resp)
-	_ = ss.be.Flush()
+	ss.client.fatalSent = true
+	ss.client.be.Send(resp)
+	_ = ss.client.be.Flush()
 }
 
 // isClosed reports whether the session has closed (or is closing) its
 // connections. An atomic load: the event loop asks after every event.
 func (ss *session) isClosed() bool {
-	return ss.closing.Load()
+	return ss.life.closing.Load()
 }
 
 // closed is closed when the session has closed its connections.
 func (ss *session) closedCh() chan struct{} {
-	ss.closedInit.Do(func() { ss.closed = make(chan struct{}) })
-	return ss.closed
+	ss.life.closedInit.Do(func() { ss.life.closed = make(chan struct{}) })
+	return ss.life.closed
 }
 
 func (ss *session) close() {
-	ss.closeOnce.Do(func() {
-		ss.closing.Store(true)
+	ss.life.closeOnce.Do(func() {
+		ss.life.closing.Store(true)
 		close(ss.closedCh())
-		if ss.idleTimer != nil {
-			ss.idleTimer.Stop()
+		if ss.origin.idleTimer != nil {
+			ss.origin.idleTimer.Stop()
 		}
-		ss.pending.close()
-		closeConn(ss.client, ss.clientIO)
+		ss.origin.pending.close()
+		closeConn(ss.client.conn, ss.client.raw)
 		ss.closeOrigin()
-		if l := ss.loop.Load(); l != nil {
+		if l := ss.evl.loop.Load(); l != nil {
 			// The loop cannot see a closed descriptor: it is told.
 			l.kick(ss)
 		}
@@ -490,9 +313,9 @@ func (ss *session) cancelQuery() {
 	if ss.cancelLocal() {
 		return
 	}
-	ss.linkMu.Lock()
-	pid, key := ss.originPID, ss.originKey
-	ss.linkMu.Unlock()
+	ss.origin.mu.Lock()
+	pid, key := ss.origin.pid, ss.origin.key
+	ss.origin.mu.Unlock()
 	if key == nil {
 		return
 	}
@@ -506,7 +329,7 @@ func (ss *session) cancelQuery() {
 // beginShutdown closes the session now if it is idle, else after its
 // current statement (see relayOrigin).
 func (ss *session) beginShutdown() {
-	ss.shuttingDown.Store(true)
+	ss.life.shuttingDown.Store(true)
 	if ss.idle() {
 		ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 		ss.close()
@@ -518,7 +341,7 @@ func (ss *session) idle() bool {
 	if ss.pass != nil {
 		return ss.pass.idle()
 	}
-	return ss.pending.idle()
+	return ss.origin.pending.idle()
 }
 
 // forceClose cancels a statement still running after the grace period and
@@ -535,16 +358,16 @@ func (ss *session) forceClose() {
 // transaction that held them ended, or the session did. It runs on the
 // client loop's goroutine.
 func (ss *session) closePortals() {
-	if p, ok := ss.portals[""]; ok && len(ss.portals) == 1 {
+	if p, ok := ss.ext.portals[""]; ok && len(ss.ext.portals) == 1 {
 		// The usual case (a driver's unnamed portal), without ranging
 		// over the map, which costs more than the rest of a stretch's
 		// start.
 		p.release()
-		delete(ss.portals, "")
+		delete(ss.ext.portals, "")
 		return
 	}
-	for name, p := range ss.portals {
+	for name, p := range ss.ext.portals {
 		p.release()
-		delete(ss.portals, name)
+		delete(ss.ext.portals, name)
 	}
 }

@@ -86,8 +86,8 @@ func (s *Server) sessionPanicked(r any, log zerolog.Logger) {
 // an error already reported to the client).
 var errHandled = errors.New("handled")
 
-// clientSide is a client connection as negotiation leaves it.
-type clientSide struct {
+// clientConn is a client connection as negotiation leaves it.
+type clientConn struct {
 	conn net.Conn
 	// startup is the client's StartupMessage as it came, for the origin.
 	startup []byte
@@ -97,9 +97,9 @@ type clientSide struct {
 	be      *pgproto3.Backend // reads through fr
 }
 
-func newClientSide(conn net.Conn) clientSide {
+func newClientConn(conn net.Conn) clientConn {
 	rw := fastIO(conn)
-	cs := clientSide{conn: conn, w: rw, fr: newFrameReader(rw, true)}
+	cs := clientConn{conn: conn, w: rw, fr: newFrameReader(rw, true)}
 	cs.raw, _ = rw.(*rawIO)
 	cs.be = pgproto3.NewBackend(cs.fr, rw)
 	return cs
@@ -125,8 +125,8 @@ const (
 // (rejectByOrigin). Refusals of a well-formed protocol 3 StartupMessage
 // (no user, no such database, a bad option) are the origin's too: the
 // session relays its error (connectOrigin).
-func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage, error) {
-	cs := newClientSide(conn)
+func (s *Server) negotiate(conn net.Conn) (clientConn, *pgproto3.StartupMessage, error) {
+	cs := newClientConn(conn)
 	sslDone, gssDone := false, false
 	for {
 		pkt, err := readStartupPacket(cs.fr)
@@ -152,7 +152,7 @@ func (s *Server) negotiate(conn net.Conn) (clientSide, *pgproto3.StartupMessage,
 			}
 			// Bytes the client sent before the handshake were plaintext
 			// and are dropped with the old reader (CVE-2021-23214).
-			cs = newClientSide(tc)
+			cs = newClientConn(tc)
 		case code == gssEncRequestCode && !gssDone:
 			gssDone = true
 			if _, err := cs.conn.Write([]byte{'N'}); err != nil {
@@ -247,7 +247,7 @@ func parseStartup(pkt []byte) (*pgproto3.StartupMessage, bool) {
 // rejectByOrigin sends a startup packet Postgres refuses to the origin as
 // it came and relays the origin's answer as it came (for a protocol 2
 // client, a protocol 2 error), until the origin closes the connection.
-func (s *Server) rejectByOrigin(cs clientSide, pkt []byte) {
+func (s *Server) rejectByOrigin(cs clientConn, pkt []byte) {
 	ctx, cancel := context.WithTimeout(s.baseCtx, startupTimeout)
 	defer cancel()
 	oc, err := s.dialOrigin(ctx)
@@ -290,22 +290,22 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 	ss.installOrigin(oc, nil, nil, linkLive)
 	_ = oc.SetDeadline(time.Now().Add(startupTimeout))
 	// As the client sent it: pgproto3 would encode only what it decoded.
-	ss.fe.Send(rawFrame(ss.startupRaw))
-	if err := ss.fe.Flush(); err != nil {
+	ss.origin.fe.Send(rawFrame(ss.client.startup))
+	if err := ss.origin.fe.Flush(); err != nil {
 		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
 		return err
 	}
 
 	for {
-		msg, err := ss.fe.Receive()
+		msg, err := ss.origin.fe.Receive()
 		if err != nil {
 			ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
 			return fmt.Errorf("receive auth: %w", err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.AuthenticationOk:
-			ss.be.Send(m)
-			_ = ss.be.SetAuthType(pgproto3.AuthTypeOk)
+			ss.client.be.Send(m)
+			_ = ss.client.be.SetAuthType(pgproto3.AuthTypeOk)
 			return nil
 		case *pgproto3.AuthenticationCleartextPassword:
 			if err := ss.relayAuthStep(m, pgproto3.AuthTypeCleartextPassword); err != nil {
@@ -331,14 +331,14 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 			}
 		case *pgproto3.AuthenticationSASLFinal:
 			// No answer from the client; AuthenticationOk follows.
-			ss.be.Send(m)
+			ss.client.be.Send(m)
 		case *pgproto3.NegotiateProtocolVersion:
-			ss.be.Send(m)
+			ss.client.be.Send(m)
 		case *pgproto3.ErrorResponse:
 			// The origin refused the client: wrong password, no such
 			// database, too many connections. Relay it verbatim.
-			ss.be.Send(m)
-			_ = ss.be.Flush()
+			ss.client.be.Send(m)
+			_ = ss.client.be.Flush()
 			return errHandled
 		case *pgproto3.AuthenticationGSS, *pgproto3.AuthenticationGSSContinue:
 			ss.fatal(pgdef.FeatureNotSupported, "GSSAPI authentication cannot be relayed by pgaccel",
@@ -354,14 +354,14 @@ func (ss *session) connectOrigin(ctx context.Context) error {
 // relayAuthStep sends an authentication request to the client and relays
 // its one answer to the origin.
 func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) error {
-	ss.be.Send(req)
-	if err := ss.be.Flush(); err != nil {
+	ss.client.be.Send(req)
+	if err := ss.client.be.Flush(); err != nil {
 		return fmt.Errorf("send auth request: %w", err)
 	}
-	if err := ss.be.SetAuthType(authType); err != nil {
+	if err := ss.client.be.SetAuthType(authType); err != nil {
 		return err
 	}
-	msg, err := ss.be.Receive()
+	msg, err := ss.client.be.Receive()
 	if err != nil {
 		// Clients such as psql close the connection to ask for a password
 		// and reconnect; that is not an error worth reporting.
@@ -373,8 +373,8 @@ func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) e
 		ss.fatal(pgdef.ProtocolViolation, fmt.Sprintf("expected a password response, got %T", msg), "")
 		return errHandled
 	}
-	ss.fe.Send(msg)
-	if err := ss.fe.Flush(); err != nil {
+	ss.origin.fe.Send(msg)
+	if err := ss.origin.fe.Flush(); err != nil {
 		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during authentication: %v", err), "")
 		return err
 	}
@@ -387,7 +387,7 @@ func (ss *session) relayAuthStep(req pgproto3.BackendMessage, authType uint32) e
 func (ss *session) finishStartup() error {
 	sentKey := false
 	for {
-		msg, err := ss.fe.Receive()
+		msg, err := ss.origin.fe.Receive()
 		if err != nil {
 			ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("lost the connection to the origin during startup: %v", err), "")
 			return fmt.Errorf("receive startup: %w", err)
@@ -395,16 +395,16 @@ func (ss *session) finishStartup() error {
 		switch m := msg.(type) {
 		case *pgproto3.ParameterStatus:
 			ss.state.setParam(m.Name, m.Value)
-			ss.be.Send(m)
+			ss.client.be.Send(m)
 		case *pgproto3.BackendKeyData:
-			ss.originPID = m.ProcessID
-			ss.originKey = slices.Clone(m.SecretKey)
+			ss.origin.pid = m.ProcessID
+			ss.origin.key = slices.Clone(m.SecretKey)
 			if !ss.srv.register(ss) {
 				ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 				return errHandled
 			}
 			sentKey = true
-			ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+			ss.client.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.client.pid, SecretKey: ss.client.secret})
 		case *pgproto3.ReadyForQuery:
 			if !sentKey {
 				// An origin that sends no key (some poolers) still gets
@@ -413,17 +413,17 @@ func (ss *session) finishStartup() error {
 					ss.fatal(pgdef.AdminShutdown, "terminating connection due to administrator command", "")
 					return errHandled
 				}
-				ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
+				ss.client.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.client.pid, SecretKey: ss.client.secret})
 			}
 			ss.state.setTxStatus(m.TxStatus)
-			ss.be.Send(m)
-			return ss.be.Flush()
+			ss.client.be.Send(m)
+			return ss.client.be.Flush()
 		case *pgproto3.ErrorResponse:
-			ss.be.Send(m)
-			_ = ss.be.Flush()
+			ss.client.be.Send(m)
+			_ = ss.client.be.Flush()
 			return errHandled
 		default:
-			ss.be.Send(msg)
+			ss.client.be.Send(msg)
 		}
 	}
 }

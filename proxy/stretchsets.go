@@ -62,15 +62,15 @@ type stretchSets struct {
 
 // tentative returns the stretch's tentative SETs, starting them.
 func (ss *session) tentative() *stretchSets {
-	if ss.tent == nil {
-		ss.tent = &stretchSets{
+	if ss.origin.tent == nil {
+		ss.origin.tent = &stretchSets{
 			prior:            map[string]string{},
-			extraFloatDigits: ss.info.extraFloatDigits,
-			statementTimeout: ss.info.statementTimeout,
-			fails:            ss.pending.failCount.Load(),
+			extraFloatDigits: ss.acc.info.extraFloatDigits,
+			statementTimeout: ss.acc.info.statementTimeout,
+			fails:            ss.origin.pending.failCount.Load(),
 		}
 	}
-	return ss.tent
+	return ss.origin.tent
 }
 
 // settleSets decides the stretch's tentative SETs at its Sync (or at a
@@ -79,18 +79,18 @@ func (ss *session) tentative() *stretchSets {
 // ParameterStatus of the settings a kept SET answered here changed reach
 // the client now, before the Sync's ReadyForQuery.
 func (ss *session) settleSets() {
-	t := ss.tent
+	t := ss.origin.tent
 	if t == nil {
 		return
 	}
-	if !ss.pending.idle() {
+	if !ss.origin.pending.idle() {
 		ss.drain()
 	}
-	ss.tent = nil
-	if t.failed || ss.pending.skipping() || ss.pending.failCount.Load() != t.fails {
-		if ss.info.extraFloatDigits != t.extraFloatDigits || ss.info.statementTimeout != t.statementTimeout {
-			ss.info.extraFloatDigits, ss.info.statementTimeout = t.extraFloatDigits, t.statementTimeout
-			ss.infoGen++
+	ss.origin.tent = nil
+	if t.failed || ss.origin.pending.skipping() || ss.origin.pending.failCount.Load() != t.fails {
+		if ss.acc.info.extraFloatDigits != t.extraFloatDigits || ss.acc.info.statementTimeout != t.statementTimeout {
+			ss.acc.info.extraFloatDigits, ss.acc.info.statementTimeout = t.extraFloatDigits, t.statementTimeout
+			ss.acc.infoGen++
 		}
 		for name, v := range t.prior {
 			ss.state.setParam(name, v)
@@ -123,21 +123,21 @@ func (ss *session) settleSets() {
 // messages of the stretch (unnamed, their answers kept from the client:
 // it has the proxy's), so that the origin rolls them back with it.
 func (ss *session) sendStretchSets() {
-	t := ss.tent
+	t := ss.origin.tent
 	if t == nil || t.atOrigin || len(t.local) == 0 {
 		return
 	}
 	t.atOrigin = true
-	ss.stretchOrigin = true
+	ss.ext.stretchOrigin = true
 	for _, sql := range t.local {
-		if !ss.pending.push(pendingItem{kind: pkParse, swallow: true}) {
+		if !ss.origin.pending.push(pendingItem{kind: pkParse, swallow: true}) {
 			return
 		}
-		ss.fe.Send(&pgproto3.Parse{Query: sql})
-		ss.pending.push(pendingItem{kind: pkBind, swallow: true})
-		ss.fe.Send(&pgproto3.Bind{})
-		ss.pending.push(pendingItem{kind: pkExecute, swallow: true})
-		ss.fe.Send(&pgproto3.Execute{})
+		ss.origin.fe.Send(&pgproto3.Parse{Query: sql})
+		ss.origin.pending.push(pendingItem{kind: pkBind, swallow: true})
+		ss.origin.fe.Send(&pgproto3.Bind{})
+		ss.origin.pending.push(pendingItem{kind: pkExecute, swallow: true})
+		ss.origin.fe.Send(&pgproto3.Execute{})
 	}
 	// The origin now holds an unnamed statement and portal the client
 	// does not have.
@@ -148,7 +148,7 @@ func (ss *session) sendStretchSets() {
 // tentative SET's ParameterStatus waits for the stretch's end.
 func (ss *session) clientParams() map[string]string {
 	params := ss.state.Params()
-	if t := ss.tent; t != nil {
+	if t := ss.origin.tent; t != nil {
 		maps.Copy(params, t.prior)
 	}
 	return params

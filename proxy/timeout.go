@@ -80,10 +80,10 @@ func statementTimeout() *pgproto3.ErrorResponse {
 // localDeadline is when the extended-protocol statement being handled
 // times out, zero for never.
 func (ss *session) localDeadline() time.Time {
-	if ss.info.statementTimeout <= 0 || ss.stmtStart.IsZero() {
+	if ss.acc.info.statementTimeout <= 0 || ss.local.stmtStart.IsZero() {
 		return time.Time{}
 	}
-	return ss.stmtStart.Add(ss.info.statementTimeout)
+	return ss.local.stmtStart.Add(ss.acc.info.statementTimeout)
 }
 
 // startStatementTimer notes the arrival of a Parse, Bind, Describe or
@@ -91,8 +91,8 @@ func (ss *session) localDeadline() time.Time {
 // whether the timer, running for messages the proxy kept, has expired: the
 // statement has timed out while the client paused.
 func (ss *session) startStatementTimer() bool {
-	if ss.stmtStart.IsZero() {
-		ss.stmtStart = time.Now()
+	if ss.local.stmtStart.IsZero() {
+		ss.local.stmtStart = time.Now()
 		return false
 	}
 	return ss.keptTimerExpired()
@@ -102,15 +102,15 @@ func (ss *session) startStatementTimer() bool {
 // only the proxy has (the origin has been sent none of them, so its own
 // timer is not running) and has expired.
 func (ss *session) keptTimerExpired() bool {
-	if ss.stmtStart.IsZero() || ss.originTimer || !ss.info.valid || ss.infoDirty || ss.info.statementTimeout <= 0 {
+	if ss.local.stmtStart.IsZero() || ss.local.originTimer || !ss.acc.info.valid || ss.acc.infoDirty || ss.acc.info.statementTimeout <= 0 {
 		return false
 	}
-	return time.Since(ss.stmtStart) >= ss.info.statementTimeout
+	return time.Since(ss.local.stmtStart) >= ss.acc.info.statementTimeout
 }
 
 // stopStatementTimer ends the statement's timer: an Execute completed, or a
 // Sync or Query arrived.
-func (ss *session) stopStatementTimer() { ss.stmtStart = time.Time{} }
+func (ss *session) stopStatementTimer() { ss.local.stmtStart = time.Time{} }
 
 // noteOriginTimer follows the origin's statement timer through what the
 // proxy sends it: a Parse, Bind or Describe starts it (if it is not
@@ -118,9 +118,9 @@ func (ss *session) stopStatementTimer() { ss.stmtStart = time.Time{} }
 func (ss *session) noteOriginTimer(msg pgproto3.FrontendMessage) {
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe:
-		ss.originTimer = true
+		ss.local.originTimer = true
 	case *pgproto3.Execute, *pgproto3.Sync, *pgproto3.Query:
-		ss.originTimer = false
+		ss.local.originTimer = false
 	}
 }
 
@@ -128,20 +128,20 @@ func (ss *session) noteOriginTimer(msg pgproto3.FrontendMessage) {
 // for now, until endRun: a CancelRequest calls it, and so does the
 // statement timer at deadline (zero: no timeout).
 func (ss *session) runLocal(interrupt context.CancelFunc, deadline time.Time) {
-	ss.localMu.Lock()
-	defer ss.localMu.Unlock()
+	ss.local.mu.Lock()
+	defer ss.local.mu.Unlock()
 	ss.stopRunLocked()
-	run := ss.localRun
-	ss.localCancel, ss.canceled, ss.timedOut = interrupt, false, false
+	run := ss.local.run
+	ss.local.cancel, ss.local.canceled, ss.local.timedOut = interrupt, false, false
 	if deadline.IsZero() {
 		return
 	}
-	ss.localTimer = time.AfterFunc(time.Until(deadline), func() {
-		ss.localMu.Lock()
-		defer ss.localMu.Unlock()
-		if ss.localRun == run && ss.localCancel != nil {
-			ss.timedOut = true
-			ss.localCancel()
+	ss.local.timer = time.AfterFunc(time.Until(deadline), func() {
+		ss.local.mu.Lock()
+		defer ss.local.mu.Unlock()
+		if ss.local.run == run && ss.local.cancel != nil {
+			ss.local.timedOut = true
+			ss.local.cancel()
 		}
 	})
 }
@@ -150,33 +150,33 @@ func (ss *session) runLocal(interrupt context.CancelFunc, deadline time.Time) {
 // for (a suspended portal's is not running), so a cancel goes to the
 // origin backend, which ignores it when idle, as Postgres does.
 func (ss *session) endRun() {
-	ss.localMu.Lock()
-	defer ss.localMu.Unlock()
+	ss.local.mu.Lock()
+	defer ss.local.mu.Unlock()
 	ss.stopRunLocked()
-	ss.localCancel = nil
+	ss.local.cancel = nil
 }
 
 // stopRunLocked stops the statement timer of the local run, if any, and
 // starts a new run number, so that a timer already firing finds its run
-// over. The caller holds localMu.
+// over. The caller holds local.mu.
 func (ss *session) stopRunLocked() {
-	if ss.localTimer != nil {
-		ss.localTimer.Stop()
-		ss.localTimer = nil
+	if ss.local.timer != nil {
+		ss.local.timer.Stop()
+		ss.local.timer = nil
 	}
-	ss.localRun++
+	ss.local.run++
 }
 
 // localInterrupted returns the error of the last local query when it was
 // interrupted, by the client's CancelRequest or by statement_timeout, and
 // nil when it was not.
 func (ss *session) localInterrupted() *pgproto3.ErrorResponse {
-	ss.localMu.Lock()
-	defer ss.localMu.Unlock()
+	ss.local.mu.Lock()
+	defer ss.local.mu.Unlock()
 	switch {
-	case ss.timedOut:
+	case ss.local.timedOut:
 		return statementTimeout()
-	case ss.canceled:
+	case ss.local.canceled:
 		return queryCanceled()
 	}
 	return nil
@@ -204,8 +204,8 @@ func (ss *session) failQuery(e *pgproto3.ErrorResponse) {
 // the origin fails too and skips to the same Sync, whose ReadyForQuery
 // then comes from it; else the stretch stays the proxy's.
 func (ss *session) failExecute(e *pgproto3.ErrorResponse) {
-	ss.localSkip = true
-	if !ss.stretchOrigin && ss.state.TxStatus() != 'T' {
+	ss.ext.localSkip = true
+	if !ss.ext.stretchOrigin && ss.state.TxStatus() != 'T' {
 		if err := ss.finish(e); err != nil {
 			ss.close()
 		}
@@ -214,14 +214,14 @@ func (ss *session) failExecute(e *pgproto3.ErrorResponse) {
 	if err := ss.failOrigin(e, false); err != nil {
 		// An earlier message of the stretch failed at the origin, which
 		// skips this statement: so does its answer.
-		ss.outBuf = ss.outBuf[:0]
+		ss.client.outBuf = ss.client.outBuf[:0]
 		return
 	}
-	buf, err := e.Encode(ss.outBuf)
+	buf, err := e.Encode(ss.client.outBuf)
 	if err == nil {
 		err = ss.writeLocal(buf, false, false, 0)
 	}
-	ss.outBuf = buf[:0]
+	ss.client.outBuf = buf[:0]
 	if err != nil {
 		ss.close()
 	}

@@ -192,10 +192,10 @@ func (ss *session) verifySample(d planner.Decision, sql string, simple bool) *ve
 	if v == nil || !d.Verifiable || d.Fingerprint == 0 || d.Caching {
 		return nil
 	}
-	if ss.verifyRand == nil {
-		ss.verifyRand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(ss.pid)))
+	if ss.acc.verifyRand == nil {
+		ss.acc.verifyRand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(ss.client.pid)))
 	}
-	if ss.verifyRand.Float64() >= v.cfg.Rate {
+	if ss.acc.verifyRand.Float64() >= v.cfg.Rate {
 		return nil
 	}
 	s := &verifySample{sql: sql, simple: simple, fingerprint: d.Fingerprint, ordered: d.Ordered, datasets: slices.Clone(d.Datasets)}
@@ -213,7 +213,7 @@ func (ss *session) verifySample(d planner.Decision, sql string, simple bool) *ve
 		return nil
 	}
 	var path []string
-	for _, p := range ss.info.searchPath {
+	for _, p := range ss.acc.info.searchPath {
 		path = append(path, quoteIdent(p))
 	}
 	s.settings = [][2]string{
@@ -221,8 +221,8 @@ func (ss *session) verifySample(d planner.Decision, sql string, simple bool) *ve
 		{"TimeZone", ss.state.Param("TimeZone")},
 		{"DateStyle", ss.state.Param("DateStyle")},
 		{"IntervalStyle", ss.state.Param("IntervalStyle")},
-		{"extra_float_digits", ss.info.extraFloatDigits},
-		{"bytea_output", ss.info.byteaOutput},
+		{"extra_float_digits", ss.acc.info.extraFloatDigits},
+		{"bytea_output", ss.acc.info.byteaOutput},
 	}
 	return s
 }

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/planner"
+)
+
+// onParse records a statement the client prepares; it always goes to the
+// origin too, so the statement stays executable there.
+func (ss *session) onParse(st *stmtInfo) {
+	ss.ext.segmentOpen = true
+	if st.name != "" && ss.ext.stmts[st.name] != nil && !st.originOnly() {
+		// The origin refuses it if the statement still exists there,
+		// and accepts it if SQL (DEALLOCATE, DISCARD) dropped it: which
+		// one it holds is unknown, so it runs there.
+		st = &stmtInfo{name: st.name, sql: st.sql, origin: &planner.Decision{Route: planner.RouteOrigin, Reason: "statement_name_reused"}}
+	}
+	ss.setStmt(st.name, st)
+}
+
+// newStmt is what the session keeps of a Parse: with the planner's
+// fast-path decision, asked once per Parse.
+func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
+	m.Query = asShowLastRoute(m.Query)
+	var d planner.Decision
+	ok, stateCall := false, ""
+	if e := ss.quickEntry(m.Query); e != nil {
+		d, ok, stateCall = e.d, e.ok, e.stateCall
+	}
+	if prev := ss.ext.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason {
+		// The same text again (pgbench, many drivers' unnamed
+		// statements): an origin-only statement keeps nothing that could
+		// differ, so the one there serves, and nothing is allocated.
+		return prev
+	}
+	st := &stmtInfo{name: m.Name, sql: m.Query}
+	if ok {
+		origin := d // d itself stays on the stack for the reuse above
+		st.origin, st.stateCall = &origin, stateCall
+		st.pureOrigin = pureOrigin(d, stateCall)
+	} else {
+		st.paramOIDs = slices.Clone(m.ParameterOIDs)
+	}
+	return st
+}
+
+// originOnly reports whether msg (Parse, with parsed its statement, Bind,
+// Describe, Execute or Close) concerns a statement that goes to the origin
+// whatever the session.
+func (ss *session) originOnly(msg pgproto3.FrontendMessage, parsed *stmtInfo) bool {
+	switch m := msg.(type) {
+	case *pgproto3.Parse:
+		return parsed.originOnly()
+	case *pgproto3.Bind:
+		return ss.ext.stmts[m.PreparedStatement].originOnly()
+	case *pgproto3.Describe:
+		if m.ObjectType == 'S' {
+			return ss.ext.stmts[m.Name].originOnly()
+		}
+		return ss.portalOriginOnly(m.Name)
+	case *pgproto3.Execute:
+		return ss.portalOriginOnly(m.Portal)
+	}
+	return false
+}
+
+func (ss *session) portalOriginOnly(name string) bool {
+	p := ss.ext.portals[name]
+	return p != nil && p.stmt.originOnly()
+}
+
+// onBind records a portal: its statement, parameters and result formats.
+func (ss *session) onBind(m *pgproto3.Bind) {
+	ss.ext.segmentOpen = true
+	if old := ss.ext.portals[m.DestinationPortal]; old != nil {
+		old.release()
+	}
+	if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() {
+		// Never run here: its parameters need no keeping, and nothing
+		// changes such a portal, so each Bind of the statement (pgbench,
+		// drivers' unnamed portals) can have the same one.
+		p := st.originPortal
+		if p == nil || !p.onlyOf(st) {
+			p = &portalInfo{stmt: st}
+			st.originPortal = p
+		}
+		ss.setPortal(m.DestinationPortal, p)
+		return
+	}
+	p := &portalInfo{
+		stmt:          ss.ext.stmts[m.PreparedStatement],
+		paramFormats:  slices.Clone(m.ParameterFormatCodes),
+		resultFormats: slices.Clone(m.ResultFormatCodes),
+		params:        make([][]byte, len(m.Parameters)),
+	}
+	for i, v := range m.Parameters {
+		if v != nil {
+			p.params[i] = slices.Clone(v)
+		}
+	}
+	ss.setPortal(m.DestinationPortal, p)
+}
+
+// onlyOf reports whether p is a portal of st and holds nothing else.
+func (p *portalInfo) onlyOf(st *stmtInfo) bool {
+	return p.stmt == st && p.params == nil && p.paramFormats == nil && p.resultFormats == nil &&
+		p.rows == nil && p.active == nil && !p.local && !p.exhausted && !p.describeSent
+}
+
+// onClose forgets a closed statement or portal.
+func (ss *session) onClose(m *pgproto3.Close) {
+	ss.ext.segmentOpen = true
+	if m.ObjectType == 'S' {
+		if _, ok := ss.ext.stmts[m.Name]; ok {
+			ss.setStmt(m.Name, nil)
+		}
+		return
+	}
+	ss.forgetPortal(m.Name)
+}
+
+// forgetPortal records that portal name is gone, its local result closed.
+func (ss *session) forgetPortal(name string) {
+	if p := ss.ext.portals[name]; p != nil {
+		p.release()
+		ss.setPortal(name, nil)
+	}
+}
+
+// onSync ends an extended-protocol stretch. Outside a transaction block it
+// ends the implicit transaction, and every portal with it (in a block,
+// portals, the unnamed one too, live on until the block ends): the next
+// stretch drops them, once the transaction status is known (beginStretch).
+func (ss *session) onSync() {
+	ss.ext.segmentOpen = false
+	ss.ext.planMemo.set = false
+}
