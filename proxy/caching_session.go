@@ -316,7 +316,11 @@ func (ss *session) noteCachingWrite(sql string, d planner.Decision) {
 			return
 		}
 	}
-	ss.acc.cachingDirty.add(rc.WritesCaching(sql, anything))
+	var mentions func(string) bool
+	if !anything {
+		mentions = func(table string) bool { return planner.MentionsName(sql, table) }
+	}
+	ss.acc.cachingDirty.add(rc.WritesCaching(mentions))
 }
 
 // commitCaching drops the answers of the caching datasets the session's

@@ -141,7 +141,7 @@ func (ss *session) withClocks(d *planner.Decision, s *encode.Settings) ([]any, b
 	if err != nil {
 		return nil, false
 	}
-	sql, ok := placeParams(d.SQL, placeholders)
+	sql, ok := planner.PlaceParams(d.SQL, placeholders)
 	if !ok {
 		return nil, false
 	}
@@ -163,7 +163,7 @@ func (ss *session) clockLiterals(d *planner.Decision, s *encode.Settings) bool {
 		}
 		lits[i] = strings.Replace(ph, "?", quoteLiteral(text), 1)
 	}
-	sql, ok := substituteParams(d.SQL, func(n int) (string, bool) {
+	sql, ok := planner.SubstituteParams(d.SQL, func(n int) (string, bool) {
 		if i := n - d.ParamCount - 1; i >= 0 && i < len(lits) {
 			return lits[i], true
 		}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/pgdef"
@@ -63,7 +62,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	}
 	// The Execute that follows plans with this one (planFresh).
 	ss.ext.planMemo = planMemo{set: true, sql: st.sql, key: ss.planKey(), d: d}
-	if params == nil && len(st.paramOIDs) == 0 && strings.IndexByte(st.sql, '$') < 0 {
+	if params == nil && len(st.paramOIDs) == 0 && planner.NoParams(st.sql) {
 		// No $n anywhere in the text: no parameters.
 		params = &pgproto3.ParameterDescription{}
 	}

@@ -246,7 +246,7 @@ func (ss *session) duckArgs(d *planner.Decision, p *portalInfo, oids []uint32, s
 		}
 	}
 	if len(args) > 0 {
-		sql, ok := placeParams(d.SQL, placeholders)
+		sql, ok := planner.PlaceParams(d.SQL, placeholders)
 		if !ok {
 			return nil, false
 		}

@@ -86,7 +86,7 @@ type stmtInfo struct {
 	counters *routeCounters
 	// cmd: a statement the session answers itself while it has no
 	// live origin connection (localcmd.go).
-	cmd *localCmd
+	cmd *planner.LocalCommand
 	// stateCall is the text's sessionStateCall when origin is the fast
 	// path's (newStmt; the other origin decisions are KindOther, which
 	// noteReplay does not ask it of).

@@ -252,8 +252,8 @@ func FuzzQuickShape(f *testing.F) {
 		if ok1 != ok2 || d1.Route != d2.Route || d1.Kind != d2.Kind || d1.Reason != d2.Reason || d1.Writes() != d2.Writes() {
 			t.Fatalf("quick(%q) = %+v %v, quick(%q) = %+v %v", sql, d1, ok1, sib, d2, ok2)
 		}
-		if sessionStateCall(sql) != sessionStateCall(sib) {
-			t.Fatalf("sessionStateCall(%q) = %q, of %q %q", sql, sessionStateCall(sql), sib, sessionStateCall(sib))
+		if planner.SessionStateCall(sql) != planner.SessionStateCall(sib) {
+			t.Fatalf("planner.SessionStateCall(%q) = %q, of %q %q", sql, planner.SessionStateCall(sql), sib, planner.SessionStateCall(sib))
 		}
 		// Through the session's memo: sql, then its sibling from memory.
 		for _, text := range []string{sql, sib} {

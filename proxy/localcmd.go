@@ -50,71 +50,15 @@ import (
 // to the origin as before. A SET answered in an extended-
 // protocol stretch holds only if the stretch succeeds (stretchsets.go).
 
-// localCmdKind is a statement a session answers without the origin.
-type localCmdKind uint8
-
-const (
-	cmdTx localCmdKind = iota + 1 // BEGIN, COMMIT or ROLLBACK (localCmd.tx)
-	cmdEmpty
-	cmdSelectOne
-	cmdSet
-	cmdDiscardAll
-	cmdDeallocate    // DEALLOCATE name (localCmd.name)
-	cmdDeallocateAll // DEALLOCATE ALL
-	cmdReset         // a pool's connection reset (localCmd.value: planner.SessionReset's steps)
-)
-
-// localCmd is a statement a session with no live origin connection may
-// answer itself; for cmdTx, which (planner.TransactionControl's kind);
-// for cmdSet, the setting (in lower case) and the value the SET gives;
-// for cmdDeallocate, the prepared statement's name; for cmdReset, the
-// reset's steps.
-type localCmd struct {
-	kind        localCmdKind
-	tx          planner.Kind
-	name, value string
-}
-
 // localCommand classifies sql as one of the statements a session answers
-// without the origin.
-func localCommand(sql string) (localCmd, bool) {
-	switch {
-	case emptyQuery(sql):
-		return localCmd{kind: cmdEmpty}, true
-	case isSelectOne(sql):
-		return localCmd{kind: cmdSelectOne}, true
+// without the origin (planner.Local), a SET only of the settings it keeps
+// itself (localSettings).
+func localCommand(sql string) (planner.LocalCommand, bool) {
+	c, ok := planner.Local(sql)
+	if ok && c.Kind == planner.LocalSet && localSettings[c.Name] == "" {
+		return planner.LocalCommand{}, false
 	}
-	if k := planner.TransactionControl(sql); k != planner.KindOther {
-		return localCmd{kind: cmdTx, tx: k}, true
-	}
-	if planner.DiscardAll(sql) {
-		return localCmd{kind: cmdDiscardAll}, true
-	}
-	if steps, ok := planner.SessionReset(sql); ok {
-		return localCmd{kind: cmdReset, value: steps}, true
-	}
-	if name, all, ok := planner.Deallocate(sql); ok {
-		if all {
-			return localCmd{kind: cmdDeallocateAll}, true
-		}
-		return localCmd{kind: cmdDeallocate, name: name}, true
-	}
-	if name, value, ok := planner.SessionSetting(sql); ok && localSettings[name] != "" {
-		return localCmd{kind: cmdSet, name: name, value: value}, true
-	}
-	return localCmd{}, false
-}
-
-// oneStatement reports whether c is one statement, as a Parse takes (a
-// pool's reset may be several).
-func (c *localCmd) oneStatement() bool {
-	return c.kind != cmdReset || len(c.value) == 1
-}
-
-// returnsRow reports whether c, one statement, returns a row (whose
-// portal a row limit of 1 suspends).
-func (c *localCmd) returnsRow() bool {
-	return c.kind == cmdSelectOne || c.kind == cmdReset && c.value == string(planner.ResetUnlockAll)
+	return c, ok
 }
 
 // localSettings are the settings a session may SET without the origin,
@@ -133,16 +77,16 @@ var localSettings = map[string]string{
 	"lock_timeout":                "lock_timeout",
 }
 
-// setValue is the value setting c.name takes from the SET c, as Postgres
+// setValue is the value setting c.Name takes from the SET c, as Postgres
 // would set it, when pgaccel can tell that exactly; ok is false when the
 // origin must decide (a value Postgres reads otherwise, changes, or
 // refuses). The reported settings pgaccel does not interpret itself
 // (DateStyle, TimeZone, client_encoding, standard_conforming_strings) are
 // answered only when the SET leaves them as they are (Rails and Django
 // set them at every connection).
-func (ss *session) setValue(c *localCmd) (string, bool) {
-	value := c.value
-	switch c.name {
+func (ss *session) setValue(c *planner.LocalCommand) (string, bool) {
+	value := c.Value
+	switch c.Name {
 	case "extra_float_digits":
 		// Postgres reads more (hex, fractions, blanks); those go there.
 		for i := 0; i < len(value); i++ {
@@ -180,7 +124,7 @@ func (ss *session) setValue(c *localCmd) (string, bool) {
 		}
 		return strconv.FormatInt(d.Milliseconds(), 10), true
 	}
-	if reported := localSettings[c.name]; reported != "" && ss.state.Param(reported) == value && value != "" {
+	if reported := localSettings[c.Name]; reported != "" && ss.state.Param(reported) == value && value != "" {
 		return value, true
 	}
 	return "", false
@@ -254,11 +198,11 @@ func (ss *session) discardAll(running *portalInfo) bool {
 // the origin runs it. running is the portal executing it, nil for a
 // simple Query (whose RowDescription of pg_advisory_unlock_all's void is
 // sent here; a portal's is its Describe's).
-func (ss *session) sessionReset(c *localCmd, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
+func (ss *session) sessionReset(c *planner.LocalCommand, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
 	if ss.origin.clientKey == nil || !ss.nothingToReset() {
 		return nil, false
 	}
-	for _, step := range []byte(c.value) {
+	for _, step := range []byte(c.Value) {
 		switch planner.ResetStep(step) {
 		case planner.ResetUnlockAll:
 			if running == nil {
@@ -311,16 +255,16 @@ func unlockAllRows() *pgproto3.RowDescription {
 // the origin) or SQL PREPARE may have left statements only the origin
 // knows (unreplayable). Postgres runs DEALLOCATE in a transaction block
 // too, and a rollback does not undo it.
-func (ss *session) deallocate(c *localCmd) (msgs []pgproto3.BackendMessage, ok bool) {
+func (ss *session) deallocate(c *planner.LocalCommand) (msgs []pgproto3.BackendMessage, ok bool) {
 	if ss.origin.unreplayable.Load() != nil {
 		return nil, false
 	}
 	tag := "DEALLOCATE ALL"
-	if c.kind == cmdDeallocate {
-		if c.name == "" || ss.ext.stmts[c.name] == nil {
+	if c.Kind == planner.LocalDeallocate {
+		if c.Name == "" || ss.ext.stmts[c.Name] == nil {
 			return nil, false
 		}
-		ss.setStmt(c.name, nil)
+		ss.setStmt(c.Name, nil)
 		tag = "DEALLOCATE"
 	} else {
 		for name := range ss.ext.stmts {
@@ -337,7 +281,7 @@ func (ss *session) deallocate(c *localCmd) (msgs []pgproto3.BackendMessage, ok b
 // false, and nothing changes, when the origin must run it (setValue). In
 // an extended-protocol stretch (inStretch) the SET is tentative until the
 // Sync (stretchsets.go).
-func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgproto3.BackendMessage, ok bool) {
+func (ss *session) applySet(sql string, c *planner.LocalCommand, inStretch bool) (msgs []pgproto3.BackendMessage, ok bool) {
 	value, ok := ss.setValue(c)
 	if !ok {
 		return nil, false
@@ -352,13 +296,13 @@ func (ss *session) applySet(sql string, c *localCmd, inStretch bool) (msgs []pgp
 		ss.keepSet(sql)
 	}
 	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
-	switch reported := localSettings[c.name]; c.name {
+	switch reported := localSettings[c.Name]; c.Name {
 	case "extra_float_digits":
 		ss.acc.info.extraFloatDigits = value
 		ss.acc.infoGen++
 	case "statement_timeout":
 		// Applied to what pgaccel answers itself (timeout.go).
-		ss.acc.info.statementTimeout, _ = millisSetting(c.value)
+		ss.acc.info.statementTimeout, _ = millisSetting(c.Value)
 		ss.acc.infoGen++
 	case "client_min_messages", "lock_timeout":
 		// Nothing pgaccel answers sends notices or waits for a lock.
@@ -385,7 +329,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 		return nil
 	}
 	c, ok := localCommand(m.Query)
-	if !ok || !c.oneStatement() || ss.settleLink() == linkLive {
+	if !ok || !c.OneStatement() || ss.settleLink() == linkLive {
 		return nil
 	}
 	return &stmtInfo{name: m.Name, sql: m.Query, cmd: &c}
@@ -398,7 +342,7 @@ func (ss *session) commandStmt(m *pgproto3.Parse) *stmtInfo {
 // (replay).
 func (ss *session) adoptCommand(st *stmtInfo) {
 	c, ok := localCommand(st.sql)
-	if !ok || !c.oneStatement() || ss.settleLink() == linkLive {
+	if !ok || !c.OneStatement() || ss.settleLink() == linkLive {
 		return
 	}
 	st.cmd, st.origin, st.originPortal, st.pureOrigin = &c, nil, nil, false
@@ -412,9 +356,9 @@ func (ss *session) describeCommand(st *stmtInfo) {
 	defer ss.ext.descMu.Unlock()
 	st.params, st.rows, st.noData = &pgproto3.ParameterDescription{}, nil, true
 	switch {
-	case st.cmd.kind == cmdSelectOne:
+	case st.cmd.Kind == planner.LocalSelectOne:
 		st.rows, st.noData = selectOneRows(), false
-	case st.cmd.returnsRow():
+	case st.cmd.ReturnsRow():
 		st.rows, st.noData = unlockAllRows(), false
 	}
 }
@@ -461,7 +405,7 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 	if ss.origin.pending.skipping() {
 		return true // an earlier message failed: Postgres skips this one
 	}
-	if ss.settleLink() == linkLive || p.stmt.cmd.returnsRow() && m.MaxRows == 1 {
+	if ss.settleLink() == linkLive || p.stmt.cmd.ReturnsRow() && m.MaxRows == 1 {
 		// A row limit of 1 suspends SELECT 1's portal: the origin's.
 		return false
 	}
@@ -479,21 +423,21 @@ func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
 // nothing changes, when the transaction state (or a SET's value) makes it
 // the origin's. running is the portal executing it, nil for a simple
 // Query.
-func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
+func (ss *session) answerCommand(c *planner.LocalCommand, sql string, running *portalInfo) (msgs []pgproto3.BackendMessage, ok bool) {
 	status := ss.state.TxStatus()
-	switch c.kind {
-	case cmdTx:
-		tag := ss.localTxTag(c.tx, sql)
+	switch c.Kind {
+	case planner.LocalTx:
+		tag := ss.localTxTag(c.Tx, sql)
 		if tag == "" {
 			return nil, false // Postgres's warnings, from the origin
 		}
 		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte(tag)}}, true
-	case cmdEmpty:
+	case planner.LocalEmpty:
 		if status == 'E' {
 			return nil, false
 		}
 		return []pgproto3.BackendMessage{&pgproto3.EmptyQueryResponse{}}, true
-	case cmdSelectOne:
+	case planner.LocalSelectOne:
 		if status == 'E' {
 			return nil, false
 		}
@@ -505,19 +449,19 @@ func (ss *session) answerCommand(c *localCmd, sql string, running *portalInfo) (
 			running.exhausted = true
 		}
 		return []pgproto3.BackendMessage{&pgproto3.DataRow{Values: [][]byte{one}}, selectTag(1)}, true
-	case cmdDiscardAll:
+	case planner.LocalDiscardAll:
 		if ss.origin.clientKey == nil || !ss.discardAll(running) {
 			return nil, false
 		}
 		return []pgproto3.BackendMessage{&pgproto3.CommandComplete{CommandTag: []byte("DISCARD ALL")}}, true
-	case cmdReset:
+	case planner.LocalReset:
 		return ss.sessionReset(c, running)
-	case cmdDeallocate, cmdDeallocateAll:
+	case planner.LocalDeallocate, planner.LocalDeallocateAll:
 		if status == 'E' {
 			return nil, false
 		}
 		return ss.deallocate(c)
-	case cmdSet:
+	case planner.LocalSet:
 		if ss.origin.clientKey == nil || status != 'I' {
 			// auth.mode origin: nothing is replayed.
 			return nil, false

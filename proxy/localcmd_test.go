@@ -63,7 +63,7 @@ func TestSetValue(t *testing.T) {
 			}
 			continue
 		}
-		if !ok || c.kind != cmdSet {
+		if !ok || c.Kind != planner.LocalSet {
 			t.Errorf("%q: not a SET answered here", sql)
 			continue
 		}
@@ -85,21 +85,21 @@ func TestSetValue(t *testing.T) {
 // TestLocalCommand: the statements a session with no origin connection
 // answers itself.
 func TestLocalCommand(t *testing.T) {
-	begin := localCmd{kind: cmdTx, tx: planner.KindBegin}
-	commit := localCmd{kind: cmdTx, tx: planner.KindCommit}
-	rollback := localCmd{kind: cmdTx, tx: planner.KindRollback}
-	for sql, want := range map[string]localCmd{
-		"": {kind: cmdEmpty}, "  ;": {kind: cmdEmpty}, "-- ping": {kind: cmdEmpty}, "SELECT 1": {kind: cmdSelectOne}, "select 1;": {kind: cmdSelectOne},
+	begin := planner.LocalCommand{Kind: planner.LocalTx, Tx: planner.KindBegin}
+	commit := planner.LocalCommand{Kind: planner.LocalTx, Tx: planner.KindCommit}
+	rollback := planner.LocalCommand{Kind: planner.LocalTx, Tx: planner.KindRollback}
+	for sql, want := range map[string]planner.LocalCommand{
+		"": {Kind: planner.LocalEmpty}, "  ;": {Kind: planner.LocalEmpty}, "-- ping": {Kind: planner.LocalEmpty}, "SELECT 1": {Kind: planner.LocalSelectOne}, "select 1;": {Kind: planner.LocalSelectOne},
 		"BEGIN": begin, "START TRANSACTION READ ONLY": begin, "COMMIT": commit, "END": commit,
 		"ROLLBACK": rollback, "ABORT": rollback, "COMMIT AND CHAIN": {}, "SELECT 2": {}, "SAVEPOINT a": {},
-		"SET extra_float_digits = 3": {kind: cmdSet, name: "extra_float_digits", value: "3"}, "SET work_mem = 1": {},
-		"DISCARD ALL": {kind: cmdDiscardAll}, "DISCARD PLANS": {},
-		"DEALLOCATE ALL": {kind: cmdDeallocateAll}, "deallocate prepare all": {kind: cmdDeallocateAll},
-		"DEALLOCATE _pg3_0": {kind: cmdDeallocate, name: "_pg3_0"}, `DEALLOCATE PREPARE "S_1"`: {kind: cmdDeallocate, name: "S_1"},
-		"DEALLOCATE S_1": {kind: cmdDeallocate, name: "s_1"}, "DEALLOCATE ALL; SELECT 1": {},
+		"SET extra_float_digits = 3": {Kind: planner.LocalSet, Name: "extra_float_digits", Value: "3"}, "SET work_mem = 1": {},
+		"DISCARD ALL": {Kind: planner.LocalDiscardAll}, "DISCARD PLANS": {},
+		"DEALLOCATE ALL": {Kind: planner.LocalDeallocateAll}, "deallocate prepare all": {Kind: planner.LocalDeallocateAll},
+		"DEALLOCATE _pg3_0": {Kind: planner.LocalDeallocate, Name: "_pg3_0"}, `DEALLOCATE PREPARE "S_1"`: {Kind: planner.LocalDeallocate, Name: "S_1"},
+		"DEALLOCATE S_1": {Kind: planner.LocalDeallocate, Name: "s_1"}, "DEALLOCATE ALL; SELECT 1": {},
 	} {
 		c, ok := localCommand(sql)
-		if !ok && c != (localCmd{}) || c != want {
+		if !ok && c != (planner.LocalCommand{}) || c != want {
 			t.Errorf("%q: %+v %v, want %+v", sql, c, ok, want)
 		}
 	}

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"strings"
-
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
@@ -61,7 +59,7 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 		msgs, ok = ss.answerCommand(&c, sql, nil)
 	}
 	switch {
-	case ok && c.kind == cmdSelectOne:
+	case ok && c.Kind == planner.LocalSelectOne:
 		msgs = append([]pgproto3.BackendMessage{selectOneRows()}, msgs...)
 	case !ok && ss.acc.virtualBegin != "" && ss.state.TxStatus() == 'E':
 		msgs, ok = []pgproto3.BackendMessage{abortedTx()}, true
@@ -118,65 +116,4 @@ func abortedTx() *pgproto3.ErrorResponse {
 	e := pgError(severityError, pgdef.InFailedSQLTransaction, "", "")
 	e.Message = "current transaction is aborted, commands ignored until end of transaction block"
 	return e
-}
-
-// Pings without the origin. Pools check a connection before lending it:
-// pgx's Ping and pgjdbc's isValid send an empty query ("-- ping", ""),
-// SQLAlchemy's pool_pre_ping and most validation queries SELECT 1. A
-// session with no origin connection answers those itself, as Postgres
-// would (answerCommand), so a pool's check neither opens a backend nor
-// fails while the origin is down.
-
-// emptyQuery reports whether sql holds no statement: only blanks,
-// comments (-- to the line's end, nested /* */) and semicolons.
-func emptyQuery(sql string) bool {
-	for i := 0; i < len(sql); {
-		switch c := sql[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == ';':
-			i++
-		case strings.HasPrefix(sql[i:], "--"):
-			j := strings.IndexAny(sql[i:], "\n\r")
-			if j < 0 {
-				return true
-			}
-			i += j
-		case strings.HasPrefix(sql[i:], "/*"):
-			depth := 0
-			for i < len(sql) {
-				if strings.HasPrefix(sql[i:], "/*") {
-					depth++
-					i += 2
-				} else if strings.HasPrefix(sql[i:], "*/") {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
-			if depth != 0 {
-				return false // unterminated: Postgres's syntax error
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// isSelectOne reports whether sql is SELECT 1, in any case, with blanks
-// around its words and at most one semicolon after it.
-func isSelectOne(sql string) bool {
-	s := strings.TrimSpace(sql)
-	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
-	if len(s) < 8 || !strings.EqualFold(s[:6], "select") {
-		return false
-	}
-	rest := s[6:]
-	if rest == "" || !strings.ContainsRune(" \t\n\r\f", rune(rest[0])) {
-		return false
-	}
-	return strings.TrimSpace(rest) == "1"
 }

@@ -111,7 +111,7 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 	switch d.Kind {
 	case planner.KindSet, planner.KindReset, planner.KindDiscard:
 		ss.origin.pristine = false
-		if transactionScoped(sql) {
+		if planner.TransactionScoped(sql) {
 			return // SET LOCAL and SET TRANSACTION end with the transaction
 		}
 		if ss.state.TxStatus() != 'I' {
@@ -158,7 +158,7 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 		if stateCall != nil {
 			fn = *stateCall
 		} else {
-			fn = sessionStateCall(sql)
+			fn = planner.SessionStateCall(sql)
 		}
 		if fn != "" {
 			ss.origin.pristine = false
@@ -170,60 +170,6 @@ func (ss *session) noteReplay(sql string, d planner.Decision, stateCall *string)
 // resetAll is the replayed RESET ALL of a pool's reset that ran at the
 // origin.
 const resetAll = "RESET ALL"
-
-// sessionStateCall names a function sql calls whose effect outlives the
-// statement and the transaction (a session-level advisory lock, a
-// set_config that is not local, a sequence's currval), "" when it calls
-// none. It reads the text,
-// so it also finds them in comments and strings: it errs towards ending a
-// session whose link breaks, as before, rather than losing a lock silently.
-func sessionStateCall(sql string) string {
-	// One pass over the text (it runs for every statement of a new text
-	// a session with an acceleration sends): at each byte that may start
-	// a name, the names that start with it. The first name of the list
-	// found anywhere is the one reported.
-	found := len(sessionStateFns)
-	for i := 0; i+1 < len(sql); i++ {
-		// Each name's first two letters: pg, se, db, ne.
-		c, c2 := sql[i]|0x20, sql[i+1]|0x20
-		if !(c == 'p' && c2 == 'g' || c == 's' && c2 == 'e' || c == 'd' && c2 == 'b' || c == 'n' && c2 == 'e') {
-			continue
-		}
-		for k, fn := range sessionStateFns[:found] {
-			if fn[0] == c && len(sql)-i >= len(fn) && foldPrefix(sql[i:], fn) {
-				found = k
-				break
-			}
-		}
-		if found == 0 {
-			break
-		}
-	}
-	if found == len(sessionStateFns) {
-		return ""
-	}
-	return sessionStateFns[found]
-}
-
-// foldPrefix reports whether s starts with lower (lower-case ASCII) in
-// any case: strings.EqualFold of that many bytes, without its Unicode
-// folding, which cannot match an ASCII name in as many bytes.
-func foldPrefix(s, lower string) bool {
-	for i := 0; i < len(lower); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// sessionStateFns are the functions sessionStateCall looks for. nextval
-// and setval: currval and lastval read what they left in the session.
-var sessionStateFns = []string{"pg_advisory_lock", "pg_try_advisory_lock", "set_config", "dblink_connect", "nextval", "setval"}
 
 // markUnreplayable records why the session's origin state cannot be set up
 // again (read by the origin relay: detach).
@@ -274,11 +220,4 @@ func (ss *session) keepSet(sql string) {
 		return
 	}
 	ss.origin.replaySets = append(ss.origin.replaySets, sql)
-}
-
-// transactionScoped reports whether a SET statement's effect ends with its
-// transaction (SET LOCAL, SET TRANSACTION).
-func transactionScoped(sql string) bool {
-	f := strings.Fields(strings.ToLower(sql))
-	return len(f) >= 2 && f[0] == "set" && (f[1] == "local" || strings.HasPrefix(f[1], "transaction"))
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -29,22 +28,13 @@ import (
 // lastRouteSQL is the statement SHOW pgaccel.last_route becomes.
 const lastRouteSQL = `SELECT pg_catalog.current_setting('pgaccel.last_route', true) AS "pgaccel.last_route"`
 
-var showLastRoute = regexp.MustCompile(`(?is)^\s*show\s+(pgaccel\.last_route|"pgaccel\.last_route")\s*;?\s*$`)
-
 // asShowLastRoute returns lastRouteSQL for SHOW pgaccel.last_route, and
 // sql itself otherwise.
 func asShowLastRoute(sql string) string {
-	if len(sql) < 64 && startsShow(sql) && showLastRoute.MatchString(sql) {
+	if planner.ShowsLastRoute(sql) {
 		return lastRouteSQL
 	}
 	return sql
-}
-
-// startsShow reports whether sql starts with SHOW in any case, after the
-// white space showLastRoute's \s takes (every Query and Parse is checked,
-// so most texts should be refused at their first letters).
-func startsShow(sql string) bool {
-	return strings.EqualFold(planner.LeadingWord(sql), "show")
 }
 
 // routeNote is how a statement was routed, kept as it was decided and
@@ -214,7 +204,7 @@ func (e *quickEntry) decide(p Planner, sql string) {
 	if ok {
 		// A SELECT's purity asks (pureOrigin), and what any statement
 		// sent to the origin leaves there (noteReplay).
-		e.stateCall = sessionStateCall(sql)
+		e.stateCall = planner.SessionStateCall(sql)
 	}
 }
 

@@ -1,7 +1,6 @@
 package resultcache
 
 import (
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -249,24 +248,19 @@ func (c *Cache) CachingStatus(dataset string) (catalog.CachingStatus, bool) {
 	return st, true
 }
 
-// writesCaching returns the caching datasets a statement that may write
-// may change: every one when all is set (a statement whose effects are
-// not known: a function call, DO, several statements), else those whose
-// table the text names.
-func (c *Cache) WritesCaching(sql string, all bool) []string {
+// WritesCaching returns the caching datasets a statement that may write
+// may change: those whose table mentions reports the statement names
+// (the planner reads the text: planner.MentionsName), every one when
+// mentions is nil (a statement whose effects are not known: a function
+// call, DO, several statements).
+func (c *Cache) WritesCaching(mentions func(table string) bool) []string {
 	if len(c.policies) == 0 {
 		return nil
 	}
 	var out []string
-	lower := ""
 	for d, p := range c.policies {
-		if !all {
-			if lower == "" {
-				lower = strings.ToLower(sql)
-			}
-			if !strings.Contains(lower, strings.ToLower(p.Table)) {
-				continue
-			}
+		if mentions != nil && !mentions(p.Table) {
+			continue
 		}
 		out = append(out, d)
 	}
