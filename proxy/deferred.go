@@ -1,7 +1,6 @@
 package proxy
 
 import (
-
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
