@@ -31,7 +31,10 @@
 //     numerics where DuckDB's differ: avg as a whole output column
 //     (exactavg.go) or inside predicates (predavg.go), display scales that
 //     vary row by row and numeric division as a whole output column
-//     (scaletrack.go, also over CTEs and windows, and round(avg(x), k));
+//     (scaletrack.go: the candidates; scaleexpr.go: the rules per
+//     expression; scalesubquery.go: scales out of subqueries and CTEs;
+//     scaleplan.go: the plan and the rewrite; also over windows, and
+//     round(avg(x), k));
 //     Postgres's text of values (textout.go: pgaccel_text, to_char,
 //     to_timestamp of literals), ASCII case mapping under the C LC_CTYPE
 //     (collation.go), json operators (jsonops.go), and functions whose
