@@ -30,7 +30,9 @@
 //
 // caching and snapshot datasets have no full reload (ErrNoFullReload).
 //
-// # The scheduler (runner.go, schedule.go)
+// # The scheduler (runner.go: the Runner, its tasks and on-demand
+// refreshes; scheduler.go: each dataset's loop; schedule.go: when;
+// execution.go: one refresh and its outcome; retention.go)
 //
 // A Runner has one goroutine per enabled dataset:
 //

@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"time"
@@ -102,4 +103,75 @@ func (p *retention) describe() string {
 		s += "rows where " + p.predicate
 	}
 	return s
+}
+
+// retain is a dataset's retention goroutine: with retention_check_enabled,
+// it evicts rows every retention_check_interval. When a setting the policy
+// needs is missing it logs a [retention] error naming it and schedules no
+// pass.
+func (r *Runner) retain(ctx context.Context, t *task) {
+	ds := t.dataset()
+	if refusals := retentionRefusals(ds); len(refusals) > 0 {
+		for _, f := range refusals {
+			r.log.Error().Str("dataset", ds.Name).Str("missing", f.setting).
+				Msgf("[retention] dataset %s: no retention pass is scheduled: %s", ds.Name, f.Error())
+		}
+		return
+	}
+	interval := ds.Acceleration.RetentionCheckInterval
+	for {
+		timer := r.clock.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C():
+		}
+		if err := r.retainOnce(ctx, t); err != nil && ctx.Err() == nil {
+			r.log.Warn().Str("dataset", ds.Name).Str("error", r.sc.text(err)).Msg("[retention] pass failed; the next one runs on schedule")
+		}
+	}
+}
+
+// RetainNow runs one retention pass of the dataset now (for tests and
+// operators).
+func (r *Runner) RetainNow(ctx context.Context, dataset string) error {
+	t, err := r.task(dataset)
+	if err != nil {
+		return err
+	}
+	return r.retainOnce(ctx, t)
+}
+
+func (r *Runner) retainOnce(ctx context.Context, t *task) error {
+	t.refreshMu.Lock()
+	defer t.refreshMu.Unlock()
+	ds := t.dataset()
+	if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored == nil {
+		return nil
+	}
+	info, err := r.eng.Stored(ctx, ds.Name)
+	if err != nil || info == nil {
+		return err
+	}
+	pol, err := retentionPolicy(ds, info.Specs)
+	if err != nil {
+		return err
+	}
+	preds := pol.duckPredicates(r.clock.Now())
+	deleted, total, err := r.eng.DeleteWhere(ctx, ds.Name, preds)
+	if err != nil {
+		return err
+	}
+	r.metrics.retained(ds.Name, deleted, total)
+	if deleted > 0 {
+		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+			st.Rows = total
+			st.Generation++
+			st.DataGeneration++
+		})
+	}
+	r.log.Info().Str("dataset", ds.Name).Int64("deleted", deleted).Int64("rows", total).
+		Str("policy", pol.describe()).Msg("[retention] pass done")
+	return nil
 }
