@@ -61,7 +61,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzSession -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzStartupPacket -fuzztime $(FUZZTIME)
-	$(GO) test ./proxy -run '^$$' -fuzz FuzzFrameReader -fuzztime $(FUZZTIME)
+	$(GO) test ./proxy/wire -run '^$$' -fuzz FuzzFrameReader -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzLaneScan -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzQuickShape -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)

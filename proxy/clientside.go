@@ -62,7 +62,7 @@ func (ss *session) writeLocal(buf []byte, skippable, check bool, since uint64) e
 	if outcome != localWriteNow {
 		return nil
 	}
-	if !ss.evl.onLoop && ss.client.fr.buffered() > 0 {
+	if !ss.evl.onLoop && ss.client.fr.Buffered() > 0 {
 		// The client's next message is here already (a pipeline: Bind,
 		// Describe, Execute, Sync): the answer waits in the client
 		// writer's buffer, which every later write to the client flushes

@@ -7,8 +7,9 @@
 //
 // From the bytes up:
 //
-//   - frames.go, rawio.go, loop_linux.go: framing, raw socket I/O and the
-//     epoll event loops that relay many sessions on one thread.
+//   - proxy/wire: framing (FrameReader), raw socket I/O (RawIO) and the
+//     epoll event loops (Loop) that relay many sessions on one thread,
+//     each session as a wire.Conn (loopstate.go's loopConn).
 //   - proxy/encode: DuckDB values written as Postgres would write them
 //     (text and binary), byte for byte.
 //   - proxy/resultcache: the results cache and the caching datasets' TTL
@@ -131,18 +132,18 @@
 // proxy fails itself (timeout, cancel, a DuckDB failure after rows)
 // fails the origin's transaction too where it would otherwise go on
 // (timeout.go). Origin messages reach the client as the origin sent
-// them (frameReader.lastFrame). Messages larger than
+// them (wire.FrameReader.LastFrame). Messages larger than
 // server.max_message_bytes end the session with 54000, ones that
 // cannot be framed with 08P01; a well-framed one pgproto3 cannot
 // decode goes to the origin as it came, for Postgres's own error.
 // Without an Accel there is nothing to route: the pass-through relay
-// (passthrough.go) frames each side into messages (frames.go), decodes
+// (passthrough.go) frames each side into messages (wire.FrameReader), decodes
 // with pgproto3 only the ones it tracks (ParameterStatus, ReadyForQuery,
 // ErrorResponse) and forwards each read's run of whole messages as it
 // came, in one write. A session on plain sockets is relayed by an event
-// loop (loop_linux.go): one locked OS thread polls the sockets of many
+// loop (wire.Loop): one locked OS thread polls the sockets of many
 // sessions with epoll and runs the same relay steps the goroutines run,
-// so a read costs one read and one write. The loop owns those sockets (rawIO.toLoop) and never waits for
+// so a read costs one read and one write. The loop owns those sockets (wire.RawIO.ToLoop) and never waits for
 // one: a write the socket cannot take, or a session that keeps it busy,
 // is handed back to goroutines with the bytes not yet written. Sessions
 // with an Accel run on a loop too while their statements go to the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"os"
 	"slices"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 // Sessions with an acceleration on an event loop. A session whose
 // statements go to the origin costs the proxy what a pass-through one does
-// only if it is relayed the same way: on an event loop (loop_linux.go),
+// only if it is relayed the same way: on an event loop (wire.Loop),
 // not on two goroutines, whose every message costs a park and a wake-up
 // through the runtime's scheduler. With one dataset configured, every
 // pgbench statement passes the routing hook, and on goroutines that made
@@ -54,7 +55,7 @@ const promoteAfter = 64
 
 // loopMessageBudget is how many messages a session with an acceleration
 // may relay per event before the loop hands it to goroutines (a result of
-// many rows): the decoding counterpart of loopReadBudget.
+// many rows): the decoding counterpart of wire.ReadBudget.
 const loopMessageBudget = 1024
 
 // carried is a message decoded on one side and handed to the other mode
@@ -89,19 +90,19 @@ func (ss *session) receiveClient() (pgproto3.FrontendMessage, error) {
 		return c.msg, c.err
 	}
 	if ss.ext.lastParse.raw != nil {
-		raw, err := ss.client.fr.peekOf(&parseType, len(ss.ext.lastParse.raw))
-		if errors.Is(err, errWouldBlock) {
+		raw, err := ss.client.fr.PeekOf(&parseType, len(ss.ext.lastParse.raw))
+		if errors.Is(err, wire.ErrWouldBlock) {
 			return nil, err
 		}
 		if raw != nil && bytes.Equal(raw, ss.ext.lastParse.raw) {
-			ss.client.fr.skip(len(raw))
+			ss.client.fr.Skip(len(raw))
 			ss.ext.parseScratch = ss.ext.lastParse.msg
 			return &ss.ext.parseScratch, nil
 		}
 	}
 	msg, err := ss.client.be.Receive()
 	if p, ok := msg.(*pgproto3.Parse); ok && err == nil {
-		ss.ext.lastParse.save(p, ss.client.fr.lastFrame())
+		ss.ext.lastParse.save(p, ss.client.fr.LastFrame())
 	}
 	return msg, err
 }
@@ -149,7 +150,7 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 	if err != nil {
 		// An undecodable message is forwarded through beginStretch, which
 		// may wait; a failed read ends the session, which does not.
-		return ss.client.fr.lastFrame() == nil
+		return ss.client.fr.LastFrame() == nil
 	}
 	if _, ok := msg.(*pgproto3.Terminate); ok {
 		return true
@@ -253,37 +254,37 @@ func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
 	}
 	ss.evl.loopRun = 0
 	ss.evl.promoting.Store(true)
-	_ = ss.origin.raw.setReadDeadline(time.Now())
+	_ = ss.origin.raw.SetReadDeadline(time.Now())
 	<-ss.origin.done
 	ss.origin.done = nil
 	ss.evl.promoting.Store(false)
-	_ = ss.origin.raw.setReadDeadline(time.Time{})
+	_ = ss.origin.raw.SetReadDeadline(time.Time{})
 	if ss.isClosed() || ss.origin.broken.Load() {
 		// The relay ended for another reason, and saw to it (closed the
 		// session, or detached it from the link): the goroutines go on.
 		return false, false
 	}
 	ss.evl.carryC.put(msg, nil, nil)
-	ss.srv.metrics.loopEvent(loopPromoted)
+	ss.srv.metrics.loopEvent(wire.EventPromoted)
 	return true, ss.serveOnLoop(l)
 }
 
-// serveOnLoop hands the session to l (eventLoop.serve) from the client
+// serveOnLoop hands the session to l (wire.Loop.Serve) from the client
 // goroutine, which holds the link (enterLink) or is about to, and reports
 // whether the session ended there. While a loop has the session, the loop
 // takes turns with the idle timer itself (looped tells the timer to ask it
 // for the session back instead: releaseIdle). When it comes back, the
 // origin relay runs again before the timer may take its turn (a release
 // waits for that relay to stop).
-func (ss *session) serveOnLoop(l *eventLoop) (ended bool) {
+func (ss *session) serveOnLoop(l *wire.Loop) (ended bool) {
 	ss.evl.looped.Store(true)
 	held := ss.origin.idleTimer != nil && ss.origin.use.Load() == 1
 	if held {
 		ss.origin.use.Store(0)
 	}
-	ended = l.serve(ss)
+	ended = l.Serve(loopConn{ss})
 	if !ended && !ss.life.endToPool.Load() {
-		if err := ss.origin.raw.flushHeld(); err != nil {
+		if err := ss.origin.raw.FlushHeld(); err != nil {
 			ss.originFailed(err)
 			ended = true
 		} else {

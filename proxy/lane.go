@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"time"
 	"unsafe"
 
@@ -95,7 +96,7 @@ type laneOp struct {
 func (ss *session) laneReady() bool {
 	return ss.origin.state == linkLive && !ss.origin.broken.Load() && !ss.origin.releasing.Load() && !ss.ext.localSkip && !ss.ext.segmentOpen &&
 		ss.origin.queryCapture == nil && ss.origin.pendingSet == "" && ss.origin.tent == nil && !ss.ext.staleStmt && !ss.ext.stalePortal &&
-		ss.local.stmtStart.IsZero() && ss.client.fr.rem == 0 && ss.origin.pending.quiet()
+		ss.local.stmtStart.IsZero() && !ss.client.fr.InMessage() && ss.origin.pending.quiet()
 }
 
 // laneClient relays the client's next round trip through the lane when it
@@ -105,22 +106,22 @@ func (ss *session) laneClient() (taken, idle bool) {
 		return false, false
 	}
 	fr := ss.client.fr
-	if fr.buffered() == 0 {
+	if fr.Buffered() == 0 {
 		// First, whether there is anything to read at all (after a round
 		// trip the lane took, the loop asks again, with an answer due,
 		// which the lane does not take): the decoded path would find out
 		// through pgproto3.
-		if err := fr.fill(); err != nil {
+		if err := fr.Fill(); err != nil {
 			// Nothing to read; any other failure the decoded path meets
 			// again and reports.
-			return false, err == errWouldBlock
+			return false, err == wire.ErrWouldBlock
 		}
 	}
 	if !ss.laneReady() {
 		return false, false
 	}
 	var ops [laneMaxFrames]laneOp
-	n, size := ss.laneScan(fr.buf[fr.rp:fr.wp], &ops)
+	n, size := ss.laneScan(fr.Pending(), &ops)
 	if n == 0 {
 		return false, false
 	}
@@ -131,9 +132,9 @@ func (ss *session) laneClient() (taken, idle bool) {
 	// everything before is answered).
 	err := ss.origin.fe.Flush()
 	if err == nil {
-		_, err = ss.origin.rw.Write(fr.buf[fr.rp : fr.rp+size])
+		_, err = ss.origin.rw.Write(fr.Pending()[:size])
 	}
-	fr.skip(size)
+	fr.Skip(size)
 	ss.origin.pendingBytes = 0
 	ss.leaveLink()
 	if err != nil {
@@ -157,7 +158,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			return 0, 0
 		}
 		l := int(int32(binary.BigEndian.Uint32(b[size+1:])))
-		if l < 4 || size+1+l > len(b) || ss.client.fr.max > 0 && l-4 > ss.client.fr.max {
+		if l < 4 || size+1+l > len(b) || ss.client.fr.Max() > 0 && l-4 > ss.client.fr.Max() {
 			return 0, 0
 		}
 		m := b[size : size+1+l]
@@ -352,16 +353,16 @@ var noItem pendingItem
 // any message, and whether the origin side of the session ended.
 func (ss *session) originRun() (taken, ended bool) {
 	fr, q := ss.origin.fr, ss.origin.pending
-	start, at := fr.rp, fr.rp
+	b, at := fr.Pending(), 0
 	done := 0 // the items the run completes, from the head
 	idle, local, shutdown := false, false, false
 	q.mu.Lock()
 	for !local && !shutdown {
-		if fr.wp-at < 5 || !fastOriginTypes[fr.buf[at]] {
+		if len(b)-at < 5 || !fastOriginTypes[b[at]] {
 			break
 		}
-		n, err := fr.frameLenAt(at)
-		if err != nil || n > frameKeepSize || fr.wp-at < n {
+		n, err := fr.PendingFrameLen(at)
+		if err != nil || n > wire.FrameKeepSize || len(b)-at < n {
 			break
 		}
 		head := &noItem
@@ -372,13 +373,13 @@ func (ss *session) originRun() (taken, ended bool) {
 				break
 			}
 		}
-		typ := fr.buf[at]
+		typ := b[at]
 		switch typ {
 		case 'D':
 			ss.client.pendingOut += n
 		case 'Z':
 			if n > 5 {
-				ss.noteReady(fr.buf[at+5], *head, hasHead)
+				ss.noteReady(b[at+5], *head, hasHead)
 			}
 		}
 		at += n
@@ -390,17 +391,17 @@ func (ss *session) originRun() (taken, ended bool) {
 		}
 	}
 	q.mu.Unlock()
-	if at == start {
+	if at == 0 {
 		return false, false
 	}
-	fr.skip(at - start)
+	fr.Skip(at)
 	// Relayed before the items are settled: a goroutine waiting for the
 	// queue to empty writes its answers after these (writeClient).
 	ss.client.writeMu.Lock()
-	ss.client.rawOut = fr.buf[start:at]
+	ss.client.rawOut = b[:at]
 	ss.client.be.Send(&ss.client.rawOut)
 	var werr error
-	if ss.client.pendingOut >= flushThreshold || fr.buffered() == 0 || local || shutdown {
+	if ss.client.pendingOut >= flushThreshold || fr.Buffered() == 0 || local || shutdown {
 		ss.client.pendingOut = 0
 		werr = ss.client.be.Flush()
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"os"
 
@@ -23,7 +24,7 @@ import (
 func laneSession(t testing.TB) (*session, []byte) {
 	ss := journalSession()
 	ss.accel = &Accel{Planner: planner.New(catalog.NewRegistry(&catalog.Config{Datasets: []*catalog.Dataset{{Name: "orders", Schema: "public", Table: "orders"}}}), nil, planner.Options{})}
-	ss.client.fr = newFrameReader(bytes.NewReader(nil), false)
+	ss.client.fr = wire.NewFrameReader(bytes.NewReader(nil), false)
 	ss.srv, ss.log = &Server{}, zerolog.Nop()
 	parse := &pgproto3.Parse{Query: "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}
 	raw, _ := parse.Encode(nil)
@@ -386,8 +387,8 @@ func BenchmarkLane(b *testing.B) {
 				ss.stripe = stripe
 				ss.origin.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 			}
-			ss.client.fr = newFrameReader(&loopReader{c.client(parse)}, false)
-			ss.origin.fr = newFrameReader(&loopReader{c.origin(parse)}, false)
+			ss.client.fr = wire.NewFrameReader(&loopReader{c.client(parse)}, false)
+			ss.origin.fr = wire.NewFrameReader(&loopReader{c.origin(parse)}, false)
 			ss.origin.rw = struct {
 				io.Reader
 				io.Writer
@@ -395,12 +396,12 @@ func BenchmarkLane(b *testing.B) {
 			ss.origin.fe = pgproto3.NewFrontend(ss.origin.fr, io.Discard)
 			ss.client.be = pgproto3.NewBackend(ss.client.fr, io.Discard)
 			trip := func() {
-				ss.client.fr.rp, ss.client.fr.wp = 0, 0
+				ss.client.fr.Discard()
 				if taken, _ := ss.laneClient(); !taken {
 					panic("the lane did not take the round trip")
 				}
-				ss.origin.fr.rp, ss.origin.fr.wp = 0, 0
-				if err := ss.origin.fr.fill(); err != nil {
+				ss.origin.fr.Discard()
+				if err := ss.origin.fr.Fill(); err != nil {
 					panic(err)
 				}
 				if taken, ended := ss.originRun(); !taken || ended || !ss.origin.pending.quiet() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"time"
@@ -55,19 +56,19 @@ const (
 )
 
 // installOrigin makes c the session's origin connection, read and
-// written through orw (fastIO's, or c) and read through fr (nil: a new
+// written through orw (wire.FastIO's, or c) and read through fr (nil: a new
 // one); it runs on the client loop (or at startup) while no origin relay
 // runs.
-func (ss *session) installOrigin(c net.Conn, orw io.ReadWriter, fr *frameReader, state linkState) {
+func (ss *session) installOrigin(c net.Conn, orw io.ReadWriter, fr *wire.FrameReader, state linkState) {
 	if orw == nil {
-		orw = fastIO(c)
+		orw = wire.FastIO(c)
 	}
 	if fr == nil {
-		fr = newFrameReader(orw, false)
+		fr = wire.NewFrameReader(orw, false)
 	}
 	ss.origin.mu.Lock()
 	ss.origin.conn = c
-	ss.origin.raw, _ = orw.(*rawIO)
+	ss.origin.raw, _ = orw.(*wire.RawIO)
 	ss.origin.mu.Unlock()
 	ss.origin.fr = fr
 	ss.origin.fe = pgproto3.NewFrontend(ss.origin.fr, orw)
@@ -98,10 +99,10 @@ func (ss *session) dropLink() {
 }
 
 // originConn is the origin link's Go connection now: an event loop hands
-// a socket back as a new one (rawIO.toGoroutine).
+// a socket back as a new one (wire.RawIO.ToGoroutine).
 func (ss *session) originConn() net.Conn {
 	if ss.origin.raw != nil {
-		return ss.origin.raw.goConn()
+		return ss.origin.raw.GoConn()
 	}
 	return ss.origin.conn
 }
@@ -406,7 +407,7 @@ func (ss *session) releaseIdle() {
 		// client goroutine first, which then takes turns with the timer.
 		if l := ss.evl.loop.Load(); l != nil {
 			ss.evl.wantGoroutines.Store(true)
-			l.kick(ss)
+			l.Kick(loopConn{ss})
 		}
 		ss.armIdle(10 * time.Millisecond)
 		return
@@ -449,10 +450,10 @@ func (ss *session) poolOrigin() {
 	}
 	// Only a plain socket is pooled: after a read deadline, a TLS
 	// connection's state is not promised to be sound.
-	clean := ss.origin.fr.buffered() == 0 && ss.origin.raw != nil
+	clean := ss.origin.fr.Buffered() == 0 && ss.origin.raw != nil
 	_ = conn.SetReadDeadline(time.Time{})
 	ol := &originLogin{conn: conn, rw: ss.origin.rw, params: ss.state.Params(), pid: ss.origin.pid, key: ss.origin.key, status: 'I'}
-	ol.fr = newFrameReader(ol.rw, false)
+	ol.fr = wire.NewFrameReader(ol.rw, false)
 	ol.fe = pgproto3.NewFrontend(ol.fr, ol.rw)
 	ss.unlink()
 	ss.srv.metrics.link(linkReleased)

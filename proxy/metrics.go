@@ -125,17 +125,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Event-loop events (pgaccel_event_loop_sessions_total).
-const (
-	loopTaken        = "taken"
-	loopWriteBlocked = "write_blocked"
-	loopBusy         = "busy"
-	loopHandedOff    = "handed_off"
-	loopReleased     = "released"
-	loopPooled       = "pooled"
-	loopPromoted     = "promoted"
-)
-
 // laneTrip counts a round trip of the origin lane (lane.go).
 func (m *Metrics) laneTrip(stripe uint8) {
 	if m != nil {

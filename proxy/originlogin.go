@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"slices"
@@ -18,7 +19,7 @@ import (
 type originLogin struct {
 	conn   net.Conn
 	rw     io.ReadWriter
-	fr     *frameReader
+	fr     *wire.FrameReader
 	fe     *pgproto3.Frontend
 	params map[string]string
 	pid    uint32
@@ -52,8 +53,8 @@ func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v a
 	if dl, has := ctx.Deadline(); has {
 		_ = oc.SetDeadline(dl)
 	}
-	orw := fastIO(oc)
-	fr := newFrameReader(orw, false)
+	orw := wire.FastIO(oc)
+	fr := wire.NewFrameReader(orw, false)
 	fe := pgproto3.NewFrontend(fr, orw)
 	fe.Send(rawFrame(startup))
 	if err := fe.Flush(); err != nil {

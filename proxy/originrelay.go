@@ -15,8 +15,8 @@ import (
 // status and the queue of pending responses on the way.
 func (ss *session) relayOrigin() {
 	if ss.client.raw != nil {
-		// Bytes an event loop held back go first (loop.go).
-		if err := ss.client.raw.flushHeld(); err != nil {
+		// Bytes an event loop held back go first (wire.RawIO.FlushHeld).
+		if err := ss.client.raw.FlushHeld(); err != nil {
 			ss.log.Debug().Err(err).Msg("client write failed")
 			ss.close()
 			return
@@ -122,8 +122,8 @@ func (ss *session) relayOut(raw []byte, msg pgproto3.BackendMessage, done, faile
 	}
 	var werr error
 	// Nothing more read: pgproto3 holds no more than the message it has
-	// just decoded (frames.go), the origin's frame reader the rest.
-	if ss.client.pendingOut >= flushThreshold || ss.origin.fr.buffered() == 0 || closeAfter {
+	// just decoded (wire.FrameReader), the origin's frame reader the rest.
+	if ss.client.pendingOut >= flushThreshold || ss.origin.fr.Buffered() == 0 || closeAfter {
 		ss.client.pendingOut = 0
 		werr = ss.client.be.Flush()
 	}

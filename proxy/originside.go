@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"sync"
@@ -25,14 +26,14 @@ import (
 type originSide struct {
 	conn net.Conn
 	fe   *pgproto3.Frontend
-	// fr frames what the origin sends; fe reads through it (frames.go).
-	fr *frameReader
+	// fr frames what the origin sends; fe reads through it (wire.FrameReader).
+	fr *wire.FrameReader
 	// state is the link's state (link.go).
 	state linkState
 	rw    io.ReadWriter // the origin connection's I/O (installOrigin)
 	// raw is the socket's raw I/O (nil for TLS); once the session is on
-	// an event loop its socket is written through it only (loop.go).
-	raw *rawIO
+	// an event loop its socket is written through it only (wire.Loop).
+	raw *wire.RawIO
 	mu  sync.Mutex
 	// done is closed when the current link's origin relay ends.
 	done chan struct{}

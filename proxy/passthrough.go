@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -12,7 +13,7 @@ import (
 // The pass-through relay: a session of a proxy without an acceleration
 // (no datasets configured) has nothing to route, so after startup its
 // messages are relayed without being decoded and encoded again. Each side
-// is framed into messages (frameReader), each message's type is looked at,
+// is framed into messages (wire.FrameReader), each message's type is looked at,
 // and the few whose content the proxy keeps track of are decoded with
 // pgproto3: ParameterStatus (the session's parameters), ReadyForQuery (the
 // transaction status) and ErrorResponse (a FATAL ends the session). Every
@@ -59,12 +60,12 @@ var frontendTypes = [256]bool{
 // and whether there was nothing to read (only in an event loop).
 func (ss *session) passClient() (ended, idle bool) {
 	fr := ss.client.fr
-	start := fr.rp
+	start := fr.Mark()
 	var failure error
 	terminated := false
 scan:
 	for {
-		m, err := fr.next()
+		m, err := fr.Next()
 		if err != nil {
 			failure = err
 			break
@@ -82,7 +83,7 @@ scan:
 			}
 		case 'X':
 			terminated = true
-			if fr.rp-len(m) == start && ss.endsToPool() {
+			if fr.Mark()-len(m) == start && ss.endsToPool() {
 				// Nothing before it to relay: the origin connection
 				// goes to the pool, and the origin is not told.
 				ss.life.terminated.Store(true)
@@ -92,17 +93,17 @@ scan:
 			break scan
 		default:
 			if !frontendTypes[t] {
-				fr.rp -= len(m)
+				fr.Unread(len(m))
 				failure = fmt.Errorf("unknown message type: %c", t)
 				break scan
 			}
 		}
 	}
-	if fr.rp > start {
+	if fr.Mark() > start {
 		if terminated {
 			ss.life.terminated.Store(true)
 		}
-		if _, err := ss.origin.rw.Write(fr.buf[start:fr.rp]); err != nil {
+		if _, err := ss.origin.rw.Write(fr.Since(start)); err != nil {
 			if !terminated {
 				ss.originFailed(err)
 			}
@@ -117,10 +118,10 @@ scan:
 
 // readMore reads one side once more, unless framing what it had failed
 // already; failed ends the side with the error that ended it.
-func readMore(fr *frameReader, failure error, failed func(error)) (ended, idle bool) {
+func readMore(fr *wire.FrameReader, failure error, failed func(error)) (ended, idle bool) {
 	if failure == nil {
-		failure = fr.fill()
-		if failure == errWouldBlock {
+		failure = fr.Fill()
+		if failure == wire.ErrWouldBlock {
 			return false, true
 		}
 	}
@@ -137,11 +138,11 @@ func readMore(fr *frameReader, failure error, failed func(error)) (ended, idle b
 // loop).
 func (ss *session) passOrigin() (ended, idle bool) {
 	fr := ss.origin.fr
-	start := fr.rp
+	start := fr.Mark()
 	var failure error
 	closeAfter, shutdown := false, false
 	for !closeAfter {
-		m, err := fr.next()
+		m, err := fr.Next()
 		if err != nil {
 			failure = err
 			break
@@ -174,9 +175,9 @@ func (ss *session) passOrigin() (ended, idle bool) {
 			}
 		}
 	}
-	if fr.rp > start {
+	if fr.Mark() > start {
 		ss.client.writeMu.Lock()
-		_, err := ss.client.w.Write(fr.buf[start:fr.rp])
+		_, err := ss.client.w.Write(fr.Since(start))
 		ss.client.writeMu.Unlock()
 		if err != nil {
 			ss.log.Debug().Err(err).Msg("client write failed")

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"testing"
@@ -19,7 +20,7 @@ func pipeLogin(t *testing.T) (*originLogin, <-chan struct{}) {
 		_, _ = io.Copy(io.Discard, b)
 		close(closed)
 	}()
-	fr := newFrameReader(a, false)
+	fr := wire.NewFrameReader(a, false)
 	return &originLogin{conn: a, rw: a, fr: fr, fe: pgproto3.NewFrontend(fr, a), params: map[string]string{"application_name": ""}}, closed
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"os"
@@ -19,8 +20,8 @@ import (
 // It returns when the client leaves or the session closes.
 func (ss *session) relayClient() {
 	if ss.origin.raw != nil {
-		// Bytes an event loop held back go first (loop.go).
-		if err := ss.origin.raw.flushHeld(); err != nil {
+		// Bytes an event loop held back go first (wire.RawIO.FlushHeld).
+		if err := ss.origin.raw.FlushHeld(); err != nil {
 			ss.originFailed(err)
 			return
 		}
@@ -35,7 +36,7 @@ func (ss *session) relayClient() {
 // relayOne takes one step of one side of the session: a message received
 // and handled, or, pass-through, a read's whole messages relayed. It
 // reports whether that side of the session ended, and whether there was
-// nothing to read (only in an event loop: errWouldBlock).
+// nothing to read (only in an event loop: wire.ErrWouldBlock).
 func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 	if ss.pass != nil {
 		if fromOrigin {
@@ -53,7 +54,7 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 			// The usual answers are relayed from the frame as it came,
 			// without pgproto3 (originRun, lane.go); the rest, and answers a
 			// pending item looks into, are decoded.
-			raw, err = ss.origin.fr.peekOf(&fastOriginTypes, frameKeepSize)
+			raw, err = ss.origin.fr.PeekOf(&fastOriginTypes, wire.FrameKeepSize)
 			if err == nil && raw != nil {
 				if taken, ended := ss.originRun(); taken {
 					return ended, false
@@ -61,10 +62,10 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 			}
 			if err == nil {
 				msg, err = ss.origin.fe.Receive()
-				raw = ss.origin.fr.lastFrame()
+				raw = ss.origin.fr.LastFrame()
 			}
 		}
-		if errors.Is(err, errWouldBlock) {
+		if errors.Is(err, wire.ErrWouldBlock) {
 			return false, true
 		}
 		if ss.evl.onLoop && !ss.originLoopSafe(msg, err) {
@@ -80,7 +81,7 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 		}
 	}
 	msg, err := ss.receiveClient()
-	if errors.Is(err, errWouldBlock) {
+	if errors.Is(err, wire.ErrWouldBlock) {
 		return false, true
 	}
 	if ss.evl.onLoop && !ss.loopSafe(msg, err) {
@@ -107,7 +108,7 @@ func (ss *session) relayOne(fromOrigin bool) (ended, idle bool) {
 // instead of it, and reports whether the client side of the session ended.
 func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	if err != nil {
-		if raw := ss.client.fr.lastFrame(); raw != nil {
+		if raw := ss.client.fr.LastFrame(); raw != nil {
 			// A whole message pgproto3 cannot decode: Postgres answers a
 			// malformed body with an ERROR and the session goes on, so it
 			// is the origin's to answer.
@@ -166,7 +167,7 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 			ss.acc.infoDirty, ss.acc.changedInTx = dirty, changedInTx
 		}
 	}
-	if ss.client.fr.buffered() == 0 {
+	if ss.client.fr.Buffered() == 0 {
 		// The client has paused (nothing more of it is read): what it
 		// sent so far reaches the origin now, as it would reach Postgres.
 		// statement_timeout runs from a Parse's arrival, so a Parse held
@@ -248,7 +249,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	ss.noteOriginTimer(msg)
 	// Messages never rewritten here go as they came, without encoding them
 	// again (the frame stays whole until the next read).
-	if raw := ss.client.fr.lastFrame(); raw != nil && raw[0] == unrewrittenType(msg) {
+	if raw := ss.client.fr.LastFrame(); raw != nil && raw[0] == unrewrittenType(msg) {
 		ss.origin.rawIn = raw
 		ss.origin.fe.Send(&ss.origin.rawIn)
 	} else {
@@ -336,7 +337,7 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 }
 
 // rawFrame is a message as it came, relayed without being decoded and
-// encoded again (frameReader.lastFrame).
+// encoded again (wire.FrameReader.LastFrame).
 type rawFrame []byte
 
 func (rawFrame) Frontend() {}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"net"
 	"runtime"
 	"sync"
@@ -38,7 +39,7 @@ type Config struct {
 	// Auth, when set, makes the proxy authenticate clients itself
 	// (auth.mode proxy); nil relays every login to the origin.
 	Auth *ProxyAuth
-	// EventLoops is how many event loops relay sessions (loop_linux.go,
+	// EventLoops is how many event loops relay sessions (wire.Loop,
 	// handoff.go), as server.event_loops says: nil picks one per two
 	// CPUs the Go runtime uses (GOMAXPROCS/2, at least one), 0 relays
 	// every session on goroutines.
@@ -96,7 +97,7 @@ type Server struct {
 	describing keyFlights // descriptions asked of the origin by sessions without a connection
 
 	loopsOnce sync.Once
-	loops     []*eventLoop
+	loops     []*wire.Loop
 	nextLoop  atomic.Uint32
 
 	// panicHook, when set (by tests), sees every recovered session panic.
@@ -240,7 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // loopFor picks the event loop for a session, or nil when it must run on
 // goroutines: a socket is TLS, loops are off, or it has an acceleration
 // and no origin connection (handoff.go).
-func (s *Server) loopFor(ss *session) *eventLoop {
+func (s *Server) loopFor(ss *session) *wire.Loop {
 	if ss.client.raw == nil || ss.origin.raw == nil || ss.pass == nil && (ss.origin.state != linkLive || ss.origin.broken.Load()) {
 		return nil
 	}
@@ -255,7 +256,7 @@ func (s *Server) loopFor(ss *session) *eventLoop {
 func (s *Server) noLoops() bool { return len(s.eventLoops()) == 0 }
 
 // eventLoops starts the event loops on first use, and returns them.
-func (s *Server) eventLoops() []*eventLoop {
+func (s *Server) eventLoops() []*wire.Loop {
 	s.loopsOnce.Do(func() {
 		var n int
 		if s.cfg.EventLoops != nil {
@@ -267,7 +268,7 @@ func (s *Server) eventLoops() []*eventLoop {
 			n = max(1, runtime.GOMAXPROCS(0)/2)
 		}
 		for range n {
-			l, err := newEventLoop()
+			l, err := wire.NewLoop()
 			if err != nil {
 				s.log.Warn().Err(err).Msg("no event loop; sessions run on goroutines")
 				return
@@ -282,7 +283,7 @@ func (s *Server) eventLoops() []*eventLoop {
 func (s *Server) stopLoops() {
 	s.loopsOnce.Do(func() {}) // no loop starts after this
 	for _, l := range s.loops {
-		l.stop()
+		l.Stop()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -247,7 +248,7 @@ func (ss *session) fatal(code, message, hint string) {
 	}
 	ss.client.fatalSent = true
 	if ss.client.raw != nil {
-		ss.client.raw.setWriteDeadline(time.Now().Add(5 * time.Second))
+		ss.client.raw.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	} else {
 		_ = ss.client.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	}
@@ -292,14 +293,14 @@ func (ss *session) close() {
 		ss.closeOrigin()
 		if l := ss.evl.loop.Load(); l != nil {
 			// The loop cannot see a closed descriptor: it is told.
-			l.kick(ss)
+			l.Kick(loopConn{ss})
 		}
 	})
 }
 
 // closeConn closes a session socket through its raw I/O when it has one
 // (which owns the socket in loop mode).
-func closeConn(c net.Conn, raw *rawIO) {
+func closeConn(c net.Conn, raw *wire.RawIO) {
 	if raw != nil {
 		_ = raw.Close()
 		return

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"runtime/debug"
@@ -91,16 +92,16 @@ type clientConn struct {
 	conn net.Conn
 	// startup is the client's StartupMessage as it came, for the origin.
 	startup []byte
-	raw     *rawIO    // the socket's raw I/O, nil for TLS
-	w       io.Writer // raw, or conn for TLS
-	fr      *frameReader
+	raw     *wire.RawIO // the socket's raw I/O, nil for TLS
+	w       io.Writer   // raw, or conn for TLS
+	fr      *wire.FrameReader
 	be      *pgproto3.Backend // reads through fr
 }
 
 func newClientConn(conn net.Conn) clientConn {
-	rw := fastIO(conn)
-	cs := clientConn{conn: conn, w: rw, fr: newFrameReader(rw, true)}
-	cs.raw, _ = rw.(*rawIO)
+	rw := wire.FastIO(conn)
+	cs := clientConn{conn: conn, w: rw, fr: wire.NewFrameReader(rw, true)}
+	cs.raw, _ = rw.(*wire.RawIO)
 	cs.be = pgproto3.NewBackend(cs.fr, rw)
 	return cs
 }
@@ -179,8 +180,7 @@ func (s *Server) negotiate(conn net.Conn) (clientConn, *pgproto3.StartupMessage,
 			cs.startup = pkt
 			cs.be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
 			// Typed messages from here on.
-			cs.fr.untyped = false
-			cs.fr.max = s.cfg.MaxMessageBytes
+			cs.fr.Typed(s.cfg.MaxMessageBytes)
 			return cs, m, nil
 		}
 	}

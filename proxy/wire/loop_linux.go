@@ -1,6 +1,6 @@
 //go:build linux
 
-package proxy
+package wire
 
 import (
 	"errors"
@@ -21,48 +21,46 @@ import (
 // 2-core machine that made pgaccel's pass-through about a tenth slower
 // than pgbouncer at 8 clients (bench/RESULTS.md).
 //
-// The loop owns a session's sockets outright: rawIO.toLoop duplicates each
+// The loop owns a session's sockets outright: RawIO.ToLoop duplicates each
 // descriptor and closes the Go connection, which takes it out of the
 // runtime's poller (left there, the runtime's poller thread woke on every
 // message too, which cost more than the loop saved). The loop runs the
-// same relay steps (relayOne) the goroutines do. A loop never waits for a
+// same relay steps (Conn.RelayOne) the goroutines do. A loop never waits for a
 // socket: a write the socket cannot take whole, or a session that keeps
 // the loop busy (a client streaming a COPY), hands the session back to
 // goroutines (demote), which write the held bytes first and carry on as
 // before.
 
-// loopReadBudget is how many reads (relay steps of up to frameBufSize
-// bytes, passthrough.go) one session may make per event before the loop
-// hands it to goroutines, so one busy session cannot hold up the others.
-const loopReadBudget = 32
-
 const loopWakeToken = -1
 
-type eventLoop struct {
+// Loop is an event loop: one locked OS thread that relays many sessions
+// (Conn) with epoll.
+type Loop struct {
 	epfd int
 	evfd int
 
 	mu      sync.Mutex
 	adds    []*loopSession
-	kicks   []*session
+	kicks   []Conn
 	stopped bool
 	exited  bool // the loop has returned and closed its descriptors
 
 	// Used by the loop's thread only.
 	byToken   map[int32]*loopSession // the client socket's token; the origin's is token+1
-	bySession map[*session]*loopSession
+	bySession map[Conn]*loopSession
 	next      int32
 }
 
 type loopSession struct {
-	ss    *session
+	c     Conn
 	token int32
 	// done receives true when the session ended in the loop, false when
 	// it was handed back to goroutines.
 	done chan bool
 }
 
-func newEventLoop() (*eventLoop, error) {
+// NewLoop starts an event loop; Stop ends it.
+func NewLoop() (*Loop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
@@ -79,40 +77,41 @@ func newEventLoop() (*eventLoop, error) {
 		syscall.Close(evfd)
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
-	l := &eventLoop{
+	l := &Loop{
 		epfd:      epfd,
 		evfd:      evfd,
 		byToken:   make(map[int32]*loopSession),
-		bySession: make(map[*session]*loopSession),
+		bySession: make(map[Conn]*loopSession),
 	}
 	go l.run()
 	return l, nil
 }
 
-// serve hands ss to the loop and waits until the session has ended there
+// Serve hands c to the loop and waits until the session has ended there
 // (true) or was handed back to goroutines (false), which then relay it.
 // It runs on the session's goroutine, before any relay goroutine starts.
-func (l *eventLoop) serve(ss *session) bool {
-	if err := ss.origin.raw.toLoop(); err != nil {
+func (l *Loop) Serve(c Conn) bool {
+	client, origin := c.Sockets()
+	if err := origin.ToLoop(); err != nil {
 		return false
 	}
-	if err := ss.client.raw.toLoop(); err != nil {
-		if ss.origin.raw.toGoroutine() != nil {
-			ss.close()
+	if err := client.ToLoop(); err != nil {
+		if origin.ToGoroutine() != nil {
+			c.Close()
 			return true
 		}
 		return false
 	}
-	ls := &loopSession{ss: ss, done: make(chan bool, 1)}
+	ls := &loopSession{c: c, done: make(chan bool, 1)}
 	// Set before the loop can see the session: a close from now on kicks
 	// the loop; one before finds the sockets closed when the loop
 	// registers them.
-	ss.evl.loop.Store(l)
+	c.SetLoop(l)
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
-		ss.evl.loop.Store(nil)
-		ss.close()
+		c.SetLoop(nil)
+		c.Close()
 		return true
 	}
 	l.adds = append(l.adds, ls)
@@ -121,21 +120,21 @@ func (l *eventLoop) serve(ss *session) bool {
 	return <-ls.done
 }
 
-// kick asks the loop to look at ss: its sockets were closed by another
+// Kick asks the loop to look at c: its sockets were closed by another
 // goroutine, which the loop cannot see (a closed descriptor leaves epoll
-// without an event).
-func (l *eventLoop) kick(ss *session) {
+// without an event), or it asks to be handed back (WantsGoroutines).
+func (l *Loop) Kick(c Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.exited {
 		return
 	}
-	l.kicks = append(l.kicks, ss)
+	l.kicks = append(l.kicks, c)
 	l.wakeLocked()
 }
 
-// stop ends the loop once it has no sessions left.
-func (l *eventLoop) stop() {
+// Stop ends the loop once it has no sessions left.
+func (l *Loop) Stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stopped = true
@@ -146,7 +145,7 @@ func (l *eventLoop) stop() {
 
 // wakeLocked makes the loop drain its queues; l.mu is held, which keeps
 // the eventfd open (run closes it under l.mu).
-func (l *eventLoop) wakeLocked() {
+func (l *Loop) wakeLocked() {
 	one := [8]byte{1}
 	_, _ = syscall.Write(l.evfd, one[:])
 }
@@ -169,7 +168,7 @@ const (
 	loopIdleAfter      = 100 * time.Millisecond
 )
 
-func (l *eventLoop) run() {
+func (l *Loop) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	events := make([]syscall.EpollEvent, 128)
@@ -231,7 +230,7 @@ func epollWait(epfd int, events []syscall.EpollEvent, timeout int) int {
 
 // drain takes new sessions and kicks; it reports whether the loop is
 // stopped and empty.
-func (l *eventLoop) drain() bool {
+func (l *Loop) drain() bool {
 	var buf [8]byte
 	_, _ = syscall.Read(l.evfd, buf[:])
 	l.mu.Lock()
@@ -241,14 +240,14 @@ func (l *eventLoop) drain() bool {
 	for _, ls := range adds {
 		l.add(ls)
 	}
-	for _, ss := range kicks {
-		ls := l.bySession[ss]
+	for _, c := range kicks {
+		ls := l.bySession[c]
 		switch {
 		case ls == nil:
-		case ss.isClosed():
+		case c.Closed():
 			l.finish(ls, true)
-		case ss.evl.wantGoroutines.Swap(false):
-			l.demote(ls, loopReleased)
+		case c.WantsGoroutines():
+			l.demote(ls, EventReleased)
 		}
 	}
 	return stopped && len(l.bySession) == 0
@@ -256,20 +255,21 @@ func (l *eventLoop) drain() bool {
 
 // add registers a new session's sockets and relays what its frame readers
 // have buffered already (it would raise no event).
-func (l *eventLoop) add(ls *loopSession) {
+func (l *Loop) add(ls *loopSession) {
 	l.next += 2
 	for l.byToken[l.next] != nil || l.next < 0 {
 		l.next = (l.next + 2) & 0x3ffffffe
 	}
 	ls.token = l.next
 	l.byToken[ls.token] = ls
-	l.bySession[ls.ss] = ls
-	ls.ss.srv.metrics.loopEvent(loopTaken)
-	if err := l.register(ls.ss.client.raw, ls.token); err != nil {
+	l.bySession[ls.c] = ls
+	ls.c.LoopEvent(EventTaken, nil, nil)
+	client, origin := ls.c.Sockets()
+	if err := l.register(client, ls.token); err != nil {
 		l.finish(ls, true)
 		return
 	}
-	if err := l.register(ls.ss.origin.raw, ls.token+1); err != nil {
+	if err := l.register(origin, ls.token+1); err != nil {
 		l.finish(ls, true)
 		return
 	}
@@ -278,7 +278,7 @@ func (l *eventLoop) add(ls *loopSession) {
 	}
 }
 
-func (l *eventLoop) register(r *rawIO, token int32) error {
+func (l *Loop) register(r *RawIO, token int32) error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if r.fd < 0 {
@@ -288,7 +288,7 @@ func (l *eventLoop) register(r *rawIO, token int32) error {
 	return syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, r.fd, &ev)
 }
 
-func (l *eventLoop) unregister(r *rawIO) {
+func (l *Loop) unregister(r *RawIO) {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if r.fd >= 0 {
@@ -298,97 +298,90 @@ func (l *eventLoop) unregister(r *rawIO) {
 
 // dispatch relays what one of the session's sockets has to say, and
 // reports whether the session is still in the loop.
-func (l *eventLoop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
-	ss := ls.ss
-	ss.evl.onLoop = true
+func (l *Loop) dispatch(ls *loopSession, fromOrigin bool) (stays bool) {
+	c := ls.c
+	c.SetOnLoop(true)
 	defer func() {
 		if r := recover(); r != nil {
-			ss.srv.sessionPanicked(r, ss.log)
-			ss.close()
+			c.Panicked(r)
 			l.finish(ls, true)
 			stays = false
 		}
 		if stays {
-			ss.evl.onLoop = false
+			c.SetOnLoop(false)
 		}
 		// Else finish cleared it before the session's goroutine took it
 		// back: written here, after that, it would race with the
 		// goroutine's reads.
 	}()
+	client, origin := c.Sockets()
 	if fromOrigin {
-		ss.origin.raw.readable()
+		origin.Readable()
 	} else {
-		ss.client.raw.readable()
-	}
-	budget := loopReadBudget
-	if ss.pass == nil {
-		budget = loopMessageBudget // one message per step (handoff.go)
+		client.Readable()
 	}
 	ended, idle, blocked := false, false, false
-	for range budget {
-		ended, idle = ss.relayOne(fromOrigin)
-		blocked = ss.client.raw.isBlocked() || ss.origin.raw.isBlocked()
-		if ended || idle || blocked || ss.evl.handOff {
+	for range c.ReadBudget() {
+		ended, idle = c.RelayOne(fromOrigin)
+		blocked = client.IsBlocked() || origin.IsBlocked()
+		if ended || idle || blocked || c.HandOff() {
 			break
 		}
 	}
 	switch {
-	case ended && ss.life.endToPool.Load() && !ss.isClosed():
+	case ended && c.EndsToPool() && !c.Closed():
 		// The session's goroutine pools its origin connection.
-		l.demote(ls, loopPooled)
+		l.demote(ls, EventPooled)
 		return false
-	case ended || ss.isClosed():
-		ss.close()
+	case ended || c.Closed():
+		c.Close()
 		l.finish(ls, true)
 		return false
-	case ss.evl.handOff:
-		ss.evl.handOff = false
-		ss.evl.loopRun = 0
-		l.demote(ls, loopHandedOff)
+	case c.HandOff():
+		c.ClearHandOff()
+		l.demote(ls, EventHandedOff)
 		return false
 	case blocked:
-		l.demote(ls, loopWriteBlocked)
+		l.demote(ls, EventWriteBlocked)
 		return false
 	case !idle:
-		l.demote(ls, loopBusy)
+		l.demote(ls, EventBusy)
 		return false
 	}
 	return true
 }
 
 // demote hands a session back to goroutines.
-func (l *eventLoop) demote(ls *loopSession, why string) {
-	ss := ls.ss
-	ss.srv.metrics.loopEvent(why)
-	ss.log.Debug().Str("reason", why).Msg("event loop hands the session to goroutines")
-	l.unregister(ss.client.raw)
-	l.unregister(ss.origin.raw)
-	errC := ss.client.raw.toGoroutine()
-	errO := ss.origin.raw.toGoroutine()
+func (l *Loop) demote(ls *loopSession, why string) {
+	c := ls.c
+	client, origin := c.Sockets()
+	l.unregister(client)
+	l.unregister(origin)
+	errC := client.ToGoroutine()
+	errO := origin.ToGoroutine()
+	c.LoopEvent(why, errC, errO)
 	if errC != nil || errO != nil {
-		if !ss.isClosed() {
-			ss.log.Warn().AnErr("client", errC).AnErr("origin", errO).Msg("could not hand the session from the event loop to goroutines; closing it")
-		}
-		ss.close()
+		c.Close()
 		l.finish(ls, true)
 		return
 	}
 	// Its closes no longer concern the loop.
-	ss.evl.loop.Store(nil)
+	c.SetLoop(nil)
 	l.finish(ls, false)
 }
 
 // finish takes a session out of the loop and tells its goroutine.
-func (l *eventLoop) finish(ls *loopSession, ended bool) {
-	ls.ss.evl.onLoop = false
-	if l.bySession[ls.ss] != ls {
+func (l *Loop) finish(ls *loopSession, ended bool) {
+	ls.c.SetOnLoop(false)
+	if l.bySession[ls.c] != ls {
 		return
 	}
 	if ended {
-		l.unregister(ls.ss.client.raw)
-		l.unregister(ls.ss.origin.raw)
+		client, origin := ls.c.Sockets()
+		l.unregister(client)
+		l.unregister(origin)
 	}
 	delete(l.byToken, ls.token)
-	delete(l.bySession, ls.ss)
+	delete(l.bySession, ls.c)
 	ls.done <- ended
 }

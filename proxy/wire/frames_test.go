@@ -1,15 +1,13 @@
-package proxy
+package wire
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/rs/zerolog"
 )
 
 // chunkedReader returns data in pieces of the given sizes, with a "would
@@ -27,7 +25,7 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 	}
 	if c.paused {
 		c.paused = false
-		return 0, errWouldBlock
+		return 0, ErrWouldBlock
 	}
 	c.paused = true
 	n := len(c.data)
@@ -55,20 +53,20 @@ func msgs(t testing.TB, ms ...pgproto3.Message) []byte {
 // next returns whole messages, one after another in the buffer, however
 // the bytes arrive; fill grows the buffer for a message larger than it.
 func TestFrameReader_Next(t *testing.T) {
-	big := bytes.Repeat([]byte("x"), 3*frameBufSize+17)
+	big := bytes.Repeat([]byte("x"), 3*FrameBufSize+17)
 	data := msgs(t,
 		&pgproto3.Query{String: "SELECT 1"},
 		&pgproto3.Parse{Query: string(big)},
 		&pgproto3.Sync{},
-		&pgproto3.CopyData{Data: big[:frameBufSize-5]},
+		&pgproto3.CopyData{Data: big[:FrameBufSize-5]},
 		&pgproto3.Terminate{},
 	)
 	for _, sizes := range [][]byte{nil, {0}, {6, 200}, {255}} {
-		fr := newFrameReader(&chunkedReader{data: data, sizes: sizes}, false)
+		fr := NewFrameReader(&chunkedReader{data: data, sizes: sizes}, false)
 		var got []byte
 		var types []byte
 		for {
-			m, err := fr.next()
+			m, err := fr.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,9 +78,9 @@ func TestFrameReader_Next(t *testing.T) {
 				types = append(types, m[0])
 				continue
 			}
-			if err := fr.fill(); errors.Is(err, io.EOF) {
+			if err := fr.Fill(); errors.Is(err, io.EOF) {
 				break
-			} else if err != nil && err != errWouldBlock {
+			} else if err != nil && err != ErrWouldBlock {
 				t.Fatal(err)
 			}
 		}
@@ -100,11 +98,11 @@ func TestFrameReader_Next(t *testing.T) {
 func TestFrameReader_ReadUnderPgproto3(t *testing.T) {
 	startup := msgs(t, &pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "u"}})
 	rest := msgs(t, &pgproto3.Query{String: "SELECT 1"}, &pgproto3.Sync{}, &pgproto3.Terminate{})
-	fr := newFrameReader(&chunkedReader{data: append(startup, rest...), sizes: []byte{2, 40}}, true)
+	fr := NewFrameReader(&chunkedReader{data: append(startup, rest...), sizes: []byte{2, 40}}, true)
 	be := pgproto3.NewBackend(fr, io.Discard)
 	for {
 		m, err := be.ReceiveStartupMessage()
-		if err == errWouldBlock {
+		if err == ErrWouldBlock {
 			continue
 		}
 		if err != nil {
@@ -119,7 +117,7 @@ func TestFrameReader_ReadUnderPgproto3(t *testing.T) {
 	var got []string
 	for len(got) < 3 {
 		m, err := be.Receive()
-		if err == errWouldBlock {
+		if err == ErrWouldBlock {
 			continue
 		}
 		if err != nil {
@@ -146,7 +144,7 @@ func TestFrameReader_ReadUnderPgproto3(t *testing.T) {
 // received through the reader, however they arrive: also a message larger
 // than the buffer, and one pgproto3 cannot encode again (a
 // ParameterDescription of 65,536 parameters, as Postgres sends it with a
-// wrapped count); none for a message larger than frameKeepSize.
+// wrapped count); none for a message larger than FrameKeepSize.
 func TestFrameReader_LastFrame(t *testing.T) {
 	oids := make([]byte, 2, 2+4*65536) // count 0: 65536 wrapped
 	for range 65536 {
@@ -154,27 +152,27 @@ func TestFrameReader_LastFrame(t *testing.T) {
 	}
 	wrapped := append([]byte{'t', 0, 0, 0, 0}, oids...)
 	binary.BigEndian.PutUint32(wrapped[1:], uint32(len(wrapped)-1))
-	huge := msgs(t, &pgproto3.DataRow{Values: [][]byte{bytes.Repeat([]byte("h"), frameKeepSize)}})
+	huge := msgs(t, &pgproto3.DataRow{Values: [][]byte{bytes.Repeat([]byte("h"), FrameKeepSize)}})
 	frames := [][]byte{
 		msgs(t, &pgproto3.ParseComplete{}),
-		msgs(t, &pgproto3.DataRow{Values: [][]byte{[]byte("1"), nil, bytes.Repeat([]byte("x"), 3*frameBufSize)}}),
+		msgs(t, &pgproto3.DataRow{Values: [][]byte{[]byte("1"), nil, bytes.Repeat([]byte("x"), 3*FrameBufSize)}}),
 		wrapped,
 		huge,
 		msgs(t, &pgproto3.ReadyForQuery{TxStatus: 'I'}),
 	}
 	for _, sizes := range [][]byte{nil, {0}, {4, 200}} {
-		fr := newFrameReader(&chunkedReader{data: bytes.Join(frames, nil), sizes: sizes}, false)
+		fr := NewFrameReader(&chunkedReader{data: bytes.Join(frames, nil), sizes: sizes}, false)
 		fe := pgproto3.NewFrontend(fr, io.Discard)
 		for i, want := range frames {
 			var m pgproto3.BackendMessage
 			var err error
-			for m, err = fe.Receive(); err == errWouldBlock; m, err = fe.Receive() {
+			for m, err = fe.Receive(); err == ErrWouldBlock; m, err = fe.Receive() {
 			}
 			if err != nil {
 				t.Fatalf("sizes %v, message %d: %v", sizes, i, err)
 			}
-			got := fr.lastFrame()
-			if len(want) > frameKeepSize {
+			got := fr.LastFrame()
+			if len(want) > FrameKeepSize {
 				if got != nil {
 					t.Fatalf("sizes %v: %T of %d bytes kept whole", sizes, m, len(want))
 				}
@@ -188,20 +186,20 @@ func TestFrameReader_LastFrame(t *testing.T) {
 }
 
 func TestFrameReader_BadHeaders(t *testing.T) {
-	fr := newFrameReader(bytes.NewReader([]byte{'Q', 0xff, 0xff, 0xff, 0xf0}), false)
-	if err := fr.fill(); err != nil {
+	fr := NewFrameReader(bytes.NewReader([]byte{'Q', 0xff, 0xff, 0xff, 0xf0}), false)
+	if err := fr.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fr.next(); err == nil {
+	if _, err := fr.Next(); err == nil {
 		t.Fatal("negative length accepted")
 	}
-	fr = newFrameReader(bytes.NewReader([]byte{'Q', 0, 0x20, 0, 0}), false)
+	fr = NewFrameReader(bytes.NewReader([]byte{'Q', 0, 0x20, 0, 0}), false)
 	fr.max = 1 << 16
-	if err := fr.fill(); err != nil {
+	if err := fr.Fill(); err != nil {
 		t.Fatal(err)
 	}
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
-	if _, err := fr.next(); !errors.As(err, &tooBig) || tooBig.ActualBodyLen != 2<<20-4 {
+	if _, err := fr.Next(); !errors.As(err, &tooBig) || tooBig.ActualBodyLen != 2<<20-4 {
 		t.Fatalf("oversized message: %v", err)
 	}
 }
@@ -214,11 +212,11 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add([]byte{'Q', 0xff, 0xff, 0xff, 0xff}, []byte{})
 	f.Add([]byte{'d', 0, 0, 0x40, 0, 1, 2, 3}, []byte{0, 1})
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
-		fr := newFrameReader(&chunkedReader{data: bytes.Clone(data), sizes: sizes}, false)
+		fr := NewFrameReader(&chunkedReader{data: bytes.Clone(data), sizes: sizes}, false)
 		fr.max = 1 << 20
 		var got []byte
 		for {
-			m, err := fr.next()
+			m, err := fr.Next()
 			if err != nil {
 				break
 			}
@@ -229,7 +227,7 @@ func FuzzFrameReader(f *testing.F) {
 				got = append(got, m...)
 				continue
 			}
-			if err := fr.fill(); err != nil && err != errWouldBlock {
+			if err := fr.Fill(); err != nil && err != ErrWouldBlock {
 				break
 			}
 		}
@@ -237,7 +235,7 @@ func FuzzFrameReader(f *testing.F) {
 			t.Fatal("frames are not the input's bytes")
 		}
 
-		fr = newFrameReader(&chunkedReader{data: bytes.Clone(data), sizes: sizes}, false)
+		fr = NewFrameReader(&chunkedReader{data: bytes.Clone(data), sizes: sizes}, false)
 		got = got[:0]
 		p := make([]byte, 64)
 		for {
@@ -246,7 +244,7 @@ func FuzzFrameReader(f *testing.F) {
 			if fr.rem < 0 {
 				t.Fatalf("read past the frame: rem %d", fr.rem)
 			}
-			if err != nil && err != errWouldBlock {
+			if err != nil && err != ErrWouldBlock {
 				break
 			}
 		}
@@ -254,69 +252,4 @@ func FuzzFrameReader(f *testing.F) {
 			t.Fatal("Read returned other bytes than the input's")
 		}
 	})
-}
-
-// onceReader returns its data in one read, then "would block" for ever.
-type onceReader struct{ data []byte }
-
-func (o *onceReader) Read(p []byte) (int, error) {
-	if len(o.data) == 0 {
-		return 0, errWouldBlock
-	}
-	n := copy(p, o.data)
-	o.data = o.data[n:]
-	return n, nil
-}
-
-// countingWriter counts the writes a relay makes.
-type countingWriter struct {
-	writes int
-	bytes.Buffer
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.writes++
-	return w.Buffer.Write(p)
-}
-
-// The origin's answer that one read brings reaches the client in one write,
-// on both relays: with an acceleration (decoded messages, flushed when
-// nothing more is buffered: pgproto3 now holds one message at most, the
-// frame reader the rest) and pass-through.
-func TestOriginRelay_OneWritePerRead(t *testing.T) {
-	answer := []pgproto3.Message{&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("n"), DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1}}}}
-	for i := range 50 {
-		answer = append(answer, &pgproto3.DataRow{Values: [][]byte{[]byte(fmt.Sprint(i))}})
-	}
-	answer = append(answer, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 50")}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
-	data := msgs(t, answer...)
-	for _, accel := range []bool{true, false} {
-		out := &countingWriter{}
-		ss := journalSession()
-		ss.log = zerolog.Nop()
-		ss.state.params = map[string]string{}
-		ss.origin.fr = newFrameReader(&onceReader{data: data}, false)
-		ss.origin.fe = pgproto3.NewFrontend(ss.origin.fr, io.Discard)
-		ss.client.be = pgproto3.NewBackend(bytes.NewReader(nil), out)
-		ss.client.w = out
-		if accel {
-			ss.accel = &Accel{}
-			ss.origin.pending.push(pendingItem{kind: pkQuery})
-		} else {
-			ss.pass = &passState{}
-			ss.pass.syncs.Store(1)
-		}
-		for {
-			ended, idle := ss.relayOne(true)
-			if ended {
-				t.Fatalf("accel %v: the relay ended", accel)
-			}
-			if idle {
-				break
-			}
-		}
-		if !bytes.Equal(out.Bytes(), data) || out.writes != 1 {
-			t.Errorf("accel %v: %d writes of %d bytes, want 1 of the %d read", accel, out.writes, out.Len(), len(data))
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bytes"
@@ -35,26 +35,26 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 }
 
 // In loop mode reads and writes never wait: an empty socket says
-// errWouldBlock (after a short read, without asking the kernel again until
+// ErrWouldBlock (after a short read, without asking the kernel again until
 // the loop says the socket is readable), and a write the socket cannot
 // take is held and written first once the socket is back with goroutines,
 // in order with what follows.
 func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 	a, peer := tcpPair(t)
-	r := fastIO(a).(*rawIO)
-	if err := r.toLoop(); err != nil {
+	r := FastIO(a).(*RawIO)
+	if err := r.ToLoop(); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 64)
-	if _, err := r.Read(buf); err != errWouldBlock {
-		t.Fatalf("read of an empty socket: %v, want errWouldBlock", err)
+	if _, err := r.Read(buf); err != ErrWouldBlock {
+		t.Fatalf("read of an empty socket: %v, want ErrWouldBlock", err)
 	}
 	if _, err := peer.Write([]byte("ping")); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	n, err := r.Read(buf)
-	for err == errWouldBlock && time.Now().Before(deadline) {
+	for err == ErrWouldBlock && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 		n, err = r.Read(buf)
 	}
@@ -65,10 +65,10 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if _, err := r.Read(buf); err != errWouldBlock {
-		t.Fatalf("read after a short read: %v, want errWouldBlock until readable", err)
+	if _, err := r.Read(buf); err != ErrWouldBlock {
+		t.Fatalf("read after a short read: %v, want ErrWouldBlock until readable", err)
 	}
-	r.readable()
+	r.Readable()
 	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "more" {
 		t.Fatalf("read after readable: %q, %v; want more", buf[:n], err)
 	}
@@ -76,7 +76,7 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 	// The peer does not read: writes fill the socket, then are held.
 	chunk := make([]byte, 64<<10)
 	var sent []byte
-	for i := 0; !r.isBlocked(); i++ {
+	for i := 0; !r.IsBlocked(); i++ {
 		if i > 4096 {
 			t.Fatal("256 MiB written to a socket nobody reads")
 		}
@@ -94,7 +94,7 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 	}
 	sent = append(sent, tail...)
 
-	if err := r.toGoroutine(); err != nil {
+	if err := r.ToGoroutine(); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan []byte, 1)
@@ -102,7 +102,7 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(sent))))
 		got <- b
 	}()
-	if err := r.flushHeld(); err != nil {
+	if err := r.FlushHeld(); err != nil {
 		t.Fatal(err)
 	}
 	if b := <-got; !bytes.Equal(b, sent) {
@@ -120,9 +120,9 @@ func TestRawIO_LoopModeNeverWaits(t *testing.T) {
 // for data the peer has not sent yet.
 func TestRawIO_ReadWriteWithoutAllocations(t *testing.T) {
 	dialed, other := tcpPair(t)
-	a, b := fastIO(dialed), fastIO(other)
-	if _, ok := a.(*rawIO); !ok {
-		t.Fatalf("fastIO of a TCP connection is %T, want *rawIO", a)
+	a, b := FastIO(dialed), FastIO(other)
+	if _, ok := a.(*RawIO); !ok {
+		t.Fatalf("FastIO of a TCP connection is %T, want *RawIO", a)
 	}
 	msg := []byte("hello, origin")
 	buf := make([]byte, 64)

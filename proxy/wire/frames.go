@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// frameReader splits one side's bytes into protocol messages. Every byte
+// FrameReader splits one side's bytes into protocol messages. Every byte
 // read from a session socket after the first packet passes through one:
 //
 //   - As an io.Reader under pgproto3 (startup, authentication, and the
@@ -24,7 +24,7 @@ import (
 //
 // A message that does not fit grows the buffer to its size; max bounds a
 // message body for next (pgproto3 applies its own limit).
-type frameReader struct {
+type FrameReader struct {
 	r      io.Reader
 	buf    []byte
 	rp, wp int
@@ -35,28 +35,28 @@ type frameReader struct {
 	rem int
 	// msgStart and msgLen place the message Read hands out (or handed
 	// out last) in buf; kept tells that it stays whole there (it is at
-	// most frameKeepSize), so that lastFrame can return its raw bytes.
+	// most FrameKeepSize), so that lastFrame can return its raw bytes.
 	msgStart, msgLen int
 	kept             bool
 }
 
-// frameKeepSize bounds the messages Read keeps whole in the buffer for
+// FrameKeepSize bounds the messages Read keeps whole in the buffer for
 // lastFrame; larger ones pass through in pieces.
-const frameKeepSize = 1 << 20
+const FrameKeepSize = 1 << 20
 
-// frameBufSize is a frame reader's buffer size: a read takes up to this
+// FrameBufSize is a frame reader's buffer size: a read takes up to this
 // much, and messages up to it need no other buffer.
-const frameBufSize = 16 << 10
+const FrameBufSize = 16 << 10
 
 // frameShrinkSize: a buffer grown beyond this for a large message is
-// replaced by a new one of frameBufSize once it is empty.
+// replaced by a new one of FrameBufSize once it is empty.
 const frameShrinkSize = 1 << 20
 
-func newFrameReader(r io.Reader, untyped bool) *frameReader {
-	return &frameReader{r: r, buf: make([]byte, frameBufSize), untyped: untyped}
+func NewFrameReader(r io.Reader, untyped bool) *FrameReader {
+	return &FrameReader{r: r, buf: make([]byte, FrameBufSize), untyped: untyped}
 }
 
-func (f *frameReader) headerLen() int {
+func (f *FrameReader) headerLen() int {
 	if f.untyped {
 		return 4
 	}
@@ -65,10 +65,10 @@ func (f *frameReader) headerLen() int {
 
 // frameLen returns the length of the message that starts at f.rp, from
 // its header (which must be buffered), or an error for an impossible one.
-func (f *frameReader) frameLen() (int, error) { return f.frameLenAt(f.rp) }
+func (f *FrameReader) frameLen() (int, error) { return f.frameLenAt(f.rp) }
 
 // frameLenAt is frameLen for a message that starts at buf[at].
-func (f *frameReader) frameLenAt(at int) (int, error) {
+func (f *FrameReader) frameLenAt(at int) (int, error) {
 	if f.untyped {
 		n := int(int32(binary.BigEndian.Uint32(f.buf[at:])))
 		if n < 4 {
@@ -86,14 +86,14 @@ func (f *frameReader) frameLenAt(at int) (int, error) {
 	return 1 + n, nil
 }
 
-// buffered reports how many bytes are read but not yet handed out.
-func (f *frameReader) buffered() int { return f.wp - f.rp }
+// Buffered reports how many bytes are read but not yet handed out.
+func (f *FrameReader) Buffered() int { return f.wp - f.rp }
 
-// next returns the next whole message in the buffer, or nil when the
+// Next returns the next whole message in the buffer, or nil when the
 // buffer holds none (fill reads more). It never reads the socket. The
 // message is valid until the next fill; messages returned one after
 // another lie next to each other in the buffer.
-func (f *frameReader) next() ([]byte, error) {
+func (f *FrameReader) Next() ([]byte, error) {
 	h := f.headerLen()
 	if f.wp-f.rp < h {
 		return nil, nil
@@ -110,14 +110,14 @@ func (f *frameReader) next() ([]byte, error) {
 	return m, nil
 }
 
-// peekOf returns the next message without taking it, when its type is
+// PeekOf returns the next message without taking it, when its type is
 // one of types and it is at most max bytes long, reading the socket until
 // it is buffered whole; nil (and no error) when it is another message,
 // pgproto3 is in the middle of one, or the header is impossible (pgproto3
-// reports it). Its error is the read's (errWouldBlock in an event loop);
+// reports it). Its error is the read's (ErrWouldBlock in an event loop);
 // pgproto3 meets any other again on its own read. skip takes the message.
 // It stays valid until the next fill.
-func (f *frameReader) peekOf(types *[256]bool, max int) ([]byte, error) {
+func (f *FrameReader) PeekOf(types *[256]bool, max int) ([]byte, error) {
 	if f.rem != 0 || f.untyped {
 		return nil, nil
 	}
@@ -134,8 +134,8 @@ func (f *frameReader) peekOf(types *[256]bool, max int) ([]byte, error) {
 				return f.buf[f.rp : f.rp+n : f.rp+n], nil
 			}
 		}
-		if err := f.fill(); err != nil {
-			if err == errWouldBlock {
+		if err := f.Fill(); err != nil {
+			if err == ErrWouldBlock {
 				return nil, err
 			}
 			return nil, nil
@@ -143,17 +143,17 @@ func (f *frameReader) peekOf(types *[256]bool, max int) ([]byte, error) {
 	}
 }
 
-// skip takes the n bytes of a message peekOf returned.
-func (f *frameReader) skip(n int) {
+// Skip takes the n bytes of a message PeekOf returned.
+func (f *FrameReader) Skip(n int) {
 	f.rp += n
 	f.msgLen = 0 // lastFrame is pgproto3's: this one is not
 }
 
-// fill reads the socket once, after making room for the rest of a partial
+// Fill reads the socket once, after making room for the rest of a partial
 // message at the front of the buffer (growing it for a message larger
 // than the buffer). A message Read keeps whole (kept) is the partial one
 // from its start, even the part already handed out.
-func (f *frameReader) fill() error {
+func (f *FrameReader) Fill() error {
 	from := f.rp
 	if f.rem > 0 && f.kept {
 		from = f.msgStart
@@ -162,7 +162,7 @@ func (f *frameReader) fill() error {
 		f.rp, f.wp = 0, 0
 		if len(f.buf) > frameShrinkSize {
 			// A large message has gone; do not keep its buffer.
-			f.buf = make([]byte, frameBufSize)
+			f.buf = make([]byte, FrameBufSize)
 		}
 	} else {
 		need := f.headerLen()
@@ -189,7 +189,7 @@ func (f *frameReader) fill() error {
 	if err == io.EOF && f.wp > f.rp {
 		err = io.ErrUnexpectedEOF
 	}
-	if n > 0 && err != nil && err != errWouldBlock {
+	if n > 0 && err != nil && err != ErrWouldBlock {
 		// Bytes and an error together: the bytes first; the error comes
 		// again from the next read.
 		return nil
@@ -197,14 +197,14 @@ func (f *frameReader) fill() error {
 	return err
 }
 
-// lastFrame returns the raw bytes (type, length, body) of the message Read
+// LastFrame returns the raw bytes (type, length, body) of the message Read
 // has just handed out whole, or nil when there is none: it was larger than
-// frameKeepSize, it is not complete, or nothing of it was read. They stay
+// FrameKeepSize, it is not complete, or nothing of it was read. They stay
 // valid until the next Read. The relays forward these bytes rather than
 // an encoding of pgproto3's decoding, which may refuse what Postgres sends
 // (a ParameterDescription of more than 65535 parameters) or fail to decode
 // what Postgres accepts.
-func (f *frameReader) lastFrame() []byte {
+func (f *FrameReader) LastFrame() []byte {
 	if f.rem != 0 || !f.kept || f.msgLen == 0 {
 		return nil
 	}
@@ -214,12 +214,12 @@ func (f *frameReader) lastFrame() []byte {
 // Read hands out bytes of the current message only (io.Reader, for
 // pgproto3). At a message boundary it first buffers the next header, to
 // learn the message's length.
-func (f *frameReader) Read(p []byte) (int, error) {
+func (f *FrameReader) Read(p []byte) (int, error) {
 	if f.rem == 0 {
 		f.msgLen, f.kept = 0, false
 		for f.wp-f.rp < f.headerLen() {
-			if err := f.fill(); err != nil {
-				if f.wp > f.rp && err != errWouldBlock && !errors.Is(err, os.ErrDeadlineExceeded) {
+			if err := f.Fill(); err != nil {
+				if f.wp > f.rp && err != ErrWouldBlock && !errors.Is(err, os.ErrDeadlineExceeded) {
 					// A short header at EOF: let pgproto3 see it. (A
 					// deadline stops a relay that reads on later.)
 					break
@@ -234,7 +234,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 				// pgproto3 reports the bad header itself.
 				n = f.wp - f.rp
 			} else {
-				f.msgLen, f.kept = n, n <= frameKeepSize
+				f.msgLen, f.kept = n, n <= FrameKeepSize
 			}
 			f.rem = n
 		} else {
@@ -242,7 +242,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		}
 	}
 	if f.rp == f.wp {
-		if err := f.fill(); err != nil {
+		if err := f.Fill(); err != nil {
 			return 0, err
 		}
 	}
@@ -251,3 +251,39 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	f.rem -= n
 	return n, nil
 }
+
+// The relays' direct access to the buffer: they forward runs of whole
+// messages from it in one write, without copying them out.
+
+// Pending returns the bytes read but not yet handed out, valid until the
+// next Fill.
+func (f *FrameReader) Pending() []byte { return f.buf[f.rp:f.wp] }
+
+// PendingFrameLen is the length of the message that starts off bytes into
+// Pending, whose header (5 bytes) must be there, or an error for an
+// impossible one.
+func (f *FrameReader) PendingFrameLen(off int) (int, error) { return f.frameLenAt(f.rp + off) }
+
+// Mark is the position of the next byte to hand out; Since returns the
+// bytes handed out from mark on (Next's messages: they lie next to each
+// other), valid until the next Fill.
+func (f *FrameReader) Mark() int { return f.rp }
+
+// Since: see Mark.
+func (f *FrameReader) Since(mark int) []byte { return f.buf[mark:f.rp] }
+
+// Unread gives back the last n bytes Next handed out.
+func (f *FrameReader) Unread(n int) { f.rp -= n }
+
+// Discard drops what is buffered (tests and benchmarks replay a buffer).
+func (f *FrameReader) Discard() { f.rp, f.wp = 0, 0 }
+
+// InMessage reports whether Read is in the middle of a message.
+func (f *FrameReader) InMessage() bool { return f.rem != 0 }
+
+// Max is the largest message body accepted (0: no bound).
+func (f *FrameReader) Max() int { return f.max }
+
+// Typed ends the startup phase: messages have a type byte from now on,
+// and bodies of at most max bytes (0: no bound).
+func (f *FrameReader) Typed(max int) { f.untyped, f.max = false, max }

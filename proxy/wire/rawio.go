@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"errors"
@@ -24,22 +24,22 @@ import (
 // Measured with bench/passthrough (select-only, 1 client): CPU per
 // transaction 33 µs -> 25 µs, context switches 2.8 -> 2.1.
 
-// rawIO reads and writes a TCP or unix socket with raw system calls.
+// RawIO reads and writes a TCP or unix socket with raw system calls.
 //
 // A closure handed to RawConn escapes to the heap, so one made per call
 // allocated on every read and write (over half of a pass-through
 // session's garbage). The callbacks are made once, and each call's buffer
 // and outcome live in the struct, guarded by one mutex per direction:
 // reads come from one goroutine, but writes may come from two (both are
-// serialized by the session's write lock today; the mutex keeps rawIO
+// serialized by the session's write lock today; the mutex keeps RawIO
 // correct without relying on that).
 //
 // A session handed to an event loop (loop.go) has its socket taken from
-// the Go runtime: rawIO then holds a descriptor of its own that only the
-// loop polls, reads and writes never wait (errWouldBlock), and bytes a
+// the Go runtime: RawIO then holds a descriptor of its own that only the
+// loop polls, reads and writes never wait (ErrWouldBlock), and bytes a
 // write could not place are held until the session is handed back to
 // goroutines, which write them first.
-type rawIO struct {
+type RawIO struct {
 	rc     syscall.RawConn
 	conn   net.Conn
 	rd, wr rawOp
@@ -74,7 +74,7 @@ type rawOp struct {
 }
 
 // do has RawConn call o's callback with p until it is done; o.mu is held.
-func (r *rawIO) do(o *rawOp, write bool, p []byte) (int, error) {
+func (r *RawIO) do(o *rawOp, write bool, p []byte) (int, error) {
 	o.buf, o.n, o.errno = p, 0, 0
 	var err error
 	if write {
@@ -90,9 +90,9 @@ func (r *rawIO) do(o *rawOp, write bool, p []byte) (int, error) {
 	return n, err
 }
 
-// fastIO returns c's socket wrapped for raw reads and writes, or c itself
+// FastIO returns c's socket wrapped for raw reads and writes, or c itself
 // when it is not a plain socket (TLS).
-func fastIO(c net.Conn) io.ReadWriter {
+func FastIO(c net.Conn) io.ReadWriter {
 	switch c.(type) {
 	case *net.TCPConn, *net.UnixConn:
 	default:
@@ -102,7 +102,7 @@ func fastIO(c net.Conn) io.ReadWriter {
 	if err != nil {
 		return c
 	}
-	r := &rawIO{rc: rc, conn: c, fd: -1}
+	r := &RawIO{rc: rc, conn: c, fd: -1}
 	r.rd.fn, r.wr.fn = r.readOnce, r.writeSome
 	return r
 }
@@ -121,7 +121,7 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 }
 
 // readOnce is Read's callback: false asks RawConn to wait for readability.
-func (r *rawIO) readOnce(fd uintptr) bool {
+func (r *RawIO) readOnce(fd uintptr) bool {
 	o := &r.rd
 	for {
 		n, errno := rawRW(syscall.SYS_RECVFROM, fd, o.buf)
@@ -139,9 +139,9 @@ func (r *rawIO) readOnce(fd uintptr) bool {
 	}
 }
 
-// Read implements io.Reader. In loop mode it returns errWouldBlock when
+// Read implements io.Reader. In loop mode it returns ErrWouldBlock when
 // the socket has nothing to read.
-func (r *rawIO) Read(p []byte) (int, error) {
+func (r *RawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -161,7 +161,7 @@ func (r *rawIO) Read(p []byte) (int, error) {
 
 // writeSome is Write's callback: it writes what the socket takes, and
 // returns false (wait for writability) when it takes no more.
-func (r *rawIO) writeSome(fd uintptr) bool {
+func (r *RawIO) writeSome(fd uintptr) bool {
 	o := &r.wr
 	for o.n < len(o.buf) {
 		m, e := rawRW(syscall.SYS_SENDTO, fd, o.buf[o.n:])
@@ -180,8 +180,8 @@ func (r *rawIO) writeSome(fd uintptr) bool {
 }
 
 // Write implements io.Writer. In loop mode it never waits: what the
-// socket does not take is held (see rawIO).
-func (r *rawIO) Write(p []byte) (int, error) {
+// socket does not take is held (see RawIO).
+func (r *RawIO) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -203,7 +203,7 @@ func (r *rawIO) Write(p []byte) (int, error) {
 }
 
 // writeHeldLocked writes what loop mode held back; r.wr.mu is held.
-func (r *rawIO) writeHeldLocked() error {
+func (r *RawIO) writeHeldLocked() error {
 	if !r.blocked.Load() {
 		return nil
 	}
@@ -216,17 +216,17 @@ func (r *rawIO) writeHeldLocked() error {
 	return err
 }
 
-// flushHeld writes what loop mode held back, waiting as long as the socket
+// FlushHeld writes what loop mode held back, waiting as long as the socket
 // needs: the first thing a session's goroutines do after a loop hands it
 // back.
-func (r *rawIO) flushHeld() error {
+func (r *RawIO) FlushHeld() error {
 	r.wr.mu.Lock()
 	defer r.wr.mu.Unlock()
 	return r.writeHeldLocked()
 }
 
 // Close closes the socket, in either mode.
-func (r *rawIO) Close() error {
+func (r *RawIO) Close() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if !r.loop.Load() {
@@ -241,16 +241,16 @@ func (r *rawIO) Close() error {
 	return err
 }
 
-// errWouldBlock is a loop-mode read's "nothing to read now".
-var errWouldBlock = errors.New("would block")
+// ErrWouldBlock is a loop-mode read's "nothing to read now".
+var ErrWouldBlock = errors.New("would block")
 
 // loopRead reads once from the loop's descriptor; r.lmu is held.
-func (r *rawIO) loopRead(p []byte) (int, error) {
+func (r *RawIO) loopRead(p []byte) (int, error) {
 	if r.fd < 0 {
 		return 0, net.ErrClosed
 	}
 	if r.drained {
-		return 0, errWouldBlock
+		return 0, ErrWouldBlock
 	}
 	for {
 		n, errno := rawRW(syscall.SYS_RECVFROM, uintptr(r.fd), p)
@@ -264,7 +264,7 @@ func (r *rawIO) loopRead(p []byte) (int, error) {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return 0, errWouldBlock
+			return 0, ErrWouldBlock
 		default:
 			return 0, errno
 		}
@@ -273,7 +273,7 @@ func (r *rawIO) loopRead(p []byte) (int, error) {
 
 // loopWrite writes p to the loop's descriptor, holding what the socket
 // does not take; r.lmu is held.
-func (r *rawIO) loopWrite(p []byte) error {
+func (r *RawIO) loopWrite(p []byte) error {
 	if r.fd < 0 {
 		return net.ErrClosed
 	}
@@ -298,20 +298,20 @@ func (r *rawIO) loopWrite(p []byte) error {
 	return nil
 }
 
-// readable clears drained: epoll says there is something to read.
-func (r *rawIO) readable() {
+// Readable clears drained: epoll says there is something to read.
+func (r *RawIO) Readable() {
 	r.drained = false
 }
 
-// isBlocked reports whether a write held bytes back.
-func (r *rawIO) isBlocked() bool {
+// IsBlocked reports whether a write held bytes back.
+func (r *RawIO) IsBlocked() bool {
 	return r.blocked.Load()
 }
 
-// toLoop takes the socket from the Go runtime: a descriptor of rawIO's
+// ToLoop takes the socket from the Go runtime: a descriptor of RawIO's
 // own, and the Go connection closed (which removes it from the runtime's
 // poller). No read or write may be in progress.
-func (r *rawIO) toLoop() error {
+func (r *RawIO) ToLoop() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	fd := -1
@@ -333,10 +333,10 @@ func (r *rawIO) toLoop() error {
 	return nil
 }
 
-// toGoroutine gives the socket back to the Go runtime. No read or write
+// ToGoroutine gives the socket back to the Go runtime. No read or write
 // of the loop may be in progress; held bytes stay held, written before
 // anything else. On failure the socket is closed.
-func (r *rawIO) toGoroutine() error {
+func (r *RawIO) ToGoroutine() error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if r.fd < 0 {
@@ -367,17 +367,17 @@ func dupCloexec(fd int) (int, error) {
 	return int(r1), nil
 }
 
-// goConn returns the Go connection of the socket now: a loop hands the
-// socket back as a new one (toGoroutine).
-func (r *rawIO) goConn() net.Conn {
+// GoConn returns the Go connection of the socket now: a loop hands the
+// socket back as a new one (ToGoroutine).
+func (r *RawIO) GoConn() net.Conn {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	return r.conn
 }
 
-// setReadDeadline sets the Go connection's read deadline; loop-mode reads
+// SetReadDeadline sets the Go connection's read deadline; loop-mode reads
 // never wait, so there it does nothing.
-func (r *rawIO) setReadDeadline(t time.Time) error {
+func (r *RawIO) SetReadDeadline(t time.Time) error {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if r.loop.Load() {
@@ -386,9 +386,9 @@ func (r *rawIO) setReadDeadline(t time.Time) error {
 	return r.conn.SetReadDeadline(t)
 }
 
-// setWriteDeadline sets the Go connection's write deadline; loop-mode
+// SetWriteDeadline sets the Go connection's write deadline; loop-mode
 // writes never wait, so there it does nothing.
-func (r *rawIO) setWriteDeadline(t time.Time) {
+func (r *RawIO) SetWriteDeadline(t time.Time) {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if !r.loop.Load() {
