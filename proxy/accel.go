@@ -222,13 +222,13 @@ func (ss *session) settleLocal(d planner.Decision, settle bool) (planner.Decisio
 	// depends on, and if one fails the origin skips this statement, and
 	// so does its local answer (writeOrdered).
 	ss.ext.answerCheck = false
-	setupOnly, failures := ss.origin.pending.onlyStatementSetup()
+	setupOnly, failures := ss.origin.pending.OnlyStatementSetup()
 	if settle || !setupOnly {
 		if !ss.drain() {
 			d.Route, d.Reason = planner.RouteOrigin, "transaction_failed"
 			return d, false
 		}
-	} else if !ss.origin.pending.idle() {
+	} else if !ss.origin.pending.Idle() {
 		ss.ext.answerCheck, ss.ext.answerSince = true, failures
 	}
 	if ss.state.TxStatus() == 'E' {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"strconv"
 	"sync"
 	"time"
@@ -52,11 +53,11 @@ type cachingRequest struct {
 // else with a Flush (inside the client's).
 func (q *cachingRequest) msgs(sync bool) []privateMsg {
 	if q.proto == 'Q' {
-		return []privateMsg{{msg: &pgproto3.Query{String: q.sql}, kind: pkQuery, hasKind: true}}
+		return []privateMsg{{msg: &pgproto3.Query{String: q.sql}, kind: originlink.ItemQuery, hasKind: true}}
 	}
 	msgs := portalMsgs(cachingName, q.sql, q.oids, q.params, q.paramFormats, q.resultFormats)
 	if sync {
-		return append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true})
+		return append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: originlink.ItemSync, hasKind: true})
 	}
 	return append(msgs, privateMsg{msg: &pgproto3.Flush{}})
 }
@@ -172,7 +173,7 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 		return true
 	}
 	rc.CountCaching(d.Datasets, false)
-	if h.ErrorOK && ss.origin.pending.idle() && ss.originDown() {
+	if h.ErrorOK && ss.origin.pending.Idle() && ss.originDown() {
 		ss.serveOutage(rc, h, d, start, ready, hit)
 		return true
 	}

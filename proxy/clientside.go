@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -57,9 +58,9 @@ func (ss *session) writeOrdered(buf []byte) error {
 func (ss *session) writeLocal(buf []byte, skippable, check bool, since uint64) error {
 	ss.client.writeMu.Lock()
 	defer ss.client.writeMu.Unlock()
-	outcome, seq := ss.origin.pending.pushLocal(buf, skippable, check, since)
+	outcome, seq := ss.origin.pending.PushLocal(buf, skippable, check, since)
 	ss.ext.answerSeq = seq
-	if outcome != localWriteNow {
+	if outcome != originlink.LocalWriteNow {
 		return nil
 	}
 	if !ss.evl.onLoop && ss.client.fr.Buffered() > 0 {
@@ -95,7 +96,7 @@ func (ss *session) flushHeld() error {
 func (ss *session) writeQueuedLocal() error {
 	ss.client.writeMu.Lock()
 	defer ss.client.writeMu.Unlock()
-	return ss.writeAfterRelayed(ss.origin.pending.takeLocal()...)
+	return ss.writeAfterRelayed(ss.origin.pending.TakeLocal()...)
 }
 
 // writeClient writes encoded messages to the client after anything the

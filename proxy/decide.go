@@ -24,7 +24,7 @@ func (ss *session) planFresh(ctx context.Context, sql string, pointOnly bool) pl
 	if !ok {
 		d = plan()
 	}
-	if d.Reason == planner.ReasonTxWrote && !ss.ext.segmentWrote && !ss.origin.pending.idle() && ss.drain() {
+	if d.Reason == planner.ReasonTxWrote && !ss.ext.segmentWrote && !ss.origin.pending.Idle() && ss.drain() {
 		d = plan()
 	}
 	return d
@@ -97,7 +97,7 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 		}
 		return d, s, true
 	}
-	if (ss.txWrote.Load() || ss.ext.segmentWrote) && ss.origin.pending.idle() {
+	if (ss.txWrote.Load() || ss.ext.segmentWrote) && ss.origin.pending.Idle() {
 		// The transaction has written (and no answer still on its way
 		// could have ended it): no read is accelerated now.
 		if qd, quick := ss.accel.Planner.QuickTxWrote(sql); quick {

@@ -5,6 +5,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // Deferred Binds. A client that prepared and described a statement once
@@ -40,7 +41,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 	if !ss.acc.info.valid || ss.acc.infoDirty || ss.txWrote.Load() || ss.ext.segmentWrote {
 		return nil, nil, false
 	}
-	if ok, _ := ss.origin.pending.onlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
+	if ok, _ := ss.origin.pending.OnlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {
 		return nil, nil, false
 	}
 	params, rows := ss.stmtDesc(st)
@@ -52,7 +53,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return params, rows, true
 	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
-	if d.Reason == planner.ReasonPointRead && ss.origin.pending.idle() && ss.originDown() {
+	if d.Reason == planner.ReasonPointRead && ss.origin.pending.Idle() && ss.originDown() {
 		// runtime.point_reads: origin, and the origin cannot answer.
 		d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
 	}
@@ -97,7 +98,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 			}
 		}
 	}
-	if (params == nil || rows == nil) && ss.origin.pending.idle() && ss.originDown() {
+	if (params == nil || rows == nil) && ss.origin.pending.Idle() && ss.originDown() {
 		// The origin cannot describe it: the descriptions of a text of
 		// the same description shape serve (describeCache.shaped), or
 		// what the planner works out (derived): the parameters' types
@@ -221,7 +222,7 @@ func (ss *session) materialize(name string) {
 	ss.change(func() { p.local = false }, func(bool) { p.local = true })
 	ss.materializeStmt(p.stmt)
 	ss.ext.stretchOrigin = true
-	if !ss.origin.pending.push(pendingItem{kind: pkBind, swallow: true}) {
+	if !ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemBind, Swallow: true}) {
 		return // the origin skips it, and what follows, to the Sync
 	}
 	ss.local.originTimer = true
@@ -242,7 +243,7 @@ func (ss *session) materializeStmt(st *stmtInfo) {
 	}
 	ss.change(func() { st.local = false }, func(bool) { st.local = true })
 	ss.ext.stretchOrigin = true
-	if !ss.origin.pending.push(pendingItem{kind: pkParse, swallow: true}) {
+	if !ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemParse, Swallow: true}) {
 		return
 	}
 	ss.local.originTimer = true
@@ -277,7 +278,7 @@ func (ss *session) answerLocal(msgs ...pgproto3.BackendMessage) {
 // when nothing is pending there either (the transaction status is then
 // the last one the origin reported, which the stretch did not change).
 func (ss *session) localSync() bool {
-	if ss.ext.stretchOrigin || !ss.origin.pending.idle() {
+	if ss.ext.stretchOrigin || !ss.origin.pending.Idle() {
 		return false
 	}
 	ss.onSync()
@@ -323,7 +324,7 @@ func (ss *session) closeStaleUnnamed(msg pgproto3.FrontendMessage) {
 	closePortal := usesPortal && ss.ext.stalePortal && ss.ext.portals[""] == nil
 	stmt := ss.ext.staleStmt && !closeStmt && !replacesStmt
 	portal := ss.ext.stalePortal && !closePortal && !replacesPortal
-	if stmt == ss.ext.staleStmt && portal == ss.ext.stalePortal || ss.origin.pending.skipping() {
+	if stmt == ss.ext.staleStmt && portal == ss.ext.stalePortal || ss.origin.pending.Skipping() {
 		return // nothing changes, or the origin skips msg
 	}
 	if closeStmt {
@@ -358,7 +359,7 @@ func (ss *session) closeAtOrigin(objectType byte) {
 		return
 	}
 	ss.ext.stretchOrigin = true
-	if ss.origin.pending.push(pendingItem{kind: pkClose, swallow: true}) {
+	if ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemClose, Swallow: true}) {
 		ss.origin.fe.Send(&pgproto3.Close{ObjectType: objectType})
 	}
 }

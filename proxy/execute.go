@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,14 +271,14 @@ func (ss *session) zeroResults(d planner.Decision) {
 // closing what does not exist is no error, so they are closed first.
 func portalMsgs(name, sql string, oids []uint32, params [][]byte, paramFormats, resultFormats []int16) []privateMsg {
 	return []privateMsg{
-		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Parse{Name: name, Query: sql, ParameterOIDs: oids}, kind: pkParse, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: originlink.ItemClose, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: originlink.ItemClose, hasKind: true},
+		{msg: &pgproto3.Parse{Name: name, Query: sql, ParameterOIDs: oids}, kind: originlink.ItemParse, hasKind: true},
 		{msg: &pgproto3.Bind{DestinationPortal: name, PreparedStatement: name,
-			ParameterFormatCodes: paramFormats, Parameters: params, ResultFormatCodes: resultFormats}, kind: pkBind, hasKind: true},
-		{msg: &pgproto3.Execute{Portal: name}, kind: pkExecute, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: pkClose, hasKind: true},
-		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: pkClose, hasKind: true},
+			ParameterFormatCodes: paramFormats, Parameters: params, ResultFormatCodes: resultFormats}, kind: originlink.ItemBind, hasKind: true},
+		{msg: &pgproto3.Execute{Portal: name}, kind: originlink.ItemExecute, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'P', Name: name}, kind: originlink.ItemClose, hasKind: true},
+		{msg: &pgproto3.Close{ObjectType: 'S', Name: name}, kind: originlink.ItemClose, hasKind: true},
 	}
 }
 
@@ -333,7 +334,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 	}
 	done, n, err := ss.sendRows(r, nil, int64(m.MaxRows))
 	ss.endRun()
-	if err == nil && !done && firstCall && !ss.origin.pending.idle() && !ss.drain() {
+	if err == nil && !done && firstCall && !ss.origin.pending.Idle() && !ss.drain() {
 		// A suspended portal lives on: only once the origin has accepted
 		// everything before it (its Bind above all).
 		err = errOriginSkipping

@@ -167,7 +167,7 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 	// An extended-protocol message that starts a stretch waits there for
 	// everything before to be answered (beginStretch), and reads the
 	// session info first unless its statement is origin-only (accelerate).
-	opens := !ss.ext.segmentOpen && !ss.origin.pending.idle()
+	opens := !ss.ext.segmentOpen && !ss.origin.pending.Idle()
 	needsInfo := !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.valid)
 	switch m := msg.(type) {
 	case *pgproto3.Query:
@@ -219,7 +219,7 @@ func (ss *session) originLoopSafe(msg pgproto3.BackendMessage, err error) bool {
 	if e, ok := msg.(*pgproto3.ErrorResponse); ok && (e.Severity == "FATAL" || e.Severity == "PANIC") {
 		return false // likewise
 	}
-	if head, ok := ss.origin.pending.head(); ok && head.private != nil {
+	if head, ok := ss.origin.pending.Head(); ok && head.Private != nil {
 		return false // a request of the goroutines' (none is made on a loop)
 	}
 	return true
@@ -245,7 +245,7 @@ func (ss *session) noteLoopSafe(msg pgproto3.FrontendMessage, err error) {
 // the session back (ended false: the goroutines go on) or the session
 // ended there (true); handled reports whether msg went to the loop.
 func (ss *session) promote(msg pgproto3.FrontendMessage) (handled, ended bool) {
-	if ss.evl.loopRun < promoteAfter || ss.origin.done == nil || !ss.origin.pending.idle() {
+	if ss.evl.loopRun < promoteAfter || ss.origin.done == nil || !ss.origin.pending.Idle() {
 		return false, false
 	}
 	l := ss.srv.loopFor(ss) // plain sockets, a live link

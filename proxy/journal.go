@@ -135,22 +135,22 @@ func (ss *session) seal(seq uint64) {
 // change from the failed one on is undone, and those after the skipped
 // range (after its Sync: a simple Query, say) are made again.
 func (ss *session) reconcile() {
-	if ss.origin.pending.failCount.Load() == ss.ext.failuresSeen {
+	if ss.origin.pending.Failures() == ss.ext.failuresSeen {
 		return
 	}
-	ss.ext.failuresSeen = ss.origin.pending.failCount.Load()
-	for _, f := range ss.origin.pending.takeFailed() {
+	ss.ext.failuresSeen = ss.origin.pending.Failures()
+	for _, f := range ss.origin.pending.TakeFailed() {
 		i := len(ss.ext.journal)
-		for i > 0 && ss.ext.journal[i-1].sealed && ss.ext.journal[i-1].seq >= f.from {
+		for i > 0 && ss.ext.journal[i-1].sealed && ss.ext.journal[i-1].seq >= f.From {
 			i--
 		}
 		tail := ss.ext.journal[i:]
 		for j := len(tail) - 1; j >= 0; j-- {
-			tail[j].revert(ss, tail[j].seq == f.from)
+			tail[j].revert(ss, tail[j].seq == f.From)
 		}
 		k := i
 		for j := i; j < len(ss.ext.journal); j++ {
-			if ss.ext.journal[j].seq >= f.to {
+			if ss.ext.journal[j].seq >= f.To {
 				ss.ext.journal[j].redo(ss)
 				ss.ext.journal[k] = ss.ext.journal[j]
 				k++
@@ -164,7 +164,7 @@ func (ss *session) reconcile() {
 // it answered, and so known: the changes of the last stretch are final,
 // and if it ended outside a transaction block, so did its portals.
 func (ss *session) beginStretch() {
-	if !ss.origin.pending.idle() {
+	if !ss.origin.pending.Idle() {
 		ss.drain()
 	}
 	ss.reconcile()

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -11,7 +12,7 @@ import (
 func journalSession() *session {
 	return &session{
 		ext:    extState{stmts: map[string]*stmtInfo{}, portals: map[string]*portalInfo{}},
-		origin: originSide{pending: newPendingQueue()},
+		origin: originSide{pending: originlink.NewPending()},
 	}
 }
 
@@ -23,9 +24,9 @@ func TestJournal_StatementsAndPortalsWithoutAllocations(t *testing.T) {
 	p := &portalInfo{stmt: st}
 	stretch := func() {
 		ss.setStmt("", st)
-		ss.seal(ss.origin.pending.nextSeq())
+		ss.seal(ss.origin.pending.NextSeq())
 		ss.setPortal("", p)
-		ss.seal(ss.origin.pending.nextSeq())
+		ss.seal(ss.origin.pending.NextSeq())
 		ss.clearJournal(0)
 	}
 	stretch()
@@ -45,21 +46,21 @@ func TestJournal_ReconcileUndoesWhatTheOriginSkipped(t *testing.T) {
 
 	// Parse s1 (replacing it), Bind "" of s1, Parse "" ; Sync.
 	newS1 := &stmtInfo{name: "s1", sql: "SELECT 1"}
-	ss.origin.pending.push(pendingItem{kind: pkParse})
+	ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemParse})
 	ss.setStmt("s1", newS1)
 	ss.seal(0)
-	ss.origin.pending.push(pendingItem{kind: pkBind})
+	ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemBind})
 	ss.setPortal("", &portalInfo{stmt: newS1})
 	ss.seal(1)
-	ss.origin.pending.push(pendingItem{kind: pkParse})
+	ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemParse})
 	ss.setStmt("", &stmtInfo{sql: "SELECT 2"})
 	ss.seal(2)
-	ss.origin.pending.push(pendingItem{kind: pkSync})
+	ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemSync})
 
 	// The Bind fails: the Parse before it stands, the Bind leaves a portal
 	// only the origin knows, the unnamed Parse was skipped.
-	ss.origin.pending.settle(true, false)
-	ss.origin.pending.settle(false, true)
+	ss.origin.pending.Settle(true, false)
+	ss.origin.pending.Settle(false, true)
 	ss.reconcile()
 	if ss.ext.stmts["s1"] != newS1 {
 		t.Errorf("s1 = %+v, want the Parse that succeeded", ss.ext.stmts["s1"])

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"time"
 	"unsafe"
@@ -96,7 +97,7 @@ type laneOp struct {
 func (ss *session) laneReady() bool {
 	return ss.origin.state == linkLive && !ss.origin.broken.Load() && !ss.origin.releasing.Load() && !ss.ext.localSkip && !ss.ext.segmentOpen &&
 		ss.origin.queryCapture == nil && ss.origin.pendingSet == "" && ss.origin.tent == nil && !ss.ext.staleStmt && !ss.ext.stalePortal &&
-		ss.local.stmtStart.IsZero() && !ss.client.fr.InMessage() && ss.origin.pending.quiet()
+		ss.local.stmtStart.IsZero() && !ss.client.fr.InMessage() && ss.origin.pending.Quiet()
 }
 
 // laneClient relays the client's next round trip through the lane when it
@@ -290,7 +291,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		ss.countOriginEntry(q)
 		ss.noteOriginKnown(ops[0].sql, q.d, &q.stateCall)
 		ss.origin.pendingDiscard = false
-		ss.origin.pending.push(pendingItem{kind: pkQuery, wrote: ss.ext.segmentWrote, started: now, route: routeOrigin})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: now, Route: routeOrigin})
 		ss.ext.stretchOrigin, ss.local.originTimer, ss.ext.segmentWrote = false, false, false
 		return
 	}
@@ -300,12 +301,12 @@ func (ss *session) laneApply(ops []laneOp) {
 	if s := ss.state.TxStatus(); s == 'I' || s == 0 {
 		ss.closePortals()
 	}
-	var items [laneMaxFrames]pendingItem
+	var items [laneMaxFrames]originlink.Item
 	for i, op := range ops {
 		switch op.typ {
 		case 'P':
 			op.st.atOrigin = true
-			items[i] = pendingItem{kind: pkParse}
+			items[i] = originlink.Item{Kind: originlink.ItemParse}
 		case 'B':
 			// onBind, for an origin-only statement.
 			if old := ss.ext.portals[""]; old != nil {
@@ -317,29 +318,29 @@ func (ss *session) laneApply(ops []laneOp) {
 				op.st.originPortal = p
 			}
 			ss.ext.portals[""] = p
-			items[i] = pendingItem{kind: pkBind}
+			items[i] = originlink.Item{Kind: originlink.ItemBind}
 		case 'D':
-			kind := pkDescribePortal
+			kind := originlink.ItemDescribePortal
 			if op.kind == 'S' {
-				kind = pkDescribeStatement
+				kind = originlink.ItemDescribeStatement
 			}
-			items[i] = pendingItem{kind: kind}
+			items[i] = originlink.Item{Kind: kind}
 		case 'E':
 			ss.ext.answerCheck, ss.origin.pendingDiscard = false, false
 			ss.countOriginStmt(op.st)
 			ss.noteArrival(now)
-			items[i] = pendingItem{kind: pkExecute, started: now, route: routeOrigin}
+			items[i] = originlink.Item{Kind: originlink.ItemExecute, Started: now, Route: routeOrigin}
 		case 'S':
-			items[i] = pendingItem{kind: pkSync, wrote: ss.ext.segmentWrote}
+			items[i] = originlink.Item{Kind: originlink.ItemSync, Wrote: ss.ext.segmentWrote}
 		}
 	}
-	ss.origin.pending.pushAll(items[:len(ops)])
+	ss.origin.pending.PushAll(items[:len(ops)])
 	ss.ext.segmentOpen, ss.ext.stretchOrigin, ss.local.originTimer, ss.ext.segmentWrote = false, false, false, false
 	ss.local.stmtStart = time.Time{}
 }
 
 // noItem stands for the head of an empty queue in originRun.
-var noItem pendingItem
+var noItem originlink.Item
 
 // originRun is the lane's origin side: from the origin's buffer, the run
 // of whole messages of the fastOriginTypes that starts there (the first
@@ -356,7 +357,8 @@ func (ss *session) originRun() (taken, ended bool) {
 	b, at := fr.Pending(), 0
 	done := 0 // the items the run completes, from the head
 	idle, local, shutdown := false, false, false
-	q.mu.Lock()
+	q.Lock()
+	items := q.ItemsLocked()
 	for !local && !shutdown {
 		if len(b)-at < 5 || !fastOriginTypes[b[at]] {
 			break
@@ -366,10 +368,10 @@ func (ss *session) originRun() (taken, ended bool) {
 			break
 		}
 		head := &noItem
-		hasHead := done < len(q.items)
+		hasHead := done < len(items)
 		if hasHead {
-			head = &q.items[done]
-			if head.capture != nil || head.private != nil || head.swallow || head.kind == pkLocal {
+			head = &items[done]
+			if head.Capture != nil || head.Private != nil || head.Swallow || head.Kind == originlink.ItemLocal {
 				break
 			}
 		}
@@ -383,14 +385,14 @@ func (ss *session) originRun() (taken, ended bool) {
 			}
 		}
 		at += n
-		if hasHead && completesType(typ, head.kind) {
+		if hasHead && completesType(typ, head.Kind) {
 			done++
-			idle = done == len(q.items)
-			local = !idle && q.items[done].kind == pkLocal
+			idle = done == len(items)
+			local = !idle && items[done].Kind == originlink.ItemLocal
 			shutdown = idle && typ == 'Z' && ss.life.shuttingDown.Load()
 		}
 	}
-	q.mu.Unlock()
+	q.Unlock()
 	if at == 0 {
 		return false, false
 	}
@@ -407,13 +409,9 @@ func (ss *session) originRun() (taken, ended bool) {
 	}
 	ss.client.writeMu.Unlock()
 	if done > 0 {
-		q.mu.Lock()
-		for range done {
-			q.timeHead()
-			q.popLocked()
-		}
-		q.changed.Broadcast()
-		q.mu.Unlock()
+		q.Lock()
+		q.PopDoneLocked(done)
+		q.Unlock()
 	}
 	if local && werr == nil {
 		werr = ss.writeQueuedLocal()

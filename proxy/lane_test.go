@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"os"
@@ -115,12 +116,12 @@ func TestLaneScan(t *testing.T) {
 	if len(ss.ext.journal) != 0 || ss.ext.segmentOpen || ss.ext.stretchOrigin || ss.local.originTimer || !ss.local.stmtStart.IsZero() {
 		t.Fatal("the round trip left the stretch open")
 	}
-	if got := len(ss.origin.pending.items); got != 4 {
+	if got := ss.origin.pending.Len(); got != 4 {
 		t.Fatalf("%d pending items, want 4", got)
 	}
 	// A write the lane takes marks its answer as the transaction's write
 	// (noteOrigin), as the decoded path does; a read after it does not.
-	ss.origin.pending.items = nil
+	ss.origin.pending.Reset()
 	for _, c := range []struct {
 		sql   string
 		wrote bool
@@ -130,7 +131,7 @@ func TestLaneScan(t *testing.T) {
 			t.Fatalf("%s: not taken", c.sql)
 		}
 		ss.laneApply(ops[:n])
-		if it := ss.origin.pending.items[len(ss.origin.pending.items)-1]; it.kind != pkQuery || it.wrote != c.wrote || ss.ext.segmentWrote {
+		if it := ss.origin.pending.Last(); it.Kind != originlink.ItemQuery || it.Wrote != c.wrote || ss.ext.segmentWrote {
 			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.ext.segmentWrote)
 		}
 	}
@@ -385,7 +386,7 @@ func BenchmarkLane(b *testing.B) {
 			} else {
 				m, stripe := ss.srv.metrics, newStripe()
 				ss.stripe = stripe
-				ss.origin.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+				ss.origin.pending.Observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 			}
 			ss.client.fr = wire.NewFrameReader(&loopReader{c.client(parse)}, false)
 			ss.origin.fr = wire.NewFrameReader(&loopReader{c.origin(parse)}, false)
@@ -404,7 +405,7 @@ func BenchmarkLane(b *testing.B) {
 				if err := ss.origin.fr.Fill(); err != nil {
 					panic(err)
 				}
-				if taken, ended := ss.originRun(); !taken || ended || !ss.origin.pending.quiet() {
+				if taken, ended := ss.originRun(); !taken || ended || !ss.origin.pending.Quiet() {
 					panic("the origin side did not answer the round trip")
 				}
 			}

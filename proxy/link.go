@@ -138,7 +138,7 @@ func (ss *session) canDetach() bool {
 	if ss.accel == nil || ss.isClosed() || ss.life.terminated.Load() || ss.life.shuttingDown.Load() {
 		return false
 	}
-	if _, pending := ss.origin.pending.head(); pending {
+	if _, pending := ss.origin.pending.Head(); pending {
 		return false
 	}
 	return ss.state.TxStatus() == 'I'
@@ -199,13 +199,13 @@ func (ss *session) needOrigin() bool {
 func (ss *session) settleLink() linkState {
 	switch ss.origin.state {
 	case linkLive:
-		if ss.origin.broken.Load() && ss.origin.pending.idle() {
+		if ss.origin.broken.Load() && ss.origin.pending.Idle() {
 			ss.dropLink()
 		}
 	case linkStandIn:
 		// Kept while no session may try the origin again, so that the
 		// planner knows it is down (point reads: originDown).
-		if ss.origin.pending.idle() && !ss.ext.stretchOrigin && ss.srv.originRetryDue() {
+		if ss.origin.pending.Idle() && !ss.ext.stretchOrigin && ss.srv.originRetryDue() {
 			ss.dropLink()
 		}
 	}
@@ -221,7 +221,7 @@ func (ss *session) originDown() bool {
 	if ss.settleLink() == linkLive {
 		return false
 	}
-	if ss.origin.state == linkNone && ss.origin.pending.idle() && !ss.connectLink() {
+	if ss.origin.state == linkNone && ss.origin.pending.Idle() && !ss.connectLink() {
 		return true // the session ends
 	}
 	return ss.origin.state == linkStandIn
@@ -425,7 +425,7 @@ func (ss *session) releaseIdle() {
 		ss.origin.idleArmed.Store(false)
 		return
 	}
-	if !ss.origin.pending.idle() || ss.ext.stretchOrigin || ss.state.TxStatus() != 'I' || ss.origin.unreplayable.Load() != nil {
+	if !ss.origin.pending.Idle() || ss.ext.stretchOrigin || ss.state.TxStatus() != 'I' || ss.origin.unreplayable.Load() != nil {
 		ss.armIdle(timeout) // in use: look again later
 		return
 	}
@@ -480,5 +480,5 @@ func (ss *session) endsToPool() bool {
 	if ss.pass != nil {
 		return ss.pass.idle()
 	}
-	return ss.origin.pending.idle() && !ss.ext.stretchOrigin
+	return ss.origin.pending.Idle() && !ss.ext.stretchOrigin
 }

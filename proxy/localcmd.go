@@ -399,10 +399,10 @@ func (ss *session) deferCommandBind(p *portalInfo, m *pgproto3.Bind) bool {
 // false when the Execute (with its Parse and Bind: materialize) must go
 // to the origin.
 func (ss *session) runCommand(p *portalInfo, m *pgproto3.Execute) bool {
-	if !ss.origin.pending.idle() && (ss.origin.state == linkLive || !ss.origin.pending.waitEmpty()) {
+	if !ss.origin.pending.Idle() && (ss.origin.state == linkLive || !ss.origin.pending.WaitEmpty()) {
 		return false
 	}
-	if ss.origin.pending.skipping() {
+	if ss.origin.pending.Skipping() {
 		return true // an earlier message failed: Postgres skips this one
 	}
 	if ss.settleLink() == linkLive || p.stmt.cmd.ReturnsRow() && m.MaxRows == 1 {

@@ -233,7 +233,7 @@ func (ss *session) sendRows(r *localResult, head []pgproto3.BackendMessage, maxR
 	}
 	wroteAny := false
 	write := func() error {
-		if !wroteAny && !ss.origin.pending.idle() {
+		if !wroteAny && !ss.origin.pending.Idle() {
 			// Streaming past the buffer: every earlier origin response
 			// must be in first, and none of them an error that makes the
 			// origin skip this statement.

@@ -42,11 +42,11 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 	if !isCmd && ss.acc.virtualBegin == "" {
 		return false
 	}
-	if !ss.origin.pending.idle() {
+	if !ss.origin.pending.Idle() {
 		// Answers of the stand-in the origin relay has yet to settle
 		// (the client has them); nothing else is pending without a
 		// live connection.
-		if ss.origin.state == linkLive || !ss.origin.pending.waitEmpty() {
+		if ss.origin.state == linkLive || !ss.origin.pending.WaitEmpty() {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"reflect"
 	"slices"
 
@@ -44,8 +45,8 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 		// without it.
 		return true
 	}
-	head, hasHead := ss.origin.pending.head()
-	done, failed, async := completes(msg, head.kind, hasHead)
+	head, hasHead := ss.origin.pending.Head()
+	done, failed, async := completes(msg, head.Kind, hasHead)
 
 	closeAfter := false
 	switch m := msg.(type) {
@@ -64,16 +65,16 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 	}
 	if hasHead && !async {
 		_, isErr := msg.(*pgproto3.ErrorResponse)
-		if head.capture != nil {
-			head.capture(msg)
+		if head.Capture != nil {
+			head.Capture(msg)
 		}
-		if head.private != nil {
-			head.private.msgs = append(head.private.msgs, copyBackendMessage(msg))
+		if head.Private != nil {
+			head.Private.Msgs = append(head.Private.Msgs, copyBackendMessage(msg))
 		}
 		// Kept from the client: answers to the proxy's own requests,
 		// and those the client has the proxy's answer to already.
-		if head.private != nil || head.swallow && !isErr {
-			if _, local := ss.origin.pending.settle(done, failed); local {
+		if head.Private != nil || head.Swallow && !isErr {
+			if _, local := ss.origin.pending.Settle(done, failed); local {
 				if err := ss.writeQueuedLocal(); err != nil {
 					ss.log.Debug().Err(err).Msg("client write failed")
 					ss.close()
@@ -90,15 +91,15 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 
 // noteReady records the transaction status of a ReadyForQuery, head being
 // the oldest pending item (if hasHead): whether the transaction wrote.
-func (ss *session) noteReady(status byte, head pendingItem, hasHead bool) {
+func (ss *session) noteReady(status byte, head originlink.Item, hasHead bool) {
 	ss.state.setTxStatus(status)
 	switch {
 	case status == 'I':
-		if hasHead && head.wrote || ss.txWrote.Load() {
+		if hasHead && head.Wrote || ss.txWrote.Load() {
 			ss.commitCaching()
 		}
 		ss.txWrote.Store(false)
-	case hasHead && head.wrote:
+	case hasHead && head.Wrote:
 		ss.txWrote.Store(true)
 	}
 }
@@ -130,7 +131,7 @@ func (ss *session) relayOut(raw []byte, msg pgproto3.BackendMessage, done, faile
 	ss.client.writeMu.Unlock()
 	idle := false
 	if done || failed {
-		empty, local := ss.origin.pending.settle(done, failed)
+		empty, local := ss.origin.pending.Settle(done, failed)
 		idle = empty && done
 		if local && werr == nil {
 			werr = ss.writeQueuedLocal()
@@ -179,20 +180,20 @@ var fastOriginTypes = [256]bool{
 // completesType reports whether an origin message of type typ (one of the
 // fastOriginTypes; anything else completes nothing) completes the pending
 // head (completes).
-func completesType(typ byte, head pendingKind) bool {
+func completesType(typ byte, head originlink.ItemKind) bool {
 	switch typ {
 	case '1':
-		return head == pkParse
+		return head == originlink.ItemParse
 	case '2':
-		return head == pkBind
+		return head == originlink.ItemBind
 	case '3':
-		return head == pkClose
+		return head == originlink.ItemClose
 	case 'T', 'n':
-		return head == pkDescribeStatement || head == pkDescribePortal
+		return head == originlink.ItemDescribeStatement || head == originlink.ItemDescribePortal
 	case 'C', 'I', 's':
-		return head == pkExecute
+		return head == originlink.ItemExecute
 	case 'Z':
-		return head == pkSync || head == pkQuery || head == pkFunctionCall
+		return head == originlink.ItemSync || head == originlink.ItemQuery || head == originlink.ItemFunctionCall
 	}
 	return false
 }
@@ -201,7 +202,7 @@ func completesType(typ byte, head pendingKind) bool {
 // whether it completes it, whether it is an extended-protocol error (the
 // origin now skips to the next Sync), and whether it is asynchronous (not
 // an answer to anything).
-func completes(msg pgproto3.BackendMessage, head pendingKind, hasHead bool) (done, failed, async bool) {
+func completes(msg pgproto3.BackendMessage, head originlink.ItemKind, hasHead bool) (done, failed, async bool) {
 	switch msg.(type) {
 	case *pgproto3.ParameterStatus, *pgproto3.NoticeResponse, *pgproto3.NotificationResponse:
 		return false, false, true
@@ -210,7 +211,7 @@ func completes(msg pgproto3.BackendMessage, head pendingKind, hasHead bool) (don
 		return false, false, false
 	}
 	if e, ok := msg.(*pgproto3.ErrorResponse); ok && e != nil {
-		if head == pkQuery || head == pkFunctionCall || head == pkSync {
+		if head == originlink.ItemQuery || head == originlink.ItemFunctionCall || head == originlink.ItemSync {
 			return false, false, false
 		}
 		return false, true, false

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"io"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestOriginRelay_OneWritePerRead(t *testing.T) {
 		ss.client.w = out
 		if accel {
 			ss.accel = &Accel{}
-			ss.origin.pending.push(pendingItem{kind: pkQuery})
+			ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery})
 		} else {
 			ss.pass = &passState{}
 			ss.pass.syncs.Store(1)
@@ -84,6 +85,33 @@ func TestOriginRelay_OneWritePerRead(t *testing.T) {
 		}
 		if !bytes.Equal(out.Bytes(), data) || out.writes != 1 {
 			t.Errorf("accel %v: %d writes of %d bytes, want 1 of the %d read", accel, out.writes, out.Len(), len(data))
+		}
+	}
+}
+
+func TestCompletes(t *testing.T) {
+	cases := []struct {
+		msg                  pgproto3.BackendMessage
+		head                 originlink.ItemKind
+		done, failed, async_ bool
+	}{
+		{&pgproto3.ParseComplete{}, originlink.ItemParse, true, false, false},
+		{&pgproto3.ParameterDescription{}, originlink.ItemDescribeStatement, false, false, false},
+		{&pgproto3.RowDescription{}, originlink.ItemDescribeStatement, true, false, false},
+		{&pgproto3.RowDescription{}, originlink.ItemQuery, false, false, false},
+		{&pgproto3.CommandComplete{}, originlink.ItemQuery, false, false, false},
+		{&pgproto3.CommandComplete{}, originlink.ItemExecute, true, false, false},
+		{&pgproto3.PortalSuspended{}, originlink.ItemExecute, true, false, false},
+		{&pgproto3.ReadyForQuery{}, originlink.ItemQuery, true, false, false},
+		{&pgproto3.ErrorResponse{}, originlink.ItemQuery, false, false, false},
+		{&pgproto3.ErrorResponse{}, originlink.ItemBind, false, true, false},
+		{&pgproto3.NoticeResponse{}, originlink.ItemBind, false, false, true},
+		{&pgproto3.NotificationResponse{}, originlink.ItemSync, false, false, true},
+	}
+	for _, c := range cases {
+		done, failed, async := completes(c.msg, c.head, true)
+		if done != c.done || failed != c.failed || async != c.async_ {
+			t.Errorf("%T with head %v: got %v %v %v", c.msg, c.head, done, failed, async)
 		}
 	}
 }

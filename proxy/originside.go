@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
@@ -78,7 +79,7 @@ type originSide struct {
 	tent *stretchSets
 
 	// pending is the queue of responses the origin still owes.
-	pending *pendingQueue
+	pending *originlink.Pending
 	// pendingBytes counts bytes written to the origin not yet flushed;
 	// rawIn holds the frame relayed as it came (Send takes a pointer).
 	pendingBytes int

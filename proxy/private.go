@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ var errSessionClosed = errors.New("session closed")
 // hasKind=false for Flush, which expects none).
 type privateMsg struct {
 	msg     pgproto3.FrontendMessage
-	kind    pendingKind
+	kind    originlink.ItemKind
 	hasKind bool
 }
 
@@ -37,12 +38,12 @@ func (ss *session) privateRequest(kind string, msgs ...privateMsg) ([]pgproto3.B
 // sendPrivate sends a private request, counted by kind (a request* label),
 // and returns the collector its responses go to (awaitPrivate waits for
 // them).
-func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, error) {
+func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*originlink.Collector, error) {
 	ss.mustNotBlock("private request")
 	if !ss.needOrigin() {
 		return nil, errSessionClosed
 	}
-	c := newCollector()
+	c := originlink.NewCollector()
 	lastItem := -1
 	for i, m := range msgs {
 		if m.hasKind {
@@ -54,7 +55,7 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 	}
 	for i, m := range msgs {
 		if m.hasKind {
-			if !ss.origin.pending.push(pendingItem{kind: m.kind, private: c, last: i == lastItem}) {
+			if !ss.origin.pending.Push(originlink.Item{Kind: m.kind, Private: c, Last: i == lastItem}) {
 				return nil, errors.New("origin is skipping to the next Sync")
 			}
 		}
@@ -77,13 +78,13 @@ func (ss *session) sendPrivate(kind string, msgs ...privateMsg) (*collector, err
 }
 
 // awaitPrivate waits for the responses of a private request.
-func (ss *session) awaitPrivate(c *collector) ([]pgproto3.BackendMessage, error) {
+func (ss *session) awaitPrivate(c *originlink.Collector) ([]pgproto3.BackendMessage, error) {
 	select {
-	case <-c.done:
+	case <-c.Done:
 	case <-ss.closedCh():
 		return nil, errSessionClosed
 	}
-	return c.msgs, nil
+	return c.Msgs, nil
 }
 
 // drain asks the origin for everything it owes (Flush, not Sync: a Sync
@@ -92,16 +93,16 @@ func (ss *session) awaitPrivate(c *collector) ([]pgproto3.BackendMessage, error)
 // closing or the origin is skipping to the next Sync after an error.
 func (ss *session) drain() bool {
 	ss.mustNotBlock("drain")
-	if !ss.origin.pending.idle() {
+	if !ss.origin.pending.Idle() {
 		ss.origin.fe.Send(&pgproto3.Flush{})
 		if err := ss.origin.fe.Flush(); err != nil {
 			return false
 		}
 	}
-	if !ss.origin.pending.waitEmpty() {
+	if !ss.origin.pending.WaitEmpty() {
 		return false
 	}
-	return !ss.origin.pending.skipping()
+	return !ss.origin.pending.Skipping()
 }
 
 // sessionInfo is what the planner and encoder need to know about the
@@ -178,14 +179,14 @@ func (ss *session) readInfo() error {
 	}
 	var msgs []privateMsg
 	if !ss.acc.infoPrepared {
-		msgs = append(msgs, privateMsg{msg: &pgproto3.Parse{Name: infoStatement, Query: sessionInfoSQL}, kind: pkParse, hasKind: true})
+		msgs = append(msgs, privateMsg{msg: &pgproto3.Parse{Name: infoStatement, Query: sessionInfoSQL}, kind: originlink.ItemParse, hasKind: true})
 	}
 	msgs = append(msgs,
-		privateMsg{msg: &pgproto3.Bind{DestinationPortal: infoStatement, PreparedStatement: infoStatement}, kind: pkBind, hasKind: true},
-		privateMsg{msg: &pgproto3.Execute{Portal: infoStatement}, kind: pkExecute, hasKind: true},
-		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: infoStatement}, kind: pkClose, hasKind: true},
+		privateMsg{msg: &pgproto3.Bind{DestinationPortal: infoStatement, PreparedStatement: infoStatement}, kind: originlink.ItemBind, hasKind: true},
+		privateMsg{msg: &pgproto3.Execute{Portal: infoStatement}, kind: originlink.ItemExecute, hasKind: true},
+		privateMsg{msg: &pgproto3.Close{ObjectType: 'P', Name: infoStatement}, kind: originlink.ItemClose, hasKind: true},
 	)
-	msgs = append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true})
+	msgs = append(msgs, privateMsg{msg: &pgproto3.Sync{}, kind: originlink.ItemSync, hasKind: true})
 	resp, err := ss.privateRequest(requestSessionInfo, msgs...)
 	if err != nil {
 		return err
@@ -298,13 +299,13 @@ func (ss *session) startDescribeSQL(sql string) (func() (*pgproto3.RowDescriptio
 	// statement_timeout while DuckDB answers) would fail the client's
 	// transaction with an error the client never sees as its own.
 	msgs := []privateMsg{
-		{msg: &pgproto3.Parse{Query: sql}, kind: pkParse, hasKind: true},
-		{msg: &pgproto3.Bind{}, kind: pkBind, hasKind: true},
-		{msg: &pgproto3.Describe{ObjectType: 'P'}, kind: pkDescribePortal, hasKind: true},
-		{msg: &pgproto3.Sync{}, kind: pkSync, hasKind: true},
+		{msg: &pgproto3.Parse{Query: sql}, kind: originlink.ItemParse, hasKind: true},
+		{msg: &pgproto3.Bind{}, kind: originlink.ItemBind, hasKind: true},
+		{msg: &pgproto3.Describe{ObjectType: 'P'}, kind: originlink.ItemDescribePortal, hasKind: true},
+		{msg: &pgproto3.Sync{}, kind: originlink.ItemSync, hasKind: true},
 	}
 	if ss.state.TxStatus() != 'I' {
-		msgs = []privateMsg{msgs[0], {msg: &pgproto3.Describe{ObjectType: 'S'}, kind: pkDescribeStatement, hasKind: true}, msgs[3]}
+		msgs = []privateMsg{msgs[0], {msg: &pgproto3.Describe{ObjectType: 'S'}, kind: originlink.ItemDescribeStatement, hasKind: true}, msgs[3]}
 	}
 	c, err := ss.sendPrivate(requestDescribe, msgs...)
 	if err != nil {
@@ -337,9 +338,9 @@ func rowDescriptionOf(msgs []pgproto3.BackendMessage) (*pgproto3.RowDescription,
 // describeInline asks the origin to describe a statement or portal in the
 // middle of the client's extended-protocol stretch, without a Sync.
 func (ss *session) describeInline(objectType byte, name string) (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
-	kind, label := pkDescribePortal, requestDescribePortal
+	kind, label := originlink.ItemDescribePortal, requestDescribePortal
 	if objectType == 'S' {
-		kind, label = pkDescribeStatement, requestDescribeStatement
+		kind, label = originlink.ItemDescribeStatement, requestDescribeStatement
 	}
 	msgs, err := ss.privateRequest(label,
 		privateMsg{msg: &pgproto3.Describe{ObjectType: objectType, Name: name}, kind: kind, hasKind: true},

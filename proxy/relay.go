@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
@@ -154,7 +155,7 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 		}
 		ss.closeStaleUnnamed(msg)
 		if ss.unsealed() {
-			ss.seal(ss.origin.pending.nextSeq())
+			ss.seal(ss.origin.pending.NextSeq())
 		}
 		if err := ss.forward(msg, capture); err != nil {
 			ss.originFailed(err)
@@ -203,40 +204,40 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	stretch := true
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		ss.origin.pending.push(pendingItem{kind: pkQuery, wrote: ss.ext.segmentWrote, started: ss.local.arrived, route: ss.local.timeRoute, capture: ss.origin.queryCapture})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: ss.local.arrived, Route: ss.local.timeRoute, Capture: ss.origin.queryCapture})
 		ss.origin.queryCapture = nil
 		ss.ext.segmentWrote = false
 		stretch = false
 		flush = true
 	case *pgproto3.Sync:
-		ss.origin.pending.push(pendingItem{kind: pkSync, wrote: ss.ext.segmentWrote})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemSync, Wrote: ss.ext.segmentWrote})
 		ss.ext.segmentWrote = false
 		stretch = false
 		flush = true
 	case *pgproto3.FunctionCall:
-		ss.origin.pending.push(pendingItem{kind: pkFunctionCall})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemFunctionCall})
 		flush = true
 	case *pgproto3.Parse:
-		ss.origin.pending.push(pendingItem{kind: pkParse})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemParse})
 		ss.origin.pendingBytes += len(m.Query)
 		if st := ss.ext.stmts[m.Name]; st != nil && st.sql == m.Query {
 			st.atOrigin = true
 		}
 	case *pgproto3.Bind:
-		ss.origin.pending.push(pendingItem{kind: pkBind})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemBind})
 		for _, p := range m.Parameters {
 			ss.origin.pendingBytes += len(p)
 		}
 	case *pgproto3.Describe:
-		kind := pkDescribePortal
+		kind := originlink.ItemDescribePortal
 		if m.ObjectType == 'S' {
-			kind = pkDescribeStatement
+			kind = originlink.ItemDescribeStatement
 		}
-		ss.origin.pending.push(pendingItem{kind: kind, capture: capture})
+		ss.origin.pending.Push(originlink.Item{Kind: kind, Capture: capture})
 	case *pgproto3.Execute:
-		ss.origin.pending.push(pendingItem{kind: pkExecute, started: ss.local.arrived, route: ss.local.timeRoute})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemExecute, Started: ss.local.arrived, Route: ss.local.timeRoute})
 	case *pgproto3.Close:
-		ss.origin.pending.push(pendingItem{kind: pkClose})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemClose})
 	case *pgproto3.Flush:
 		stretch = ss.ext.stretchOrigin
 		flush = true
@@ -289,14 +290,14 @@ func unrewrittenType(msg pgproto3.FrontendMessage) byte {
 // FunctionCall, ReadyForQuery. Nothing of it is recorded: Postgres rejects
 // it whole.
 func (ss *session) forwardUndecoded(raw []byte) error {
-	kind, hasKind := pkParse, true // a failure of an extended-protocol message
+	kind, hasKind := originlink.ItemParse, true // a failure of an extended-protocol message
 	switch raw[0] {
 	case 'Q':
-		kind = pkQuery
+		kind = originlink.ItemQuery
 	case 'S':
-		kind = pkSync
+		kind = originlink.ItemSync
 	case 'F':
-		kind = pkFunctionCall
+		kind = originlink.ItemFunctionCall
 	case 'P', 'B', 'D', 'E', 'C', 'H':
 	default:
 		hasKind = false // COPY messages, Terminate: nothing to answer
@@ -311,7 +312,7 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 		return errSessionClosed
 	}
 	switch kind {
-	case pkQuery, pkSync, pkFunctionCall:
+	case originlink.ItemQuery, originlink.ItemSync, originlink.ItemFunctionCall:
 		ss.reconcile()
 		ss.ext.segmentOpen = false
 	default:
@@ -325,12 +326,12 @@ func (ss *session) forwardUndecoded(raw []byte) error {
 		}
 	}
 	if ss.unsealed() {
-		ss.seal(ss.origin.pending.nextSeq())
+		ss.seal(ss.origin.pending.NextSeq())
 	}
 	if hasKind {
-		ss.origin.pending.push(pendingItem{kind: kind, wrote: ss.ext.segmentWrote && kind == pkSync})
+		ss.origin.pending.Push(originlink.Item{Kind: kind, Wrote: ss.ext.segmentWrote && kind == originlink.ItemSync})
 	}
-	ss.ext.stretchOrigin = kind != pkSync && kind != pkQuery
+	ss.ext.stretchOrigin = kind != originlink.ItemSync && kind != originlink.ItemQuery
 	ss.origin.rawIn = raw
 	ss.origin.fe.Send(&ss.origin.rawIn)
 	return ss.origin.fe.Flush()
@@ -366,7 +367,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		} else {
 			ss.reconcile()
 		}
-		if ss.origin.pending.skipping() {
+		if ss.origin.pending.Skipping() {
 			// The origin skips it (an error earlier in the stretch), and
 			// so would Postgres: nothing of it is recorded.
 			ss.ext.segmentOpen = true
@@ -374,7 +375,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 	case *pgproto3.Sync, *pgproto3.Query:
 		ss.reconcile()
-		if ss.origin.pending.idle() {
+		if ss.origin.pending.Idle() {
 			// Everything journaled has been answered: final.
 			ss.clearJournal(0)
 		}

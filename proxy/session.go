@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"net"
 	"sync"
@@ -129,7 +130,7 @@ func newSession(s *Server, cs clientConn, startup *pgproto3.StartupMessage, log 
 	ss := &session{
 		srv:    s,
 		client: clientSide{clientConn: cs, startupMsg: startup},
-		origin: originSide{pending: newPendingQueue()},
+		origin: originSide{pending: originlink.NewPending()},
 		ext:    extState{stmts: make(map[string]*stmtInfo), portals: make(map[string]*portalInfo)},
 		stripe: newStripe(),
 		accel:  s.cfg.Accel,
@@ -152,7 +153,7 @@ func newSession(s *Server, cs clientConn, startup *pgproto3.StartupMessage, log 
 		ss.pass = &passState{}
 	} else if m := s.metrics; m != nil {
 		stripe := ss.stripe
-		ss.origin.pending.observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+		ss.origin.pending.Observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
 	}
 	return ss
 }
@@ -288,7 +289,7 @@ func (ss *session) close() {
 		if ss.origin.idleTimer != nil {
 			ss.origin.idleTimer.Stop()
 		}
-		ss.origin.pending.close()
+		ss.origin.pending.Close()
 		closeConn(ss.client.conn, ss.client.raw)
 		ss.closeOrigin()
 		if l := ss.evl.loop.Load(); l != nil {
@@ -342,7 +343,7 @@ func (ss *session) idle() bool {
 	if ss.pass != nil {
 		return ss.pass.idle()
 	}
-	return ss.origin.pending.idle()
+	return ss.origin.pending.Idle()
 }
 
 // forceClose cancels a statement still running after the grace period and

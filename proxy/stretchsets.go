@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"maps"
 	"slices"
 	"strings"
@@ -67,7 +68,7 @@ func (ss *session) tentative() *stretchSets {
 			prior:            map[string]string{},
 			extraFloatDigits: ss.acc.info.extraFloatDigits,
 			statementTimeout: ss.acc.info.statementTimeout,
-			fails:            ss.origin.pending.failCount.Load(),
+			fails:            ss.origin.pending.Failures(),
 		}
 	}
 	return ss.origin.tent
@@ -83,11 +84,11 @@ func (ss *session) settleSets() {
 	if t == nil {
 		return
 	}
-	if !ss.origin.pending.idle() {
+	if !ss.origin.pending.Idle() {
 		ss.drain()
 	}
 	ss.origin.tent = nil
-	if t.failed || ss.origin.pending.skipping() || ss.origin.pending.failCount.Load() != t.fails {
+	if t.failed || ss.origin.pending.Skipping() || ss.origin.pending.Failures() != t.fails {
 		if ss.acc.info.extraFloatDigits != t.extraFloatDigits || ss.acc.info.statementTimeout != t.statementTimeout {
 			ss.acc.info.extraFloatDigits, ss.acc.info.statementTimeout = t.extraFloatDigits, t.statementTimeout
 			ss.acc.infoGen++
@@ -130,13 +131,13 @@ func (ss *session) sendStretchSets() {
 	t.atOrigin = true
 	ss.ext.stretchOrigin = true
 	for _, sql := range t.local {
-		if !ss.origin.pending.push(pendingItem{kind: pkParse, swallow: true}) {
+		if !ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemParse, Swallow: true}) {
 			return
 		}
 		ss.origin.fe.Send(&pgproto3.Parse{Query: sql})
-		ss.origin.pending.push(pendingItem{kind: pkBind, swallow: true})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemBind, Swallow: true})
 		ss.origin.fe.Send(&pgproto3.Bind{})
-		ss.origin.pending.push(pendingItem{kind: pkExecute, swallow: true})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemExecute, Swallow: true})
 		ss.origin.fe.Send(&pgproto3.Execute{})
 	}
 	// The origin now holds an unnamed statement and portal the client

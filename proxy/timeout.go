@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"strconv"
 	"strings"
 	"time"
@@ -250,15 +251,15 @@ func (ss *session) failOrigin(e *pgproto3.ErrorResponse, simple bool) error {
 	var msgs []pgproto3.BackendMessage
 	var err error
 	if simple {
-		msgs, err = ss.privateRequest(requestFail, privateMsg{msg: &pgproto3.Query{String: sql}, kind: pkQuery, hasKind: true})
+		msgs, err = ss.privateRequest(requestFail, privateMsg{msg: &pgproto3.Query{String: sql}, kind: originlink.ItemQuery, hasKind: true})
 	} else {
 		msgs, err = ss.privateRequest(requestFail,
 			// Closing a statement that does not exist is no error; one of
 			// an earlier failure is still there (its Close was skipped).
-			privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: failStatementName}, kind: pkClose, hasKind: true},
-			privateMsg{msg: &pgproto3.Parse{Name: failStatementName, Query: sql}, kind: pkParse, hasKind: true},
-			privateMsg{msg: &pgproto3.Bind{DestinationPortal: failStatementName, PreparedStatement: failStatementName}, kind: pkBind, hasKind: true},
-			privateMsg{msg: &pgproto3.Execute{Portal: failStatementName}, kind: pkExecute, hasKind: true},
+			privateMsg{msg: &pgproto3.Close{ObjectType: 'S', Name: failStatementName}, kind: originlink.ItemClose, hasKind: true},
+			privateMsg{msg: &pgproto3.Parse{Name: failStatementName, Query: sql}, kind: originlink.ItemParse, hasKind: true},
+			privateMsg{msg: &pgproto3.Bind{DestinationPortal: failStatementName, PreparedStatement: failStatementName}, kind: originlink.ItemBind, hasKind: true},
+			privateMsg{msg: &pgproto3.Execute{Portal: failStatementName}, kind: originlink.ItemExecute, hasKind: true},
 			privateMsg{msg: &pgproto3.Flush{}},
 		)
 	}
