@@ -14,10 +14,12 @@
 //     (text and binary), byte for byte.
 //   - proxy/resultcache: the results cache and the caching datasets' TTL
 //     and stale-while-revalidate policy (no SQL, no sockets).
-//   - the origin link: originside.go (the session's part), link.go
-//     (install, need, detach, idle release), replay.go, originlogin.go,
-//     originhealth.go, pending.go (the replies the origin owes), private.go
-//     (the proxy's own requests), standin.go, pool.go, logins.go.
+//   - the origin link: proxy/originlink (the replies the origin owes:
+//     Pending; the stand-in for an origin that is down: StandIn), and in
+//     this package originside.go (the session's part), link.go (install,
+//     need, detach, idle release), replay.go, originlogin.go,
+//     originhealth.go, private.go (the proxy's own requests), pool.go,
+//     logins.go.
 //   - the session (session.go), composed of named parts, one file each:
 //     clientside.go, originside.go, extstate.go, localrun.go,
 //     loopstate.go, accelstate.go, lifecycle.go. Each part's type says
@@ -175,8 +177,8 @@
 // anything is sent to the origin, opens a connection when there is
 // none and sets the session up again on it (replay: its SETs outside
 // transaction blocks, its named statements), or, when the origin
-// cannot be reached, puts an unavailableOrigin in its place
-// (standin.go), which answers like a session whose statements fail
+// cannot be reached, puts an originlink.StandIn in its place
+// (originlink.StandIn), which answers like a session whose statements fail
 // with ERROR 08006, so ordering, skipping and the pending queue work
 // as with the origin. An origin connection that breaks (or ends with a
 // FATAL) while the session owes the client nothing from it and holds

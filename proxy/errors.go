@@ -8,28 +8,20 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// The proxy reports its own errors with pgdef's SQLSTATEs. Errors of the
-// origin are relayed as the origin sent them and never pass through here.
+// The proxy reports its own errors with pgdef's SQLSTATEs and severities
+// (pgdef.Error).
 const (
-	severityFatal = "FATAL"
-	severityError = "ERROR"
-	errorPrefix   = "pgaccel: "
+	severityFatal = pgdef.SeverityFatal
+	severityError = pgdef.SeverityError
 )
 
-// pgError builds an ErrorResponse with both the localized and the
-// non-localized severity set, as Postgres 9.6+ sends them.
+// pgError is pgdef.Error.
 func pgError(severity, code, message, hint string) *pgproto3.ErrorResponse {
-	return &pgproto3.ErrorResponse{
-		Severity:            severity,
-		SeverityUnlocalized: severity,
-		Code:                code,
-		Message:             errorPrefix + message,
-		Hint:                hint,
-	}
+	return pgdef.Error(severity, code, message, hint)
 }
 
 // passwordFailed is the FATAL Postgres sends when a password login fails
-// (auth.c's auth_failed), word for word and without errorPrefix: with
+// (auth.c's auth_failed), word for word and without pgdef.ErrorPrefix: with
 // auth.mode proxy a refused login reads as the origin's would.
 func passwordFailed(user string) *pgproto3.ErrorResponse {
 	return &pgproto3.ErrorResponse{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
@@ -26,7 +27,7 @@ import (
 // session owes nothing to it and holds no transaction there (the origin
 // restarted, or went down), the session does not end: it drops the link
 // and goes on (detach). When a connection cannot be opened, an
-// unavailableOrigin stands in for the stretch: every statement that needs
+// originlink.StandIn stands in for the stretch: every statement that needs
 // the origin gets an ERROR 08006 and the session stays usable.
 //
 // With auth.mode origin the proxy cannot log in again (the password went
@@ -39,7 +40,7 @@ type linkState uint8
 const (
 	linkLive    linkState = iota // a connection to the origin
 	linkNone                     // none: the next message for the origin opens one
-	linkStandIn                  // an unavailableOrigin answers (the origin could not be reached)
+	linkStandIn                  // an originlink.StandIn answers (the origin could not be reached)
 )
 
 // originRetryEvery is how long after a failed connect to the origin no
@@ -316,14 +317,14 @@ func (ss *session) useOriginLogin(ol *originLogin) error {
 }
 
 // installNone leaves the session with no origin connection: a closed
-// unavailableOrigin, since nothing may be sent without needOrigin.
+// originlink.StandIn, since nothing may be sent without needOrigin.
 func (ss *session) installNone() {
-	none := newUnavailableOrigin("", "")
+	none := originlink.NewStandIn("", "")
 	_ = none.Close()
 	ss.installOrigin(none, none, nil, linkNone)
 }
 
-// standIn puts an unavailableOrigin in place of the origin connection.
+// standIn puts an originlink.StandIn in place of the origin connection.
 func (ss *session) standIn(cause error) {
 	msg := "the origin is unavailable"
 	if cause != nil {
@@ -333,9 +334,9 @@ func (ss *session) standIn(cause error) {
 	if ss.origin.clientKey == nil {
 		hint = "This statement needs the origin Postgres. Statements over accelerated datasets are still answered; connect again when the origin is back."
 	}
-	u := newUnavailableOrigin(msg, hint)
+	u := originlink.NewStandIn(msg, hint)
 	if ss.acc.virtualBegin != "" {
-		u.tx = ss.state.TxStatus() // in a transaction not at the origin
+		u.SetTx(ss.state.TxStatus()) // in a transaction not at the origin
 	}
 	ss.installOrigin(u, u, nil, linkStandIn)
 	ss.srv.metrics.link(linkStandInEvent)

@@ -4,6 +4,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // Transactions without the origin. Drivers and pools wrap reads in
@@ -62,7 +63,7 @@ func (ss *session) answerWithoutOrigin(sql string) bool {
 	case ok && c.Kind == planner.LocalSelectOne:
 		msgs = append([]pgproto3.BackendMessage{selectOneRows()}, msgs...)
 	case !ok && ss.acc.virtualBegin != "" && ss.state.TxStatus() == 'E':
-		msgs, ok = []pgproto3.BackendMessage{abortedTx()}, true
+		msgs, ok = []pgproto3.BackendMessage{pgdef.AbortedTx()}, true
 	}
 	if !ok {
 		return false
@@ -106,14 +107,7 @@ func (ss *session) setLocalTx(status byte) {
 		// transaction wrote at the origin, whatever failed there.
 		ss.txWrote.Store(false)
 	}
-	if u, ok := ss.origin.conn.(*unavailableOrigin); ok && ss.origin.state == linkStandIn {
-		u.setTx(status)
+	if u, ok := ss.origin.conn.(*originlink.StandIn); ok && ss.origin.state == linkStandIn {
+		u.SetTx(status)
 	}
-}
-
-// abortedTx is Postgres's error for a statement in a failed transaction.
-func abortedTx() *pgproto3.ErrorResponse {
-	e := pgError(severityError, pgdef.InFailedSQLTransaction, "", "")
-	e.Message = "current transaction is aborted, commands ignored until end of transaction block"
-	return e
 }

@@ -1,4 +1,4 @@
-package proxy
+package originlink
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // for the rest, and ReadyForQuery at its Sync; Flush nothing; a message
 // split across writes is answered once whole; Close ends reads.
 func TestUnavailableOrigin_AnswersLikeAFailingSession(t *testing.T) {
-	u := newUnavailableOrigin("the origin is unavailable", "hint")
+	u := NewStandIn("the origin is unavailable", "hint")
 	fe := pgproto3.NewFrontend(u, u)
 	send := func(msgs ...pgproto3.FrontendMessage) {
 		t.Helper()
@@ -44,7 +44,7 @@ func TestUnavailableOrigin_AnswersLikeAFailingSession(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, w)
 			}
 		}
-		if !u.idle() {
+		if !u.Idle() {
 			t.Fatal("answers left over")
 		}
 	}
@@ -63,7 +63,7 @@ func TestUnavailableOrigin_AnswersLikeAFailingSession(t *testing.T) {
 	if _, err := u.Write(buf[:3]); err != nil {
 		t.Fatal(err)
 	}
-	if u.idle() {
+	if u.Idle() {
 		t.Fatal("a partial message is not idle")
 	}
 	if _, err := u.Write(buf[3:]); err != nil {
@@ -77,28 +77,5 @@ func TestUnavailableOrigin_AnswersLikeAFailingSession(t *testing.T) {
 	}
 	if _, err := u.Write(buf); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("write after Close: %v", err)
-	}
-}
-
-// TestLoginKeyOf: startup parameters key a login, except an
-// application_name Postgres reports as it came.
-func TestLoginKeyOf(t *testing.T) {
-	base := map[string]string{"user": "u", "database": "d"}
-	with := func(k, v string) map[string]string {
-		m := map[string]string{"user": "u", "database": "d"}
-		m[k] = v
-		return m
-	}
-	if loginKeyOf(base) != loginKeyOf(with("application_name", "psql")) {
-		t.Error("a plain application_name changed the key")
-	}
-	if loginKeyOf(base) == loginKeyOf(with("application_name", "caf\u00e9")) {
-		t.Error("a non-ASCII application_name (which Postgres escapes) did not change the key")
-	}
-	if loginKeyOf(base) == loginKeyOf(with("options", "-c search_path=x")) {
-		t.Error("options did not change the key")
-	}
-	if loginKeyOf(base) == loginKeyOf(map[string]string{"user": "u", "database": "e"}) {
-		t.Error("the database did not change the key")
 	}
 }

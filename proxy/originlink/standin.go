@@ -1,4 +1,4 @@
-package proxy
+package originlink
 
 import (
 	"encoding/binary"
@@ -11,7 +11,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 )
 
-// unavailableOrigin stands in for the origin connection of a session that
+// StandIn stands in for the origin connection of a session that
 // has none and cannot open one (the origin is down). It answers what the
 // session sends as a Postgres session answers a statement it cannot run:
 // an ErrorResponse (SQLSTATE 08006, severity ERROR, so the session goes
@@ -24,7 +24,7 @@ import (
 //
 // It is a net.Conn so that the session's origin relay runs on it as on a
 // socket; Close ends the relay's read with net.ErrClosed.
-type unavailableOrigin struct {
+type StandIn struct {
 	message, hint string
 
 	// tx is the transaction status its ReadyForQuery reports: 'I', or,
@@ -40,14 +40,15 @@ type unavailableOrigin struct {
 	closed   bool
 }
 
-func newUnavailableOrigin(message, hint string) *unavailableOrigin {
-	u := &unavailableOrigin{message: message, hint: hint, tx: 'I'}
+// NewStandIn is a stand-in whose errors carry message and hint.
+func NewStandIn(message, hint string) *StandIn {
+	u := &StandIn{message: message, hint: hint, tx: 'I'}
 	u.cond = sync.NewCond(&u.mu)
 	return u
 }
 
 // Write takes frontend messages and queues their answers.
-func (u *unavailableOrigin) Write(p []byte) (int, error) {
+func (u *StandIn) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
@@ -70,14 +71,14 @@ func (u *unavailableOrigin) Write(p []byte) (int, error) {
 }
 
 // answer queues the answer to one message of type t; u.mu is held.
-func (u *unavailableOrigin) answer(t byte) {
+func (u *StandIn) answer(t byte) {
 	errResp := func() {
 		if u.tx == 'E' {
 			// In a failed transaction, as Postgres answers there.
-			u.out, _ = abortedTx().Encode(u.out)
+			u.out, _ = pgdef.AbortedTx().Encode(u.out)
 			return
 		}
-		u.out, _ = pgError(severityError, pgdef.ConnectionFailure, u.message, u.hint).Encode(u.out)
+		u.out, _ = pgdef.Error(pgdef.SeverityError, pgdef.ConnectionFailure, u.message, u.hint).Encode(u.out)
 		if u.tx == 'T' {
 			u.tx = 'E' // the error fails the transaction
 		}
@@ -103,7 +104,7 @@ func (u *unavailableOrigin) answer(t byte) {
 }
 
 // Read returns queued answers, waiting for some.
-func (u *unavailableOrigin) Read(p []byte) (int, error) {
+func (u *StandIn) Read(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for len(u.out) == 0 && !u.closed {
@@ -117,7 +118,7 @@ func (u *unavailableOrigin) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (u *unavailableOrigin) Close() error {
+func (u *StandIn) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.closed = true
@@ -125,8 +126,8 @@ func (u *unavailableOrigin) Close() error {
 	return nil
 }
 
-// idle reports whether every answer has been read.
-func (u *unavailableOrigin) idle() bool {
+// Idle reports whether every answer has been read.
+func (u *StandIn) Idle() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.out) == 0 && len(u.in) == 0
@@ -137,14 +138,14 @@ type standInAddr struct{}
 func (standInAddr) Network() string { return "pgaccel" }
 func (standInAddr) String() string  { return "unavailable origin" }
 
-func (u *unavailableOrigin) LocalAddr() net.Addr              { return standInAddr{} }
-func (u *unavailableOrigin) RemoteAddr() net.Addr             { return standInAddr{} }
-func (u *unavailableOrigin) SetDeadline(time.Time) error      { return nil }
-func (u *unavailableOrigin) SetReadDeadline(time.Time) error  { return nil }
-func (u *unavailableOrigin) SetWriteDeadline(time.Time) error { return nil }
+func (u *StandIn) LocalAddr() net.Addr              { return standInAddr{} }
+func (u *StandIn) RemoteAddr() net.Addr             { return standInAddr{} }
+func (u *StandIn) SetDeadline(time.Time) error      { return nil }
+func (u *StandIn) SetReadDeadline(time.Time) error  { return nil }
+func (u *StandIn) SetWriteDeadline(time.Time) error { return nil }
 
-// setTx sets the transaction status its ReadyForQuery reports.
-func (u *unavailableOrigin) setTx(status byte) {
+// SetTx sets the transaction status its ReadyForQuery reports.
+func (u *StandIn) SetTx(status byte) {
 	u.mu.Lock()
 	u.tx = status
 	u.mu.Unlock()
