@@ -62,6 +62,11 @@ type options struct {
 	// auth is pgaccel's auth.mode: origin (logins relayed) or proxy
 	// (pgaccel verifies SCRAM itself and logs in with the ClientKey).
 	auth string
+	// baseline is a passthrough binary built at another revision: its
+	// pgaccel runs as the pgaccel-baseline target, with pgaccel's
+	// configuration, so that one run compares two revisions round by
+	// round.
+	baseline string
 }
 
 func main() {
@@ -101,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.scale, "scale", 10, "pgbench scale factor for `pgbench -i -s`")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of each pgbench run (whole seconds)")
 	fs.IntVar(&o.rounds, "rounds", 3, "how many times every workload runs against every target")
-	fs.StringVar(&targets, "targets", strings.Join(targetNames, ","), "comma-separated targets to run")
+	fs.StringVar(&targets, "targets", strings.Join(slices.DeleteFunc(slices.Clone(targetNames), func(t string) bool { return t == targetBaseline }), ","), "comma-separated targets to run (pgaccel-baseline: see -baseline)")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this `file`, replacing its \""+resultsHeading+"\" section if it has one")
 	fs.StringVar(&only, "workloads", "", "comma-separated workloads to run (select-only-simple, select-only-extended, select-only-prepared, tpcb-like-simple, select-only-simple-connect, hot-key-select-simple, hot-key-select-extended, hot-key-select-prepared; default all but the hot-key ones, which -accelerated adds)")
 	fs.StringVar(&cells, "cells", "", "comma-separated workload:clients pairs to run instead of every workload at 1 and 8 clients (such as select-only-simple:1,tpcb-like-simple:8)")
@@ -113,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noResultsCache, "no-results-cache", false, "run pgaccel with runtime.results_cache.enabled: false")
 	fs.StringVar(&o.auth, "auth", "origin", "pgaccel's auth.mode: origin (logins relayed to the origin) or proxy (pgaccel verifies them itself)")
 	fs.StringVar(&o.memprofile, "memprofile", "", "write pgaccel's allocation profile (its allocations since it started, sampled) to `file` when it stops")
+	fs.StringVar(&o.baseline, "baseline", "", "a passthrough `binary` built at another revision (go build -o BIN ./bench/passthrough in a worktree of it): its pgaccel runs beside this one's as the pgaccel-baseline target, configured alike")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of pgaccel (its process, the whole benchmark) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -149,6 +155,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			continue
 		}
 		o.targets = append(o.targets, t)
+	}
+	switch has := slices.Contains(o.targets, targetBaseline); {
+	case o.baseline != "" && !has:
+		o.targets = append(o.targets, targetBaseline)
+	case o.baseline == "" && has:
+		problems = append(problems, "-targets: pgaccel-baseline needs -baseline")
 	}
 	if cells != "" {
 		if only != "" {
@@ -227,6 +239,22 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 		if startErr != nil {
 			return startErr
 		}
+		defer func() {
+			if stopErr := px.stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		targets = append(targets, px.target())
+	}
+	if opts.baseline != "" {
+		progress("starting pgaccel of the baseline binary")
+		baseOpts := opts
+		baseOpts.cpuprofile, baseOpts.memprofile = "", ""
+		px, startErr := startPgaccelBinary(ctx, origin, baseOpts, opts.baseline, stderr)
+		if startErr != nil {
+			return startErr
+		}
+		px.name = targetBaseline
 		defer func() {
 			if stopErr := px.stop(); stopErr != nil && err == nil {
 				err = stopErr

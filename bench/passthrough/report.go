@@ -234,7 +234,7 @@ func (r report) markdown() string {
 
 	has := func(t string) bool { return slices.Contains(r.targets, t) }
 	var ratios [][2]string
-	for _, q := range [][2]string{{targetPgaccel, targetDirect}, {targetPgbouncer, targetDirect}, {targetPgaccel, targetPgbouncer},
+	for _, q := range [][2]string{{targetPgaccel, targetDirect}, {targetPgaccel, targetBaseline}, {targetPgbouncer, targetDirect}, {targetPgaccel, targetPgbouncer},
 		{targetPgaccel, targetPlain}, {targetPlain, targetPgbouncer}} {
 		if has(q[0]) && has(q[1]) {
 			ratios = append(ratios, q)

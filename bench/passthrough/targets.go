@@ -29,9 +29,11 @@ const (
 	// measured in the same run.
 	targetPlain     = "pgaccel-passthrough"
 	targetPgbouncer = "pgbouncer"
+	// targetBaseline is pgaccel of another revision's binary (-baseline).
+	targetBaseline = "pgaccel-baseline"
 )
 
-var targetNames = []string{targetDirect, targetPgaccel, targetPlain, targetPgbouncer}
+var targetNames = []string{targetDirect, targetPgaccel, targetBaseline, targetPlain, targetPgbouncer}
 
 func isTarget(name string) bool { return slices.Contains(targetNames, name) }
 
@@ -108,7 +110,17 @@ func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts 
 
 // startPgaccel starts pgaccel in front of origin and waits until it serves
 // (its datasets loaded). Its log goes to stderr.
-func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stderr io.Writer) (_ *pgaccelProcess, err error) {
+func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stderr io.Writer) (*pgaccelProcess, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this binary to run pgaccel: %w", err)
+	}
+	return startPgaccelBinary(ctx, origin, opts, self, stderr)
+}
+
+// startPgaccelBinary is startPgaccel with pgaccel of binary (a
+// passthrough binary: it serves when re-executed with childFlag).
+func startPgaccelBinary(ctx context.Context, origin *pgtest.Server, opts options, binary string, stderr io.Writer) (_ *pgaccelProcess, err error) {
 	dir, err := os.MkdirTemp("", "pgaccel-bench-")
 	if err != nil {
 		return nil, err
@@ -127,10 +139,6 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stde
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		return nil, err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find this binary to run pgaccel: %w", err)
-	}
 	args := []string{childFlag}
 	if opts.cpuprofile != "" {
 		args = append(args, "-cpuprofile", opts.cpuprofile)
@@ -138,7 +146,7 @@ func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stde
 	if opts.memprofile != "" {
 		args = append(args, "-memprofile", opts.memprofile)
 	}
-	p.cmd = exec.Command(self, append(args, cfgPath)...)
+	p.cmd = exec.Command(binary, append(args, cfgPath)...)
 	p.cmd.Stderr = stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
