@@ -233,53 +233,55 @@ func benchmark(ctx context.Context, opts options, args []string, stdout, stderr 
 	}
 
 	targets := []target{{name: targetDirect, host: origin.Host, port: origin.Port}}
-	if slices.Contains(opts.targets, targetPgaccel) {
-		progress("starting pgaccel")
-		px, startErr := startPgaccel(ctx, origin, opts, stderr)
-		if startErr != nil {
-			return startErr
-		}
-		defer func() {
-			if stopErr := px.stop(); stopErr != nil && err == nil {
+	var stops []func() error
+	defer func() {
+		for _, stop := range stops {
+			if stopErr := stop(); stopErr != nil && err == nil {
 				err = stopErr
 			}
-		}()
+		}
+	}()
+	// startTarget starts a pgaccel target (of binary; "": this one), which
+	// stops when the run ends.
+	startTarget := func(name, what string, o options, binary string) error {
+		progress("starting %s", what)
+		if name != targetPgaccel {
+			o.cpuprofile, o.memprofile = "", ""
+		}
+		if binary == "" {
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find this binary to run pgaccel: %w", err)
+			}
+			binary = self
+		}
+		px, err := startPgaccel(ctx, origin, o, binary, stderr)
+		if err != nil {
+			return err
+		}
+		px.name = name
+		stops = append(stops, px.stop)
 		targets = append(targets, px.target())
+		return nil
+	}
+	if slices.Contains(opts.targets, targetPgaccel) {
+		if err := startTarget(targetPgaccel, "pgaccel", opts, ""); err != nil {
+			return err
+		}
 	}
 	if opts.baseline != "" {
-		progress("starting pgaccel of the baseline binary")
-		baseOpts := opts
-		baseOpts.cpuprofile, baseOpts.memprofile = "", ""
-		px, startErr := startPgaccelBinary(ctx, origin, baseOpts, opts.baseline, stderr)
-		if startErr != nil {
-			return startErr
+		if err := startTarget(targetBaseline, "pgaccel of the baseline binary", opts, opts.baseline); err != nil {
+			return err
 		}
-		px.name = targetBaseline
-		defer func() {
-			if stopErr := px.stop(); stopErr != nil && err == nil {
-				err = stopErr
-			}
-		}()
-		targets = append(targets, px.target())
 	}
 	if opts.withDataset && slices.Contains(opts.targets, targetPlain) {
-		progress("starting pgaccel without datasets")
 		plainOpts := opts
 		if !opts.control {
 			plainOpts.withDataset, plainOpts.accelerated = false, false
 		}
-		plainOpts.cpuprofile, plainOpts.memprofile = "", ""
-		px, startErr := startPgaccel(ctx, origin, plainOpts, stderr)
-		if startErr != nil {
-			return startErr
+		if err := startTarget(targetPlain, "pgaccel without datasets", plainOpts, ""); err != nil {
+			return err
 		}
-		px.name = targetPlain
-		defer func() {
-			if stopErr := px.stop(); stopErr != nil && err == nil {
-				err = stopErr
-			}
-		}()
-		targets = append(targets, px.target())
 	}
 	if wantBouncer {
 		bouncer, startErr := startPgbouncer(ctx, origin)

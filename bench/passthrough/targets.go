@@ -108,19 +108,10 @@ func pgaccelConfig(ctx context.Context, origin *pgtest.Server, dir string, opts 
 	return yaml, nil
 }
 
-// startPgaccel starts pgaccel in front of origin and waits until it serves
-// (its datasets loaded). Its log goes to stderr.
-func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, stderr io.Writer) (*pgaccelProcess, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find this binary to run pgaccel: %w", err)
-	}
-	return startPgaccelBinary(ctx, origin, opts, self, stderr)
-}
-
-// startPgaccelBinary is startPgaccel with pgaccel of binary (a
-// passthrough binary: it serves when re-executed with childFlag).
-func startPgaccelBinary(ctx context.Context, origin *pgtest.Server, opts options, binary string, stderr io.Writer) (_ *pgaccelProcess, err error) {
+// startPgaccel starts pgaccel of binary (a passthrough binary: it serves
+// when re-executed with childFlag) in front of origin and waits until it
+// serves (its datasets loaded). Its log goes to stderr.
+func startPgaccel(ctx context.Context, origin *pgtest.Server, opts options, binary string, stderr io.Writer) (_ *pgaccelProcess, err error) {
 	dir, err := os.MkdirTemp("", "pgaccel-bench-")
 	if err != nil {
 		return nil, err
