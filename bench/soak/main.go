@@ -228,6 +228,18 @@ datasets:
 	})
 	// Point reads through pgaccel (the current instance).
 	var reads, readErrs atomic.Int64
+	readsBegan := time.Now()
+	// readErrText keeps the first read errors, for the report.
+	var readErrMu sync.Mutex
+	var readErrText []string
+	readFailed := func(at time.Duration, err error) {
+		readErrs.Add(1)
+		readErrMu.Lock()
+		defer readErrMu.Unlock()
+		if len(readErrText) < 5 {
+			readErrText = append(readErrText, fmt.Sprintf("%s: %v", at.Round(time.Second), err))
+		}
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -256,14 +268,14 @@ datasets:
 				}
 				c, err := pgx.Connect(wctx, fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", pgtest.AppUser, pgtest.AppPassword, a.Addr(), origin.Database))
 				if err != nil {
-					readErrs.Add(1)
+					readFailed(time.Since(readsBegan), err)
 					continue
 				}
 				conn = c
 			}
 			var v string
 			if err := conn.QueryRow(wctx, "SELECT v FROM soak_changes WHERE id = $1", 1+r.IntN(o.rows)).Scan(&v); err != nil && wctx.Err() == nil {
-				readErrs.Add(1)
+				readFailed(time.Since(readsBegan), err)
 				conn.Close(context.Background())
 				conn = nil
 				continue
@@ -385,6 +397,11 @@ datasets:
 		}
 	}
 	md := report(o, samples, final, checks, reads.Load(), readErrs.Load(), writeErrs.Load(), benchutil.Revision(ctx), benchutil.DuckDBVersion(ctx, a))
+	readErrMu.Lock()
+	for _, e := range readErrText {
+		md += "\nA point read failed at " + e + "\n"
+	}
+	readErrMu.Unlock()
 	fmt.Fprint(stdout, md)
 	if o.out != "" {
 		return benchutil.AppendToSection(o.out, "## Soak: bounded storage under sustained change (bench/soak, issue 46)", md)
