@@ -260,3 +260,60 @@ func sqlState(err error) string {
 	}
 	return err.Error()
 }
+
+// Point reads that runtime.point_reads: origin sends to the origin, as
+// pgbench -S sends them (simple Query, a new literal each time): once one
+// text of a shape has been planned, the session keeps its decision for
+// the shape, and the origin lane relays the others undecoded (the lane's
+// counter moves), each answer the origin's, each counted as an origin
+// point read, SHOW pgaccel.last_route saying so. A refresh of the dataset
+// makes the session plan the shape again; accelerated reads in between
+// stay accelerated.
+func TestEventLoop_PointReadsTakeTheLane(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startAppRuntime(t, "", "", accelDatasets, true) // runtime.point_reads: origin, the default
+	direct := connectSimple(t, origin.DSN(appUser, appPass))
+	c := connectSimple(t, appDSN(a, appUser, appPass))
+	ctx := ctxT(t)
+	trips := func() float64 { return metricSums(t, a.Metrics, "pgaccel_event_loop_lane_round_trips_total")[""] }
+	pointReads := func() float64 {
+		return metricSums(t, a.Metrics, "pgaccel_statements_total", "route", "reason")["origin|point_read"]
+	}
+	read := func(id int) {
+		t.Helper()
+		sql := fmt.Sprintf("SELECT status, amount FROM acc_orders WHERE id = %d", id)
+		want, got := mustQuery(t, direct, sql), mustQuery(t, c, sql)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s: %q, origin %q", sql, got, want)
+		}
+	}
+	read(1)
+	// A session on goroutines goes back to its loop after 64 loop-safe
+	// messages in a row (proxy/handoff.go): with the shape kept, the
+	// point reads are such messages.
+	startTrips, startReads := trips(), pointReads()
+	for i := range 300 {
+		read(2 + i%40)
+	}
+	if got := trips() - startTrips; got < 300-64-10 {
+		t.Errorf("the lane took %v of 300 point reads, want all but those before the session went back to its loop", got)
+	}
+	if got := lastRoute(t, c, true); !strings.Contains(got, "point_read") {
+		t.Fatalf("last route of a kept point read: %q", got)
+	}
+	// A refresh of the dataset: the shape is planned again.
+	if err := a.Runner.Refresh(ctx, "acc_orders"); err != nil {
+		t.Fatal(err)
+	}
+	before := routeCounts(t, a)[acc]
+	mustQuery(t, c, "SELECT count(*) FROM acc_orders")
+	if routeCounts(t, a)[acc] != before+1 {
+		t.Fatal("a read of the dataset between point reads was not accelerated")
+	}
+	for i := range 100 {
+		read(3 + i%40)
+	}
+	if got := pointReads() - startReads; got != 400 {
+		t.Errorf("%v origin point reads counted, want 400", got)
+	}
+}

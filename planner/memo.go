@@ -77,6 +77,17 @@ func memoKey(sql string, s *Session) string {
 	return b.String()
 }
 
+// Version is what the planner's decisions are made at now: it changes
+// whenever a decision may no longer be the one it would make (a dataset's
+// state or configuration changed, a fallback was remembered).
+type Version struct{ registry, fallbacks uint64 }
+
+// Version is the planner's Version now.
+func (p *Planner) Version() Version {
+	v := p.memoNow()
+	return Version(v)
+}
+
 // memoNow is the memoVersion a decision made now is made at.
 func (p *Planner) memoNow() memoVersion {
 	return memoVersion{registry: p.reg.Version(), fallbacks: p.memo.fallbacks.Load()}

@@ -18,6 +18,9 @@ type Planner interface {
 	// texts of one number shape (planner.SameShape), which a session
 	// keeps its answers by (quickMemo).
 	Quick(sql string) (planner.Decision, bool)
+	// Version changes whenever a decision the planner made may no longer
+	// be the one it would make now (planner.Planner.Version).
+	Version() planner.Version
 	// PlanFull is Plan for a statement Quick has declined already.
 	PlanFull(ctx context.Context, sql string, s *planner.Session) planner.Decision
 	// QuickTxWrote is Quick for a session whose transaction has written.

@@ -162,7 +162,7 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	if l := m.last; l > 0 {
 		if f := m.entries[l-1].follow; f > 0 && planner.SameShape(sql, m.entries[f-1].text) {
 			m.last = f
-			return &m.entries[f-1]
+			return ss.current(&m.entries[f-1])
 		}
 	}
 	h := planner.ShapeHash(sql)
@@ -173,7 +173,7 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		}
 		if e.hash == h && planner.SameShape(sql, e.text) {
 			m.followedBy(int8(i + 1))
-			return e
+			return ss.current(e)
 		}
 	}
 	i := m.next
@@ -185,6 +185,62 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 	e.text, e.hash = strings.Clone(sql), h
 	m.followedBy(int8(i + 1))
 	return e
+}
+
+// current returns e, decided again when it holds a decision kept from a
+// full plan (keepOrigin) that may no longer hold.
+func (ss *session) current(e *quickEntry) *quickEntry {
+	if e.kept && !ss.keepsOrigin(e.keptAt) {
+		text, hash, follow := e.text, e.hash, e.follow
+		e.decide(ss.accel.Planner, text)
+		e.text, e.hash, e.follow = text, hash, follow
+	}
+	return e
+}
+
+// keepsOrigin reports whether a decision kept at planner version v
+// (keepOrigin) holds now: the datasets did not change, the link is live
+// (with the origin down the acceleration answers point reads), and the
+// session info the plan read is current and sets no pgaccel.route (whose
+// reason the route would then give).
+func (ss *session) keepsOrigin(v planner.Version) bool {
+	return ss.origin.state == linkLive && !ss.origin.broken.Load() && ss.acc.info.valid && !ss.acc.infoDirty && ss.acc.info.routeDetail == "" &&
+		ss.accel.Planner.Version() == v
+}
+
+// keepOrigin makes d, the full plan's decision for the simple Query sql
+// made at planner version v, the decision of sql's number shape for this
+// session, when it is one that any text of that shape may take whatever
+// the session has done since: a point read that runtime.point_reads:
+// origin sends to the origin (pgbench -S). The lane then takes texts of
+// that shape, and the session stays on its event loop, as for a read of
+// no dataset. The origin answers any text exactly; what could make a text
+// of the shape be answered here instead is a change of the datasets
+// (the planner's version) or an origin that cannot be reached (no live
+// link), and the entry is decided again then (current).
+func (ss *session) keepOrigin(sql string, d planner.Decision, v planner.Version) {
+	if d.Route != planner.RouteOrigin || d.Reason != planner.ReasonPointRead || d.OriginSQL != "" || d.FallbackSQL != "" ||
+		!ss.keepsOrigin(v) {
+		return
+	}
+	// The entry quick made for sql just before (no follow hint is moved).
+	var e *quickEntry
+	h := planner.ShapeHash(sql)
+	for i := range ss.acc.quickMemo.entries {
+		if c := &ss.acc.quickMemo.entries[i]; c.set && c.hash == h && planner.SameShape(sql, c.text) {
+			e = c
+			break
+		}
+	}
+	if e == nil || e.ok {
+		return
+	}
+	stateCall := planner.SessionStateCall(sql)
+	if !pureOrigin(d, stateCall) {
+		return
+	}
+	e.d, e.ok, e.stateCall, e.counters = d, true, stateCall, nil
+	e.kept, e.keptAt = true, v
 }
 
 // followedBy records that entry f (index+1) was looked up after the last
@@ -241,6 +297,10 @@ type quickEntry struct {
 	// (index+1; 0: none; an entry once set stays set): a hint, checked
 	// with SameShape.
 	follow int8
+	// kept: d is a full plan's origin decision (keepOrigin), made at
+	// planner version keptAt, and holds only while the link is live.
+	kept   bool
+	keptAt planner.Version
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer
