@@ -42,12 +42,16 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	start := time.Now()
+	version := ss.accel.Planner.Version()
 	d, s, ok := ss.decideLocal(p.stmt.sql, false, false)
 	if !ok && d.OriginSQL == "" {
 		if d.Reason == planner.ReasonPointRead {
 			// Kept by text, as for an accelerated one, so that a session
 			// can prepare it while the origin is down.
 			ss.publish(p.stmt, d)
+			// And by shape: the next Parse of a text of the shape makes
+			// an origin-only statement (newStmt).
+			ss.keepOrigin(p.stmt.sql, d, version)
 		}
 		return false
 	}

@@ -25,14 +25,17 @@ func (ss *session) onParse(st *stmtInfo) {
 func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	m.Query = asShowLastRoute(m.Query)
 	var d planner.Decision
-	ok, stateCall := false, ""
+	ok, stateCall, kept := false, "", false
+	var keptAt planner.Version
 	if e := ss.quickEntry(m.Query); e != nil {
-		d, ok, stateCall = e.d, e.ok, e.stateCall
+		d, ok, stateCall, kept, keptAt = e.d, e.ok, e.stateCall, e.kept, e.keptAt
 	}
-	if prev := ss.ext.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason {
+	if prev := ss.ext.stmts[m.Name]; ok && m.Name == "" && prev.originOnly() && prev.sql == m.Query && prev.origin.Reason == d.Reason &&
+		prev.kept == kept {
 		// The same text again (pgbench, many drivers' unnamed
 		// statements): an origin-only statement keeps nothing that could
 		// differ, so the one there serves, and nothing is allocated.
+		prev.keptAt = keptAt
 		return prev
 	}
 	st := &stmtInfo{name: m.Name, sql: m.Query}
@@ -40,7 +43,11 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 		origin := d // d itself stays on the stack for the reuse above
 		st.origin, st.stateCall = &origin, stateCall
 		st.pureOrigin = pureOrigin(d, stateCall)
-	} else {
+		st.kept, st.keptAt = kept, keptAt
+	}
+	if !ok || kept {
+		// A kept decision may not hold at a Bind (keepsOrigin): the
+		// statement is then planned as any other.
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}
 	return st

@@ -91,6 +91,12 @@ type stmtInfo struct {
 	// path's (newStmt; the other origin decisions are KindOther, which
 	// noteReplay does not ask it of).
 	stateCall string
+	// kept: origin is a full plan's decision kept for the text's shape
+	// (keepOrigin) at planner version keptAt; a Bind finds out whether it
+	// still holds (keepsOrigin), and else the statement is planned at
+	// every execution again.
+	kept   bool
+	keptAt planner.Version
 }
 
 // originOnly reports whether st is known to go to the origin every time.
