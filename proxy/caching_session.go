@@ -2,12 +2,12 @@ package proxy
 
 import (
 	"bytes"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"

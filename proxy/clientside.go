@@ -1,10 +1,10 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // clientSide is the session's client: its socket as negotiation left it

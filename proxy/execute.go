@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // handleExecute answers an Execute locally when its statement is routed to

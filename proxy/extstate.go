@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/planner"
 	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/planner"
 )
 
 // extState is the session's extended-protocol state: its prepared

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // Sessions with an acceleration on an event loop. A session whose

@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 func journalSession() *session {

@@ -3,13 +3,13 @@ package proxy
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"time"
 	"unsafe"
 
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // The origin lane. On an event loop (handoff.go), a session with an

@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"os"
 
 	"bytes"
 	"fmt"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"strings"
 	"testing"
@@ -39,7 +39,7 @@ func laneSession(t testing.TB) (*session, []byte) {
 	return ss, raw
 }
 
-func encodeAll(t testing.TB, msgs ...pgproto3.FrontendMessage) []byte {
+func encodeAll(t testing.TB, msgs ...pgproto3.Message) []byte {
 	var b []byte
 	for _, m := range msgs {
 		var err error

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"time"
@@ -13,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/pgdef"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // The origin link of a session with an acceleration.

@@ -1,10 +1,10 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // loopState is a session's life on an event loop (wire.Loop,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // originLogin is a connection to the origin logged in as a session's role

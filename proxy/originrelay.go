@@ -2,11 +2,11 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"reflect"
 	"slices"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 
 	"github.com/pgaccel/pgaccel/pgdef"
 )

@@ -3,26 +3,15 @@ package proxy
 import (
 	"bytes"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"io"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/rs/zerolog"
 
 	"github.com/pgaccel/pgaccel/proxy/wire"
 )
-
-func msgs(t testing.TB, ms ...pgproto3.Message) []byte {
-	var out []byte
-	for _, m := range ms {
-		var err error
-		if out, err = m.Encode(out); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
 
 // onceReader returns its data in one read, then "would block" for ever.
 type onceReader struct{ data []byte }
@@ -57,7 +46,7 @@ func TestOriginRelay_OneWritePerRead(t *testing.T) {
 		answer = append(answer, &pgproto3.DataRow{Values: [][]byte{[]byte(fmt.Sprint(i))}})
 	}
 	answer = append(answer, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 50")}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
-	data := msgs(t, answer...)
+	data := encodeAll(t, answer...)
 	for _, accel := range []bool{true, false} {
 		out := &countingWriter{}
 		ss := journalSession()

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"sync"
@@ -11,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // originSide is the session's link to the origin (link.go): the

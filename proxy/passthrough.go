@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 
 	"github.com/pgaccel/pgaccel/pgdef"
 )

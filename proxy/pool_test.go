@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
 // pipeLogin is an originLogin over one end of a pipe whose other end is

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 
 	"github.com/pgaccel/pgaccel/accelerator"
 )

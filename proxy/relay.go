@@ -3,8 +3,6 @@ package proxy
 import (
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 
 	"github.com/pgaccel/pgaccel/pgdef"
 )

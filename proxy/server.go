@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"net"
 	"runtime"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"github.com/rs/zerolog"
 )
 

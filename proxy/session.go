@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/pgdef"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"github.com/rs/zerolog"
 )
 

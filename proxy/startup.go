@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/pgaccel/pgaccel/proxy/wire"
 	"io"
 	"net"
 	"runtime/debug"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/wire"
 	"github.com/rs/zerolog"
 
 	"github.com/pgaccel/pgaccel/pgdef"

@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // SETs of an extended-protocol stretch. Postgres runs the messages of a
