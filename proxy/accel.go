@@ -7,6 +7,7 @@ import (
 	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
 )
 
@@ -76,13 +77,13 @@ type Accel struct {
 // planSession is the planner's view of the session now.
 func (ss *session) planSession() *planner.Session {
 	return &planner.Session{
-		User:       ss.acc.info.user,
-		SearchPath: ss.acc.info.searchPath,
+		User:       ss.acc.info.User,
+		SearchPath: ss.acc.info.SearchPath,
 		TxWrote:    ss.txWrote.Load() || ss.ext.segmentWrote,
-		TempTables: ss.acc.info.tempTables,
+		TempTables: ss.acc.info.TempTables,
 		OriginDown: ss.origin.state == linkStandIn,
 
-		TextBytewise:           ss.acc.info.textBytewise,
+		TextBytewise:           ss.acc.info.TextBytewise,
 		DefaultCollationLocale: defaultCollationLocale(ss.acc.info),
 	}
 }
@@ -91,11 +92,11 @@ func (ss *session) planSession() *planner.Session {
 // text of the session's database's default collation, when that
 // collation is not bytewise and its order was established against the
 // origin (refresh, for the datasets' columns of that collation).
-func defaultCollationLocale(info sessionInfo) string {
-	if info.textBytewise || info.defaultCollation == "" {
+func defaultCollationLocale(info originlink.SessionInfo) string {
+	if info.TextBytewise || info.DefaultCollation == "" {
 		return ""
 	}
-	return accelerator.EstablishedCollation(info.defaultCollation) // provider|locale|version
+	return accelerator.EstablishedCollation(info.DefaultCollation) // provider|locale|version
 }
 
 // noteOrigin records what a statement sent to the origin may have changed:
@@ -172,7 +173,7 @@ func (ss *session) markDirty() {
 // have changed it.
 func (ss *session) ensureInfo() bool {
 	ss.mustNotBlock("session info")
-	if ss.acc.info.valid && !ss.acc.infoDirty {
+	if ss.acc.info.Valid && !ss.acc.infoDirty {
 		return true
 	}
 	if ss.ext.segmentOpen || !ss.drain() || ss.state.TxStatus() == 'E' {
@@ -201,7 +202,7 @@ func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle 
 		return d, false
 	}
 	if ss.accel.Privileges != nil {
-		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.acc.info.user, d.Tables)
+		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.acc.info.User, d.Tables)
 		if err != nil || !ok {
 			if err != nil {
 				reason = "privilege_check_failed"
@@ -251,8 +252,8 @@ func (ss *session) settings() *encode.Settings {
 		return ss.acc.cachedSettings
 	}
 	params := ss.state.Params()
-	params["extra_float_digits"] = ss.acc.info.extraFloatDigits
-	params["bytea_output"] = ss.acc.info.byteaOutput
+	params["extra_float_digits"] = ss.acc.info.ExtraFloatDigits
+	params["bytea_output"] = ss.acc.info.ByteaOutput
 	ss.acc.cachedSettings, _ = encode.LoadSettings(params) // nil when not exact
 	ss.acc.settingsValid, ss.acc.settingsGen, ss.acc.settingsInfo = true, gen, ss.acc.infoGen
 	return ss.acc.cachedSettings

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // accelState is what routing keeps for a session with an acceleration:
@@ -12,7 +13,7 @@ import (
 //
 // Goroutines: the client loop's only.
 type accelState struct {
-	info         sessionInfo
+	info         originlink.SessionInfo
 	infoDirty    bool
 	infoPrepared bool
 	infoGen      uint64 // counts session info reads

@@ -31,7 +31,7 @@ const cachingName = "_pgaccel_caching"
 // datasets, nil when there is none or the session turned it off
 // (pgaccel.cache = off: its reads go to the origin as they are).
 func (ss *session) cachingCache() *resultcache.Cache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || !ss.accel.ResultsCache.Caching() || ss.acc.info.cacheOff {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || !ss.accel.ResultsCache.Caching() || ss.acc.info.CacheOff {
 		return nil
 	}
 	return ss.accel.ResultsCache
@@ -270,7 +270,7 @@ func (ss *session) maybeRevalidate(msg pgproto3.FrontendMessage) {
 // cachingKey keys a caching answer: an accelerated answer's key
 // (resultKey) and the locale settings the origin formats with.
 func (ss *session) cachingKey(proto byte, sql string, d planner.Decision, parts ...[]byte) string {
-	return ss.resultKey(proto, sql, d, append(parts, []byte("locale:"+ss.acc.info.locale))...)
+	return ss.resultKey(proto, sql, d, append(parts, []byte("locale:"+ss.acc.info.Locale))...)
 }
 
 // queryCaching answers a simple Query of caching datasets.

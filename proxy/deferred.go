@@ -38,7 +38,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return nil, nil, false
 	}
 	ss.mustNotBlock("plan")
-	if !ss.acc.info.valid || ss.acc.infoDirty || ss.txWrote.Load() || ss.ext.segmentWrote {
+	if !ss.acc.info.Valid || ss.acc.infoDirty || ss.txWrote.Load() || ss.ext.segmentWrote {
 		return nil, nil, false
 	}
 	if ok, _ := ss.origin.pending.OnlyStatementSetup(); !ok || ss.state.TxStatus() == 'E' {

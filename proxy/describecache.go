@@ -262,7 +262,7 @@ func (ss *session) describeKey(sql string, d planner.Decision) string {
 	if ss.accel.Generation != nil {
 		gen = ss.accel.Generation(d.Datasets)
 	}
-	return sql + "\x00" + ss.acc.info.user + "\x00" + strings.Join(ss.acc.info.searchPath, ",") + "\x00" + strconv.FormatUint(gen, 10)
+	return sql + "\x00" + ss.acc.info.User + "\x00" + strings.Join(ss.acc.info.SearchPath, ",") + "\x00" + strconv.FormatUint(gen, 10)
 }
 
 // describeFlight is, for a session with no origin connection that needs

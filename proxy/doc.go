@@ -15,11 +15,11 @@
 //   - proxy/resultcache: the results cache and the caching datasets' TTL
 //     and stale-while-revalidate policy (no SQL, no sockets).
 //   - the origin link: proxy/originlink (the replies the origin owes:
-//     Pending; the stand-in for an origin that is down: StandIn), and in
-//     this package originside.go (the session's part), link.go (install,
-//     need, detach, idle release), replay.go, originlogin.go,
-//     originhealth.go, private.go (the proxy's own requests), pool.go,
-//     logins.go.
+//     Pending; the stand-in for an origin that is down: StandIn; the
+//     session info: SessionInfo; the login cache: Logins), and in this
+//     package originside.go (the session's part), link.go (install, need,
+//     detach, idle release), replay.go, originlogin.go, originhealth.go,
+//     private.go (the proxy's own requests), pool.go, flights.go.
 //   - the session (session.go), composed of named parts, one file each:
 //     clientside.go, originside.go, extstate.go, localrun.go,
 //     loopstate.go, accelstate.go, lifecycle.go. Each part's type says
@@ -170,7 +170,7 @@
 // proof is checked against the role's verifier (auth.Cache), and the
 // session starts either on an origin connection logged in with the
 // ClientKey the proof revealed, or, when a session of the same login
-// key (database, role, startup parameters: logins.go) started
+// key (database, role, startup parameters: originlink.Logins) started
 // recently, or the origin cannot be reached, with no origin
 // connection at all: the ParameterStatus set and session info of
 // that earlier session, pgaccel's own process id. needOrigin, before

@@ -127,7 +127,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		ss.countOrigin(d)
 		return false
 	}
-	if ss.local.originTimer && ss.acc.info.statementTimeout > 0 {
+	if ss.local.originTimer && ss.acc.info.StatementTimeout > 0 {
 		// The origin's statement timer runs for this statement (its Parse,
 		// Bind or a Describe went there): it would fire while DuckDB runs
 		// it. The origin times it and answers it.

@@ -168,7 +168,7 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 	// everything before to be answered (beginStretch), and reads the
 	// session info first unless its statement is origin-only (accelerate).
 	opens := !ss.ext.segmentOpen && !ss.origin.pending.Idle()
-	needsInfo := !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.valid)
+	needsInfo := !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.Valid)
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		if ss.ext.segmentOpen {

@@ -298,11 +298,11 @@ func (ss *session) applySet(sql string, c *planner.LocalCommand, inStretch bool)
 	msgs = append(msgs, &pgproto3.CommandComplete{CommandTag: []byte("SET")})
 	switch reported := localSettings[c.Name]; c.Name {
 	case "extra_float_digits":
-		ss.acc.info.extraFloatDigits = value
+		ss.acc.info.ExtraFloatDigits = value
 		ss.acc.infoGen++
 	case "statement_timeout":
 		// Applied to what pgaccel answers itself (timeout.go).
-		ss.acc.info.statementTimeout, _ = millisSetting(c.Value)
+		ss.acc.info.StatementTimeout, _ = millisSetting(c.Value)
 		ss.acc.infoGen++
 	case "client_min_messages", "lock_timeout":
 		// Nothing pgaccel answers sends notices or waits for a lock.

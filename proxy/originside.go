@@ -61,7 +61,7 @@ type originSide struct {
 	// it was recovered with; nil in auth.mode origin.
 	clientKey []byte
 	verifier  auth.Verifier
-	// loginKey keys the session's start in the login cache (logins.go);
+	// loginKey keys the session's start in the login cache (originlink.Logins);
 	// pristine: nothing the session sent may have changed its settings.
 	loginKey string
 	pristine bool

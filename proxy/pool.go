@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -175,7 +176,7 @@ func sendTerminate(ol *originLogin) {
 // setAppName sets application_name on the connection to v (take). A
 // bound parameter, so v needs no quoting.
 func (ol *originLogin) setAppName(v string) error {
-	if got, ok := ol.params["application_name"]; (ok && got == v) || !plainAppName(v) {
+	if got, ok := ol.params["application_name"]; (ok && got == v) || !originlink.PlainAppName(v) {
 		return nil // the same, or another one is in the key
 	}
 	return ol.exchange(&pgproto3.Parse{Query: "SELECT pg_catalog.set_config('application_name', $1, false)"},

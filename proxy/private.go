@@ -105,39 +105,6 @@ func (ss *session) drain() bool {
 	return !ss.origin.pending.Skipping()
 }
 
-// sessionInfo is what the planner and encoder need to know about the
-// origin session that ParameterStatus does not report.
-type sessionInfo struct {
-	valid            bool
-	user             string
-	searchPath       []string
-	tempTables       map[string]bool
-	extraFloatDigits string
-	byteaOutput      string
-	// statementTimeout is statement_timeout (0: off), which the proxy
-	// applies to what it answers itself (timeout.go).
-	statementTimeout time.Duration
-	// routeDetail says why pgaccel.route sends reads to the origin, ""
-	// when it does not (route.go).
-	routeDetail string
-	// cacheOff: pgaccel.cache = off, the session's accelerated answers
-	// neither come from the results cache nor go into it.
-	cacheOff bool
-	// locale is lc_monetary, lc_numeric, lc_time and
-	// timezone_abbreviations: what the origin formats answers with beyond
-	// the encoder's settings (a caching dataset's answers are keyed by
-	// it).
-	locale string
-	// textBytewise: the database's default collation compares text by
-	// its bytes (C or POSIX, libc provider); text of no column's
-	// collation is then ordered by the acceleration (planner.Session).
-	textBytewise bool
-	// defaultCollation is the database's default collation as
-	// provider|locale|version (accelerator.EstablishedCollation), from
-	// which textBytewise follows.
-	defaultCollation string
-}
-
 const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits'), current_setting('bytea_output'), ` +
 	`array_to_json(current_schemas(false))::text, ` +
 	`(SELECT coalesce(json_agg(relname), '[]')::text FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), ` +
@@ -210,42 +177,42 @@ func (ss *session) readInfo() error {
 	ss.acc.infoGen++
 	ss.acc.infoDirty = false
 	if ss.origin.pristine && ss.origin.loginKey != "" {
-		// What sessions of this login start with (logins.go).
-		ss.srv.logins.putInfo(ss.origin.loginKey, info)
+		// What sessions of this login start with (originlink.Logins).
+		ss.srv.logins.PutInfo(ss.origin.loginKey, info)
 	}
 	return nil
 }
 
 // parseSessionInfo reads the row of sessionInfoSQL.
-func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
+func parseSessionInfo(row *pgproto3.DataRow) (originlink.SessionInfo, error) {
 	if row == nil || len(row.Values) != 10 {
-		return sessionInfo{}, errors.New("read session info: no row")
+		return originlink.SessionInfo{}, errors.New("read session info: no row")
 	}
-	info := sessionInfo{
-		valid:            true,
-		user:             string(row.Values[0]),
-		extraFloatDigits: string(row.Values[1]),
-		byteaOutput:      string(row.Values[2]),
-		tempTables:       map[string]bool{},
-		routeDetail:      routeSettingDetail(string(row.Values[6])),
-		cacheOff:         cacheSettingOff(string(row.Values[7])),
-		locale:           string(row.Values[8]),
-		defaultCollation: string(row.Values[9]),
+	info := originlink.SessionInfo{
+		Valid:            true,
+		User:             string(row.Values[0]),
+		ExtraFloatDigits: string(row.Values[1]),
+		ByteaOutput:      string(row.Values[2]),
+		TempTables:       map[string]bool{},
+		RouteDetail:      routeSettingDetail(string(row.Values[6])),
+		CacheOff:         cacheSettingOff(string(row.Values[7])),
+		Locale:           string(row.Values[8]),
+		DefaultCollation: string(row.Values[9]),
 	}
-	info.textBytewise = bytewiseCollation(info.defaultCollation)
-	if err := json.Unmarshal(row.Values[3], &info.searchPath); err != nil {
-		return sessionInfo{}, fmt.Errorf("read session info: search path: %w", err)
+	info.TextBytewise = bytewiseCollation(info.DefaultCollation)
+	if err := json.Unmarshal(row.Values[3], &info.SearchPath); err != nil {
+		return originlink.SessionInfo{}, fmt.Errorf("read session info: search path: %w", err)
 	}
 	var temps []string
 	if err := json.Unmarshal(row.Values[4], &temps); err != nil {
-		return sessionInfo{}, fmt.Errorf("read session info: temp tables: %w", err)
+		return originlink.SessionInfo{}, fmt.Errorf("read session info: temp tables: %w", err)
 	}
 	for _, t := range temps {
-		info.tempTables[t] = true
+		info.TempTables[t] = true
 	}
 	var err error
-	if info.statementTimeout, err = parseTimeout(string(row.Values[5])); err != nil {
-		return sessionInfo{}, fmt.Errorf("read session info: %w", err)
+	if info.StatementTimeout, err = parseTimeout(string(row.Values[5])); err != nil {
+		return originlink.SessionInfo{}, fmt.Errorf("read session info: %w", err)
 	}
 	return info, nil
 }
@@ -253,19 +220,19 @@ func parseSessionInfo(row *pgproto3.DataRow) (sessionInfo, error) {
 // readInfo reads the session info on a connection just logged in (or
 // taken from the pool), before any session uses it: a simple Query, whose
 // unnamed statement and portal no client has yet.
-func (ol *originLogin) readInfo(timeout time.Duration) (sessionInfo, error) {
+func (ol *originLogin) readInfo(timeout time.Duration) (originlink.SessionInfo, error) {
 	_ = ol.conn.SetDeadline(time.Now().Add(timeout))
 	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
 	ol.fe.Send(&pgproto3.Query{String: sessionInfoSQL})
 	if err := ol.fe.Flush(); err != nil {
-		return sessionInfo{}, err
+		return originlink.SessionInfo{}, err
 	}
 	var row *pgproto3.DataRow
 	var failed error
 	for {
 		msg, err := ol.fe.Receive()
 		if err != nil {
-			return sessionInfo{}, err
+			return originlink.SessionInfo{}, err
 		}
 		switch m := msg.(type) {
 		case *pgproto3.DataRow:
@@ -275,7 +242,7 @@ func (ol *originLogin) readInfo(timeout time.Duration) (sessionInfo, error) {
 		case *pgproto3.ReadyForQuery:
 			ol.status = m.TxStatus
 			if failed != nil {
-				return sessionInfo{}, failed
+				return originlink.SessionInfo{}, failed
 			}
 			return parseSessionInfo(row)
 		}

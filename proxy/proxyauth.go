@@ -14,6 +14,7 @@ import (
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // ProxyAuth makes the proxy authenticate clients itself (auth.mode
@@ -112,13 +113,13 @@ func (ss *session) proxyLogin() error {
 		ss.origin.idleTimer = time.AfterFunc(time.Hour, ss.releaseIdle)
 		ss.origin.idleTimer.Stop()
 	}
-	ss.origin.loginKey = loginKeyOf(ss.client.startupMsg.Parameters)
+	ss.origin.loginKey = originlink.LoginKeyOf(ss.client.startupMsg.Parameters)
 	ss.origin.pristine = true
 	if !e.CanConnect && stale {
 		ss.fatal(pgdef.InsufficientPrivilege, fmt.Sprintf("permission denied for database %q", db), "")
 		return errHandled
 	}
-	ls, saved := ss.srv.logins.get(ss.origin.loginKey)
+	ls, saved := ss.srv.logins.Get(ss.origin.loginKey)
 	saved = saved && ls.Info.Valid && ss.accel != nil && e.CanConnect
 	if saved && (time.Since(ls.Observed) < a.FreshFor || stale || ss.srv.originStalled()) {
 		// Seen before: the session starts without the origin, and opens
@@ -139,7 +140,7 @@ func (ss *session) proxyLogin() error {
 			if !await(wait, ctx.Done()) {
 				ss.log.Debug().Msg("the first login of the same role and settings did not end in time; this one logs in at the origin")
 			}
-			if ls, ok := ss.srv.logins.get(ss.origin.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
+			if ls, ok := ss.srv.logins.Get(ss.origin.loginKey); ok && ls.Info.Valid && time.Since(ls.Observed) < a.FreshFor {
 				return ss.startWithout(ls)
 			}
 		}
@@ -187,11 +188,11 @@ func (ss *session) proxyLogin() error {
 		return errHandled
 	default:
 		ss.srv.originDown(err)
-		ls, ok := ss.srv.logins.get(ss.origin.loginKey)
+		ls, ok := ss.srv.logins.Get(ss.origin.loginKey)
 		if !ok {
 			// A login of startup parameters not seen before, which start
 			// sessions as seen ones do (loginCache.similar).
-			ls, ok = ss.srv.logins.similar(ss.client.startupMsg.Parameters)
+			ls, ok = ss.srv.logins.Similar(ss.client.startupMsg.Parameters)
 		}
 		if ok && ss.accel != nil && e.CanConnect {
 			ss.log.Info().Err(err).Msg("the origin cannot be reached; the session starts without it")
@@ -230,9 +231,9 @@ func (ss *session) startOn(ol *originLogin) error {
 	ss.origin.fe = ol.fe
 	ss.origin.pid, ss.origin.key = ol.pid, ol.key
 	if ss.accel != nil {
-		ss.srv.logins.putParams(ss.origin.loginKey, ol.params)
-		if ss.acc.info.valid && ss.origin.pristine && ss.origin.loginKey != "" {
-			ss.srv.logins.putInfo(ss.origin.loginKey, ss.acc.info)
+		ss.srv.logins.PutParams(ss.origin.loginKey, ol.params)
+		if ss.acc.info.Valid && ss.origin.pristine && ss.origin.loginKey != "" {
+			ss.srv.logins.PutInfo(ss.origin.loginKey, ss.acc.info)
 		}
 	}
 	return ss.greet(ol.params, ol.status)
@@ -306,15 +307,15 @@ func (ss *session) appName() string {
 
 // startWithout completes a login without the origin, from what an earlier
 // session of the same login key started with.
-func (ss *session) startWithout(ls loginState) error {
+func (ss *session) startWithout(ls originlink.LoginState) error {
 	params := ls.Params
-	if v, ok := ss.client.startupMsg.Parameters["application_name"]; ok && plainAppName(v) {
+	if v, ok := ss.client.startupMsg.Parameters["application_name"]; ok && originlink.PlainAppName(v) {
 		params["application_name"] = v
 	} else if !ok {
 		params["application_name"] = ""
 	}
 	ss.installNone()
-	ss.acc.info = ls.Info.sessionInfo()
+	ss.acc.info = ls.Info.SessionInfo()
 	ss.acc.infoGen++
 	ss.srv.metrics.link(linkLoginWithout)
 	return ss.greet(params, 'I')

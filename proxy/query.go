@@ -135,8 +135,8 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		}()
 	}
 	var deadline time.Time
-	if ss.acc.info.statementTimeout > 0 {
-		deadline = start.Add(ss.acc.info.statementTimeout)
+	if ss.acc.info.StatementTimeout > 0 {
+		deadline = start.Add(ss.acc.info.StatementTimeout)
 	}
 	args, ok := ss.withClocks(&d, s)
 	if !ok {

@@ -405,7 +405,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 	}
 	switch msg.(type) {
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		if !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.valid) && !ss.originOnly(msg, parsed) {
+		if !ss.ext.segmentOpen && (ss.acc.infoDirty || !ss.acc.info.Valid) && !ss.originOnly(msg, parsed) {
 			// Read the session info now, before this stretch starts: it
 			// cannot be read inside one without touching its transaction.
 			// A stretch that opens with a statement bound for the origin

@@ -93,7 +93,7 @@ func cacheSettingOff(v string) bool {
 // resultCache is the session's results cache, nil when there is none or
 // the session turned it off.
 func (ss *session) resultCache() *resultcache.Cache {
-	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.acc.info.cacheOff || !ss.accel.ResultsCache.Accelerated() {
+	if ss.accel == nil || ss.accel.ResultsCache == nil || ss.acc.info.CacheOff || !ss.accel.ResultsCache.Accelerated() {
 		return nil
 	}
 	return ss.accel.ResultsCache
@@ -112,15 +112,15 @@ func (ss *session) resultKey(proto byte, sql string, d planner.Decision, parts .
 		b.WriteString(s)
 	}
 	b.WriteByte(proto)
-	add(ss.acc.info.user)
-	add(strings.Join(ss.acc.info.searchPath, ","))
+	add(ss.acc.info.User)
+	add(strings.Join(ss.acc.info.SearchPath, ","))
 	add(sql)
 	add(d.SQL)
 	for _, p := range []string{"TimeZone", "DateStyle", "IntervalStyle", "client_encoding", "standard_conforming_strings", "integer_datetimes"} {
 		add(ss.state.Param(p))
 	}
-	add(ss.acc.info.extraFloatDigits)
-	add(ss.acc.info.byteaOutput)
+	add(ss.acc.info.ExtraFloatDigits)
+	add(ss.acc.info.ByteaOutput)
 	for _, p := range parts {
 		if p == nil {
 			b.WriteString("N")

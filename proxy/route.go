@@ -121,8 +121,8 @@ func routeSettingDetail(v string) string {
 // routeOverride sends d, a read the acceleration would answer, to the
 // origin while pgaccel.route says so.
 func (ss *session) routeOverride(d planner.Decision) planner.Decision {
-	if d.Route == planner.RouteAccelerate && ss.acc.info.routeDetail != "" {
-		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: ss.acc.info.routeDetail}
+	if d.Route == planner.RouteAccelerate && ss.acc.info.RouteDetail != "" {
+		return planner.Decision{Route: planner.RouteOrigin, Datasets: d.Datasets, Kind: d.Kind, Reason: "route_setting", Detail: ss.acc.info.RouteDetail}
 	}
 	return d
 }
@@ -204,7 +204,7 @@ func (ss *session) current(e *quickEntry) *quickEntry {
 // session info the plan read is current and sets no pgaccel.route (whose
 // reason the route would then give).
 func (ss *session) keepsOrigin(v planner.Version) bool {
-	return ss.origin.state == linkLive && !ss.origin.broken.Load() && ss.acc.info.valid && !ss.acc.infoDirty && ss.acc.info.routeDetail == "" &&
+	return ss.origin.state == linkLive && !ss.origin.broken.Load() && ss.acc.info.Valid && !ss.acc.infoDirty && ss.acc.info.RouteDetail == "" &&
 		ss.accel.Planner.Version() == v
 }
 

@@ -17,7 +17,7 @@ func TestKeepOrigin_PointReadsByShape(t *testing.T) {
 	p := planner.New(reg, nil, planner.Options{})
 	ss, _ := laneSession(t)
 	ss.accel = &Accel{Planner: p}
-	ss.acc.info.valid = true
+	ss.acc.info.Valid = true
 	text := func(n string) string { return "SELECT abalance FROM pgbench_accounts WHERE aid = " + n }
 	pointRead := planner.Decision{Route: planner.RouteOrigin, Reason: planner.ReasonPointRead, Kind: planner.KindSelect, Datasets: []string{"pgbench_accounts"}}
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 	"github.com/rs/zerolog"
 )
@@ -87,13 +88,13 @@ type Server struct {
 	underivedCount atomic.Int64
 	metrics        *Metrics
 
-	// With Auth: the login cache (logins.go), the seed of mock SCRAM
+	// With Auth: the login cache (originlink.Logins), the seed of mock SCRAM
 	// salts, and what sessions know of the origin's reachability.
-	logins     loginCache
+	logins     originlink.Logins
 	mockSecret []byte
 	health     originHealth
 	pool       originPool
-	flights    keyFlights // logins that need the origin (logins.go)
+	flights    keyFlights // logins that need the origin (flights.go)
 	describing keyFlights // descriptions asked of the origin by sessions without a connection
 
 	loopsOnce sync.Once
@@ -127,12 +128,12 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Auth != nil {
 		s.mockSecret = newMockSecret()
-		s.logins.path = cfg.Auth.LoginsPath
+		s.logins.Path = cfg.Auth.LoginsPath
 		s.pool.idleFor = cfg.Auth.OriginIdleTimeout
 		if cfg.Metrics != nil {
 			s.pool.gauge = cfg.Metrics.pooled
 		}
-		if err := s.logins.load(); err != nil {
+		if err := s.logins.Load(); err != nil {
 			s.log.Warn().Err(err).Msg("the saved session starts cannot be read; starting without them")
 		}
 	}

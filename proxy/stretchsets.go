@@ -66,8 +66,8 @@ func (ss *session) tentative() *stretchSets {
 	if ss.origin.tent == nil {
 		ss.origin.tent = &stretchSets{
 			prior:            map[string]string{},
-			extraFloatDigits: ss.acc.info.extraFloatDigits,
-			statementTimeout: ss.acc.info.statementTimeout,
+			extraFloatDigits: ss.acc.info.ExtraFloatDigits,
+			statementTimeout: ss.acc.info.StatementTimeout,
 			fails:            ss.origin.pending.Failures(),
 		}
 	}
@@ -89,8 +89,8 @@ func (ss *session) settleSets() {
 	}
 	ss.origin.tent = nil
 	if t.failed || ss.origin.pending.Skipping() || ss.origin.pending.Failures() != t.fails {
-		if ss.acc.info.extraFloatDigits != t.extraFloatDigits || ss.acc.info.statementTimeout != t.statementTimeout {
-			ss.acc.info.extraFloatDigits, ss.acc.info.statementTimeout = t.extraFloatDigits, t.statementTimeout
+		if ss.acc.info.ExtraFloatDigits != t.extraFloatDigits || ss.acc.info.StatementTimeout != t.statementTimeout {
+			ss.acc.info.ExtraFloatDigits, ss.acc.info.StatementTimeout = t.extraFloatDigits, t.statementTimeout
 			ss.acc.infoGen++
 		}
 		for name, v := range t.prior {

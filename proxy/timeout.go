@@ -81,10 +81,10 @@ func statementTimeout() *pgproto3.ErrorResponse {
 // localDeadline is when the extended-protocol statement being handled
 // times out, zero for never.
 func (ss *session) localDeadline() time.Time {
-	if ss.acc.info.statementTimeout <= 0 || ss.local.stmtStart.IsZero() {
+	if ss.acc.info.StatementTimeout <= 0 || ss.local.stmtStart.IsZero() {
 		return time.Time{}
 	}
-	return ss.local.stmtStart.Add(ss.acc.info.statementTimeout)
+	return ss.local.stmtStart.Add(ss.acc.info.StatementTimeout)
 }
 
 // startStatementTimer notes the arrival of a Parse, Bind, Describe or
@@ -103,10 +103,10 @@ func (ss *session) startStatementTimer() bool {
 // only the proxy has (the origin has been sent none of them, so its own
 // timer is not running) and has expired.
 func (ss *session) keptTimerExpired() bool {
-	if ss.local.stmtStart.IsZero() || ss.local.originTimer || !ss.acc.info.valid || ss.acc.infoDirty || ss.acc.info.statementTimeout <= 0 {
+	if ss.local.stmtStart.IsZero() || ss.local.originTimer || !ss.acc.info.Valid || ss.acc.infoDirty || ss.acc.info.StatementTimeout <= 0 {
 		return false
 	}
-	return time.Since(ss.local.stmtStart) >= ss.acc.info.statementTimeout
+	return time.Since(ss.local.stmtStart) >= ss.acc.info.StatementTimeout
 }
 
 // stopStatementTimer ends the statement's timer: an Execute completed, or a

@@ -213,7 +213,7 @@ func (ss *session) verifySample(d planner.Decision, sql string, simple bool) *ve
 		return nil
 	}
 	var path []string
-	for _, p := range ss.acc.info.searchPath {
+	for _, p := range ss.acc.info.SearchPath {
 		path = append(path, quoteIdent(p))
 	}
 	s.settings = [][2]string{
@@ -221,8 +221,8 @@ func (ss *session) verifySample(d planner.Decision, sql string, simple bool) *ve
 		{"TimeZone", ss.state.Param("TimeZone")},
 		{"DateStyle", ss.state.Param("DateStyle")},
 		{"IntervalStyle", ss.state.Param("IntervalStyle")},
-		{"extra_float_digits", ss.acc.info.extraFloatDigits},
-		{"bytea_output", ss.acc.info.byteaOutput},
+		{"extra_float_digits", ss.acc.info.ExtraFloatDigits},
+		{"bytea_output", ss.acc.info.ByteaOutput},
 	}
 	return s
 }

@@ -5,11 +5,15 @@
 //     the client loop and the origin relay use, and which lets the proxy
 //     answer a statement itself in the order the client expects;
 //   - StandIn, which answers in the origin's place while it cannot be
-//     reached, as a session whose statements fail with 08006.
+//     reached, as a session whose statements fail with 08006;
+//   - SessionInfo, what the planner and encoder need to know of the origin
+//     session that ParameterStatus does not report;
+//   - Logins, per login key what sessions of it started with, so that a
+//     login can complete without the origin (auth.mode proxy).
 //
 // The proxy redesign moves the rest of the link here: the connection's
 // install, detach, replay and idle release, the pool of origin
-// connections, the login cache and the origin's health.
+// connections and the origin's health.
 //
 // originlink imports only auth, pgdef and proxy/wire of pgaccel's
 // (internal/importrules checks it).

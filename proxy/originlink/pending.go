@@ -36,6 +36,7 @@ type Collector struct {
 	Done chan struct{}
 }
 
+// NewCollector is a collector for one private request.
 func NewCollector() *Collector { return &Collector{Done: make(chan struct{})} }
 
 // Item is one entry of the queue of expected origin responses.
@@ -97,6 +98,7 @@ type Pending struct {
 	Observe func(route string, started time.Time)
 }
 
+// NewPending is an empty queue.
 func NewPending() *Pending {
 	q := &Pending{}
 	q.changed = sync.NewCond(&q.mu)

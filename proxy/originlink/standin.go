@@ -118,6 +118,7 @@ func (u *StandIn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Close ends the reads of the relay that reads it (net.ErrClosed).
 func (u *StandIn) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -138,6 +139,7 @@ type standInAddr struct{}
 func (standInAddr) Network() string { return "pgaccel" }
 func (standInAddr) String() string  { return "unavailable origin" }
 
+// The rest of net.Conn: no address, no deadline (nothing waits).
 func (u *StandIn) LocalAddr() net.Addr              { return standInAddr{} }
 func (u *StandIn) RemoteAddr() net.Addr             { return standInAddr{} }
 func (u *StandIn) SetDeadline(time.Time) error      { return nil }

@@ -52,6 +52,8 @@ const FrameBufSize = 16 << 10
 // replaced by a new one of FrameBufSize once it is empty.
 const frameShrinkSize = 1 << 20
 
+// NewFrameReader frames what r reads; untyped: the startup packet comes
+// first (messages without a type byte until Typed).
 func NewFrameReader(r io.Reader, untyped bool) *FrameReader {
 	return &FrameReader{r: r, buf: make([]byte, FrameBufSize), untyped: untyped}
 }

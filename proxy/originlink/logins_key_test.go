@@ -1,4 +1,4 @@
-package proxy
+package originlink
 
 import (
 	"testing"
@@ -13,16 +13,16 @@ func TestLoginKeyOf(t *testing.T) {
 		m[k] = v
 		return m
 	}
-	if loginKeyOf(base) != loginKeyOf(with("application_name", "psql")) {
+	if LoginKeyOf(base) != LoginKeyOf(with("application_name", "psql")) {
 		t.Error("a plain application_name changed the key")
 	}
-	if loginKeyOf(base) == loginKeyOf(with("application_name", "caf\u00e9")) {
+	if LoginKeyOf(base) == LoginKeyOf(with("application_name", "caf\u00e9")) {
 		t.Error("a non-ASCII application_name (which Postgres escapes) did not change the key")
 	}
-	if loginKeyOf(base) == loginKeyOf(with("options", "-c search_path=x")) {
+	if LoginKeyOf(base) == LoginKeyOf(with("options", "-c search_path=x")) {
 		t.Error("options did not change the key")
 	}
-	if loginKeyOf(base) == loginKeyOf(map[string]string{"user": "u", "database": "e"}) {
+	if LoginKeyOf(base) == LoginKeyOf(map[string]string{"user": "u", "database": "e"}) {
 		t.Error("the database did not change the key")
 	}
 }
