@@ -16,10 +16,11 @@
 //     and stale-while-revalidate policy (no SQL, no sockets).
 //   - the origin link: proxy/originlink (the replies the origin owes:
 //     Pending; the stand-in for an origin that is down: StandIn; the
-//     session info: SessionInfo; the login cache: Logins), and in this
-//     package originside.go (the session's part), link.go (install, need,
-//     detach, idle release), replay.go, originlogin.go, originhealth.go,
-//     private.go (the proxy's own requests), pool.go, flights.go.
+//     session info: SessionInfo; the login cache: Logins; a logged-in
+//     connection: Login; the pool of them: Pool), and in this package
+//     originside.go (the session's part), link.go (install, need, detach,
+//     idle release), replay.go, originlogin.go (the dial and login),
+//     originhealth.go, private.go (the proxy's own requests), flights.go.
 //   - the session (session.go), composed of named parts, one file each:
 //     clientside.go, originside.go, extstate.go, localrun.go,
 //     loopstate.go, accelstate.go, lifecycle.go. Each part's type says
@@ -253,7 +254,7 @@
 //     roles, schemas and tables; no secret.
 //   - Logs: roles and databases, never verifiers (Verifier.String hides
 //     them), keys, passwords or parameter values.
-//   - Pooled origin connections (pool.go): logged in as their role, kept
+//   - Pooled origin connections (originlink.Pool): logged in as their role, kept
 //     in memory up to auth.origin_idle_timeout after a session released or
 //     left them, for the next session of the same database, role and
 //     startup parameters, which has proved the role's password to pgaccel

@@ -256,11 +256,11 @@ func (ss *session) connectLink() bool {
 		ss.close()
 		return false
 	}
-	for ol := ss.srv.pool.take(ss.origin.loginKey, ss.appName()); ol != nil; ol = ss.srv.pool.take(ss.origin.loginKey, ss.appName()) {
+	for ol := ss.srv.pool.Take(ss.origin.loginKey, ss.appName()); ol != nil; ol = ss.srv.pool.Take(ss.origin.loginKey, ss.appName()) {
 		// A connection another session of this login key released.
 		if err := ss.useOriginLogin(ol); err != nil {
 			ss.log.Debug().Err(err).Msg("a pooled origin connection failed; trying another")
-			_ = ol.conn.Close()
+			_ = ol.Conn.Close()
 			ss.unlink()
 			continue
 		}
@@ -307,11 +307,11 @@ func (ss *session) connectLink() bool {
 
 // useOriginLogin makes ol the session's live origin connection and sets
 // the session up on it (replay); its relay is not started yet.
-func (ss *session) useOriginLogin(ol *originLogin) error {
-	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
-	ss.origin.fe = ol.fe
+func (ss *session) useOriginLogin(ol *originlink.Login) error {
+	ss.installOrigin(ol.Conn, ol.RW, ol.FR, linkLive)
+	ss.origin.fe = ol.FE
 	ss.origin.mu.Lock()
-	ss.origin.pid, ss.origin.key = ol.pid, ol.key
+	ss.origin.pid, ss.origin.key = ol.PID, ol.Key
 	ss.origin.mu.Unlock()
 	return ss.replay(ol)
 }
@@ -347,7 +347,7 @@ func (ss *session) standIn(cause error) {
 // session's origin connection that has answered everything, holds no
 // transaction and carries only state the session can set up again is
 // released once the session has sent nothing for that long: reset
-// (DISCARD ALL) into the pool (pool.go), where the next session of the
+// (DISCARD ALL) into the pool (originlink.Pool), where the next session of the
 // same login key that needs the origin takes it, or closed; the session's
 // next statement for the origin takes a pooled connection or opens one
 // (needOrigin, replay). So
@@ -453,16 +453,16 @@ func (ss *session) poolOrigin() {
 	// connection's state is not promised to be sound.
 	clean := ss.origin.fr.Buffered() == 0 && ss.origin.raw != nil
 	_ = conn.SetReadDeadline(time.Time{})
-	ol := &originLogin{conn: conn, rw: ss.origin.rw, params: ss.state.Params(), pid: ss.origin.pid, key: ss.origin.key, status: 'I'}
-	ol.fr = wire.NewFrameReader(ol.rw, false)
-	ol.fe = pgproto3.NewFrontend(ol.fr, ol.rw)
+	ol := &originlink.Login{Conn: conn, RW: ss.origin.rw, Params: ss.state.Params(), PID: ss.origin.pid, Key: ss.origin.key, Status: 'I'}
+	ol.FR = wire.NewFrameReader(ol.RW, false)
+	ol.FE = pgproto3.NewFrontend(ol.FR, ol.RW)
 	ss.unlink()
 	ss.srv.metrics.link(linkReleased)
-	if !clean || ss.srv.cfg.Auth == nil || !resetForPool(ol) {
-		_ = ol.conn.Close()
+	if !clean || ss.srv.cfg.Auth == nil || !originlink.ResetForPool(ol) {
+		_ = ol.Conn.Close()
 		return
 	}
-	ss.srv.pool.put(ss.origin.loginKey, ol)
+	ss.srv.pool.Put(ss.origin.loginKey, ol)
 }
 
 // endsToPool reports, at the client's Terminate, whether the session's
@@ -473,7 +473,7 @@ func (ss *session) poolOrigin() {
 // nothing and holds no transaction. DISCARD ALL (resetForPool) then leaves
 // nothing of this session on it. It runs on the client loop.
 func (ss *session) endsToPool() bool {
-	if ss.origin.clientKey == nil || ss.srv.pool.idleFor <= 0 || ss.origin.state != linkLive || ss.origin.raw == nil ||
+	if ss.origin.clientKey == nil || ss.srv.pool.IdleFor <= 0 || ss.origin.state != linkLive || ss.origin.raw == nil ||
 		ss.origin.broken.Load() || ss.origin.releasing.Load() || ss.life.shuttingDown.Load() || ss.srv.isClosing() ||
 		ss.state.TxStatus() != 'I' {
 		return false

@@ -4,28 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/auth"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/wire"
 )
-
-// originLogin is a connection to the origin logged in as a session's role
-// (loginOrigin): what it said at startup.
-type originLogin struct {
-	conn   net.Conn
-	rw     io.ReadWriter
-	fr     *wire.FrameReader
-	fe     *pgproto3.Frontend
-	params map[string]string
-	pid    uint32
-	key    []byte
-	status byte
-}
 
 // errOriginAuth is an origin that asks for a password pgaccel cannot give.
 var errOriginAuth = errors.New("the origin asks for a cleartext or md5 password, which pgaccel cannot answer with a ClientKey; use scram-sha-256 (or trust) for connections from pgaccel")
@@ -34,7 +20,7 @@ var errOriginAuth = errors.New("the origin asks for a cleartext or md5 password,
 // (the client's StartupMessage as it came) and, when the origin asks for
 // SCRAM-SHA-256, the ClientKey recovered from the client's login.
 // ErrorResponses of the origin come back as *originError.
-func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v auth.Verifier) (*originLogin, error) {
+func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v auth.Verifier) (*originlink.Login, error) {
 	// The whole login, not only the connect, within DialTimeout: an
 	// origin that accepts the connection and then answers nothing (a
 	// frozen host) is not waited for longer than one that is unreachable.
@@ -61,7 +47,7 @@ func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v a
 		return nil, err
 	}
 	var ex *auth.ClientExchange
-	ol := &originLogin{conn: oc, rw: orw, fr: fr, fe: fe, params: map[string]string{}}
+	ol := &originlink.Login{Conn: oc, RW: orw, FR: fr, FE: fe, Params: map[string]string{}}
 	for {
 		msg, err := fe.Receive()
 		if err != nil {
@@ -105,11 +91,11 @@ func (s *Server) loginOrigin(ctx context.Context, startup, clientKey []byte, v a
 			*pgproto3.AuthenticationGSS, *pgproto3.AuthenticationGSSContinue:
 			return nil, errOriginAuth
 		case *pgproto3.ParameterStatus:
-			ol.params[m.Name] = m.Value
+			ol.Params[m.Name] = m.Value
 		case *pgproto3.BackendKeyData:
-			ol.pid, ol.key = m.ProcessID, slices.Clone(m.SecretKey)
+			ol.PID, ol.Key = m.ProcessID, slices.Clone(m.SecretKey)
 		case *pgproto3.ReadyForQuery:
-			ol.status = m.TxStatus
+			ol.Status = m.TxStatus
 			_ = oc.SetDeadline(time.Time{})
 			ok = true
 			return ol, nil

@@ -217,20 +217,20 @@ func parseSessionInfo(row *pgproto3.DataRow) (originlink.SessionInfo, error) {
 	return info, nil
 }
 
-// readInfo reads the session info on a connection just logged in (or
+// readLoginInfo reads the session info on ol, a connection just logged in (or
 // taken from the pool), before any session uses it: a simple Query, whose
 // unnamed statement and portal no client has yet.
-func (ol *originLogin) readInfo(timeout time.Duration) (originlink.SessionInfo, error) {
-	_ = ol.conn.SetDeadline(time.Now().Add(timeout))
-	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
-	ol.fe.Send(&pgproto3.Query{String: sessionInfoSQL})
-	if err := ol.fe.Flush(); err != nil {
+func readLoginInfo(ol *originlink.Login, timeout time.Duration) (originlink.SessionInfo, error) {
+	_ = ol.Conn.SetDeadline(time.Now().Add(timeout))
+	defer func() { _ = ol.Conn.SetDeadline(time.Time{}) }()
+	ol.FE.Send(&pgproto3.Query{String: sessionInfoSQL})
+	if err := ol.FE.Flush(); err != nil {
 		return originlink.SessionInfo{}, err
 	}
 	var row *pgproto3.DataRow
 	var failed error
 	for {
-		msg, err := ol.fe.Receive()
+		msg, err := ol.FE.Receive()
 		if err != nil {
 			return originlink.SessionInfo{}, err
 		}
@@ -240,7 +240,7 @@ func (ol *originLogin) readInfo(timeout time.Duration) (originlink.SessionInfo, 
 		case *pgproto3.ErrorResponse:
 			failed = fmt.Errorf("read session info: %w", &originError{copyBackendMessage(m).(*pgproto3.ErrorResponse)})
 		case *pgproto3.ReadyForQuery:
-			ol.status = m.TxStatus
+			ol.Status = m.TxStatus
 			if failed != nil {
 				return originlink.SessionInfo{}, failed
 			}

@@ -146,7 +146,7 @@ func (ss *session) proxyLogin() error {
 		}
 	}
 	if e.CanConnect {
-		if ol := ss.srv.pool.take(ss.origin.loginKey, ss.appName()); ol != nil {
+		if ol := ss.srv.pool.Take(ss.origin.loginKey, ss.appName()); ol != nil {
 			// An origin connection a session of this login key left
 			// (endsToPool, releaseIdle): the session starts on it,
 			// without a login at the origin.
@@ -214,8 +214,8 @@ func (ss *session) proxyLogin() error {
 // readInfoAtLogin reads the session info on ol, the origin connection of
 // a login that leads its key's flight (keyFlights), so that the logins
 // waiting for it start without the origin, with it.
-func (ss *session) readInfoAtLogin(ol *originLogin) {
-	info, err := ol.readInfo(ss.srv.cfg.DialTimeout)
+func (ss *session) readInfoAtLogin(ol *originlink.Login) {
+	info, err := readLoginInfo(ol, ss.srv.cfg.DialTimeout)
 	if err != nil {
 		ss.log.Debug().Err(err).Msg("session info at login failed; it is read before the first accelerated statement")
 		return
@@ -226,17 +226,17 @@ func (ss *session) readInfoAtLogin(ol *originLogin) {
 
 // startOn starts the session on origin connection ol, logged in for it
 // or taken from the pool, and greets the client with its parameters.
-func (ss *session) startOn(ol *originLogin) error {
-	ss.installOrigin(ol.conn, ol.rw, ol.fr, linkLive)
-	ss.origin.fe = ol.fe
-	ss.origin.pid, ss.origin.key = ol.pid, ol.key
+func (ss *session) startOn(ol *originlink.Login) error {
+	ss.installOrigin(ol.Conn, ol.RW, ol.FR, linkLive)
+	ss.origin.fe = ol.FE
+	ss.origin.pid, ss.origin.key = ol.PID, ol.Key
 	if ss.accel != nil {
-		ss.srv.logins.PutParams(ss.origin.loginKey, ol.params)
+		ss.srv.logins.PutParams(ss.origin.loginKey, ol.Params)
 		if ss.acc.info.Valid && ss.origin.pristine && ss.origin.loginKey != "" {
 			ss.srv.logins.PutInfo(ss.origin.loginKey, ss.acc.info)
 		}
 	}
-	return ss.greet(ol.params, ol.status)
+	return ss.greet(ol.Params, ol.Status)
 }
 
 // scramWithClient runs the SCRAM-SHA-256 exchange with the client and

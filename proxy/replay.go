@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // replay sets up on a new origin connection what the session set up on
@@ -16,7 +17,7 @@ import (
 // it prepared there. Their answers are kept from the client; a
 // ParameterStatus whose value differs from what the client has is passed
 // on.
-func (ss *session) replay(ol *originLogin) error {
+func (ss *session) replay(ol *originlink.Login) error {
 	var msgs []pgproto3.FrontendMessage
 	for _, sql := range ss.origin.replaySets {
 		msgs = append(msgs, &pgproto3.Query{String: sql})
@@ -39,7 +40,7 @@ func (ss *session) replay(ol *originLogin) error {
 		// origin before the statement that needs it.
 		msgs = append(msgs, &pgproto3.Query{String: ss.acc.virtualBegin})
 	}
-	params := maps.Clone(ol.params)
+	params := maps.Clone(ol.Params)
 	if len(msgs) > 0 {
 		_ = ss.origin.conn.SetDeadline(time.Now().Add(startupTimeout))
 		defer func() { _ = ss.origin.conn.SetDeadline(time.Time{}) }()

@@ -93,7 +93,7 @@ type Server struct {
 	logins     originlink.Logins
 	mockSecret []byte
 	health     originHealth
-	pool       originPool
+	pool       originlink.Pool
 	flights    keyFlights // logins that need the origin (flights.go)
 	describing keyFlights // descriptions asked of the origin by sessions without a connection
 
@@ -129,9 +129,9 @@ func NewServer(cfg Config) *Server {
 	if cfg.Auth != nil {
 		s.mockSecret = newMockSecret()
 		s.logins.Path = cfg.Auth.LoginsPath
-		s.pool.idleFor = cfg.Auth.OriginIdleTimeout
+		s.pool.IdleFor = cfg.Auth.OriginIdleTimeout
 		if cfg.Metrics != nil {
-			s.pool.gauge = cfg.Metrics.pooled
+			s.pool.Gauge = cfg.Metrics.pooled
 		}
 		if err := s.logins.Load(); err != nil {
 			s.log.Warn().Err(err).Msg("the saved session starts cannot be read; starting without them")
@@ -212,7 +212,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.wg.Wait()
 		s.stopLoops()
 		// Sessions that were releasing a connection have ended too.
-		s.pool.closeAll()
+		s.pool.CloseAll()
 		close(done)
 	}()
 

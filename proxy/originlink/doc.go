@@ -9,11 +9,14 @@
 //   - SessionInfo, what the planner and encoder need to know of the origin
 //     session that ParameterStatus does not report;
 //   - Logins, per login key what sessions of it started with, so that a
-//     login can complete without the origin (auth.mode proxy).
+//     login can complete without the origin (auth.mode proxy);
+//   - Login, a connection to the origin logged in as a session's role, and
+//     Pool, the idle ones sessions left, reset, for the next session of
+//     their login key.
 //
 // The proxy redesign moves the rest of the link here: the connection's
-// install, detach, replay and idle release, the pool of origin
-// connections and the origin's health.
+// install, detach, replay and idle release, the dial and login, and the
+// origin's health.
 //
 // originlink imports only auth, pgdef and proxy/wire of pgaccel's
 // (internal/importrules checks it).

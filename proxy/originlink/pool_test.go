@@ -1,4 +1,4 @@
-package proxy
+package originlink
 
 import (
 	"io"
@@ -10,9 +10,9 @@ import (
 	"github.com/pgaccel/pgaccel/proxy/wire"
 )
 
-// pipeLogin is an originLogin over one end of a pipe whose other end is
+// pipeLogin is an Login over one end of a pipe whose other end is
 // drained (what the pool writes on closing: Terminate).
-func pipeLogin(t *testing.T) (*originLogin, <-chan struct{}) {
+func pipeLogin(t *testing.T) (*Login, <-chan struct{}) {
 	t.Helper()
 	a, b := net.Pipe()
 	closed := make(chan struct{})
@@ -21,59 +21,59 @@ func pipeLogin(t *testing.T) (*originLogin, <-chan struct{}) {
 		close(closed)
 	}()
 	fr := wire.NewFrameReader(a, false)
-	return &originLogin{conn: a, rw: a, fr: fr, fe: pgproto3.NewFrontend(fr, a), params: map[string]string{"application_name": ""}}, closed
+	return &Login{Conn: a, RW: a, FR: fr, FE: pgproto3.NewFrontend(fr, a), Params: map[string]string{"application_name": ""}}, closed
 }
 
 // TestOriginPool: connections are taken by key, the most recent first;
 // one left unused for idleFor is closed; a full pool closes what it is
 // given; closeAll empties it.
 func TestOriginPool(t *testing.T) {
-	p := &originPool{idleFor: 100 * time.Millisecond}
+	p := &Pool{IdleFor: 100 * time.Millisecond}
 	a, _ := pipeLogin(t)
 	b, _ := pipeLogin(t)
-	p.put("k", a)
-	p.put("k", b)
-	if p.take("other", "") != nil {
+	p.Put("k", a)
+	p.Put("k", b)
+	if p.Take("other", "") != nil {
 		t.Fatal("took another key's connection")
 	}
-	if got := p.take("k", ""); got != b {
+	if got := p.Take("k", ""); got != b {
 		t.Fatal("not the most recent first")
 	}
-	if got := p.take("k", ""); got != a {
+	if got := p.Take("k", ""); got != a {
 		t.Fatal("second take")
 	}
-	if p.take("k", "") != nil || p.size() != 0 {
+	if p.Take("k", "") != nil || p.Size() != 0 {
 		t.Fatal("pool not empty")
 	}
 
 	c, closedC := pipeLogin(t)
-	p.put("k", c)
+	p.Put("k", c)
 	waitClosed(t, closedC, "an idle pooled connection was not closed after idleFor")
-	if p.size() != 0 || p.take("k", "") != nil {
+	if p.Size() != 0 || p.Take("k", "") != nil {
 		t.Fatal("an expired connection is still pooled")
 	}
 
-	big := &originPool{idleFor: time.Minute}
+	big := &Pool{IdleFor: time.Minute}
 	for range poolMaxIdle {
 		ol, _ := pipeLogin(t)
-		big.put("k", ol)
+		big.Put("k", ol)
 	}
 	extra, closedExtra := pipeLogin(t)
-	big.put("k", extra)
+	big.Put("k", extra)
 	waitClosed(t, closedExtra, "a full pool kept a connection")
-	if big.size() != poolMaxIdle {
-		t.Fatalf("size %d", big.size())
+	if big.Size() != poolMaxIdle {
+		t.Fatalf("size %d", big.Size())
 	}
-	big.closeAll()
-	if big.size() != 0 {
+	big.CloseAll()
+	if big.Size() != 0 {
 		t.Fatal("closeAll left connections")
 	}
 	// A session that ends after the shutdown closed the pool closes its
 	// connection itself.
 	late, closedLate := pipeLogin(t)
-	big.put("k", late)
+	big.Put("k", late)
 	waitClosed(t, closedLate, "a closed pool kept a connection")
-	if big.size() != 0 {
+	if big.Size() != 0 {
 		t.Fatal("a closed pool took a connection")
 	}
 }

@@ -1,18 +1,15 @@
-package proxy
+package originlink
 
 import (
-	"fmt"
 	"net"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// originPool keeps origin connections that sessions released (idle
+// Pool keeps origin connections that sessions released (idle
 // release, link.go) or left when they ended idle (endsToPool) for the next
 // session of the same login key (database, role, startup parameters) that
 // needs the origin: it takes one instead of logging in, at its login or
@@ -21,20 +18,20 @@ import (
 // enters the pool reset (DISCARD ALL: no prepared statement, temporary
 // table, setting, lock or LISTEN of the session that used it) and leaves
 // it after idleFor unused, or when the pool holds poolMaxIdle.
-type originPool struct {
+type Pool struct {
 	mu      sync.Mutex
 	idle    map[string][]*pooledConn
 	n       int
-	idleFor time.Duration
-	gauge   prometheus.Gauge // pgaccel_origin_pool_connections; nil: none
+	IdleFor time.Duration
+	Gauge   prometheus.Gauge // pgaccel_origin_pool_connections; nil: none
 	closed  bool             // closeAll ran: the server is shutting down
 }
 
 // resize changes the pool's size by d; p.mu is held.
-func (p *originPool) resize(d int) {
+func (p *Pool) resize(d int) {
 	p.n += d
-	if p.gauge != nil {
-		p.gauge.Set(float64(p.n))
+	if p.Gauge != nil {
+		p.Gauge.Set(float64(p.n))
 	}
 }
 
@@ -43,23 +40,23 @@ const poolMaxIdle = 64
 
 // pooledConn is an origin connection at rest: logged in, reset, idle.
 type pooledConn struct {
-	ol    *originLogin
+	ol    *Login
 	timer *time.Timer
 }
 
 // put keeps ol for key, or closes it when the pool is full.
-func (p *originPool) put(key string, ol *originLogin) {
+func (p *Pool) Put(key string, ol *Login) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n >= poolMaxIdle || p.idleFor <= 0 || p.closed {
-		_ = ol.conn.Close()
+	if p.n >= poolMaxIdle || p.IdleFor <= 0 || p.closed {
+		_ = ol.Conn.Close()
 		return
 	}
 	if p.idle == nil {
 		p.idle = map[string][]*pooledConn{}
 	}
 	pc := &pooledConn{ol: ol}
-	pc.timer = time.AfterFunc(p.idleFor, func() { p.expire(key, pc) })
+	pc.timer = time.AfterFunc(p.IdleFor, func() { p.expire(key, pc) })
 	p.idle[key] = append(p.idle[key], pc)
 	p.resize(1)
 }
@@ -71,16 +68,16 @@ func (p *originPool) put(key string, ol *originLogin) {
 // one of the session that left it. One the origin has closed meanwhile (it
 // restarted, or ended the backend), or that cannot take the name, is
 // closed and passed over.
-func (p *originPool) take(key, appName string) *originLogin {
+func (p *Pool) Take(key, appName string) *Login {
 	for {
 		ol := p.pop(key)
 		if ol == nil {
 			return nil
 		}
-		if connAlive(ol.conn) && ol.setAppName(appName) == nil {
+		if connAlive(ol.Conn) && ol.SetAppName(appName) == nil {
 			return ol
 		}
-		_ = ol.conn.Close()
+		_ = ol.Conn.Close()
 	}
 }
 
@@ -107,7 +104,7 @@ func connAlive(c net.Conn) bool {
 }
 
 // pop takes the most recently pooled connection of key, or nil.
-func (p *originPool) pop(key string) *originLogin {
+func (p *Pool) pop(key string) *Login {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.idle[key]
@@ -125,7 +122,7 @@ func (p *originPool) pop(key string) *originLogin {
 }
 
 // expire closes pc if it is still in the pool.
-func (p *originPool) expire(key string, pc *pooledConn) {
+func (p *Pool) expire(key string, pc *pooledConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.idle[key]
@@ -136,21 +133,21 @@ func (p *originPool) expire(key string, pc *pooledConn) {
 				delete(p.idle, key)
 			}
 			p.resize(-1)
-			sendTerminate(pc.ol)
+			SendTerminate(pc.ol)
 			return
 		}
 	}
 }
 
 // closeAll closes every pooled connection (Server.Shutdown).
-func (p *originPool) closeAll() {
+func (p *Pool) CloseAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true // a session that ends after this closes its own
 	for key, list := range p.idle {
 		for _, pc := range list {
 			pc.timer.Stop()
-			sendTerminate(pc.ol)
+			SendTerminate(pc.ol)
 		}
 		delete(p.idle, key)
 	}
@@ -158,71 +155,8 @@ func (p *originPool) closeAll() {
 }
 
 // size is how many connections the pool holds.
-func (p *originPool) size() int {
+func (p *Pool) Size() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n
-}
-
-// sendTerminate ends a connection cleanly, so the origin logs no broken
-// client.
-func sendTerminate(ol *originLogin) {
-	_ = ol.conn.SetDeadline(time.Now().Add(time.Second))
-	ol.fe.Send(&pgproto3.Terminate{})
-	_ = ol.fe.Flush()
-	_ = ol.conn.Close()
-}
-
-// setAppName sets application_name on the connection to v (take). A
-// bound parameter, so v needs no quoting.
-func (ol *originLogin) setAppName(v string) error {
-	if got, ok := ol.params["application_name"]; (ok && got == v) || !originlink.PlainAppName(v) {
-		return nil // the same, or another one is in the key
-	}
-	return ol.exchange(&pgproto3.Parse{Query: "SELECT pg_catalog.set_config('application_name', $1, false)"},
-		&pgproto3.Bind{Parameters: [][]byte{[]byte(v)}}, &pgproto3.Execute{}, &pgproto3.Sync{})
-}
-
-// resetForPool makes a released connection fit for another session of its
-// login key: DISCARD ALL, answered with ReadyForQuery idle. It reports
-// false (and closes the connection) when the origin does not answer so.
-func resetForPool(ol *originLogin) bool {
-	if err := ol.exchange(&pgproto3.Query{String: "DISCARD ALL"}); err != nil {
-		_ = ol.conn.Close()
-		return false
-	}
-	return true
-}
-
-// exchange sends msgs, which end in one ReadyForQuery, on an idle pooled
-// or released connection and reads the answers up to it, within 5s: an
-// ErrorResponse, or a status other than idle, is an error. The
-// ParameterStatus values the origin reports update ol.params.
-func (ol *originLogin) exchange(msgs ...pgproto3.FrontendMessage) error {
-	_ = ol.conn.SetDeadline(time.Now().Add(5 * time.Second))
-	defer func() { _ = ol.conn.SetDeadline(time.Time{}) }()
-	for _, m := range msgs {
-		ol.fe.Send(m)
-	}
-	if err := ol.fe.Flush(); err != nil {
-		return err
-	}
-	var failed error
-	for {
-		msg, err := ol.fe.Receive()
-		if err != nil {
-			return err
-		}
-		switch m := msg.(type) {
-		case *pgproto3.ParameterStatus:
-			ol.params[m.Name] = m.Value
-		case *pgproto3.ErrorResponse:
-			failed = fmt.Errorf("origin: %s (SQLSTATE %s)", m.Message, m.Code)
-		case *pgproto3.ReadyForQuery:
-			if failed == nil && m.TxStatus != 'I' {
-				failed = fmt.Errorf("transaction status %q, want idle", m.TxStatus)
-			}
-			return failed
-		}
-	}
 }
