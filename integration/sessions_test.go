@@ -741,7 +741,7 @@ func TestSessions_PsqlAndPointReadsThroughOutage(t *testing.T) {
 }
 
 // originRetry is how long after a failed connect sessions try the origin
-// again (proxy.originRetryEvery), plus a margin.
+// again (originlink.RetryEvery), plus a margin.
 const originRetry = 1200 * time.Millisecond
 
 // TestSessions_HungOrigin: an origin that holds connections without

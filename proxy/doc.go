@@ -17,10 +17,12 @@
 //   - the origin link: proxy/originlink (the replies the origin owes:
 //     Pending; the stand-in for an origin that is down: StandIn; the
 //     session info: SessionInfo; the login cache: Logins; a logged-in
-//     connection: Login; the pool of them: Pool), and in this package
+//     connection: Login; the pool of them: Pool; the origin's
+//     reachability: Health), and in this package
 //     originside.go (the session's part), link.go (install, need, detach,
 //     idle release), replay.go, originlogin.go (the dial and login),
-//     originhealth.go, private.go (the proxy's own requests), flights.go.
+//     originhealth.go (a probe of the origin), private.go (the proxy's own
+//     requests), flights.go.
 //   - the session (session.go), composed of named parts, one file each:
 //     clientside.go, originside.go, extstate.go, localrun.go,
 //     loopstate.go, accelstate.go, lifecycle.go. Each part's type says

@@ -43,18 +43,10 @@ const (
 	linkStandIn                  // an originlink.StandIn answers (the origin could not be reached)
 )
 
-// originRetryEvery is how long after a failed connect to the origin no
-// session tries again; in between, statements that need the origin fail
-// at once.
-const originRetryEvery = time.Second
-
 // loginOriginWait bounds the wait for the origin of a login that can start
-// without it (proxyLogin); for originStallMemo after one timed out, such
-// logins do not wait at all.
-const (
-	loginOriginWait = 2 * time.Second
-	originStallMemo = 5 * time.Second
-)
+// without it (proxyLogin); for originlink.StallMemo after one timed out,
+// such logins do not wait at all.
+const loginOriginWait = 2 * time.Second
 
 // installOrigin makes c the session's origin connection, read and
 // written through orw (wire.FastIO's, or c) and read through fr (nil: a new
@@ -206,7 +198,7 @@ func (ss *session) settleLink() linkState {
 	case linkStandIn:
 		// Kept while no session may try the origin again, so that the
 		// planner knows it is down (point reads: originDown).
-		if ss.origin.pending.Idle() && !ss.ext.stretchOrigin && ss.srv.originRetryDue() {
+		if ss.origin.pending.Idle() && !ss.ext.stretchOrigin && ss.srv.health.RetryDue() {
 			ss.dropLink()
 		}
 	}
@@ -214,7 +206,7 @@ func (ss *session) settleLink() linkState {
 }
 
 // originDown reports whether the origin cannot answer the session now,
-// trying it (at most once per originRetryEvery for all sessions) when the
+// trying it (at most once per originlink.RetryEvery for all sessions) when the
 // session has no connection: a read by a dataset's key that
 // runtime.point_reads: origin sends there is then answered by the
 // acceleration (planSession's OriginDown).
@@ -238,8 +230,8 @@ func (ss *session) connectLink() bool {
 		ss.standIn(nil) // answers 25P02 in status 'E'
 		return true
 	}
-	if !ss.srv.originRetryDue() {
-		ss.standIn(ss.srv.lastOriginError())
+	if !ss.srv.health.RetryDue() {
+		ss.standIn(ss.srv.health.LastError())
 		return true
 	}
 	if ss.origin.clientKey == nil {
@@ -248,7 +240,7 @@ func (ss *session) connectLink() bool {
 		accepting := ss.srv.originAccepting(ctx, ss.client.startup)
 		cancel()
 		if !accepting {
-			ss.standIn(ss.srv.lastOriginError())
+			ss.standIn(ss.srv.health.LastError())
 			return true
 		}
 		ss.fatal(pgdef.ConnectionFailure, "the connection to the origin was lost and pgaccel cannot log in again for this session",
@@ -288,11 +280,11 @@ func (ss *session) connectLink() bool {
 		ss.close()
 		return false
 	default:
-		ss.srv.originDown(err)
+		ss.srv.health.Down(err)
 		ss.standIn(err)
 		return true
 	}
-	ss.srv.originUp()
+	ss.srv.health.Up()
 	if err := ss.useOriginLogin(ol); err != nil {
 		ss.log.Warn().Err(err).Msg("setting the session up again at the origin failed")
 		ss.fatal(pgdef.ConnectionFailure, fmt.Sprintf("could not set the session up again at the origin: %v", err), "Connect again.")

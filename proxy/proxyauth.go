@@ -121,7 +121,7 @@ func (ss *session) proxyLogin() error {
 	}
 	ls, saved := ss.srv.logins.Get(ss.origin.loginKey)
 	saved = saved && ls.Info.Valid && ss.accel != nil && e.CanConnect
-	if saved && (time.Since(ls.Observed) < a.FreshFor || stale || ss.srv.originStalled()) {
+	if saved && (time.Since(ls.Observed) < a.FreshFor || stale || ss.srv.health.Stalled()) {
 		// Seen before: the session starts without the origin, and opens
 		// a connection there when a statement needs one. So it does too
 		// when the origin has just failed to answer (the verifier's
@@ -170,7 +170,7 @@ func (ss *session) proxyLogin() error {
 	var oe *originError
 	switch {
 	case err != nil && saved && lctx.Err() != nil && ctx.Err() == nil:
-		ss.srv.originStalls()
+		ss.srv.health.Stalls()
 		ss.log.Info().Err(err).Msg("the origin has not answered the login in time; the session starts without it")
 		return ss.startWithout(ls)
 	case err == nil:
@@ -187,7 +187,7 @@ func (ss *session) proxyLogin() error {
 		ss.fatal(pgdef.FeatureNotSupported, "pgaccel cannot log in to the origin as this role: "+err.Error(), "")
 		return errHandled
 	default:
-		ss.srv.originDown(err)
+		ss.srv.health.Down(err)
 		ls, ok := ss.srv.logins.Get(ss.origin.loginKey)
 		if !ok {
 			// A login of startup parameters not seen before, which start
@@ -203,7 +203,7 @@ func (ss *session) proxyLogin() error {
 			"New sessions of a role and settings pgaccel has not seen a session of need the origin. Check that the origin Postgres named by origin.dsn is running and reachable from pgaccel.")
 		return errHandled
 	}
-	ss.srv.originUp()
+	ss.srv.health.Up()
 	ss.srv.metrics.link(linkLogin)
 	if leader {
 		ss.readInfoAtLogin(ol)

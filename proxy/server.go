@@ -92,7 +92,7 @@ type Server struct {
 	// salts, and what sessions know of the origin's reachability.
 	logins     originlink.Logins
 	mockSecret []byte
-	health     originHealth
+	health     originlink.Health
 	pool       originlink.Pool
 	flights    keyFlights // logins that need the origin (flights.go)
 	describing keyFlights // descriptions asked of the origin by sessions without a connection
@@ -126,6 +126,7 @@ func NewServer(cfg Config) *Server {
 		stopped:  make(chan struct{}),
 		metrics:  cfg.Metrics,
 	}
+	s.health.DialTimeout = cfg.DialTimeout
 	if cfg.Auth != nil {
 		s.mockSecret = newMockSecret()
 		s.logins.Path = cfg.Auth.LoginsPath

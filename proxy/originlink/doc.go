@@ -12,11 +12,11 @@
 //     login can complete without the origin (auth.mode proxy);
 //   - Login, a connection to the origin logged in as a session's role, and
 //     Pool, the idle ones sessions left, reset, for the next session of
-//     their login key.
+//     their login key;
+//   - Health, what sessions know of the origin's reachability.
 //
 // The proxy redesign moves the rest of the link here: the connection's
-// install, detach, replay and idle release, the dial and login, and the
-// origin's health.
+// install, detach, replay and idle release, and the dial and login.
 //
 // originlink imports only auth, pgdef and proxy/wire of pgaccel's
 // (internal/importrules checks it).
