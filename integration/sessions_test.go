@@ -1164,11 +1164,12 @@ datasets:
 // which runtime.point_reads: origin sends to the origin: once one has been
 // planned, the next Parses of the shape make origin-only statements that
 // the origin lane relays (keepOrigin). Through an outage the kept decision
-// no longer holds: the point reads are answered by the acceleration (the
-// role's privileges were checked by an accelerated read before; without
-// that check pgaccel cannot serve it, and the origin's stand-in answers
-// 08006), but the first, sent on the connection the origin has just
-// dropped; after it they go to the origin again.
+// no longer holds: the point reads are answered by the acceleration, but
+// the first, sent on the connection the origin has just dropped; after it
+// they go to the origin again. The role never had an accelerated read
+// before the outage: its privilege was looked up when the decision was
+// kept (prefetchPrivileges), else the acceleration could not check it
+// during the outage and the stand-in would answer 08006.
 func TestSessions_ExtendedPointReadsThroughOutage(t *testing.T) {
 	setupProxyAuth(t)
 	a, _ := startSessionsApp(t, "proxy", "origin", t.TempDir(), "60s", true)
@@ -1198,10 +1199,6 @@ func TestSessions_ExtendedPointReadsThroughOutage(t *testing.T) {
 		t.Errorf("the lane took %v of 200 extended-protocol point reads", got)
 	}
 
-	var n string
-	if err := c.QueryRow(ctxT(t), "SELECT count(*)::text FROM sess_orders").Scan(&n); err != nil || n != "200" {
-		t.Fatalf("accelerated count: %q %v", n, err)
-	}
 	before := routeCounts(t, a)
 	resume := origin.PauseDuring(t)
 	failed := 0

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -241,6 +243,40 @@ func (ss *session) keepOrigin(sql string, d planner.Decision, v planner.Version)
 	}
 	e.d, e.ok, e.stateCall, e.counters = d, true, stateCall, nil
 	e.kept, e.keptAt = true, v
+	ss.prefetchPrivileges(d.Tables)
+}
+
+// prefetchPrivileges looks up, off the statement's path, the role's
+// SELECT privilege on tables, the tables of a point read the origin
+// answers. The origin checks it for such a read; pgaccel checks it only
+// for reads it answers itself, so a role whose reads all went to the
+// origin had none cached, and while the origin was down its point reads,
+// which the acceleration answers then, failed the check
+// (privilege_check_failed) and got the stand-in's 08006. Once per session
+// and set of tables; the lookup is cached for every session of the role
+// (planner.Privileges).
+func (ss *session) prefetchPrivileges(tables []planner.TableID) {
+	pr := ss.accel.Privileges
+	if pr == nil || len(tables) == 0 || ss.acc.info.User == "" {
+		return
+	}
+	key := fmt.Sprint(tables)
+	if ss.acc.privPrefetched[key] {
+		return
+	}
+	if ss.acc.privPrefetched == nil {
+		ss.acc.privPrefetched = make(map[string]bool)
+	}
+	if len(ss.acc.privPrefetched) >= 64 {
+		return
+	}
+	ss.acc.privPrefetched[key] = true
+	role, base := ss.acc.info.User, ss.srv.baseCtx
+	go func() {
+		ctx, cancel := context.WithTimeout(base, 10*time.Second)
+		defer cancel()
+		_, _, _ = pr.CanSelect(ctx, role, tables)
+	}()
 }
 
 // followedBy records that entry f (index+1) was looked up after the last
