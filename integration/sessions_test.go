@@ -1159,11 +1159,13 @@ datasets:
 	}
 }
 
-// Point reads in the extended protocol (pgx's exec mode: an unnamed
-// Parse, Bind, Describe and Execute each time, as pgbench -M extended),
-// which runtime.point_reads: origin sends to the origin: once one has been
-// planned, the next Parses of the shape make origin-only statements that
-// the origin lane relays (keepOrigin). Through an outage the kept decision
+// Point reads in the extended protocol, which runtime.point_reads: origin
+// sends to the origin: in pgx's exec mode (an unnamed Parse, Bind,
+// Describe and Execute each time, as pgbench -M extended), once one has
+// been planned the next Parses of the shape make origin-only statements
+// (keepOrigin); in its default mode (a named statement prepared once, as
+// pgbench -M prepared) the statement becomes one after its first Execute
+// (keepStmtOrigin). The origin lane relays them. Through an outage the kept decision
 // no longer holds: the point reads are answered by the acceleration, but
 // the first, sent on the connection the origin has just dropped; after it
 // they go to the origin again. The role never had an accelerated read
@@ -1172,6 +1174,12 @@ datasets:
 // during the outage and the stand-in would answer 08006.
 func TestSessions_ExtendedPointReadsThroughOutage(t *testing.T) {
 	setupProxyAuth(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) { extendedPointReadsThroughOutage(t, mode) })
+	}
+}
+
+func extendedPointReadsThroughOutage(t *testing.T, mode pgx.QueryExecMode) {
 	a, _ := startSessionsApp(t, "proxy", "origin", t.TempDir(), "60s", true)
 	c, err := pgx.Connect(ctxT(t), appDSN(a, sessUser, sessPass))
 	if err != nil {
@@ -1181,7 +1189,7 @@ func TestSessions_ExtendedPointReadsThroughOutage(t *testing.T) {
 	trips := func() float64 { return metricSums(t, a.Metrics, "pgaccel_event_loop_lane_round_trips_total")[""] }
 	read := func(id int) error {
 		var v string
-		if err := c.QueryRow(ctxT(t), "SELECT v FROM sess_orders WHERE id = $1", pgx.QueryExecModeExec, id).Scan(&v); err != nil {
+		if err := c.QueryRow(ctxT(t), "SELECT v FROM sess_orders WHERE id = $1", mode, id).Scan(&v); err != nil {
 			return err
 		}
 		if want := fmt.Sprintf("v%d", id); v != want {

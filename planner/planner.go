@@ -184,6 +184,10 @@ type Decision struct {
 	// Point is, with RouteAccelerate, how the read may be answered from
 	// the dataset's point index (pointread.go); nil when it may not.
 	Point *PointLookup
+	// OriginDownPointRead: a point read runtime.point_reads: origin would
+	// send to the origin, accelerated because the session's origin is down
+	// (Session.OriginDown): once it is back, the origin answers it again.
+	OriginDownPointRead bool
 	// Verifiable: the statement's answer is one set of rows whatever the
 	// engine (no LIMIT or OFFSET, DISTINCT ON, window function or
 	// aggregate whose result depends on the order of tied rows), so that
@@ -498,6 +502,9 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	if reason, detail := p.checkColumns(a, r); reason != "" {
 		d.Reason, d.Detail = reason, detail
 		return toOrigin(d)
+	}
+	if p.pointOrigin && s.OriginDown && isPointRead(a, r) && subsetAnswers(r.datasets[0]) {
+		d.OriginDownPointRead = true
 	}
 	if p.pointOrigin && !s.OriginDown && isPointRead(a, r) && subsetAnswers(r.datasets[0]) {
 		if lookupOnly {

@@ -118,8 +118,14 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 		pointOnly = false // EXPLAIN needs the SQL
 	}
 	d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
-	if d.Reason == planner.ReasonPointRead && ss.originDown() {
+	switch {
+	case d.Reason == planner.ReasonPointRead && ss.originDown():
 		// runtime.point_reads: origin, and the origin cannot answer.
+		d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
+	case d.OriginDownPointRead && ss.origin.pending.Idle() && !ss.originDown():
+		// Planned while the stand-in held the link, and the origin is
+		// back (originDown tries it once its retry is due): it answers
+		// point reads again.
 		d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
 	}
 	if d.Route == planner.RouteAccelerate {

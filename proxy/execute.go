@@ -50,8 +50,10 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			// can prepare it while the origin is down.
 			ss.publish(p.stmt, d)
 			// And by shape: the next Parse of a text of the shape makes
-			// an origin-only statement (newStmt).
+			// an origin-only statement (newStmt); a named statement at the
+			// origin becomes one for its next Binds (keepStmtOrigin).
 			ss.keepOrigin(p.stmt.sql, d, version)
+			ss.keepStmtOrigin(p.stmt, d, version)
 		}
 		return false
 	}

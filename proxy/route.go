@@ -246,6 +246,33 @@ func (ss *session) keepOrigin(sql string, d planner.Decision, v planner.Version)
 	ss.prefetchPrivileges(d.Tables)
 }
 
+// keepStmtOrigin makes st, a named statement whose Execute was just
+// planned as a point read for the origin (d, at planner version v), an
+// origin-only one for its next Binds, as a Parse of its shape after the
+// decision was kept would have made it (newStmt): a statement prepared
+// once and executed many times (pgbench -M prepared, pgx's statement
+// cache, pgjdbc after five executions) is then relayed by the lane instead
+// of being planned at every Execute. Only a statement the origin holds
+// (its Parse went there, none kept here) that the session does not
+// answer itself; portals bound before keep their statement's state. A
+// Bind that finds the decision no longer holding gives the statement a
+// fresh copy planned at each Execute again (relay.go).
+func (ss *session) keepStmtOrigin(st *stmtInfo, d planner.Decision, v planner.Version) {
+	if st == nil || st.name == "" || st.local || !st.atOrigin || st.cmd != nil || st.originOnly() || ss.ext.stmts[st.name] != st ||
+		d.Route != planner.RouteOrigin || d.Reason != planner.ReasonPointRead || d.OriginSQL != "" || d.FallbackSQL != "" ||
+		!ss.keepsOrigin(v) {
+		return
+	}
+	stateCall := planner.SessionStateCall(st.sql)
+	if !pureOrigin(d, stateCall) {
+		return
+	}
+	origin := d
+	st.origin, st.stateCall, st.pureOrigin = &origin, stateCall, true
+	st.kept, st.keptAt = true, v
+	ss.prefetchPrivileges(d.Tables)
+}
+
 // prefetchPrivileges looks up, off the statement's path, the role's
 // SELECT privilege on tables, the tables of a point read the origin
 // answers. The origin checks it for such a read; pgaccel checks it only
