@@ -35,15 +35,17 @@ type decisionMemo struct {
 
 type memoEntry struct {
 	d  Decision
-	at memoVersion
+	at Version
 	// made is when; refs are the datasets' DuckDB tables the SQL reads.
 	made time.Time
 	refs []string
 }
 
-// memoVersion is what a memoised decision was made at: the registry's
-// version and the fallbacks remembered.
-type memoVersion struct{ registry, fallbacks uint64 }
+// Version is what a decision was made at: the registry's version and the
+// fallbacks remembered. It changes whenever a decision may no longer be
+// the one the planner would make (a dataset's state or configuration
+// changed, a fallback was remembered).
+type Version struct{ registry, fallbacks uint64 }
 
 // memoKey keys sql's decision for s, or "" when s is not memoised (it has
 // temporary tables, which shadow names).
@@ -77,20 +79,9 @@ func memoKey(sql string, s *Session) string {
 	return b.String()
 }
 
-// Version is what the planner's decisions are made at now: it changes
-// whenever a decision may no longer be the one it would make (a dataset's
-// state or configuration changed, a fallback was remembered).
-type Version struct{ registry, fallbacks uint64 }
-
-// Version is the planner's Version now.
+// Version is the Version a decision made now is made at.
 func (p *Planner) Version() Version {
-	v := p.memoNow()
-	return Version(v)
-}
-
-// memoNow is the memoVersion a decision made now is made at.
-func (p *Planner) memoNow() memoVersion {
-	return memoVersion{registry: p.reg.Version(), fallbacks: p.memo.fallbacks.Load()}
+	return Version{registry: p.reg.Version(), fallbacks: p.memo.fallbacks.Load()}
 }
 
 // memoised returns the decision kept for key, privileges checked again.
@@ -98,7 +89,7 @@ func (p *Planner) memoised(ctx context.Context, key string, s *Session) (Decisio
 	if key == "" {
 		return Decision{}, false
 	}
-	v := p.memoNow()
+	v := p.Version()
 	p.memo.mu.Lock()
 	e, ok := p.memo.m[key]
 	p.memo.mu.Unlock()
@@ -118,7 +109,7 @@ func (p *Planner) memoised(ctx context.Context, key string, s *Session) (Decisio
 }
 
 // keep remembers d, made at v, for key.
-func (p *Planner) keep(key string, v memoVersion, d Decision) {
+func (p *Planner) keep(key string, v Version, d Decision) {
 	if key == "" || d.Route != RouteAccelerate || d.Caching || d.SQL == "" {
 		return
 	}

@@ -407,7 +407,7 @@ func (p *Planner) PlanFull(ctx context.Context, sql string, s *Session) Decision
 	if d, ok := p.memoised(ctx, key, s); ok {
 		return d
 	}
-	v := p.memoNow()
+	v := p.Version()
 	d, seen := p.planFull(ctx, sql, s)
 	if seen {
 		// Only a text planned before is likely to be planned again.
