@@ -116,7 +116,7 @@ func (ss *session) cancelLocal() bool {
 
 // queryCanceled is Postgres's error for a statement cancelled by request.
 func queryCanceled() *pgproto3.ErrorResponse {
-	return &pgproto3.ErrorResponse{Severity: severityError, SeverityUnlocalized: severityError, Code: pgdef.QueryCanceled, Message: "canceling statement due to user request"}
+	return &pgproto3.ErrorResponse{Severity: pgdef.SeverityError, SeverityUnlocalized: pgdef.SeverityError, Code: pgdef.QueryCanceled, Message: "canceling statement due to user request"}
 }
 
 // columnsFor builds the encoder's target columns from the origin's row

@@ -228,7 +228,7 @@ func (ss *session) fallback(d planner.Decision, err error) {
 func (ss *session) localFailedLate(err error) *pgproto3.ErrorResponse {
 	ss.log.Warn().Err(err).Msg("accelerated query failed after sending rows")
 	ss.client.outBuf = ss.client.outBuf[:0]
-	return pgError(severityError, pgdef.InternalError, "accelerated query failed: "+err.Error(), "")
+	return pgdef.Error(pgdef.SeverityError, pgdef.InternalError, "accelerated query failed: "+err.Error(), "")
 }
 
 // countOrigin counts and notes d, a statement that goes to the origin.

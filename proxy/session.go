@@ -253,7 +253,7 @@ func (ss *session) fatal(code, message, hint string) {
 	} else {
 		_ = ss.client.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	}
-	ss.client.be.Send(pgError(severityFatal, code, message, hint))
+	ss.client.be.Send(pgdef.Error(pgdef.SeverityFatal, code, message, hint))
 	_ = ss.client.be.Flush()
 }
 

@@ -167,7 +167,7 @@ func (s *Server) negotiate(conn net.Conn) (clientConn, *pgproto3.StartupMessage,
 		case code == sslRequestCode || code == gssEncRequestCode:
 			// A second one is taken as a StartupMessage of protocol
 			// 1234.5679 or 1234.5680, as Postgres takes it.
-			cs.be.Send(&pgproto3.ErrorResponse{Severity: severityFatal, SeverityUnlocalized: severityFatal, Code: pgdef.FeatureNotSupported,
+			cs.be.Send(&pgproto3.ErrorResponse{Severity: pgdef.SeverityFatal, SeverityUnlocalized: pgdef.SeverityFatal, Code: pgdef.FeatureNotSupported,
 				Message: fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)})
 			_ = cs.be.Flush()
 			return cs, nil, errHandled
@@ -253,7 +253,7 @@ func (s *Server) rejectByOrigin(cs clientConn, pkt []byte) {
 	oc, err := s.dialOrigin(ctx)
 	if err != nil {
 		s.metrics.originFailed()
-		cs.be.Send(pgError(severityFatal, pgdef.ConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", s.originAddr(), err), ""))
+		cs.be.Send(pgdef.Error(pgdef.SeverityFatal, pgdef.ConnectionFailure, fmt.Sprintf("cannot connect to the origin at %s: %v", s.originAddr(), err), ""))
 		_ = cs.be.Flush()
 		return
 	}

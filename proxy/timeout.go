@@ -74,7 +74,7 @@ func parseTimeout(s string) (time.Duration, error) {
 // statementTimeout is Postgres's error for a statement that ran past
 // statement_timeout.
 func statementTimeout() *pgproto3.ErrorResponse {
-	return &pgproto3.ErrorResponse{Severity: severityError, SeverityUnlocalized: severityError, Code: pgdef.QueryCanceled,
+	return &pgproto3.ErrorResponse{Severity: pgdef.SeverityError, SeverityUnlocalized: pgdef.SeverityError, Code: pgdef.QueryCanceled,
 		Message: "canceling statement due to statement timeout"}
 }
 
