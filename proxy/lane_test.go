@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"os"
+	"slices"
 
 	"bytes"
 	"fmt"
@@ -116,12 +117,12 @@ func TestLaneScan(t *testing.T) {
 	if len(ss.ext.journal) != 0 || ss.ext.segmentOpen || ss.ext.stretchOrigin || ss.local.originTimer || !ss.local.stmtStart.IsZero() {
 		t.Fatal("the round trip left the stretch open")
 	}
-	if got := ss.origin.pending.Len(); got != 4 {
+	if got := len(pendingItems(ss)); got != 4 {
 		t.Fatalf("%d pending items, want 4", got)
 	}
 	// A write the lane takes marks its answer as the transaction's write
 	// (noteOrigin), as the decoded path does; a read after it does not.
-	ss.origin.pending.Reset()
+	ss.origin.pending = originlink.NewPending()
 	for _, c := range []struct {
 		sql   string
 		wrote bool
@@ -131,7 +132,8 @@ func TestLaneScan(t *testing.T) {
 			t.Fatalf("%s: not taken", c.sql)
 		}
 		ss.laneApply(ops[:n])
-		if it := ss.origin.pending.Last(); it.Kind != originlink.ItemQuery || it.Wrote != c.wrote || ss.ext.segmentWrote {
+		items := pendingItems(ss)
+		if it := items[len(items)-1]; it.Kind != originlink.ItemQuery || it.Wrote != c.wrote || ss.ext.segmentWrote {
 			t.Fatalf("%s: pending %+v, segment wrote %v", c.sql, it, ss.ext.segmentWrote)
 		}
 	}
@@ -430,4 +432,12 @@ func BenchmarkLane(b *testing.B) {
 			})
 		})
 	}
+}
+
+// pendingItems are the items ss's origin still owes, head first.
+func pendingItems(ss *session) []originlink.Item {
+	q := ss.origin.pending
+	q.Lock()
+	defer q.Unlock()
+	return slices.Clone(q.ItemsLocked())
 }

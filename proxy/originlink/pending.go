@@ -411,24 +411,3 @@ func (q *Pending) PopDoneLocked(n int) {
 // Failures is how many extended-protocol errors the queue has seen (see
 // PushLocal), read without the lock.
 func (q *Pending) Failures() uint64 { return q.failCount.Load() }
-
-// Len is the number of pending items (tests).
-func (q *Pending) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
-
-// Last is the last pending item (tests).
-func (q *Pending) Last() Item {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.items[len(q.items)-1]
-}
-
-// Reset drops every pending item (tests).
-func (q *Pending) Reset() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.items = nil
-}
