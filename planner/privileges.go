@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,6 +42,9 @@ type Privileges struct {
 	pool   *pgxpool.Pool
 	cache  *ttlCache[privAnswer]
 	tables func() []TableID
+	// warming holds the roles Warm is looking up now.
+	warmMu  sync.Mutex
+	warming map[string]bool
 }
 
 var _ PrivilegeChecker = (*Privileges)(nil)
@@ -114,6 +118,49 @@ func (p *Privileges) CanSelect(ctx context.Context, role string, tables []TableI
 		}
 	}
 	return true, "", nil
+}
+
+// Warm looks role's answers for tables up in the background when one is
+// missing or expired (the lookup asks about the datasets' tables too:
+// loadAll), one lookup per role at a time. The proxy calls it for a point
+// read runtime.point_reads: origin sends to the origin: the acceleration
+// answers such a read once the origin is down, and must then check the
+// privilege without the origin. Reads the acceleration answers keep the
+// answers fresh by themselves; a role whose reads all went to the origin
+// had none, and its point reads failed the check (privilege_check_failed)
+// for the whole outage.
+func (p *Privileges) Warm(role string, tables []TableID) {
+	fresh := true
+	for _, t := range tables {
+		if _, ok := p.cache.lookup(privKey(role, t)); !ok {
+			fresh = false
+			break
+		}
+	}
+	if fresh {
+		return
+	}
+	p.warmMu.Lock()
+	if p.warming[role] {
+		p.warmMu.Unlock()
+		return
+	}
+	if p.warming == nil {
+		p.warming = make(map[string]bool)
+	}
+	p.warming[role] = true
+	p.warmMu.Unlock()
+	tables = slices.Clone(tables)
+	go func() {
+		defer func() {
+			p.warmMu.Lock()
+			delete(p.warming, role)
+			p.warmMu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
+		defer cancel()
+		_, _, _ = p.CanSelect(ctx, role, tables)
+	}()
 }
 
 // loadAll is load, asking in the same round trip about the datasets'

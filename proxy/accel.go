@@ -46,6 +46,9 @@ type Engine interface {
 // tables of an accelerated statement.
 type Privileges interface {
 	CanSelect(ctx context.Context, role string, tables []planner.TableID) (ok bool, reason string, err error)
+	// Warm looks the answers for role and tables up apart from the
+	// statement when they are not fresh (planner.Privileges.Warm).
+	Warm(role string, tables []planner.TableID)
 }
 
 // Accel is the acceleration side of the proxy. A Config without one

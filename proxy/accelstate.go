@@ -43,7 +43,4 @@ type accelState struct {
 	// verifyRand draws the statements shadow verification samples
 	// (verify.go), made at the first draw.
 	verifyRand *rand.Rand
-	// privPrefetched are the sets of tables whose privileges the session
-	// looked up for a kept point read (prefetchPrivileges).
-	privPrefetched map[string]bool
 }

@@ -74,6 +74,22 @@ func (ss *session) toOriginUninformed(ctx context.Context, sql string) {
 	ss.noteOrigin(sql, d)
 }
 
+// pointReadReplan reports whether d, a plan of a point read, must be made
+// again because the origin is not where the plan assumed: a read
+// runtime.point_reads: origin sends to the origin while it cannot answer,
+// or one accelerated while the stand-in held the link (planned with the
+// origin down) once the origin is back (originDown tries it when its
+// retry is due).
+func (ss *session) pointReadReplan(d planner.Decision) bool {
+	switch {
+	case d.Reason == planner.ReasonPointRead:
+		return ss.originDown()
+	case d.OriginDownPointRead:
+		return ss.origin.pending.Idle() && !ss.originDown()
+	}
+	return false
+}
+
 // decideLocal takes a statement that the planner's fast path (Quick) has
 // declined through everything that must hold before it is answered
 // locally: fresh session info, the planner's route, every earlier origin
@@ -118,14 +134,7 @@ func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.De
 		pointOnly = false // EXPLAIN needs the SQL
 	}
 	d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
-	switch {
-	case d.Reason == planner.ReasonPointRead && ss.originDown():
-		// runtime.point_reads: origin, and the origin cannot answer.
-		d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
-	case d.OriginDownPointRead && ss.origin.pending.Idle() && !ss.originDown():
-		// Planned while the stand-in held the link, and the origin is
-		// back (originDown tries it once its retry is due): it answers
-		// point reads again.
+	if ss.pointReadReplan(d) {
 		d = ss.routeOverride(ss.planFresh(ctx, target, pointOnly))
 	}
 	if d.Route == planner.RouteAccelerate {

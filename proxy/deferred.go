@@ -53,13 +53,7 @@ func (ss *session) localDescriptions(st *stmtInfo) (*pgproto3.ParameterDescripti
 		return params, rows, true
 	}
 	d := ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
-	switch {
-	case d.Reason == planner.ReasonPointRead && ss.origin.pending.Idle() && ss.originDown():
-		// runtime.point_reads: origin, and the origin cannot answer.
-		d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
-	case d.OriginDownPointRead && ss.origin.pending.Idle() && !ss.originDown():
-		// Planned while the stand-in held the link, and the origin is
-		// back: it answers point reads again.
+	if ss.origin.pending.Idle() && ss.pointReadReplan(d) {
 		d = ss.accel.Planner.PlanFull(ss.srv.baseCtx, st.sql, ss.planSession())
 	}
 	if d.Route != planner.RouteAccelerate {

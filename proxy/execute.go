@@ -42,7 +42,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 		return false
 	}
 	start := time.Now()
-	version := ss.accel.Planner.Version()
+	version := keepStamp{ss.accel.Planner.Version(), start}
 	d, s, ok := ss.decideLocal(p.stmt.sql, false, false)
 	if !ok && d.OriginSQL == "" {
 		if d.Reason == planner.ReasonPointRead {
@@ -54,6 +54,7 @@ func (ss *session) handleExecute(m *pgproto3.Execute) bool {
 			// origin becomes one for its next Binds (keepStmtOrigin).
 			ss.keepOrigin(p.stmt.sql, d, version)
 			ss.keepStmtOrigin(p.stmt, d, version)
+			ss.warmPrivileges(d)
 		}
 		return false
 	}

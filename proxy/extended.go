@@ -26,7 +26,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 	m.Query = asShowLastRoute(m.Query)
 	var d planner.Decision
 	ok, stateCall, kept := false, "", false
-	var keptAt planner.Version
+	var keptAt keepStamp
 	if e := ss.quickEntry(m.Query); e != nil {
 		d, ok, stateCall, kept, keptAt = e.d, e.ok, e.stateCall, e.kept, e.keptAt
 	}

@@ -92,11 +92,11 @@ type stmtInfo struct {
 	// noteReplay does not ask it of).
 	stateCall string
 	// kept: origin is a full plan's decision kept for the text's shape
-	// (keepOrigin) at planner version keptAt; a Bind finds out whether it
+	// (keepOrigin) at keptAt; a Bind finds out whether it
 	// still holds (keepsOrigin), and else the statement is planned at
 	// every execution again.
 	kept   bool
-	keptAt planner.Version
+	keptAt keepStamp
 }
 
 // originOnly reports whether st is known to go to the origin every time.

@@ -31,10 +31,11 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		return false
 	}
 	start := time.Now()
-	version := ss.accel.Planner.Version()
+	version := keepStamp{ss.accel.Planner.Version(), start}
 	d, s, ok := ss.decideLocal(m.String, true, true)
 	if !ok {
 		ss.keepOrigin(m.String, d, version)
+		ss.warmPrivileges(d)
 		if d.OriginSQL != "" {
 			// A point read: the origin reads the table through the
 			// subset the acceleration holds.

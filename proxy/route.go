@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -168,23 +167,17 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		}
 	}
 	h := planner.ShapeHash(sql)
-	for i := range m.entries {
-		e := &m.entries[i]
-		if !e.set {
-			break // the rest are not used yet either
-		}
-		if e.hash == h && planner.SameShape(sql, e.text) {
-			m.followedBy(int8(i + 1))
-			return ss.current(e)
-		}
+	if i, e := m.find(sql, h); e != nil {
+		m.followedBy(int8(i + 1))
+		return ss.current(e)
 	}
 	i := m.next
 	m.next = (m.next + 1) % len(m.entries)
 	e := &m.entries[i]
-	e.decide(ss.accel.Planner, sql)
 	// A copy, kept for later lookups: the lane looks texts up where they
 	// are in the client's buffer (laneScan).
-	e.text, e.hash = strings.Clone(sql), h
+	*e = quickEntry{set: true, text: strings.Clone(sql), hash: h}
+	e.decide(ss.accel.Planner, sql)
 	m.followedBy(int8(i + 1))
 	return e
 }
@@ -193,117 +186,116 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 // full plan (keepOrigin) that may no longer hold.
 func (ss *session) current(e *quickEntry) *quickEntry {
 	if e.kept && !ss.keepsOrigin(e.keptAt) {
-		text, hash, follow := e.text, e.hash, e.follow
-		e.decide(ss.accel.Planner, text)
-		e.text, e.hash, e.follow = text, hash, follow
+		e.decide(ss.accel.Planner, e.text)
 	}
 	return e
 }
 
-// keepsOrigin reports whether a decision kept at planner version v
-// (keepOrigin) holds now: the datasets did not change, the link is live
-// (with the origin down the acceleration answers point reads), and the
-// session info the plan read is current and sets no pgaccel.route (whose
-// reason the route would then give).
-func (ss *session) keepsOrigin(v planner.Version) bool {
-	return ss.origin.state == linkLive && !ss.origin.broken.Load() && ss.acc.info.Valid && !ss.acc.infoDirty && ss.acc.info.RouteDetail == "" &&
-		ss.accel.Planner.Version() == v
+// keptTTL bounds how long a kept decision is reused before the statement
+// is planned again (as the planner's own memo does, memoTTL): the plan
+// keeps what it reads about the datasets and the role current (the
+// privileges the acceleration needs once the origin is down:
+// warmPrivileges).
+const keptTTL = time.Second
+
+// keepStamp is when a decision was kept: the planner's version and the
+// time.
+type keepStamp struct {
+	at   planner.Version
+	made time.Time
 }
 
-// keepOrigin makes d, the full plan's decision for the simple Query sql
-// made at planner version v, the decision of sql's number shape for this
-// session, when it is one that any text of that shape may take whatever
-// the session has done since: a point read that runtime.point_reads:
+// keepsOrigin reports whether a decision kept at k (keepOrigin) holds
+// now: the datasets did not change, it is younger than keptTTL, the link
+// is live (with the origin down the acceleration answers point reads),
+// and the session info the plan read is current and sets no
+// pgaccel.route (whose reason the route would then give).
+func (ss *session) keepsOrigin(k keepStamp) bool {
+	return ss.origin.state == linkLive && !ss.origin.broken.Load() && ss.acc.info.Valid && !ss.acc.infoDirty && ss.acc.info.RouteDetail == "" &&
+		ss.accel.Planner.Version() == k.at && time.Since(k.made) < keptTTL
+}
+
+// keepable reports whether d, the full plan of sql made at k, may be kept
+// for sql's number shape (keepOrigin, keepStmtOrigin): a point read that
+// runtime.point_reads: origin sends to the origin as it is, which changes
+// nothing the session tracks; and sql's sessionStateCall.
+func (ss *session) keepable(sql string, d planner.Decision, k keepStamp) (stateCall string, ok bool) {
+	if d.Route != planner.RouteOrigin || d.Reason != planner.ReasonPointRead || d.OriginSQL != "" || d.FallbackSQL != "" ||
+		!ss.keepsOrigin(k) {
+		return "", false
+	}
+	stateCall = planner.SessionStateCall(sql)
+	return stateCall, pureOrigin(d, stateCall)
+}
+
+// keepOrigin makes d, the full plan's decision for the simple Query or
+// Parse sql made at k, the decision of sql's number shape for this
+// session when it is keepable: a point read that runtime.point_reads:
 // origin sends to the origin (pgbench -S). The lane then takes texts of
 // that shape, and the session stays on its event loop, as for a read of
 // no dataset. The origin answers any text exactly; what could make a text
-// of the shape be answered here instead is a change of the datasets
-// (the planner's version) or an origin that cannot be reached (no live
-// link), and the entry is decided again then (current).
-func (ss *session) keepOrigin(sql string, d planner.Decision, v planner.Version) {
-	if d.Route != planner.RouteOrigin || d.Reason != planner.ReasonPointRead || d.OriginSQL != "" || d.FallbackSQL != "" ||
-		!ss.keepsOrigin(v) {
-		return
-	}
-	// The entry quick made for sql just before (no follow hint is moved).
-	var e *quickEntry
-	h := planner.ShapeHash(sql)
-	for i := range ss.acc.quickMemo.entries {
-		if c := &ss.acc.quickMemo.entries[i]; c.set && c.hash == h && planner.SameShape(sql, c.text) {
-			e = c
-			break
-		}
-	}
+// of the shape be answered here instead is a change of the datasets (the
+// planner's version) or an origin that cannot be reached (no live link),
+// and the entry is decided again then, and after keptTTL (current,
+// keepsOrigin).
+func (ss *session) keepOrigin(sql string, d planner.Decision, k keepStamp) {
+	_, e := ss.acc.quickMemo.find(sql, planner.ShapeHash(sql)) // quick's entry for sql, made just before
 	if e == nil || e.ok {
 		return
 	}
-	stateCall := planner.SessionStateCall(sql)
-	if !pureOrigin(d, stateCall) {
-		return
+	if stateCall, ok := ss.keepable(sql, d, k); ok {
+		e.d, e.ok, e.stateCall, e.counters = d, true, stateCall, nil
+		e.kept, e.keptAt = true, k
 	}
-	e.d, e.ok, e.stateCall, e.counters = d, true, stateCall, nil
-	e.kept, e.keptAt = true, v
-	ss.prefetchPrivileges(d.Tables)
+}
+
+// warmPrivileges has the privileges of a point read the origin answers
+// (d) looked up apart from the statement when they are not fresh: once the
+// origin is down the acceleration answers the read, and must then check
+// them without the origin (planner.Privileges.Warm). The plans of a kept
+// shape come at least every keptTTL, which keeps the answers fresh.
+func (ss *session) warmPrivileges(d planner.Decision) {
+	if pr := ss.accel.Privileges; pr != nil && d.Route == planner.RouteOrigin && d.Reason == planner.ReasonPointRead &&
+		ss.acc.info.User != "" && len(d.Tables) > 0 {
+		pr.Warm(ss.acc.info.User, d.Tables)
+	}
 }
 
 // keepStmtOrigin makes st, a named statement whose Execute was just
-// planned as a point read for the origin (d, at planner version v), an
-// origin-only one for its next Binds, as a Parse of its shape after the
-// decision was kept would have made it (newStmt): a statement prepared
-// once and executed many times (pgbench -M prepared, pgx's statement
-// cache, pgjdbc after five executions) is then relayed by the lane instead
-// of being planned at every Execute. Only a statement the origin holds
-// (its Parse went there, none kept here) that the session does not
-// answer itself; portals bound before keep their statement's state. A
-// Bind that finds the decision no longer holding gives the statement a
-// fresh copy planned at each Execute again (relay.go).
-func (ss *session) keepStmtOrigin(st *stmtInfo, d planner.Decision, v planner.Version) {
-	if st == nil || st.name == "" || st.local || !st.atOrigin || st.cmd != nil || st.originOnly() || ss.ext.stmts[st.name] != st ||
-		d.Route != planner.RouteOrigin || d.Reason != planner.ReasonPointRead || d.OriginSQL != "" || d.FallbackSQL != "" ||
-		!ss.keepsOrigin(v) {
+// planned as a point read for the origin (d, at k), an origin-only one for
+// its next Binds, as a Parse of its shape after the decision was kept
+// would have made it (newStmt): a statement prepared once and executed
+// many times (pgbench -M prepared, pgx's statement cache, pgjdbc after
+// five executions) is then relayed by the lane instead of being planned
+// at every Execute. Only a statement the origin holds (its Parse went
+// there, none kept here) that the session does not answer itself; portals
+// bound before keep their statement's state. A Bind that finds the
+// decision no longer holding gives the statement a fresh copy planned at
+// each Execute again (relay.go).
+func (ss *session) keepStmtOrigin(st *stmtInfo, d planner.Decision, k keepStamp) {
+	if st == nil || st.name == "" || st.local || !st.atOrigin || st.cmd != nil || st.originOnly() || ss.ext.stmts[st.name] != st {
 		return
 	}
-	stateCall := planner.SessionStateCall(st.sql)
-	if !pureOrigin(d, stateCall) {
-		return
+	if stateCall, ok := ss.keepable(st.sql, d, k); ok {
+		origin := d
+		st.origin, st.stateCall, st.pureOrigin = &origin, stateCall, true
+		st.kept, st.keptAt = true, k
 	}
-	origin := d
-	st.origin, st.stateCall, st.pureOrigin = &origin, stateCall, true
-	st.kept, st.keptAt = true, v
-	ss.prefetchPrivileges(d.Tables)
 }
 
-// prefetchPrivileges looks up, off the statement's path, the role's
-// SELECT privilege on tables, the tables of a point read the origin
-// answers. The origin checks it for such a read; pgaccel checks it only
-// for reads it answers itself, so a role whose reads all went to the
-// origin had none cached, and while the origin was down its point reads,
-// which the acceleration answers then, failed the check
-// (privilege_check_failed) and got the stand-in's 08006. Once per session
-// and set of tables; the lookup is cached for every session of the role
-// (planner.Privileges).
-func (ss *session) prefetchPrivileges(tables []planner.TableID) {
-	pr := ss.accel.Privileges
-	if pr == nil || len(tables) == 0 || ss.acc.info.User == "" {
-		return
+// find returns the entry (and its index) of sql's number shape, h its
+// ShapeHash; nil when there is none.
+func (m *quickMemo) find(sql string, h uint64) (int, *quickEntry) {
+	for i := range m.entries {
+		e := &m.entries[i]
+		if !e.set {
+			break // the rest are not used yet either
+		}
+		if e.hash == h && planner.SameShape(sql, e.text) {
+			return i, e
+		}
 	}
-	key := fmt.Sprint(tables)
-	if ss.acc.privPrefetched[key] {
-		return
-	}
-	if ss.acc.privPrefetched == nil {
-		ss.acc.privPrefetched = make(map[string]bool)
-	}
-	if len(ss.acc.privPrefetched) >= 64 {
-		return
-	}
-	ss.acc.privPrefetched[key] = true
-	role, base := ss.acc.info.User, ss.srv.baseCtx
-	go func() {
-		ctx, cancel := context.WithTimeout(base, 10*time.Second)
-		defer cancel()
-		_, _, _ = pr.CanSelect(ctx, role, tables)
-	}()
+	return -1, nil
 }
 
 // followedBy records that entry f (index+1) was looked up after the last
@@ -316,10 +308,11 @@ func (m *quickMemo) followedBy(f int8) {
 }
 
 // decide makes e the fast path's decision for sql (the decision holds no
-// part of the text).
+// part of the text); what e keeps of the text (text, hash) and its follow
+// hint stay.
 func (e *quickEntry) decide(p Planner, sql string) {
 	d, ok := p.Quick(sql)
-	*e = quickEntry{set: true, d: d, ok: ok}
+	e.set, e.d, e.ok, e.stateCall, e.counters, e.kept, e.keptAt = true, d, ok, "", nil, false, keepStamp{}
 	if ok {
 		// A SELECT's purity asks (pureOrigin), and what any statement
 		// sent to the origin leaves there (noteReplay).
@@ -361,9 +354,9 @@ type quickEntry struct {
 	// with SameShape.
 	follow int8
 	// kept: d is a full plan's origin decision (keepOrigin), made at
-	// planner version keptAt, and holds only while the link is live.
+	// keptAt (keepsOrigin).
 	kept   bool
-	keptAt planner.Version
+	keptAt keepStamp
 }
 
 // explainLocal turns d, a read the acceleration answers, into the answer

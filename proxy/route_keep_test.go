@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/catalog"
@@ -25,15 +26,15 @@ func TestKeepOrigin_PointReadsByShape(t *testing.T) {
 		t.Fatal("a read of a dataset took the fast path before any plan")
 	}
 	// Not kept: another reason, or a text the origin gets rewritten.
-	ss.keepOrigin(text("5"), planner.Decision{Route: planner.RouteOrigin, Reason: "not_ready", Kind: planner.KindSelect}, p.Version())
+	ss.keepOrigin(text("5"), planner.Decision{Route: planner.RouteOrigin, Reason: "not_ready", Kind: planner.KindSelect}, keepStamp{p.Version(), time.Now()})
 	rewritten := pointRead
 	rewritten.OriginSQL = "SELECT 1"
-	ss.keepOrigin(text("5"), rewritten, p.Version())
+	ss.keepOrigin(text("5"), rewritten, keepStamp{p.Version(), time.Now()})
 	if _, ok := ss.quick(text("6")); ok {
 		t.Fatal("a decision that is not a plain point read was kept")
 	}
 
-	ss.keepOrigin(text("5"), pointRead, p.Version())
+	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now()})
 	d, ok := ss.quick(text("123456"))
 	if !ok || d.Reason != planner.ReasonPointRead || d.Route != planner.RouteOrigin {
 		t.Fatalf("another text of the shape: %+v %v, want the kept point read", d, ok)
@@ -58,15 +59,21 @@ func TestKeepOrigin_PointReadsByShape(t *testing.T) {
 	}
 
 	// A SET the session sent may have changed what the plan read.
-	ss.keepOrigin(text("5"), pointRead, p.Version())
+	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now()})
 	ss.acc.infoDirty = true
 	if _, ok := ss.quick(text("7")); ok {
 		t.Fatal("a kept decision was taken with the session info to read again")
 	}
 	ss.acc.infoDirty = false
 
+	// An old decision is planned again (keptTTL).
+	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now().Add(-2 * keptTTL)})
+	if _, ok := ss.quick(text("7")); ok {
+		t.Fatal("a decision older than keptTTL was kept")
+	}
+
 	// The datasets change: a kept decision no longer holds.
-	ss.keepOrigin(text("5"), pointRead, p.Version())
+	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now()})
 	if _, ok := ss.quick(text("8")); !ok {
 		t.Fatal("not kept again")
 	}
