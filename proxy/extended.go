@@ -46,7 +46,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 		st.kept, st.keptAt = kept, keptAt
 	}
 	if !ok || kept {
-		// A kept decision may not hold at a Bind (keepsOrigin): the
+		// A kept decision may not hold at a Bind (keeps): the
 		// statement is then planned as any other.
 		st.paramOIDs = slices.Clone(m.ParameterOIDs)
 	}

@@ -93,7 +93,7 @@ type stmtInfo struct {
 	stateCall string
 	// kept: origin is a full plan's decision kept for the text's shape
 	// (keepOrigin) at keptAt; a Bind finds out whether it
-	// still holds (keepsOrigin), and else the statement is planned at
+	// still holds (keeps), and else the statement is planned at
 	// every execution again.
 	kept   bool
 	keptAt keepStamp

@@ -442,7 +442,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return ss.deferParse(parsed), nil
 	case *pgproto3.Bind:
-		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.kept && !ss.keepsOrigin(st.keptAt) {
+		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.kept && !ss.keeps(&st.keptAt, *st.origin) {
 			// A point read's kept decision (keepOrigin) no longer holds:
 			// from this Bind on, a statement of the same Parse planned at
 			// each Execute (with the origin down, the acceleration answers

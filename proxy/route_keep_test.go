@@ -66,10 +66,24 @@ func TestKeepOrigin_PointReadsByShape(t *testing.T) {
 	}
 	ss.acc.infoDirty = false
 
-	// An old decision is planned again (keptTTL).
+	// A plan older than keptTTL is not kept.
 	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now().Add(-2 * keptTTL)})
 	if _, ok := ss.quick(text("7")); ok {
 		t.Fatal("a decision older than keptTTL was kept")
+	}
+	// A kept decision that grows older than keptTTL, all else holding, is
+	// renewed in place (keeps), not planned again.
+	ss.keepOrigin(text("5"), pointRead, keepStamp{p.Version(), time.Now()})
+	_, e := ss.acc.quickMemo.find(text("5"), planner.ShapeHash(text("5")))
+	if e == nil || !e.kept {
+		t.Fatal("not kept")
+	}
+	e.keptAt.made = time.Now().Add(-2 * keptTTL)
+	if _, ok := ss.quick(text("9")); !ok {
+		t.Fatal("a kept decision that only aged was planned again")
+	}
+	if age := time.Since(e.keptAt.made); age > keptTTL/2 {
+		t.Fatalf("the aged decision was not renewed: %v old", age)
 	}
 
 	// The datasets change: a kept decision no longer holds.
