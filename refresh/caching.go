@@ -35,13 +35,20 @@ func (r *Runner) runCaching(ctx context.Context, t *task) {
 		case <-t.kick:
 		}
 		waiters := t.takeWaiters()
-		r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
-			st.LastRefresh = r.clock.Now()
-			st.DataGeneration++
-		})
-		log.Info().Msg("on-demand refresh: the answers kept for this caching dataset are dropped")
+		r.dropCached(t)
 		for _, w := range waiters {
 			w <- nil
 		}
 	}
+}
+
+// dropCached is an on-demand refresh of a caching dataset: the answers
+// kept for it are dropped (a new data generation).
+func (r *Runner) dropCached(t *task) {
+	ds := t.dataset()
+	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
+		st.LastRefresh = r.clock.Now()
+		st.DataGeneration++
+	})
+	r.log.Info().Str("dataset", ds.Name).Msg("on-demand refresh: the answers kept for this caching dataset are dropped")
 }

@@ -42,7 +42,7 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 		return nil, nil
 	}
 	r.metrics.restored(t.dataset().Name, info.LastRefresh.UnixMilli(), info.Rows)
-	if waitsForSource(t.dataset()) {
+	if modeOf(t.dataset()).waitsForSource() {
 		// Not ready before the first append after start.
 		r.reg.Update(t.dataset().Name, func(st *catalog.DatasetState) {
 			st.LastRefresh = info.LastRefresh
@@ -76,35 +76,41 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	return info, nil
 }
 
-// refresh runs one refresh of t and publishes its outcome.
+// refresh runs one refresh of t, as its refresh mode does one (modes.go),
+// attaching the acceleration first when the mode loads it, and publishes
+// its outcome.
 func (r *Runner) refresh(ctx context.Context, t *task) error {
 	t.refreshMu.Lock()
 	defer t.refreshMu.Unlock()
+	return modeOf(t.dataset()).once(ctx, r, t)
+}
+
+// attachedForRefresh attaches t's acceleration before a refresh loads it,
+// when it is not yet; t.refreshMu is held.
+func (r *Runner) attachedForRefresh(ctx context.Context, t *task) error {
+	if _, err := r.attachLocked(ctx, t); err != nil {
+		return fmt.Errorf("refresh dataset %s: %w", t.dataset().Name, err)
+	}
+	return nil
+}
+
+// load loads t's dataset from its source, appending the rows past the
+// acceleration's (appendRows, unless a full reload was asked for) or
+// replacing every row, and publishes the outcome; t.refreshMu is held.
+func (r *Runner) load(ctx context.Context, t *task, appendRows bool) error {
+	if err := r.attachedForRefresh(ctx, t); err != nil {
+		return err
+	}
 	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
-	if _, err := r.attachLocked(ctx, t); err != nil {
-		return fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
-	}
-	if ds.Acceleration.RefreshMode == catalog.RefreshSnapshot && r.snaps != nil {
-		if err := r.followSnapshot(ctx, t); err != nil {
-			then := "tried again at the next poll"
-			if st, _ := r.reg.State(ds.Name); st.Loaded && st.SnapshotServed.ID != "" {
-				then = "serving snapshot " + st.SnapshotServed.ID + " meanwhile; " + then
-			}
-			r.snapshotFailed(ds.Name, "load", err, then)
-			r.failed(t, err)
-			return err
-		}
-		return nil
-	}
 	r.reg.Update(ds.Name, func(st *catalog.DatasetState) {
 		if st.Loaded {
 			st.Status = catalog.StatusRefreshing
 		}
 	})
-	mode := ds.Acceleration.RefreshMode
-	if mode != catalog.RefreshAppend {
-		mode = catalog.RefreshFull
+	mode := catalog.RefreshFull
+	if appendRows {
+		mode = catalog.RefreshAppend
 	}
 	fullWanted := t.fullWanted.Load()
 	if fullWanted > t.fullDone && mode == catalog.RefreshAppend {
@@ -128,7 +134,7 @@ func (r *Runner) refresh(ctx context.Context, t *task) error {
 		}
 		err = fmt.Errorf("refresh dataset %s: %w", ds.Name, err)
 		msg := r.sc.text(err)
-		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && waitsForSource(ds) {
+		if st, _ := r.reg.State(ds.Name); !st.Loaded && t.stored != nil && modeOf(ds).waitsForSource() {
 			// Stored data that must wait for the first refresh (see attach).
 			mode := ds.Acceleration.RefreshMode
 			if !t.waitLogged {
@@ -263,18 +269,6 @@ func (r *Runner) publishNothing(name string, last time.Time, cols []catalog.Colu
 
 func (r *Runner) setNext(name string, next time.Time) {
 	r.reg.Update(name, func(st *catalog.DatasetState) { st.NextRefresh = next })
-}
-
-// waitsForSource reports whether a stored acceleration of ds must wait for
-// a refresh in this process before it serves: append (issue 4: not ready
-// before its first append after start), and changes and caching (the
-// spec's modes that wait for their source).
-func waitsForSource(ds *catalog.Dataset) bool {
-	switch ds.Acceleration.RefreshMode {
-	case catalog.RefreshAppend, catalog.RefreshChanges, catalog.RefreshCaching:
-		return true
-	}
-	return false
 }
 
 // failed records a failed refresh or stream session in the dataset's

@@ -347,7 +347,7 @@ func (r *Runner) trigger(dataset string, full bool) error {
 		return err
 	}
 	if full {
-		if err := fullReloadable(t.dataset()); err != nil {
+		if err := modeOf(t.dataset()).fullReload(t.dataset()); err != nil {
 			return err
 		}
 	}
@@ -358,16 +358,6 @@ func (r *Runner) trigger(dataset string, full bool) error {
 		t.fullWanted.Add(1)
 	}
 	t.request(nil)
-	return nil
-}
-
-// fullReloadable refuses a full reload of a dataset whose refresh mode has
-// none.
-func fullReloadable(ds *catalog.Dataset) error {
-	switch m := ds.Acceleration.RefreshMode; m {
-	case catalog.RefreshCaching, catalog.RefreshSnapshot:
-		return fmt.Errorf("dataset %s %w (refresh_mode: %s)", ds.Name, ErrNoFullReload, m)
-	}
 	return nil
 }
 
@@ -388,15 +378,12 @@ func (r *Runner) refreshOnDemand(ctx context.Context, dataset string, full bool)
 		return err
 	}
 	if full {
-		if err := fullReloadable(t.dataset()); err != nil {
+		if err := modeOf(t.dataset()).fullReload(t.dataset()); err != nil {
 			return err
 		}
 		t.fullWanted.Add(1)
 	}
 	if !r.isStarted() {
-		if t.dataset().Acceleration.RefreshMode == catalog.RefreshChanges {
-			return fmt.Errorf("dataset %s: refresh_mode: changes loads and streams once the runner is started", dataset)
-		}
 		if err := r.acquire(ctx); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgaccel/pgaccel/accelerator"
 	"github.com/pgaccel/pgaccel/catalog"
 )
 
@@ -19,11 +20,33 @@ func (r *Runner) acquire(ctx context.Context) error {
 
 func (r *Runner) release() { <-r.sem }
 
-// run is a dataset's goroutine. It attaches the acceleration (a file-mode
-// dataset with stored data serves it at once), then loops: wait until the
+// run is a dataset's goroutine: its refresh mode's (modeOf, modes.go).
+func (r *Runner) run(ctx context.Context, t *task) {
+	if m := t.dataset().Acceleration.RefreshMode; !ModeImplemented(m) {
+		r.log.Warn().Str("dataset", t.dataset().Name).Str("refresh_mode", m).Msg("refresh mode not implemented yet; refreshing in full")
+	}
+	modeOf(t.dataset()).live(ctx, r, t)
+}
+
+// attachFirst attaches t's acceleration at the start of its goroutine and
+// returns what was stored; ok is false when it cannot be attached (logged).
+func (r *Runner) attachFirst(ctx context.Context, t *task) (info *accelerator.TableInfo, ok bool) {
+	info, err := r.attach(ctx, t)
+	t.attachFinished()
+	if err != nil {
+		r.log.Error().Str("dataset", t.dataset().Name).Str("error", r.sc.text(err)).Msg("cannot attach the acceleration")
+		return nil, false
+	}
+	return info, true
+}
+
+// runScheduled is the goroutine of a scheduled mode (full, append,
+// snapshot) once attachFirst attached the acceleration (a file-mode
+// dataset with stored data serves it at once; info is what was stored). It loops: wait until the
 // next refresh is due or requested, run it, and schedule the next one.
 //
-// The first refresh: with stored data and refresh_on_startup: auto, the
+// The first refresh: at once with atStart (a snapshot dataset looks for a
+// newer snapshot at startup); with stored data and refresh_on_startup: auto, the
 // schedule continues from the stored last refresh (at once when that is
 // overdue, never without a schedule), unless refresh_sql changed since, or
 // the mode is append (an append dataset is not ready before its first
@@ -35,40 +58,17 @@ func (r *Runner) release() { <-r.sem }
 // configuration errors, and transient ones past the limit, wait for the
 // next scheduled refresh. next_refresh keeps the due time of a refresh that
 // has not succeeded yet.
-func (r *Runner) run(ctx context.Context, t *task) {
+func (r *Runner) runScheduled(ctx context.Context, t *task, info *accelerator.TableInfo, atStart bool) {
 	ds := t.dataset()
 	log := r.log.With().Str("dataset", ds.Name).Logger()
-	if ds.Acceleration.RefreshMode == catalog.RefreshCaching {
-		t.attachFinished()
-		r.runCaching(ctx, t)
-		return
-	}
-	info, err := r.attach(ctx, t)
-	t.attachFinished()
-	if err != nil {
-		log.Error().Str("error", r.sc.text(err)).Msg("cannot attach the acceleration")
-		return
-	}
-	if ds.Acceleration.RefreshMode == catalog.RefreshDisabled {
-		t.markReady()
-		return
-	}
-	if ds.Acceleration.RefreshMode == catalog.RefreshChanges {
-		r.runChanges(ctx, t)
-		return
-	}
-	if m := ds.Acceleration.RefreshMode; !ModeImplemented(m) {
-		log.Warn().Str("refresh_mode", m).Msg("refresh mode not implemented yet; refreshing in full")
-	}
-
 	now := r.clock.Now()
 	var next plan
 	reach := false // connect to the source in the background first
 	switch {
-	case ds.Acceleration.RefreshMode == catalog.RefreshSnapshot:
-		next = plan{due: now, start: now} // a newer snapshot is looked for at startup
+	case atStart:
+		next = plan{due: now, start: now}
 	case info != nil && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways &&
-		info.RefreshSQL == ds.Acceleration.RefreshSQL && !waitsForSource(ds):
+		info.RefreshSQL == ds.Acceleration.RefreshSQL && !modeOf(ds).waitsForSource():
 		next = r.scheduled(t, info.LastRefresh) // none without a schedule: serve what is stored
 		reach = next.start.IsZero() || next.start.After(now)
 	case info != nil && info.RefreshSQL != ds.Acceleration.RefreshSQL && ds.Acceleration.RefreshOnStartup != catalog.RefreshOnStartupAlways:
