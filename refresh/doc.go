@@ -8,6 +8,11 @@
 //
 // # Refresh modes (acceleration.refresh_mode)
 //
+// Each mode is one type (modes.go: fullMode, appendMode, changesMode,
+// cachingMode, snapshotMode, disabledMode) that says how a dataset of it
+// lives, what one refresh of it does, whether a full reload applies and
+// whether stored data waits for the source; modeOf picks a dataset's.
+//
 //   - full, the default: each refresh reads the table through a binary COPY
 //     and swaps the new table in (see "A full refresh").
 //   - append: each refresh reads the rows past the stored ones by
