@@ -235,7 +235,42 @@ type Runtime struct {
 	Verify Verify
 	// DuckDB bounds the embedded engine's memory (runtime.duckdb).
 	DuckDB DuckDB
+	// ReadYourWrites keeps the reads of a session that wrote at least as
+	// new as its writes (runtime.read_your_writes).
+	ReadYourWrites ReadYourWrites
 }
+
+// ReadYourWrites is runtime.read_your_writes: after a transaction that
+// may have written a dataset's table commits through pgaccel, the reads of
+// that dataset by the sessions of Scope never see an older state. A
+// changes dataset answers them once its applied WAL position has passed
+// the commit's, waiting up to MaxWait for that (the origin answers when it
+// has not); a full, append or snapshot dataset once it serves data loaded
+// after the commit; the results cache and caching datasets only with
+// answers made after it. Until then the origin answers.
+type ReadYourWrites struct {
+	// Scope is RYWSession (the default), RYWRole, RYWGlobal or RYWOff:
+	// whose later reads a commit holds back.
+	Scope string
+	// MaxWait bounds how long a read waits for a changes dataset to apply
+	// a commit before the origin answers it (DefaultRYWMaxWait; 0: never
+	// waits).
+	MaxWait time.Duration
+	Line    int
+}
+
+// Values of runtime.read_your_writes.scope.
+const (
+	RYWSession = "session"
+	RYWRole    = "role"
+	RYWGlobal  = "global"
+	RYWOff     = "off"
+)
+
+// DefaultRYWMaxWait is runtime.read_your_writes.max_wait's default: above
+// the apply lag of a changes dataset at a few thousand changes a second
+// (bench/cdc), well under what a dashboard query costs the origin.
+const DefaultRYWMaxWait = 250 * time.Millisecond
 
 // DuckDB is runtime.duckdb: the embedded engine's memory budget and where
 // it spills beyond it.

@@ -71,6 +71,9 @@ func (d *decoder) add(line int, path, message, fix string) {
 type field struct {
 	index     int
 	allowZero bool
+	// shorthand: a single value given for the block holding this field
+	// is this field's (runtime.read_your_writes: off is its scope: off).
+	shorthand bool
 }
 
 // structFields returns the YAML keys of a raw struct type, in declaration
@@ -84,7 +87,7 @@ func structFields(t reflect.Type) (keys []string, fields map[string]field) {
 			continue
 		}
 		keys = append(keys, name)
-		fields[name] = field{index: i, allowZero: opts == "allowzero"}
+		fields[name] = field{index: i, allowZero: opts == "allowzero", shorthand: opts == "shorthand"}
 	}
 	return keys, fields
 }
@@ -116,6 +119,21 @@ func (d *decoder) decodeStruct(n ast.Node, path string, v reflect.Value, depth i
 	}
 	if _, isNull := n.(*ast.NullNode); isNull {
 		return
+	}
+	if !isMapping(n) {
+		if keys, fields := structFields(v.Type()); len(keys) > 0 {
+			for _, k := range keys {
+				if f := fields[k]; f.shorthand {
+					d.decodeField(n, joinPath(path, k), v.Field(f.index), f, positions{}, depth)
+					for i := range v.NumField() {
+						if v.Type().Field(i).Type == typPos {
+							v.Field(i).Set(reflect.ValueOf(positions{"": lineOf(n), k: lineOf(n)}))
+						}
+					}
+					return
+				}
+			}
+		}
 	}
 	list, ok := d.entries(n, path, depth)
 	if !ok {

@@ -76,7 +76,15 @@ type rawRuntime struct {
 	Verify *rawVerify `yaml:"verify"`
 	// DuckDB bounds the embedded engine's memory.
 	DuckDB *rawDuckDB `yaml:"duckdb"`
-	Pos    positions  `yaml:"-"`
+	// ReadYourWrites keeps a writer's reads at least as new as its writes.
+	ReadYourWrites *rawReadYourWrites `yaml:"read_your_writes"`
+	Pos            positions          `yaml:"-"`
+}
+
+type rawReadYourWrites struct {
+	Scope   *string        `yaml:"scope,shorthand"`
+	MaxWait *time.Duration `yaml:"max_wait,allowzero"`
+	Pos     positions      `yaml:"-"`
 }
 
 type rawDuckDB struct {
@@ -249,6 +257,7 @@ func (r *rawConfig) config(file string) *Config {
 			ResultsCache:       resultsCache(r.Runtime.ResultsCache),
 			PointIndex:         pointIndex(r.Runtime.PointIndex),
 			Verify:             verify(r.Runtime.Verify),
+			ReadYourWrites:     readYourWrites(r.Runtime.ReadYourWrites),
 			DuckDB:             duckDB(r.Runtime.DuckDB),
 		},
 		Auth: Auth{
@@ -483,4 +492,19 @@ func resultsCache(r *rawResultsCache) ResultsCache {
 	}
 	c.Line = r.Pos[""]
 	return c
+}
+
+func readYourWrites(r *rawReadYourWrites) ReadYourWrites {
+	v := ReadYourWrites{Scope: RYWSession, MaxWait: DefaultRYWMaxWait}
+	if r == nil {
+		return v
+	}
+	if r.Scope != nil {
+		v.Scope = strings.ToLower(*r.Scope)
+	}
+	if r.MaxWait != nil {
+		v.MaxWait = *r.MaxWait
+	}
+	v.Line = r.Pos[""]
+	return v
 }

@@ -162,6 +162,12 @@ type DatasetState struct {
 	// SnapshotError is the last failed snapshot operation of the dataset
 	// (bootstrap, load, create) and its cause, "" once one succeeds.
 	SnapshotError string
+	// DataAsOf is a time before which every transaction committed at the
+	// origin is in the data served: the start of the load or append
+	// served, the snapshot's, the change stream's last caught-up moment;
+	// zero when not known. Read-your-writes and max_staleness judge the
+	// data by it.
+	DataAsOf time.Time
 }
 
 // SnapshotInfo names an acceleration snapshot in a dataset's state.
@@ -192,6 +198,8 @@ type Registry struct {
 	// version counts the changes of any dataset's state or configuration
 	// (Version).
 	version atomic.Uint64
+	// applied is each dataset's applied WAL position (applied.go).
+	applied map[string]*Applied
 }
 
 // Version returns a number that changes with every change of a dataset's
@@ -205,8 +213,10 @@ func NewRegistry(cfg *Config) *Registry {
 		datasets: make(map[string]*Dataset),
 		states:   make(map[string]*DatasetState),
 		byTable:  make(map[string]string),
+		applied:  make(map[string]*Applied),
 	}
 	for _, d := range cfg.Datasets {
+		r.applied[d.Name] = &Applied{}
 		st := &DatasetState{Name: d.Name, Status: StatusInitializing}
 		if !d.Acceleration.Enabled {
 			st.Status = StatusDisabled

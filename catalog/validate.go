@@ -220,6 +220,9 @@ func (v *validator) runtime() {
 	if m := r.DuckDB.MemoryLimit; m != 0 && m < MinDuckDBMemory {
 		v.add("runtime.duckdb.memory_limit", "must be at least 64MiB", "use a size such as 4GiB, or remove it for half the machine's memory")
 	}
+	if !slices.Contains([]string{"", RYWSession, RYWRole, RYWGlobal, RYWOff}, r.ReadYourWrites.Scope) {
+		v.add("runtime.read_your_writes.scope", fmt.Sprintf("%q is not session, role, global or off", r.ReadYourWrites.Scope), choose(r.ReadYourWrites.Scope, RYWSession, RYWRole, RYWGlobal, RYWOff))
+	}
 	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
 		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
 	}

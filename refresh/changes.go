@@ -63,6 +63,10 @@ const (
 	// changesPollReady is how often a stream not yet ready asks the
 	// origin where it stands.
 	changesPollReady = time.Second
+	// changesAskEvery is how often the stream asks the origin where its
+	// WAL stands while a reader waits for a position it has not reached
+	// (read-your-writes: catalog.Applied).
+	changesAskEvery = 5 * time.Millisecond
 )
 
 // rebuildOnDemand is why a dataset rebuilds after an on-demand refresh.
@@ -300,7 +304,7 @@ func (s *changeStream) session(ctx context.Context) error {
 		return err
 	}
 	s.status.Streaming, s.status.SlotState = true, slot.walStatus
-	st := &streamState{s: s, repl: repl, conn: conn, app: app, b: newBatch(), readyAt: target}
+	st := &streamState{s: s, repl: repl, conn: conn, app: app, b: newBatch(), readyAt: target, seen: r.reg.Applied(ds.Name)}
 	if st.tableOID, err = tableOID(ctx, conn, ds); err != nil {
 		return err
 	}
@@ -483,6 +487,9 @@ type streamState struct {
 	relID      uint32 // the table's relation id in the stream, 0 until known
 	inTx, skip bool   // inside an origin transaction; it was applied before
 	txCommit   time.Time
+	// lastCommit is the commit time of the last complete transaction
+	// received (the data's DataAsOf once it is applied).
+	lastCommit time.Time
 	// pendingEnd is the end of the last complete transaction in the
 	// batch (or applied into the open DuckDB transaction), 0 when none;
 	// pendingSince is when the first of them arrived, oldestCommit its
@@ -510,6 +517,11 @@ type streamState struct {
 	// the status last published.
 	publishedAt pglogrepl.LSN
 	lastPublish time.Time
+	// seen is the dataset's applied position as readers see it
+	// (catalog.Applied); askedAt is when the stream last asked the origin
+	// for a keepalive on a reader's behalf.
+	seen    *catalog.Applied
+	askedAt time.Time
 }
 
 func (st *streamState) run(ctx context.Context) error {
@@ -524,8 +536,15 @@ func (st *streamState) run(ctx context.Context) error {
 	// the stream's CPU). Cancelling ctx ends the read at once.
 	nc := st.repl.Conn()
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })
+	if st.seen != nil {
+		// A reader that starts waiting wakes the loop (tick acts on it).
+		st.seen.SetNudge(func() { _ = nc.SetReadDeadline(time.Now()) })
+	}
 	defer func() {
 		stop()
+		if st.seen != nil {
+			st.seen.SetNudge(nil)
+		}
 		_ = nc.SetReadDeadline(time.Time{})
 	}()
 	for {
@@ -540,6 +559,9 @@ func (st *streamState) run(ctx context.Context) error {
 		}
 		if !st.pendingSince.IsZero() && !st.inTx {
 			deadline = minTime(deadline, st.pendingSince.Add(changesMaxDelay))
+		}
+		if st.seen != nil && st.seen.Wanted() != 0 {
+			deadline = minTime(deadline, time.Now().Add(changesAskEvery))
 		}
 		if err := nc.SetReadDeadline(deadline); err != nil {
 			return fmt.Errorf("read the change stream: %w", err)
@@ -582,6 +604,9 @@ func (st *streamState) tick(ctx context.Context) error {
 		if err := st.flush(ctx); err != nil {
 			return err
 		}
+	}
+	if err := st.serveWaits(ctx, now); err != nil {
+		return err
 	}
 	// The slot and the table are looked at every changesStatusEvery,
 	// however busy the stream (a flush reports the position, so the
@@ -679,7 +704,7 @@ func (st *streamState) logical(ctx context.Context, msg pglogrepl.Message) error
 			st.skip = false
 			return nil
 		}
-		st.pendingEnd = m.TransactionEndLSN
+		st.pendingEnd, st.lastCommit = m.TransactionEndLSN, m.CommitTime
 		st.pendingTx++
 		if st.pendingSince.IsZero() {
 			st.pendingSince, st.oldestCommit = time.Now(), m.CommitTime
@@ -786,8 +811,12 @@ func (st *streamState) flush(ctx context.Context) error {
 	s.r.metrics.restored(name, now.UnixMilli(), stats.Rows)
 	st.pendingEnd, st.pendingSince, st.pendingTx = 0, time.Time{}, 0
 	st.lastPersist = now
+	asOf := st.lastCommit // every transaction before the last applied one is in
 	s.r.reg.Update(name, func(ds *catalog.DatasetState) {
 		ds.Rows, ds.LastRefresh = stats.Rows, now
+		if asOf.After(ds.DataAsOf) {
+			ds.DataAsOf = asOf
+		}
 		ds.DataGeneration++
 		if stats.ColumnsChanged {
 			logLeftOut(s.log, ds.Columns, stats.Columns)
@@ -798,6 +827,7 @@ func (st *streamState) flush(ctx context.Context) error {
 	if !st.ready && lag < s.t.dataset().ReadyLag() && st.s.applied >= st.readyAt {
 		st.becomeReady()
 	}
+	st.advanceSeen(st.s.applied)
 	return st.sendStatus(false)
 }
 
@@ -808,6 +838,17 @@ func (st *streamState) flush(ctx context.Context) error {
 func (st *streamState) idle(ctx context.Context, end pglogrepl.LSN) error {
 	if st.inTx || st.pendingEnd != 0 || st.open || !st.b.empty() {
 		return nil
+	}
+	// Nothing in flight: the data holds every transaction before end, for
+	// readers at once (the checkpoint follows now and then, below).
+	st.advanceSeen(max(end, st.s.applied))
+	if st.ready {
+		now := time.Now()
+		st.s.r.reg.Update(st.s.t.dataset().Name, func(ds *catalog.DatasetState) {
+			if now.After(ds.DataAsOf) {
+				ds.DataAsOf = now
+			}
+		})
 	}
 	s := st.s
 	if end > s.applied && time.Since(st.lastPersist) >= changesIdlePersist || end > s.applied && !st.ready {
@@ -922,9 +963,12 @@ func (st *streamState) becomeReady() {
 	s := st.s
 	st.ready, s.caughtUp = true, true
 	ds := s.t.dataset()
+	now := time.Now()
 	s.r.reg.Update(ds.Name, func(d *catalog.DatasetState) {
 		d.Status, d.Loaded, d.Error = catalog.StatusReady, true, ""
+		d.DataAsOf = now // caught up with the origin's WAL as of the start
 	})
+	st.advanceSeen(s.applied)
 	s.t.setErr(nil)
 	s.t.markReady()
 	s.log.Info().Str("lsn", s.applied.String()).Msg("the change stream is caught up; the acceleration serves")
@@ -1113,4 +1157,40 @@ func (st *streamState) addColumn(ctx context.Context, name string) error {
 	st.s.log.Info().Str("column", name).Msg("a column added at the origin joins the acceleration")
 	st.open = true
 	return nil
+}
+
+// advanceSeen makes lsn the applied position readers see
+// (catalog.Applied), once the data new reads see holds it.
+func (st *streamState) advanceSeen(lsn pglogrepl.LSN) {
+	if st.seen != nil && st.ready {
+		st.seen.Advance(uint64(lsn))
+	}
+}
+
+// serveWaits acts for readers waiting for a position the data has not
+// reached (read-your-writes): complete transactions waiting in the batch
+// are applied at once, and with nothing in flight the origin is asked
+// where its WAL stands (a keepalive, which idle follows), at most every
+// changesAskEvery.
+func (st *streamState) serveWaits(ctx context.Context, now time.Time) error {
+	if st.seen == nil || !st.ready {
+		return nil
+	}
+	want := st.seen.Wanted()
+	if want == 0 {
+		return nil
+	}
+	if !st.inTx && st.pendingEnd != 0 {
+		if err := st.flush(ctx); err != nil {
+			return err
+		}
+		if st.seen.Wanted() == 0 {
+			return nil
+		}
+	}
+	if st.inTx || st.open || now.Sub(st.askedAt) < changesAskEvery {
+		return nil
+	}
+	st.askedAt = now
+	return st.sendStatus(true)
 }

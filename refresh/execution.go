@@ -60,7 +60,9 @@ func (r *Runner) attachLocked(ctx context.Context, t *task) (*accelerator.TableI
 	f.fallback, ferr = t.dataset().FallbackFilter(info.Columns)
 	f.subset, serr = t.dataset().SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
-	r.publishLoaded(t.dataset().Name, info.LastRefresh, info.Rows, info.Columns, f, "")
+	// Stored before this process started: every commit through it came
+	// later (and the checkpoint's time may be another machine's).
+	r.publishLoaded(t.dataset().Name, info.LastRefresh, minTime(info.LastRefresh, r.born), info.Rows, info.Columns, f, "")
 	if t.dataset().ReadyState == catalog.ReadyOnSchemaResolved {
 		// Served, but Initializing until the source is reached (the
 		// spec's table for ready_state: on_schema_resolved).
@@ -125,6 +127,9 @@ func (r *Runner) load(ctx context.Context, t *task, appendRows bool) error {
 	t.watch.Store(w)
 	defer t.watch.Store(nil)
 	stopProgress := r.logProgress(log, w)
+	// Every transaction committed before the load starts is in what it
+	// reads (DataAsOf).
+	started := time.Now()
 	stampBefore := r.verifyStamp(ctx, ds, mode)
 	out, err := loadDataset(ctx, r.eng, r.cfg.Origin.DSN, ds, mode == catalog.RefreshAppend, r.clock.Now(), w)
 	stopProgress()
@@ -151,7 +156,7 @@ func (r *Runner) load(ctx context.Context, t *task, appendRows bool) error {
 	prev, _ := r.reg.State(ds.Name)
 	logLeftOut(log, prev.Columns, out.columns)
 	if out.nothing {
-		r.publishNothing(ds.Name, out.completed, out.columns)
+		r.publishNothing(ds.Name, out.completed, started, out.columns)
 		r.metrics.refreshed(ds.Name, mode, out)
 		if !prev.NothingToAccelerate {
 			log.Warn().Int("columns", len(out.columns)).
@@ -164,7 +169,7 @@ func (r *Runner) load(ctx context.Context, t *task, appendRows bool) error {
 	if stampBefore != "" && r.verifyStamp(ctx, ds, mode) == stampBefore {
 		stamp = stampBefore // the table did not change while it loaded
 	}
-	r.publishLoaded(ds.Name, out.completed, out.total, out.columns, out.filters, stamp)
+	r.publishLoaded(ds.Name, out.completed, started, out.total, out.columns, out.filters, stamp)
 	r.metrics.refreshed(ds.Name, mode, out)
 	log.Info().Str("mode", mode).Int64("rows_read", out.rows).Int64("rows", out.total).Int64("bytes", out.bytes).
 		Dur("duration", out.duration).Msg("refresh done")
@@ -231,8 +236,10 @@ func logLeftOut(log zerolog.Logger, prev, cols []catalog.ColumnInfo) {
 
 // publishLoaded makes the dataset's new data visible: Ready, Loaded, its
 // last refresh, rows, columns and fallback filter, and a new generation.
-func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []catalog.ColumnInfo, f readFilters, stamp string) {
+// asOf is the data's DataAsOf.
+func (r *Runner) publishLoaded(name string, last, asOf time.Time, rows int64, cols []catalog.ColumnInfo, f readFilters, stamp string) {
 	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.DataAsOf = asOf
 		st.VerifyStamp = stamp
 		st.Status = catalog.StatusReady
 		st.Loaded = true
@@ -251,8 +258,9 @@ func (r *Runner) publishLoaded(name string, last time.Time, rows int64, cols []c
 // publishNothing records a load that found no column to accelerate: Ready,
 // holding and serving nothing (Loaded false: statements go to the origin),
 // with the columns and why each is left out.
-func (r *Runner) publishNothing(name string, last time.Time, cols []catalog.ColumnInfo) {
+func (r *Runner) publishNothing(name string, last, asOf time.Time, cols []catalog.ColumnInfo) {
 	r.reg.Update(name, func(st *catalog.DatasetState) {
+		st.DataAsOf = asOf
 		st.Status = catalog.StatusReady
 		st.Loaded = false
 		st.NothingToAccelerate = true

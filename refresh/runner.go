@@ -67,6 +67,9 @@ type Runner struct {
 	progressEvery time.Duration
 	snaps         snapshot.Store
 	backoff       Backoff
+	// born is when the Runner was made: the data it finds stored holds
+	// no transaction committed through this process.
+	born time.Time
 
 	tasks map[string]*task // by dataset name, fixed after NewRunner
 
@@ -174,6 +177,7 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 		progressEvery: opts.ProgressEvery,
 		snaps:         opts.Snapshots,
 		backoff:       opts.Backoff.withDefaults(),
+		born:          time.Now(),
 	}
 	for _, ds := range cfg.Datasets {
 		t := &task{

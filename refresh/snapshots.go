@@ -214,7 +214,8 @@ func (r *Runner) publishSnapshot(t *task) {
 		defer t.snapMu.Unlock()
 		log := r.log.With().Str("dataset", ds.Name).Str("location", r.snaps.String()).Logger()
 		start := time.Now()
-		s, err := snapshot.Create(r.publishCtx, r.eng, r.snaps, ds.Name)
+		st, _ := r.reg.State(ds.Name) // read before the copy: its data is at least this new
+		s, err := snapshot.Create(r.publishCtx, r.eng, r.snaps, ds.Name, st.DataAsOf)
 		switch {
 		case errors.Is(err, snapshot.ErrUnchanged):
 			log.Debug().Str("snapshot", s.ID).Msg("no snapshot made: nothing changed since the current one")
@@ -348,7 +349,7 @@ func (r *Runner) followSnapshot(ctx context.Context, t *task) error {
 	f.fallback, ferr = ds.FallbackFilter(info.Columns)
 	f.subset, serr = ds.SubsetFilter(info.Columns)
 	f.fallbackReady, f.subsetReady = ferr == nil, serr == nil
-	r.publishLoaded(ds.Name, info.LastRefresh, info.Rows, info.Columns, f, "")
+	r.publishLoaded(ds.Name, info.LastRefresh, load.DataAsOf, info.Rows, info.Columns, f, "")
 	t.snapID = load.ID
 	r.served(ds.Name, load)
 	r.metrics.snapshotDone(ds.Name, "load", "download", load.Size, time.Since(start))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
 )
@@ -19,8 +20,9 @@ var ErrUnchanged = errors.New("snapshot: nothing changed since the current snaps
 // copy of its database (accelerator.SnapshotTo), uploaded, then made the
 // dataset's current snapshot. When the dataset has not changed since the
 // current one it returns that one and ErrUnchanged, without copying. The
-// local copy is removed either way.
-func Create(ctx context.Context, e *accelerator.Engine, st Store, dataset string) (Snapshot, error) {
+// local copy is removed either way. asOf is the data's DataAsOf as the
+// dataset's state says before the copy (zero: not known).
+func Create(ctx context.Context, e *accelerator.Engine, st Store, dataset string, asOf time.Time) (Snapshot, error) {
 	m, _, err := Read(ctx, st, "")
 	if err != nil {
 		return Snapshot{}, err
@@ -37,7 +39,11 @@ func Create(ctx context.Context, e *accelerator.Engine, st Store, dataset string
 	if hasCur && unchanged(cur, info) {
 		return cur, ErrUnchanged
 	}
-	return Publish(ctx, st, path, describe(dataset, info))
+	s := describe(dataset, info)
+	if !asOf.IsZero() {
+		s.DataAsOf = asOf.UTC()
+	}
+	return Publish(ctx, st, path, s)
 }
 
 // describe is what a snapshot of dataset records of its checkpoint.

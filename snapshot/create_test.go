@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/rs/zerolog"
@@ -80,18 +81,18 @@ func TestCreateBootstrap(t *testing.T) {
 			if _, err := writer.Attach(ctx, ds); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Create(ctx, writer, st, "snap_o"); err == nil {
+			if _, err := Create(ctx, writer, st, "snap_o", time.Time{}); err == nil {
 				t.Fatal("a snapshot of a dataset never loaded was published")
 			}
 			load(t, writer, ds)
-			s1, err := Create(ctx, writer, st, "snap_o")
+			s1, err := Create(ctx, writer, st, "snap_o", time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(s1.Schema) != 2 || s1.Schema[1] != (Column{Name: "s", Type: "text"}) || s1.LastRefresh.IsZero() {
 				t.Fatalf("snapshot %+v", s1)
 			}
-			if again, err := Create(ctx, writer, st, "snap_o"); !errors.Is(err, ErrUnchanged) || again.ID != s1.ID {
+			if again, err := Create(ctx, writer, st, "snap_o", time.Time{}); !errors.Is(err, ErrUnchanged) || again.ID != s1.ID {
 				t.Fatalf("a second snapshot without a refresh: %+v, %v", again, err)
 			}
 			left, _ := filepath.Glob(filepath.Join(filepath.Dir(must(writer.FilePath("snap_o"))), accelerator.SnapshotDir, "*"))
@@ -121,7 +122,7 @@ func TestCreateBootstrap(t *testing.T) {
 			}
 			defer pg.Exec(ctx, "DELETE FROM snap_o WHERE id > 5000")
 			load(t, writer, ds)
-			s2, err := Create(ctx, writer, st, "snap_o")
+			s2, err := Create(ctx, writer, st, "snap_o", time.Time{})
 			if err != nil || s2.ID <= s1.ID {
 				t.Fatalf("snapshot after a refresh: %+v, %v", s2, err)
 			}

@@ -40,6 +40,10 @@ type Snapshot struct {
 	LastRefresh time.Time `json:"last_refresh"`
 	// LSN is a changes dataset's applied position.
 	LSN string `json:"lsn,omitempty"`
+	// DataAsOf is a time before which every transaction committed at the
+	// origin is in its data (catalog.DatasetState.DataAsOf); zero when
+	// not known (a snapshot made before pgaccel recorded it).
+	DataAsOf time.Time `json:"data_as_of,omitzero"`
 }
 
 // Column is a column of a snapshot's schema: its name and the origin's type

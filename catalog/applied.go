@@ -1,0 +1,123 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Applied is how far a changes dataset's acceleration has followed the
+// origin's WAL: every transaction that committed before Position is in the
+// data new reads see. The change stream advances it (refresh); a reader
+// that must see a commit (read-your-writes) waits for it, and its wait
+// tells the stream, which then applies what it holds at once and asks the
+// origin where its WAL is, instead of waiting for its batch or the next
+// keepalive. Its methods are safe for concurrent use.
+type Applied struct {
+	mu   sync.Mutex
+	pos  uint64
+	want uint64
+	// changed is closed and replaced at every advance.
+	changed chan struct{}
+	// nudge wakes the stream (SetNudge); nil while none streams.
+	nudge func()
+}
+
+// Applied returns the named dataset's applied position (nil for an unknown
+// name). One exists per dataset, whatever its mode; only changes datasets
+// advance theirs.
+func (r *Registry) Applied(name string) *Applied {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.applied[name]
+}
+
+// Position returns the WAL position the data has caught up with (0 before
+// the stream says).
+func (a *Applied) Position() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pos
+}
+
+// Advance records that the data new reads see holds every transaction
+// committed before lsn; a lower lsn than the last changes nothing.
+func (a *Applied) Advance(lsn uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if lsn <= a.pos {
+		return
+	}
+	a.pos = lsn
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+}
+
+// Wanted returns the highest position a reader waits for that the data has
+// not reached (0: none).
+func (a *Applied) Wanted() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.want <= a.pos {
+		return 0
+	}
+	return a.want
+}
+
+// SetNudge sets the function that wakes the stream when a reader starts
+// waiting (nil: none streams).
+func (a *Applied) SetNudge(f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nudge = f
+}
+
+// Wait waits until the data has reached lsn, at most max; it reports
+// whether it has.
+func (a *Applied) Wait(ctx context.Context, lsn uint64, max time.Duration) bool {
+	a.mu.Lock()
+	if a.pos >= lsn {
+		a.mu.Unlock()
+		return true
+	}
+	if max <= 0 {
+		a.mu.Unlock()
+		return false
+	}
+	a.want = maxU64(a.want, lsn)
+	nudge := a.nudge
+	a.mu.Unlock()
+	if nudge != nil {
+		nudge()
+	}
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	for {
+		a.mu.Lock()
+		if a.pos >= lsn {
+			a.mu.Unlock()
+			return true
+		}
+		if a.changed == nil {
+			a.changed = make(chan struct{})
+		}
+		ch := a.changed
+		a.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return a.Position() >= lsn
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func maxU64(a, b uint64) uint64 {
+	if a > b {
+		return a
+	}
+	return b
+}
