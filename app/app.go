@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgaccel/pgaccel/accelerator"
@@ -196,11 +197,12 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	for _, ds := range cfg.Datasets {
 		if ds.Acceleration.Enabled {
 			accel = &proxy.Accel{
-				Planner:    a.Planner,
-				Engine:     a.Engine,
-				Privileges: privileges,
-				Generation: a.generation,
-				Clock:      clock,
+				Planner:     a.Planner,
+				Engine:      a.Engine,
+				Privileges:  privileges,
+				Generation:  a.generation,
+				Clock:       clock,
+				Consistency: proxy.NewConsistency(a.Registry, cfg.Runtime.ReadYourWrites, a.walPosition, pm),
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
@@ -528,4 +530,46 @@ func duckDBMemoryLimit(c catalog.DuckDB) string {
 		return ""
 	}
 	return strconv.FormatInt(max(n>>20, catalog.MinDuckDBMemory>>20), 10) + "MiB"
+}
+
+// walPosition reads the origin's WAL insert position, at or past every
+// commit completed before it is read (read-your-writes: proxy.Consistency).
+// When the origin has not flushed its WAL that far (synchronous_commit off:
+// a commit returns before its WAL is flushed, and the WAL writer flushes
+// it within wal_writer_delay, 200 ms by default), it is flushed now by a
+// transaction that writes a logical message (which the change stream does
+// not receive) committed synchronously, which flushes all the WAL before
+// its own commit: the change stream is sent only flushed WAL.
+func (a *App) walPosition(ctx context.Context) (uint64, error) {
+	var insertText, flushText string
+	if err := a.pool.QueryRow(ctx, "SELECT pg_catalog.pg_current_wal_insert_lsn()::text, pg_catalog.pg_current_wal_flush_lsn()::text").Scan(&insertText, &flushText); err != nil {
+		return 0, err
+	}
+	insert, err := pglogrepl.ParseLSN(insertText)
+	if err != nil {
+		return 0, err
+	}
+	flush, err := pglogrepl.ParseLSN(flushText)
+	if err != nil {
+		return 0, err
+	}
+	if flush < insert {
+		tx, err := a.pool.Begin(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit, a no-op
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit TO on"); err != nil {
+			return 0, err
+		}
+		// A record of its own (an xid alone writes none, and a commit
+		// that wrote no WAL does not flush).
+		if _, err := tx.Exec(ctx, "SELECT pg_catalog.pg_logical_emit_message(true, 'pgaccel', '')"); err != nil {
+			return 0, err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return uint64(insert), nil
 }

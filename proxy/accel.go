@@ -75,6 +75,9 @@ type Accel struct {
 	// process's, which the relative-time values of accelerated statements
 	// (now(), CURRENT_DATE) follow (clock.go).
 	Clock interface{ Offset() time.Duration }
+	// Consistency, when set, keeps a session's reads at least as new as
+	// its commits (runtime.read_your_writes; consistency.go).
+	Consistency *Consistency
 }
 
 // planSession is the planner's view of the session now.
@@ -124,6 +127,7 @@ func (ss *session) noteOriginKnown(sql string, d planner.Decision, stateCall *st
 	}
 	ss.noteReplay(sql, d, stateCall)
 	ss.noteCachingWrite(sql, d)
+	ss.noteWrite(sql, d)
 	switch d.Kind {
 	case planner.KindDDL:
 		ss.srv.describes.invalidate()
@@ -203,6 +207,11 @@ func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle 
 		// have arrived only now.
 		d.Route, d.Reason = planner.RouteOrigin, "tx_wrote"
 		return d, false
+	}
+	if c := ss.accel.Consistency; c != nil {
+		if d, ok := c.check(ctx, ss.acc.fences.get(), d); !ok {
+			return d, false
+		}
 	}
 	if ss.accel.Privileges != nil {
 		ok, reason, err := ss.accel.Privileges.CanSelect(ctx, ss.acc.info.User, d.Tables)

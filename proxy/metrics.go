@@ -25,6 +25,10 @@ type Metrics struct {
 	links    *prometheus.CounterVec
 	panics   prometheus.Counter
 	derived  *prometheus.CounterVec
+	// rywWaits and rywWaitSeconds: read-your-writes' waits for a changes
+	// dataset to apply a session's commit (consistency.go).
+	rywWaits       *prometheus.CounterVec
+	rywWaitSeconds prometheus.Histogram
 
 	// The series every statement counts in (pgaccel_queries_total,
 	// pgaccel_statements_total, pgaccel_query_duration_seconds and
@@ -109,6 +113,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pgaccel_derived_descriptions_total",
 			Help: "Row and parameter descriptions pgaccel works out itself for reads the origin cannot describe during an outage (planner.Describe), by result: used (a read answered with one during an outage), matched or differed (checked against the origin's own description of a new text while the origin answers; a text whose description differed is not worked out again, and the log says which), declined (a new text pgaccel cannot describe itself: during an outage it would need one of the same shape described before).",
 		}, []string{"result"}),
+		rywWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pgaccel_read_your_writes_waits_total",
+			Help: "Reads of a changes dataset by a session whose own commit (runtime.read_your_writes) the acceleration had not applied yet, by outcome: reached (it applied the commit within read_your_writes.max_wait and answered), timeout (it did not; the origin answered), origin (a point read, or max_wait 0: the origin answered without waiting). Every read sent to the origin for read-your-writes counts in pgaccel_statements_total with reason read_your_writes.",
+		}, []string{"outcome"}),
+		rywWaitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "pgaccel_read_your_writes_wait_seconds",
+			Help:    "How long reads waited for a changes dataset to apply their session's commit (runtime.read_your_writes), whatever the outcome.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1},
+		}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pgaccel_session_panics_total",
 			Help: "Client sessions closed because their handling panicked (a bug in pgaccel; the log has the stack): the session ends, the proxy goes on.",
@@ -120,7 +133,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.durOrigin = m.durationOf(routeOrigin)
 	m.durFallb = m.durationOf(routeFallback)
 	if reg != nil {
-		reg.MustRegister(m.stats, m.sessions, m.pooled, m.origin, m.requests, m.loops, m.links, m.panics, m.derived)
+		reg.MustRegister(m.stats, m.sessions, m.pooled, m.origin, m.requests, m.loops, m.links, m.panics, m.derived, m.rywWaits, m.rywWaitSeconds)
 	}
 	return m
 }
@@ -244,6 +257,17 @@ const (
 	linkReleased     = "released"
 	linkReused       = "reused"
 )
+
+// rywWait counts a read-your-writes wait of d by outcome.
+func (m *Metrics) rywWait(outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.rywWaits.WithLabelValues(outcome).Inc()
+	if outcome != "origin" {
+		m.rywWaitSeconds.Observe(d.Seconds())
+	}
+}
 
 func (m *Metrics) link(event string) {
 	if m != nil {

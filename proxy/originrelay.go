@@ -97,6 +97,7 @@ func (ss *session) noteReady(status byte, head originlink.Item, hasHead bool) {
 	case status == 'I':
 		if hasHead && head.Wrote || ss.txWrote.Load() {
 			ss.commitCaching()
+			ss.commitWrites()
 		}
 		ss.txWrote.Store(false)
 	case hasHead && head.Wrote:
