@@ -1,7 +1,7 @@
 // Package admin serves pgaccel's HTTP admin port (admin.listen):
 //
 //	GET    /health                                   200 "ok" while the process runs
-//	GET    /v1/ready                                 200 "ready" or 503 "not ready" (runtime.ready_state)
+//	GET    /v1/ready                                 200 "ready" or 503 "not ready" (runtime.ready_state, runtime.ready_requires_fresh; ?login=true: and a new session can log in)
 //	GET    /v1/datasets                              the datasets; ?status=true adds status, refreshes,
 //	                                                 error, rows and a running refresh's progress
 //	POST   /v1/datasets/{name}/acceleration/refresh  start an on-demand refresh (201); the body may be

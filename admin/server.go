@@ -51,6 +51,13 @@ type Options struct {
 	// Memory reports pgaccel's accounted memory (GET /v1/memory); nil:
 	// the endpoint answers 404.
 	Memory func(context.Context) MemoryStatus
+	// ReadyRequiresFresh is runtime.ready_requires_fresh: not ready while
+	// every dataset with a max_staleness is stale.
+	ReadyRequiresFresh bool
+	// CanLogIn, when set, reports whether a new client session could log
+	// in now (GET /v1/ready?login=true): with auth.mode origin, whether
+	// the origin answers.
+	CanLogIn func(context.Context) bool
 }
 
 // MemoryStatus is pgaccel's accounted memory as GET /v1/memory returns
@@ -146,9 +153,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // has been Ready (loaded, or loaded with nothing to accelerate) in this
 // process, even if it is in Error since;
 // on_registration at once; on_schema_resolved once the origin's schema of
-// its table has been read.
+// its table has been read. With ?login=true, also not while a new session
+// could not log in (Options.CanLogIn).
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if r.URL.Query().Get("login") == "true" && s.opts.CanLogIn != nil && !s.opts.CanLogIn(r.Context()) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("not ready: new sessions cannot log in (the origin does not answer)"))
+		return
+	}
 	if !s.isReady() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte("not ready"))
@@ -159,6 +172,9 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) isReady() bool {
 	if s.reg.ShuttingDown() {
+		return false
+	}
+	if s.opts.ReadyRequiresFresh && s.allStale(time.Now()) {
 		return false
 	}
 	if s.opts.RuntimeReadyState == catalog.ReadyOnRegistration {
@@ -185,6 +201,23 @@ func (s *Server) isReady() bool {
 	return true
 }
 
+// allStale reports whether at least one dataset has a max_staleness and
+// every such dataset holds data older than it (runtime.ready_requires_fresh).
+func (s *Server) allStale(now time.Time) bool {
+	bounded := false
+	for _, name := range s.reg.Names() {
+		d, _ := s.reg.Dataset(name)
+		if !d.Acceleration.Enabled || d.Acceleration.MaxStaleness <= 0 {
+			continue
+		}
+		bounded = true
+		if !catalog.Stale(s.reg.DataAsOf(name), now, d.Acceleration.MaxStaleness) {
+			return false
+		}
+	}
+	return bounded
+}
+
 // DatasetStatus is one dataset as GET /v1/datasets returns it (the status
 // fields with ?status=true); `pgaccel status` decodes it too.
 type DatasetStatus struct {
@@ -199,6 +232,14 @@ type DatasetStatus struct {
 	Error         string           `json:"error_message,omitempty"`
 	Rows          *int64           `json:"rows,omitempty"`
 	RefreshStatus *RefreshProgress `json:"refresh_progress,omitempty"`
+	// DataAsOf is a time before which every transaction committed at the
+	// origin is in the data served, DataAgeSeconds how long ago that is;
+	// MaxStalenessSeconds the dataset's max_staleness, and Stale whether
+	// the data is older (its reads then go to the origin).
+	DataAsOf            *time.Time `json:"data_as_of,omitempty"`
+	DataAgeSeconds      *float64   `json:"data_age_seconds,omitempty"`
+	MaxStalenessSeconds float64    `json:"max_staleness_seconds,omitempty"`
+	Stale               bool       `json:"stale,omitempty"`
 	// ColumnsNotAccelerated are the columns the acceleration leaves out,
 	// with why: statements that read them go to the origin.
 	ColumnsNotAccelerated []ColumnNotAccelerated `json:"columns_not_accelerated,omitempty"`
@@ -381,6 +422,15 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 				}
 				rows := st.Rows
 				j.Rows = &rows
+				now := time.Now()
+				if age, ok := st.DataAge(now); ok && d.Acceleration.RefreshMode != catalog.RefreshCaching {
+					t, secs := st.DataAsOf.UTC(), age.Seconds()
+					j.DataAsOf, j.DataAgeSeconds = &t, &secs
+				}
+				if b := d.Acceleration.MaxStaleness; b > 0 {
+					j.MaxStalenessSeconds = b.Seconds()
+					j.Stale = catalog.Stale(st.DataAsOf, now, b)
+				}
 				if rs, ok := s.refresh.Replication(name); ok {
 					j.Replication = &Replication{Slot: rs.Slot, Publication: rs.Publication, AppliedLSN: rs.AppliedLSN, ServerLSN: rs.ServerLSN,
 						LagMs: rs.LagMs, LagBytes: rs.LagBytes, SlotState: rs.SlotState, Streaming: rs.Streaming,

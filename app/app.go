@@ -203,6 +203,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Generation:  a.generation,
 				Clock:       clock,
 				Consistency: proxy.NewConsistency(a.Registry, cfg.Runtime.ReadYourWrites, a.walPosition, pm),
+				Registry:    a.Registry,
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
@@ -263,9 +264,11 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		return nil, fmt.Errorf("listen on admin.listen %s: %w", cfg.Admin.Listen, err)
 	}
 	a.admin = admin.New(a.Registry, a.Runner, a.Metrics, log, admin.Options{
-		Token:             cfg.Admin.Token,
-		RuntimeReadyState: cfg.Runtime.ReadyState,
-		Memory:            a.memory,
+		Token:              cfg.Admin.Token,
+		RuntimeReadyState:  cfg.Runtime.ReadyState,
+		ReadyRequiresFresh: cfg.Runtime.ReadyRequiresFresh,
+		CanLogIn:           a.canLogIn(cfg),
+		Memory:             a.memory,
 	})
 	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))
 	a.admin.Start(a.adminLn)
@@ -572,4 +575,20 @@ func (a *App) walPosition(ctx context.Context) (uint64, error) {
 		}
 	}
 	return uint64(insert), nil
+}
+
+// canLogIn is GET /v1/ready?login=true's check: with auth.mode origin, the
+// origin checks every login, so a new session can log in only while it
+// answers (a ping on the refresh account's pool, within 2 s); with
+// auth.mode proxy, pgaccel logs in the roles whose verifier it holds
+// itself.
+func (a *App) canLogIn(cfg *catalog.Config) func(context.Context) bool {
+	if cfg.Auth.Mode == catalog.AuthProxy {
+		return nil
+	}
+	return func(ctx context.Context) bool {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		return a.pool.Ping(ctx) == nil
+	}
 }

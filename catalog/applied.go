@@ -121,3 +121,34 @@ func maxU64(a, b uint64) uint64 {
 	}
 	return b
 }
+
+// DataAsOf returns the named dataset's DataAsOf, without copying its state.
+func (r *Registry) DataAsOf(name string) time.Time {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if st, ok := r.states[name]; ok {
+		return st.DataAsOf
+	}
+	return time.Time{}
+}
+
+// DataAge is how old the data is at now: since DataAsOf; ok is false when
+// that is not known.
+func (s DatasetState) DataAge(now time.Time) (age time.Duration, ok bool) {
+	if s.DataAsOf.IsZero() {
+		return 0, false
+	}
+	return max(now.Sub(s.DataAsOf), 0), true
+}
+
+// Stale reports whether data as of asOf is older at now than bound (a
+// bound of 0 never is; unknown data always is).
+func Stale(asOf, now time.Time, bound time.Duration) bool {
+	if bound <= 0 {
+		return false
+	}
+	return asOf.IsZero() || now.Sub(asOf) > bound
+}
+
+// Bounded reports whether a dataset has a max_staleness.
+func (r *Registry) Bounded() bool { return r.bounded }

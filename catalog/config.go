@@ -235,6 +235,11 @@ type Runtime struct {
 	Verify Verify
 	// DuckDB bounds the embedded engine's memory (runtime.duckdb).
 	DuckDB DuckDB
+	// ReadyRequiresFresh: /v1/ready answers 503 while every dataset with
+	// a max_staleness holds data older than it (runtime.ready_requires_fresh),
+	// so that a load balancer takes an instance whose refreshes stopped
+	// out of rotation.
+	ReadyRequiresFresh bool
 	// ReadYourWrites keeps the reads of a session that wrote at least as
 	// new as its writes (runtime.read_your_writes).
 	ReadYourWrites ReadYourWrites
@@ -397,6 +402,10 @@ type Acceleration struct {
 	RefreshDataWindow    time.Duration
 	RefreshAppendOverlap time.Duration
 	RefreshOnStartup     string // RefreshOnStartup*, default auto
+	// MaxStaleness bounds how old the data may be for reads to be
+	// answered from it (DatasetState.DataAge); past it they go to the
+	// origin and the dataset is stale. 0: no bound.
+	MaxStaleness time.Duration
 
 	RefreshRetryEnabled     bool // default true
 	RefreshRetryMaxAttempts int  // 0: unlimited

@@ -78,7 +78,9 @@ type rawRuntime struct {
 	DuckDB *rawDuckDB `yaml:"duckdb"`
 	// ReadYourWrites keeps a writer's reads at least as new as its writes.
 	ReadYourWrites *rawReadYourWrites `yaml:"read_your_writes"`
-	Pos            positions          `yaml:"-"`
+	// ReadyRequiresFresh takes /v1/ready down while all data is stale.
+	ReadyRequiresFresh *bool     `yaml:"ready_requires_fresh"`
+	Pos                positions `yaml:"-"`
 }
 
 type rawReadYourWrites struct {
@@ -146,6 +148,7 @@ type rawAcceleration struct {
 	RefreshSQL              *string           `yaml:"refresh_sql"`
 	RefreshDataWindow       *time.Duration    `yaml:"refresh_data_window"`
 	RefreshAppendOverlap    *time.Duration    `yaml:"refresh_append_overlap,allowzero"`
+	MaxStaleness            *time.Duration    `yaml:"max_staleness"`
 	RefreshOnStartup        *string           `yaml:"refresh_on_startup"`
 	RefreshRetryEnabled     *bool             `yaml:"refresh_retry_enabled"`
 	RefreshRetryMaxAttempts *int              `yaml:"refresh_retry_max_attempts"`
@@ -258,6 +261,7 @@ func (r *rawConfig) config(file string) *Config {
 			PointIndex:         pointIndex(r.Runtime.PointIndex),
 			Verify:             verify(r.Runtime.Verify),
 			ReadYourWrites:     readYourWrites(r.Runtime.ReadYourWrites),
+			ReadyRequiresFresh: deref(r.Runtime.ReadyRequiresFresh),
 			DuckDB:             duckDB(r.Runtime.DuckDB),
 		},
 		Auth: Auth{
@@ -322,6 +326,7 @@ func (d *rawDataset) dataset() *Dataset {
 			RefreshSQL:                  deref(a.RefreshSQL),
 			RefreshDataWindow:           deref(a.RefreshDataWindow),
 			RefreshAppendOverlap:        deref(a.RefreshAppendOverlap),
+			MaxStaleness:                deref(a.MaxStaleness),
 			RefreshOnStartup:            deref(a.RefreshOnStartup),
 			RefreshRetryEnabled:         deref(a.RefreshRetryEnabled),
 			RefreshRetryMaxAttempts:     deref(a.RefreshRetryMaxAttempts),

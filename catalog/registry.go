@@ -200,6 +200,8 @@ type Registry struct {
 	version atomic.Uint64
 	// applied is each dataset's applied WAL position (applied.go).
 	applied map[string]*Applied
+	// bounded: a dataset has a max_staleness (Bounded).
+	bounded bool
 }
 
 // Version returns a number that changes with every change of a dataset's
@@ -217,6 +219,7 @@ func NewRegistry(cfg *Config) *Registry {
 	}
 	for _, d := range cfg.Datasets {
 		r.applied[d.Name] = &Applied{}
+		r.bounded = r.bounded || d.Acceleration.Enabled && d.Acceleration.MaxStaleness > 0
 		st := &DatasetState{Name: d.Name, Status: StatusInitializing}
 		if !d.Acceleration.Enabled {
 			st.Status = StatusDisabled

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pgaccel/pgaccel/accelerator"
+	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/proxy/originlink"
@@ -78,6 +79,9 @@ type Accel struct {
 	// Consistency, when set, keeps a session's reads at least as new as
 	// its commits (runtime.read_your_writes; consistency.go).
 	Consistency *Consistency
+	// Registry, when set, is the datasets' state, whose age their and the
+	// sessions' max_staleness bound (consistency.go).
+	Registry *catalog.Registry
 }
 
 // planSession is the planner's view of the session now.
@@ -210,6 +214,11 @@ func (ss *session) prepareLocal(ctx context.Context, d planner.Decision, settle 
 	}
 	if c := ss.accel.Consistency; c != nil {
 		if d, ok := c.check(ctx, ss.acc.fences.get(), d); !ok {
+			return d, false
+		}
+	}
+	if reg := ss.accel.Registry; reg != nil {
+		if d, ok := checkStaleness(reg, &ss.acc.info, d); !ok {
 			return d, false
 		}
 	}

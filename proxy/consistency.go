@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/proxy/originlink"
 )
 
 // Read-your-writes (runtime.read_your_writes). A transaction that may have
@@ -81,20 +82,29 @@ const allDatasets = "\x00all"
 
 // written returns the datasets a statement sent to the origin may have
 // written (d its plan): those whose table its text names, in any case and
-// anywhere (a DO block's body, a string passed to dblink_exec), or all of
-// them for a statement whose effects its text does not show (CALL,
-// EXECUTE, DO, several statements).
+// anywhere (a string passed to dblink_exec too), or all of them for a
+// statement whose effects its text does not show (CALL, EXECUTE, DO,
+// several statements). A read that only locks (FOR UPDATE) or writes a
+// sequence writes none. A function of the application's that a SELECT
+// calls is not seen into (docs/configuration.md says so).
 func (c *Consistency) written(sql string, d planner.Decision) []string {
 	if !d.Writes() {
 		return nil
 	}
+	low := strings.ToLower(sql)
 	switch d.Kind {
-	case planner.KindLock:
+	case planner.KindLock, planner.KindDeclare:
 		return nil // locks change no row
+	case planner.KindSelect:
+		// FOR UPDATE or SHARE locks, nextval and setval write a sequence,
+		// pg_notify and advisory locks no table: only dblink_exec may
+		// change a table's rows, one its text names.
+		if !strings.Contains(low, "dblink") {
+			return nil
+		}
 	case planner.KindCall, planner.KindExecute, planner.KindDo, planner.KindMulti, planner.KindOther:
 		return []string{allDatasets}
 	}
-	low := strings.ToLower(sql)
 	var out []string
 	for i, t := range c.tables {
 		if strings.Contains(low, t) {
@@ -365,4 +375,66 @@ func (c *walClock) run(r *walRead) {
 	}
 	c.mu.Unlock()
 	close(r.done)
+}
+
+// ReasonMaxStaleness is the route reason of a read the origin answers
+// because the data here is older than the dataset's or the session's
+// max_staleness.
+const ReasonMaxStaleness = "max_staleness"
+
+// maxStalenessSetting reads pgaccel.max_staleness: a duration (5s, 1m,
+// 500ms, or Postgres' 5 s), or off, 0 or "" for none; detail says why
+// reads go to the origin when the value is none of these.
+func maxStalenessSetting(v string) (bound time.Duration, detail string) {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "", "0", "off", "none", "-1":
+		return 0, ""
+	}
+	d, err := catalog.ParseDuration(strings.ReplaceAll(v, " ", ""))
+	if err != nil || d <= 0 {
+		return 0, "pgaccel.max_staleness = " + quoteLiteral(v) + " is not a duration such as 5s"
+	}
+	return d, ""
+}
+
+// checkStaleness reports whether d, a read the acceleration would answer,
+// reads data within the bounds of the datasets' max_staleness and the
+// session's (the tighter applies); when not, d goes to the origin with
+// ReasonMaxStaleness. Caching datasets are bounded by their TTL instead.
+func checkStaleness(reg *catalog.Registry, info *originlink.SessionInfo, d planner.Decision) (planner.Decision, bool) {
+	if info.MaxStalenessDetail != "" {
+		d.Route, d.Reason, d.Detail = planner.RouteOrigin, ReasonMaxStaleness, info.MaxStalenessDetail
+		return d, false
+	}
+	if d.Caching || info.MaxStaleness == 0 && !reg.Bounded() {
+		return d, true
+	}
+	var now time.Time
+	for _, name := range d.Datasets {
+		ds, ok := reg.Dataset(name)
+		if !ok {
+			continue
+		}
+		bound := ds.Acceleration.MaxStaleness
+		if s := info.MaxStaleness; s > 0 && (bound == 0 || s < bound) {
+			bound = s
+		}
+		if bound <= 0 {
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if asOf := reg.DataAsOf(name); catalog.Stale(asOf, now, bound) {
+			age := "unknown"
+			if !asOf.IsZero() {
+				age = now.Sub(asOf).Round(time.Millisecond).String()
+			}
+			d.Route, d.Reason, d.Detail = planner.RouteOrigin, ReasonMaxStaleness,
+				fmt.Sprintf("the data of dataset %s is %s old, past max_staleness %s", name, age, bound)
+			return d, false
+		}
+	}
+	return d, true
 }

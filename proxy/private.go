@@ -111,7 +111,8 @@ const sessionInfoSQL = `SELECT current_user, current_setting('extra_float_digits
 	`current_setting('statement_timeout'), coalesce(current_setting('pgaccel.route', true), ''), ` +
 	`coalesce(current_setting('pgaccel.cache', true), ''), ` +
 	`concat_ws('/', current_setting('lc_monetary'), current_setting('lc_numeric'), current_setting('lc_time'), current_setting('timezone_abbreviations')), ` +
-	`coalesce(` + accelerator.DefaultCollationKeySQL + `, '')`
+	`coalesce(` + accelerator.DefaultCollationKeySQL + `, ''), ` +
+	`coalesce(current_setting('pgaccel.max_staleness', true), '')`
 
 // bytewiseCollation reports whether a default collation, as
 // sessionInfoSQL gives it (provider|locale|version), compares text by its
@@ -185,7 +186,7 @@ func (ss *session) readInfo() error {
 
 // parseSessionInfo reads the row of sessionInfoSQL.
 func parseSessionInfo(row *pgproto3.DataRow) (originlink.SessionInfo, error) {
-	if row == nil || len(row.Values) != 10 {
+	if row == nil || len(row.Values) != 11 {
 		return originlink.SessionInfo{}, errors.New("read session info: no row")
 	}
 	info := originlink.SessionInfo{
@@ -199,6 +200,7 @@ func parseSessionInfo(row *pgproto3.DataRow) (originlink.SessionInfo, error) {
 		Locale:           string(row.Values[8]),
 		DefaultCollation: string(row.Values[9]),
 	}
+	info.MaxStaleness, info.MaxStalenessDetail = maxStalenessSetting(string(row.Values[10]))
 	info.TextBytewise = bytewiseCollation(info.DefaultCollation)
 	if err := json.Unmarshal(row.Values[3], &info.SearchPath); err != nil {
 		return originlink.SessionInfo{}, fmt.Errorf("read session info: search path: %w", err)

@@ -20,6 +20,11 @@ type SessionInfo struct {
 	// CacheOff: pgaccel.cache = off, the session's accelerated answers
 	// neither come from the results cache nor go into it.
 	CacheOff bool
+	// MaxStaleness is pgaccel.max_staleness (0: unset): reads of data
+	// older than it go to the origin. MaxStalenessDetail says why every
+	// read goes there when its value is not a duration ("" when it is).
+	MaxStaleness       time.Duration
+	MaxStalenessDetail string
 	// Locale is lc_monetary, lc_numeric, lc_time and
 	// timezone_abbreviations: what the origin formats answers with beyond
 	// the encoder's settings (a caching dataset's answers are keyed by
