@@ -33,6 +33,9 @@ func TestConsistency_WrittenDatasets(t *testing.T) {
 		{"DO $$ BEGIN PERFORM 1; END $$", []string{allDatasets}},
 		{"INSERT INTO a VALUES (1); SELECT 1", []string{allDatasets}},
 		{"TRUNCATE items", []string{"items"}},
+		{"SELECT * FROM orders FOR UPDATE", nil},
+		{"SELECT nextval('orders_id_seq')", nil},
+		{"SELECT dblink_exec('dbname=x', 'DELETE FROM orders')", []string{"orders"}},
 	} {
 		d := p.Plan(context.Background(), tc.sql, &planner.Session{User: "u", SearchPath: []string{"public"}, OriginDown: true})
 		got := c.written(tc.sql, d)

@@ -379,6 +379,10 @@ func (ss *session) originRun() (taken, ended bool) {
 		switch typ {
 		case 'D':
 			ss.client.pendingOut += n
+		case 'C':
+			if n > 5 {
+				ss.noteCompletion(bytes.TrimRight(b[at+5:at+n], "\x00"))
+			}
 		case 'Z':
 			if n > 5 {
 				ss.noteReady(b[at+5], *head, hasHead)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
@@ -60,8 +61,11 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 		ss.state.setParam(m.Name, m.Value)
 	case *pgproto3.ReadyForQuery:
 		ss.noteReady(m.TxStatus, head, hasHead)
+	case *pgproto3.CommandComplete:
+		ss.noteCompletion(m.CommandTag)
 	case *pgproto3.ErrorResponse:
 		closeAfter = m.Severity == "FATAL" || m.Severity == "PANIC"
+		ss.origin.undone = true
 	}
 	if hasHead && !async {
 		_, isErr := msg.(*pgproto3.ErrorResponse)
@@ -89,15 +93,33 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 	return ss.relayOut(raw, msg, done, failed, ready, closeAfter)
 }
 
+// noteCompletion follows a CommandComplete's tag for read-your-writes:
+// whether the transaction ending at the next ReadyForQuery committed.
+func (ss *session) noteCompletion(tag []byte) {
+	switch {
+	case bytes.Equal(tag, []byte("COMMIT")):
+		ss.origin.committed, ss.origin.undone = true, false
+	case bytes.HasPrefix(tag, []byte("ROLLBACK")):
+		ss.origin.undone = true
+	default:
+		ss.origin.undone = false
+	}
+}
+
 // noteReady records the transaction status of a ReadyForQuery, head being
 // the oldest pending item (if hasHead): whether the transaction wrote.
 func (ss *session) noteReady(status byte, head originlink.Item, hasHead bool) {
+	defer func() { ss.origin.committed, ss.origin.undone = false, false }()
 	ss.state.setTxStatus(status)
 	switch {
 	case status == 'I':
 		if hasHead && head.Wrote || ss.txWrote.Load() {
 			ss.commitCaching()
-			ss.commitWrites()
+			if ss.origin.committed || !ss.origin.undone {
+				ss.commitWrites()
+			} else {
+				ss.acc.written.take() // rolled back: nothing was written
+			}
 		}
 		ss.txWrote.Store(false)
 	case hasHead && head.Wrote:

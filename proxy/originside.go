@@ -87,4 +87,9 @@ type originSide struct {
 	// queryCapture, when set, sees the origin's answer to the Query being
 	// forwarded (describeCapturer).
 	queryCapture func(pgproto3.BackendMessage)
+	// committed and undone are how the statements since the last
+	// ReadyForQuery ended, for read-your-writes (noteReady): a COMMIT
+	// completed; the last to end was a ROLLBACK or an error (its
+	// transaction wrote nothing). The origin relay's only.
+	committed, undone bool
 }
