@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 // Read-your-writes (runtime.read_your_writes): clients write through
@@ -242,4 +246,194 @@ func prefixSum(m map[string]float64, prefix string) float64 {
 		}
 	}
 	return n
+}
+
+// rywDriver is a driver program of testdata/ryw and how to run it.
+type rywDriver struct {
+	name string
+	argv func(host, port, table string, base, clients, pairs int) []string
+}
+
+func rywDrivers(t *testing.T) []rywDriver {
+	t.Helper()
+	if _, err := os.Stat(debianPython); err != nil {
+		t.Fatal(debianPython + " not found: install it with `" + psycopgInstall + "`")
+	}
+	if out, err := exec.Command(debianPython, "-c", "import psycopg, psycopg2").CombinedOutput(); err != nil {
+		t.Fatalf("psycopg or psycopg2 missing (%v: %s): install them with `%s`", err, strings.TrimSpace(string(out)), psycopgInstall)
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatal("java not found: install it with `" + jdbcInstall + "`")
+	}
+	if _, err := os.Stat(pgjdbcJar); err != nil {
+		t.Fatal(pgjdbcJar + " not found: install it with `" + jdbcInstall + "`")
+	}
+	py := func(driver string) func(host, port, table string, base, clients, pairs int) []string {
+		return func(host, port, table string, base, clients, pairs int) []string {
+			return []string{debianPython, "testdata/ryw/ryw_check.py", driver, host, port, origin.Database, appUser, appPass, table,
+				strconv.Itoa(base), strconv.Itoa(clients), strconv.Itoa(pairs)}
+		}
+	}
+	return []rywDriver{
+		{"psycopg", py("pg3")},
+		{"psycopg2", py("pg2")},
+		{"pgjdbc", func(host, port, table string, base, clients, pairs int) []string {
+			return []string{java, "-cp", pgjdbcJar, "testdata/ryw/RywCheck.java", host, port, origin.Database, appUser, appPass, table,
+				strconv.Itoa(base), strconv.Itoa(clients), strconv.Itoa(pairs)}
+		}},
+	}
+}
+
+// runRYWProgram runs a driver program and returns its pairs and stale
+// reads, and the first stale read.
+func runRYWProgram(t *testing.T, argv []string) (pairs, stale int, first string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, text)
+	}
+	line := text[strings.LastIndex(text, "\n")+1:]
+	if _, err := fmt.Sscanf(line, "RESULT pairs=%d stale=%d", &pairs, &stale); err != nil {
+		t.Fatalf("%s: no result line: %v\n%s", strings.Join(argv, " "), err, text)
+	}
+	_, first, _ = strings.Cut(line, "first=")
+	return pairs, stale, first
+}
+
+// TestReadYourWrites_Drivers runs the workload with psycopg 3, psycopg2
+// and pgjdbc (one connection per client, read_your_writes at its
+// default), then with read_your_writes off, for each refresh mode.
+func TestReadYourWrites_Drivers(t *testing.T) {
+	drivers := rywDrivers(t)
+	pairs := rywPairs(t) / 2
+	for _, m := range rywModes {
+		t.Run(m.mode, func(t *testing.T) {
+			table := "ryw_drv_" + m.mode
+			if m.mode == "changes" {
+				dropCDCSlots(t, table)
+				t.Cleanup(func() { dropCDCSlots(t, table) })
+			}
+			for _, scope := range []string{"session", "off"} {
+				if scope == "off" && (m.mode == "caching" || m.mode == "append") {
+					continue // caching: its own invalidation; append: as full
+				}
+				createRYWTable(t, table)
+				runtime := ""
+				if scope == "off" {
+					runtime = "  read_your_writes: off\n"
+				}
+				a := startAppRuntime(t, "", runtime, m.dataset(table), true)
+				host, port, _ := net.SplitHostPort(a.Addr())
+				for i, d := range drivers {
+					n := pairs
+					if scope == "off" {
+						n = min(pairs, 50)
+					}
+					start := time.Now()
+					got, stale, first := runRYWProgram(t, d.argv(host, port, table, 10*i, rywClients, n))
+					t.Logf("%s, %s, read_your_writes %s: %d pairs in %v, %d stale", m.mode, d.name, scope, got, time.Since(start).Round(time.Millisecond), stale)
+					if got != rywClients*n {
+						t.Errorf("%s, %s: %d pairs, want %d", m.mode, d.name, got, rywClients*n)
+					}
+					switch {
+					case scope == "off" && stale == 0:
+						t.Errorf("%s, %s with read_your_writes off: no stale read in %d pairs (the test cannot tell the guarantee from its absence)", m.mode, d.name, got)
+					case scope != "off" && stale != 0:
+						t.Errorf("%s, %s: %d of %d reads returned a state older than the client's own write (first: %s)", m.mode, d.name, stale, got, first)
+					}
+				}
+				t.Logf("%s, read_your_writes %s: routes %s", m.mode, scope, renderRoutes(appRoutes(t, a)()))
+				shutdownApp(t, a)
+			}
+		})
+	}
+}
+
+// After a write through pgaccel, SHOW pgaccel.last_route says why a read of
+// a full dataset went to the origin, and the reads are accelerated again
+// once a refresh that started after the write has completed; another
+// session (scope session) reads the acceleration meanwhile.
+func TestReadYourWrites_LastRouteAndBack(t *testing.T) {
+	const table = "ryw_back"
+	createRYWTable(t, table)
+	a := startAppRuntime(t, "", "", fmt.Sprintf("  - from: postgres:public.%s\n    acceleration:\n      refresh_check_interval: 2s\n", table), true)
+	writer := connect(t, appDSN(a, appUser, appPass))
+	other := connect(t, appDSN(a, appUser, appPass))
+	ctx := ctxT(t)
+	route := func(conn *pgx.Conn) string {
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		var r string
+		if err := conn.QueryRow(ctx, "SHOW pgaccel.last_route").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d %s", n, r)
+	}
+	if r := route(writer); !strings.HasPrefix(r, "100 accelerated") {
+		t.Fatalf("before the write: %s", r)
+	}
+	mustExecOn(t, writer, "INSERT INTO "+table+" (id, client, seq) VALUES (1000, 1, 1)")
+	if r := route(writer); !strings.HasPrefix(r, "101 origin: read_your_writes: dataset "+table+" has not been refreshed since") {
+		t.Errorf("after the write: %s", r)
+	}
+	if r := route(other); !strings.HasPrefix(r, "100 accelerated") {
+		t.Errorf("another session after the write: %s", r)
+	}
+	pgtest.WaitFor(t, "a refresh after the write", func() bool { return strings.HasPrefix(route(writer), "101 accelerated") })
+}
+
+// refresh_mode: snapshot: a follower that serves a writer's snapshots
+// answers a session that wrote through it from the origin until it serves
+// a snapshot whose data was loaded after the write (data_as_of), then
+// from the acceleration again; the snapshots record data_as_of.
+func TestReadYourWrites_SnapshotFollower(t *testing.T) {
+	srv, store := s3Fleet(t, "ryw")
+	const table = "ryw_snap"
+	createRYWTable(t, table)
+	start := func(opt string) *app.App {
+		t.Helper()
+		return startFleetApp(t, srv, "ryw", table, "      mode: file\n      primary_key: id\n      snapshots: "+opt+"\n")
+	}
+	writer := start("create_only")
+	s1 := currentSnapshot(t, store, table, "")
+	if s1.DataAsOf.IsZero() {
+		t.Fatalf("the snapshot has no data_as_of: %+v", s1)
+	}
+	follower := start("enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s")
+	conn := connect(t, appDSN(follower, appUser, appPass))
+	ctx := ctxT(t)
+	route := func() string {
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		var r string
+		if err := conn.QueryRow(ctx, "SHOW pgaccel.last_route").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d %s", n, r)
+	}
+	if r := route(); !strings.HasPrefix(r, "100 accelerated") {
+		t.Fatalf("before the write: %s", r)
+	}
+	mustExecOn(t, conn, "INSERT INTO "+table+" (id, client, seq) VALUES (1000, 1, 1)")
+	for range 3 {
+		if r := route(); !strings.HasPrefix(r, "101 origin: read_your_writes") {
+			t.Fatalf("after the write, before a newer snapshot: %s", r)
+		}
+	}
+	if err := writer.Runner.Refresh(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	s2 := currentSnapshot(t, store, table, s1.ID)
+	if !s2.DataAsOf.After(s1.DataAsOf) {
+		t.Fatalf("data_as_of %v, then %v", s1.DataAsOf, s2.DataAsOf)
+	}
+	pgtest.WaitFor(t, "the follower on the newer snapshot", func() bool { return strings.HasPrefix(route(), "101 accelerated") })
 }
