@@ -106,3 +106,24 @@ func mustExecOn(t *testing.T, conn *pgx.Conn, sql string) {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
+
+// GET /v1/ready?login=true answers 503 while the origin does not answer
+// (auth.mode origin: no new session could log in), /v1/ready 200 all the
+// same; both 200 once it is back.
+func TestReady_LoginCheck(t *testing.T) {
+	mustExec(t, accelSchema)
+	a := startApp(t, accelDatasets)
+	get := func(path string) int { code, _ := adminGet(t, a.AdminAddr(), path, ""); return code }
+	if r, l := get("/v1/ready"), get("/v1/ready?login=true"); r != 200 || l != 200 {
+		t.Fatalf("origin up: /v1/ready %d, ?login=true %d", r, l)
+	}
+	resume := origin.PauseDuring(t)
+	if r, l := get("/v1/ready"), get("/v1/ready?login=true"); r != 200 || l != 503 {
+		t.Errorf("origin down: /v1/ready %d, ?login=true %d; want 200 and 503", r, l)
+	}
+	if err := resume(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitOriginBack(t)
+	pgtest.WaitFor(t, "?login=true back to 200", func() bool { return get("/v1/ready?login=true") == 200 })
+}
