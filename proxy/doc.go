@@ -33,6 +33,8 @@
 //     localcmd.go, localtx.go, caching_session.go, pointindex.go, route.go,
 //     passthrough.go (sessions without an Accel), handoff.go and lane.go
 //     (sessions with one on an event loop).
+//   - consistency.go: read-your-writes (the fences a commit leaves, checked
+//     before a read is answered here) and max_staleness.
 //   - the planner seam (accel.go): the Planner, Engine and Privileges
 //     interfaces. What runs where, and every reading of SQL text, is the
 //     planner's (planner/sqltext.go for what the proxy asks besides plans);
