@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgaccel/pgaccel/app"
+	"github.com/pgaccel/pgaccel/integration/s3test"
 	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
@@ -61,6 +62,46 @@ var rywModes = []struct {
 	{"caching", func(table string) string {
 		return fmt.Sprintf("  - from: postgres:public.%s\n    acceleration:\n      refresh_mode: caching\n      refresh_check_interval: 2s\n", table)
 	}},
+	{"snapshot", nil}, // a follower of a writer's snapshots (rywFleet)
+}
+
+// rywFleet is a snapshot fleet for the snapshot mode: an object store and
+// a writer that loads the table every second and publishes a snapshot of
+// each load.
+type rywFleet struct {
+	srv    *s3test.Server
+	writer *app.App
+}
+
+// startRYWApp starts pgaccel with runtime lines and mode m's dataset of
+// table; the snapshot mode starts a follower of fleet's writer (the fleet
+// made at its first use).
+func startRYWApp(t *testing.T, fleet **rywFleet, mode string, dataset func(string) string, table, runtime string) *app.App {
+	t.Helper()
+	if dataset != nil {
+		return startAppRuntime(t, "", runtime, dataset(table), true)
+	}
+	const bucket = "rywfleet"
+	if *fleet == nil {
+		srv, _ := s3Fleet(t, bucket)
+		writer := startFleetApp(t, srv, bucket, table, "      mode: file\n      refresh_check_interval: 1s\n      snapshots: create_only\n")
+		*fleet = &rywFleet{srv: srv, writer: writer}
+	}
+	cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://"+bucket+"/snaps/",
+		s3Params((*fleet).srv.Endpoint, (*fleet).srv.Region), table, "      mode: file\n      snapshots: enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s\n")
+	cfg = strings.Replace(cfg, "runtime:\n", "runtime:\n"+runtime, 1)
+	a := startAppText(t, cfg)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = a.Shutdown(c)
+	})
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(c); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // createRYWTable (re)creates the workload's table.
@@ -83,7 +124,7 @@ type rywResult struct {
 // one connection (sameConn, as an application that holds a connection for
 // a request does), or on whichever connection the pool gives each
 // statement.
-func runRYW(t *testing.T, pool *pgxpool.Pool, table string, pairs int, sameConn bool) *rywResult {
+func runRYW(t *testing.T, pool *pgxpool.Pool, table string, base, pairs int, sameConn bool) *rywResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -91,6 +132,7 @@ func runRYW(t *testing.T, pool *pgxpool.Pool, table string, pairs int, sameConn 
 	var wg sync.WaitGroup
 	errs := make(chan error, rywClients)
 	for c := range rywClients {
+		c := base + c
 		wg.Go(func() {
 			insert := fmt.Sprintf("INSERT INTO %s (id, client, seq) VALUES ($1, $2, $3)", table)
 			read := fmt.Sprintf("SELECT coalesce(max(seq), 0) FROM %s WHERE client = $1", table)
@@ -159,6 +201,7 @@ func rywPool(t *testing.T, a *app.App) *pgxpool.Pool {
 // and read on any of the pool's connections), then off.
 func TestReadYourWrites_EachRefreshMode(t *testing.T) {
 	pairs := rywPairs(t)
+	var fleet *rywFleet
 	for _, m := range rywModes {
 		t.Run(m.mode, func(t *testing.T) {
 			table := "ryw_" + m.mode
@@ -166,7 +209,7 @@ func TestReadYourWrites_EachRefreshMode(t *testing.T) {
 				dropCDCSlots(t, table)
 				t.Cleanup(func() { dropCDCSlots(t, table) })
 			}
-			for _, run := range []struct {
+			for ri, run := range []struct {
 				scope    string
 				sameConn bool
 			}{{"session", true}, {"role", false}, {"off", true}} {
@@ -175,14 +218,16 @@ func TestReadYourWrites_EachRefreshMode(t *testing.T) {
 				if run.scope != "session" {
 					runtime = "  read_your_writes: " + run.scope + "\n"
 				}
-				a := startAppRuntime(t, "", runtime, m.dataset(table), true)
+				a := startRYWApp(t, &fleet, m.mode, m.dataset, table, runtime)
 				pool := rywPool(t, a)
 				n := pairs
 				if run.scope == "off" {
 					n = min(pairs, 100)
 				}
 				start := time.Now()
-				res := runRYW(t, pool, table, n, run.sameConn)
+				// Clients numbered apart in each run: a snapshot of the
+				// table as an earlier run left it holds none of theirs.
+				res := runRYW(t, pool, table, 100*ri, n, run.sameConn)
 				routes := appRoutes(t, a)()
 				waits := metricSums(t, a.Metrics, "pgaccel_read_your_writes_waits_total", "outcome")
 				t.Logf("%s, read_your_writes %s: %d pairs in %v, %d stale; routes %s; waits %v", m.mode, run.scope, res.pairs.Load(),
@@ -212,7 +257,7 @@ func TestReadYourWrites_EachRefreshMode(t *testing.T) {
 						if waits["reached"]+waits["timeout"]+waits["origin"] == 0 {
 							t.Errorf("changes, read_your_writes %s: no read waited for its write: waits %v, %s", run.scope, waits, renderRoutes(routes))
 						}
-					case "full", "append":
+					case "full", "append", "snapshot":
 						if routes["origin|"+"read_your_writes"] == 0 {
 							t.Errorf("%s, read_your_writes %s: no read went to the origin for read-your-writes: %s", m.mode, run.scope, renderRoutes(routes))
 						}
@@ -310,6 +355,7 @@ func runRYWProgram(t *testing.T, argv []string) (pairs, stale int, first string)
 func TestReadYourWrites_Drivers(t *testing.T) {
 	drivers := rywDrivers(t)
 	pairs := rywPairs(t) / 2
+	var fleet *rywFleet
 	for _, m := range rywModes {
 		t.Run(m.mode, func(t *testing.T) {
 			table := "ryw_drv_" + m.mode
@@ -317,7 +363,7 @@ func TestReadYourWrites_Drivers(t *testing.T) {
 				dropCDCSlots(t, table)
 				t.Cleanup(func() { dropCDCSlots(t, table) })
 			}
-			for _, scope := range []string{"session", "off"} {
+			for si, scope := range []string{"session", "off"} {
 				if scope == "off" && (m.mode == "caching" || m.mode == "append") {
 					continue // caching: its own invalidation; append: as full
 				}
@@ -326,7 +372,7 @@ func TestReadYourWrites_Drivers(t *testing.T) {
 				if scope == "off" {
 					runtime = "  read_your_writes: off\n"
 				}
-				a := startAppRuntime(t, "", runtime, m.dataset(table), true)
+				a := startRYWApp(t, &fleet, m.mode, m.dataset, table, runtime)
 				host, port, _ := net.SplitHostPort(a.Addr())
 				for i, d := range drivers {
 					n := pairs
@@ -334,7 +380,7 @@ func TestReadYourWrites_Drivers(t *testing.T) {
 						n = min(pairs, 50)
 					}
 					start := time.Now()
-					got, stale, first := runRYWProgram(t, d.argv(host, port, table, 10*i, rywClients, n))
+					got, stale, first := runRYWProgram(t, d.argv(host, port, table, 100*si+10*i, rywClients, n))
 					t.Logf("%s, %s, read_your_writes %s: %d pairs in %v, %d stale", m.mode, d.name, scope, got, time.Since(start).Round(time.Millisecond), stale)
 					if got != rywClients*n {
 						t.Errorf("%s, %s: %d pairs, want %d", m.mode, d.name, got, rywClients*n)
