@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,9 +15,10 @@ import (
 // origin where its WAL is, instead of waiting for its batch or the next
 // keepalive. Its methods are safe for concurrent use.
 type Applied struct {
-	mu   sync.Mutex
-	pos  uint64
-	want uint64
+	mu  sync.Mutex
+	pos uint64
+	// wants are the positions readers wait for now, one per waiter.
+	wants []uint64
 	// changed is closed and replaced at every advance.
 	changed chan struct{}
 	// nudge wakes the stream (SetNudge); nil while none streams.
@@ -55,15 +57,21 @@ func (a *Applied) Advance(lsn uint64) {
 	}
 }
 
-// Wanted returns the highest position a reader waits for that the data has
-// not reached (0: none).
-func (a *Applied) Wanted() uint64 {
+// Wanted returns the lowest and the highest positions readers wait for
+// that the data has not reached (0, 0: none).
+func (a *Applied) Wanted() (lo, hi uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.want <= a.pos {
-		return 0
+	for _, w := range a.wants {
+		if w <= a.pos {
+			continue
+		}
+		if lo == 0 || w < lo {
+			lo = w
+		}
+		hi = max(hi, w)
 	}
-	return a.want
+	return lo, hi
 }
 
 // SetNudge sets the function that wakes the stream when a reader starts
@@ -86,9 +94,10 @@ func (a *Applied) Wait(ctx context.Context, lsn uint64, max time.Duration) bool 
 		a.mu.Unlock()
 		return false
 	}
-	a.want = maxU64(a.want, lsn)
+	a.wants = append(a.wants, lsn)
 	nudge := a.nudge
 	a.mu.Unlock()
+	defer a.unwant(lsn)
 	if nudge != nil {
 		nudge()
 	}
@@ -115,11 +124,13 @@ func (a *Applied) Wait(ctx context.Context, lsn uint64, max time.Duration) bool 
 	}
 }
 
-func maxU64(a, b uint64) uint64 {
-	if a > b {
-		return a
+// unwant drops one waiter's lsn.
+func (a *Applied) unwant(lsn uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i := slices.Index(a.wants, lsn); i >= 0 {
+		a.wants = slices.Delete(a.wants, i, i+1)
 	}
-	return b
 }
 
 // DataAsOf returns the named dataset's DataAsOf, without copying its state.

@@ -67,6 +67,10 @@ const (
 	// WAL stands while a reader waits for a position it has not reached
 	// (read-your-writes: catalog.Applied).
 	changesAskEvery = 5 * time.Millisecond
+	// changesWaitLinger is how long complete transactions a reader waits
+	// for are held for others to join them in one apply, unless every
+	// reader's is in.
+	changesWaitLinger = 2 * time.Millisecond
 )
 
 // rebuildOnDemand is why a dataset rebuilds after an on-demand refresh.
@@ -522,6 +526,9 @@ type streamState struct {
 	// for a keepalive on a reader's behalf.
 	seen    *catalog.Applied
 	askedAt time.Time
+	// sentEnd is the highest position a keepalive said the origin had
+	// sent: every change before it has been received.
+	sentEnd pglogrepl.LSN
 }
 
 func (st *streamState) run(ctx context.Context) error {
@@ -560,8 +567,13 @@ func (st *streamState) run(ctx context.Context) error {
 		if !st.pendingSince.IsZero() && !st.inTx {
 			deadline = minTime(deadline, st.pendingSince.Add(changesMaxDelay))
 		}
-		if st.seen != nil && st.seen.Wanted() != 0 {
-			deadline = minTime(deadline, time.Now().Add(changesAskEvery))
+		if st.seen != nil {
+			if lo, _ := st.seen.Wanted(); lo != 0 {
+				deadline = minTime(deadline, time.Now().Add(changesAskEvery))
+				if st.pendingEnd != 0 && !st.inTx {
+					deadline = minTime(deadline, st.pendingSince.Add(changesWaitLinger))
+				}
+			}
 		}
 		if err := nc.SetReadDeadline(deadline); err != nil {
 			return fmt.Errorf("read the change stream: %w", err)
@@ -646,6 +658,7 @@ func (st *streamState) copyData(ctx context.Context, data []byte) error {
 			return fmt.Errorf("change stream: %w", err)
 		}
 		st.serverEnd = max(st.serverEnd, pkm.ServerWALEnd)
+		st.sentEnd = max(st.sentEnd, pkm.ServerWALEnd)
 		if err := st.idle(ctx, pkm.ServerWALEnd); err != nil {
 			return err
 		}
@@ -827,7 +840,13 @@ func (st *streamState) flush(ctx context.Context) error {
 	if !st.ready && lag < s.t.dataset().ReadyLag() && st.s.applied >= st.readyAt {
 		st.becomeReady()
 	}
-	st.advanceSeen(st.s.applied)
+	if !st.inTx && st.b.empty() {
+		// Everything received is applied: all the origin had sent when
+		// its last keepalive came.
+		st.advanceSeen(max(st.s.applied, st.sentEnd))
+	} else {
+		st.advanceSeen(st.s.applied)
+	}
 	return st.sendStatus(false)
 }
 
@@ -1169,22 +1188,30 @@ func (st *streamState) advanceSeen(lsn pglogrepl.LSN) {
 
 // serveWaits acts for readers waiting for a position the data has not
 // reached (read-your-writes): complete transactions waiting in the batch
-// are applied at once, and with nothing in flight the origin is asked
-// where its WAL stands (a keepalive, which idle follows), at most every
-// changesAskEvery.
+// are applied as soon as they hold every reader's position, or one's and
+// they have waited changesWaitLinger for others to join them (an apply
+// costs DuckDB a few statements whatever it holds); with nothing in
+// flight the origin is asked where its WAL stands (a keepalive, which
+// idle follows), at most every changesAskEvery.
 func (st *streamState) serveWaits(ctx context.Context, now time.Time) error {
 	if st.seen == nil || !st.ready {
 		return nil
 	}
-	want := st.seen.Wanted()
-	if want == 0 {
+	lo, hi := st.seen.Wanted()
+	if lo == 0 {
 		return nil
 	}
 	if !st.inTx && st.pendingEnd != 0 {
+		// Every commit before lo is here once the batch reaches it, or a
+		// keepalive past it came.
+		end, in := uint64(st.pendingEnd), uint64(max(st.pendingEnd, st.sentEnd)) >= lo
+		if end < hi && (!in || now.Sub(st.pendingSince) < changesWaitLinger) {
+			return nil // more are coming
+		}
 		if err := st.flush(ctx); err != nil {
 			return err
 		}
-		if st.seen.Wanted() == 0 {
+		if lo, _ := st.seen.Wanted(); lo == 0 {
 			return nil
 		}
 	}
