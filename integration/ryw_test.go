@@ -109,6 +109,7 @@ func createRYWTable(t *testing.T, table string) {
 	t.Helper()
 	mustExec(t, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s;
 		CREATE TABLE %[1]s (id bigint PRIMARY KEY, client int NOT NULL, seq bigint NOT NULL, ts timestamptz NOT NULL DEFAULT clock_timestamp());
+		CREATE INDEX ON %[1]s (client, seq);
 		INSERT INTO %[1]s SELECT g, -1, g, clock_timestamp() FROM generate_series(1, 100) g;
 		GRANT SELECT, INSERT ON %[1]s TO app;`, table))
 	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS "+table) })
