@@ -16,7 +16,7 @@
 //     read, which runtime.point_reads sends to the origin by default, and
 //     which after a write the acceleration would answer only once it has
 //     applied the write);
-//   - aggregate: SELECT count(*), max(seq) FROM cons WHERE client = $1 (a
+//   - aggregate: SELECT count(*), coalesce(max(seq), 0) FROM cons WHERE client = $1 (a
 //     dashboard tile over the client's rows, which the acceleration
 //     answers once it has applied the write, waiting for it).
 package main
@@ -83,7 +83,7 @@ const (
 // reads are the two reads measured.
 var reads = []struct{ name, sql string }{
 	{"point", "SELECT * FROM " + table + " WHERE id = $1"},
-	{"aggregate", "SELECT count(*), max(seq) FROM " + table + " WHERE client = $2"},
+	{"aggregate", "SELECT count(*), coalesce(max(seq), 0) FROM " + table + " WHERE client = $2"},
 }
 
 // result is one target's run of one read.
@@ -121,7 +121,8 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 
 	var results []*result
 	nextID := int64(o.rows) + 1
-	for _, target := range []string{"origin", "pgaccel", "pgaccel, read_your_writes off"} {
+	run := 0
+	for _, target := range []string{"origin", "pgaccel, no datasets", "pgaccel", "pgaccel, read_your_writes off"} {
 		var a *app.App
 		dsn := origin.DSN(pgtest.AppUser, pgtest.AppPassword)
 		if target != "origin" {
@@ -129,8 +130,12 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 			if strings.HasSuffix(target, "off") {
 				runtime = "  read_your_writes: off\n"
 			}
-			cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n%sdatasets:\n  - from: postgres:public.%s\n    acceleration:\n      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n",
-				origin.SuperDSN(), filepath.Join(dir, strings.NewReplacer(" ", "", ",", "").Replace(target)), runtime, table)
+			datasets := fmt.Sprintf("datasets:\n  - from: postgres:public.%s\n    acceleration:\n      mode: file\n      refresh_mode: changes\n      primary_key: [id]\n", table)
+			if strings.HasSuffix(target, "no datasets") {
+				datasets = "datasets: []\n"
+			}
+			cfgText := fmt.Sprintf("origin:\n  dsn: %q\nserver:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nruntime:\n  data_dir: %q\n%s%s",
+				origin.SuperDSN(), filepath.Join(dir, strings.NewReplacer(" ", "", ",", "").Replace(target)), runtime, datasets)
 			cfg, err := catalog.Parse([]byte(cfgText), "consistency.yaml")
 			if err != nil {
 				return err
@@ -149,12 +154,13 @@ func benchmark(ctx context.Context, o options, args []string, stdout, stderr io.
 		}
 		for _, rd := range reads {
 			progress("%s, %s read: %d clients for %v", target, rd.name, o.clients, o.duration)
-			r, err := runPairs(ctx, dsn, o, rd.sql, &nextID)
+			run++
+			r, err := runPairs(ctx, dsn, o, rd.sql, &nextID, 100*run)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", target, rd.name, err)
 			}
 			r.target, r.read = target, rd.name
-			if a != nil {
+			if a != nil && !strings.HasSuffix(target, "no datasets") {
 				r.waits, _ = benchutil.MetricSums(a.Metrics, "pgaccel_read_your_writes_waits_total", "outcome")
 				r.routes, _ = benchutil.MetricSums(a.Metrics, "pgaccel_statements_total", "reason")
 				r.applyLagP99Sec = histogramQuantile(a, "dataset_replication_apply_lag_seconds", 0.99)
@@ -197,10 +203,10 @@ func resetCounts(r *result, earlier []*result, target string) {
 	}
 }
 
-// runPairs runs the clients for o.duration: each updates a row of its own
-// (a new one inserted for each pair) then runs read, and checks the read
-// saw its write.
-func runPairs(ctx context.Context, dsn string, o options, read string, nextID *int64) (*result, error) {
+// runPairs runs the clients for o.duration: each inserts a row of its own
+// then runs read, and checks the read saw its write. Clients are numbered
+// from base.
+func runPairs(ctx context.Context, dsn string, o options, read string, nextID *int64, base int) (*result, error) {
 	var mu sync.Mutex
 	r := &result{}
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
@@ -209,6 +215,7 @@ func runPairs(ctx context.Context, dsn string, o options, read string, nextID *i
 	var wg sync.WaitGroup
 	start := time.Now()
 	for c := range o.clients {
+		c := base + c // clients of earlier runs wrote rows of their own
 		wg.Go(func() {
 			conn, err := pgx.Connect(context.Background(), dsn)
 			if err != nil {
