@@ -87,21 +87,7 @@ func startRYWApp(t *testing.T, fleet **rywFleet, mode string, dataset func(strin
 		writer := startFleetApp(t, srv, bucket, table, "      mode: file\n      refresh_check_interval: 1s\n      snapshots: create_only\n")
 		*fleet = &rywFleet{srv: srv, writer: writer}
 	}
-	cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://"+bucket+"/snaps/",
-		s3Params((*fleet).srv.Endpoint, (*fleet).srv.Region), table, "      mode: file\n      snapshots: enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s\n")
-	cfg = strings.Replace(cfg, "runtime:\n", "runtime:\n"+runtime, 1)
-	a := startAppText(t, cfg)
-	t.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = a.Shutdown(c)
-	})
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(c); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return startFleetAppRuntime(t, (*fleet).srv, bucket, table, "      mode: file\n      snapshots: enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s\n", runtime)
 }
 
 // createRYWTable (re)creates the workload's table.
@@ -410,18 +396,7 @@ func TestReadYourWrites_LastRouteAndBack(t *testing.T) {
 	a := startAppRuntime(t, "", "", fmt.Sprintf("  - from: postgres:public.%s\n    acceleration:\n      refresh_check_interval: 2s\n", table), true)
 	writer := connect(t, appDSN(a, appUser, appPass))
 	other := connect(t, appDSN(a, appUser, appPass))
-	ctx := ctxT(t)
-	route := func(conn *pgx.Conn) string {
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		var r string
-		if err := conn.QueryRow(ctx, "SHOW pgaccel.last_route").Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprintf("%d %s", n, r)
-	}
+	route := func(conn *pgx.Conn) string { return countAndRoute(t, conn, table) }
 	if r := route(writer); !strings.HasPrefix(r, "100 accelerated") {
 		t.Fatalf("before the write: %s", r)
 	}
@@ -455,17 +430,7 @@ func TestReadYourWrites_SnapshotFollower(t *testing.T) {
 	follower := start("enabled\n      refresh_mode: snapshot\n      refresh_check_interval: 1s")
 	conn := connect(t, appDSN(follower, appUser, appPass))
 	ctx := ctxT(t)
-	route := func() string {
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		var r string
-		if err := conn.QueryRow(ctx, "SHOW pgaccel.last_route").Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprintf("%d %s", n, r)
-	}
+	route := func() string { return countAndRoute(t, conn, table) }
 	if r := route(); !strings.HasPrefix(r, "100 accelerated") {
 		t.Fatalf("before the write: %s", r)
 	}
@@ -483,4 +448,19 @@ func TestReadYourWrites_SnapshotFollower(t *testing.T) {
 		t.Fatalf("data_as_of %v, then %v", s1.DataAsOf, s2.DataAsOf)
 	}
 	pgtest.WaitFor(t, "the follower on the newer snapshot", func() bool { return strings.HasPrefix(route(), "101 accelerated") })
+}
+
+// countAndRoute reads table's row count on conn and says how the read was
+// routed: "<count> <SHOW pgaccel.last_route>".
+func countAndRoute(t *testing.T, conn *pgx.Conn, table string) string {
+	t.Helper()
+	var n int64
+	if err := conn.QueryRow(ctxT(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	var r string
+	if err := conn.QueryRow(ctxT(t), "SHOW pgaccel.last_route").Scan(&r); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d %s", n, r)
 }

@@ -91,8 +91,16 @@ func s3Params(endpoint, region string) string {
 // acc (indented lines), and waits until it is ready.
 func startFleetApp(t *testing.T, srv *s3test.Server, bucket, table, acc string) *app.App {
 	t.Helper()
+	return startFleetAppRuntime(t, srv, bucket, table, acc, "")
+}
+
+// startFleetAppRuntime is startFleetApp with runtime keys (indented YAML
+// lines) besides data_dir.
+func startFleetAppRuntime(t *testing.T, srv *s3test.Server, bucket, table, acc, runtime string) *app.App {
+	t.Helper()
 	cfg := fleetConfig(origin.SuperDSN(), "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "s3://"+bucket+"/snaps/",
 		s3Params(srv.Endpoint, srv.Region), table, acc)
+	cfg = strings.Replace(cfg, "runtime:\n", "runtime:\n"+runtime, 1)
 	a := startAppText(t, cfg)
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
