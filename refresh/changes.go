@@ -71,6 +71,9 @@ const (
 	// for are held for others to join them in one apply, unless every
 	// reader's is in.
 	changesWaitLinger = 2 * time.Millisecond
+	// changesAsOfEvery is how often a caught-up stream publishes that it
+	// is (DataAsOf): max_staleness is read against it to this precision.
+	changesAsOfEvery = time.Second
 )
 
 // rebuildOnDemand is why a dataset rebuilds after an on-demand refresh.
@@ -529,6 +532,8 @@ type streamState struct {
 	// sentEnd is the highest position a keepalive said the origin had
 	// sent: every change before it has been received.
 	sentEnd pglogrepl.LSN
+	// asOfAt is when idle last published DataAsOf.
+	asOfAt time.Time
 }
 
 func (st *streamState) run(ctx context.Context) error {
@@ -861,8 +866,11 @@ func (st *streamState) idle(ctx context.Context, end pglogrepl.LSN) error {
 	// Nothing in flight: the data holds every transaction before end, for
 	// readers at once (the checkpoint follows now and then, below).
 	st.advanceSeen(max(end, st.s.applied))
-	if st.ready {
-		now := time.Now()
+	if now := time.Now(); st.ready && now.Sub(st.asOfAt) >= changesAsOfEvery {
+		// Caught up as of now; published at most every changesAsOfEvery
+		// (a registry update moves its version, which the planner's
+		// memo and the sessions' kept decisions are checked by).
+		st.asOfAt = now
 		st.s.r.reg.Update(st.s.t.dataset().Name, func(ds *catalog.DatasetState) {
 			if now.After(ds.DataAsOf) {
 				ds.DataAsOf = now
