@@ -39,14 +39,14 @@ type accelState struct {
 	// the origin for again once the session is idle (caching_session.go);
 	// cachingDirty the caching datasets its transaction may have written.
 	revalidation *revalidation
-	cachingDirty dirtyCaching
+	cachingDirty datasetSet
 	// fences are the read-your-writes fences the session reads by
 	// (consistency.go), nil until its first write or read of a dataset;
 	// written the datasets its transaction may have written, fenced when
 	// it ends (commitWrites). Both are shared with the origin relay, each
 	// under its own lock.
 	fences  fenceRef
-	written dirtyCaching
+	written datasetSet
 	// verifyRand draws the statements shadow verification samples
 	// (verify.go), made at the first draw.
 	verifyRand *rand.Rand

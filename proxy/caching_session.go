@@ -336,14 +336,17 @@ func (ss *session) commitCaching() {
 	}
 }
 
-// dirtyCaching collects the caching datasets the session's transaction
-// may have written; they are dropped once it ends (commitCaching).
-type dirtyCaching struct {
+// datasetSet collects the datasets the session's transaction may have
+// written, under its own lock (the client loop adds, the origin relay
+// takes when the transaction ends): the caching datasets whose answers
+// are dropped then (commitCaching), and the datasets read-your-writes
+// fences (commitWrites).
+type datasetSet struct {
 	mu  sync.Mutex
 	set map[string]struct{}
 }
 
-func (d *dirtyCaching) add(names []string) {
+func (d *datasetSet) add(names []string) {
 	if len(names) == 0 {
 		return
 	}
@@ -357,7 +360,7 @@ func (d *dirtyCaching) add(names []string) {
 	}
 }
 
-func (d *dirtyCaching) take() []string {
+func (d *datasetSet) take() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.set) == 0 {

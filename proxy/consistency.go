@@ -262,7 +262,6 @@ func (c *Consistency) check(ctx context.Context, fs *fenceSet, d planner.Decisio
 // it), else why not.
 func (c *Consistency) holds(ctx context.Context, fs *fenceSet, name string, f fence, d planner.Decision) string {
 	ds, ok := c.reg.Dataset(name)
-	st, _ := c.reg.State(name)
 	if !ok {
 		return ""
 	}
@@ -306,7 +305,7 @@ func (c *Consistency) holds(ctx context.Context, fs *fenceSet, name string, f fe
 		fs.passed(name, f)
 		return ""
 	default:
-		if st.DataAsOf.After(f.at) {
+		if c.reg.DataAsOf(name).After(f.at) {
 			fs.passed(name, f)
 			return ""
 		}
