@@ -188,11 +188,15 @@ datasets:
 	// reload (refresh_on_startup: auto, no schedule).
 	p2 := startPgaccel(t, bin, cfg, env...)
 	pgtest.WaitFor(t, "the restarted pgaccel", func() bool {
-		c, err := net.Dial("tcp", listen)
-		if err == nil {
+		// Both ports: the admin one is bound just after the pgwire one.
+		for _, addr := range []string{listen, admin} {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				return false
+			}
 			c.Close()
 		}
-		return err == nil
+		return true
 	})
 	pgtest.WaitFor(t, "out_big registered from its file", func() bool {
 		d := datasetStatus(t, admin, token, "out_big")
