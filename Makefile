@@ -66,6 +66,7 @@ fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzQuickShape -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzPlan -fuzztime $(FUZZTIME)
 	$(GO) test ./planner -run '^$$' -fuzz FuzzDescriptionShape -fuzztime $(FUZZTIME)
+	$(GO) test ./planner -run '^$$' -fuzz FuzzStatementHash -fuzztime $(FUZZTIME)
 	$(GO) test ./catalog -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy/encode -run '^$$' -fuzz FuzzDecodeParam -fuzztime $(FUZZTIME)
 	$(GO) test ./pgdef -run '^$$' -fuzz FuzzNumericText -fuzztime $(FUZZTIME)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/refresh"
+	"github.com/pgaccel/pgaccel/stmtstats"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -58,6 +59,8 @@ type Options struct {
 	// in now (GET /v1/ready?login=true): with auth.mode origin, whether
 	// the origin answers.
 	CanLogIn func(context.Context) bool
+	// Stats, when set, are the statement statistics (statements.go).
+	Stats *stmtstats.Store
 }
 
 // MemoryStatus is pgaccel's accounted memory as GET /v1/memory returns
@@ -100,6 +103,10 @@ func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry,
 	mux.HandleFunc("GET /v1/replication/slots", s.auth(s.slots))
 	mux.HandleFunc("GET /v1/memory", s.auth(s.memory))
 	mux.HandleFunc("DELETE /v1/replication/slots/{name}", s.auth(s.dropSlot))
+	mux.HandleFunc("GET /v1/statements", s.auth(s.statements))
+	mux.HandleFunc("DELETE /v1/statements", s.auth(s.resetStatements))
+	mux.HandleFunc("GET /v1/stats", s.auth(s.totals))
+	mux.HandleFunc("GET /v1/advice", s.auth(s.advice))
 	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics}).ServeHTTP))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s

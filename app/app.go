@@ -27,6 +27,7 @@ import (
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
 	"github.com/pgaccel/pgaccel/refresh"
 	"github.com/pgaccel/pgaccel/snapshot"
+	"github.com/pgaccel/pgaccel/stmtstats"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
@@ -43,6 +44,9 @@ type App struct {
 	Runner   *refresh.Runner
 	Planner  *planner.Planner
 	Metrics  *prometheus.Registry
+	// Stats are the statement statistics (runtime.statement_stats); nil
+	// when off.
+	Stats *stmtstats.Store
 	// shutdownOnce makes Shutdown run once; shutdownErr is its error.
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -191,6 +195,10 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	})
 
 	pm := proxy.NewMetrics(a.Metrics)
+	if ss := cfg.Runtime.StatementStats; ss.Enabled {
+		a.Stats = stmtstats.New(stmtstats.Options{Max: ss.MaxStatements, Describe: describeStatement})
+		a.Metrics.MustRegister(stmtstats.NewCollector(a.Stats, func() stmtstats.AdviceInput { return stmtstats.InputFrom(a.Registry) }))
+	}
 	// Without an accelerated dataset every statement goes to the origin:
 	// the proxy then relays without the routing hook.
 	var accel *proxy.Accel
@@ -204,6 +212,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 				Clock:       clock,
 				Consistency: proxy.NewConsistency(a.Registry, cfg.Runtime.ReadYourWrites, a.walPosition, pm),
 				Registry:    a.Registry,
+				Stats:       a.Stats,
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
@@ -268,6 +277,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		RuntimeReadyState:  cfg.Runtime.ReadyState,
 		ReadyRequiresFresh: cfg.Runtime.ReadyRequiresFresh,
 		CanLogIn:           a.canLogIn(cfg),
+		Stats:              a.Stats,
 		Memory:             a.memory,
 	})
 	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))
@@ -419,6 +429,7 @@ func (a *App) closeParts() {
 	if a.verify != nil {
 		a.verify.Close()
 	}
+	a.Stats.Close()
 	if a.verifyPool != nil {
 		a.verifyPool.Close()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/auth"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // The planner's answers from the origin are written within
@@ -92,4 +93,11 @@ func (l *lookupsFile) save(final bool) {
 func (l *lookupsFile) stop() {
 	l.stopOnce.Do(func() { close(l.done) })
 	<-l.stopped
+}
+
+// describeStatement is the statement statistics' describer: the
+// planner's normalised text and tables.
+func describeStatement(sql string) stmtstats.Description {
+	d := planner.DescribeStatement(sql)
+	return stmtstats.Description{Text: d.Text, Tables: d.Tables, Read: d.Read}
 }

@@ -243,7 +243,23 @@ type Runtime struct {
 	// ReadYourWrites keeps the reads of a session that wrote at least as
 	// new as its writes (runtime.read_your_writes).
 	ReadYourWrites ReadYourWrites
+	// StatementStats is runtime.statement_stats: the statement statistics
+	// (SHOW pgaccel.statements, GET /v1/statements, the advisor).
+	StatementStats StatementStats
 }
+
+// StatementStats is runtime.statement_stats: per statement fingerprint,
+// role and database, calls, rows and times by route (stmtstats). On by
+// default; max_statements bounds the statements kept (default 5000; when
+// full, the tenth with the fewest calls is dropped).
+type StatementStats struct {
+	Enabled       bool
+	MaxStatements int
+	Line          int
+}
+
+// DefaultMaxStatements is runtime.statement_stats.max_statements' default.
+const DefaultMaxStatements = 5000
 
 // ReadYourWrites is runtime.read_your_writes: after a transaction that
 // may have written a dataset's table commits through pgaccel, the reads of

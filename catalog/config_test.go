@@ -43,6 +43,7 @@ func TestLoad_ValidFullExample(t *testing.T) {
 			ResultsCache:   ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
 			PointIndex:     PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes},
 			ReadYourWrites: ReadYourWrites{Scope: RYWSession, MaxWait: DefaultRYWMaxWait},
+			StatementStats: StatementStats{Enabled: true, MaxStatements: DefaultMaxStatements},
 			Verify:         Verify{SampleRate: DefaultVerifySampleRate, SampleRateText: "1%", OriginTimePerMinute: DefaultVerifyOriginTime}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Snapshots: &Snapshots{
@@ -156,6 +157,7 @@ func TestParse_Defaults(t *testing.T) {
 			ResultsCache:   ResultsCache{Enabled: true, MaxBytes: DefaultResultsCacheBytes, MaxEntryBytes: DefaultResultsCacheEntryBytes},
 			PointIndex:     PointIndex{Enabled: true, MaxBytes: DefaultPointIndexBytes},
 			ReadYourWrites: ReadYourWrites{Scope: RYWSession, MaxWait: DefaultRYWMaxWait},
+			StatementStats: StatementStats{Enabled: true, MaxStatements: DefaultMaxStatements},
 			Verify:         Verify{SampleRate: DefaultVerifySampleRate, SampleRateText: "1%", OriginTimePerMinute: DefaultVerifyOriginTime}},
 		Auth: Auth{Mode: AuthOrigin, CacheTTL: DefaultAuthCacheTTL, MaxStale: DefaultAuthMaxStale, OriginIdleTimeout: DefaultAuthOriginIdleTimeout},
 		Datasets: []*Dataset{{

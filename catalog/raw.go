@@ -79,8 +79,16 @@ type rawRuntime struct {
 	// ReadYourWrites keeps a writer's reads at least as new as its writes.
 	ReadYourWrites *rawReadYourWrites `yaml:"read_your_writes"`
 	// ReadyRequiresFresh takes /v1/ready down while all data is stale.
-	ReadyRequiresFresh *bool     `yaml:"ready_requires_fresh"`
-	Pos                positions `yaml:"-"`
+	ReadyRequiresFresh *bool `yaml:"ready_requires_fresh"`
+	// StatementStats keeps per-statement statistics.
+	StatementStats *rawStatementStats `yaml:"statement_stats"`
+	Pos            positions          `yaml:"-"`
+}
+
+type rawStatementStats struct {
+	Enabled       *bool     `yaml:"enabled"`
+	MaxStatements *int      `yaml:"max_statements"`
+	Pos           positions `yaml:"-"`
 }
 
 type rawReadYourWrites struct {
@@ -262,6 +270,7 @@ func (r *rawConfig) config(file string) *Config {
 			Verify:             verify(r.Runtime.Verify),
 			ReadYourWrites:     readYourWrites(r.Runtime.ReadYourWrites),
 			ReadyRequiresFresh: deref(r.Runtime.ReadyRequiresFresh),
+			StatementStats:     statementStats(r.Runtime.StatementStats),
 			DuckDB:             duckDB(r.Runtime.DuckDB),
 		},
 		Auth: Auth{
@@ -497,6 +506,21 @@ func resultsCache(r *rawResultsCache) ResultsCache {
 	}
 	c.Line = r.Pos[""]
 	return c
+}
+
+func statementStats(r *rawStatementStats) StatementStats {
+	v := StatementStats{Enabled: true, MaxStatements: DefaultMaxStatements}
+	if r == nil {
+		return v
+	}
+	if r.Enabled != nil {
+		v.Enabled = *r.Enabled
+	}
+	if r.MaxStatements != nil {
+		v.MaxStatements = *r.MaxStatements
+	}
+	v.Line = r.Pos[""]
+	return v
 }
 
 func readYourWrites(r *rawReadYourWrites) ReadYourWrites {

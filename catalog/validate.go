@@ -223,6 +223,9 @@ func (v *validator) runtime() {
 	if !slices.Contains([]string{"", RYWSession, RYWRole, RYWGlobal, RYWOff}, r.ReadYourWrites.Scope) {
 		v.add("runtime.read_your_writes.scope", fmt.Sprintf("%q is not session, role, global or off", r.ReadYourWrites.Scope), choose(r.ReadYourWrites.Scope, RYWSession, RYWRole, RYWGlobal, RYWOff))
 	}
+	if s := r.StatementStats; s.Enabled && (s.MaxStatements < 100 || s.MaxStatements > 1000000) {
+		v.add("runtime.statement_stats.max_statements", fmt.Sprintf("%d is out of range", s.MaxStatements), "use a number from 100 to 1000000 (default 5000), or enabled: false")
+	}
 	if !slices.Contains([]string{"", PointReadsOrigin, PointReadsAcceleration}, r.PointReads) {
 		v.add("runtime.point_reads", fmt.Sprintf("%q is not origin or acceleration", r.PointReads), choose(r.PointReads, PointReadsOrigin, PointReadsAcceleration))
 	}

@@ -1,5 +1,7 @@
 package planner
 
+import "strings"
+
 // Number shapes. The fast path (fastpath.go) never looks at a number's
 // value: a run of digits that does not continue an identifier, a $
 // parameter or a dollar-quote tag is one token to it, or part of the
@@ -92,3 +94,116 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // a parameter ($1) or a dollar-quote tag, as scanTokens reads them
 // (non-ASCII bytes are identifier bytes to it).
 func continuesIdent(c byte) bool { return isIdentChar(c) || c >= 0x80 }
+
+// StatementHash is the fingerprint statement statistics key a text by:
+// an FNV-1a hash of the text with each constant (a number that does not
+// continue an identifier, a '…' string with any prefix, a $tag$…$tag$
+// string) as one '?', comments dropped, runs of white space as one space
+// and letters outside quoted identifiers in lower case. Texts of one
+// number shape (SameShape) have one hash; so do the calls of one
+// statement with other values. It reads the text once and allocates
+// nothing.
+func StatementHash(sql string) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	add := func(c byte) { h = (h ^ uint64(c)) * prime }
+	space := false
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			space = true
+			i++
+			continue
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+			space = true
+			continue
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				i = len(sql)
+			} else {
+				i += end + 4
+			}
+			space = true
+			continue
+		}
+		if space {
+			add(' ')
+			space = false
+		}
+		switch {
+		case c == '\'':
+			i = skipQuoted(sql, i, '\'')
+			add('?')
+		case c == '"':
+			j := skipQuoted(sql, i, '"')
+			for ; i < j; i++ {
+				add(sql[i])
+			}
+		case c == '$' && (i == 0 || !continuesIdent(sql[i-1])) && i+1 < len(sql) && !isDigit(sql[i+1]):
+			if j, ok := skipDollarQuoted(sql, i); ok {
+				i = j
+				add('?')
+			} else {
+				add(c)
+				i++
+			}
+		case isDigit(c) && (i == 0 || !continuesIdent(sql[i-1])):
+			for i < len(sql) && (isDigit(sql[i]) || sql[i] == '.' || sql[i] == 'e' || sql[i] == 'E' || sql[i] == '_') {
+				i++
+			}
+			add('?')
+		default:
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			add(c)
+			i++
+		}
+	}
+	return h
+}
+
+// skipQuoted returns the index after the quoted text starting at sql[i]
+// (a doubled quote stands for itself; a backslash escapes in E'…'
+// strings, and is read as escaping there only).
+func skipQuoted(sql string, i int, q byte) int {
+	escapes := q == '\'' && i > 0 && (sql[i-1] == 'e' || sql[i-1] == 'E')
+	for i++; i < len(sql); i++ {
+		switch sql[i] {
+		case '\\':
+			if escapes {
+				i++
+			}
+		case q:
+			if i+1 < len(sql) && sql[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(sql)
+}
+
+// skipDollarQuoted returns the index after the $tag$…$tag$ string at
+// sql[i], and false when sql[i] starts none.
+func skipDollarQuoted(sql string, i int) (int, bool) {
+	j := i + 1
+	for j < len(sql) && sql[j] != '$' && (isIdentChar(sql[j]) || sql[j] >= 0x80) {
+		j++
+	}
+	if j >= len(sql) || sql[j] != '$' {
+		return 0, false
+	}
+	tag := sql[i : j+1]
+	end := strings.Index(sql[j+1:], tag)
+	if end < 0 {
+		return len(sql), true
+	}
+	return j + 1 + end + len(tag), true
+}

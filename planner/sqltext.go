@@ -17,7 +17,9 @@ import (
 //     DEALLOCATE, a pool's reset);
 //   - SessionStateCall and TransactionScoped: what a statement leaves in
 //     the origin session, for the replay of a new origin connection;
-//   - ShowsLastRoute: SHOW pgaccel.last_route;
+//   - ShowsPgaccel, ShowsLastRoute: SHOW pgaccel.last_route, statements,
+//     stats, datasets, advice;
+//   - ExplainPgaccel: EXPLAIN (pgaccel) of a statement, the dry run;
 //   - SubstituteParams and PlaceParams: a statement's $n parameters
 //     replaced by text;
 //   - NoParams: a text without $n parameters;
@@ -214,13 +216,40 @@ func TransactionScoped(sql string) bool {
 	return len(f) >= 2 && f[0] == "set" && (f[1] == "local" || strings.HasPrefix(f[1], "transaction"))
 }
 
-var showLastRoute = regexp.MustCompile(`(?is)^\s*show\s+(pgaccel\.last_route|"pgaccel\.last_route")\s*;?\s*$`)
+var showPgaccel = regexp.MustCompile(`(?is)^\s*show\s+("?)pgaccel\.(last_route|statements|stats|datasets|advice)("?)\s*;?\s*$`)
+
+// PgaccelShow is one of the SHOW pgaccel.* statements the proxy answers
+// about itself.
+type PgaccelShow uint8
+
+const (
+	ShowNone       PgaccelShow = iota
+	ShowLastRoute              // SHOW pgaccel.last_route
+	ShowStatements             // SHOW pgaccel.statements
+	ShowStats                  // SHOW pgaccel.stats
+	ShowDatasets               // SHOW pgaccel.datasets
+	ShowAdvice                 // SHOW pgaccel.advice
+)
+
+var showNames = map[string]PgaccelShow{"last_route": ShowLastRoute, "statements": ShowStatements, "stats": ShowStats,
+	"datasets": ShowDatasets, "advice": ShowAdvice}
+
+// ShowsPgaccel reports which SHOW pgaccel.* sql is (ShowNone for any
+// other text).
+func ShowsPgaccel(sql string) PgaccelShow {
+	if len(sql) >= 64 || !startsShow(sql) {
+		return ShowNone
+	}
+	m := showPgaccel.FindStringSubmatch(sql)
+	if m == nil || m[1] != m[3] {
+		return ShowNone
+	}
+	return showNames[strings.ToLower(m[2])]
+}
 
 // ShowsLastRoute reports whether sql is SHOW pgaccel.last_route (the
 // proxy answers it).
-func ShowsLastRoute(sql string) bool {
-	return len(sql) < 64 && startsShow(sql) && showLastRoute.MatchString(sql)
-}
+func ShowsLastRoute(sql string) bool { return ShowsPgaccel(sql) == ShowLastRoute }
 
 // startsShow reports whether sql starts with SHOW in any case, after the
 // white space showLastRoute's \s takes (every Query and Parse is checked,
@@ -303,3 +332,19 @@ func MentionsName(sql, name string) bool {
 
 // NoParams reports whether sql has no $n parameter: no '$' anywhere.
 func NoParams(sql string) bool { return strings.IndexByte(sql, '$') < 0 }
+
+var explainPgaccel = regexp.MustCompile(`(?is)^\s*explain\s*\(\s*pgaccel\s*\)\s*(.*?)\s*;?\s*$`)
+
+// ExplainPgaccel reports whether sql is EXPLAIN (pgaccel) of a statement,
+// the dry run the proxy answers (how it would route the statement, and
+// why), and returns the statement's text.
+func ExplainPgaccel(sql string) (inner string, ok bool) {
+	if !strings.EqualFold(LeadingWord(sql), "explain") {
+		return "", false
+	}
+	m := explainPgaccel.FindStringSubmatch(sql)
+	if m == nil || strings.TrimSpace(m[1]) == "" {
+		return "", false
+	}
+	return m[1], true
+}

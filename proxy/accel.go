@@ -10,6 +10,7 @@ import (
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/proxy/originlink"
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // Planner decides each statement's route (see package planner).
@@ -82,6 +83,8 @@ type Accel struct {
 	// Registry, when set, is the datasets' state, whose age their and the
 	// sessions' max_staleness bound (consistency.go).
 	Registry *catalog.Registry
+	// Stats, when set, keeps the statement statistics (stats.go).
+	Stats *stmtstats.Store
 }
 
 // planSession is the planner's view of the session now.

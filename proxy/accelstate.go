@@ -31,6 +31,9 @@ type accelState struct {
 
 	quickMemo quickMemo
 	lastCount lastCounters
+	// stats is the session's last few statement statistics entries
+	// (stats.go).
+	stats statCache
 	// lastRoute is how the last statement was routed, for SHOW
 	// pgaccel.last_route (route.go).
 	lastRoute routeNote

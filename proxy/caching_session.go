@@ -12,6 +12,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // The session's side of refresh_mode: caching (caching.go): reads the
@@ -223,6 +224,8 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 	ss.srv.metrics.count(ss.stripe, routeOrigin, d.Datasets, "caching_miss")
 	ss.srv.metrics.observe(ss.stripe, routeOrigin, start)
 	ss.acc.lastRoute = routeNote{route: route, detail: d.Detail}
+	ss.statWhy(routeOrigin, "caching_miss", d.Detail, d.Datasets)
+	ss.statLocal(stmtstats.Origin, start, a.rows, d.Datasets)
 	if err := ss.finish(tail...); err != nil {
 		ss.close()
 	}

@@ -100,11 +100,14 @@ func (ss *session) pointReadReplan(d planner.Decision) bool {
 func (ss *session) decideLocal(sql string, settle, pointOnly bool) (d planner.Decision, s *encode.Settings, ok bool) {
 	ss.mustNotBlock("plan")
 	ctx := ss.srv.baseCtx
-	if sql == lastRouteSQL {
+	if k := ownKind(sql); k != planner.ShowNone {
 		if !ss.ensureInfo() {
 			return planner.Decision{Route: planner.RouteOrigin, Kind: planner.KindShow}, nil, false
 		}
-		d, ok = ss.settleLocal(ss.lastRouteDecision(), settle)
+		d, ok = ss.settleLocal(planner.Decision{Route: planner.RouteAccelerate, Kind: planner.KindShow}, settle)
+		if ok {
+			d = ss.ownDecision(ctx, sql, k)
+		}
 		if !ok {
 			return d, nil, false
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/proxy/originlink"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // handleExecute answers an Execute locally when its statement is routed to
@@ -310,7 +311,11 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 		return true
 	}
 	ss.client.outBuf = ss.client.outBuf[:0]
+	var rows int64
 	for _, msg := range msgs {
+		if _, ok := msg.(*pgproto3.DataRow); ok {
+			rows++
+		}
 		switch msg.(type) {
 		case *pgproto3.DataRow, *pgproto3.CommandComplete, *pgproto3.EmptyQueryResponse, *pgproto3.ErrorResponse,
 			*pgproto3.NoticeResponse:
@@ -324,6 +329,11 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 		}
 	}
 	ss.srv.metrics.observe(ss.stripe, route, start)
+	if route == routeFallback {
+		ss.statLocal(stmtstats.Fallback, start, rows, nil)
+	} else {
+		ss.statLocal(stmtstats.Origin, start, rows, nil)
+	}
 	if err := ss.finish(); err != nil {
 		ss.close()
 	}
@@ -391,6 +401,7 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 			ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
 			ss.srv.metrics.observe(ss.stripe, routeAccelerated, r.started)
 			ss.acc.lastRoute = routeNote{route: localRoute(r)}
+			ss.statLocalResult(r, n)
 		}
 		r.close()
 		p.active = nil

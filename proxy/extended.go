@@ -23,7 +23,7 @@ func (ss *session) onParse(st *stmtInfo) {
 // newStmt is what the session keeps of a Parse: with the planner's
 // fast-path decision, asked once per Parse.
 func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
-	m.Query = asShowLastRoute(m.Query)
+	m.Query = asOwnStatement(m.Query)
 	var d planner.Decision
 	ok, stateCall, kept := false, "", false
 	var keptAt keepStamp

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // extState is the session's extended-protocol state: its prepared
@@ -84,6 +85,8 @@ type stmtInfo struct {
 	// counters are origin's route counters once the lane counted an
 	// Execute of it (countOriginStmt).
 	counters *routeCounters
+	// stat is its statement statistics entry once executed (stats.go).
+	stat *stmtstats.Entry
 	// cmd: a statement the session answers itself while it has no
 	// live origin connection (localcmd.go).
 	cmd *planner.LocalCommand

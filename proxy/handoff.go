@@ -174,13 +174,13 @@ func (ss *session) loopSafe(msg pgproto3.FrontendMessage, err error) bool {
 		if ss.ext.segmentOpen {
 			return false // planned uninformed (toOriginUninformed)
 		}
-		_, ok := ss.quick(asShowLastRoute(m.String))
+		_, ok := ss.quick(asOwnStatement(m.String))
 		return ok
 	case *pgproto3.Parse:
 		if opens {
 			return false
 		}
-		_, ok := ss.quick(asShowLastRoute(m.Query))
+		_, ok := ss.quick(asOwnStatement(m.Query))
 		return ok
 	case *pgproto3.Bind:
 		return !opens && ss.ext.stmts[m.PreparedStatement].originOnly()

@@ -175,7 +175,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 			// the text stays in the client's buffer until laneClient has
 			// written the round trip. quickEntry copies a text it keeps,
 			// and noteOrigin keeps none of the kinds laneQuery takes.
-			sql := asShowLastRoute(unsafe.String(unsafe.SliceData(text), len(text)))
+			sql := asOwnStatement(unsafe.String(unsafe.SliceData(text), len(text)))
 			e := ss.quickEntry(sql)
 			if e == nil || !e.ok || !laneQuery(e.d, e.stateCall) {
 				return 0, 0
@@ -288,10 +288,11 @@ func (ss *session) laneApply(ops []laneOp) {
 		}
 		delete(ss.ext.stmts, "")
 		q := ops[0].q
+		ss.statArrive(ops[0].sql, nil)
 		ss.countOriginEntry(q)
 		ss.noteOriginKnown(ops[0].sql, q.d, &q.stateCall)
 		ss.origin.pendingDiscard = false
-		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: now, Route: routeOrigin})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: now, Route: routeOrigin, Stat: ss.statItem()})
 		ss.ext.stretchOrigin, ss.local.originTimer, ss.ext.segmentWrote = false, false, false
 		return
 	}
@@ -327,9 +328,10 @@ func (ss *session) laneApply(ops []laneOp) {
 			items[i] = originlink.Item{Kind: kind}
 		case 'E':
 			ss.ext.answerCheck, ss.origin.pendingDiscard = false, false
+			ss.statArrive("", op.st)
 			ss.countOriginStmt(op.st)
 			ss.noteArrival(now)
-			items[i] = originlink.Item{Kind: originlink.ItemExecute, Started: now, Route: routeOrigin}
+			items[i] = originlink.Item{Kind: originlink.ItemExecute, Started: now, Route: routeOrigin, Stat: ss.statItem()}
 		case 'S':
 			items[i] = originlink.Item{Kind: originlink.ItemSync, Wrote: ss.ext.segmentWrote}
 		}

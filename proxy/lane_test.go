@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgaccel/pgaccel/catalog"
@@ -388,7 +387,11 @@ func BenchmarkLane(b *testing.B) {
 			} else {
 				m, stripe := ss.srv.metrics, newStripe()
 				ss.stripe = stripe
-				ss.origin.pending.Observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+				ss.origin.pending.Observe = func(it *originlink.Item) {
+					if !it.Started.IsZero() {
+						m.observe(stripe, it.Route, it.Started)
+					}
+				}
 			}
 			ss.client.fr = wire.NewFrameReader(&loopReader{c.client(parse)}, false)
 			ss.origin.fr = wire.NewFrameReader(&loopReader{c.origin(parse)}, false)

@@ -14,6 +14,7 @@ import (
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // localRun is the statement the session runs for its client: the local
@@ -40,6 +41,9 @@ type localRun struct {
 	// (origin; fallback when the acceleration handed it over).
 	arrived   time.Time
 	timeRoute string
+	// stat is the statistics entry of the current Query or Execute
+	// (stats.go); nil when none is kept.
+	stat *stmtstats.Entry
 	// txStart is when the statement that began the session's current
 	// transaction arrived: now() of the accelerated statements in it
 	// (clock.go).

@@ -96,6 +96,7 @@ func (ss *session) originMessage(msg pgproto3.BackendMessage, raw []byte, err er
 // noteCompletion follows a CommandComplete's tag for read-your-writes:
 // whether the transaction ending at the next ReadyForQuery committed.
 func (ss *session) noteCompletion(tag []byte) {
+	ss.origin.tagRows += tagRows(tag)
 	switch {
 	case bytes.Equal(tag, []byte("COMMIT")):
 		ss.origin.committed, ss.origin.undone = true, false

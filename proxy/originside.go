@@ -92,4 +92,7 @@ type originSide struct {
 	// completed; the last to end was a ROLLBACK or an error (its
 	// transaction wrote nothing). The origin relay's only.
 	committed, undone bool
+	// tagRows sums the rows of the CommandComplete tags since the last
+	// timed item completed (stats.go). The origin relay's only.
+	tagRows int64
 }

@@ -19,7 +19,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.toOriginUninformed(ss.srv.baseCtx, m.String)
 		return false
 	}
-	m.String = asShowLastRoute(m.String)
+	m.String = asOwnStatement(m.String)
 	if ss.answerWithoutOrigin(m.String) {
 		return true
 	}
@@ -200,6 +200,7 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 		ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
 		ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
 		ss.acc.lastRoute = routeNote{route: localRoute(r)}
+		ss.statLocalResult(r, n)
 	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()

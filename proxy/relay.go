@@ -136,10 +136,18 @@ func (ss *session) clientMessage(msg pgproto3.FrontendMessage, err error) bool {
 	}
 	// Only sessions with an acceleration come here (the others are
 	// relayed pass-through): every message passes the routing hook.
-	switch msg.(type) {
-	case *pgproto3.Query, *pgproto3.Execute:
+	switch m := msg.(type) {
+	case *pgproto3.Query:
 		// Timed to their completion when they go to the origin (forward).
 		ss.noteArrival(time.Now())
+		ss.statArrive(m.String, nil)
+	case *pgproto3.Execute:
+		ss.noteArrival(time.Now())
+		if p := ss.ext.portals[m.Portal]; p != nil {
+			ss.statArrive("", p.stmt)
+		} else {
+			ss.local.stat = nil
+		}
 	}
 	dirty, changedInTx := ss.acc.infoDirty, ss.acc.changedInTx
 	handled, capture := ss.accelerate(msg)
@@ -204,7 +212,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 	stretch := true
 	switch m := msg.(type) {
 	case *pgproto3.Query:
-		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: ss.local.arrived, Route: ss.local.timeRoute, Capture: ss.origin.queryCapture})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemQuery, Wrote: ss.ext.segmentWrote, Started: ss.local.arrived, Route: ss.local.timeRoute, Stat: ss.statItem(), Capture: ss.origin.queryCapture})
 		ss.origin.queryCapture = nil
 		ss.ext.segmentWrote = false
 		stretch = false
@@ -235,7 +243,7 @@ func (ss *session) forward(msg pgproto3.FrontendMessage, capture func(pgproto3.B
 		}
 		ss.origin.pending.Push(originlink.Item{Kind: kind, Capture: capture})
 	case *pgproto3.Execute:
-		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemExecute, Started: ss.local.arrived, Route: ss.local.timeRoute})
+		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemExecute, Started: ss.local.arrived, Route: ss.local.timeRoute, Stat: ss.statItem()})
 	case *pgproto3.Close:
 		ss.origin.pending.Push(originlink.Item{Kind: originlink.ItemClose})
 	case *pgproto3.Flush:

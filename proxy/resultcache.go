@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/resultcache"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // NewResultCache returns the results cache (runtime.results_cache) of
@@ -68,6 +69,7 @@ func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start tim
 	ss.srv.metrics.count(ss.stripe, routeAccelerated, d.Datasets, "")
 	ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
 	ss.acc.lastRoute = routeNote{route: route}
+	ss.statLocal(stmtstats.CacheHit, start, n, d.Datasets)
 	if d.Caching {
 		ss.acc.lastRoute.detail = d.Detail // a caching read joined with accelerated datasets
 	}

@@ -26,17 +26,9 @@ import (
 //     behave as Postgres's own); the session info reads it, and reads go
 //     to the origin while it is origin.
 
-// lastRouteSQL is the statement SHOW pgaccel.last_route becomes.
+// lastRouteSQL is the statement SHOW pgaccel.last_route becomes (see
+// ownshow.go for the others).
 const lastRouteSQL = `SELECT pg_catalog.current_setting('pgaccel.last_route', true) AS "pgaccel.last_route"`
-
-// asShowLastRoute returns lastRouteSQL for SHOW pgaccel.last_route, and
-// sql itself otherwise.
-func asShowLastRoute(sql string) string {
-	if planner.ShowsLastRoute(sql) {
-		return lastRouteSQL
-	}
-	return sql
-}
 
 // routeNote is how a statement was routed, kept as it was decided and
 // written out only when SHOW pgaccel.last_route asks (the notes of most
@@ -75,6 +67,7 @@ func (n routeNote) String() string {
 func (ss *session) noteRoute(d *planner.Decision, route, reason, detail string) {
 	if !internal(d) {
 		ss.acc.lastRoute = routeNote{route: route, reason: reason, detail: detail}
+		ss.statWhy(route, reason, detail, d.Datasets)
 	}
 }
 
@@ -149,7 +142,7 @@ func (ss *session) quick(sql string) (planner.Decision, bool) {
 // quickEntry is quick's answer for sql, with what the lane asks of it
 // too; nil for the proxy's own statement.
 func (ss *session) quickEntry(sql string) *quickEntry {
-	if sql == lastRouteSQL {
+	if ownKind(sql) != planner.ShowNone {
 		return nil
 	}
 	m := &ss.acc.quickMemo

@@ -27,8 +27,8 @@ func TestRouteNote_String(t *testing.T) {
 		{"SHO", "SHO"},
 		{"", ""},
 	} {
-		if got := asShowLastRoute(c.sql); got != c.want {
-			t.Errorf("asShowLastRoute(%q) = %q", c.sql, got)
+		if got := asOwnStatement(c.sql); got != c.want {
+			t.Errorf("asOwnStatement(%q) = %q", c.sql, got)
 		}
 	}
 	if routeSettingDetail("Auto") != "" || routeSettingDetail("") != "" || routeSettingDetail("origin") == "" || !strings.Contains(routeSettingDetail("bogus"), "neither") {

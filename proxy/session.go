@@ -151,9 +151,14 @@ func newSession(s *Server, cs clientConn, startup *pgproto3.StartupMessage, log 
 	}
 	if ss.accel == nil {
 		ss.pass = &passState{}
-	} else if m := s.metrics; m != nil {
-		stripe := ss.stripe
-		ss.origin.pending.Observe = func(route string, started time.Time) { m.observe(stripe, route, started) }
+	} else {
+		m, stripe := s.metrics, ss.stripe
+		ss.origin.pending.Observe = func(it *originlink.Item) {
+			if !it.Started.IsZero() {
+				m.observe(stripe, it.Route, it.Started)
+			}
+			ss.statObserve(it)
+		}
 	}
 	return ss
 }

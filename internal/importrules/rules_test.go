@@ -25,15 +25,16 @@ var rules = map[string][]string{
 	"planner/origintest": {"catalog", "planner", "pgdef"},
 	"snapshot":           {"catalog", "accelerator", "pgdef"},
 	"refresh":            {"catalog", "accelerator", "snapshot", "pgdef"},
+	"stmtstats":          {"catalog"},
 	"proxy/encode":       {"pgdef"},
 	"proxy/resultcache":  {"catalog", "pgdef"}, // catalog.CachingStatus
 	"proxy/wire":         {},
 	"proxy/originlink":   {"auth", "pgdef", "proxy/wire"},
 	"proxy": {"catalog", "planner", "accelerator", "auth", "pgdef",
-		"proxy/wire", "proxy/originlink", "proxy/resultcache", "proxy/encode"},
-	"admin":                {"catalog", "refresh", "pgdef"},
+		"proxy/wire", "proxy/originlink", "proxy/resultcache", "proxy/encode", "stmtstats"},
+	"admin":                {"catalog", "refresh", "pgdef", "stmtstats"},
 	"app":                  {"*"}, // but integration and bench: see never
-	"cmd/pgaccel":          {"app", "admin", "auth", "catalog", "refresh", "pgdef", "internal/pgtest"},
+	"cmd/pgaccel":          {"app", "admin", "auth", "catalog", "refresh", "pgdef", "internal/pgtest", "stmtstats"},
 	"internal/pgtest":      {},
 	"internal/importrules": {},
 }

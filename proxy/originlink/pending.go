@@ -64,6 +64,8 @@ type Item struct {
 	// its completion is timed under route (pgaccel_query_duration_seconds).
 	Started time.Time
 	Route   string
+	// Stat is the statement's statistics entry (the proxy's), for Observe.
+	Stat any
 }
 
 // Pending tracks, in order, the responses the origin still owes. It
@@ -93,9 +95,9 @@ type Pending struct {
 	// next is the position of the next message queued or answered
 	// locally; every pending item and local answer takes one, in order.
 	next uint64
-	// Observe, when set, receives the route and start of every timed item
-	// the origin answers (Item.Started).
-	Observe func(route string, started time.Time)
+	// Observe, when set, receives every item the origin answers, with the
+	// queue held: those with Item.Started set are timed.
+	Observe func(it *Item)
 }
 
 // NewPending is an empty queue.
@@ -191,10 +193,11 @@ func (q *Pending) Settle(done, failed bool) (idle, local bool) {
 	return len(q.items) == 0, len(q.items) > 0 && q.items[0].Kind == ItemLocal
 }
 
-// TimeHead reports the head item's time to observe when it is timed.
+// TimeHead hands the head item, completed, to Observe (which times it
+// when it is timed: Item.Started).
 func (q *Pending) TimeHead() {
-	if len(q.items) > 0 && q.Observe != nil && !q.items[0].Started.IsZero() {
-		q.Observe(q.items[0].Route, q.items[0].Started)
+	if len(q.items) > 0 && q.Observe != nil {
+		q.Observe(&q.items[0])
 	}
 }
 

@@ -1,0 +1,344 @@
+package stmtstats
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stat is one entry as read at one moment: what every output shows.
+type Stat struct {
+	// Fingerprint is the statement's hash, as 16 hex digits.
+	Fingerprint string `json:"fingerprint"`
+	Role        string `json:"role"`
+	Database    string `json:"database"`
+	// Text is the normalised statement ("" until described).
+	Text     string   `json:"query"`
+	Tables   []string `json:"tables,omitempty"`
+	Read     bool     `json:"read"`
+	Datasets []string `json:"datasets,omitempty"`
+	// Calls, Rows and TotalMS over every route; OriginMS the time of the
+	// calls the origin answered (routes origin and fallback).
+	Calls    uint64  `json:"calls"`
+	Rows     uint64  `json:"rows"`
+	TotalMS  float64 `json:"total_ms"`
+	OriginMS float64 `json:"origin_ms"`
+	// Routes: each route a call took.
+	Routes []RouteStat `json:"routes"`
+	// Reason and Rule: why the last call sent to the origin went there.
+	Reason string `json:"reason,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+	// Route is the route of most calls.
+	Route string    `json:"route"`
+	First time.Time `json:"first_seen"`
+}
+
+// RouteStat is one route's share of a statement's calls.
+type RouteStat struct {
+	Route   string  `json:"route"`
+	Calls   uint64  `json:"calls"`
+	Rows    uint64  `json:"rows"`
+	TotalMS float64 `json:"total_ms"`
+	MeanMS  float64 `json:"mean_ms"`
+	P50MS   float64 `json:"p50_ms"`
+	P95MS   float64 `json:"p95_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	MaxMS   float64 `json:"max_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+const hexDigits = "0123456789abcdef"
+
+func hex16(h uint64) string {
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = hexDigits[h&15]
+		h >>= 4
+	}
+	return string(b[:])
+}
+
+// stat reads e.
+func (e *Entry) stat() Stat {
+	st := Stat{Fingerprint: hex16(e.hash), Role: e.scope.Role, Database: e.scope.Database, First: e.first}
+	if d := e.desc.Load(); d != nil {
+		st.Text, st.Tables, st.Read = d.Text, d.Tables, d.Read
+	}
+	if p := e.datasets.Load(); p != nil {
+		st.Datasets = *p
+	}
+	var most uint64
+	for r := Route(0); r < NumRoutes; r++ {
+		rs := e.routes[r].Load()
+		if rs == nil {
+			continue
+		}
+		var b [numBuckets]uint64
+		var n uint64
+		for i := range b {
+			b[i] = rs.buckets[i].Load()
+			n += b[i]
+		}
+		calls, rows, nanos := rs.calls.Load(), rs.rows.Load(), time.Duration(rs.nanos.Load())
+		if calls == 0 {
+			continue
+		}
+		maxd := time.Duration(rs.maxNano.Load())
+		rt := RouteStat{Route: r.String(), Calls: calls, Rows: rows, TotalMS: ms(nanos), MeanMS: ms(nanos) / float64(calls),
+			P50MS: ms(quantile(&b, n, 0.50, maxd)), P95MS: ms(quantile(&b, n, 0.95, maxd)), P99MS: ms(quantile(&b, n, 0.99, maxd)),
+			MaxMS: ms(maxd)}
+		st.Routes = append(st.Routes, rt)
+		st.Calls += calls
+		st.Rows += rows
+		st.TotalMS += rt.TotalMS
+		if r.CostsOrigin() {
+			st.OriginMS += rt.TotalMS
+		}
+		if calls > most {
+			most, st.Route = calls, rt.Route
+		}
+	}
+	if w := e.why.Load(); w != nil {
+		st.Reason, st.Rule = w.Reason, w.Detail
+	}
+	return st
+}
+
+// Filter selects what Snapshot returns.
+type Filter struct {
+	// Role, when set, keeps only that role's statements.
+	Role string
+	// Sort: "origin_time" (default), "total_time", "calls".
+	Sort string
+	// Limit, when above 0, keeps the first Limit.
+	Limit int
+}
+
+// Snapshot reads every entry that had a call, sorted by f.Sort.
+func (s *Store) Snapshot(f Filter) []Stat {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	es := make([]*Entry, 0, len(s.entries))
+	for _, e := range s.entries {
+		if f.Role == "" || e.scope.Role == f.Role {
+			es = append(es, e)
+		}
+	}
+	s.mu.RUnlock()
+	out := make([]Stat, 0, len(es))
+	for _, e := range es {
+		if st := e.stat(); st.Calls > 0 {
+			out = append(out, st)
+		}
+	}
+	less := func(a, b *Stat) bool {
+		switch f.Sort {
+		case "calls":
+			if a.Calls != b.Calls {
+				return a.Calls > b.Calls
+			}
+		case "total_time":
+			if a.TotalMS != b.TotalMS {
+				return a.TotalMS > b.TotalMS
+			}
+		default:
+			if a.OriginMS != b.OriginMS {
+				return a.OriginMS > b.OriginMS
+			}
+			if a.TotalMS != b.TotalMS {
+				return a.TotalMS > b.TotalMS
+			}
+		}
+		if a.Fingerprint != b.Fingerprint {
+			return a.Fingerprint < b.Fingerprint
+		}
+		return a.Role+"\x00"+a.Database < b.Role+"\x00"+b.Database
+	}
+	sort.Slice(out, func(i, j int) bool { return less(&out[i], &out[j]) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out
+}
+
+// Total is the sum of a database's (and role's) statements on one route
+// since the reset, entries dropped included: SHOW pgaccel.stats.
+type Total struct {
+	Database string  `json:"database"`
+	Role     string  `json:"role"`
+	Route    string  `json:"route"`
+	Calls    uint64  `json:"calls"`
+	Rows     uint64  `json:"rows"`
+	TotalMS  float64 `json:"total_ms"`
+	MeanMS   float64 `json:"mean_ms"`
+	Entries  int     `json:"statements"`
+	Reset    string  `json:"since"`
+	sortKey  string
+	routeIdx Route
+}
+
+// Totals sums the entries by database, role and route (role "" for every
+// role when f.Role is ""; else only f.Role's).
+func (s *Store) Totals(f Filter) []Total {
+	if s == nil {
+		return nil
+	}
+	type tk struct {
+		scope Scope
+		r     Route
+	}
+	sums := map[tk]*Total{}
+	get := func(sc Scope, r Route) *Total {
+		k := tk{sc, r}
+		t := sums[k]
+		if t == nil {
+			t = &Total{Database: sc.Database, Role: sc.Role, Route: r.String(), routeIdx: r}
+			sums[k] = t
+		}
+		return t
+	}
+	s.mu.RLock()
+	since := s.since
+	for k, e := range s.entries {
+		if f.Role != "" && k.scope.Role != f.Role {
+			continue
+		}
+		for r := Route(0); r < NumRoutes; r++ {
+			if rs := e.routes[r].Load(); rs != nil && rs.calls.Load() > 0 {
+				t := get(k.scope, r)
+				t.Calls += rs.calls.Load()
+				t.Rows += rs.rows.Load()
+				t.TotalMS += ms(time.Duration(rs.nanos.Load()))
+				t.Entries++
+			}
+		}
+	}
+	for sc, ft := range s.folded {
+		if f.Role != "" && sc.Role != f.Role {
+			continue
+		}
+		for r := Route(0); r < NumRoutes; r++ {
+			if ft.calls[r] > 0 {
+				t := get(sc, r)
+				t.Calls += ft.calls[r]
+				t.Rows += ft.rows[r]
+				t.TotalMS += ms(time.Duration(ft.nanos[r]))
+			}
+		}
+	}
+	s.mu.RUnlock()
+	out := make([]Total, 0, len(sums))
+	for _, t := range sums {
+		if t.Calls > 0 {
+			t.MeanMS = t.TotalMS / float64(t.Calls)
+		}
+		t.Reset = since.UTC().Format(time.RFC3339)
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
+		if a.Database != b.Database {
+			return a.Database < b.Database
+		}
+		if a.Role != b.Role {
+			return a.Role < b.Role
+		}
+		return a.routeIdx < b.routeIdx
+	})
+	return out
+}
+
+// Info is the store's own state.
+type Info struct {
+	Entries int       `json:"entries"`
+	Max     int       `json:"max"`
+	Evicted uint64    `json:"evicted"`
+	Since   time.Time `json:"since"`
+}
+
+// Info reports the store's size and reset time.
+func (s *Store) Info() Info {
+	if s == nil {
+		return Info{}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Info{Entries: len(s.entries), Max: s.opts.Max, Evicted: s.evicted.Load(), Since: s.since}
+}
+
+// timelineMinutes is how far back the timeline goes.
+const timelineMinutes = 60
+
+// timeline counts calls and their time per route per minute over the last
+// hour, for the status page's charts.
+type timeline struct {
+	slots [timelineMinutes]minuteSlot
+}
+
+type minuteSlot struct {
+	minute atomic.Int64 // unix minute the slot holds (+1: 0 is empty)
+	mu     sync.Mutex   // taken only to start a new minute
+	calls  [NumRoutes]atomic.Uint64
+	nanos  [NumRoutes]atomic.Uint64
+}
+
+func (t *timeline) record(now time.Time, r Route, d time.Duration) {
+	m := now.Unix()/60 + 1
+	sl := &t.slots[m%timelineMinutes]
+	if sl.minute.Load() != m {
+		sl.mu.Lock()
+		if sl.minute.Load() != m {
+			for i := range sl.calls {
+				sl.calls[i].Store(0)
+				sl.nanos[i].Store(0)
+			}
+			sl.minute.Store(m)
+		}
+		sl.mu.Unlock()
+	}
+	sl.calls[r].Add(1)
+	sl.nanos[r].Add(uint64(d))
+}
+
+func (t *timeline) reset() {
+	for i := range t.slots {
+		t.slots[i].minute.Store(0)
+	}
+}
+
+// Minute is one minute of the timeline.
+type Minute struct {
+	Start time.Time `json:"start"`
+	// Calls and Mean (milliseconds) by Route.
+	Calls [NumRoutes]uint64  `json:"calls"`
+	Mean  [NumRoutes]float64 `json:"mean_ms"`
+}
+
+// Timeline returns the last hour, a minute a point, oldest first (minutes
+// without calls included, as zeros).
+func (s *Store) Timeline() []Minute {
+	if s == nil {
+		return nil
+	}
+	now := s.opts.Now().Unix()/60 + 1
+	out := make([]Minute, 0, timelineMinutes)
+	for m := now - timelineMinutes + 1; m <= now; m++ {
+		p := Minute{Start: time.Unix((m-1)*60, 0).UTC()}
+		sl := &s.timeline.slots[m%timelineMinutes]
+		if sl.minute.Load() == m {
+			for r := range p.Calls {
+				c := sl.calls[r].Load()
+				p.Calls[r] = c
+				if c > 0 {
+					p.Mean[r] = ms(time.Duration(sl.nanos[r].Load())) / float64(c)
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
