@@ -460,3 +460,31 @@ func quoteIdent(s string) string {
 func quoteLiteral(s string) string {
 	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
 }
+
+// Detach forgets a dataset a reload removed (or changes in a way its
+// database cannot follow: another mode): its database is detached, so a
+// memory one's rows are freed; a file one's file stays, for the dataset
+// should it come back. A load of it in progress is waited for (its
+// refresh task is stopped first). Statements over it still running may
+// fail; the proxy sends those to the origin.
+func (e *Engine) Detach(ctx context.Context, name string) error {
+	e.mu.Lock()
+	h, ok := e.datasets[name]
+	if ok {
+		delete(e.datasets, name)
+		e.publishInPlaceLocked()
+		e.catalogChanged()
+	}
+	closed := e.closed
+	e.mu.Unlock()
+	if !ok || closed {
+		return nil
+	}
+	h.lockLoad()
+	defer h.loadMu.Unlock()
+	if _, err := e.db.ExecContext(ctx, "DETACH DATABASE IF EXISTS "+quoteIdent(DatabaseName(name))); err != nil {
+		return fmt.Errorf("detach dataset %s: %w", name, err)
+	}
+	e.log.Info().Str("dataset", name).Msg("detached the acceleration of a dataset removed from the configuration")
+	return nil
+}

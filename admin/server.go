@@ -61,6 +61,17 @@ type Options struct {
 	CanLogIn func(context.Context) bool
 	// Stats, when set, are the statement statistics (statements.go).
 	Stats *stmtstats.Store
+	// Reload, when set, reads the config file again and applies its
+	// datasets (POST /v1/reload).
+	Reload func(context.Context) (ReloadResult, error)
+}
+
+// ReloadResult is what a reload did (POST /v1/reload).
+type ReloadResult struct {
+	Message string   `json:"message"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
 }
 
 // MemoryStatus is pgaccel's accounted memory as GET /v1/memory returns
@@ -103,6 +114,7 @@ func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry,
 	mux.HandleFunc("GET /v1/replication/slots", s.auth(s.slots))
 	mux.HandleFunc("GET /v1/memory", s.auth(s.memory))
 	mux.HandleFunc("DELETE /v1/replication/slots/{name}", s.auth(s.dropSlot))
+	mux.HandleFunc("POST /v1/reload", s.auth(s.reloadConfig))
 	mux.HandleFunc("GET /v1/statements", s.auth(s.statements))
 	mux.HandleFunc("DELETE /v1/statements", s.auth(s.resetStatements))
 	mux.HandleFunc("GET /v1/stats", s.auth(s.totals))

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -94,4 +95,27 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// reloadConfig is POST /v1/reload: 200 with what changed; 409 when the
+// new configuration needs a restart or is invalid (nothing changed then),
+// 500 when part of it could not be applied.
+func (s *Server) reloadConfig(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Reload == nil {
+		writeMessage(w, http.StatusNotFound, "this pgaccel cannot reload its configuration")
+		return
+	}
+	res, err := s.opts.Reload(r.Context())
+	if err != nil {
+		s.log.Warn().Err(err).Msg("configuration not reloaded (POST /v1/reload)")
+		code := http.StatusConflict
+		if res.Message != "" {
+			code = http.StatusInternalServerError
+			err = fmt.Errorf("%s Some of it failed: %w", res.Message, err)
+		}
+		writeMessage(w, code, err.Error())
+		return
+	}
+	res.Added, res.Removed, res.Changed = nonNil(res.Added), nonNil(res.Removed), nonNil(res.Changed)
+	writeJSON(w, res)
 }

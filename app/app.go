@@ -67,6 +67,8 @@ type App struct {
 	adminLn net.Listener
 	cancel  context.CancelFunc
 	lookups *lookupsFile // auth.persist: the planner's answers from the origin
+	// reload: what Reload needs (reload.go).
+	reload reloadState
 }
 
 // Start builds every component of cfg and starts serving: the proxy on
@@ -115,6 +117,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &App{Config: cfg, log: log, cancel: cancel, served: make(chan error, 1)}
+	a.reload.cur, a.reload.path = cfg, cfg.File()
 	defer func() {
 		if err != nil {
 			a.closeParts()
@@ -253,6 +256,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 			break
 		}
 	}
+	a.reload.accelerated = accel != nil
 	attached := make(chan struct{}) // closed once the stored accelerations are attached
 	a.proxy = proxy.NewServer(proxy.Config{
 		Origin:          origin,
@@ -278,6 +282,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		ReadyRequiresFresh: cfg.Runtime.ReadyRequiresFresh,
 		CanLogIn:           a.canLogIn(cfg),
 		Stats:              a.Stats,
+		Reload:             a.Reload,
 		Memory:             a.memory,
 	})
 	a.Metrics.MustRegister(admin.NewStatusCollector(a.Registry))

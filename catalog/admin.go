@@ -46,3 +46,20 @@ func LoadAdmin(path string) (Admin, error) {
 func isAdminKey(key string) bool {
 	return key == "admin" || strings.HasPrefix(key, "admin.")
 }
+
+// LoadServerListen reads server.listen of the config file at path (its
+// default when unset), for the commands that connect to a running
+// pgaccel as a client (explain); like LoadAdmin, problems elsewhere in the
+// file do not matter.
+func LoadServerListen(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read config: %w", err)
+	}
+	raw, problems := decode(data, os.LookupEnv)
+	if raw == nil {
+		return "", newValidationError(path, problems)
+	}
+	raw.applyDefaults()
+	return raw.config(path).Server.Listen, nil
+}

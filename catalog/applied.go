@@ -162,4 +162,4 @@ func Stale(asOf, now time.Time, bound time.Duration) bool {
 }
 
 // Bounded reports whether a dataset has a max_staleness.
-func (r *Registry) Bounded() bool { return r.bounded }
+func (r *Registry) Bounded() bool { return r.bounded.Load() }

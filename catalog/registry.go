@@ -201,8 +201,16 @@ type Registry struct {
 	// applied is each dataset's applied WAL position (applied.go).
 	applied map[string]*Applied
 	// bounded: a dataset has a max_staleness (Bounded).
-	bounded bool
+	bounded atomic.Bool
+	// epoch counts the changes of the set of datasets or of a dataset's
+	// configuration (a reload, a refresh_sql PATCH): Epoch.
+	epoch atomic.Uint64
 }
+
+// Epoch returns a number that changes whenever a dataset is added or
+// removed or its configuration replaced (not with its state): what was
+// decided from the datasets' configuration alone is decided again.
+func (r *Registry) Epoch() uint64 { return r.epoch.Load() }
 
 // Version returns a number that changes with every change of a dataset's
 // state or configuration: what was decided from them before may be
@@ -219,7 +227,7 @@ func NewRegistry(cfg *Config) *Registry {
 	}
 	for _, d := range cfg.Datasets {
 		r.applied[d.Name] = &Applied{}
-		r.bounded = r.bounded || d.Acceleration.Enabled && d.Acceleration.MaxStaleness > 0
+		r.bounded.Store(r.bounded.Load() || d.Acceleration.Enabled && d.Acceleration.MaxStaleness > 0)
 		st := &DatasetState{Name: d.Name, Status: StatusInitializing}
 		if !d.Acceleration.Enabled {
 			st.Status = StatusDisabled
@@ -496,5 +504,64 @@ func (r *Registry) ReplaceDataset(d *Dataset) bool {
 	}
 	r.datasets[d.Name] = d
 	r.version.Add(1)
+	r.epoch.Add(1)
+	r.rebound()
 	return true
+}
+
+// AddDataset registers a dataset (a reload), initializing (or disabled);
+// false when one of its name or table is registered.
+func (r *Registry) AddDataset(d *Dataset) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.datasets[d.Name]; ok {
+		return false
+	}
+	if _, ok := r.byTable[d.Schema+"."+d.Table]; ok {
+		return false
+	}
+	st := &DatasetState{Name: d.Name, Status: StatusInitializing}
+	if !d.Acceleration.Enabled {
+		st.Status = StatusDisabled
+	}
+	if r.shuttingDown && st.Status != StatusDisabled {
+		st.Status = StatusShuttingDown
+	}
+	if r.applied[d.Name] == nil {
+		r.applied[d.Name] = &Applied{}
+	}
+	r.datasets[d.Name] = d
+	r.states[d.Name] = st
+	r.byTable[d.Schema+"."+d.Table] = d.Name
+	r.version.Add(1)
+	r.epoch.Add(1)
+	r.rebound()
+	return true
+}
+
+// RemoveDataset forgets a dataset (a reload): from now on no statement
+// resolves to it. Its Applied stays (a waiter of it times out).
+func (r *Registry) RemoveDataset(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.datasets[name]
+	if !ok {
+		return false
+	}
+	delete(r.datasets, name)
+	delete(r.states, name)
+	delete(r.byTable, d.Schema+"."+d.Table)
+	r.version.Add(1)
+	r.epoch.Add(1)
+	r.rebound()
+	return true
+}
+
+// rebound sets bounded from the datasets; the registry is held.
+func (r *Registry) rebound() {
+	b := false
+	for _, d := range r.datasets {
+		b = b || d.Acceleration.Enabled && d.Acceleration.MaxStaleness > 0
+	}
+	r.bounded.Store(b)
 }

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
 var (
@@ -135,72 +133,6 @@ func TestCLI_RunServesAndDrainsOnSIGTERM(t *testing.T) {
 // TestCLI_RunIgnoresSIGHUP: SIGHUP (a terminal hanging up, or an operator
 // asking for a reload) neither kills nor drains pgaccel run: it logs a
 // warning that the configuration is not reloaded and keeps serving.
-func TestCLI_RunIgnoresSIGHUP(t *testing.T) {
-	bin := pgaccelBinary(t)
-	listen := freeAddr(t)
-	cfg := writeConfig(t, fmt.Sprintf("origin:\n  dsn: ${env:TEST_ORIGIN_DSN}\nserver:\n  listen: %s\nadmin:\n  listen: 127.0.0.1:0\n", listen))
-	p := startPgaccel(t, bin, cfg, "TEST_ORIGIN_DSN="+origin.SuperDSN())
-	dsn := "postgres://app:app-pass@" + listen + "/" + origin.Database + "?sslmode=disable"
-	exited := func() bool {
-		select {
-		case err := <-p.done:
-			p.done <- err
-			return true
-		default:
-			return false
-		}
-	}
-	pgtest.WaitFor(t, "pgaccel run listening", func() bool {
-		if exited() {
-			t.Fatalf("pgaccel run exited:\n%s", p.stderr.String())
-		}
-		c, err := net.Dial("tcp", listen)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	for i := 0; i < 2; i++ {
-		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		pgtest.WaitFor(t, fmt.Sprintf("warning %d about SIGHUP", i+1), func() bool {
-			if exited() {
-				t.Fatalf("pgaccel run exited after SIGHUP:\n%s", p.stderr.String())
-			}
-			return strings.Count(p.stderr.String(), "SIGHUP received") == i+1
-		})
-	}
-	line := ""
-	for _, l := range strings.Split(p.stderr.String(), "\n") {
-		if strings.Contains(l, "SIGHUP received") {
-			line = l
-		}
-	}
-	if !strings.Contains(line, `"level":"warn"`) || !strings.Contains(line, "not reloaded") {
-		t.Errorf("the SIGHUP log line: %s", line)
-	}
-	if strings.Contains(p.stderr.String(), "shutting down") {
-		t.Errorf("SIGHUP started a shutdown:\n%s", p.stderr.String())
-	}
-	out, err := runPsql(t, psqlPath(t), dsn, "-Atc", "SELECT 'still serving'")
-	if err != nil || strings.TrimSpace(out) != "still serving" {
-		t.Fatalf("psql after SIGHUP: %v %s", err, out)
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- nil // for startPgaccel's cleanup
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("no exit after SIGTERM")
-	}
-}
-
 // stopCommand sends cmd sig and fails the test unless it exits cleanly
 // within d (stderr is shown when it does not).
 func stopCommand(t *testing.T, cmd *exec.Cmd, sig os.Signal, d time.Duration, stderr fmt.Stringer) {

@@ -3,6 +3,8 @@ package planner
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pgaccel/pgaccel/catalog"
 )
 
 // A fast path for reads that cannot touch a dataset, and for plain writes. Planning a statement
@@ -216,21 +218,42 @@ func (p *Planner) quickScan(sql string, names map[string]bool) (d Decision, ok b
 
 // datasetNames are the names and table names of every dataset, lower case
 // and as written.
+// They are made again when the registry's epoch changes (a reload).
 func (p *Planner) datasetNames() map[string]bool {
-	p.namesOnce.Do(func() {
-		p.names = map[string]bool{}
-		for _, n := range p.reg.Names() {
-			d, ok := p.reg.Dataset(n)
-			if !ok {
-				continue
-			}
-			for _, s := range []string{d.Name, d.Table} {
-				p.names[s] = true
-				p.names[strings.ToLower(s)] = true
-			}
+	epoch := p.reg.Epoch()
+	if n := p.names.Load(); n != nil && n.epoch == epoch {
+		return n.names
+	}
+	n := &datasetNames{epoch: epoch, names: map[string]bool{}}
+	for _, name := range p.reg.Names() {
+		d, ok := p.reg.Dataset(name)
+		if !ok {
+			continue
 		}
-	})
-	return p.names
+		for _, s := range []string{d.Name, d.Table} {
+			n.names[s] = true
+			n.names[strings.ToLower(s)] = true
+		}
+		if d.Acceleration.Enabled && d.Acceleration.RefreshMode == catalog.RefreshCaching {
+			n.caching = true
+		}
+	}
+	p.names.Store(n)
+	return n.names
+}
+
+// datasetNames is what the planner keeps of the datasets' configuration,
+// for an epoch of the registry.
+type datasetNames struct {
+	epoch   uint64
+	names   map[string]bool
+	caching bool // a dataset has refresh_mode: caching (caching.go)
+}
+
+// hasCaching reports whether a dataset has refresh_mode: caching.
+func (p *Planner) hasCaching() bool {
+	p.datasetNames()
+	return p.names.Load().caching
 }
 
 // scanTokens calls fn for each token of sql: identifiers and keywords (tok

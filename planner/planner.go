@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -299,13 +300,12 @@ type Planner struct {
 	testRewrite func(string) string
 	subsets     sync.Map // refresh_sql -> whether it selects a column subset
 
-	namesOnce sync.Once
-	names     map[string]bool // datasets' names and tables (fastpath.go)
+	// names: the datasets' names and tables (fastpath.go), for the
+	// registry's epoch.
+	names atomic.Pointer[datasetNames]
 
 	noFastPath  bool
 	pointOrigin bool
-	// caching: a dataset has refresh_mode: caching (caching.go).
-	caching bool
 }
 
 // New returns a Planner over the datasets of reg.
@@ -319,14 +319,7 @@ func New(reg *catalog.Registry, res Resolver, opts Options) *Planner {
 	if opts.MaxCachedSQL <= 0 {
 		opts.MaxCachedSQL = DefaultMaxCachedSQL
 	}
-	caching := false
-	for _, name := range reg.Names() {
-		if ds, ok := reg.Dataset(name); ok && ds.Acceleration.Enabled && ds.Acceleration.RefreshMode == catalog.RefreshCaching {
-			caching = true
-		}
-	}
 	return &Planner{
-		caching:      caching,
 		reg:          reg,
 		res:          res,
 		priv:         opts.Privileges,
@@ -458,7 +451,7 @@ func (p *Planner) decide(ctx context.Context, sql string, a *analysis, tree *pg_
 	}
 	// toOrigin returns a decision for the origin: never the lookup wanted.
 	toOrigin := func(d Decision) (Decision, bool) { return d, !lookupOnly }
-	if p.caching && readThrough(a) {
+	if p.hasCaching() && readThrough(a) {
 		if lookupOnly {
 			return d, false
 		}

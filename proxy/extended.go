@@ -38,7 +38,7 @@ func (ss *session) newStmt(m *pgproto3.Parse) *stmtInfo {
 		prev.keptAt = keptAt
 		return prev
 	}
-	st := &stmtInfo{name: m.Name, sql: m.Query}
+	st := &stmtInfo{name: m.Name, sql: m.Query, epoch: ss.acc.quickMemo.epoch}
 	if ok {
 		origin := d // d itself stays on the stack for the reuse above
 		st.origin, st.stateCall = &origin, stateCall
@@ -143,4 +143,29 @@ func (ss *session) forgetPortal(name string) {
 func (ss *session) onSync() {
 	ss.ext.segmentOpen = false
 	ss.ext.planMemo.set = false
+}
+
+// epoch is the registry's Epoch: it changes when a reload changes the
+// datasets.
+func (ss *session) epoch() uint64 {
+	if ss.accel != nil && ss.accel.Registry != nil {
+		return ss.accel.Registry.Epoch()
+	}
+	return 0
+}
+
+// renewStmt decides st, an origin-only statement decided before a reload
+// changed the datasets, again: still the origin's by the fast path, it
+// stays origin-only with the new decision; else, from this Bind on, a
+// copy of it is planned at each Execute (portals bound before keep st).
+func (ss *session) renewStmt(st *stmtInfo) {
+	if e := ss.quickEntry(st.sql); e != nil && e.ok && !e.kept {
+		origin := e.d
+		st.origin, st.stateCall = &origin, e.stateCall
+		st.pureOrigin = pureOrigin(e.d, e.stateCall)
+		st.counters = nil
+		st.epoch = ss.acc.quickMemo.epoch
+		return
+	}
+	ss.setStmt(st.name, &stmtInfo{name: st.name, sql: st.sql, paramOIDs: st.paramOIDs, atOrigin: st.atOrigin, epoch: ss.epoch()})
 }

@@ -87,6 +87,9 @@ type stmtInfo struct {
 	counters *routeCounters
 	// stat is its statement statistics entry once executed (stats.go).
 	stat *stmtstats.Entry
+	// epoch is the registry's Epoch origin was decided at: after a reload
+	// changed the datasets, a Bind decides it again (renewStmt).
+	epoch uint64
 	// cmd: a statement the session answers itself while it has no
 	// live origin connection (localcmd.go).
 	cmd *planner.LocalCommand

@@ -185,7 +185,7 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 		case 'P':
 			st := ss.ext.stmts[""]
 			lp := &ss.ext.lastParse
-			if lp.raw == nil || lp.msg.Name != "" || !bytes.Equal(m, lp.raw) || !st.pure() || st.sql != lp.msg.Query {
+			if lp.raw == nil || lp.msg.Name != "" || !bytes.Equal(m, lp.raw) || !st.pure() || st.sql != lp.msg.Query || st.epoch != ss.epoch() {
 				return 0, 0
 			}
 			op.st, op.size = st, len(st.sql)
@@ -199,8 +199,8 @@ func (ss *session) laneScan(b []byte, ops *[laneMaxFrames]laneOp) (n, size int) 
 				return 0, 0
 			}
 			st := ss.ext.stmts[string(name)]
-			if !st.pure() {
-				return 0, 0
+			if !st.pure() || st.epoch != ss.epoch() {
+				return 0, 0 // a reload changed the datasets: the decoded Bind decides again
 			}
 			bound, op.st, op.size = st, st, len(m)
 		case 'D':

@@ -450,6 +450,9 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return ss.deferParse(parsed), nil
 	case *pgproto3.Bind:
+		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.epoch != ss.epoch() {
+			ss.renewStmt(st)
+		}
 		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.kept && !ss.keeps(&st.keptAt, *st.origin) {
 			// A point read's kept decision (keepOrigin) no longer holds:
 			// from this Bind on, a statement of the same Parse planned at

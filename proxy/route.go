@@ -146,6 +146,11 @@ func (ss *session) quickEntry(sql string) *quickEntry {
 		return nil
 	}
 	m := &ss.acc.quickMemo
+	if reg := ss.accel.Registry; reg != nil {
+		if ep := reg.Epoch(); ep != m.epoch {
+			*m = quickMemo{epoch: ep}
+		}
+	}
 	if len(sql) > maxQuickText {
 		m.long.decide(ss.accel.Planner, sql) // keeps no text: never looked up
 		return &m.long
@@ -351,6 +356,9 @@ type quickMemo struct {
 	// long is the answer for a text too long to keep, which no lookup
 	// finds.
 	long quickEntry
+	// epoch is the registry's Epoch the entries were decided at: a reload
+	// that changes the datasets empties the memo.
+	epoch uint64
 }
 
 // maxQuickText bounds the texts a session keeps (quickMemo).

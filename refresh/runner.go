@@ -71,7 +71,12 @@ type Runner struct {
 	// no transaction committed through this process.
 	born time.Time
 
-	tasks map[string]*task // by dataset name, fixed after NewRunner
+	// tasks by dataset name: NewRunner's, then changed by a reload
+	// (AddDataset, RemoveDataset) under tasksMu.
+	tasksMu sync.RWMutex
+	tasks   map[string]*task
+	// runCtx is Start's context, for the tasks a reload starts.
+	runCtx context.Context
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -124,6 +129,11 @@ type task struct {
 	attachDone chan struct{} // closed once its stored acceleration is attached (or there is none, or it failed)
 
 	watch atomic.Pointer[watch] // the refresh running, if any
+
+	// stop ends the task's goroutines (a reload removed the dataset);
+	// running counts them.
+	stop    context.CancelFunc
+	running sync.WaitGroup
 
 	errMu   sync.Mutex
 	lastErr error // the last refresh's error, nil after a success
@@ -180,16 +190,39 @@ func NewRunner(cfg *catalog.Config, reg *catalog.Registry, eng *accelerator.Engi
 		born:          time.Now(),
 	}
 	for _, ds := range cfg.Datasets {
-		t := &task{
-			sched:      newSchedule(&ds.Acceleration, opts.Rand),
-			kick:       make(chan struct{}, 1),
-			ready:      make(chan struct{}),
-			attachDone: make(chan struct{}),
-		}
-		t.dsp.Store(ds)
-		r.tasks[ds.Name] = t
+		r.tasks[ds.Name] = r.newTask(ds)
 	}
 	return r
+}
+
+func (r *Runner) newTask(ds *catalog.Dataset) *task {
+	t := &task{
+		sched:      newSchedule(&ds.Acceleration, r.rnd),
+		kick:       make(chan struct{}, 1),
+		ready:      make(chan struct{}),
+		attachDone: make(chan struct{}),
+	}
+	t.dsp.Store(ds)
+	return t
+}
+
+// taskOf returns the named dataset's task.
+func (r *Runner) taskOf(name string) (*task, bool) {
+	r.tasksMu.RLock()
+	defer r.tasksMu.RUnlock()
+	t, ok := r.tasks[name]
+	return t, ok
+}
+
+// allTasks returns every task.
+func (r *Runner) allTasks() []*task {
+	r.tasksMu.RLock()
+	defer r.tasksMu.RUnlock()
+	out := make([]*task, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		out = append(out, t)
+	}
+	return out
 }
 
 // dataset is the task's configuration (refresh_sql may change at run time).
@@ -245,30 +278,95 @@ func (r *Runner) Start(ctx context.Context) {
 			r.watchOrphans(ctx)
 		}()
 	}
-	for _, ds := range r.cfg.Datasets {
-		if !ds.Acceleration.Enabled {
-			continue
-		}
-		t := r.tasks[ds.Name]
+	r.runCtx = ctx
+	for _, t := range r.allTasks() {
+		r.startTask(ctx, t)
+	}
+}
+
+// startTask starts t's goroutines (see Start) under ctx; the runner is
+// held.
+func (r *Runner) startTask(ctx context.Context, t *task) {
+	ds := t.dataset()
+	if !ds.Acceleration.Enabled {
+		return
+	}
+	ctx, t.stop = context.WithCancel(ctx)
+	goTask := func(fn func()) {
 		r.wg.Add(1)
+		t.running.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.run(ctx, t)
+			defer t.running.Done()
+			fn()
 		}()
-		if ds.Acceleration.RetentionCheckEnabled {
-			r.wg.Add(1)
-			go func() {
-				defer r.wg.Done()
-				r.retain(ctx, t)
-			}()
-		}
-		if trig, every := ds.Acceleration.SnapshotTrigger(); r.snaps != nil && createsSnapshots(ds) && trig == catalog.SnapshotsTriggerInterval {
-			r.wg.Add(1)
-			go func() {
-				defer r.wg.Done()
-				r.snapshotEvery(ctx, t, every)
-			}()
-		}
+	}
+	goTask(func() { r.run(ctx, t) })
+	if ds.Acceleration.RetentionCheckEnabled {
+		goTask(func() { r.retain(ctx, t) })
+	}
+	if trig, every := ds.Acceleration.SnapshotTrigger(); r.snaps != nil && createsSnapshots(ds) && trig == catalog.SnapshotsTriggerInterval {
+		goTask(func() { r.snapshotEvery(ctx, t, every) })
+	}
+}
+
+// AddDataset starts refreshing a dataset a reload added (the registry
+// has it already): at once when the runner runs, else at Start.
+func (r *Runner) AddDataset(ds *catalog.Dataset) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return errors.New("the refresh runner is stopping")
+	}
+	t := r.newTask(ds)
+	r.tasksMu.Lock()
+	if _, ok := r.tasks[ds.Name]; ok {
+		r.tasksMu.Unlock()
+		return fmt.Errorf("dataset %s is refreshed already", ds.Name)
+	}
+	r.tasks[ds.Name] = t
+	r.tasksMu.Unlock()
+	if r.started {
+		r.startTask(r.runCtx, t)
+	}
+	return nil
+}
+
+// RemoveDataset stops refreshing a dataset a reload removed or replaces:
+// its refresh in progress is cancelled and its goroutines waited for,
+// until ctx ends.
+func (r *Runner) RemoveDataset(ctx context.Context, name string) error {
+	r.tasksMu.Lock()
+	t, ok := r.tasks[name]
+	delete(r.tasks, name)
+	r.tasksMu.Unlock()
+	if !ok {
+		return fmt.Errorf("dataset %s: %w", name, ErrUnknownDataset)
+	}
+	r.mu.Lock()
+	stop := t.stop
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	t.markReady()
+	t.attachFinished()
+	t.waitMu.Lock()
+	for _, w := range t.waiters {
+		w <- fmt.Errorf("dataset %s was removed from the configuration", name)
+	}
+	t.waiters = nil
+	t.waitMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		t.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("dataset %s: its refresh did not stop: %w", name, ctx.Err())
 	}
 }
 
@@ -307,7 +405,7 @@ func (r *Runner) Close(ctx context.Context) error {
 // so far and the origin's estimate of the table's rows (-1 when unknown).
 // running is false when no refresh of it runs.
 func (r *Runner) Progress(dataset string) (rows, estimate int64, running bool) {
-	t, ok := r.tasks[dataset]
+	t, ok := r.taskOf(dataset)
 	if !ok {
 		return 0, -1, false
 	}
@@ -463,11 +561,10 @@ func (r *Runner) WaitReady(ctx context.Context, dataset string) error {
 // waits for no refresh: with the origin down, this is all a restarted
 // pgaccel has to serve, and it takes a moment (DuckDB opening its files).
 func (r *Runner) WaitAttached(ctx context.Context) error {
-	for _, ds := range r.cfg.Datasets {
-		if !ds.Acceleration.Enabled {
+	for _, t := range r.allTasks() {
+		if !t.dataset().Acceleration.Enabled {
 			continue
 		}
-		t := r.tasks[ds.Name]
 		select {
 		case <-t.attachDone:
 		case <-ctx.Done():
@@ -478,7 +575,7 @@ func (r *Runner) WaitAttached(ctx context.Context) error {
 }
 
 func (r *Runner) task(name string) (*task, error) {
-	t, ok := r.tasks[name]
+	t, ok := r.taskOf(name)
 	if !ok {
 		return nil, fmt.Errorf("dataset %s: %w", name, ErrUnknownDataset)
 	}

@@ -61,7 +61,8 @@ func (r *Runner) usedSlots() (map[string]string, string, error) {
 		return nil, "", err
 	}
 	used := map[string]string{}
-	for _, ds := range r.cfg.Datasets {
+	for _, t := range r.allTasks() {
+		ds := t.dataset()
 		if ds.Acceleration.Enabled && ds.Acceleration.RefreshMode == catalog.RefreshChanges {
 			used[namesFor(ds, inst).slot] = ds.Name
 		}
@@ -176,8 +177,8 @@ func (r *Runner) watchOrphans(ctx context.Context) {
 // slots: it has a changes dataset, or an instance id from an earlier run
 // (whose changes datasets may be gone from the config).
 func (r *Runner) mayOwnSlots() bool {
-	for _, ds := range r.cfg.Datasets {
-		if ds.Acceleration.Enabled && ds.Acceleration.RefreshMode == catalog.RefreshChanges {
+	for _, t := range r.allTasks() {
+		if ds := t.dataset(); ds.Acceleration.Enabled && ds.Acceleration.RefreshMode == catalog.RefreshChanges {
 			return true
 		}
 	}

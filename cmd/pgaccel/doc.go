@@ -28,10 +28,12 @@
 // take their flags before or after their arguments.
 //
 // The command parses flags, starts pgaccel through app (run, demo), calls
-// the admin port (status, refresh, slots) and handles signals: SIGINT and
-// SIGTERM drain and stop `run`; during `run`, SIGHUP is logged and ignored
-// (the configuration is not reloaded).
+// the admin port (status, refresh, slots, statements, advise), connects
+// to pgaccel as a client (explain: EXPLAIN (pgaccel)) and handles signals:
+// SIGINT and SIGTERM drain and stop `run`; during `run`, SIGHUP reloads
+// the config file's datasets (App.Reload, as POST /v1/reload), and is
+// logged and ignored while pgaccel starts.
 //
-// cmd/pgaccel may import app, admin, auth, catalog, refresh, pgdef and
-// internal/pgtest.
+// cmd/pgaccel may import app, admin, auth, catalog, refresh, pgdef,
+// stmtstats and internal/pgtest.
 package main

@@ -22,6 +22,9 @@ Usage:
   pgaccel validate -c pgaccel.yaml   check a config and print every problem (-origin: check the datasets at the origin too)
   pgaccel status [-c pgaccel.yaml]   print the datasets of a running pgaccel (through its admin port)
   pgaccel refresh DATASET...         start a refresh of each DATASET in a running pgaccel
+  pgaccel statements [-n 20]         print the statement statistics of a running pgaccel (calls, time, route, why the origin's went there)
+  pgaccel advise                     list the tables to accelerate next, from a running pgaccel's statistics, with config snippets
+  pgaccel explain "SQL"              say whether a running pgaccel would accelerate SQL now, and if not why (a dry run)
   pgaccel slots [drop NAME]          list (or drop) the origin's replication slots named like pgaccel's
   pgaccel setup-sql -c pgaccel.yaml  print the SQL a superuser runs once at the origin for auth.mode: proxy
   pgaccel demo                       start a throwaway origin with sample data and pgaccel in front of it
@@ -52,6 +55,12 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdStatus(args[1:], stdout, stderr)
 	case "refresh":
 		err = cmdRefresh(args[1:], stdout, stderr)
+	case "statements":
+		err = cmdStatements(args[1:], stdout, stderr)
+	case "advise":
+		err = cmdAdvise(args[1:], stdout, stderr)
+	case "explain":
+		err = cmdExplain(ctx, args[1:], stdout, stderr)
 	case "slots":
 		err = cmdSlots(args[1:], os.Stdin, stdout, stderr)
 	case "setup-sql":

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,7 +29,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	format := fs.String("log-format", logConsole, logFormatHelp)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace). SIGHUP is logged and ignored: the configuration is not reloaded.")
+		fmt.Fprintln(stderr, "Usage: pgaccel run [-c pgaccel.yaml] [-log-level info] [-log-format console]\n\nServes clients until SIGINT or SIGTERM, then drains (server.shutdown_grace). SIGHUP reloads the config file's datasets (as POST /v1/reload): added, removed or changed without dropping sessions; a change elsewhere is refused and logged.")
 		fs.PrintDefaults()
 	}
 	if extra, err := parseInterspersed(fs, args); err != nil {
@@ -40,7 +41,8 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer ignoreHangups(log, *cfgPath)()
+	hup := handleHangups(log, *cfgPath)
+	defer hup.stop()
 	cfg, err := catalog.Load(*cfgPath)
 	if err != nil {
 		printConfigError(stderr, err)
@@ -50,6 +52,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	hup.reload.Store(&a)
 	log.Info().Str("version", buildVersion()).Str("listen", a.Addr()).Str("admin", a.AdminAddr()).Int("datasets", len(cfg.Datasets)).Msg("pgaccel started")
 	<-ctx.Done()
 	log.Info().Msg("shutting down")
@@ -58,13 +61,19 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	return a.Shutdown(sctx)
 }
 
-// ignoreHangups keeps SIGHUP, whose default is to end the process at once
-// (no drain, no log line), from stopping pgaccel run: each one is logged as
-// a warning and otherwise ignored, since the configuration cannot be
-// reloaded yet. The returned function stops it.
-func ignoreHangups(log zerolog.Logger, cfgPath string) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+// hangups handles SIGHUP during pgaccel run: its default is to end the
+// process at once (no drain, no log line). Once the app has started
+// (reload set), each one reloads the config file (App.Reload), and the
+// outcome is logged; before, it is logged and ignored.
+type hangups struct {
+	reload atomic.Pointer[*app.App]
+	stop   func()
+}
+
+func handleHangups(log zerolog.Logger, cfgPath string) *hangups {
+	h := &hangups{}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -73,17 +82,33 @@ func ignoreHangups(log zerolog.Logger, cfgPath string) (stop func()) {
 			select {
 			case <-done:
 				return
-			case <-hup:
-				log.Warn().Str("signal", "SIGHUP").Str("config", cfgPath).
-					Msg("SIGHUP received: reloading the configuration is not supported yet, so the signal is ignored and the configuration is not reloaded; pgaccel keeps serving with the one it started with (restart it to apply changes)")
+			case <-sig:
+				p := h.reload.Load()
+				if p == nil {
+					log.Warn().Str("signal", "SIGHUP").Str("config", cfgPath).
+						Msg("SIGHUP received while starting: ignored, the configuration is not reloaded (send it again once pgaccel has started)")
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				res, err := (*p).Reload(ctx)
+				cancel()
+				switch {
+				case err != nil && res.Message == "":
+					log.Error().Str("signal", "SIGHUP").Str("config", cfgPath).Err(err).Msg("SIGHUP received: configuration not reloaded; pgaccel keeps serving with the one it has")
+				case err != nil:
+					log.Error().Str("signal", "SIGHUP").Str("config", cfgPath).Err(err).Msg("SIGHUP received: " + res.Message + " Part of it failed")
+				default:
+					log.Info().Str("signal", "SIGHUP").Str("config", cfgPath).Msg("SIGHUP received: " + res.Message)
+				}
 			}
 		}
 	}()
-	return func() {
-		signal.Stop(hup)
+	h.stop = func() {
+		signal.Stop(sig)
 		close(done)
 		<-finished
 	}
+	return h
 }
 
 // printConfigError prints every problem of an invalid config, one a line.
