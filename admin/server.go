@@ -114,6 +114,8 @@ func New(reg *catalog.Registry, refresh Refresher, metrics *prometheus.Registry,
 	mux.HandleFunc("GET /v1/replication/slots", s.auth(s.slots))
 	mux.HandleFunc("GET /v1/memory", s.auth(s.memory))
 	mux.HandleFunc("DELETE /v1/replication/slots/{name}", s.auth(s.dropSlot))
+	mux.HandleFunc("GET /{$}", s.pageAuth(s.statusPage))
+	mux.HandleFunc("GET /status.css", s.statusCSS)
 	mux.HandleFunc("POST /v1/reload", s.auth(s.reloadConfig))
 	mux.HandleFunc("GET /v1/statements", s.auth(s.statements))
 	mux.HandleFunc("DELETE /v1/statements", s.auth(s.resetStatements))
@@ -200,7 +202,10 @@ func (s *Server) isReady() bool {
 		return true
 	}
 	for _, name := range s.reg.Names() {
-		d, _ := s.reg.Dataset(name)
+		d, ok := s.reg.Dataset(name)
+		if !ok {
+			continue // removed by a reload since Names
+		}
 		st, _ := s.reg.State(name)
 		if !d.Acceleration.Enabled {
 			continue
@@ -225,8 +230,8 @@ func (s *Server) isReady() bool {
 func (s *Server) allStale(now time.Time) bool {
 	bounded := false
 	for _, name := range s.reg.Names() {
-		d, _ := s.reg.Dataset(name)
-		if !d.Acceleration.Enabled || d.Acceleration.MaxStaleness <= 0 {
+		d, ok := s.reg.Dataset(name)
+		if !ok || !d.Acceleration.Enabled || d.Acceleration.MaxStaleness <= 0 {
 			continue
 		}
 		bounded = true
@@ -417,11 +422,18 @@ type RefreshProgress struct {
 // datasets lists the datasets; with ?status=true, with their status,
 // freshness, error, row count and the progress of a refresh running.
 func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
-	withStatus := r.URL.Query().Get("status") == "true"
+	writeJSON(w, s.datasetStatuses(r.URL.Query().Get("status") == "true"))
+}
+
+// datasetStatuses is GET /v1/datasets' answer (and the status page's).
+func (s *Server) datasetStatuses(withStatus bool) []DatasetStatus {
 	names := s.reg.Names()
 	out := make([]DatasetStatus, 0, len(names))
 	for _, name := range names {
-		d, _ := s.reg.Dataset(name)
+		d, ok := s.reg.Dataset(name)
+		if !ok {
+			continue // removed by a reload since Names
+		}
 		st, _ := s.reg.State(name)
 		j := DatasetStatus{Name: name, From: d.From, AccelerationEnabled: d.Acceleration.Enabled}
 		if d.Acceleration.Enabled {
@@ -514,7 +526,7 @@ func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, j)
 	}
-	writeJSON(w, out)
+	return out
 }
 
 // NoteNothingToAccelerate is the note of a dataset none of whose columns
