@@ -12,12 +12,18 @@
 //	GET    /v1/memory                                accounted memory (MemoryStatus): DuckDB's, the point
 //	                                                 indexes', the results cache's, with their limits
 //	GET    /metrics                                  Prometheus metrics, from a private registry
+//	GET    /                                         the status page (page.go; page/ embedded)
+//	GET    /v1/statements, /v1/stats, /v1/advice     the statement statistics and the advisor (statements.go)
+//	DELETE /v1/statements                            reset them
+//	POST   /v1/reload                                reload the config file's datasets (Options.Reload)
 //
-// With admin.token set, every endpoint but /health and /v1/ready requires
-// "Authorization: Bearer <token>". The refresh and slot endpoints go
+// With admin.token set, every endpoint but /health, /v1/ready and the
+// page's stylesheet requires "Authorization: Bearer <token>" (the page
+// also takes the token as a basic-auth password, which a browser asks
+// for). The refresh and slot endpoints go
 // through a Refresher (refresh.Runner). NewStatusCollector exports each
 // dataset's status as dataset_acceleration_status.
 //
-// admin may import catalog, refresh and pgdef only; it must never import
-// proxy.
+// admin may import catalog, refresh, stmtstats and pgdef only; it must
+// never import proxy.
 package admin

@@ -357,3 +357,44 @@ func TestExplainPgaccel_DryRun(t *testing.T) {
 		t.Errorf("EXPLAIN notices %q", notices)
 	}
 }
+
+// The CLI over a running pgaccel: statements and advise through the admin
+// port (with its token), explain through the pgwire port as a role.
+func TestCLI_StatementsAdviseExplain(t *testing.T) {
+	mustExec(t, obsSchema)
+	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other") })
+	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-obs-t0ken\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	simple := connectSimple(t, appDSN(a, appUser, appPass))
+	for range 3 {
+		mustExecOn(t, simple, "SELECT count(DISTINCT v) FROM obs_c WHERE v > 0")
+		mustExecOn(t, simple, "SELECT sum(amount) FROM obs_orders")
+	}
+	pgtest.WaitFor(t, "the statements described", func() bool {
+		for _, s := range a.Stats.Snapshot(statsAll) {
+			if s.Text == "" {
+				return false
+			}
+		}
+		return true
+	})
+	env := []string{"PGACCEL_ADMIN_TOKEN=cli-obs-t0ken"}
+	code, out, errOut := cliResult(t, env, "statements", "-admin", a.AdminAddr(), "-sort", "calls")
+	if code != 0 || !strings.Contains(out, "SELECT count(DISTINCT v) FROM obs_c WHERE v > $1") || !strings.Contains(out, "no_dataset") || !strings.Contains(out, "SELECT sum(amount) FROM obs_orders") {
+		t.Errorf("pgaccel statements: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cliResult(t, env, "advise", "-admin", a.AdminAddr())
+	if code != 0 || !strings.Contains(out, "1. public.obs_c") || !strings.Contains(out, "- from: postgres:public.obs_c") {
+		t.Errorf("pgaccel advise: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cliResult(t, nil, "explain", "-dsn", appDSN(a, appUser, appPass), "SELECT v FROM obs_a JOIN obs_orders o ON o.id = obs_a.id")
+	if code != 0 || !strings.Contains(out, "route:") || !strings.Contains(out, "origin") || !strings.Contains(out, "add public.obs_a as dataset") {
+		t.Errorf("pgaccel explain: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cliResult(t, nil, "explain", "-dsn", appDSN(a, appUser, appPass), "SELECT sum(amount) FROM obs_orders")
+	if code != 0 || !strings.Contains(out, "accelerated") || !strings.Contains(out, "obs_orders") {
+		t.Errorf("pgaccel explain of an accelerated read: %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = cliResult(t, []string{"PGACCEL_ADMIN_TOKEN=wrong"}, "advise", "-admin", a.AdminAddr()); code == 0 || !strings.Contains(errOut, "401") {
+		t.Errorf("pgaccel advise with a wrong token: %d %s", code, errOut)
+	}
+}

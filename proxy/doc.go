@@ -35,6 +35,10 @@
 //     (sessions with one on an event loop).
 //   - consistency.go: read-your-writes (the fences a commit leaves, checked
 //     before a read is answered here) and max_staleness.
+//   - stats.go: each Query's and Execute's statement statistics entry
+//     (stmtstats), noted on arrival and timed on the route it takes;
+//     ownshow.go: the proxy's own statements (SHOW pgaccel.statements,
+//     stats, datasets, advice; EXPLAIN (pgaccel), the dry run).
 //   - the planner seam (accel.go): the Planner, Engine and Privileges
 //     interfaces. What runs where, and every reading of SQL text, is the
 //     planner's (planner/sqltext.go for what the proxy asks besides plans);

@@ -288,7 +288,7 @@ func (ss *session) laneApply(ops []laneOp) {
 		}
 		delete(ss.ext.stmts, "")
 		q := ops[0].q
-		ss.statArrive(ops[0].sql, nil)
+		ss.statArriveQuick(ops[0].sql, q)
 		ss.countOriginEntry(q)
 		ss.noteOriginKnown(ops[0].sql, q.d, &q.stateCall)
 		ss.origin.pendingDiscard = false

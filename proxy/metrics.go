@@ -281,6 +281,14 @@ func (m *Metrics) observe(stripe uint8, route string, since time.Time) {
 	if m == nil {
 		return
 	}
+	m.observeDuration(stripe, route, time.Since(since))
+}
+
+// observeDuration is observe of a statement that took d.
+func (m *Metrics) observeDuration(stripe uint8, route string, d time.Duration) {
+	if m == nil {
+		return
+	}
 	var o *stripedHistogram
 	switch route {
 	case routeOrigin:
@@ -292,7 +300,7 @@ func (m *Metrics) observe(stripe uint8, route string, since time.Time) {
 	default:
 		o = m.durationOf(route)
 	}
-	o.observe(stripe, time.Since(since).Seconds())
+	o.observe(stripe, d.Seconds())
 }
 
 func (m *Metrics) panicked() {

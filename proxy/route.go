@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgaccel/pgaccel/pgdef"
 	"github.com/pgaccel/pgaccel/planner"
+	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // Seeing and choosing the route (README, "Seeing the route"):
@@ -376,6 +377,9 @@ type quickEntry struct {
 	stateCall string
 	// counters are d's route counters once counted (countOriginEntry).
 	counters *routeCounters
+	// stat is the statistics entry of the text's statement once the lane
+	// looked it up (texts of one number shape have one: stats.go).
+	stat *stmtstats.Entry
 	// follow is the entry looked up after this one the last time
 	// (index+1; 0: none; an entry once set stays set): a hint, checked
 	// with SameShape.

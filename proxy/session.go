@@ -154,10 +154,12 @@ func newSession(s *Server, cs clientConn, startup *pgproto3.StartupMessage, log 
 	} else {
 		m, stripe := s.metrics, ss.stripe
 		ss.origin.pending.Observe = func(it *originlink.Item) {
+			var d time.Duration
 			if !it.Started.IsZero() {
-				m.observe(stripe, it.Route, it.Started)
+				d = time.Since(it.Started)
+				m.observeDuration(stripe, it.Route, d)
 			}
-			ss.statObserve(it)
+			ss.statObserve(it, d)
 		}
 	}
 	return ss

@@ -121,9 +121,10 @@ func (ss *session) statWhy(route, reason, detail string, datasets []string) {
 	}
 }
 
-// statObserve records a completed origin item (the origin relay's
-// goroutine): the rows of the CommandComplete tags since the last one.
-func (ss *session) statObserve(it *originlink.Item) {
+// statObserve records a completed origin item that took d (the origin
+// relay's goroutine): the rows of the CommandComplete tags since the last
+// one.
+func (ss *session) statObserve(it *originlink.Item, d time.Duration) {
 	rows := ss.origin.tagRows
 	ss.origin.tagRows = 0
 	e, _ := it.Stat.(*stmtstats.Entry)
@@ -134,7 +135,7 @@ func (ss *session) statObserve(it *originlink.Item) {
 	if it.Route == routeFallback {
 		r = stmtstats.Fallback
 	}
-	e.Record(r, it.Started, rows)
+	e.RecordDuration(r, d, rows)
 }
 
 // tagRows is the row count a CommandComplete tag ends in (SELECT 3,
@@ -171,4 +172,18 @@ func ownText(sql string) bool {
 	}
 	_, ok := planner.ExplainPgaccel(sql)
 	return ok
+}
+
+// statArriveQuick is statArrive for a Query the lane relays, whose memo
+// entry q keeps its statement's entry: texts of one number shape are one
+// statement to the statistics (planner.StatementHash), so the text is not
+// hashed again.
+func (ss *session) statArriveQuick(sql string, q *quickEntry) {
+	if ss.stats() == nil {
+		return
+	}
+	if q.stat == nil || q.stat.Gone() || q == &ss.acc.quickMemo.long {
+		q.stat = ss.statOf(sql)
+	}
+	ss.local.stat = q.stat
 }

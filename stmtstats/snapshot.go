@@ -3,7 +3,6 @@ package stmtstats
 import (
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -81,7 +80,7 @@ func (e *Entry) stat() Stat {
 			b[i] = rs.buckets[i].Load()
 			n += b[i]
 		}
-		calls, rows, nanos := rs.calls.Load(), rs.rows.Load(), time.Duration(rs.nanos.Load())
+		calls, rows, nanos := n, rs.rows.Load(), time.Duration(rs.nanos.Load())
 		if calls == 0 {
 			continue
 		}
@@ -208,9 +207,13 @@ func (s *Store) Totals(f Filter) []Total {
 			continue
 		}
 		for r := Route(0); r < NumRoutes; r++ {
-			if rs := e.routes[r].Load(); rs != nil && rs.calls.Load() > 0 {
+			if rs := e.routes[r].Load(); rs != nil {
+				calls := rs.calls()
+				if calls == 0 {
+					continue
+				}
 				t := get(k.scope, r)
-				t.Calls += rs.calls.Load()
+				t.Calls += calls
 				t.Rows += rs.rows.Load()
 				t.TotalMS += ms(time.Duration(rs.nanos.Load()))
 				t.Entries++
@@ -273,41 +276,72 @@ func (s *Store) Info() Info {
 // timelineMinutes is how far back the timeline goes.
 const timelineMinutes = 60
 
-// timeline counts calls and their time per route per minute over the last
-// hour, for the status page's charts.
+// timeline holds the calls and their time per route per minute over the
+// last hour, for the status page's charts. It is sampled (sample): every
+// sampleEvery, and when read, the totals of every entry since the last
+// sample are added to the current minute.
 type timeline struct {
+	mu    sync.Mutex
 	slots [timelineMinutes]minuteSlot
+	// last are the totals at the last sample.
+	last [NumRoutes]routeSums
 }
 
 type minuteSlot struct {
-	minute atomic.Int64 // unix minute the slot holds (+1: 0 is empty)
-	mu     sync.Mutex   // taken only to start a new minute
-	calls  [NumRoutes]atomic.Uint64
-	nanos  [NumRoutes]atomic.Uint64
+	minute int64 // unix minute the slot holds (+1: 0 is empty)
+	calls  [NumRoutes]uint64
+	nanos  [NumRoutes]uint64
 }
 
-func (t *timeline) record(now time.Time, r Route, d time.Duration) {
+type routeSums struct{ calls, nanos uint64 }
+
+// sampleEvery is how often the timeline is sampled in the background.
+const sampleEvery = 10 * time.Second
+
+// sample adds what every entry counted since the last sample to the
+// minute of now.
+func (s *Store) sample(now time.Time) {
+	var sums [NumRoutes]routeSums
+	s.mu.RLock()
+	for _, e := range s.entries {
+		for r := range e.routes {
+			if rs := e.routes[r].Load(); rs != nil {
+				sums[r].calls += rs.calls()
+				sums[r].nanos += rs.nanos.Load()
+			}
+		}
+	}
+	for _, f := range s.folded {
+		for r := range sums {
+			sums[r].calls += f.calls[r]
+			sums[r].nanos += f.nanos[r]
+		}
+	}
+	s.mu.RUnlock()
+	t := &s.timeline
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	m := now.Unix()/60 + 1
 	sl := &t.slots[m%timelineMinutes]
-	if sl.minute.Load() != m {
-		sl.mu.Lock()
-		if sl.minute.Load() != m {
-			for i := range sl.calls {
-				sl.calls[i].Store(0)
-				sl.nanos[i].Store(0)
-			}
-			sl.minute.Store(m)
-		}
-		sl.mu.Unlock()
+	if sl.minute != m {
+		*sl = minuteSlot{minute: m}
 	}
-	sl.calls[r].Add(1)
-	sl.nanos[r].Add(uint64(d))
+	for r := range sums {
+		dc, dn := sums[r].calls-t.last[r].calls, sums[r].nanos-t.last[r].nanos
+		if sums[r].calls < t.last[r].calls || sums[r].nanos < t.last[r].nanos {
+			dc, dn = sums[r].calls, sums[r].nanos // a reset since
+		}
+		sl.calls[r] += dc
+		sl.nanos[r] += dn
+	}
+	t.last = sums
 }
 
+// reset empties the timeline (Reset).
 func (t *timeline) reset() {
-	for i := range t.slots {
-		t.slots[i].minute.Store(0)
-	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.slots, t.last = [timelineMinutes]minuteSlot{}, [NumRoutes]routeSums{}
 }
 
 // Minute is one minute of the timeline.
@@ -324,17 +358,21 @@ func (s *Store) Timeline() []Minute {
 	if s == nil {
 		return nil
 	}
-	now := s.opts.Now().Unix()/60 + 1
+	nowT := s.opts.Now()
+	s.sample(nowT)
+	now := nowT.Unix()/60 + 1
 	out := make([]Minute, 0, timelineMinutes)
+	s.timeline.mu.Lock()
+	defer s.timeline.mu.Unlock()
 	for m := now - timelineMinutes + 1; m <= now; m++ {
 		p := Minute{Start: time.Unix((m-1)*60, 0).UTC()}
 		sl := &s.timeline.slots[m%timelineMinutes]
-		if sl.minute.Load() == m {
+		if sl.minute == m {
 			for r := range p.Calls {
-				c := sl.calls[r].Load()
+				c := sl.calls[r]
 				p.Calls[r] = c
 				if c > 0 {
-					p.Mean[r] = ms(time.Duration(sl.nanos[r].Load())) / float64(c)
+					p.Mean[r] = ms(time.Duration(sl.nanos[r])) / float64(c)
 				}
 			}
 		}

@@ -134,6 +134,7 @@ func TestTimelineByMinute(t *testing.T) {
 	defer s.Close()
 	e := s.Lookup(1, &Scope{}, "x")
 	e.Record(Accelerated, clock.Add(-time.Millisecond), 1)
+	s.sample(clock)
 	clock = clock.Add(2 * time.Minute)
 	e.Record(Origin, clock.Add(-3*time.Millisecond), 1)
 	e.Record(Origin, clock.Add(-time.Millisecond), 1)
@@ -146,6 +147,7 @@ func TestTimelineByMinute(t *testing.T) {
 		t.Errorf("%+v %+v %+v", first, tl[58], last)
 	}
 	// An hour on, the slot is reused for the new minute.
+	s.sample(clock)
 	clock = clock.Add(time.Hour)
 	e.Record(CacheHit, clock, 0)
 	if tl := s.Timeline(); tl[59].Calls[Origin] != 0 || tl[59].Calls[CacheHit] != 1 {
