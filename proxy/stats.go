@@ -96,7 +96,7 @@ func (ss *session) statArrive(sql string, st *stmtInfo) {
 func (ss *session) statLocal(route stmtstats.Route, started time.Time, rows int64, datasets []string) {
 	if e := ss.local.stat; e != nil {
 		e.NoteDatasets(datasets)
-		e.Record(route, started, rows)
+		e.RecordDuration(ss.stripe, route, time.Since(started), rows)
 	}
 }
 
@@ -135,7 +135,7 @@ func (ss *session) statObserve(it *originlink.Item, d time.Duration) {
 	if it.Route == routeFallback {
 		r = stmtstats.Fallback
 	}
-	e.RecordDuration(r, d, rows)
+	e.RecordDuration(ss.stripe, r, d, rows)
 }
 
 // tagRows is the row count a CommandComplete tag ends in (SELECT 3,

@@ -70,23 +70,15 @@ func (e *Entry) stat() Stat {
 	}
 	var most uint64
 	for r := Route(0); r < NumRoutes; r++ {
-		rs := e.routes[r].Load()
-		if rs == nil {
+		sum, ok := e.read(r)
+		if !ok {
 			continue
 		}
-		var b [numBuckets]uint64
-		var n uint64
-		for i := range b {
-			b[i] = rs.buckets[i].Load()
-			n += b[i]
-		}
-		calls, rows, nanos := n, rs.rows.Load(), time.Duration(rs.nanos.Load())
-		if calls == 0 {
-			continue
-		}
-		maxd := time.Duration(rs.maxNano.Load())
+		b, n := &sum.buckets, sum.calls
+		calls, rows, nanos := n, sum.rows, time.Duration(sum.nanos)
+		maxd := time.Duration(sum.max)
 		rt := RouteStat{Route: r.String(), Calls: calls, Rows: rows, TotalMS: ms(nanos), MeanMS: ms(nanos) / float64(calls),
-			P50MS: ms(quantile(&b, n, 0.50, maxd)), P95MS: ms(quantile(&b, n, 0.95, maxd)), P99MS: ms(quantile(&b, n, 0.99, maxd)),
+			P50MS: ms(quantile(b, n, 0.50, maxd)), P95MS: ms(quantile(b, n, 0.95, maxd)), P99MS: ms(quantile(b, n, 0.99, maxd)),
 			MaxMS: ms(maxd)}
 		st.Routes = append(st.Routes, rt)
 		st.Calls += calls
@@ -207,15 +199,11 @@ func (s *Store) Totals(f Filter) []Total {
 			continue
 		}
 		for r := Route(0); r < NumRoutes; r++ {
-			if rs := e.routes[r].Load(); rs != nil {
-				calls := rs.calls()
-				if calls == 0 {
-					continue
-				}
+			if sum, ok := e.read(r); ok {
 				t := get(k.scope, r)
-				t.Calls += calls
-				t.Rows += rs.rows.Load()
-				t.TotalMS += ms(time.Duration(rs.nanos.Load()))
+				t.Calls += sum.calls
+				t.Rows += sum.rows
+				t.TotalMS += ms(time.Duration(sum.nanos))
 				t.Entries++
 			}
 		}
@@ -304,10 +292,10 @@ func (s *Store) sample(now time.Time) {
 	var sums [NumRoutes]routeSums
 	s.mu.RLock()
 	for _, e := range s.entries {
-		for r := range e.routes {
-			if rs := e.routes[r].Load(); rs != nil {
-				sums[r].calls += rs.calls()
-				sums[r].nanos += rs.nanos.Load()
+		for r := range NumRoutes {
+			if sum, ok := e.read(r); ok {
+				sums[r].calls += sum.calls
+				sums[r].nanos += sum.nanos
 			}
 		}
 	}

@@ -154,3 +154,17 @@ func TestTimelineByMinute(t *testing.T) {
 		t.Errorf("%+v", tl[59])
 	}
 }
+
+// Calls counted in different stripes read as one route.
+func TestStripesSum(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	e := s.Lookup(9, &Scope{Role: "r"}, "SELECT 9")
+	for i := range 20 {
+		e.RecordDuration(uint8(i), Origin, time.Duration(i+1)*time.Millisecond, 1)
+	}
+	st := e.stat()
+	if len(st.Routes) != 1 || st.Calls != 20 || st.Rows != 20 || st.Routes[0].MaxMS != 20 || math.Abs(st.TotalMS-210) > 0.001 {
+		t.Errorf("%+v", st)
+	}
+}
