@@ -362,7 +362,9 @@ func TestExplainPgaccel_DryRun(t *testing.T) {
 // port (with its token), explain through the pgwire port as a role.
 func TestCLI_StatementsAdviseExplain(t *testing.T) {
 	mustExec(t, obsSchema)
-	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other") })
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
+	})
 	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-obs-t0ken\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	for range 3 {

@@ -56,7 +56,9 @@ func chromium(t *testing.T, bin, url string, args ...string) []byte {
 func TestStatusPage_InChromium(t *testing.T) {
 	bin := chromiumPath(t)
 	mustExec(t, obsSchema)
-	t.Cleanup(func() { mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other") })
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
+	})
 	const token = "page-t0ken"
 	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: "+token+"\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
