@@ -268,6 +268,9 @@ type pointSlot struct {
 	// pendingLost: one could not be kept.
 	pending     []pendingDelta
 	pendingLost bool
+	// forgotten: the dataset was removed (Forget); a build running then
+	// keeps nothing.
+	forgotten bool
 }
 
 // NewPointIndexes makes the point indexes of e. Builds stop when ctx ends.
@@ -388,6 +391,21 @@ func (p *PointIndexes) replay(s *pointSlot) {
 			s.gen++
 			s.follows++
 		}
+	}
+}
+
+// Forget lets dataset's index go, and its status (a reload removed the
+// dataset).
+func (p *PointIndexes) Forget(dataset string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.slots[dataset]; s != nil {
+		p.drop(s)
+		s.forgotten = true
+		delete(p.slots, dataset)
 	}
 }
 
@@ -561,7 +579,7 @@ func (p *PointIndexes) build(dataset string, s *pointSlot) {
 		}
 		s.err = err.Error()
 		s.ix = nil
-	} else {
+	} else if !s.forgotten {
 		s.tooLarge = false
 		s.err = ""
 		s.ix, s.gen, s.builtAt = ix, gen, time.Now()

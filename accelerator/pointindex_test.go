@@ -177,6 +177,14 @@ func TestPointIndex_FollowedEqualsRebuilt(t *testing.T) {
 		t.Fatalf("status after the batches: %+v", st)
 	}
 	followed := p.slots["follow_t"].ix
+	defer func() {
+		// A reload removed the dataset: its index and status go, and the
+		// budget it used is free again.
+		p.Forget("follow_t")
+		if _, ok := p.Status("follow_t"); ok || p.Bytes() != 0 {
+			t.Errorf("after Forget: status kept %v, %d bytes held", ok, p.Bytes())
+		}
+	}()
 	fresh, err := e.buildPointIndex(ctx, e.TableRef("follow_t"), followed.names, followed.key, 1<<30)
 	if err != nil {
 		t.Fatal(err)

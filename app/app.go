@@ -67,8 +67,10 @@ type App struct {
 	adminLn net.Listener
 	cancel  context.CancelFunc
 	lookups *lookupsFile // auth.persist: the planner's answers from the origin
-	// reload: what Reload needs (reload.go).
+	// reload: what Reload needs (reload.go); points, the point indexes
+	// (nil without).
 	reload reloadState
+	points *accelerator.PointIndexes
 }
 
 // Start builds every component of cfg and starts serving: the proxy on
@@ -219,6 +221,7 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 			}
 			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
 				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
+				a.points = accel.Points
 			}
 			if v := cfg.Runtime.Verify; v.Enabled {
 				if accel.Verify, err = a.verifier(ctx, cfg, opts, log); err != nil {

@@ -142,6 +142,7 @@ func (a *App) addDataset(ds *catalog.Dataset) error {
 func (a *App) removeDataset(ctx context.Context, ds *catalog.Dataset) error {
 	a.Registry.RemoveDataset(ds.Name)
 	err := a.Runner.RemoveDataset(ctx, ds.Name)
+	a.points.Forget(ds.Name)
 	if derr := a.Engine.Detach(ctx, ds.Name); derr != nil && err == nil {
 		err = derr
 	}
