@@ -205,59 +205,62 @@ func StartWith(cfg *catalog.Config, log zerolog.Logger, opts Options) (_ *App, e
 		a.Metrics.MustRegister(stmtstats.NewCollector(a.Stats, func() stmtstats.AdviceInput { return stmtstats.InputFrom(a.Registry) }))
 	}
 	// Without an accelerated dataset every statement goes to the origin:
-	// the proxy then relays without the routing hook.
+	// the proxy then relays without the routing hook, unless
+	// runtime.statement_stats.without_datasets asks for the statements to
+	// be counted (and the datasets a reload adds to be served).
 	var accel *proxy.Accel
+	routed := cfg.Runtime.StatementStats.Enabled && cfg.Runtime.StatementStats.WithoutDatasets
 	for _, ds := range cfg.Datasets {
-		if ds.Acceleration.Enabled {
-			accel = &proxy.Accel{
-				Planner:     a.Planner,
-				Engine:      a.Engine,
-				Privileges:  privileges,
-				Generation:  a.generation,
-				Clock:       clock,
-				Consistency: proxy.NewConsistency(a.Registry, cfg.Runtime.ReadYourWrites, a.walPosition, pm),
-				Registry:    a.Registry,
-				Stats:       a.Stats,
-			}
-			if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
-				accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
-				a.points = accel.Points
-			}
-			if v := cfg.Runtime.Verify; v.Enabled {
-				if accel.Verify, err = a.verifier(ctx, cfg, opts, log); err != nil {
-					return nil, err
-				}
-			}
-			policies := map[string]resultcache.CachingPolicy{}
-			for _, ds := range cfg.Datasets {
-				if acc := ds.Acceleration; acc.Enabled && acc.RefreshMode == catalog.RefreshCaching {
-					policies[ds.Name] = resultcache.CachingPolicy{TTL: acc.RefreshCheckInterval, StaleWhileRevalidate: acc.CachingStaleWhileRevalidate,
-						StaleIfError: acc.CachingStaleIfError, Table: ds.Table}
-				}
-			}
-			if rc := cfg.Runtime.ResultsCache; rc.Enabled || len(policies) > 0 {
-				// refresh_mode: caching keeps its answers there even when
-				// the cache of accelerated answers is off.
-				accel.ResultsCache = proxy.NewResultCache(rc.MaxBytes, rc.MaxEntryBytes, a.Registry.DataGeneration, a.Metrics)
-				accel.ResultsCache.EnableCaching(policies, a.Registry.BumpDataGeneration, rc.Enabled, a.Metrics)
-				a.Registry.SetCachingStatus(accel.ResultsCache.CachingStatus)
-			}
-			a.memory = func(ctx context.Context) admin.MemoryStatus {
-				m := admin.MemoryStatus{DuckDBBytes: a.Engine.MemoryBytes(ctx), DuckDBLimitBytes: a.Engine.MemoryLimit(ctx), ProcessRSSBytes: processRSS()}
-				if accel.Points != nil {
-					m.PointIndexBytes, m.PointIndexMax = accel.Points.Bytes(), cfg.Runtime.PointIndex.MaxBytes
-				}
-				if accel.ResultsCache != nil {
-					m.ResultsCacheBytes, m.ResultsCacheMax = accel.ResultsCache.Bytes(), cfg.Runtime.ResultsCache.MaxBytes
-				}
-				m.TotalBytes = m.DuckDBBytes + m.PointIndexBytes + m.ResultsCacheBytes
-				return m
-			}
-			a.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_memory_bytes",
-				Help: "pgaccel's accounted memory: DuckDB's (pgaccel_duckdb_memory_bytes) plus the point indexes' and the results cache's estimates."},
-				func() float64 { return float64(a.memory(context.Background()).TotalBytes) }))
-			break
+		routed = routed || ds.Acceleration.Enabled
+	}
+	if routed {
+		accel = &proxy.Accel{
+			Planner:     a.Planner,
+			Engine:      a.Engine,
+			Privileges:  privileges,
+			Generation:  a.generation,
+			Clock:       clock,
+			Consistency: proxy.NewConsistency(a.Registry, cfg.Runtime.ReadYourWrites, a.walPosition, pm),
+			Registry:    a.Registry,
+			Stats:       a.Stats,
 		}
+		if pi := cfg.Runtime.PointIndex; pi.Enabled && pi.MaxBytes > 0 {
+			accel.Points = a.pointIndexes(ctx, pi.MaxBytes, log)
+			a.points = accel.Points
+		}
+		if v := cfg.Runtime.Verify; v.Enabled {
+			if accel.Verify, err = a.verifier(ctx, cfg, opts, log); err != nil {
+				return nil, err
+			}
+		}
+		policies := map[string]resultcache.CachingPolicy{}
+		for _, ds := range cfg.Datasets {
+			if acc := ds.Acceleration; acc.Enabled && acc.RefreshMode == catalog.RefreshCaching {
+				policies[ds.Name] = resultcache.CachingPolicy{TTL: acc.RefreshCheckInterval, StaleWhileRevalidate: acc.CachingStaleWhileRevalidate,
+					StaleIfError: acc.CachingStaleIfError, Table: ds.Table}
+			}
+		}
+		if rc := cfg.Runtime.ResultsCache; rc.Enabled || len(policies) > 0 {
+			// refresh_mode: caching keeps its answers there even when
+			// the cache of accelerated answers is off.
+			accel.ResultsCache = proxy.NewResultCache(rc.MaxBytes, rc.MaxEntryBytes, a.Registry.DataGeneration, a.Metrics)
+			accel.ResultsCache.EnableCaching(policies, a.Registry.BumpDataGeneration, rc.Enabled, a.Metrics)
+			a.Registry.SetCachingStatus(accel.ResultsCache.CachingStatus)
+		}
+		a.memory = func(ctx context.Context) admin.MemoryStatus {
+			m := admin.MemoryStatus{DuckDBBytes: a.Engine.MemoryBytes(ctx), DuckDBLimitBytes: a.Engine.MemoryLimit(ctx), ProcessRSSBytes: processRSS()}
+			if accel.Points != nil {
+				m.PointIndexBytes, m.PointIndexMax = accel.Points.Bytes(), cfg.Runtime.PointIndex.MaxBytes
+			}
+			if accel.ResultsCache != nil {
+				m.ResultsCacheBytes, m.ResultsCacheMax = accel.ResultsCache.Bytes(), cfg.Runtime.ResultsCache.MaxBytes
+			}
+			m.TotalBytes = m.DuckDBBytes + m.PointIndexBytes + m.ResultsCacheBytes
+			return m
+		}
+		a.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pgaccel_memory_bytes",
+			Help: "pgaccel's accounted memory: DuckDB's (pgaccel_duckdb_memory_bytes) plus the point indexes' and the results cache's estimates."},
+			func() float64 { return float64(a.memory(context.Background()).TotalBytes) }))
 	}
 	a.reload.accelerated = accel != nil
 	attached := make(chan struct{}) // closed once the stored accelerations are attached

@@ -58,7 +58,7 @@ func (a *App) Reload(ctx context.Context) (admin.ReloadResult, error) {
 			refuse = append(refuse, fmt.Sprintf("dataset %s (refresh_mode: caching) %s: the results cache's policies are set at start", ds.Name, what))
 		}
 		if ds.Acceleration.Enabled && !rs.accelerated && what != "removed" {
-			refuse = append(refuse, fmt.Sprintf("dataset %s %s: pgaccel started without an accelerated dataset, so its sessions are relayed without routing", ds.Name, what))
+			refuse = append(refuse, fmt.Sprintf("dataset %s %s: pgaccel started without an accelerated dataset, so its sessions are relayed without routing (runtime.statement_stats.without_datasets: true routes them)", ds.Name, what))
 		}
 	}
 	for _, ds := range d.Added {

@@ -255,7 +255,11 @@ type Runtime struct {
 type StatementStats struct {
 	Enabled       bool
 	MaxStatements int
-	Line          int
+	// WithoutDatasets: with no accelerated dataset, sessions still pass
+	// the routing hook, so that their statements are counted (and the
+	// advisor sees them), and a reload may add the first dataset.
+	WithoutDatasets bool
+	Line            int
 }
 
 // DefaultMaxStatements is runtime.statement_stats.max_statements' default.

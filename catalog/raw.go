@@ -86,9 +86,10 @@ type rawRuntime struct {
 }
 
 type rawStatementStats struct {
-	Enabled       *bool     `yaml:"enabled"`
-	MaxStatements *int      `yaml:"max_statements"`
-	Pos           positions `yaml:"-"`
+	Enabled         *bool     `yaml:"enabled"`
+	MaxStatements   *int      `yaml:"max_statements"`
+	WithoutDatasets *bool     `yaml:"without_datasets"`
+	Pos             positions `yaml:"-"`
 }
 
 type rawReadYourWrites struct {
@@ -519,6 +520,7 @@ func statementStats(r *rawStatementStats) StatementStats {
 	if r.MaxStatements != nil {
 		v.MaxStatements = *r.MaxStatements
 	}
+	v.WithoutDatasets = deref(r.WithoutDatasets)
 	v.Line = r.Pos[""]
 	return v
 }

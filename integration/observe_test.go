@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -399,4 +400,50 @@ func TestCLI_StatementsAdviseExplain(t *testing.T) {
 	if code, _, errOut = cliResult(t, []string{"PGACCEL_ADMIN_TOKEN=wrong"}, "advise", "-admin", a.AdminAddr()); code == 0 || !strings.Contains(errOut, "401") {
 		t.Errorf("pgaccel advise with a wrong token: %d %s", code, errOut)
 	}
+}
+
+// A new user's first run: no dataset yet, runtime.statement_stats.
+// without_datasets on. The statements are counted, the advisor names the
+// table to accelerate, and a reload that adds it serves it, the session
+// open all along.
+func TestAdvisor_WithoutDatasetsThenReload(t *testing.T) {
+	mustExec(t, obsSchema)
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
+	})
+	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n  statement_stats:\n    without_datasets: true\n", "", true)
+	conn := connect(t, appDSN(a, appUser, appPass))
+	const read = "SELECT count(DISTINCT v) FROM obs_c WHERE v > $1"
+	for i := range 4 {
+		var n int64
+		if err := conn.QueryRow(ctxT(t), read, i).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pgtest.WaitFor(t, "the advice", func() bool {
+		_, body := adminGet(t, a.AdminAddr(), "/v1/advice", "")
+		return strings.Contains(body, `"table": "public.obs_c"`)
+	})
+	path := a.Config.File()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(text, "  - from: postgres:public.obs_c\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := reloadPost(t, a.AdminAddr()); code != http.StatusOK || !strings.Contains(body, `"added":["obs_c"]`) {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	pgtest.WaitFor(t, "obs_c accelerated", func() bool {
+		var n int64
+		if err := conn.QueryRow(ctxT(t), read, 1).Scan(&n); err != nil || n != 299999 {
+			t.Fatalf("%d %v", n, err)
+		}
+		var r string
+		if err := conn.QueryRow(ctxT(t), "SHOW pgaccel.last_route").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return strings.HasPrefix(r, "accelerated")
+	})
 }
