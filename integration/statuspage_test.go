@@ -36,7 +36,7 @@ func chromium(t *testing.T, bin, url string, args ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-dev-shm-usage",
 		"--user-data-dir=" + t.TempDir()}
 	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), url)...)
 	var out, errb bytes.Buffer
