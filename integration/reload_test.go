@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,6 +199,23 @@ func TestReload_DatasetsUnderLoad(t *testing.T) {
 	pgtest.WaitFor(t, "rl_a accelerated again", func() bool { return strings.HasPrefix(lastRouteOf(t, probe, checks[0].sql), "accelerated") })
 	progress("added again")
 
+	// PGACCEL_RELOAD_CYCLES=n: n more removals and additions of rl_a under
+	// the same load (a soak, run before resolving; not in make test).
+	cycles, _ := strconv.Atoi(os.Getenv("PGACCEL_RELOAD_CYCLES"))
+	for i := range cycles {
+		write(base + dsB)
+		if code, body := reloadPost(t, a.AdminAddr()); code != http.StatusOK {
+			t.Fatalf("cycle %d, removal: %d %s", i, code, body)
+		}
+		progress(fmt.Sprintf("cycle %d removed", i))
+		write(base + dsA + dsB)
+		if code, body := reloadPost(t, a.AdminAddr()); code != http.StatusOK {
+			t.Fatalf("cycle %d, addition: %d %s", i, code, body)
+		}
+		pgtest.WaitFor(t, "rl_a accelerated again", func() bool { return strings.HasPrefix(lastRouteOf(t, probe, checks[0].sql), "accelerated") })
+		progress(fmt.Sprintf("cycle %d added", i))
+	}
+
 	stop()
 	wg.Wait()
 	select {
@@ -205,7 +223,7 @@ func TestReload_DatasetsUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
-	t.Logf("%d reads by 4 sessions through 6 reloads", reads.Load())
+	t.Logf("%d reads by 4 sessions through %d reloads", reads.Load(), 6+2*cycles)
 }
 
 // pgaccel run reloads on SIGHUP: a dataset added to the file is served
