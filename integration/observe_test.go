@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgaccel/pgaccel/app"
 	"github.com/pgaccel/pgaccel/internal/pgtest"
 )
 
@@ -40,6 +41,29 @@ const obsSchema = `DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c;
 	CREATE ROLE obs_other LOGIN PASSWORD 'other-pass';
 	GRANT SELECT ON obs_orders TO obs_other;`
 
+// obsTables creates obsSchema's tables for the test and drops them after.
+func obsTables(t *testing.T) {
+	t.Helper()
+	mustExec(t, obsSchema)
+	t.Cleanup(func() {
+		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
+	})
+}
+
+// waitDescribed waits until the describer has normalised every statement
+// a's statistics hold.
+func waitDescribed(t *testing.T, a *app.App) {
+	t.Helper()
+	pgtest.WaitFor(t, "the statements described", func() bool {
+		for _, s := range a.Stats.Snapshot(statsAll) {
+			if s.Text == "" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // showRows runs one of pgaccel's SHOWs on conn and returns its rows as
 // maps by column.
 func showRows(t *testing.T, conn *pgx.Conn, sql string) []map[string]any {
@@ -60,10 +84,7 @@ func showRows(t *testing.T, conn *pgx.Conn, sql string) []map[string]any {
 // same through the admin port, the totals, the datasets, a reset, and no
 // literal or parameter value in any output (SQL, JSON, metrics).
 func TestStatementStats_KnownWorkload(t *testing.T) {
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	ctx := ctxT(t)
 	conn := connect(t, appDSN(a, appUser, appPass))
@@ -253,10 +274,7 @@ func TestStatementStats_KnownWorkload(t *testing.T) {
 // a statement over a dataset sent to the origin for point reads gets a
 // config change.
 func TestAdvisor_RanksTablesByOriginTime(t *testing.T) {
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	// A read of obs_c costs the origin about ten times one of obs_b,
@@ -307,10 +325,7 @@ func TestAdvisor_RanksTablesByOriginTime(t *testing.T) {
 // change that; plain EXPLAIN of a read sent to the origin says why in a
 // NOTICE.
 func TestExplainPgaccel_DryRun(t *testing.T) {
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	for _, mode := range []string{"simple", "extended"} {
 		var conn *pgx.Conn
@@ -362,24 +377,14 @@ func TestExplainPgaccel_DryRun(t *testing.T) {
 // The CLI over a running pgaccel: statements and advise through the admin
 // port (with its token), explain through the pgwire port as a role.
 func TestCLI_StatementsAdviseExplain(t *testing.T) {
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-obs-t0ken\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	for range 3 {
 		mustExecOn(t, simple, "SELECT count(DISTINCT v) FROM obs_c WHERE v > 0")
 		mustExecOn(t, simple, "SELECT sum(amount) FROM obs_orders")
 	}
-	pgtest.WaitFor(t, "the statements described", func() bool {
-		for _, s := range a.Stats.Snapshot(statsAll) {
-			if s.Text == "" {
-				return false
-			}
-		}
-		return true
-	})
+	waitDescribed(t, a)
 	env := []string{"PGACCEL_ADMIN_TOKEN=cli-obs-t0ken"}
 	code, out, errOut := cliResult(t, env, "statements", "-admin", a.AdminAddr(), "-sort", "calls")
 	if code != 0 || !strings.Contains(out, "SELECT count(DISTINCT v) FROM obs_c WHERE v > $1") || !strings.Contains(out, "no_dataset") || !strings.Contains(out, "SELECT sum(amount) FROM obs_orders") {
@@ -407,10 +412,7 @@ func TestCLI_StatementsAdviseExplain(t *testing.T) {
 // table to accelerate, and a reload that adds it serves it, the session
 // open all along.
 func TestAdvisor_WithoutDatasetsThenReload(t *testing.T) {
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n  statement_stats:\n    without_datasets: true\n", "", true)
 	conn := connect(t, appDSN(a, appUser, appPass))
 	const read = "SELECT count(DISTINCT v) FROM obs_c WHERE v > $1"

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgaccel/pgaccel/internal/pgtest"
 	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
@@ -55,10 +54,7 @@ func chromium(t *testing.T, bin, url string, args ...string) []byte {
 // the file; the README's comes from it).
 func TestStatusPage_InChromium(t *testing.T) {
 	bin := chromiumPath(t)
-	mustExec(t, obsSchema)
-	t.Cleanup(func() {
-		mustExec(t, "DROP TABLE IF EXISTS obs_orders, obs_a, obs_b, obs_c; DROP ROLE IF EXISTS obs_other")
-	})
+	obsTables(t)
 	const token = "page-t0ken"
 	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: "+token+"\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
@@ -72,14 +68,7 @@ func TestStatusPage_InChromium(t *testing.T) {
 		mustExecOn(t, simple, "SELECT count(DISTINCT v) FROM obs_c WHERE v > "+obsSecretNumber)
 		mustExecOn(t, simple, "SELECT note FROM obs_orders WHERE id = 7")
 	}
-	pgtest.WaitFor(t, "the statements described", func() bool {
-		for _, s := range a.Stats.Snapshot(statsAll) {
-			if s.Text == "" {
-				return false
-			}
-		}
-		return true
-	})
+	waitDescribed(t, a)
 
 	// Without the token: asked for it.
 	resp, err := http.Get("http://" + a.AdminAddr() + "/")
