@@ -137,10 +137,17 @@ func StatementHash(sql string) uint64 {
 		}
 		switch {
 		case c == '\'':
-			i = skipQuoted(sql, i, '\'')
+			j, ok := skipString(sql, i, i > 0 && (sql[i-1] == 'e' || sql[i-1] == 'E'))
+			if !ok {
+				j = len(sql) // not closed: the rest is the string
+			}
+			i = j
 			add('?')
 		case c == '"':
-			j := skipQuoted(sql, i, '"')
+			j, ok := skipQuotedIdent(sql, i)
+			if !ok {
+				j = len(sql)
+			}
 			for ; i < j; i++ {
 				add(sql[i])
 			}
@@ -166,28 +173,6 @@ func StatementHash(sql string) uint64 {
 		}
 	}
 	return h
-}
-
-// skipQuoted returns the index after the quoted text starting at sql[i]
-// (a doubled quote stands for itself; a backslash escapes in E'…'
-// strings, and is read as escaping there only).
-func skipQuoted(sql string, i int, q byte) int {
-	escapes := q == '\'' && i > 0 && (sql[i-1] == 'e' || sql[i-1] == 'E')
-	for i++; i < len(sql); i++ {
-		switch sql[i] {
-		case '\\':
-			if escapes {
-				i++
-			}
-		case q:
-			if i+1 < len(sql) && sql[i+1] == q {
-				i++
-				continue
-			}
-			return i + 1
-		}
-	}
-	return len(sql)
 }
 
 // skipDollarQuoted returns the index after the $tag$…$tag$ string at
