@@ -222,10 +222,9 @@ func (ss *session) answerCaching(rc *resultcache.Cache, key string, q *cachingRe
 		tail = append(tail, &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()})
 	}
 	ss.srv.metrics.count(ss.stripe, routeOrigin, d.Datasets, "caching_miss")
-	ss.srv.metrics.observe(ss.stripe, routeOrigin, start)
+	ss.timeLocal(routeOrigin, stmtstats.Origin, start, a.rows, d.Datasets)
 	ss.acc.lastRoute = routeNote{route: route, detail: d.Detail}
 	ss.statWhy(routeOrigin, "caching_miss", d.Detail, d.Datasets)
-	ss.statLocal(stmtstats.Origin, start, a.rows, d.Datasets)
 	if err := ss.finish(tail...); err != nil {
 		ss.close()
 	}

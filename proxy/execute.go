@@ -13,7 +13,6 @@ import (
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/proxy/encode"
 	"github.com/pgaccel/pgaccel/proxy/originlink"
-	"github.com/pgaccel/pgaccel/stmtstats"
 )
 
 // handleExecute answers an Execute locally when its statement is routed to
@@ -328,12 +327,7 @@ func (ss *session) executeFallback(p *portalInfo, oids []uint32, sql, kind, rout
 			}
 		}
 	}
-	ss.srv.metrics.observe(ss.stripe, route, start)
-	if route == routeFallback {
-		ss.statLocal(stmtstats.Fallback, start, rows, nil)
-	} else {
-		ss.statLocal(stmtstats.Origin, start, rows, nil)
-	}
+	ss.timeLocal(route, statRouteOf(route), start, rows, nil)
 	if err := ss.finish(); err != nil {
 		ss.close()
 	}
@@ -399,9 +393,8 @@ func (ss *session) continueLocal(p *portalInfo, m *pgproto3.Execute, armed bool)
 		}
 		if !r.internal {
 			ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
-			ss.srv.metrics.observe(ss.stripe, routeAccelerated, r.started)
+			ss.timeLocal(routeAccelerated, localStatRoute(r), r.started, n, r.datasets)
 			ss.acc.lastRoute = routeNote{route: localRoute(r)}
-			ss.statLocalResult(r, n)
 		}
 		r.close()
 		p.active = nil

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"bytes"
 	"fmt"
@@ -389,7 +390,7 @@ func BenchmarkLane(b *testing.B) {
 				ss.stripe = stripe
 				ss.origin.pending.Observe = func(it *originlink.Item) {
 					if !it.Started.IsZero() {
-						m.observe(stripe, it.Route, it.Started)
+						m.observeDuration(stripe, it.Route, time.Since(it.Started))
 					}
 				}
 			}

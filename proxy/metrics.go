@@ -275,16 +275,8 @@ func (m *Metrics) link(event string) {
 	}
 }
 
-// observe records the duration of a statement of route that arrived at
-// since, in stripe (the session's).
-func (m *Metrics) observe(stripe uint8, route string, since time.Time) {
-	if m == nil {
-		return
-	}
-	m.observeDuration(stripe, route, time.Since(since))
-}
-
-// observeDuration is observe of a statement that took d.
+// observeDuration records the duration d of a statement of route, in
+// stripe (the session's).
 func (m *Metrics) observeDuration(stripe uint8, route string, d time.Duration) {
 	if m == nil {
 		return

@@ -198,9 +198,8 @@ func (ss *session) handleQuery(m *pgproto3.Query) bool {
 	// Count before the client can see the answer (and ask the metrics).
 	if !r.internal {
 		ss.srv.metrics.count(ss.stripe, routeAccelerated, r.datasets, "")
-		ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
+		ss.timeLocal(routeAccelerated, localStatRoute(r), start, n, r.datasets)
 		ss.acc.lastRoute = routeNote{route: localRoute(r)}
-		ss.statLocalResult(r, n)
 	}
 	if err := ss.finish(selectTag(n), &pgproto3.ReadyForQuery{TxStatus: ss.state.TxStatus()}); err != nil {
 		ss.close()

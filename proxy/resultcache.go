@@ -67,9 +67,8 @@ func (ss *session) serveKept(body []byte, n int64, d planner.Decision, start tim
 	}
 	ss.client.outBuf = append(ss.client.outBuf[:0], body...)
 	ss.srv.metrics.count(ss.stripe, routeAccelerated, d.Datasets, "")
-	ss.srv.metrics.observe(ss.stripe, routeAccelerated, start)
+	ss.timeLocal(routeAccelerated, stmtstats.CacheHit, start, n, d.Datasets)
 	ss.acc.lastRoute = routeNote{route: route}
-	ss.statLocal(stmtstats.CacheHit, start, n, d.Datasets)
 	if d.Caching {
 		ss.acc.lastRoute.detail = d.Detail // a caching read joined with accelerated datasets
 	}

@@ -91,32 +91,40 @@ func (ss *session) statArrive(sql string, st *stmtInfo) {
 	ss.local.stat = ss.statOf(sql)
 }
 
-// statLocal records the current statement, answered locally by route
-// (stmtstats.Accelerated, PointIndex, CacheHit) with rows rows.
-func (ss *session) statLocal(route stmtstats.Route, started time.Time, rows int64, datasets []string) {
+// timeLocal times a statement the session answered itself (or asked
+// the origin for on its own: a caching miss, a fallback), started at
+// start: one clock read for the route's duration metric (metricRoute)
+// and the statement's statistics (route), with rows rows.
+func (ss *session) timeLocal(metricRoute string, route stmtstats.Route, start time.Time, rows int64, datasets []string) {
+	d := time.Since(start)
+	ss.srv.metrics.observeDuration(ss.stripe, metricRoute, d)
 	if e := ss.local.stat; e != nil {
 		e.NoteDatasets(datasets)
-		e.RecordDuration(ss.stripe, route, time.Since(started), rows)
+		e.RecordDuration(ss.stripe, route, d, rows)
 	}
 }
 
-// statLocalResult is statLocal for r.
-func (ss *session) statLocalResult(r *localResult, rows int64) {
-	route := stmtstats.Accelerated
+// localStatRoute is the statistics' route of r, an accelerated answer.
+func localStatRoute(r *localResult) stmtstats.Route {
 	if r.point {
-		route = stmtstats.PointIndex
+		return stmtstats.PointIndex
 	}
-	ss.statLocal(route, r.started, rows, r.datasets)
+	return stmtstats.Accelerated
+}
+
+// statRouteOf is the statistics' route of a statement the origin
+// answered under the metrics' route.
+func statRouteOf(route string) stmtstats.Route {
+	if route == routeFallback {
+		return stmtstats.Fallback
+	}
+	return stmtstats.Origin
 }
 
 // statWhy keeps why the current statement goes to the origin.
 func (ss *session) statWhy(route, reason, detail string, datasets []string) {
 	if e := ss.local.stat; e != nil {
-		r := stmtstats.Origin
-		if route == routeFallback {
-			r = stmtstats.Fallback
-		}
-		e.NoteWhy(r, reason, detail)
+		e.NoteWhy(statRouteOf(route), reason, detail)
 		e.NoteDatasets(datasets)
 	}
 }
@@ -131,11 +139,7 @@ func (ss *session) statObserve(it *originlink.Item, d time.Duration) {
 	if e == nil || it.Started.IsZero() {
 		return
 	}
-	r := stmtstats.Origin
-	if it.Route == routeFallback {
-		r = stmtstats.Fallback
-	}
-	e.RecordDuration(ss.stripe, r, d, rows)
+	e.RecordDuration(ss.stripe, statRouteOf(it.Route), d, rows)
 }
 
 // tagRows is the row count a CommandComplete tag ends in (SELECT 3,

@@ -25,7 +25,7 @@ func TestStripedMetrics_Exposition(t *testing.T) {
 			for range 1000 {
 				m.count(stripe, routeOrigin, nil, "no_dataset")
 				m.count(stripe, routeAccelerated, []string{"orders", "customers"}, "")
-				m.observe(stripe, routeOrigin, time.Now().Add(-time.Duration(g)*time.Millisecond))
+				m.observeDuration(stripe, routeOrigin, time.Duration(g)*time.Millisecond+time.Microsecond) // at least g ms, as a time.Since would be
 				m.laneTrip(stripe)
 			}
 		}()
