@@ -242,9 +242,7 @@ func (ss *session) explainRows(ctx context.Context, inner string) [][]any {
 		route = "origin"
 	}
 	advice := ""
-	desc := planner.DescribeStatement(inner)
-	switch {
-	case d.Route == planner.RouteAccelerate:
+	if d.Route == planner.RouteAccelerate {
 		d2, ok := ss.prepareLocal(ctx, d, false)
 		if !ok {
 			route, d = "origin", d2
@@ -253,17 +251,8 @@ func (ss *session) explainRows(ctx context.Context, inner string) [][]any {
 		}
 	}
 	if route == "origin" {
-		in := ss.adviceInput()
-		var missing []string
-		for _, t := range desc.Tables {
-			q := t
-			if !strings.Contains(q, ".") {
-				q = in.DefaultSchema + "." + q
-			}
-			if _, ok := in.Datasets[q]; !ok && !strings.HasPrefix(q, "pg_catalog.") && !strings.HasPrefix(q, "information_schema.") {
-				missing = append(missing, q)
-			}
-		}
+		desc := planner.DescribeStatement(inner)
+		missing := ss.adviceInput().MissingTables(desc.Tables)
 		switch {
 		case !desc.Read:
 			advice = "not a read: statements that write, lock or change the session always go to the origin"

@@ -80,15 +80,33 @@ func systemTable(t string) bool {
 		strings.Contains(t, ".pg_") || strings.HasPrefix(t, "pg_")
 }
 
+// MissingTables are the tables of a statement (as the describer names
+// them) that are not datasets, schema-qualified, sorted, each once; none
+// when the statement reads a system catalog (the origin's in any case).
+func (in AdviceInput) MissingTables(tables []string) []string {
+	schema := in.DefaultSchema
+	if schema == "" {
+		schema = "public"
+	}
+	var missing []string
+	for _, t := range tables {
+		q := qualify(t, schema)
+		if systemTable(q) {
+			return nil
+		}
+		if _, ok := in.Datasets[q]; !ok {
+			missing = append(missing, q)
+		}
+	}
+	sort.Strings(missing)
+	return dedup(missing)
+}
+
 // Advise ranks, from the statistics, the origin tables whose reads cost
 // the origin the most time and are not datasets, and the datasets whose
 // reads went to the origin for a reason a config change lifts. Only read
 // statements count (a write is the origin's in any case).
 func Advise(stats []Stat, in AdviceInput) Advice {
-	schema := in.DefaultSchema
-	if schema == "" {
-		schema = "public"
-	}
 	type tableAcc struct {
 		TableAdvice
 		with    map[string]bool
@@ -112,20 +130,8 @@ func Advise(stats []Stat, in AdviceInput) Advice {
 				calls += r.Calls
 			}
 		}
-		var missing []string
-		for _, t := range st.Tables {
-			q := qualify(t, schema)
-			if systemTable(q) {
-				missing = nil
-				break
-			}
-			if _, ok := in.Datasets[q]; !ok {
-				missing = append(missing, q)
-			}
-		}
+		missing := in.MissingTables(st.Tables)
 		if len(missing) > 0 && (st.Reason == "no_dataset" || st.Reason == "not_accelerated" || st.Reason == "") {
-			sort.Strings(missing)
-			missing = dedup(missing)
 			for _, t := range missing {
 				a := tables[t]
 				if a == nil {
