@@ -38,8 +38,8 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, st.Name, st.Status.Display())
-		if d, ok := c.reg.Dataset(st.Name); ok && d.Acceleration.RefreshMode != catalog.RefreshCaching {
-			if age, ok := st.DataAge(now); ok {
+		if d, ok := c.reg.Dataset(st.Name); ok {
+			if age, ok := st.ServedAge(d, now); ok {
 				ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, age.Seconds(), st.Name)
 			}
 		}

@@ -454,7 +454,7 @@ func (s *Server) datasetStatuses(withStatus bool) []DatasetStatus {
 				rows := st.Rows
 				j.Rows = &rows
 				now := time.Now()
-				if age, ok := st.DataAge(now); ok && d.Acceleration.RefreshMode != catalog.RefreshCaching {
+				if age, ok := st.ServedAge(d, now); ok {
 					t, secs := st.DataAsOf.UTC(), age.Seconds()
 					j.DataAsOf, j.DataAgeSeconds = &t, &secs
 				}

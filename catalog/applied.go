@@ -152,6 +152,16 @@ func (s DatasetState) DataAge(now time.Time) (age time.Duration, ok bool) {
 	return max(now.Sub(s.DataAsOf), 0), true
 }
 
+// ServedAge is DataAge for d's state, where it means something: not for
+// a refresh_mode: caching dataset, whose answers each have their own age.
+// The status, the metrics and SHOW pgaccel.datasets show it.
+func (s DatasetState) ServedAge(d *Dataset, now time.Time) (age time.Duration, ok bool) {
+	if d.Acceleration.RefreshMode == RefreshCaching {
+		return 0, false
+	}
+	return s.DataAge(now)
+}
+
 // Stale reports whether data as of asOf is older at now than bound (a
 // bound of 0 never is; unknown data always is).
 func Stale(asOf, now time.Time, bound time.Duration) bool {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pgaccel/pgaccel/catalog"
 	"github.com/pgaccel/pgaccel/planner"
 	"github.com/pgaccel/pgaccel/stmtstats"
 )
@@ -193,7 +192,7 @@ func (ss *session) datasetRows() [][]any {
 			bytes = s.FileBytes
 		}
 		var age any
-		if a, ok := st.DataAge(now); ok && ds.Acceleration.RefreshMode != catalog.RefreshCaching {
+		if a, ok := st.ServedAge(ds, now); ok {
 			age = a.Seconds()
 		}
 		var last any
