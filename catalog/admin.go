@@ -13,13 +13,9 @@ import (
 // reported; a YAML syntax error and problems of admin.* are, as a
 // *ValidationError. Load checks the whole file.
 func LoadAdmin(path string) (Admin, error) {
-	data, err := os.ReadFile(path)
+	cfg, problems, err := loadLenient(path)
 	if err != nil {
-		return Admin{}, fmt.Errorf("read config: %w", err)
-	}
-	raw, problems := decode(data, os.LookupEnv)
-	if raw == nil {
-		return Admin{}, newValidationError(path, problems)
+		return Admin{}, err
 	}
 	var mine []Problem
 	for _, p := range problems {
@@ -27,8 +23,6 @@ func LoadAdmin(path string) (Admin, error) {
 			mine = append(mine, p)
 		}
 	}
-	raw.applyDefaults()
-	cfg := raw.config(path)
 	if len(mine) == 0 {
 		for _, p := range cfg.problems() {
 			if isAdminKey(p.Key) {
@@ -52,14 +46,26 @@ func isAdminKey(key string) bool {
 // pgaccel as a client (explain); like LoadAdmin, problems elsewhere in the
 // file do not matter.
 func LoadServerListen(path string) (string, error) {
+	cfg, _, err := loadLenient(path)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Server.Listen, nil
+}
+
+// loadLenient reads and decodes the config file at path with defaults
+// applied, without validating it: the client commands read one block of
+// it. problems are the decoding's; only a file that cannot be read or
+// parsed at all is an error.
+func loadLenient(path string) (*Config, []Problem, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("read config: %w", err)
+		return nil, nil, fmt.Errorf("read config: %w", err)
 	}
 	raw, problems := decode(data, os.LookupEnv)
 	if raw == nil {
-		return "", newValidationError(path, problems)
+		return nil, nil, newValidationError(path, problems)
 	}
 	raw.applyDefaults()
-	return raw.config(path).Server.Listen, nil
+	return raw.config(path), problems, nil
 }

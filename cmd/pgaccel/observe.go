@@ -107,18 +107,9 @@ func clientConfig(dsn, cfgPath string, named bool) (*pgx.ConnConfig, error) {
 // config snippet each, and the datasets whose reads a config change would
 // bring back.
 func cmdAdvise(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("advise", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	client := adminFlags(fs)
-	limit := fs.Int("n", 10, "how many tables to list")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pgaccel advise [flags]\n\nLists, from a running pgaccel's statement statistics, the origin tables to accelerate next (by the origin time their reads cost since the statistics' reset) and config changes for datasets whose reads go to the origin.")
-		fs.PrintDefaults()
-	}
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	c, err := client()
+	var limit *int
+	c, err := adminCommand("advise", "Lists, from a running pgaccel's statement statistics, the origin tables to accelerate next (by the origin time their reads cost since the statistics' reset) and config changes for datasets whose reads go to the origin.",
+		args, stderr, func(fs *flag.FlagSet) { limit = fs.Int("n", 10, "how many tables to list") })
 	if err != nil {
 		return err
 	}
@@ -153,20 +144,15 @@ func cmdAdvise(args []string, stdout, stderr io.Writer) error {
 
 // cmdStatements prints a running pgaccel's statement statistics.
 func cmdStatements(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("statements", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	client := adminFlags(fs)
-	limit := fs.Int("n", 20, "how many statements")
-	sort := fs.String("sort", "origin_time", "origin_time, total_time or calls")
-	reset := fs.Bool("reset", false, "forget the statistics instead")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pgaccel statements [flags]\n\nPrints a running pgaccel's statement statistics: calls, time and route of each statement, and why those sent to the origin went there.")
-		fs.PrintDefaults()
-	}
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	c, err := client()
+	var limit *int
+	var sort *string
+	var reset *bool
+	c, err := adminCommand("statements", "Prints a running pgaccel's statement statistics: calls, time and route of each statement, and why those sent to the origin went there.",
+		args, stderr, func(fs *flag.FlagSet) {
+			limit = fs.Int("n", 20, "how many statements")
+			sort = fs.String("sort", "origin_time", "origin_time, total_time or calls")
+			reset = fs.Bool("reset", false, "forget the statistics instead")
+		})
 	if err != nil {
 		return err
 	}
@@ -189,6 +175,28 @@ func cmdStatements(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\n", s.Calls, s.TotalMS, s.OriginMS, s.Route, s.Reason, s.Role, oneLine(s.Text, 100))
 	}
 	return tw.Flush()
+}
+
+// adminCommand parses the flags of a command that only talks to the admin
+// port (-c, -admin, -token, and those define adds; no arguments) and
+// returns its client.
+func adminCommand(name, about string, args []string, stderr io.Writer, define func(*flag.FlagSet)) (*adminClient, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	client := adminFlags(fs)
+	define(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: pgaccel %s [flags]\n\n%s\n", name, about)
+		fs.PrintDefaults()
+	}
+	extra, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) != 0 {
+		return nil, fmt.Errorf("%s takes no arguments, got %q", name, strings.Join(extra, " "))
+	}
+	return client()
 }
 
 func oneLine(s string, max int) string {
