@@ -154,18 +154,34 @@ func (ss *session) epoch() uint64 {
 	return 0
 }
 
-// renewStmt decides st, an origin-only statement decided before a reload
-// changed the datasets, again: still the origin's by the fast path, it
-// stays origin-only with the new decision; else, from this Bind on, a
-// copy of it is planned at each Execute (portals bound before keep st).
-func (ss *session) renewStmt(st *stmtInfo) {
-	if e := ss.quickEntry(st.sql); e != nil && e.ok && !e.kept {
-		origin := e.d
-		st.origin, st.stateCall = &origin, e.stateCall
-		st.pureOrigin = pureOrigin(e.d, e.stateCall)
-		st.counters = nil
-		st.epoch = ss.acc.quickMemo.epoch
+// recheckStmt decides again, at a Bind, an origin-only statement whose
+// decision may no longer hold: a point read's kept from a full plan
+// (keepOrigin) that keeps no longer vouches for, or a fast-path decision
+// made before a reload changed the datasets (its epoch). A fast-path
+// decision still made stays, renewed; otherwise, from this Bind on, a copy
+// of the statement is planned at each Execute (with the origin down, the
+// acceleration answers it). Portals bound before keep the origin-only
+// statement: their Binds went to the origin without their parameters
+// kept.
+func (ss *session) recheckStmt(st *stmtInfo) {
+	switch {
+	case !st.originOnly():
 		return
+	case st.kept:
+		if ss.keeps(&st.keptAt, *st.origin) {
+			return
+		}
+	case st.epoch == ss.epoch():
+		return
+	default:
+		if e := ss.quickEntry(st.sql); e != nil && e.ok && !e.kept {
+			origin := e.d
+			st.origin, st.stateCall = &origin, e.stateCall
+			st.pureOrigin = pureOrigin(e.d, e.stateCall)
+			st.counters = nil
+			st.epoch = ss.acc.quickMemo.epoch
+			return
+		}
 	}
 	ss.setStmt(st.name, &stmtInfo{name: st.name, sql: st.sql, paramOIDs: st.paramOIDs, atOrigin: st.atOrigin, epoch: ss.epoch()})
 }

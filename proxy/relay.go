@@ -450,17 +450,7 @@ func (ss *session) accelerate(msg pgproto3.FrontendMessage) (bool, func(pgproto3
 		}
 		return ss.deferParse(parsed), nil
 	case *pgproto3.Bind:
-		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.epoch != ss.epoch() {
-			ss.renewStmt(st)
-		}
-		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && st.kept && !ss.keeps(&st.keptAt, *st.origin) {
-			// A point read's kept decision (keepOrigin) no longer holds:
-			// from this Bind on, a statement of the same Parse planned at
-			// each Execute (with the origin down, the acceleration answers
-			// it). Portals bound before keep the origin-only statement:
-			// their Binds went to the origin without their parameters kept.
-			ss.setStmt(m.PreparedStatement, &stmtInfo{name: st.name, sql: st.sql, paramOIDs: st.paramOIDs, atOrigin: st.atOrigin})
-		}
+		ss.recheckStmt(ss.ext.stmts[m.PreparedStatement])
 		if st := ss.ext.stmts[m.PreparedStatement]; st.originOnly() && (ss.origin.state != linkLive || ss.origin.broken.Load()) {
 			ss.adoptCommand(st)
 		}
