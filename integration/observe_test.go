@@ -449,3 +449,23 @@ func TestAdvisor_WithoutDatasetsThenReload(t *testing.T) {
 		return strings.HasPrefix(r, "accelerated")
 	})
 }
+
+// A session whose settings the encoder cannot honour (client_encoding
+// LATIN1) is not answered by pgaccel itself: its SHOW pgaccel.* and
+// EXPLAIN (pgaccel) fail at the origin, as SHOW of an unknown setting
+// does, instead of answering with no row.
+func TestOwnStatements_FailWhenNotAnswered(t *testing.T) {
+	obsTables(t)
+	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	psql := psqlPath(t)
+	dsn := appDSN(a, appUser, appPass)
+	for _, stmt := range []string{"SHOW pgaccel.statements", "SHOW pgaccel.stats", "SHOW pgaccel.datasets", "SHOW pgaccel.advice", "EXPLAIN (pgaccel) SELECT 1"} {
+		out, err := runPsql(t, psql, dsn, "-Atc", "SET client_encoding = 'LATIN1'", "-c", stmt)
+		if err == nil || !strings.Contains(out, "42704") || !strings.Contains(out, "unrecognized configuration parameter") {
+			t.Errorf("%s under LATIN1: %v\n%s", stmt, err, out)
+		}
+		if out, err := runPsql(t, psql, dsn, "-Atc", stmt); err != nil {
+			t.Errorf("%s under UTF8: %v\n%s", stmt, err, out)
+		}
+	}
+}

@@ -14,11 +14,15 @@ import (
 // what pgaccel does"): SHOW pgaccel.last_route (route.go),
 // SHOW pgaccel.statements | stats | datasets | advice, and EXPLAIN
 // (pgaccel) <statement>, the dry run. Each becomes a SELECT the origin can
-// parse and describe (typed NULLs, no rows: what a client that prepares it
-// is told), and the proxy answers it from DuckDB with a VALUES list of
-// what it knows, through the local path accelerated reads take. Where it
-// cannot answer (an aborted transaction), the origin runs that SELECT:
-// 25P02, as for any statement.
+// parse and describe (typed NULLs: what a client that prepares it is
+// told), and the proxy answers it from DuckDB with a VALUES list of what
+// it knows, through the local path accelerated reads take. Where it
+// cannot answer, the origin runs that SELECT, which fails there rather
+// than answer with no row: in an aborted transaction with 25P02, as any
+// statement; else (a session whose settings the encoder cannot honour,
+// such as client_encoding LATIN1) as Postgres fails SHOW of a setting it
+// does not know (42704, unrecognized configuration parameter
+// "pgaccel.statements").
 //
 // A session sees the statements of its own login role; a superuser's
 // (is_superuser) sees every role's.
@@ -44,19 +48,27 @@ var (
 	explainCols = []ownCol{{"route", "text"}, {"datasets", "text"}, {"reason", "text"}, {"rule", "text"},
 		{"advice", "text"}}
 
-	statementsSQL = ownSQL(statementsCols, "")
-	statsSQL      = ownSQL(statsCols, "")
-	datasetsSQL   = ownSQL(datasetsCols, "")
-	adviceSQL     = ownSQL(adviceCols, "")
+	statementsSQL = ownSQL(statementsCols, "", "statements")
+	statsSQL      = ownSQL(statsCols, "", "stats")
+	datasetsSQL   = ownSQL(datasetsCols, "", "datasets")
+	adviceSQL     = ownSQL(adviceCols, "", "advice")
 	// explainPrefix and explainSuffix wrap EXPLAIN (pgaccel)'s statement,
 	// as a literal.
-	explainPrefix = ownSQL(explainCols, "FROM (SELECT ")
-	explainSuffix = "::text) AS pgaccel_explain(statement) WHERE false"
+	explainPrefix = ownSQL(explainCols, "FROM (SELECT ", "")
+	explainSuffix = "::text) AS pgaccel_explain(statement)" + originFails("explain")
 )
 
-// ownSQL is the origin's form of an own answer of cols: typed NULLs, no
-// row (from, when set, opens a FROM the caller completes).
-func ownSQL(cols []ownCol, from string) string {
+// originFails is the WHERE clause of an own statement's SELECT: the
+// origin, should it run it, fails as for SHOW of a setting it does not
+// know (pgaccel.<name>).
+func originFails(name string) string {
+	return " WHERE pg_catalog.current_setting('pgaccel." + name + "') IS NULL"
+}
+
+// ownSQL is the origin's form of an own answer of cols: typed NULLs
+// (from, when set, opens a FROM the caller completes), and originFails
+// of name.
+func ownSQL(cols []ownCol, from, name string) string {
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	for i, c := range cols {
@@ -69,7 +81,7 @@ func ownSQL(cols []ownCol, from string) string {
 		b.WriteString(" " + from)
 		return b.String()
 	}
-	b.WriteString(" WHERE false")
+	b.WriteString(originFails(name))
 	return b.String()
 }
 
