@@ -50,6 +50,14 @@ func obsTables(t *testing.T) {
 	})
 }
 
+// obsApp starts pgaccel (with top's admin block, if any) over obs_orders,
+// without shadow verification (its origin reads would count nowhere, but
+// take the origin's time).
+func obsApp(t *testing.T, top string) *app.App {
+	t.Helper()
+	return startAppRuntime(t, top, "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+}
+
 // waitDescribed waits until the describer has normalised every statement
 // a's statistics hold.
 func waitDescribed(t *testing.T, a *app.App) {
@@ -85,7 +93,7 @@ func showRows(t *testing.T, conn *pgx.Conn, sql string) []map[string]any {
 // literal or parameter value in any output (SQL, JSON, metrics).
 func TestStatementStats_KnownWorkload(t *testing.T) {
 	obsTables(t)
-	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "")
 	ctx := ctxT(t)
 	conn := connect(t, appDSN(a, appUser, appPass))
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
@@ -275,7 +283,7 @@ func TestStatementStats_KnownWorkload(t *testing.T) {
 // config change.
 func TestAdvisor_RanksTablesByOriginTime(t *testing.T) {
 	obsTables(t)
-	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "")
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	// A read of obs_c costs the origin about ten times one of obs_b,
 	// which costs about ten times one of obs_a (their sizes).
@@ -326,7 +334,7 @@ func TestAdvisor_RanksTablesByOriginTime(t *testing.T) {
 // NOTICE.
 func TestExplainPgaccel_DryRun(t *testing.T) {
 	obsTables(t)
-	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "")
 	for _, mode := range []string{"simple", "extended"} {
 		var conn *pgx.Conn
 		if mode == "simple" {
@@ -378,7 +386,7 @@ func TestExplainPgaccel_DryRun(t *testing.T) {
 // port (with its token), explain through the pgwire port as a role.
 func TestCLI_StatementsAdviseExplain(t *testing.T) {
 	obsTables(t)
-	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-obs-t0ken\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "admin:\n  listen: 127.0.0.1:0\n  token: cli-obs-t0ken\n")
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	for range 3 {
 		mustExecOn(t, simple, "SELECT count(DISTINCT v) FROM obs_c WHERE v > 0")
@@ -456,7 +464,7 @@ func TestAdvisor_WithoutDatasetsThenReload(t *testing.T) {
 // does, instead of answering with no row.
 func TestOwnStatements_FailWhenNotAnswered(t *testing.T) {
 	obsTables(t)
-	a := startAppRuntime(t, "", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "")
 	psql := psqlPath(t)
 	dsn := appDSN(a, appUser, appPass)
 	for _, stmt := range []string{"SHOW pgaccel.statements", "SHOW pgaccel.stats", "SHOW pgaccel.datasets", "SHOW pgaccel.advice", "EXPLAIN (pgaccel) SELECT 1"} {

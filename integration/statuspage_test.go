@@ -56,7 +56,7 @@ func TestStatusPage_InChromium(t *testing.T) {
 	bin := chromiumPath(t)
 	obsTables(t)
 	const token = "page-t0ken"
-	a := startAppRuntime(t, "admin:\n  listen: 127.0.0.1:0\n  token: "+token+"\n", "  verify:\n    enabled: false\n", "  - from: postgres:public.obs_orders\n", true)
+	a := obsApp(t, "admin:\n  listen: 127.0.0.1:0\n  token: "+token+"\n")
 	simple := connectSimple(t, appDSN(a, appUser, appPass))
 	ext := connect(t, appDSN(a, appUser, appPass))
 	for i := range 20 {
